@@ -1,0 +1,1 @@
+# bench: see the stage's header comments.

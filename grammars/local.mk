@@ -1,0 +1,1 @@
+# grammars: see the stage's header comments.

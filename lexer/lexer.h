@@ -1,0 +1,148 @@
+/*
+ * The lexer stage: terminal regexes -> one minimal byte-level DFA whose
+ * accepting states are resolved to a single terminal -> the lexing
+ * transducer (1-lookahead maximal munch) that later stages run byte by byte.
+ *
+ * This header is the contract with the rest of gramask. The spanner walks
+ * every vocabulary token through gm_lexer_step() from every state, so the
+ * tables are plain arrays and the step is an inline function.
+ *
+ * note [lexing transducer]
+ * A lexer state q is the DFA state reached by the bytes of the lexeme read
+ * so far (state 0 = start, nothing pending). On byte b:
+ *   - if next(q, b) exists, go there and emit nothing;
+ *   - else if q accepts terminal T, emit T (the caller drops it when T is
+ *     ignored) and restart on b: go to next(0, b), which must exist;
+ *   - else the input is not in the lexical language (a lexing error).
+ * At end of input the pending lexeme is emitted when q accepts, and q == 0
+ * is a clean end; any other q is an error. Longest match among terminals is
+ * decided by the DFA; equal-length matches by gm_terminal_spec priority,
+ * then literal over regex, then declaration order.
+ */
+#ifndef GM_LEXER_H
+#define GM_LEXER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gramask.h"
+#include "src/base/error.h"
+#include "src/base/mem.h"
+
+/* Regex flags, as Python's re and Lark's /.../flags use them. */
+enum {
+    GM_RE_IGNORECASE = 1u << 0, /* i: Unicode simple case folding */
+    GM_RE_DOTALL = 1u << 1,     /* s: '.' also matches '\n' */
+    GM_RE_MULTILINE = 1u << 2,  /* m: accepted; only affects anchors, which terminals reject */
+    GM_RE_VERBOSE = 1u << 3,    /* x: whitespace and # comments in the pattern are ignored */
+    GM_RE_UNICODE = 1u << 4,    /* u: Unicode classes (the default for str patterns) */
+    GM_RE_ASCII = 1u << 5,      /* a: \w \d \s and case folding are ASCII-only */
+};
+
+/*
+ * Parses Lark/Python flag letters ("imsx", "i", ...) into GM_RE_* bits.
+ * Returns the offset of the first unknown letter, or len when all are known.
+ */
+size_t gm_re_flags_parse(const char *letters, size_t len, unsigned *flags);
+
+/* Sentinel for "no transition" and "no terminal". */
+#define GM_LEX_DEAD UINT32_MAX
+#define GM_LEX_NONE UINT32_MAX
+
+/* A terminal as the grammar front end hands it to the lexer builder. */
+typedef struct gm_terminal_spec {
+    const char *name;        /* NUL-terminated, for diagnostics and dumps */
+    const char *pattern;     /* regex source, or the literal's UTF-8 bytes; NULL for a
+                                %declare'd terminal that the lexer never produces */
+    size_t pattern_len;
+    unsigned flags;          /* GM_RE_*; for literals only GM_RE_IGNORECASE matters */
+    int32_t priority;        /* higher wins among equal-length matches (Lark: default 0) */
+    bool is_literal;         /* "..." string in the grammar (wins over a regex at equal priority) */
+    bool ignored;            /* %ignore'd: lexed but never passed to the parser */
+    gm_srcloc loc;           /* definition site for diagnostics (line 0 = unknown) */
+} gm_terminal_spec;
+
+/* Per-terminal data the lexer keeps (copied from the specs). */
+typedef struct gm_lex_terminal {
+    char *name;              /* owned copy */
+    bool ignored;
+    bool declared_only;      /* pattern was NULL */
+} gm_lex_terminal;
+
+/*
+ * The lexing DFA. Immutable after gm_lexer_build(); safe to share between
+ * threads. Terminal ids are the indices of the specs given to the builder.
+ */
+typedef struct gm_lexer {
+    gm_mem *mem;             /* allocator of all arrays below (owned by the caller) */
+    uint32_t nstates;        /* state 0 is the start state */
+    uint32_t nclasses;       /* byte equivalence classes */
+    uint32_t nterminals;
+    uint8_t byte_class[256]; /* byte -> class */
+    uint32_t *next;          /* [nstates * nclasses] next state, or GM_LEX_DEAD */
+    uint32_t *accept;        /* [nstates] terminal accepted in the state, or GM_LEX_NONE */
+    uint32_t prod_words;     /* 64-bit words per row of prod */
+    uint64_t *prod;          /* [nstates * prod_words] Prod(q): terminals whose lexeme can
+                                still be completed from q (accept(q) included) */
+    gm_lex_terminal *terminals; /* [nterminals] */
+} gm_lexer;
+
+/*
+ * Builds the lexing DFA for specs[0..n). Errors (GM_ERR_SYNTAX for a bad
+ * regex, GM_ERR_UNSUPPORTED for a construct gramask rejects, GM_ERR_GRAMMAR
+ * for a terminal matching the empty string, GM_ERR_LIMIT for state limits)
+ * name the terminal and locate the problem at the spec's loc plus the column
+ * inside the pattern. Warnings (a terminal that can never be produced:
+ * another always wins) go to warn, which may be NULL.
+ */
+gm_status gm_lexer_build(gm_mem *m, const gm_terminal_spec *specs, uint32_t n,
+                         const gm_limits *limits, gm_warning_fn warn, void *warn_ud,
+                         gm_lexer **out, gm_error *err);
+void gm_lexer_destroy(gm_lexer *lx);
+
+/* One byte of the transducer (note [lexing transducer]). False on a lexing error. */
+static inline bool gm_lexer_step(const gm_lexer *lx, uint32_t q, uint8_t b, uint32_t *q_next,
+                                 uint32_t *emitted)
+{
+    uint32_t c = lx->byte_class[b];
+    uint32_t n = lx->next[(size_t)q * lx->nclasses + c];
+    if (n != GM_LEX_DEAD) {
+        *q_next = n;
+        *emitted = GM_LEX_NONE;
+        return true;
+    }
+    uint32_t t = lx->accept[q];
+    if (t == GM_LEX_NONE)
+        return false;
+    n = lx->next[c];
+    if (n == GM_LEX_DEAD)
+        return false;
+    *q_next = n;
+    *emitted = t;
+    return true;
+}
+
+static inline bool gm_lexer_can_produce(const gm_lexer *lx, uint32_t q, uint32_t terminal)
+{
+    const uint64_t *row = lx->prod + (size_t)q * lx->prod_words;
+    return (row[terminal >> 6] >> (terminal & 63)) & 1;
+}
+
+/* One lexeme of gm_lexer_run's output (ignored ones included). */
+typedef struct gm_lexeme {
+    uint32_t terminal;
+    size_t start, end;       /* byte offsets [start, end) */
+} gm_lexeme;
+
+typedef gm_status (*gm_lexeme_fn)(void *ud, const gm_lexeme *lexeme);
+
+/*
+ * Lexes a whole buffer with the transducer, calling fn per lexeme. On a
+ * lexing error returns GM_ERR_REJECTED with *error_offset at the offending
+ * byte (or len for an unfinished lexeme at end of input).
+ */
+gm_status gm_lexer_run(const gm_lexer *lx, const uint8_t *text, size_t len, gm_lexeme_fn fn,
+                       void *ud, size_t *error_offset, gm_error *err);
+
+#endif

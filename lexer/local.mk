@@ -1,0 +1,1 @@
+# lexer: see the stage's header comments.

@@ -1,0 +1,64 @@
+/*
+ * A context-free grammar in plain BNF: what the grammar front end produces
+ * (Lark EBNF desugared) and what the LALR(1) construction consumes.
+ *
+ * Symbols are numbered terminals first, then nonterminals:
+ *   0 .. nterminals-1                      terminals (ids shared with the lexer)
+ *   nterminals .. nterminals+nnonterminals-1  nonterminals
+ * The end-of-input marker `$end` is not a grammar symbol; LR tables give it
+ * the terminal index nterminals (see parser/lr.h).
+ *
+ * Terminals include %ignore'd ones (never on a right-hand side) and
+ * %declare'd ones (no pattern; produced by a post-lexing layer such as
+ * Python's indentation). Lark's tree-shaping marks (?rule, !rule, _rule,
+ * -> alias) do not change the language; they are kept only for reports.
+ */
+#ifndef GM_PARSER_CFG_H
+#define GM_PARSER_CFG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gramask.h"
+#include "lexer/lexer.h"
+#include "src/base/error.h"
+#include "src/base/mem.h"
+
+typedef uint32_t gm_sym;
+
+typedef struct gm_production {
+    gm_sym lhs;              /* a nonterminal */
+    uint32_t rhs;            /* index of the first symbol in gm_cfg.rhs */
+    uint32_t len;            /* number of right-hand-side symbols (0 = empty) */
+    int32_t priority;        /* Lark rule priority (rule.N); used only for --conflicts=lark */
+    gm_srcloc loc;           /* the alternative in the grammar text */
+} gm_production;
+
+typedef struct gm_cfg {
+    gm_mem *mem;             /* allocator of everything below (owned by the caller) */
+    uint32_t nterminals;
+    uint32_t nnonterminals;
+    char **names;            /* [nterminals + nnonterminals] symbol names (anonymous terminals
+                                are named by their literal, e.g. "\"(\"") */
+    gm_terminal_spec *terminals; /* [nterminals] lexer input; strings owned by the cfg */
+    gm_production *prods;    /* [nprods] in declaration order */
+    uint32_t nprods;
+    gm_sym *rhs;             /* all right-hand sides, back to back */
+    uint32_t nrhs;
+    gm_sym start;            /* the start nonterminal */
+    char *file;              /* name of the main grammar file (for diagnostics), owned */
+} gm_cfg;
+
+static inline bool gm_cfg_is_terminal(const gm_cfg *g, gm_sym s) { return s < g->nterminals; }
+static inline uint32_t gm_cfg_nsymbols(const gm_cfg *g) { return g->nterminals + g->nnonterminals; }
+
+void gm_cfg_destroy(gm_cfg *g);
+
+/* Conflict handling of the LALR(1) construction. */
+typedef enum gm_conflict_mode {
+    GM_CONFLICTS_ERROR = 0,  /* default: any conflict makes the grammar an error */
+    GM_CONFLICTS_LARK        /* Lark's resolution (shift wins; rule priority, then order,
+                                settles reduce/reduce), each resolution a warning */
+} gm_conflict_mode;
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * The grammar front end: Lark EBNF text -> gm_cfg (BNF + terminal specs).
+ *
+ * The text is scanned by an re2c scanner and parsed by a pure reentrant
+ * Bison parser (both generated at build time), then imports are resolved,
+ * terminals that use other terminals are expanded into one pattern, EBNF
+ * operators are desugared into fresh nonterminals, and the result is checked
+ * (undefined symbols, unused rules and terminals, rules that derive no
+ * terminal string). Every diagnostic carries file:line:column and a caret.
+ */
+#ifndef GM_PARSER_GRAMMAR_H
+#define GM_PARSER_GRAMMAR_H
+
+#include <stddef.h>
+
+#include "gramask.h"
+#include "parser/cfg.h"
+
+typedef struct gm_grammar_options {
+    const char *start;        /* start rule name; NULL = "start" */
+    gm_limits limits;         /* zero fields = defaults */
+    gm_warning_fn warn;       /* warnings (unused rules, ...); may be NULL */
+    void *warn_ud;
+} gm_grammar_options;
+
+/*
+ * Loads a grammar from text (len bytes; `file` names it in diagnostics and
+ * anchors relative imports, may be NULL). `%import common.X` and
+ * `%import <bundled>.X` resolve against the grammars bundled into the
+ * library (gm_bundled_grammar), `%import .file.X` against file's directory.
+ * On success *out is a cfg allocated from m; on failure *out is NULL and
+ * err says what and where.
+ */
+gm_status gm_grammar_load(gm_mem *m, const char *file, const char *text, size_t len,
+                          const gm_grammar_options *opts, gm_cfg **out, gm_error *err);
+
+/* Reads the file at path and loads it (GM_ERR_IO when unreadable). */
+gm_status gm_grammar_load_file(gm_mem *m, const char *path, const gm_grammar_options *opts,
+                               gm_cfg **out, gm_error *err);
+
+/*
+ * The text of a grammar bundled into the library ("common", "json", "go",
+ * "java", "python", ...), or NULL. Static storage; the library does not need
+ * any file at run time.
+ */
+const char *gm_bundled_grammar(const char *name, size_t *len);
+
+#endif

@@ -1,0 +1,1 @@
+# parser: see the stage's header comments.

@@ -1,0 +1,1 @@
+# runtime: see the stage's header comments.

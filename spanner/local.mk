@@ -1,0 +1,1 @@
+# spanner: see the stage's header comments.

@@ -1,0 +1,9 @@
+# Generic containers, errors, allocation: shared by every stage.
+libgmcore_la_SOURCES += \
+	src/base/bitset.h \
+	src/base/error.c src/base/error.h \
+	src/base/file.c src/base/file.h \
+	src/base/hash.c src/base/hash.h \
+	src/base/mem.c src/base/mem.h \
+	src/base/strbuf.c src/base/strbuf.h \
+	src/base/vec.c src/base/vec.h

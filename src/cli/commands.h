@@ -1,0 +1,11 @@
+/* The subcommand table. Add a command: its cmd_<name>.c, a line here, a line in local.mk. */
+#ifndef GM_CLI_COMMANDS_H
+#define GM_CLI_COMMANDS_H
+
+#include "src/cli/cli.h"
+
+static const gm_cli_command gm_cli_commands[] = {
+    {NULL, NULL, NULL}, /* end of table */
+};
+
+#endif

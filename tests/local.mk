@@ -1,5 +1,8 @@
-# cmocka test programs. Each module adds its programs to GM_TESTS with
-# `GM_TESTS += tests/test_<name>` and `tests_test_<name>_SOURCES = ...`.
+# cmocka test programs. Each stage adds its programs in its own local.mk:
+#   GM_TESTS += tests/test_<name>
+#   tests_test_<name>_SOURCES = tests/test_<name>.c
+#   tests_test_<name>_CFLAGS = $(GM_TEST_CFLAGS)
+#   tests_test_<name>_LDADD = $(GM_TEST_LDADD)
 check_LTLIBRARIES += tests/libgmtest.la
 tests_libgmtest_la_SOURCES = tests/testutil.c tests/testutil.h
 tests_libgmtest_la_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)

@@ -3,6 +3,23 @@
  *
  * The public C API. One header, cut into sections by object:
  *   1. Basics: status codes, errors, allocation hook, limits, version.
+ *   2. Vocabulary: token id -> bytes, special tokens, EOS ids.
+ *   3. Grammar: a Lark grammar with its lexer and LALR(1) tables.
+ *   4. Compiled grammar: grammar x vocabulary, immutable, shared by threads.
+ *   5. Matcher: the state of one sequence; masks, accept, rollback.
+ *   6. Batch: masks of many matchers on a thread pool.
+ *
+ * Typical decoding loop:
+ *   gm_vocab_create_from_file("tokenizer.json", NULL, &vocab, &err);
+ *   gm_grammar_create_bundled("json", NULL, &grammar, &err);
+ *   gm_compiled_create(grammar, vocab, NULL, &compiled, &err);
+ *   gm_matcher_create(compiled, NULL, &matcher, &err);
+ *   uint32_t *mask = malloc(gm_compiled_mask_words(compiled) * 4);
+ *   while (!gm_matcher_is_terminated(matcher)) {
+ *       gm_matcher_fill_mask(matcher, mask, words, &err);
+ *       token = sample(logits, mask);       // bit t%32 of mask[t/32] = allowed
+ *       gm_matcher_accept_token(matcher, token, &err);
+ *   }
  *
  * Conventions
  * - Every function that can fail returns a gm_status and, when given a
@@ -108,6 +125,229 @@ GM_API void gm_limits_init_defaults(gm_limits *limits);
 
 /* The library version as "MAJOR.MINOR.PATCH". Static storage. */
 GM_API const char *gm_version(void);
+
+/* ------------------------------------------------------------------------
+ * 2. Vocabulary
+ * ------------------------------------------------------------------------ */
+
+/*
+ * A tokenizer vocabulary: token id -> raw bytes, with special tokens and EOS
+ * ids. Immutable and reference-counted: safe to share between threads.
+ */
+typedef struct gm_vocab gm_vocab;
+
+typedef struct gm_vocab_options {
+    uint32_t model_vocab_size;     /* 0 = the tokenizer's size; larger: the extra ids are
+                                      model padding and never allowed */
+    const uint32_t *extra_eos_ids; /* ids treated as EOS besides the tokenizer's eos_token */
+    size_t n_extra_eos_ids;
+    gm_allocator allocator;        /* zero = libc */
+    gm_limits limits;              /* zero fields = defaults */
+} gm_vocab_options;
+
+GM_API void gm_vocab_options_init_defaults(gm_vocab_options *opts);
+
+/*
+ * Loads a Hugging Face tokenizer.json (or a directory holding one; the
+ * tokenizer_config.json beside it gives eos_token) or a plain vocabulary
+ * file ("gramask-vocab 1" then one token per line as hex bytes). opts may be
+ * NULL. Malformed files fail with GM_ERR_FORMAT naming the file and what.
+ */
+GM_API gm_status gm_vocab_create_from_file(const char *path, const gm_vocab_options *opts,
+                                           gm_vocab **out, gm_error *err);
+
+/*
+ * Builds a vocabulary from the engine's own table: token i has bytes
+ * tokens[i][0..lens[i]); special may be NULL or flag tokens never allowed as
+ * text; eos_ids lists the end-of-sequence ids. Copies everything.
+ */
+GM_API gm_status gm_vocab_create_from_tokens(const uint8_t *const *tokens, const size_t *lens,
+                                             uint32_t n, const bool *special,
+                                             const uint32_t *eos_ids, size_t n_eos,
+                                             const gm_vocab_options *opts, gm_vocab **out,
+                                             gm_error *err);
+
+/* Adds a reference; returns v. */
+GM_API gm_vocab *gm_vocab_retain(gm_vocab *v);
+/* Drops a reference; frees on the last. NULL is fine. */
+GM_API void gm_vocab_destroy(gm_vocab *v);
+/* Number of ids (mask bits). */
+GM_API uint32_t gm_vocab_size(const gm_vocab *v);
+/* Bytes of token id (valid while v lives); NULL for an id out of range. */
+GM_API const uint8_t *gm_vocab_token(const gm_vocab *v, uint32_t id, size_t *len);
+/* EOS ids (sorted; valid while v lives); returns their number. */
+GM_API size_t gm_vocab_eos_ids(const gm_vocab *v, const uint32_t **ids);
+
+/* ------------------------------------------------------------------------
+ * 3. Grammar
+ * ------------------------------------------------------------------------ */
+
+/* A grammar with its lexer and LALR(1) tables. Immutable, reference-counted. */
+typedef struct gm_grammar gm_grammar;
+
+typedef enum gm_conflicts {
+    GM_CONFLICTS_ERROR = 0, /* a grammar with LALR(1) conflicts is an error (default) */
+    GM_CONFLICTS_LARK       /* resolve them as Lark does (shift wins; rule priority, then
+                               order, for reduce/reduce), each reported as a warning */
+} gm_conflicts;
+
+typedef struct gm_grammar_options {
+    const char *start;        /* start rule; NULL = "start" */
+    gm_conflicts conflicts;
+    gm_warning_fn warn;       /* warnings (unused rules, resolved conflicts...); may be NULL */
+    void *warn_ud;
+    gm_allocator allocator;
+    gm_limits limits;
+} gm_grammar_options;
+
+GM_API void gm_grammar_options_init_defaults(gm_grammar_options *opts);
+
+/*
+ * Builds a grammar from Lark EBNF text. `name` names it in diagnostics and
+ * anchors relative imports (may be NULL). Errors carry file:line:column.
+ */
+GM_API gm_status gm_grammar_create(const char *text, size_t len, const char *name,
+                                   const gm_grammar_options *opts, gm_grammar **out,
+                                   gm_error *err);
+GM_API gm_status gm_grammar_create_from_file(const char *path, const gm_grammar_options *opts,
+                                             gm_grammar **out, gm_error *err);
+/* A grammar bundled with gramask: "json", "go", "java", "python"... */
+GM_API gm_status gm_grammar_create_bundled(const char *name, const gm_grammar_options *opts,
+                                           gm_grammar **out, gm_error *err);
+GM_API gm_grammar *gm_grammar_retain(gm_grammar *g);
+GM_API void gm_grammar_destroy(gm_grammar *g);
+
+/* ------------------------------------------------------------------------
+ * 4. Compiled grammar
+ * ------------------------------------------------------------------------ */
+
+/*
+ * A grammar compiled for a vocabulary: everything needed to produce masks.
+ * Immutable after creation except for its lazy caches, which are
+ * thread-safe; reference-counted; share one between all matchers and threads.
+ */
+typedef struct gm_compiled gm_compiled;
+
+typedef struct gm_compile_options {
+    bool eager;               /* build every table now instead of on first use */
+    gm_allocator allocator;
+    gm_limits limits;
+} gm_compile_options;
+
+GM_API void gm_compile_options_init_defaults(gm_compile_options *opts);
+
+/* Compiles g for v (both are retained by the result). opts may be NULL. */
+GM_API gm_status gm_compiled_create(gm_grammar *g, gm_vocab *v, const gm_compile_options *opts,
+                                    gm_compiled **out, gm_error *err);
+GM_API gm_compiled *gm_compiled_retain(gm_compiled *c);
+GM_API void gm_compiled_destroy(gm_compiled *c);
+/* Mask size: vocabulary ids, and uint32_t words of a mask (ceil(ids / 32)). */
+GM_API uint32_t gm_compiled_vocab_size(const gm_compiled *c);
+GM_API size_t gm_compiled_mask_words(const gm_compiled *c);
+/* The vocabulary the grammar was compiled for (borrowed). */
+GM_API const gm_vocab *gm_compiled_vocab(const gm_compiled *c);
+
+/* Sizes of the compiled tables (for reports). */
+typedef struct gm_compiled_stats {
+    uint32_t lexer_states;
+    uint32_t terminals;
+    uint32_t lr_states;
+    uint32_t productions;
+    uint32_t vocab_size;
+    uint32_t profiles_built;  /* lexer-state tables built so far (all when eager) */
+    uint64_t classes;         /* token classes in those tables */
+    size_t table_bytes;       /* memory of the token tables */
+    size_t memory_bytes;      /* all memory held by the compiled grammar */
+} gm_compiled_stats;
+
+GM_API void gm_compiled_get_stats(const gm_compiled *c, gm_compiled_stats *stats);
+
+/* ------------------------------------------------------------------------
+ * 5. Matcher
+ * ------------------------------------------------------------------------ */
+
+/*
+ * The state of one sequence being decoded. Not thread-safe: use one matcher
+ * from one thread at a time (different matchers of one compiled grammar may
+ * run on different threads). A matcher that hit an internal failure (memory,
+ * limits) stays failed until gm_matcher_reset; a rejected token is not a
+ * failure and leaves the state unchanged.
+ */
+typedef struct gm_matcher gm_matcher;
+
+typedef struct gm_matcher_options {
+    uint32_t max_rollback;    /* tokens kept for rollback; 0 = unlimited */
+} gm_matcher_options;
+
+GM_API gm_status gm_matcher_create(gm_compiled *c, const gm_matcher_options *opts,
+                                   gm_matcher **out, gm_error *err);
+GM_API void gm_matcher_destroy(gm_matcher *m);
+
+/*
+ * Writes the next-token mask: words must be gm_compiled_mask_words(); bit
+ * t % 32 of mask[t / 32] is 1 when token t is allowed. EOS ids are allowed
+ * exactly when the output so far is a complete sentence; special tokens and
+ * padding ids never are. After EOS was accepted the mask is all zero and
+ * GM_ERR_STATE is returned.
+ */
+GM_API gm_status gm_matcher_fill_mask(gm_matcher *m, uint32_t *mask, size_t words,
+                                      gm_error *err);
+
+/* Advances by one token; GM_ERR_REJECTED (state unchanged) when it is not allowed. */
+GM_API gm_status gm_matcher_accept_token(gm_matcher *m, uint32_t token, gm_error *err);
+
+/*
+ * Speculative decoding: how many of tokens[0..n) would be accepted in a
+ * row (*accepted), without changing the state.
+ */
+GM_API gm_status gm_matcher_validate_tokens(gm_matcher *m, const uint32_t *tokens, size_t n,
+                                            size_t *accepted, gm_error *err);
+
+/* Advances by raw bytes (counts as one step for rollback); GM_ERR_REJECTED when not allowed. */
+GM_API gm_status gm_matcher_accept_bytes(gm_matcher *m, const uint8_t *bytes, size_t len,
+                                         gm_error *err);
+
+/* Undoes the last n accepted steps (tokens, byte strings or EOS). */
+GM_API gm_status gm_matcher_rollback(gm_matcher *m, size_t n, gm_error *err);
+
+/* An independent copy sharing the compiled grammar (O(1): stacks are persistent). */
+GM_API gm_status gm_matcher_clone(const gm_matcher *m, gm_matcher **out, gm_error *err);
+
+/* Back to the start of a sequence (also clears a failure). */
+GM_API void gm_matcher_reset(gm_matcher *m);
+
+/* Whether EOS would be allowed now. */
+GM_API bool gm_matcher_is_accepting(const gm_matcher *m);
+/* Whether EOS has been accepted. */
+GM_API bool gm_matcher_is_terminated(const gm_matcher *m);
+
+/*
+ * Jump-forward decoding: the longest byte string that every allowed
+ * continuation starts with, written to buf (at most cap bytes, *len set).
+ * Does not change the state.
+ */
+GM_API gm_status gm_matcher_forced_bytes(gm_matcher *m, uint8_t *buf, size_t cap, size_t *len,
+                                         gm_error *err);
+
+/* ------------------------------------------------------------------------
+ * 6. Batch
+ * ------------------------------------------------------------------------ */
+
+/* A pool of worker threads filling masks of many matchers at once. */
+typedef struct gm_batch gm_batch;
+
+/* threads = 0: one per online CPU. */
+GM_API gm_status gm_batch_create(unsigned threads, gm_batch **out, gm_error *err);
+GM_API void gm_batch_destroy(gm_batch *b);
+
+/*
+ * Fills row i of masks (row stride `words` uint32_t) for matchers[i], i < n,
+ * in parallel. Matchers of a terminated sequence get an all-zero row. Every
+ * row is written even when one fails; the first failure is returned (with
+ * its row index in the message).
+ */
+GM_API gm_status gm_batch_fill_masks(gm_batch *b, gm_matcher *const *matchers, size_t n,
+                                     uint32_t *masks, size_t words, gm_error *err);
 
 #ifdef __cplusplus
 }

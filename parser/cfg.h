@@ -54,11 +54,8 @@ static inline uint32_t gm_cfg_nsymbols(const gm_cfg *g) { return g->nterminals +
 
 void gm_cfg_destroy(gm_cfg *g);
 
-/* Conflict handling of the LALR(1) construction. */
-typedef enum gm_conflict_mode {
-    GM_CONFLICTS_ERROR = 0,  /* default: any conflict makes the grammar an error */
-    GM_CONFLICTS_LARK        /* Lark's resolution (shift wins; rule priority, then order,
-                                settles reduce/reduce), each resolution a warning */
-} gm_conflict_mode;
+/* Conflict handling of the LALR(1) construction: the public gm_conflicts
+ * (GM_CONFLICTS_ERROR by default, GM_CONFLICTS_LARK on request). */
+typedef gm_conflicts gm_conflict_mode;
 
 #endif

@@ -16,12 +16,11 @@
 #include "gramask.h"
 #include "parser/cfg.h"
 
-typedef struct gm_grammar_options {
-    const char *start;        /* start rule name; NULL = "start" */
-    gm_limits limits;         /* zero fields = defaults */
-    gm_warning_fn warn;       /* warnings (unused rules, ...); may be NULL */
-    void *warn_ud;
-} gm_grammar_options;
+/*
+ * Options are the public gm_grammar_options (include/gramask.h): the loader
+ * uses start, limits, warn and warn_ud; conflicts and allocator are for the
+ * LALR construction and the public object. opts may be NULL.
+ */
 
 /*
  * Loads a grammar from text (len bytes; `file` names it in diagnostics and

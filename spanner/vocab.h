@@ -38,7 +38,7 @@ typedef struct gm_vocab_data {
     uint32_t neos;
 } gm_vocab_data;
 
-static inline const uint8_t *gm_vocab_token(const gm_vocab_data *v, uint32_t id, size_t *len)
+static inline const uint8_t *gm_vocab_data_token(const gm_vocab_data *v, uint32_t id, size_t *len)
 {
     *len = v->offsets[id + 1] - v->offsets[id];
     return v->bytes + v->offsets[id];

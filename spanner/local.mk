@@ -1,1 +1,15 @@
-# spanner: see the stage's header comments.
+# spanner: the vocabulary (token bytes from tokenizer files), its trie,
+# reference tokenization files; the token spanner tables build on them.
+libgmcore_la_SOURCES += \
+	spanner/ids_file.c spanner/ids_file.h \
+	spanner/trie.c \
+	spanner/vocab.c spanner/vocab.h spanner/vocab_impl.h \
+	spanner/vocab_hf.c \
+	spanner/vocab_plain.c
+
+gramask_SOURCES += src/cli/cmd_vocab.c
+
+GM_TESTS += tests/test_vocab
+tests_test_vocab_SOURCES = tests/test_vocab.c
+tests_test_vocab_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_vocab_LDADD = $(GM_TEST_LDADD)

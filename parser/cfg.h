@@ -58,4 +58,9 @@ void gm_cfg_destroy(gm_cfg *g);
  * (GM_CONFLICTS_ERROR by default, GM_CONFLICTS_LARK on request). */
 typedef gm_conflicts gm_conflict_mode;
 
+/* Internal third mode, Bison's default resolution: shift wins, the earlier
+ * production wins reduce/reduce; each resolution a warning. Used to compare
+ * the tables with Bison's on conflicting grammars (tests/test_lalr_bison.c). */
+#define GM_CONFLICTS_BISON ((gm_conflict_mode)2)
+
 #endif

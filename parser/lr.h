@@ -34,6 +34,24 @@ typedef uint32_t gm_lr_action;
 #define GM_LR_KIND(a) ((a) & 3u)
 #define GM_LR_ARG(a) ((a) >> 2)
 
+/* An LR(0) item: production `prod` (t->nprods for the augmented $accept -> start)
+   with the dot before its `dot`-th symbol. */
+typedef struct gm_lr_item {
+    uint32_t prod;
+    uint32_t dot;
+} gm_lr_item;
+
+/* A conflict that the construction resolved (GM_CONFLICTS_LARK, GM_CONFLICTS_BISON).
+   Shift/reduce when `kept` or `dropped` is a shift (ACCEPT counts as the shift of
+   $end), reduce/reduce otherwise. A cell with a shift and n reductions gives n-1
+   reduce/reduce records and one shift/reduce record, as Bison counts them. */
+typedef struct gm_lr_conflict {
+    uint32_t state;
+    uint32_t term;           /* lookahead terminal (eof for $end) */
+    gm_lr_action kept;       /* the action in the table */
+    gm_lr_action dropped;    /* the action it won over */
+} gm_lr_conflict;
+
 typedef struct gm_lr_table {
     gm_mem *mem;             /* allocator of the arrays below (owned by the caller) */
     uint32_t nstates;        /* state 0 is the initial state */
@@ -47,6 +65,15 @@ typedef struct gm_lr_table {
     uint32_t *go;            /* [nstates * nnonterms] goto state, or UINT32_MAX */
     uint32_t *accessing;     /* [nstates] the symbol shifted to enter the state (cfg symbol id;
                                 UINT32_MAX for state 0) */
+    uint32_t start;          /* 0-based start nonterminal */
+    uint32_t accept_state;   /* the state reached by the start symbol: ACCEPT on $end */
+    uint32_t *kernel_off;    /* [nstates + 1] kernel items of state s are */
+    gm_lr_item *kernel;      /*   kernel[kernel_off[s] .. kernel_off[s + 1]) (reports, diagnostics) */
+    gm_lr_conflict *conflicts; /* [nconflicts] resolved conflicts, by state then terminal */
+    uint32_t nconflicts;
+    uint32_t loop_guard;     /* 0 when reductions always terminate (no conflict was resolved);
+                                else the runtime rejects a terminal after more than
+                                loop_guard * (stack depth + 2) reductions (note [reduction loops]) */
 } gm_lr_table;
 
 static inline gm_lr_action gm_lr_action_of(const gm_lr_table *t, uint32_t state, uint32_t term)
@@ -64,6 +91,8 @@ typedef struct gm_lalr_options {
     gm_limits limits;        /* max_lr_states; zero fields = defaults */
     gm_warning_fn warn;      /* resolved conflicts (Lark mode) are reported here */
     void *warn_ud;
+    gm_strbuf *conflict_report; /* when not NULL, receives the full text of every unresolved
+                                   conflict (the error message holds as many as fit) */
 } gm_lalr_options;
 
 /*
@@ -118,6 +147,11 @@ gm_status gm_lr_feed(const gm_lr_table *t, gm_mem *m, gm_lr_node *top, uint32_t 
  * a slower exact path (never a wrong answer).
  */
 bool gm_lr_can_feed(const gm_lr_table *t, const gm_lr_node *top, const uint32_t *terms, size_t n);
+
+/* The exact path gm_lr_can_feed falls back on (note [overlay simulation] in
+   parser/lr_stack.c); callable directly so tests compare both paths. */
+bool gm_lr_can_feed_segmented(const gm_lr_table *t, const gm_lr_node *top, const uint32_t *terms,
+                              size_t n);
 
 /* Whether the input can end here: $end leads to ACCEPT. */
 bool gm_lr_accepts(const gm_lr_table *t, const gm_lr_node *top);

@@ -1,0 +1,537 @@
+/* Test helpers of the LALR(1) tests: BNF reader, Earley reference, random inputs. */
+#include "tests/lalr_testlib.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/base/bitset.h"
+#include "tests/testutil.h"
+
+/* ---- the reader ---------------------------------------------------------- */
+
+typedef struct rd_sym {
+    char *name;
+    bool terminal;
+    bool has_rule;
+} rd_sym;
+
+typedef struct rd_prod {
+    uint32_t lhs; /* index into syms */
+    uint32_t *rhs;
+    uint32_t len;
+    int32_t priority;
+    uint32_t line, column;
+} rd_prod;
+
+typedef struct reader {
+    rd_sym *syms;
+    uint32_t nsyms;
+    rd_prod *prods;
+    uint32_t nprods;
+    const char *file;
+} reader;
+
+static uint32_t rd_symbol(reader *r, const char *name, size_t len, bool terminal)
+{
+    for (uint32_t i = 0; i < r->nsyms; i++)
+        if (strlen(r->syms[i].name) == len && !memcmp(r->syms[i].name, name, len)) {
+            if (r->syms[i].terminal != terminal)
+                fail_msg("%s: symbol %.*s used as rule and terminal", r->file, (int)len, name);
+            return i;
+        }
+    r->syms = realloc(r->syms, (r->nsyms + 1) * sizeof *r->syms);
+    assert_non_null(r->syms);
+    r->syms[r->nsyms].name = strndup(name, len);
+    r->syms[r->nsyms].terminal = terminal;
+    r->syms[r->nsyms].has_rule = false;
+    return r->nsyms++;
+}
+
+static const char *skip_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t' || *p == '\r')
+        p++;
+    if (p[0] == '/' && p[1] == '/')
+        while (*p && *p != '\n')
+            p++;
+    return p;
+}
+
+static void rd_add_prod(reader *r, uint32_t lhs, const uint32_t *rhs, uint32_t len, int32_t prio,
+                        uint32_t line, uint32_t col)
+{
+    r->prods = realloc(r->prods, (r->nprods + 1) * sizeof *r->prods);
+    assert_non_null(r->prods);
+    rd_prod *p = &r->prods[r->nprods++];
+    p->lhs = lhs;
+    p->rhs = malloc((len + 1) * sizeof *p->rhs);
+    assert_non_null(p->rhs);
+    memcpy(p->rhs, rhs, len * sizeof *rhs);
+    p->len = len;
+    p->priority = prio;
+    p->line = line;
+    p->column = col;
+}
+
+/* Parses alternatives from p to the end of the line; returns the end. */
+static const char *rd_alts(reader *r, const char *p, uint32_t lhs, int32_t prio, uint32_t line,
+                           const char *line_start)
+{
+    uint32_t rhs[256];
+    uint32_t len = 0;
+    p = skip_ws(p);
+    uint32_t col = (uint32_t)(p - line_start) + 1;
+    for (;;) {
+        p = skip_ws(p);
+        if (*p == '\n' || *p == '\0' || *p == '|') {
+            rd_add_prod(r, lhs, rhs, len, prio, line, col);
+            len = 0;
+            if (*p != '|')
+                return *p == '\n' ? p + 1 : p;
+            p = skip_ws(p + 1);
+            col = (uint32_t)(p - line_start) + 1;
+            continue;
+        }
+        if (p[0] == '-' && p[1] == '>') {
+            p += 2;
+            p = skip_ws(p);
+            while (isalnum((unsigned char)*p) || *p == '_')
+                p++;
+            continue;
+        }
+        if (len == 256)
+            fail_msg("%s:%u: alternative too long", r->file, line);
+        if (*p == '"') {
+            const char *q = p + 1;
+            while (*q && *q != '"' && *q != '\n') {
+                if (*q == '\\' && q[1])
+                    q++;
+                q++;
+            }
+            if (*q != '"')
+                fail_msg("%s:%u: unterminated literal", r->file, line);
+            q++;
+            rhs[len++] = rd_symbol(r, p, (size_t)(q - p), true);
+            p = q;
+            continue;
+        }
+        if (isalpha((unsigned char)*p) || *p == '_') {
+            const char *q = p;
+            while (isalnum((unsigned char)*q) || *q == '_')
+                q++;
+            bool term = isupper((unsigned char)(*p == '_' ? p[1] : *p));
+            rhs[len++] = rd_symbol(r, p, (size_t)(q - p), term);
+            p = q;
+            continue;
+        }
+        fail_msg("%s:%u: unexpected character '%c' in a rule", r->file, line, *p);
+    }
+}
+
+gm_cfg *lt_cfg_parse(gm_mem *m, const char *file, const char *text)
+{
+    reader r = {0};
+    r.file = file;
+    const char *p = text;
+    uint32_t line = 0;
+    uint32_t last_lhs = UINT32_MAX;
+    int32_t last_prio = 0;
+    while (*p) {
+        const char *ls = p;
+        line++;
+        p = skip_ws(p);
+        if (*p == '\n') {
+            p++;
+            continue;
+        }
+        if (*p == '\0')
+            break;
+        if (*p == '%') {
+            if (!strncmp(p, "%declare", 8)) {
+                p += 8;
+                for (;;) {
+                    p = skip_ws(p);
+                    if (!isalpha((unsigned char)*p) && *p != '_')
+                        break;
+                    const char *q = p;
+                    while (isalnum((unsigned char)*q) || *q == '_')
+                        q++;
+                    rd_symbol(&r, p, (size_t)(q - p), true);
+                    p = q;
+                }
+            }
+            while (*p && *p != '\n')
+                p++;
+            if (*p)
+                p++;
+            continue;
+        }
+        if (*p == '|') {
+            if (last_lhs == UINT32_MAX)
+                fail_msg("%s:%u: continuation without a rule", file, line);
+            p = rd_alts(&r, p + 1, last_lhs, last_prio, line, ls);
+            continue;
+        }
+        if (*p == '?' || *p == '!')
+            p++;
+        const char *q = p;
+        while (isalnum((unsigned char)*q) || *q == '_')
+            q++;
+        if (q == p)
+            fail_msg("%s:%u: expected a rule or terminal name", file, line);
+        bool term = isupper((unsigned char)(*p == '_' ? p[1] : *p));
+        const char *name = p;
+        size_t nlen = (size_t)(q - p);
+        int32_t prio = 0;
+        if (*q == '.') {
+            prio = (int32_t)strtol(q + 1, (char **)&q, 10);
+        }
+        q = skip_ws(q);
+        if (*q != ':')
+            fail_msg("%s:%u: expected ':'", file, line);
+        if (term) {
+            rd_symbol(&r, name, nlen, true);
+            while (*q && *q != '\n')
+                q++;
+            p = *q ? q + 1 : q;
+            last_lhs = UINT32_MAX;
+            continue;
+        }
+        uint32_t lhs = rd_symbol(&r, name, nlen, false);
+        r.syms[lhs].has_rule = true;
+        last_lhs = lhs;
+        last_prio = prio;
+        p = rd_alts(&r, q + 1, lhs, prio, line, ls);
+    }
+    /* Number terminals first, then rules, each in order of first appearance. */
+    uint32_t *id = calloc(r.nsyms + 1, sizeof *id);
+    uint32_t nt = 0, nn = 0;
+    for (uint32_t i = 0; i < r.nsyms; i++)
+        if (r.syms[i].terminal)
+            id[i] = nt++;
+    for (uint32_t i = 0; i < r.nsyms; i++)
+        if (!r.syms[i].terminal) {
+            if (!r.syms[i].has_rule)
+                fail_msg("%s: rule %s is used but not defined", file, r.syms[i].name);
+            id[i] = nt + nn++;
+        }
+    gm_cfg *g = gm_mem_calloc(m, 1, sizeof *g);
+    assert_non_null(g);
+    g->mem = m;
+    g->nterminals = nt;
+    g->nnonterminals = nn;
+    g->names = gm_mem_calloc(m, nt + nn + 1, sizeof *g->names);
+    g->terminals = gm_mem_calloc(m, nt + 1, sizeof *g->terminals);
+    g->prods = gm_mem_calloc(m, r.nprods + 1, sizeof *g->prods);
+    g->nprods = r.nprods;
+    g->file = gm_mem_strndup(m, file, strlen(file));
+    size_t nrhs = 0;
+    for (uint32_t i = 0; i < r.nprods; i++)
+        nrhs += r.prods[i].len;
+    g->rhs = gm_mem_calloc(m, nrhs + 1, sizeof *g->rhs);
+    g->nrhs = (uint32_t)nrhs;
+    assert_true(g->names && g->terminals && g->prods && g->rhs && g->file);
+    g->start = UINT32_MAX;
+    for (uint32_t i = 0; i < r.nsyms; i++) {
+        g->names[id[i]] = gm_mem_strndup(m, r.syms[i].name, strlen(r.syms[i].name));
+        if (r.syms[i].terminal) {
+            gm_terminal_spec *ts = &g->terminals[id[i]];
+            ts->name = g->names[id[i]];
+            ts->is_literal = r.syms[i].name[0] == '"';
+            if (ts->is_literal) {
+                ts->pattern = g->names[id[i]] + 1;
+                ts->pattern_len = strlen(g->names[id[i]]) - 2;
+            }
+        } else if (!strcmp(r.syms[i].name, "start")) {
+            g->start = id[i];
+        }
+    }
+    if (g->start == UINT32_MAX)
+        fail_msg("%s: no rule named start", file);
+    size_t at = 0;
+    for (uint32_t i = 0; i < r.nprods; i++) {
+        gm_production *pr = &g->prods[i];
+        pr->lhs = id[r.prods[i].lhs];
+        pr->rhs = (uint32_t)at;
+        pr->len = r.prods[i].len;
+        pr->priority = r.prods[i].priority;
+        pr->loc.file = g->file;
+        pr->loc.line = r.prods[i].line;
+        pr->loc.column = r.prods[i].column;
+        for (uint32_t k = 0; k < pr->len; k++)
+            g->rhs[at++] = id[r.prods[i].rhs[k]];
+        free(r.prods[i].rhs);
+    }
+    for (uint32_t i = 0; i < r.nsyms; i++)
+        free(r.syms[i].name);
+    free(r.syms);
+    free(r.prods);
+    free(id);
+    return g;
+}
+
+void lt_cfg_free(gm_cfg *g)
+{
+    if (!g)
+        return;
+    gm_mem *m = g->mem;
+    for (uint32_t i = 0; i < g->nterminals + g->nnonterminals; i++)
+        gm_mem_free(m, g->names[i]);
+    gm_mem_free(m, g->names);
+    gm_mem_free(m, g->terminals);
+    gm_mem_free(m, g->prods);
+    gm_mem_free(m, g->rhs);
+    gm_mem_free(m, g->file);
+    gm_mem_free(m, g);
+}
+
+uint32_t lt_term(const gm_cfg *g, const char *name)
+{
+    for (uint32_t i = 0; i < g->nterminals; i++)
+        if (!strcmp(g->names[i], name))
+            return i;
+    fail_msg("no terminal %s", name);
+    return UINT32_MAX;
+}
+
+/* ---- Earley --------------------------------------------------------------- */
+
+typedef struct eitem {
+    uint32_t prod, dot, origin;
+} eitem;
+
+typedef struct eset {
+    eitem *v;
+    size_t n, cap;
+} eset;
+
+static void eset_add(eset *s, uint32_t prod, uint32_t dot, uint32_t origin)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].prod == prod && s->v[i].dot == dot && s->v[i].origin == origin)
+            return;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 16;
+        s->v = realloc(s->v, s->cap * sizeof *s->v);
+        assert_non_null(s->v);
+    }
+    s->v[s->n++] = (eitem){prod, dot, origin};
+}
+
+static bool *cfg_nullable(const gm_cfg *g)
+{
+    bool *nul = calloc(g->nnonterminals + 1, sizeof *nul);
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t p = 0; p < g->nprods; p++) {
+            uint32_t a = g->prods[p].lhs - g->nterminals;
+            if (nul[a])
+                continue;
+            bool all = true;
+            for (uint32_t i = 0; i < g->prods[p].len && all; i++) {
+                gm_sym s = g->rhs[g->prods[p].rhs + i];
+                all = s >= g->nterminals && nul[s - g->nterminals];
+            }
+            if (all)
+                nul[a] = changed = true;
+        }
+    }
+    return nul;
+}
+
+size_t lt_earley_run(const gm_cfg *g, const uint32_t *terms, size_t n)
+{
+    bool *nul = cfg_nullable(g);
+    eset *sets = calloc(n + 1, sizeof *sets);
+    for (uint32_t p = 0; p < g->nprods; p++)
+        if (g->prods[p].lhs == g->start)
+            eset_add(&sets[0], p, 0, 0);
+    for (size_t i = 0; i <= n; i++) {
+        for (size_t j = 0; j < sets[i].n; j++) {
+            eitem it = sets[i].v[j];
+            const gm_production *pr = &g->prods[it.prod];
+            if (it.dot < pr->len) {
+                gm_sym x = g->rhs[pr->rhs + it.dot];
+                if (x < g->nterminals) {
+                    if (i < n && terms[i] == x)
+                        eset_add(&sets[i + 1], it.prod, it.dot + 1, it.origin);
+                } else {
+                    for (uint32_t q = 0; q < g->nprods; q++)
+                        if (g->prods[q].lhs == x)
+                            eset_add(&sets[i], q, 0, (uint32_t)i);
+                    if (nul[x - g->nterminals])
+                        eset_add(&sets[i], it.prod, it.dot + 1, it.origin);
+                }
+            } else {
+                eset *o = &sets[it.origin];
+                for (size_t k = 0; k < o->n; k++) {
+                    eitem b = o->v[k];
+                    const gm_production *pb = &g->prods[b.prod];
+                    if (b.dot < pb->len && g->rhs[pb->rhs + b.dot] == pr->lhs)
+                        eset_add(&sets[i], b.prod, b.dot + 1, b.origin);
+                }
+            }
+        }
+    }
+    size_t dead = n;
+    for (size_t i = 1; i <= n; i++)
+        if (!sets[i].n) {
+            dead = i - 1;
+            break;
+        }
+    bool ok = false;
+    for (size_t j = 0; j < sets[n].n; j++) {
+        eitem it = sets[n].v[j];
+        if (it.origin == 0 && it.dot == g->prods[it.prod].len && g->prods[it.prod].lhs == g->start)
+            ok = true;
+    }
+    for (size_t i = 0; i <= n; i++)
+        free(sets[i].v);
+    free(sets);
+    free(nul);
+    return dead < n ? dead : ok ? n : n + 1;
+}
+
+bool lt_earley_accepts(const gm_cfg *g, const uint32_t *terms, size_t n)
+{
+    return lt_earley_run(g, terms, n) == n;
+}
+
+/* ---- random inputs ---------------------------------------------------------- */
+
+uint64_t lt_rand(lt_rng *r)
+{
+    uint64_t x = r->s ? r->s : 0x9e3779b97f4a7c15ULL;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    r->s = x;
+    return x * 0x2545f4914f6cdd1dULL;
+}
+
+size_t lt_random_sentence(const gm_cfg *g, lt_rng *r, size_t budget, uint32_t *out, size_t cap)
+{
+    uint32_t nn = g->nnonterminals, nt = g->nterminals;
+    uint64_t *minlen = malloc((nn + 1) * sizeof *minlen);
+    uint32_t *minprod = malloc((nn + 1) * sizeof *minprod);
+    for (uint32_t a = 0; a < nn; a++) {
+        minlen[a] = UINT64_MAX;
+        minprod[a] = UINT32_MAX;
+    }
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t p = 0; p < g->nprods; p++) {
+            uint64_t sum = 0;
+            for (uint32_t i = 0; i < g->prods[p].len && sum != UINT64_MAX; i++) {
+                gm_sym s = g->rhs[g->prods[p].rhs + i];
+                sum = s < nt ? sum + 1 : (minlen[s - nt] == UINT64_MAX ? UINT64_MAX : sum + minlen[s - nt]);
+            }
+            uint32_t a = g->prods[p].lhs - nt;
+            if (sum < minlen[a]) {
+                minlen[a] = sum;
+                minprod[a] = p;
+                changed = true;
+            }
+        }
+    }
+    size_t result = SIZE_MAX;
+    if (minlen[g->start - nt] == UINT64_MAX)
+        goto done;
+    size_t scap = 1024, sn = 0, n = 0, steps = 0;
+    uint32_t *stack = malloc(scap * sizeof *stack);
+    stack[sn++] = g->start;
+    while (sn) {
+        gm_sym x = stack[--sn];
+        if (x < nt) {
+            if (n == cap) {
+                free(stack);
+                goto done;
+            }
+            out[n++] = x;
+            continue;
+        }
+        uint32_t a = x - nt, p;
+        steps++;
+        if (n + sn < budget && steps < 20 * budget) {
+            /* A random productive alternative. */
+            uint32_t cand[512], nc = 0;
+            for (uint32_t q = 0; q < g->nprods && nc < 512; q++) {
+                if (g->prods[q].lhs != x)
+                    continue;
+                bool ok = true;
+                for (uint32_t i = 0; i < g->prods[q].len && ok; i++) {
+                    gm_sym s = g->rhs[g->prods[q].rhs + i];
+                    ok = s < nt || minlen[s - nt] != UINT64_MAX;
+                }
+                if (ok)
+                    cand[nc++] = q;
+            }
+            p = cand[lt_below(r, nc)];
+        } else {
+            p = minprod[a];
+        }
+        const gm_production *pr = &g->prods[p];
+        if (sn + pr->len > scap) {
+            scap = 2 * (sn + pr->len);
+            stack = realloc(stack, scap * sizeof *stack);
+        }
+        for (uint32_t i = pr->len; i-- > 0;)
+            stack[sn++] = g->rhs[pr->rhs + i];
+    }
+    free(stack);
+    result = n;
+done:
+    free(minlen);
+    free(minprod);
+    return result;
+}
+
+size_t lt_random_walk(const gm_lr_table *t, gm_mem *m, lt_rng *r, size_t target, uint32_t *out, size_t cap)
+{
+    gm_lr_node *top = gm_lr_stack_new(m);
+    assert_non_null(top);
+    uint64_t *bits = calloc(GM_BITSET_WORDS(t->nterms) + 1, sizeof *bits);
+    uint32_t *cand = malloc(t->nterms * sizeof *cand);
+    size_t n = 0;
+    while (n < cap) {
+        gm_lr_expected(t, top, bits);
+        bool acc = gm_bitset_get(bits, t->eof);
+        uint32_t nc = 0;
+        for (uint32_t term = 0; term < t->eof; term++)
+            if (gm_bitset_get(bits, term))
+                cand[nc++] = term;
+        if (!nc || (acc && (n >= target ? lt_below(r, 4) != 0 : lt_below(r, (uint32_t)target + 1) == 0)))
+            break;
+        uint32_t term = cand[lt_below(r, nc)];
+        gm_lr_node *next;
+        assert_int_equal(gm_lr_feed(t, m, top, term, &next), GM_OK);
+        gm_lr_node_release(m, top);
+        top = next;
+        out[n++] = term;
+    }
+    gm_lr_node_release(m, top);
+    free(bits);
+    free(cand);
+    return n;
+}
+
+size_t lt_lr_run(const gm_lr_table *t, gm_mem *m, const uint32_t *seq, size_t n)
+{
+    gm_lr_node *top = gm_lr_stack_new(m);
+    assert_non_null(top);
+    size_t i = 0;
+    for (; i < n; i++) {
+        gm_lr_node *next;
+        gm_status st = gm_lr_feed(t, m, top, seq[i], &next);
+        if (st == GM_ERR_REJECTED)
+            break;
+        assert_int_equal(st, GM_OK);
+        gm_lr_node_release(m, top);
+        top = next;
+    }
+    size_t res = i < n ? i : gm_lr_accepts(t, top) ? n : n + 1;
+    gm_lr_node_release(m, top);
+    return res;
+}

@@ -1,0 +1,64 @@
+/*
+ * Helpers of the LALR(1) tests: a small reader for the BNF subset of Lark
+ * that the test grammars use (until then the grammar front end is not
+ * needed to test the tables), an Earley recognizer as an independent
+ * reference for the language of a cfg, and random sentences.
+ */
+#ifndef GM_TESTS_LALR_TESTLIB_H
+#define GM_TESTS_LALR_TESTLIB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parser/cfg.h"
+#include "parser/lr.h"
+
+/*
+ * Reads rules `name: alt | alt` (continuation lines start with `|`; an
+ * alternative may be empty), lowercase names are rules and UPPERCASE names
+ * or "literals" are terminals; `?`/`!` prefixes, `.N` priorities and
+ * `-> alias` are accepted; terminal definitions (`NAME: ...`), %import and
+ * %ignore lines are skipped; `%declare A B` declares terminals. The start
+ * rule is `start`. Fails the test on malformed input. Free with lt_cfg_free.
+ */
+gm_cfg *lt_cfg_parse(gm_mem *m, const char *file, const char *text);
+void lt_cfg_free(gm_cfg *g);
+
+/* Terminal id of a name as the cfg spells it ("NUMBER", "\"+\""); fails the test when absent. */
+uint32_t lt_term(const gm_cfg *g, const char *name);
+
+/* Earley recognizer: whether terms[0..n) is a sentence of g. */
+bool lt_earley_accepts(const gm_cfg *g, const uint32_t *terms, size_t n);
+/* Same encoding as lt_lr_run: the length of the longest prefix of terms that is a prefix of
+   a sentence when that is not all of it, else n (a sentence) or n + 1. g must be reduced
+   (every nonterminal derives a terminal string). */
+size_t lt_earley_run(const gm_cfg *g, const uint32_t *terms, size_t n);
+
+/* A deterministic PRNG (xorshift64*). */
+typedef struct lt_rng {
+    uint64_t s;
+} lt_rng;
+uint64_t lt_rand(lt_rng *r);
+static inline uint32_t lt_below(lt_rng *r, uint32_t n) { return n ? (uint32_t)(lt_rand(r) % n) : 0; }
+
+/*
+ * A random sentence of g by a random derivation that switches to the
+ * shortest expansions when `budget` symbols have been produced. Writes at
+ * most cap terminals; returns the length, or SIZE_MAX when the sentence did
+ * not fit (or g's start derives nothing).
+ */
+size_t lt_random_sentence(const gm_cfg *g, lt_rng *r, size_t budget, uint32_t *out, size_t cap);
+
+/*
+ * A random walk of the tables: from the initial stack, repeatedly feed a
+ * random viable terminal; stop (at an accepting point) with probability
+ * growing with the length. Returns the length (<= cap) of the sequence.
+ */
+size_t lt_random_walk(const gm_lr_table *t, gm_mem *m, lt_rng *r, size_t target, uint32_t *out, size_t cap);
+
+/* Feeds seq to the tables from the initial stack: the index of the first rejected terminal,
+   n when all were fed and the input is accepted, n + 1 when all were fed but not accepted. */
+size_t lt_lr_run(const gm_lr_table *t, gm_mem *m, const uint32_t *seq, size_t n);
+
+#endif

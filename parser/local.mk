@@ -21,3 +21,10 @@ tests_test_lalr_SOURCES = tests/test_lalr.c
 tests_test_lalr_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_lalr_LDADD = tests/libgmlalrtest.la $(GM_TEST_LDADD)
 EXTRA_DIST += tests/lalr
+
+# The LALR(1) construction against Bison (tests/lalr_bison/*.lark).
+GM_TESTS += tests/test_lalr_bison
+tests_test_lalr_bison_SOURCES = tests/test_lalr_bison.c
+tests_test_lalr_bison_CFLAGS = $(GM_TEST_CFLAGS) -DGM_BISON='"$(BISON)"' -DGM_CC='"$(CC)"'
+tests_test_lalr_bison_LDADD = tests/libgmlalrtest.la $(GM_TEST_LDADD)
+EXTRA_DIST += tests/lalr_bison

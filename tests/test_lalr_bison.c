@@ -489,7 +489,8 @@ static void seqset_add(seqset *s, const uint32_t *seq, size_t n)
     }
     if (s->n == 0)
         s->off[0] = 0;
-    memcpy(s->data + s->len, seq, n * sizeof *seq);
+    if (n)
+        memcpy(s->data + s->len, seq, n * sizeof *seq);
     s->len += n;
     s->off[++s->n] = s->len;
 }

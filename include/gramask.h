@@ -187,8 +187,10 @@ typedef struct gm_grammar gm_grammar;
 
 typedef enum gm_conflicts {
     GM_CONFLICTS_ERROR = 0, /* a grammar with LALR(1) conflicts is an error (default) */
-    GM_CONFLICTS_LARK       /* resolve them as Lark does (shift wins; rule priority, then
-                               order, for reduce/reduce), each reported as a warning */
+    GM_CONFLICTS_LARK       /* resolve them as Lark does: shift wins shift/reduce;
+                               reduce/reduce goes to the rule of strictly highest priority
+                               and a tie is an error (as in Lark); each resolution is
+                               reported as a warning */
 } gm_conflicts;
 
 typedef struct gm_grammar_options {

@@ -200,6 +200,8 @@ typedef struct gm_grammar_options {
     void *warn_ud;
     gm_allocator allocator;
     gm_limits limits;
+    bool no_file_imports;     /* reject `%import .name.X` (files beside the grammar): only
+                                 bundled grammars can be imported; for untrusted text */
 } gm_grammar_options;
 
 GM_API void gm_grammar_options_init_defaults(gm_grammar_options *opts);

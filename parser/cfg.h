@@ -23,6 +23,7 @@
 #include "lexer/lexer.h"
 #include "src/base/error.h"
 #include "src/base/mem.h"
+#include "src/base/strbuf.h"
 
 typedef uint32_t gm_sym;
 
@@ -32,7 +33,17 @@ typedef struct gm_production {
     uint32_t len;            /* number of right-hand-side symbols (0 = empty) */
     int32_t priority;        /* Lark rule priority (rule.N); used only for --conflicts=lark */
     gm_srcloc loc;           /* the alternative in the grammar text */
+    const char *alias;       /* Lark alias (`-> name`) or NULL; owned by the cfg; reports only */
 } gm_production;
+
+/* gm_cfg.rule_flags: Lark's tree-shaping marks and where a nonterminal came from (reports only). */
+enum {
+    GM_CFG_RULE_INLINE = 1u << 0,    /* _rule */
+    GM_CFG_RULE_EXPAND1 = 1u << 1,   /* ?rule */
+    GM_CFG_RULE_KEEP = 1u << 2,      /* !rule */
+    GM_CFG_RULE_GENERATED = 1u << 3, /* helper made by EBNF desugaring (x*, x+, x~n) */
+    GM_CFG_RULE_TEMPLATE = 1u << 4,  /* instance of a template rule, e.g. _sep{item,","} */
+};
 
 typedef struct gm_cfg {
     gm_mem *mem;             /* allocator of everything below (owned by the caller) */
@@ -46,13 +57,28 @@ typedef struct gm_cfg {
     gm_sym *rhs;             /* all right-hand sides, back to back */
     uint32_t nrhs;
     gm_sym start;            /* the start nonterminal */
-    char *file;              /* name of the main grammar file (for diagnostics), owned */
+    char *file;              /* name of the main grammar file (for diagnostics), owned;
+                                NULL when the text was loaded without a name */
+    uint8_t *rule_flags;     /* [nnonterminals] GM_CFG_RULE_* (index: symbol - nterminals) */
+    char **files;            /* [nfiles] every grammar file read (main first, then imports);
+                                the gm_srcloc.file pointers of terminals and productions
+                                point into these strings (or are NULL), owned */
+    uint32_t nfiles;
 } gm_cfg;
 
 static inline bool gm_cfg_is_terminal(const gm_cfg *g, gm_sym s) { return s < g->nterminals; }
 static inline uint32_t gm_cfg_nsymbols(const gm_cfg *g) { return g->nterminals + g->nnonterminals; }
 
 void gm_cfg_destroy(gm_cfg *g);
+
+/*
+ * Appends the cfg as stable text (golden tests, `gramask grammar`): the
+ * start symbol, the terminals in id order with pattern, flags, priority and
+ * %ignore/%declare marks, then the productions in id order as
+ * `lhs: rhs...` with rule modifiers, `-> alias` and priority. Check
+ * out->failed for allocation failure.
+ */
+void gm_cfg_dump(const gm_cfg *g, gm_strbuf *out);
 
 /* Conflict handling of the LALR(1) construction: the public gm_conflicts
  * (GM_CONFLICTS_ERROR by default, GM_CONFLICTS_LARK on request). */

@@ -11,6 +11,7 @@
 #ifndef GM_PARSER_GRAMMAR_H
 #define GM_PARSER_GRAMMAR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "gramask.h"
@@ -18,8 +19,9 @@
 
 /*
  * Options are the public gm_grammar_options (include/gramask.h): the loader
- * uses start, limits, warn and warn_ud; conflicts and allocator are for the
- * LALR construction and the public object. opts may be NULL.
+ * uses start, limits (max_input_bytes), warn, warn_ud and no_file_imports;
+ * conflicts and allocator are for the LALR construction and the public
+ * object. opts may be NULL.
  */
 
 /*
@@ -28,7 +30,12 @@
  * `%import <bundled>.X` resolve against the grammars bundled into the
  * library (gm_bundled_grammar), `%import .file.X` against file's directory.
  * On success *out is a cfg allocated from m; on failure *out is NULL and
- * err says what and where.
+ * err says what and where. opts may be NULL (defaults).
+ *
+ * Limits: the text and every imported file at most limits.max_input_bytes;
+ * brackets nested at most 100 deep; imports nested at most 32 deep; a
+ * composed terminal pattern at most limits.max_input_bytes; a rule at most
+ * 100000 alternatives after desugaring. Past them: GM_ERR_LIMIT.
  */
 gm_status gm_grammar_load(gm_mem *m, const char *file, const char *text, size_t len,
                           const gm_grammar_options *opts, gm_cfg **out, gm_error *err);

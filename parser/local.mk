@@ -1,4 +1,34 @@
-# parser: see the stage's header comments.
+# parser: the grammar front end (Lark grammar files -> gm_cfg), LALR(1)
+# tables and the LR runtime.
+#
+# The front end's scanner (re2c) and parser (Bison) are generated at build
+# time into the build directory; only their sources are distributed.
+libgmcore_la_SOURCES += \
+	parser/arena.c parser/arena.h \
+	parser/cfg.c parser/grammar.c parser/grammar.h \
+	parser/lark_ast.c parser/lark_ast.h parser/lark_scan.h \
+	parser/lark_bnf.c parser/lark_load.c parser/lark_load.h parser/lark_terminals.c
+
+nodist_libgmcore_la_SOURCES += parser/lark_parse.c parser/lark_parse.h parser/lark_scan.c
+BUILT_SOURCES += parser/lark_parse.c parser/lark_parse.h parser/lark_scan.c
+CLEANFILES += parser/lark_parse.c parser/lark_parse.h parser/lark_scan.c
+EXTRA_DIST += parser/lark_parse.y parser/lark_scan.re
+
+parser/lark_parse.c: $(srcdir)/parser/lark_parse.y
+	$(AM_V_GEN)$(MKDIR_P) parser && \
+	$(BISON) -Wall -Werror -d -o parser/lark_parse.c $(srcdir)/parser/lark_parse.y
+# Bison writes the header with the parser; remake both when the header is missing.
+parser/lark_parse.h: parser/lark_parse.c
+	@test -f $@ || rm -f parser/lark_parse.c
+	@test -f $@ || $(MAKE) $(AM_MAKEFLAGS) parser/lark_parse.c
+parser/lark_scan.c: $(srcdir)/parser/lark_scan.re parser/lark_parse.h
+	$(AM_V_GEN)$(MKDIR_P) parser && \
+	$(RE2C) -W -Werror --no-generation-date --no-version -o $@ $(srcdir)/parser/lark_scan.re
+
+# Tests of the grammar front end.
+check_PROGRAMS += tests/grammar_dump
+tests_grammar_dump_SOURCES = tests/grammar_dump.c
+tests_grammar_dump_LDADD = libgmcore.la
 
 # LALR(1) construction and the LR runtime (parser/lr.h).
 libgmcore_la_SOURCES += \

@@ -818,6 +818,43 @@ static void mark_term_refs(bnf *B, const gm_lx *x)
         mark_term_refs(B, x->kids[i]);
 }
 
+/* The first reference to a terminal name in a rule body (for error locations). */
+static const gm_lx *find_use(const gm_lx *x, const char *name)
+{
+    if (x->kind == LX_NAME && !strcmp(x->name, name))
+        return x;
+    for (uint32_t i = 0; i < x->n; i++) {
+        const gm_lx *u = find_use(x->kids[i], name);
+        if (u)
+            return u;
+    }
+    return NULL;
+}
+
+/* A non-deriving rule that its first alternative reaches again: the root of the problem. */
+static uint32_t culprit_of(const bnf *B, const uint8_t *ok, uint32_t r, uint8_t *seen)
+{
+    while (!seen[r]) {
+        seen[r] = 1;
+        const ninfo *n = &B->n[r];
+        if (!n->nprods)
+            return r;
+        const prod *p = &B->p[n->prods[0]];
+        uint32_t next = r;
+        for (uint32_t k = 0; k < p->len; k++) {
+            uint32_t s = B->syms[p->rhs + k];
+            if (IS_NT(s) && !ok[IDX(s)]) {
+                next = IDX(s);
+                break;
+            }
+        }
+        if (next == r)
+            return r;
+        r = next;
+    }
+    return r;
+}
+
 static gm_status checks(bnf *B, uint32_t start, uint8_t *reach)
 {
     gm_lload *L = B->L;
@@ -874,11 +911,17 @@ static gm_status checks(bnf *B, uint32_t start, uint8_t *reach)
         const prod *p = &B->p[k];
         if (!reach[p->lhs])
             continue;
-        for (uint32_t i = 0; i < p->len; i++)
-            if (sym_is_ignored(B, B->syms[p->rhs + i]))
-                return gm_lload_error(L, GM_ERR_GRAMMAR, p->loc,
-                                      "terminal %s is %%ignore'd, so rule '%s' can never use it",
-                                      B->t[IDX(B->syms[p->rhs + i])].name, B->n[p->lhs].name);
+        for (uint32_t i = 0; i < p->len; i++) {
+            uint32_t s = B->syms[p->rhs + i];
+            if (!sym_is_ignored(B, s))
+                continue;
+            const tinfo *t = &B->t[IDX(s)];
+            const ninfo *n = &B->n[p->lhs];
+            const gm_lx *use = n->def ? find_use(n->def->body, t->name) : NULL;
+            return gm_lload_error(L, GM_ERR_GRAMMAR, use ? use->loc : p->loc,
+                                  "terminal '%s' is %%ignore'd, so rule '%s' can never use it",
+                                  t->name, n->name);
+        }
     }
     /* every reachable rule must derive some terminal string */
     uint8_t *ok = gm_arena_alloc(B->a, B->nn ? B->nn : 1);
@@ -904,24 +947,27 @@ static gm_status checks(bnf *B, uint32_t start, uint8_t *reach)
     for (size_t i = 0; i < B->nn; i++) {
         if (!reach[i] || ok[i])
             continue;
-        const ninfo *n = &B->n[i];
+        uint8_t *seen = gm_arena_alloc(B->a, B->nn);
+        if (!seen)
+            return nomem(B);
+        const ninfo *n = &B->n[culprit_of(B, ok, (uint32_t)i, seen)];
         gm_srcloc at = n->def && !n->env ? n->def->loc : n->loc;
         if (!n->nprods)
             return gm_lload_error(L, GM_ERR_GRAMMAR, at, "rule '%s' has no alternatives",
                                   n->name);
-        /* name a culprit: the first non-deriving rule of its first alternative */
         const prod *p = &B->p[n->prods[0]];
-        const char *culprit = n->name;
+        const char *next = n->name;
         for (uint32_t k = 0; k < p->len; k++) {
             uint32_t s = B->syms[p->rhs + k];
             if (IS_NT(s) && !ok[IDX(s)]) {
-                culprit = B->n[IDX(s)].name;
+                next = B->n[IDX(s)].name;
                 break;
             }
         }
         return gm_lload_error(L, GM_ERR_GRAMMAR, at,
                               "rule '%s' derives no terminal string: every alternative needs a "
-                              "rule that never finishes (such as '%s')", n->name, culprit);
+                              "rule that derives none (the first needs '%s'%s)", n->name, next,
+                              next == n->name ? " itself" : "");
     }
     return GM_OK;
 }

@@ -336,7 +336,7 @@ expansion:
 expr:
     atom { $$ = $1; }
   | atom OP {
-        $$ = NEW($2 == '?' ? LX_OPT : $2 == '*' ? LX_STAR : LX_PLUS, @2);
+        $$ = NEW($2 == '?' ? LX_OPT : $2 == '*' ? LX_STAR : LX_PLUS, @1);
         CHECK($$ && !gm_lx_push(S->arena, $$, $1));
     }
   | atom TILDE NUMBER {
@@ -344,7 +344,7 @@ expr:
             gm_lscan_error(S, GM_ERR_GRAMMAR, LOC(@3), "a repetition count cannot be negative");
             YYABORT;
         }
-        $$ = NEW(LX_REPEAT, @2);
+        $$ = NEW(LX_REPEAT, @1);
         CHECK($$ && !gm_lx_push(S->arena, $$, $1));
         $$->min = $$->max = (uint32_t)$3;
     }
@@ -355,7 +355,7 @@ expr:
                            (long long)$3, (long long)$5);
             YYABORT;
         }
-        $$ = NEW(LX_REPEAT, @2);
+        $$ = NEW(LX_REPEAT, @1);
         CHECK($$ && !gm_lx_push(S->arena, $$, $1));
         $$->min = (uint32_t)$3;
         $$->max = (uint32_t)$5;

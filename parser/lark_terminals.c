@@ -311,9 +311,14 @@ static gm_status compose(gm_lterms *t, const gm_ldef *d, const gm_lx *x, frag *o
         const gm_ldef *r = gm_lbuilder_find(t->b, x->name);
         uint32_t id = gm_intern_find(&t->b->names, x->name, strlen(x->name));
         if (r && t->state[id] == 1) {
-            st = gm_lload_error(L, GM_ERR_GRAMMAR, x->loc,
-                                "terminal '%s' is recursive (through '%s'): recursion is only "
-                                "allowed in rules", x->name, d->name);
+            if (r == d)
+                st = gm_lload_error(L, GM_ERR_GRAMMAR, x->loc,
+                                    "terminal '%s' refers to itself: recursion is only allowed "
+                                    "in rules", d->name);
+            else
+                st = gm_lload_error(L, GM_ERR_GRAMMAR, x->loc,
+                                    "terminal '%s' is recursive (through '%s'): recursion is "
+                                    "only allowed in rules", x->name, d->name);
             break;
         }
         if (!r || !r->body) {

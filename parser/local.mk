@@ -13,6 +13,8 @@ nodist_libgmcore_la_SOURCES += parser/lark_parse.c parser/lark_parse.h parser/la
 BUILT_SOURCES += parser/lark_parse.c parser/lark_parse.h parser/lark_scan.c
 CLEANFILES += parser/lark_parse.c parser/lark_parse.h parser/lark_scan.c
 EXTRA_DIST += parser/lark_parse.y parser/lark_scan.re
+# the lexer contract that cfg.h embeds (gm_terminal_spec)
+EXTRA_DIST += lexer/lexer.h
 
 parser/lark_parse.c: $(srcdir)/parser/lark_parse.y
 	$(AM_V_GEN)$(MKDIR_P) parser && \
@@ -29,6 +31,17 @@ parser/lark_scan.c: $(srcdir)/parser/lark_scan.re parser/lark_parse.h
 check_PROGRAMS += tests/grammar_dump
 tests_grammar_dump_SOURCES = tests/grammar_dump.c
 tests_grammar_dump_LDADD = libgmcore.la
+
+GM_TESTS += tests/test_grammar
+tests_test_grammar_SOURCES = tests/test_grammar.c
+tests_test_grammar_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_grammar_LDADD = $(GM_TEST_LDADD)
+
+GM_TESTS += tests/test_grammar_errors
+tests_test_grammar_errors_SOURCES = tests/test_grammar_errors.c
+tests_test_grammar_errors_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_grammar_errors_LDADD = $(GM_TEST_LDADD)
+EXTRA_DIST += tests/grammar_errors
 
 # LALR(1) construction and the LR runtime (parser/lr.h).
 libgmcore_la_SOURCES += \

@@ -4,6 +4,8 @@ libgmcore_la_SOURCES += \
 	spanner/ids_file.c spanner/ids_file.h \
 	spanner/trie.c \
 	spanner/vocab.c spanner/vocab.h spanner/vocab_impl.h \
+	spanner/hf_decoder.c spanner/hf_decoder.h \
+	spanner/json_skip.c spanner/json_skip.h \
 	spanner/vocab_hf.c \
 	spanner/vocab_plain.c
 

@@ -3,37 +3,6 @@
  * gm_vocab_data: which ids exist, each token's bytes, which are added or
  * special, the EOS ids.
  *
- * note [token bytes]
- * A token's bytes are what the file's decoder gives for that token alone.
- * The decoder section is read as a pipeline of steps; steps before Fuse
- * work on each token, steps after it on the whole text. Per token:
- *   ByteLevel     every character through the inverse GPT-2 byte map (the
- *                 256 code points that stand for bytes); any other
- *                 character is an error (the file is not byte-level);
- *   Replace       a one-character String pattern, e.g. U+2581 -> " "
- *                 (a Regex pattern or a longer one is unsupported: it does
- *                 not commute with joining tokens);
- *   ByteFallback  a whole token <0xNN> becomes byte NN (tokenizers would
- *                 print U+FFFD for bytes that are not UTF-8; the model
- *                 means the byte, and so do we);
- *   Strip         before Fuse: up to `start` leading `content` characters
- *                 of each token.
- * After Fuse, a one-character Replace or ByteLevel still acts character by
- * character, so it is applied per token too. Strip(content " ", start n,
- * stop 0) after Fuse and Metaspace's dummy prefix (prepend_scheme "always"
- * or "first", or add_prefix_space) remove leading spaces of the whole text:
- * that is not part of any token, so it is recorded as strip_leading and
- * applied by gm_vocab_decode. (tokenizers' Metaspace drops every U+2581 of
- * the first token; SentencePiece drops one space, which is what we do: the
- * encoder added exactly one.) The normalizer and pre-tokenizer only shape
- * encoding; the sp32k normalizer's Prepend of U+2581 is the space that the
- * decoder's Strip takes away again. A decoder that is missing (tokens would
- * be joined with spaces) or that has other steps (WordPiece, BPEDecoder,
- * CTC, Strip of trailing characters) fails with GM_ERR_UNSUPPORTED: such
- * tokens have no fixed bytes.
- * Added tokens, special or not, are their `content` as UTF-8 bytes: that is
- * the text the encoder matches them against.
- *
  * note [ids]
  * Model ids and added-token ids together must cover 0..N-1 exactly, with
  * no hole; an added token may take a model id (its content wins, as in
@@ -41,21 +10,30 @@
  * be part of a dense range and is reported as out of range before anything
  * is allocated for it, so huge ids cost nothing.
  *
- * note [skipping merges]
- * model.merges is most of a BPE file (60-80%) and means nothing to a
- * vocabulary. Before handing the text to jansson we look for the member
- * "merges" inside "model" with a small structural scanner and give jansson
- * a copy of the text with that value replaced by []. The scanner only
- * decides where the value starts and ends (strings with escapes, nesting);
- * anything it does not understand makes it give up, and the whole text is
- * parsed as it is. So the merges value is not validated beyond that.
+ * What each token's bytes are: note [token bytes] in hf_decoder.c. Why
+ * model.merges is never parsed: note [skipping merges] in json_skip.c.
  */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "spanner/hf_decoder.h"
+#include "spanner/json_skip.h"
 #include "spanner/vocab_impl.h"
+
+/* What the loader reports errors with. */
+typedef struct loader {
+    gm_mem *mem;
+    const char *name;       /* tokenizer file name, for messages */
+    const char *cname;      /* config file name */
+    gm_error *err;
+} loader;
+
+static gm_status bad(loader *L, const char *path, const char *what)
+{
+    return gm_vocab_error_(L->err, GM_ERR_FORMAT, L->name, "%s: %s", path, what);
+}
 
 /* ------------------------------------------------------------------------
  * Small helpers
@@ -85,472 +63,6 @@ static const char *show(char *buf, size_t cap, const char *s, size_t n)
     return buf;
 }
 
-/* Decodes one UTF-8 character of s[0..n); returns its length, 0 when ill-formed. */
-static size_t utf8_decode(const uint8_t *s, size_t n, uint32_t *cp)
-{
-    uint8_t c = s[0];
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
-    if (len == 0 || c > 0xf4 || len > n)
-        return 0;
-    uint32_t v = c & (0x7f >> len);
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        v = v << 6 | (s[i] & 0x3f);
-    }
-    if ((len == 3 && v < 0x800) || (len == 4 && (v < 0x10000 || v > 0x10ffff)) ||
-        (v >= 0xd800 && v <= 0xdfff))
-        return 0;
-    *cp = v;
-    return len;
-}
-
-/* The inverse GPT-2 byte map: code point (< 324) -> byte, or -1. */
-static void byte_level_inverse(int16_t inv[324])
-{
-    for (int i = 0; i < 324; i++)
-        inv[i] = -1;
-    int n = 0;
-    for (int b = 0; b < 256; b++) {
-        bool printable = (b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || (b >= 0xae);
-        if (printable)
-            inv[b] = (int16_t)b;
-        else
-            inv[256 + n++] = (int16_t)b;
-    }
-}
-
-/* ------------------------------------------------------------------------
- * The decoder pipeline
- * ------------------------------------------------------------------------ */
-
-typedef enum { OP_BYTE_LEVEL, OP_REPLACE, OP_BYTE_FALLBACK, OP_STRIP } op_kind;
-
-typedef struct dec_op {
-    op_kind kind;
-    uint8_t from[4];  /* REPLACE, STRIP: the character's UTF-8 bytes */
-    uint8_t nfrom;
-    const char *to;   /* REPLACE: replacement text (in the JSON tree) */
-    size_t nto;
-    uint32_t count;   /* STRIP: how many leading characters at most */
-} dec_op;
-
-enum { MAX_OPS = 16, MAX_DECODER_DEPTH = 8 };
-
-typedef struct dec_plan {
-    dec_op ops[MAX_OPS];
-    int nops;
-    uint32_t strip_leading; /* text-level leading spaces */
-    bool fused;             /* a Fuse step was seen */
-    bool text_strip;        /* a text-level Strip was seen: nothing may follow it */
-    bool byte_level, space_char;
-} dec_plan;
-
-typedef struct loader {
-    gm_mem *mem;
-    const char *name;       /* tokenizer file name, for messages */
-    const char *cname;      /* config file name */
-    gm_error *err;
-    int16_t inv[324];
-    uint8_t *buf[2];        /* scratch for the pipeline */
-    size_t cap[2];
-} loader;
-
-static gm_status unsupported(loader *L, const char *path, const char *what)
-{
-    return gm_vocab_error_(L->err, GM_ERR_UNSUPPORTED, L->name,
-                           "%s: %s: a token would have no fixed bytes, which gramask needs", path,
-                           what);
-}
-
-static gm_status bad(loader *L, const char *path, const char *what)
-{
-    return gm_vocab_error_(L->err, GM_ERR_FORMAT, L->name, "%s: %s", path, what);
-}
-
-/* A one-character string member: its UTF-8 bytes into out; false if not one char. */
-static bool one_char(json_t *s, uint8_t out[4], uint8_t *n)
-{
-    if (!json_is_string(s))
-        return false;
-    const uint8_t *p = (const uint8_t *)json_string_value(s);
-    size_t len = json_string_length(s);
-    uint32_t cp;
-    size_t k = len ? utf8_decode(p, len, &cp) : 0;
-    if (k == 0 || k != len)
-        return false;
-    memcpy(out, p, k);
-    *n = (uint8_t)k;
-    return true;
-}
-
-static gm_status add_op(loader *L, dec_plan *P, const char *path, dec_op op)
-{
-    if (P->text_strip)
-        return unsupported(L, path, "a step after the text-level Strip");
-    if (P->nops == MAX_OPS)
-        return gm_vocab_error_(L->err, GM_ERR_LIMIT, L->name, "%s: more than %d decoder steps",
-                               path, MAX_OPS);
-    P->ops[P->nops++] = op;
-    return GM_OK;
-}
-
-static gm_status plan_decoder(loader *L, dec_plan *P, json_t *d, const char *path, int depth)
-{
-    char sub[128];
-    if (!json_is_object(d))
-        return bad(L, path, "not an object");
-    json_t *jt = json_object_get(d, "type");
-    if (!json_is_string(jt))
-        return bad(L, path, "missing \"type\"");
-    const char *type = json_string_value(jt);
-    dec_op op;
-    memset(&op, 0, sizeof op);
-    if (!strcmp(type, "Sequence")) {
-        if (depth >= MAX_DECODER_DEPTH)
-            return gm_vocab_error_(L->err, GM_ERR_LIMIT, L->name,
-                                   "%s: decoder Sequences nested more than %d deep", path,
-                                   MAX_DECODER_DEPTH);
-        json_t *list = json_object_get(d, "decoders");
-        if (!json_is_array(list))
-            return bad(L, path, "a Sequence without a \"decoders\" array");
-        for (size_t i = 0; i < json_array_size(list); i++) {
-            snprintf(sub, sizeof sub, "%.80s.decoders[%zu]", path, i);
-            gm_status st = plan_decoder(L, P, json_array_get(list, i), sub, depth + 1);
-            if (st != GM_OK)
-                return st;
-        }
-        return GM_OK;
-    }
-    if (!strcmp(type, "ByteLevel")) {
-        op.kind = OP_BYTE_LEVEL;
-        P->byte_level = true;
-        return add_op(L, P, path, op);
-    }
-    if (!strcmp(type, "Replace")) {
-        json_t *pat = json_object_get(d, "pattern");
-        json_t *content = json_object_get(d, "content");
-        if (!json_is_object(pat) || !json_is_string(content))
-            return bad(L, path, "a Replace needs \"pattern\" and \"content\"");
-        json_t *s = json_object_get(pat, "String");
-        if (!s)
-            return unsupported(L, path, "a Replace with a Regex pattern");
-        if (!one_char(s, op.from, &op.nfrom))
-            return unsupported(L, path, "a Replace whose pattern is not one character");
-        op.kind = OP_REPLACE;
-        op.to = json_string_value(content);
-        op.nto = json_string_length(content);
-        if (op.nto == 1 && op.to[0] == ' ')
-            P->space_char = true;
-        return add_op(L, P, path, op);
-    }
-    if (!strcmp(type, "Metaspace")) {
-        json_t *r = json_object_get(d, "replacement");
-        if (r) {
-            if (!one_char(r, op.from, &op.nfrom))
-                return bad(L, path, "Metaspace \"replacement\" is not one character");
-        } else {
-            memcpy(op.from, "\xe2\x96\x81", 3);
-            op.nfrom = 3;
-        }
-        bool prefix = true;
-        json_t *scheme = json_object_get(d, "prepend_scheme");
-        json_t *aps = json_object_get(d, "add_prefix_space");
-        if (json_is_string(scheme))
-            prefix = strcmp(json_string_value(scheme), "never") != 0;
-        else if (json_is_boolean(aps))
-            prefix = json_is_true(aps);
-        op.kind = OP_REPLACE;
-        op.to = " ";
-        op.nto = 1;
-        P->space_char = true;
-        if (prefix)
-            P->strip_leading += 1;
-        return add_op(L, P, path, op);
-    }
-    if (!strcmp(type, "ByteFallback")) {
-        if (P->fused)
-            return unsupported(L, path, "ByteFallback after Fuse");
-        op.kind = OP_BYTE_FALLBACK;
-        return add_op(L, P, path, op);
-    }
-    if (!strcmp(type, "Fuse")) {
-        P->fused = true;
-        return GM_OK;
-    }
-    if (!strcmp(type, "Strip")) {
-        json_t *c = json_object_get(d, "content");
-        json_t *start = json_object_get(d, "start");
-        json_t *stop = json_object_get(d, "stop");
-        if (!one_char(c, op.from, &op.nfrom))
-            return bad(L, path, "Strip \"content\" is not one character");
-        if (!json_is_integer(start) || !json_is_integer(stop) || json_integer_value(start) < 0 ||
-            json_integer_value(stop) < 0)
-            return bad(L, path, "Strip \"start\" and \"stop\" must be integers >= 0");
-        if (json_integer_value(stop) > 0)
-            return unsupported(L, path, "a Strip of trailing characters (\"stop\" > 0)");
-        json_int_t n = json_integer_value(start);
-        if (n > 9)
-            return unsupported(L, path, "a Strip of more than 9 leading characters");
-        if (!P->fused) {
-            op.kind = OP_STRIP;
-            op.count = (uint32_t)n;
-            return add_op(L, P, path, op);
-        }
-        if (op.nfrom != 1 || op.from[0] != ' ')
-            return unsupported(L, path, "a Strip after Fuse of a character other than a space");
-        if (P->text_strip)
-            return unsupported(L, path, "two text-level Strip steps");
-        P->strip_leading += (uint32_t)n;
-        P->text_strip = true;
-        return GM_OK;
-    }
-    char what[160];
-    snprintf(what, sizeof what, "the %.60s decoder", type);
-    return unsupported(L, path, what);
-}
-
-/* Makes scratch buffer i hold at least n bytes. */
-static bool scratch(loader *L, int i, size_t n)
-{
-    if (n <= L->cap[i])
-        return true;
-    size_t cap = L->cap[i] ? L->cap[i] : 256;
-    while (cap < n)
-        cap *= 2;
-    uint8_t *b = gm_mem_realloc(L->mem, L->buf[i], cap);
-    if (!b)
-        return false;
-    L->buf[i] = b;
-    L->cap[i] = cap;
-    return true;
-}
-
-/*
- * Runs the per-token steps of P over s[0..n). On success *res and *nres point
- * into a scratch buffer (valid until the next call). On a character that
- * ByteLevel cannot map, returns GM_ERR_FORMAT with *bad_cp set (UINT32_MAX
- * for ill-formed UTF-8); a Replace making the token longer than
- * GM_VOCAB_MAX_TOKEN_BYTES returns GM_ERR_LIMIT; allocation failures return
- * GM_ERR_NOMEM.
- */
-static gm_status run_ops(loader *L, const dec_plan *P, const uint8_t *s, size_t n,
-                         const uint8_t **res, size_t *nres, uint32_t *bad_cp)
-{
-    const uint8_t *cur = s;
-    size_t ncur = n;
-    int which = 0;
-    for (int k = 0; k < P->nops; k++) {
-        const dec_op *op = &P->ops[k];
-        switch (op->kind) {
-        case OP_BYTE_LEVEL: {
-            if (!scratch(L, which, ncur + 1))
-                return GM_ERR_NOMEM;
-            uint8_t *o = L->buf[which];
-            size_t j = 0;
-            for (size_t i = 0; i < ncur;) {
-                uint32_t cp;
-                size_t len = utf8_decode(cur + i, ncur - i, &cp);
-                if (len == 0) {
-                    *bad_cp = UINT32_MAX;
-                    return GM_ERR_FORMAT;
-                }
-                if (cp >= 324 || L->inv[cp] < 0) {
-                    *bad_cp = cp;
-                    return GM_ERR_FORMAT;
-                }
-                o[j++] = (uint8_t)L->inv[cp];
-                i += len;
-            }
-            cur = o;
-            ncur = j;
-            break;
-        }
-        case OP_REPLACE: {
-            size_t hits = 0;
-            for (size_t i = 0; i + op->nfrom <= ncur;) {
-                if (!memcmp(cur + i, op->from, op->nfrom)) {
-                    hits++;
-                    i += op->nfrom;
-                } else {
-                    i++;
-                }
-            }
-            if (hits && op->nto > GM_VOCAB_MAX_TOKEN_BYTES / hits)
-                return GM_ERR_LIMIT;
-            if (!scratch(L, which, ncur + hits * op->nto + 1))
-                return GM_ERR_NOMEM;
-            uint8_t *o = L->buf[which];
-            size_t j = 0;
-            for (size_t i = 0; i < ncur;) {
-                if (i + op->nfrom <= ncur && !memcmp(cur + i, op->from, op->nfrom)) {
-                    memcpy(o + j, op->to, op->nto);
-                    j += op->nto;
-                    i += op->nfrom;
-                } else {
-                    o[j++] = cur[i++];
-                }
-            }
-            cur = o;
-            ncur = j;
-            break;
-        }
-        case OP_BYTE_FALLBACK:
-            if (ncur == 6 && !memcmp(cur, "<0x", 3) && cur[5] == '>') {
-                int v = 0;
-                bool ok = true;
-                for (int i = 3; i < 5; i++) {
-                    uint8_t c = cur[i];
-                    int d = c >= '0' && c <= '9' ? c - '0'
-                          : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                          : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-                    ok = ok && d >= 0;
-                    v = v * 16 + d;
-                }
-                if (ok) {
-                    if (!scratch(L, which, 1))
-                        return GM_ERR_NOMEM;
-                    L->buf[which][0] = (uint8_t)v;
-                    cur = L->buf[which];
-                    ncur = 1;
-                }
-            }
-            break;
-        case OP_STRIP:
-            for (uint32_t i = 0; i < op->count && ncur >= op->nfrom &&
-                                 !memcmp(cur, op->from, op->nfrom); i++) {
-                cur += op->nfrom;
-                ncur -= op->nfrom;
-            }
-            break;
-        }
-        if (cur == L->buf[which])
-            which ^= 1;
-    }
-    *res = cur;
-    *nres = ncur;
-    return GM_OK;
-}
-
-/* ------------------------------------------------------------------------
- * note [skipping merges]: the structural scanner
- * ------------------------------------------------------------------------ */
-
-typedef struct scan {
-    const char *s;
-    size_t n, i;
-} scan;
-
-static void skip_ws(scan *S)
-{
-    while (S->i < S->n && (S->s[S->i] == ' ' || S->s[S->i] == '\n' || S->s[S->i] == '\r' ||
-                           S->s[S->i] == '\t'))
-        S->i++;
-}
-
-/* Skips a string starting at its quote; false when it does not end. */
-static bool skip_string(scan *S)
-{
-    if (S->i >= S->n || S->s[S->i] != '"')
-        return false;
-    for (S->i++; S->i < S->n; S->i++) {
-        char c = S->s[S->i];
-        if (c == '\\')
-            S->i++;
-        else if (c == '"') {
-            S->i++;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Skips any value (no validation of scalars beyond their extent). */
-static bool skip_value(scan *S)
-{
-    skip_ws(S);
-    if (S->i >= S->n)
-        return false;
-    char c = S->s[S->i];
-    if (c == '"')
-        return skip_string(S);
-    if (c == '{' || c == '[') {
-        size_t depth = 0;
-        while (S->i < S->n) {
-            c = S->s[S->i];
-            if (c == '"') {
-                if (!skip_string(S))
-                    return false;
-                continue;
-            }
-            if (c == '{' || c == '[')
-                depth++;
-            else if (c == '}' || c == ']') {
-                if (--depth == 0) {
-                    S->i++;
-                    return true;
-                }
-            }
-            S->i++;
-        }
-        return false;
-    }
-    size_t start = S->i;
-    while (S->i < S->n && !strchr(",}] \n\r\t", S->s[S->i]))
-        S->i++;
-    return S->i > start;
-}
-
-/*
- * In object at S->i, finds member `key` (exact spelling, no escapes) and
- * leaves S->i at the start of its value; false if absent or not understood.
- */
-static bool find_member(scan *S, const char *key)
-{
-    size_t klen = strlen(key);
-    skip_ws(S);
-    if (S->i >= S->n || S->s[S->i] != '{')
-        return false;
-    S->i++;
-    for (;;) {
-        skip_ws(S);
-        size_t k0 = S->i;
-        if (!skip_string(S))
-            return false;
-        bool match = S->i - k0 == klen + 2 && !memcmp(S->s + k0 + 1, key, klen);
-        skip_ws(S);
-        if (S->i >= S->n || S->s[S->i] != ':')
-            return false;
-        S->i++;
-        skip_ws(S);
-        if (match)
-            return true;
-        if (!skip_value(S))
-            return false;
-        skip_ws(S);
-        if (S->i >= S->n || S->s[S->i] != ',')
-            return false;
-        S->i++;
-    }
-}
-
-/* [*begin, *end) of the value of model.merges, or false. */
-static bool merges_span(const char *text, size_t len, size_t *begin, size_t *end)
-{
-    scan S = {text, len, 0};
-    if (!find_member(&S, "model") || !find_member(&S, "merges"))
-        return false;
-    *begin = S.i;
-    if (S.i >= len || text[S.i] != '[' || !skip_value(&S))
-        return false;
-    *end = S.i;
-    return true;
-}
-
 /* ------------------------------------------------------------------------
  * Parsing
  * ------------------------------------------------------------------------ */
@@ -570,7 +82,9 @@ static gm_status parse_json(loader *L, const char *name, const char *text, size_
     json_error_t je;
     json_t *root = NULL;
     size_t b, e;
-    if (skip_merges && len > (1u << 16) && merges_span(text, len, &b, &e) && e - b > 2) {
+    static const char *const merges[] = {"model", "merges"};
+    if (skip_merges && len > (1u << 16) && gm_json_member_span(text, len, merges, 2, &b, &e) &&
+        text[b] == '[' && e - b > 2) {
         size_t n = len - (e - b) + 2;
         char *copy = gm_mem_alloc(L->mem, n);
         if (!copy)
@@ -861,7 +375,7 @@ static gm_status config_eos(hf_state *H, uint32_t ntok, uint32_t *eos, size_t *n
 }
 
 /* Appends the bytes of every id to v (note [token bytes]). */
-static gm_status build_bytes(hf_state *H, const dec_plan *P, gm_vocab_data *v, size_t *cap)
+static gm_status build_bytes(hf_state *H, gm_hf_decoder *D, gm_vocab_data *v, size_t *cap)
 {
     loader *L = H->L;
     size_t nb = 0;
@@ -871,7 +385,7 @@ static gm_status build_bytes(hf_state *H, const dec_plan *P, gm_vocab_data *v, s
         size_t n = t->n;
         if (!t->added) {
             uint32_t bad_cp = 0;
-            gm_status st = run_ops(L, P, b, n, &b, &n, &bad_cp);
+            gm_status st = gm_hf_decoder_run(D, b, n, &b, &n, &bad_cp);
             if (st == GM_ERR_NOMEM)
                 return gm_mem_fail(L->mem, L->err, "the vocabulary");
             if (st == GM_ERR_LIMIT)
@@ -945,13 +459,12 @@ gm_status gm_vocab_load_json(gm_mem *m, const char *name, const char *text, size
     L.name = name;
     L.cname = cname;
     L.err = err;
-    byte_level_inverse(L.inv);
     hf_state H;
     memset(&H, 0, sizeof H);
     H.L = &L;
     gm_vocab_data *v = NULL;
-    dec_plan P;
-    memset(&P, 0, sizeof P);
+    gm_hf_decoder D;
+    gm_hf_decoder_init(&D, m);
     uint32_t eos[1];
     size_t neos = 0;
 
@@ -961,12 +474,7 @@ gm_status gm_vocab_load_json(gm_mem *m, const char *name, const char *text, size
     if (st == GM_OK)
         st = read_model(&H);
     if (st == GM_OK) {
-        json_t *dec = json_object_get(H.root, "decoder");
-        if (!dec || json_is_null(dec))
-            st = unsupported(&L, "decoder",
-                             "there is no decoder, so decoding would join tokens with spaces");
-        else
-            st = plan_decoder(&L, &P, dec, "decoder", 0);
+        st = gm_hf_decoder_plan(&D, json_object_get(H.root, "decoder"), name, err);
     }
     if (st == GM_OK)
         st = fill_sources(&H, gm_vocab_max_tokens_(opts));
@@ -999,17 +507,16 @@ gm_status gm_vocab_load_json(gm_mem *m, const char *name, const char *text, size
         if (!v)
             st = gm_mem_fail(m, err, "the vocabulary");
         if (st == GM_OK) {
-            v->strip_leading = P.strip_leading;
-            v->kind = P.byte_level ? GM_VOCAB_BYTE_LEVEL
-                    : P.space_char ? GM_VOCAB_SENTENCEPIECE : GM_VOCAB_LITERAL;
-            st = build_bytes(&H, &P, v, &cap);
+            v->strip_leading = D.strip_leading;
+            v->kind = D.byte_level ? GM_VOCAB_BYTE_LEVEL
+                    : D.space_char ? GM_VOCAB_SENTENCEPIECE : GM_VOCAB_LITERAL;
+            st = build_bytes(&H, &D, v, &cap);
         }
     }
     if (st == GM_OK)
         st = gm_vocab_finish_(v, eos, neos, opts, name, err);
     gm_mem_free(m, H.src);
-    gm_mem_free(m, L.buf[0]);
-    gm_mem_free(m, L.buf[1]);
+    gm_hf_decoder_free(&D);
     json_decref(H.root);
     json_decref(H.croot);
     if (st != GM_OK) {

@@ -15,3 +15,12 @@ GM_TESTS += tests/test_vocab
 tests_test_vocab_SOURCES = tests/test_vocab.c
 tests_test_vocab_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_vocab_LDADD = $(GM_TEST_LDADD)
+
+GM_TESTS += tests/test_vocab_load
+tests_test_vocab_load_SOURCES = tests/test_vocab_load.c
+tests_test_vocab_load_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_vocab_load_LDADD = $(GM_TEST_LDADD)
+
+# The independent python3 reference for the four real vocabularies and tries.
+TESTS += tests/vocab_ref.py
+EXTRA_DIST += tests/vocab_ref.py tests/data/vocab

@@ -24,3 +24,5 @@ tests_test_vocab_load_LDADD = $(GM_TEST_LDADD)
 # The independent python3 reference for the four real vocabularies and tries.
 TESTS += tests/vocab_ref.py
 EXTRA_DIST += tests/vocab_ref.py tests/data/vocab
+
+GM_FUZZ += tests/fuzz/fuzz_vocab tests/fuzz/fuzz_ids

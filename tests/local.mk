@@ -17,3 +17,30 @@ tests_test_base_LDADD = $(GM_TEST_LDADD)
 
 check_PROGRAMS += $(GM_TESTS)
 TESTS += $(GM_TESTS)
+
+# Fuzz targets (libFuzzer). A stage adds `GM_FUZZ += tests/fuzz/fuzz_<name>` in its
+# local.mk, with tests/fuzz/fuzz_<name>.c and seeds in tests/fuzz/corpus/<name>/.
+# `make fuzz` compiles the library sources and each target with clang
+# (-fsanitize=fuzzer,address,undefined) into _fuzz/; `make fuzz-run` runs every
+# target for FUZZ_SECONDS seconds (new inputs go to _fuzz/corpus/<name>/).
+GM_FUZZ =
+FUZZ_CC = clang
+FUZZ_SECONDS = 60
+GM_FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=undefined -std=c11 -D_POSIX_C_SOURCE=200809L \
+	-I$(top_srcdir)/include -I$(top_srcdir) -I$(top_builddir) $(JANSSON_CFLAGS) $(UTF8PROC_CFLAGS)
+fuzz: all
+	@CC='$(FUZZ_CC)' CFLAGS='$(GM_FUZZ_CFLAGS)' LIBS='$(JANSSON_LIBS) $(UTF8PROC_LIBS) -pthread -lm' \
+	  sh $(srcdir)/tests/fuzz/build.sh '$(srcdir)' '$(GM_FUZZ)' $(libgmcore_la_OBJECTS)
+fuzz-run: fuzz
+	@set -e; for t in $(GM_FUZZ); do \
+	  n=$$(basename $$t); c=$${n#fuzz_}; mkdir -p _fuzz/corpus/$$c; \
+	  echo "== $$n: $(FUZZ_SECONDS) s"; \
+	  dict=; test ! -f $(srcdir)/tests/fuzz/$$c.dict || dict=-dict=$(srcdir)/tests/fuzz/$$c.dict; \
+	  if ./_fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 $$dict \
+	       -print_final_stats=1 _fuzz/corpus/$$c $(srcdir)/tests/fuzz/corpus/$$c >_fuzz/$$n.log 2>&1; \
+	  then grep -E '^(#[0-9]+ *DONE|stat::number_of_executed_units|stat::peak_rss)' _fuzz/$$n.log; \
+	  else tail -60 _fuzz/$$n.log; echo "$$n failed: crash input in ./crash-* (log _fuzz/$$n.log)"; exit 1; fi; \
+	done
+.PHONY: fuzz fuzz-run
+EXTRA_DIST += tests/fuzz

@@ -1,0 +1,92 @@
+/*
+ * libFuzzer target for the vocabulary loaders. The input is a tokenizer.json
+ * text, optionally followed by "\n@@config@@\n" and a tokenizer_config.json
+ * text; an input starting with "gramask-vocab " goes to the plain-format
+ * loader. A vocabulary that loads is pushed through the trie, decoding and
+ * the plain writer, and the plain text must load back to the same bytes.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spanner/vocab.h"
+#include "spanner/vocab_impl.h"
+#include "src/base/strbuf.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void exercise(gm_mem *m, gm_vocab_data *v)
+{
+    gm_error err;
+    gm_trie *t;
+    if (gm_trie_build(m, v, &t, &err) == GM_OK) {
+        for (uint32_t id = 0; id < v->size; id++) {
+            size_t len;
+            const uint8_t *b = gm_vocab_data_token(v, id, &len);
+            bool in = !(v->flags[id] & (GM_TOK_SPECIAL | GM_TOK_PADDING)) && len;
+            if (in && gm_trie_find(t, b, len) == UINT32_MAX)
+                abort();
+        }
+        gm_trie_destroy(t);
+    }
+    gm_strbuf sb;
+    gm_strbuf_init(&sb, m);
+    uint32_t ids[4] = {0, v->size - 1, v->size / 2, 0};
+    gm_vocab_decode(v, ids, 4, &sb, &err);
+    gm_strbuf_free(&sb);
+    gm_strbuf_init(&sb, m);
+    gm_vocab_write_plain(v, &sb);
+    if (!sb.failed) {
+        gm_vocab_data *w;
+        if (gm_vocab_load_plain_(m, "dump", sb.s, sb.n, NULL, &w, &err) != GM_OK)
+            abort();
+        if (w->size != v->size || memcmp(w->offsets, v->offsets, (v->size + 1) * 4ul) ||
+            memcmp(w->bytes, v->bytes, v->offsets[v->size]))
+            abort();
+        gm_vocab_data_destroy(w);
+    }
+    gm_strbuf_free(&sb);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static const char sep[] = "\n@@config@@\n";
+    const char *text = (const char *)data;
+    size_t len = size;
+    const char *config = NULL;
+    size_t clen = 0;
+    const char *s = NULL;
+    for (size_t i = 0; !s && i + sizeof sep - 1 <= size; i++)
+        if (!memcmp(text + i, sep, sizeof sep - 1))
+            s = text + i;
+    if (s) {
+        len = (size_t)(s - text);
+        config = s + sizeof sep - 1;
+        clen = size - len - (sizeof sep - 1);
+    }
+    gm_mem m;
+    gm_mem_init(&m, NULL, (size_t)256 << 20);
+    gm_error err;
+    gm_vocab_data *v = NULL;
+    gm_vocab_load_options o = {0, NULL, 0, 100000, 0};
+    uint32_t extra = 1;
+    if (len && (data[0] & 1)) { /* sometimes padding and an extra EOS */
+        o.model_size = 3000;
+        o.extra_eos = &extra;
+        o.nextra_eos = 1;
+    }
+    gm_status st;
+    if (len >= 14 && !memcmp(text, "gramask-vocab ", 14))
+        st = gm_vocab_load_plain_(&m, "fuzz", text, len, &o, &v, &err);
+    else
+        st = gm_vocab_load_json(&m, "fuzz.json", text, len, config, clen, &o, &v, &err);
+    if (st == GM_OK) {
+        exercise(&m, v);
+        gm_vocab_data_destroy(v);
+    } else if (!err.message[0] || v) {
+        abort();
+    }
+    if (atomic_load(&m.used) != 0)
+        abort();
+    return 0;
+}

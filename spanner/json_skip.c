@@ -26,57 +26,76 @@ static void skip_ws(scan *S)
         S->i++;
 }
 
-/* Skips a string starting at its quote; false when it does not end. */
+/*
+ * Skips a string starting at its quote; false when it does not end. (Locals,
+ * not S->i: char reads may alias the struct and would defeat registers.)
+ */
 static bool skip_string(scan *S)
 {
-    if (S->i >= S->n || S->s[S->i] != '"')
+    const char *s = S->s;
+    size_t i = S->i, n = S->n;
+    if (i >= n || s[i] != '"')
         return false;
-    for (S->i++; S->i < S->n; S->i++) {
-        char c = S->s[S->i];
-        if (c == '\\')
-            S->i++;
-        else if (c == '"') {
-            S->i++;
+    for (i++; i < n;) {
+        const char *q = memchr(s + i, '"', n - i);
+        if (!q)
+            return false;
+        size_t j = (size_t)(q - s), bs = 0;
+        while (j - bs > i && s[j - bs - 1] == '\\')
+            bs++;
+        i = j + 1;
+        if (bs % 2 == 0) { /* not escaped */
+            S->i = i;
             return true;
         }
     }
     return false;
 }
 
+/* Characters that matter inside arrays and objects: 1 quote, 2 open, 3 close. */
+static const unsigned char structural[256] = {
+    ['"'] = 1, ['['] = 2, ['{'] = 2, [']'] = 3, ['}'] = 3,
+};
+
 /* Skips any value (no validation of scalars beyond their extent). */
 static bool skip_value(scan *S)
 {
     skip_ws(S);
-    if (S->i >= S->n)
+    const char *s = S->s;
+    size_t i = S->i, n = S->n;
+    if (i >= n)
         return false;
-    char c = S->s[S->i];
-    if (c == '"')
+    if (s[i] == '"')
         return skip_string(S);
-    if (c == '{' || c == '[') {
+    if (s[i] == '{' || s[i] == '[') {
         size_t depth = 0;
-        while (S->i < S->n) {
-            c = S->s[S->i];
-            if (c == '"') {
+        while (i < n) {
+            unsigned char k = structural[(unsigned char)s[i]];
+            if (k == 0) {
+                i++;
+            } else if (k == 1) {
+                S->i = i;
                 if (!skip_string(S))
                     return false;
-                continue;
-            }
-            if (c == '{' || c == '[')
+                i = S->i;
+            } else if (k == 2) {
                 depth++;
-            else if (c == '}' || c == ']') {
+                i++;
+            } else {
+                i++;
                 if (--depth == 0) {
-                    S->i++;
+                    S->i = i;
                     return true;
                 }
             }
-            S->i++;
         }
         return false;
     }
-    size_t start = S->i;
-    while (S->i < S->n && !strchr(",}] \n\r\t", S->s[S->i]))
-        S->i++;
-    return S->i > start;
+    size_t start = i;
+    while (i < n && !strchr(",}] \n\r\t", s[i]))
+        i++;
+    S->i = i;
+    return i > start;
 }
 
 /*

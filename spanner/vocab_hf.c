@@ -233,11 +233,15 @@ static gm_status fill_sources(hf_state *H, uint32_t max_tokens)
         json_t *val;
         json_object_foreach(H->vocab, key, val) {
             size_t klen = strlen(key);
-            snprintf(path, sizeof path, "model.vocab[\"%s\"]", show(tb, sizeof tb, key, klen));
-            uint32_t id;
-            gm_status st = id_of(H, val, path, &id);
-            if (st != GM_OK)
-                return st;
+            json_int_t iv = json_is_integer(val) ? json_integer_value(val) : -1;
+            uint32_t id = (uint32_t)iv;
+            if (iv < 0 || (uint64_t)iv >= H->bound || H->src[id].s) /* the path only for errors */
+                snprintf(path, sizeof path, "model.vocab[\"%s\"]", show(tb, sizeof tb, key, klen));
+            if (iv < 0 || (uint64_t)iv >= H->bound) {
+                gm_status st = id_of(H, val, path, &id);
+                if (st != GM_OK)
+                    return st;
+            }
             if (H->src[id].s) {
                 char what[200], tb2[128];
                 snprintf(what, sizeof what, "id %u is also the id of \"%s\"", id,

@@ -4,11 +4,16 @@
  * text; an input starting with "gramask-vocab " goes to the plain-format
  * loader. A vocabulary that loads is pushed through the trie, decoding and
  * the plain writer, and the plain text must load back to the same bytes.
+ * The merges skipper (used only on big files) is checked against jansson:
+ * when it finds model.merges in a document jansson accepts, its span must
+ * parse to the same value.
  */
+#include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "spanner/json_skip.h"
 #include "spanner/vocab.h"
 #include "spanner/vocab_impl.h"
 #include "src/base/strbuf.h"
@@ -48,6 +53,25 @@ static void exercise(gm_mem *m, gm_vocab_data *v)
     gm_strbuf_free(&sb);
 }
 
+static void check_skipper(const char *text, size_t len)
+{
+    static const char *const path[] = {"model", "merges"};
+    size_t b, e;
+    if (!gm_json_member_span(text, len, path, 2, &b, &e))
+        return;
+    if (b > e || e > len)
+        abort();
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+    json_t *want = json_object_get(json_object_get(root, "model"), "merges");
+    if (want) {
+        json_t *got = json_loadb(text + b, e - b, JSON_DECODE_ANY, NULL);
+        if (!got || !json_equal(got, want))
+            abort();
+        json_decref(got);
+    }
+    json_decref(root);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char sep[] = "\n@@config@@\n";
@@ -75,6 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         o.extra_eos = &extra;
         o.nextra_eos = 1;
     }
+    check_skipper(text, len);
     gm_status st;
     if (len >= 14 && !memcmp(text, "gramask-vocab ", 14))
         st = gm_vocab_load_plain_(&m, "fuzz", text, len, &o, &v, &err);

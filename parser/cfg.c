@@ -10,6 +10,8 @@ void gm_cfg_destroy(gm_cfg *g)
     if (!g)
         return;
     gm_mem *m = g->mem;
+    gm_mem_free(m, g->postlex.at);
+    gm_mem_free(m, g->postlex.after);
     if (g->names)
         for (uint32_t i = 0; i < g->nterminals + g->nnonterminals; i++)
             gm_mem_free(m, g->names[i]);

@@ -21,6 +21,7 @@
 
 #include "gramask.h"
 #include "lexer/lexer.h"
+#include "parser/postlex.h"
 #include "src/base/error.h"
 #include "src/base/mem.h"
 #include "src/base/strbuf.h"
@@ -57,6 +58,8 @@ typedef struct gm_cfg {
     gm_sym *rhs;             /* all right-hand sides, back to back */
     uint32_t nrhs;
     gm_sym start;            /* the start nonterminal */
+    gm_postlex postlex;      /* post-lexing layer from gramask directives (parser/postlex.h);
+                                zeroed when the grammar has none; arrays owned by the cfg */
     char *file;              /* name of the main grammar file (for diagnostics), owned;
                                 NULL when the text was loaded without a name */
     uint8_t *rule_flags;     /* [nnonterminals] GM_CFG_RULE_* (index: symbol - nterminals) */

@@ -12,6 +12,7 @@ void gm_cfg_destroy(gm_cfg *g)
     gm_mem *m = g->mem;
     gm_mem_free(m, g->postlex.at);
     gm_mem_free(m, g->postlex.after);
+    gm_mem_free(m, g->postlex.bracket);
     if (g->names)
         for (uint32_t i = 0; i < g->nterminals + g->nnonterminals; i++)
             gm_mem_free(m, g->names[i]);

@@ -18,6 +18,25 @@
  *
  * Comments that span lines must act as line ends: the grammar makes them a
  * terminal of their own that the directive also names (`at NEWLINE ML_COMMENT`).
+ *
+ * note [indentation]
+ * Python's INDENT and DEDENT depend on a stack of indentation widths, which
+ * no finite lexer state can hold. The grammar declares the layer with
+ *     %indent _NEWLINE _INDENT _DEDENT "(" ")" "[" "]" "{" "}"
+ * _NEWLINE is a terminal whose lexeme runs from a line end over blank and
+ * comment lines to the next line's indentation; _INDENT and _DEDENT are
+ * %declare'd; the pairs after them are the bracket terminals (open, close).
+ * As in Lark's Indenter: while a bracket is open, _NEWLINE is dropped
+ * (implicit line joining); otherwise _NEWLINE is fed, then the width w of
+ * its lexeme (gm_postlex_width) is compared with the top of the width stack
+ * (initially [0]): larger -> _INDENT (push w); smaller -> one _DEDENT per
+ * popped level until w equals the top (no equal level: a syntax error). At
+ * end of input one _DEDENT per level above 0.
+ * The matcher keeps the width stack and the bracket depth beside the LR
+ * stack; the spanner keeps the width of a pending _NEWLINE lexeme in its
+ * lexer state (widths up to GM_INDENT_MAX_WIDTH), so a token's class
+ * records the width of each line end it completes, and the mask walk
+ * applies the layer on the real stacks: masks stay exact.
  */
 #ifndef GM_PARSER_POSTLEX_H
 #define GM_PARSER_POSTLEX_H
@@ -29,13 +48,37 @@
 
 #define GM_POSTLEX_NONE UINT32_MAX
 
+/* Widest indentation the layer tracks (wider lines are a lexing error). */
+#define GM_INDENT_MAX_WIDTH 254
+
 typedef struct gm_postlex {
     bool insertion;          /* semicolon insertion is on */
     uint32_t insert;         /* the terminal fed at a triggered line end (";") */
     uint8_t *at;             /* [nterminals] 1: a line-end terminal (never fed itself) */
     uint8_t *after;          /* [nterminals] 1: sets the flag when fed */
     uint32_t nterminals;
+
+    bool indentation;        /* note [indentation] is on */
+    uint32_t newline;        /* the _NEWLINE terminal */
+    uint32_t indent;         /* the _INDENT terminal */
+    uint32_t dedent;         /* the _DEDENT terminal */
+    int8_t *bracket;         /* [nterminals] +1 opening bracket, -1 closing, 0 other */
+    uint32_t tab_width;      /* columns a tab counts for (8) */
 } gm_postlex;
+
+/*
+ * The indentation width of a _NEWLINE lexeme, as Lark's Indenter computes
+ * it: over the text after its last '\n', spaces count 1 and tabs
+ * tab_width. The spanner tracks the same count byte by byte: 0 at '\n',
+ * +1 at ' ', +tab_width at '\t', +0 otherwise.
+ */
+static inline uint32_t gm_postlex_width(const gm_postlex *pl, const uint8_t *lexeme, size_t len)
+{
+    uint32_t w = 0;
+    for (size_t i = 0; i < len; i++)
+        w = lexeme[i] == '\n' ? 0 : w + (lexeme[i] == ' ') + (lexeme[i] == '\t') * pl->tab_width;
+    return w;
+}
 
 /*
  * One terminal from the lexer (ignored ones are never passed here): writes

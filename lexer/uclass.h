@@ -1,0 +1,67 @@
+/*
+ * Unicode data for the regex parser: the \d \w \s classes and case-
+ * insensitive matching, as Python 3.11's re defines them, computed from
+ * utf8proc. A gm_uclass is a lazily filled cache owned by one build (or one
+ * thread); it is not safe to share between threads while it fills.
+ *
+ * note [Python classes]
+ * For str patterns Python's re defines (checked exhaustively against
+ * Python 3.11 / Unicode 14 by tests/test_uclass.c):
+ *   \d = general category Nd;
+ *   \w = categories L* and N*, plus '_' (str.isalnum() or '_');
+ *   \s = the fixed list \t \n \v \f \r \x1c-\x1f space \x85 \xa0 U+1680
+ *        U+2000-U+200A U+2028 U+2029 U+202F U+205F U+3000;
+ * and under the ASCII flag [0-9], [0-9A-Za-z_], [ \t\n\r\f\v].
+ * Letters and numbers exist only below U+40000 in Unicode 15 (planes 4-13
+ * are unassigned, 14 holds format characters and marks, 15-16 private use),
+ * so the scan stops there; the tests scan all planes to prove it.
+ *
+ * note [case folding]
+ * Python matches a cased character c against d under IGNORECASE when
+ * lower(d) is lower(c) or one of the "extra cases" of lower(c) (lowercase
+ * letters with the same uppercase, e.g. s and long s, i and dotless i:
+ * Lib/re/_casefix.py). That is an equivalence: d ~ c iff K(d) == K(c) with
+ * K(x) = min({lower(x)} + extra[lower(x)]). lower() is the simple lowercase
+ * mapping; we take it from utf8proc (Unicode 15 in Debian 12) and the extra
+ * cases from Python 3.11's table, so the only differences from Python come
+ * from characters whose case mappings changed between Unicode 14 and the
+ * utf8proc version. Classes \w \d \s are not case-closed (Python tests them
+ * on the character or its lowercase, which agree for every character).
+ * Under the ASCII flag only A-Z and a-z fold.
+ */
+#ifndef GM_LEXER_UCLASS_H
+#define GM_LEXER_UCLASS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lexer/cpset.h"
+#include "src/base/mem.h"
+
+typedef struct gm_uclass {
+    gm_mem *mem;
+    bool classes_loaded;
+    gm_cpset word;       /* Unicode \w */
+    gm_cpset digit;      /* Unicode \d */
+    bool case_loaded;
+    uint32_t ncase;      /* code points that share their case key with another */
+    uint32_t *by_cp;     /* [2 * ncase] (code point, key) sorted by code point */
+    uint32_t *by_key;    /* [2 * ncase] (key, code point) sorted by key, then code point */
+} gm_uclass;
+
+void gm_uclass_init(gm_uclass *uc, gm_mem *m);
+void gm_uclass_free(gm_uclass *uc);
+
+/*
+ * Adds a class escape to dst: which is one of d w s D W S. ascii selects the
+ * ASCII definitions. Returns 0, or -1 on allocation failure.
+ */
+int gm_uclass_add_class(gm_uclass *uc, gm_cpset *dst, char which, bool ascii);
+
+/* Closes s under case-insensitive equivalence (note [case folding]). 0 or -1. */
+int gm_uclass_case_close(gm_uclass *uc, gm_cpset *s, bool ascii);
+
+/* The case key K(cp) of note [case folding] (cp itself for uncased ones); -1 on allocation failure. */
+int64_t gm_uclass_case_key(gm_uclass *uc, uint32_t cp);
+
+#endif

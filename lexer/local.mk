@@ -2,7 +2,7 @@
 libgmcore_la_SOURCES += \
 	lexer/lexer.h \
 	lexer/cpset.c lexer/cpset.h \
-	lexer/uclass.c lexer/uclass.h \
+	lexer/uclass.c lexer/uclass.h lexer/unicode_tables.h \
 	lexer/utf8_ranges.c lexer/utf8_ranges.h \
 	lexer/regex.h lexer/regex_parse.c \
 	lexer/nfa.c lexer/nfa.h \
@@ -12,4 +12,31 @@ libgmcore_la_SOURCES += \
 	lexer/dump.c lexer/dump.h \
 	lexer/termfile.c lexer/termfile.h
 
+# Unicode tables are generated at build time from utf8proc (lexer/uclass.h).
+nodist_libgmcore_la_SOURCES = lexer/unicode_tables.c
+BUILT_SOURCES += lexer/unicode_tables.c
+CLEANFILES += lexer/unicode_tables.c
+noinst_PROGRAMS += lexer/gen_unicode_tables
+lexer_gen_unicode_tables_SOURCES = lexer/gen_unicode_tables.c
+lexer_gen_unicode_tables_LDADD = $(UTF8PROC_LIBS)
+lexer/unicode_tables.c: lexer/gen_unicode_tables$(EXEEXT)
+	$(AM_V_GEN)$(MKDIR_P) lexer && ./lexer/gen_unicode_tables$(EXEEXT) > $@.tmp && mv $@.tmp $@
+
 gramask_SOURCES += src/cli/cmd_regex.c src/cli/cmd_lex.c
+
+GM_TESTS += tests/test_regex_diff
+tests_test_regex_diff_SOURCES = tests/test_regex_diff.c
+tests_test_regex_diff_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_regex_diff_LDADD = $(GM_TEST_LDADD)
+EXTRA_DIST += tests/regex_cases.py
+
+GM_TESTS += tests/test_regex
+tests_test_regex_SOURCES = tests/test_regex.c
+tests_test_regex_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_regex_LDADD = $(GM_TEST_LDADD)
+
+GM_TESTS += tests/test_lexer
+tests_test_lexer_SOURCES = tests/test_lexer.c
+tests_test_lexer_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_lexer_LDADD = $(GM_TEST_LDADD)
+EXTRA_DIST += tests/golden/lex_keywords.terms tests/golden/lex_keywords.dump bench/java.terms

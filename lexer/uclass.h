@@ -1,8 +1,9 @@
 /*
  * Unicode data for the regex parser: the \d \w \s classes and case-
- * insensitive matching, as Python 3.11's re defines them, computed from
- * utf8proc. A gm_uclass is a lazily filled cache owned by one build (or one
- * thread); it is not safe to share between threads while it fills.
+ * insensitive matching, as Python 3.11's re defines them. The data comes
+ * from utf8proc through tables generated at build time
+ * (gen_unicode_tables.c, unicode_tables.h), so using them costs no scan.
+ * A gm_uclass only carries the allocator for the sets it fills.
  *
  * note [Python classes]
  * For str patterns Python's re defines (checked exhaustively against
@@ -12,9 +13,6 @@
  *   \s = the fixed list \t \n \v \f \r \x1c-\x1f space \x85 \xa0 U+1680
  *        U+2000-U+200A U+2028 U+2029 U+202F U+205F U+3000;
  * and under the ASCII flag [0-9], [0-9A-Za-z_], [ \t\n\r\f\v].
- * Letters and numbers exist only below U+40000 in Unicode 15 (planes 4-13
- * are unassigned, 14 holds format characters and marks, 15-16 private use),
- * so the scan stops there; the tests scan all planes to prove it.
  *
  * note [case folding]
  * Python matches a cased character c against d under IGNORECASE when
@@ -39,14 +37,7 @@
 #include "src/base/mem.h"
 
 typedef struct gm_uclass {
-    gm_mem *mem;
-    bool classes_loaded;
-    gm_cpset word;       /* Unicode \w */
-    gm_cpset digit;      /* Unicode \d */
-    bool case_loaded;
-    uint32_t ncase;      /* code points that share their case key with another */
-    uint32_t *by_cp;     /* [2 * ncase] (code point, key) sorted by code point */
-    uint32_t *by_key;    /* [2 * ncase] (key, code point) sorted by key, then code point */
+    gm_mem *mem;         /* allocator of the sets the functions below grow */
 } gm_uclass;
 
 void gm_uclass_init(gm_uclass *uc, gm_mem *m);
@@ -61,7 +52,10 @@ int gm_uclass_add_class(gm_uclass *uc, gm_cpset *dst, char which, bool ascii);
 /* Closes s under case-insensitive equivalence (note [case folding]). 0 or -1. */
 int gm_uclass_case_close(gm_uclass *uc, gm_cpset *s, bool ascii);
 
-/* The case key K(cp) of note [case folding] (cp itself for uncased ones); -1 on allocation failure. */
-int64_t gm_uclass_case_key(gm_uclass *uc, uint32_t cp);
+/* The case key K(cp) of note [case folding] (cp itself for uncased ones). */
+uint32_t gm_uclass_case_key(const gm_uclass *uc, uint32_t cp);
+
+/* The Unicode version of the tables ("15.0.0"). */
+const char *gm_uclass_unicode_version(void);
 
 #endif

@@ -175,7 +175,8 @@ gm_status gm_dfa_determinize(const gm_nfa *nfa, gm_mem *m, uint32_t max_states, 
         uint32_t toff = out->tag_off[q];
         if (gm_vec_grow_(m, (void **)&out->tags, &tags_cap, (size_t)toff + ntags + 1, sizeof *out->tags))
             goto nomem_start;
-        memcpy(out->tags + toff, tagbuf.v, ntags * sizeof *tagbuf.v);
+        if (ntags)
+            memcpy(out->tags + toff, tagbuf.v, ntags * sizeof *tagbuf.v);
         out->tag_off[q + 1] = toff + (uint32_t)ntags;
 
         /* Bucket the targets of all byte edges by class (counting sort). */

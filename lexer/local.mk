@@ -13,7 +13,7 @@ libgmcore_la_SOURCES += \
 	lexer/termfile.c lexer/termfile.h
 
 # Unicode tables are generated at build time from utf8proc (lexer/uclass.h).
-nodist_libgmcore_la_SOURCES = lexer/unicode_tables.c
+nodist_libgmcore_la_SOURCES += lexer/unicode_tables.c
 BUILT_SOURCES += lexer/unicode_tables.c
 CLEANFILES += lexer/unicode_tables.c
 noinst_PROGRAMS += lexer/gen_unicode_tables

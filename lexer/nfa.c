@@ -270,7 +270,7 @@ static uint32_t compile(builder *b, const gm_regex *re, uint32_t node, uint32_t 
             return freeze(b, &none, 0); /* never in UTF-8 text: a dead state */
         }
         uint8_t buf[4];
-        int len = gm_utf8_encode(n->cp, buf);
+        int len = gm_utf8_encode_char(n->cp, buf);
         for (int i = len - 1; i >= 0 && out != UINT32_MAX; i--)
             out = single_edge(b, buf[i], buf[i], out);
         return out;

@@ -135,7 +135,7 @@ static gm_status read_literal(tparser *p, char **out, size_t *outlen)
                         gm_vec_free(m, &buf);
                         return syntax(p, p->pos - 1, "escape is not a Unicode scalar value");
                     } else {
-                        nb = gm_utf8_encode(v, bytes);
+                        nb = gm_utf8_encode_char(v, bytes);
                     }
                 } else {
                     /* Unknown escapes stay as written, as Lark leaves them. */

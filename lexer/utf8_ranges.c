@@ -1,7 +1,7 @@
 /* Splitting code point ranges into UTF-8 byte-range sequences (see utf8_ranges.h). */
 #include "lexer/utf8_ranges.h"
 
-int gm_utf8_encode(uint32_t cp, uint8_t out[4])
+int gm_utf8_encode_char(uint32_t cp, uint8_t out[4])
 {
     if (cp < 0x80) {
         out[0] = (uint8_t)cp;
@@ -25,7 +25,7 @@ int gm_utf8_encode(uint32_t cp, uint8_t out[4])
     return 4;
 }
 
-int gm_utf8_decode(const uint8_t *s, size_t len, uint32_t *cp)
+int gm_utf8_decode_char(const uint8_t *s, size_t len, uint32_t *cp)
 {
     if (len == 0)
         return 0;
@@ -69,8 +69,8 @@ static int emit(uint32_t lo, uint32_t hi, int (*fn)(void *, const gm_utf8_seq *)
 {
     gm_utf8_seq seq;
     uint8_t a[4], b[4];
-    int n = gm_utf8_encode(lo, a);
-    gm_utf8_encode(hi, b);
+    int n = gm_utf8_encode_char(lo, a);
+    gm_utf8_encode_char(hi, b);
     seq.len = (uint8_t)n;
     for (int i = 0; i < n; i++) {
         seq.lo[i] = a[i];

@@ -206,7 +206,7 @@ static void check_all_code_points(const gm_dfa *d, const gm_cpset *set, const ch
         if (cp >= 0xD800 && cp <= 0xDFFF)
             continue;
         uint8_t buf[4];
-        int n = gm_utf8_encode(cp, buf);
+        int n = gm_utf8_encode_char(cp, buf);
         bool want = gm_cpset_has(set, cp);
         bool got = gm_dfa_match(d, buf, (size_t)n) != GM_LEX_NONE;
         if (want != got)
@@ -338,7 +338,7 @@ static void ill_formed_utf8_is_never_accepted(void **state)
             if ((gm_dfa_match(&any, b, (size_t)len) != GM_LEX_NONE) != want)
                 fail_msg("(?s).* on %d bytes %06x: want %d", len, x, want);
             uint32_t cp;
-            bool single = gm_utf8_decode(b, (size_t)len, &cp) == len;
+            bool single = gm_utf8_decode_char(b, (size_t)len, &cp) == len;
             if ((gm_dfa_match(&one, b, (size_t)len) != GM_LEX_NONE) != single)
                 fail_msg("(?s). on %d bytes %06x: want %d", len, x, single);
         }

@@ -1,0 +1,224 @@
+/*
+ * gramask parse GRAMMAR FILE [--conflicts=lark] [--start=RULE]
+ *
+ * Lexes FILE with the grammar's lexer (maximal munch, %ignore'd terminals
+ * dropped) and feeds the terminals to the LR runtime. Prints OK, or the
+ * first error as FILE:line:column with the terminals expected there.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lexer/lexer.h"
+#include "parser/grammar.h"
+#include "parser/lr.h"
+#include "src/base/bitset.h"
+#include "src/base/file.h"
+#include "src/base/strbuf.h"
+#include "src/cli/cli.h"
+#include "src/cli/commands.h"
+
+static const char USAGE[] = "GRAMMAR FILE [--conflicts=error|lark] [--start=RULE]";
+
+static void print_help(void)
+{
+    printf("usage: gramask parse %s\n\n"
+           "Lexes FILE with GRAMMAR's terminals (longest match; %%ignore'd terminals are\n"
+           "dropped) and parses the terminal stream with the LALR(1) tables. Prints OK,\n"
+           "or the first error with its line:column and the terminals expected there.\n\n"
+           "  --conflicts=lark    resolve LALR(1) conflicts as Lark does (see gramask grammar)\n"
+           "  --start=RULE        start rule (default: start)\n\n"
+           "Exit status: 0 the file parses, 1 it does not (or the grammar is invalid), 2 usage.\n",
+           USAGE);
+}
+
+static void print_warning(void *ud, const gm_error *w)
+{
+    (void)ud;
+    fprintf(stderr, "gramask parse: warning: %s\n", w->message);
+}
+
+typedef struct parse_ctx {
+    const gm_cfg *g;
+    const gm_lr_table *t;
+    gm_mem *mem;
+    gm_lr_node *top;
+    size_t tokens;
+    gm_lexeme bad;           /* the lexeme the parser rejected */
+    bool rejected;
+    gm_status failure;       /* allocation failure while feeding */
+} parse_ctx;
+
+static gm_status on_lexeme(void *ud, const gm_lexeme *lx)
+{
+    parse_ctx *c = ud;
+    if (c->g->terminals[lx->terminal].ignored)
+        return GM_OK;
+    gm_lr_node *next;
+    gm_status st = gm_lr_feed(c->t, c->mem, c->top, lx->terminal, &next);
+    if (st == GM_ERR_REJECTED) {
+        c->rejected = true;
+        c->bad = *lx;
+        return GM_ERR_REJECTED;
+    }
+    if (st != GM_OK) {
+        c->failure = st;
+        return st;
+    }
+    gm_lr_node_release(c->mem, c->top);
+    c->top = next;
+    c->tokens++;
+    return GM_OK;
+}
+
+/* "expected: A, B or $end" from the terminals viable at top. */
+static void put_expected(gm_strbuf *b, const gm_cfg *g, const gm_lr_table *t, const gm_lr_node *top)
+{
+    uint64_t *bits = calloc(GM_BITSET_WORDS(t->nterms) + 1, sizeof *bits);
+    if (!bits)
+        return;
+    gm_lr_expected(t, top, bits);
+    size_t n = gm_bitset_count(bits, GM_BITSET_WORDS(t->nterms)), k = 0;
+    gm_strbuf_puts(b, n ? "; expected " : "; nothing can follow");
+    for (uint32_t term = 0; term < t->nterms; term++) {
+        if (!gm_bitset_get(bits, term))
+            continue;
+        k++;
+        if (k > 1)
+            gm_strbuf_puts(b, k == n ? " or " : ", ");
+        if (k > 40) {
+            gm_strbuf_printf(b, "... (%zu more)", n - 40);
+            break;
+        }
+        gm_strbuf_puts(b, term == t->eof ? "end of input" : g->names[term]);
+    }
+    free(bits);
+}
+
+static void put_lexeme_text(gm_strbuf *b, const char *text, size_t start, size_t end)
+{
+    size_t n = end - start;
+    gm_strbuf_putc(b, '"');
+    gm_strbuf_escaped(b, text + start, n > 40 ? 40 : n);
+    gm_strbuf_puts(b, n > 40 ? "\"..." : "\"");
+}
+
+int gm_cmd_parse(int argc, char **argv)
+{
+    const char *gpath = NULL, *fpath = NULL, *start = NULL;
+    gm_conflicts mode = GM_CONFLICTS_ERROR;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            print_help();
+            return 0;
+        } else if (!strcmp(a, "--conflicts=lark")) {
+            mode = GM_CONFLICTS_LARK;
+        } else if (!strcmp(a, "--conflicts=error")) {
+            mode = GM_CONFLICTS_ERROR;
+        } else if (!strncmp(a, "--start=", 8) && a[8]) {
+            start = a + 8;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "gramask parse: unknown option '%s'\n", a);
+            return gm_cli_usage("parse", USAGE);
+        } else if (!gpath) {
+            gpath = a;
+        } else if (!fpath) {
+            fpath = a;
+        } else {
+            return gm_cli_usage("parse", USAGE);
+        }
+    }
+    if (!gpath || !fpath)
+        return gm_cli_usage("parse", USAGE);
+
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_error err;
+    gm_limits limits;
+    gm_limits_init_defaults(&limits);
+    gm_grammar_options gopts;
+    memset(&gopts, 0, sizeof gopts);
+    gopts.start = start;
+    gopts.warn = print_warning;
+    gm_cfg *g = NULL;
+    gm_lexer *lx = NULL;
+    gm_lr_table *t = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    gm_strbuf msg;
+    gm_strbuf_init(&msg, &m);
+    parse_ctx c;
+    memset(&c, 0, sizeof c);
+    int rc = 1;
+    if (gm_grammar_load_file(&m, gpath, &gopts, &g, &err) != GM_OK ||
+        gm_lexer_build(&m, g->terminals, g->nterminals, &limits, print_warning, NULL, &lx, &err) != GM_OK) {
+        gm_cli_fail("parse", &err);
+        goto done;
+    }
+    gm_lalr_options lopts;
+    memset(&lopts, 0, sizeof lopts);
+    lopts.conflicts = mode;
+    lopts.warn = print_warning;
+    if (gm_lalr_build(&m, g, &lopts, &t, &err) != GM_OK) {
+        gm_cli_fail("parse", &err);
+        goto done;
+    }
+    if (gm_file_read(&m, fpath, limits.max_input_bytes, &text, &len, &err) != GM_OK) {
+        gm_cli_fail("parse", &err);
+        goto done;
+    }
+    c.g = g;
+    c.t = t;
+    c.mem = &m;
+    c.top = gm_lr_stack_new(&m);
+    if (!c.top) {
+        gm_mem_fail(&m, &err, "the parse stack");
+        gm_cli_fail("parse", &err);
+        goto done;
+    }
+    size_t error_offset = 0;
+    gm_status st = gm_lexer_run(lx, (const uint8_t *)text, len, on_lexeme, &c, &error_offset, &err);
+    if (c.failure) {
+        gm_mem_fail(&m, &err, "the parse stack");
+        gm_cli_fail("parse", &err);
+        goto done;
+    }
+    gm_srcloc loc;
+    if (c.rejected) {
+        loc = gm_srcloc_of_offset(fpath, text, len, c.bad.start);
+        gm_strbuf_printf(&msg, "%s:%u:%u: syntax error: unexpected %s", fpath, loc.line, loc.column,
+                         g->names[c.bad.terminal]);
+        if (!g->terminals[c.bad.terminal].is_literal) {
+            gm_strbuf_putc(&msg, ' ');
+            put_lexeme_text(&msg, text, c.bad.start, c.bad.end);
+        }
+        put_expected(&msg, g, t, c.top);
+    } else if (st != GM_OK) {
+        loc = gm_srcloc_of_offset(fpath, text, len, error_offset);
+        gm_strbuf_printf(&msg, "%s:%u:%u: lexical error: %s", fpath, loc.line, loc.column, err.message);
+        put_expected(&msg, g, t, c.top);
+    } else if (!gm_lr_accepts(t, c.top)) {
+        loc = gm_srcloc_of_offset(fpath, text, len, len);
+        gm_strbuf_printf(&msg, "%s:%u:%u: syntax error: unexpected end of input", fpath, loc.line, loc.column);
+        put_expected(&msg, g, t, c.top);
+    } else {
+        printf("OK (%zu terminals)\n", c.tokens);
+        rc = 0;
+        goto done;
+    }
+    if (msg.failed) {
+        gm_mem_fail(&m, &err, "the error message");
+        gm_cli_fail("parse", &err);
+    } else {
+        printf("%s\n", gm_strbuf_str(&msg));
+    }
+done:
+    gm_lr_node_release(&m, c.top);
+    gm_strbuf_free(&msg);
+    gm_mem_free(&m, text);
+    gm_lr_table_destroy(t);
+    gm_lexer_destroy(lx);
+    gm_cfg_destroy(g);
+    return rc;
+}

@@ -61,17 +61,15 @@ static int compute_nullable(gm_lalr_grammar *G)
     if (!count || !occ_off || !queue)
         goto done;
     size_t nocc = 0;
-    for (uint32_t p = 0; p < np; p++)
-        for (uint32_t i = 0; i < G->plen[p]; i++) {
-            gm_sym s = G->prhs[p][i];
-            if (s < G->nt)
-                count[p] = UINT32_MAX;
-            else if (count[p] != UINT32_MAX) {
-                count[p]++;
-                occ_off[s - G->nt + 1]++;
-                nocc++;
-            }
-        }
+    for (uint32_t p = 0; p < np; p++) {
+        for (uint32_t i = 0; i < G->plen[p] && count[p] != UINT32_MAX; i++)
+            count[p] = G->prhs[p][i] < G->nt ? UINT32_MAX : count[p] + 1;
+        if (count[p] == UINT32_MAX)
+            continue;
+        for (uint32_t i = 0; i < G->plen[p]; i++)
+            occ_off[G->prhs[p][i] - G->nt + 1]++;
+        nocc += G->plen[p];
+    }
     for (uint32_t a = 0; a < nn; a++)
         occ_off[a + 1] += occ_off[a];
     occ = gm_mem_calloc(m, nocc + 1, sizeof *occ);

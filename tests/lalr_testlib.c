@@ -535,3 +535,84 @@ size_t lt_lr_run(const gm_lr_table *t, gm_mem *m, const uint32_t *seq, size_t n)
     gm_lr_node_release(m, top);
     return res;
 }
+
+/* ---- random grammars ---------------------------------------------------------- */
+
+char *lt_random_grammar_text(lt_rng *r, uint32_t max_terms, uint32_t max_nonterms, uint32_t max_alts,
+                             uint32_t max_len)
+{
+    uint32_t nt = 1 + lt_below(r, max_terms), nn = 1 + lt_below(r, max_nonterms);
+    size_t cap = 4096, n = 0;
+    char *text = malloc(cap);
+    for (uint32_t a = 0; a < nn; a++) {
+        if (a == 0)
+            n += (size_t)snprintf(text + n, cap - n, "start:");
+        else
+            n += (size_t)snprintf(text + n, cap - n, "n%u:", a);
+        uint32_t nalts = 1 + lt_below(r, max_alts);
+        for (uint32_t k = 0; k < nalts; k++) {
+            if (k)
+                n += (size_t)snprintf(text + n, cap - n, " |");
+            uint32_t len = lt_below(r, 6) == 0 ? 0 : 1 + lt_below(r, max_len);
+            for (uint32_t i = 0; i < len; i++) {
+                if (lt_below(r, 2) == 0) {
+                    n += (size_t)snprintf(text + n, cap - n, " \"%c\"", 'a' + (int)lt_below(r, nt));
+                } else {
+                    uint32_t b = lt_below(r, nn);
+                    n += (size_t)(b ? snprintf(text + n, cap - n, " n%u", b) : snprintf(text + n, cap - n, " start"));
+                }
+                if (n + 64 > cap) {
+                    cap *= 2;
+                    text = realloc(text, cap);
+                }
+            }
+        }
+        n += (size_t)snprintf(text + n, cap - n, "\n");
+        if (n + 256 > cap) {
+            cap *= 2;
+            text = realloc(text, cap);
+        }
+    }
+    return text;
+}
+
+bool lt_cfg_is_reduced(const gm_cfg *g)
+{
+    uint32_t nt = g->nterminals, nn = g->nnonterminals;
+    bool *prod = calloc(nn + 1, sizeof *prod), *reach = calloc(nn + 1, sizeof *reach);
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t p = 0; p < g->nprods; p++) {
+            uint32_t a = g->prods[p].lhs - nt;
+            if (prod[a])
+                continue;
+            bool all = true;
+            for (uint32_t i = 0; i < g->prods[p].len && all; i++) {
+                gm_sym s = g->rhs[g->prods[p].rhs + i];
+                all = s < nt || prod[s - nt];
+            }
+            if (all)
+                prod[a] = changed = true;
+        }
+    }
+    reach[g->start - nt] = true;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t p = 0; p < g->nprods; p++) {
+            if (!reach[g->prods[p].lhs - nt])
+                continue;
+            for (uint32_t i = 0; i < g->prods[p].len; i++) {
+                gm_sym s = g->rhs[g->prods[p].rhs + i];
+                if (s >= nt && !reach[s - nt])
+                    reach[s - nt] = changed = true;
+            }
+        }
+    }
+    bool ok = true;
+    for (uint32_t a = 0; a < nn; a++)
+        ok = ok && prod[a] && reach[a];
+    /* Every terminal is used (the reader only knows used ones anyway). */
+    free(prod);
+    free(reach);
+    return ok;
+}

@@ -61,4 +61,15 @@ size_t lt_random_walk(const gm_lr_table *t, gm_mem *m, lt_rng *r, size_t target,
    n when all were fed and the input is accepted, n + 1 when all were fed but not accepted. */
 size_t lt_lr_run(const gm_lr_table *t, gm_mem *m, const uint32_t *seq, size_t n);
 
+/*
+ * Text of a random grammar in the reader's format: up to max_terms literal
+ * terminals "a", "b", ..., up to max_nonterms rules (start, n1, n2, ...), each
+ * with up to max_alts alternatives of up to max_len symbols (some empty).
+ * malloc'ed. The grammar may be unreduced: check with lt_cfg_is_reduced.
+ */
+char *lt_random_grammar_text(lt_rng *r, uint32_t max_terms, uint32_t max_nonterms, uint32_t max_alts,
+                             uint32_t max_len);
+/* Every nonterminal derives a terminal string and is reachable from the start. */
+bool lt_cfg_is_reduced(const gm_cfg *g);
+
 #endif

@@ -575,27 +575,18 @@ static void check_sequences(const char *name, const gm_cfg *g, const gm_lr_table
 
 /* ---- one grammar ------------------------------------------------------------------------ */
 
-static void check_grammar(const char *dir, const char *file)
+/* Tables, conflicts and (when `sequences`) verdicts of Bison's parser for one cfg. */
+static counts check_cfg(const char *name, gm_cfg *g, gm_mem *mem, bool sequences, bool verbose)
 {
-    char name[256];
-    snprintf(name, sizeof name, "%.*s", (int)(strlen(file) - 5), file);
-    char path[2048];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    char *text = gm_test_read_file(path, NULL);
-    gm_mem mem;
-    gm_mem_init(&mem, NULL, 0);
-    gm_cfg *g = lt_cfg_parse(&mem, file, text);
-    free(text);
-
     /* Error mode: fails exactly on conflicting grammars, with Bison's counts. */
     gm_lr_table *t = NULL;
     gm_error err;
-    gm_status st_err = gm_lalr_build(&mem, g, NULL, &t, &err);
+    gm_status st_err = gm_lalr_build(mem, g, NULL, &t, &err);
     gm_lr_table_destroy(t);
     gm_lalr_options o;
     memset(&o, 0, sizeof o);
     o.conflicts = GM_CONFLICTS_BISON;
-    if (gm_lalr_build(&mem, g, &o, &t, &err) != GM_OK)
+    if (gm_lalr_build(mem, g, &o, &t, &err) != GM_OK)
         fail_msg("%s: %s", name, err.message);
 
     char *y = path_in_tmp(name, ".y");
@@ -608,7 +599,8 @@ static void check_grammar(const char *dir, const char *file)
     free(report);
     counts c = compare_with_bison(name, g, t, &b);
     if (c.sr + c.rr == 0) {
-        assert_int_equal(st_err, GM_OK);
+        if (st_err != GM_OK)
+            fail_msg("%s: no conflict for Bison, but: %s", name, err.message);
     } else {
         assert_int_equal(st_err, GM_ERR_GRAMMAR);
         char expect[128];
@@ -619,17 +611,44 @@ static void check_grammar(const char *dir, const char *file)
     }
     bison_free(&b);
 
-    char *prog = path_in_tmp(name, ".parser");
-    run("%s -O1 -w -o '%s' '%s'", GM_CC, prog, path_in_tmp(name, ".tab.c"));
-    check_sequences(name, g, t, &mem, prog);
-    print_message("%-28s %5u states %4u terminals %4u rules  %u s/r %u r/r conflicts\n", name, t->nstates,
-                  t->nterms - 1, t->nprods, c.sr, c.rr);
+    if (sequences) {
+        char *prog = path_in_tmp(name, ".parser");
+        run("%s -O1 -w -o '%s' '%s'", GM_CC, prog, path_in_tmp(name, ".tab.c"));
+        check_sequences(name, g, t, mem, prog);
+    }
+    if (verbose)
+        print_message("%-28s %5u states %4u terminals %4u rules  %u s/r %u r/r conflicts\n", name, t->nstates,
+                      t->nterms - 1, t->nprods, c.sr, c.rr);
     total_grammars++;
     total_states += t->nstates;
     total_conflicts += c.sr + c.rr;
     gm_lr_table_destroy(t);
+    return c;
+}
+
+static void check_grammar(const char *dir, const char *file)
+{
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)(strlen(file) - 5), file);
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    char *text = gm_test_read_file(path, NULL);
+    gm_mem mem;
+    gm_mem_init(&mem, NULL, 0);
+    gm_cfg *g = lt_cfg_parse(&mem, file, text);
+    free(text);
+    check_cfg(name, g, &mem, true, true);
     lt_cfg_free(g);
     assert_int_equal(atomic_load(&mem.used), 0);
+}
+
+static void make_tmpdir(void)
+{
+    if (tmpdir[0])
+        return;
+    const char *base = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s/gm_lalr_bison_XXXXXX", base && *base ? base : "/tmp");
+    assert_non_null(mkdtemp(tmpdir));
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -640,9 +659,7 @@ static int cmp_str(const void *a, const void *b)
 static void test_against_bison(void **state)
 {
     (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/gm_lalr_bison_XXXXXX", base && *base ? base : "/tmp");
-    assert_non_null(mkdtemp(tmpdir));
+    make_tmpdir();
     char dir[1024];
     snprintf(dir, sizeof dir, "%s", gm_test_src_path("tests/lalr_bison"));
     DIR *d = opendir(dir);
@@ -657,6 +674,7 @@ static void test_against_bison(void **state)
     }
     closedir(d);
     qsort(files, nfiles, sizeof *files, cmp_str);
+    total_grammars = total_states = total_conflicts = total_sequences = 0;
     for (size_t i = 0; i < nfiles; i++) {
         check_grammar(dir, files[i]);
         free(files[i]);
@@ -664,17 +682,57 @@ static void test_against_bison(void **state)
     print_message("%lu grammars, %lu states, %lu conflicts, %lu sequences: all as Bison\n", total_grammars,
                   total_states, total_conflicts, total_sequences);
     assert_true(total_grammars >= 40);
+}
+
+/* Small random grammars (reduced ones): tables and conflicts against Bison's. */
+static void test_random_grammars_against_bison(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    lt_rng r = {20261122};
+    unsigned accepted = 0, conflicting = 0, tries = 0;
+    total_grammars = total_states = total_conflicts = 0;
+    while (accepted < 200) {
+        assert_true(++tries < 100000);
+        char *text = lt_random_grammar_text(&r, 4, 6, 3, 4);
+        gm_mem mem;
+        gm_mem_init(&mem, NULL, 0);
+        gm_cfg *g = lt_cfg_parse(&mem, "random.lark", text);
+        if (lt_cfg_is_reduced(g)) {
+            char name[64];
+            snprintf(name, sizeof name, "random%u", accepted);
+            counts c = check_cfg(name, g, &mem, false, false);
+            if (c.sr + c.rr)
+                conflicting++;
+            accepted++;
+        }
+        lt_cfg_free(g);
+        free(text);
+        assert_int_equal(atomic_load(&mem.used), 0);
+    }
+    print_message("%u random grammars (%u with conflicts), %lu states, %lu conflicts: all as Bison\n", accepted,
+                  conflicting, total_states, total_conflicts);
+    assert_true(conflicting > 20 && conflicting + 20 < accepted);
+}
+
+static int teardown_all(void **state)
+{
+    (void)state;
     const char *keep = getenv("GM_KEEP_TMP");
+    if (!tmpdir[0])
+        return 0;
     if (!keep || !*keep)
         run("rm -rf '%s'", tmpdir);
     else
         print_message("generated files kept in %s\n", tmpdir);
+    return 0;
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_bison),
+        cmocka_unit_test(test_random_grammars_against_bison),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, NULL, teardown_all);
 }

@@ -616,3 +616,246 @@ bool lt_cfg_is_reduced(const gm_cfg *g)
     free(reach);
     return ok;
 }
+
+/* ---- a slow reference for LALR(1) tables ---------------------------------------- */
+
+/* note [reference LALR]
+ * Lookaheads by propagation to a fixpoint over the LR(0) states, item by
+ * item (no relations, no digraph): closure items get FIRST(beta) and, when
+ * beta is nullable, the lookaheads of the item they come from; advanced
+ * items get the lookaheads of their origin in the predecessor state. The
+ * LR(0) states are re-derived from the table's kernels and checked
+ * against its transitions. */
+typedef struct ref_ctx {
+    const gm_cfg *g;
+    uint32_t nt, nn, np, nterms, W;
+    uint32_t *ibase;  /* [np + 2] first item of production p (np = augmented) */
+    uint32_t nitems;
+    uint32_t *iprod;  /* [nitems] */
+    bool *nul;
+    uint64_t *first;  /* [nn * W] */
+} ref_ctx;
+
+static uint32_t ref_len(const ref_ctx *c, uint32_t p) { return p == c->np ? 1 : c->g->prods[p].len; }
+static gm_sym ref_sym(const ref_ctx *c, uint32_t p, uint32_t i)
+{
+    return p == c->np ? c->g->start : c->g->rhs[c->g->prods[p].rhs + i];
+}
+
+/* FIRST of rhs[i..) of p into out; returns whether that suffix is nullable. */
+static bool ref_first_suffix(const ref_ctx *c, uint32_t p, uint32_t i, uint64_t *out)
+{
+    for (; i < ref_len(c, p); i++) {
+        gm_sym s = ref_sym(c, p, i);
+        if (s < c->nt) {
+            gm_bitset_set(out, s);
+            return false;
+        }
+        gm_bitset_or(out, c->first + (size_t)(s - c->nt) * c->W, c->W);
+        if (!c->nul[s - c->nt])
+            return false;
+    }
+    return true;
+}
+
+bool lt_check_lalr_reference(const gm_cfg *g, const gm_lr_table *t, char *why, size_t cap)
+{
+    ref_ctx c = {0};
+    c.g = g;
+    c.nt = g->nterminals;
+    c.nn = g->nnonterminals;
+    c.np = g->nprods;
+    c.nterms = c.nt + 1;
+    c.W = (uint32_t)GM_BITSET_WORDS(c.nterms);
+    c.ibase = calloc(c.np + 2, sizeof *c.ibase);
+    for (uint32_t p = 0; p <= c.np; p++)
+        c.ibase[p + 1] = c.ibase[p] + ref_len(&c, p) + 1;
+    c.nitems = c.ibase[c.np + 1];
+    c.iprod = calloc(c.nitems, sizeof *c.iprod);
+    for (uint32_t p = 0; p <= c.np; p++)
+        for (uint32_t d = 0; d <= ref_len(&c, p); d++)
+            c.iprod[c.ibase[p] + d] = p;
+    c.nul = cfg_nullable(g);
+    c.first = calloc((size_t)(c.nn + 1) * c.W, sizeof *c.first);
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t p = 0; p < c.np; p++) {
+            uint64_t tmp[64] = {0};
+            ref_first_suffix(&c, p, 0, tmp);
+            uint64_t *f = c.first + (size_t)(g->prods[p].lhs - c.nt) * c.W;
+            for (uint32_t w = 0; w < c.W; w++)
+                if (tmp[w] & ~f[w]) {
+                    f[w] |= tmp[w];
+                    changed = true;
+                }
+        }
+    }
+    uint32_t ns = t->nstates;
+    /* in[s * nitems + i]: item i is in state s (closure included); la: its lookaheads. */
+    bool *in = calloc((size_t)ns * c.nitems, sizeof *in);
+    uint64_t *la = calloc((size_t)ns * c.nitems * c.W, sizeof *la);
+    bool ok = true;
+    why[0] = '\0';
+    for (uint32_t s = 0; s < ns && ok; s++) {
+        bool *row = in + (size_t)s * c.nitems;
+        for (uint32_t k = t->kernel_off[s]; k < t->kernel_off[s + 1]; k++)
+            row[c.ibase[t->kernel[k].prod] + t->kernel[k].dot] = true;
+        for (bool changed = true; changed;) {
+            changed = false;
+            for (uint32_t i = 0; i < c.nitems; i++) {
+                if (!row[i])
+                    continue;
+                uint32_t p = c.iprod[i], d = i - c.ibase[p];
+                if (d == ref_len(&c, p) || ref_sym(&c, p, d) < c.nt)
+                    continue;
+                for (uint32_t q = 0; q < c.np; q++)
+                    if (g->prods[q].lhs == ref_sym(&c, p, d) && !row[c.ibase[q]])
+                        row[c.ibase[q]] = changed = true;
+            }
+        }
+        /* Transitions: the table's successor on X has exactly the advanced items as kernel. */
+        for (gm_sym x = 0; x < c.nt + c.nn && ok; x++) {
+            uint32_t to = UINT32_MAX;
+            if (x < c.nt) {
+                gm_lr_action a = gm_lr_action_of(t, s, x);
+                bool has = false;
+                for (uint32_t i = 0; i < c.nitems; i++) {
+                    uint32_t p = c.iprod[i], d = i - c.ibase[p];
+                    if (row[i] && d < ref_len(&c, p) && ref_sym(&c, p, d) == x)
+                        has = true;
+                }
+                if (has != (GM_LR_KIND(a) == GM_LR_SHIFT)) {
+                    /* A dropped shift is impossible: shifts win in Bison mode. */
+                    snprintf(why, cap, "state %u: shift on terminal %u is %d, reference %d", s, x,
+                             GM_LR_KIND(a) == GM_LR_SHIFT, has);
+                    ok = false;
+                }
+                if (has)
+                    to = GM_LR_ARG(a);
+            } else {
+                to = gm_lr_goto_of(t, s, x - c.nt);
+            }
+            if (to == UINT32_MAX || !ok)
+                continue;
+            size_t nk = 0;
+            for (uint32_t i = 0; i < c.nitems; i++) {
+                uint32_t p = c.iprod[i], d = i - c.ibase[p];
+                if (row[i] && d < ref_len(&c, p) && ref_sym(&c, p, d) == x) {
+                    bool found = false;
+                    for (uint32_t k = t->kernel_off[to]; k < t->kernel_off[to + 1]; k++)
+                        found |= t->kernel[k].prod == p && t->kernel[k].dot == d + 1;
+                    if (!found) {
+                        snprintf(why, cap, "state %u --%u--> %u: item %u.%u missing from the kernel", s, x, to, p,
+                                 d + 1);
+                        ok = false;
+                    }
+                    nk++;
+                }
+            }
+            if (ok && nk != t->kernel_off[to + 1] - t->kernel_off[to]) {
+                snprintf(why, cap, "state %u --%u--> %u: kernel size %u, reference %zu", s, x, to,
+                         t->kernel_off[to + 1] - t->kernel_off[to], nk);
+                ok = false;
+            }
+        }
+    }
+    /* Lookaheads by propagation. */
+    gm_bitset_set(la + ((size_t)0 * c.nitems + c.ibase[c.np]) * c.W, c.nt);
+    for (bool changed = ok; changed;) {
+        changed = false;
+        for (uint32_t s = 0; s < ns; s++) {
+            const bool *row = in + (size_t)s * c.nitems;
+            for (uint32_t i = 0; i < c.nitems; i++) {
+                if (!row[i])
+                    continue;
+                uint32_t p = c.iprod[i], d = i - c.ibase[p];
+                if (d == ref_len(&c, p))
+                    continue;
+                const uint64_t *from = la + ((size_t)s * c.nitems + i) * c.W;
+                gm_sym x = ref_sym(&c, p, d);
+                uint32_t to = x < c.nt ? GM_LR_ARG(gm_lr_action_of(t, s, x)) : gm_lr_goto_of(t, s, x - c.nt);
+                uint64_t *dst = la + ((size_t)to * c.nitems + i + 1) * c.W;
+                for (uint32_t w = 0; w < c.W; w++)
+                    if (from[w] & ~dst[w]) {
+                        dst[w] |= from[w];
+                        changed = true;
+                    }
+                if (x < c.nt)
+                    continue;
+                uint64_t add[64] = {0};
+                if (ref_first_suffix(&c, p, d + 1, add))
+                    gm_bitset_or(add, from, c.W);
+                for (uint32_t q = 0; q < c.np; q++) {
+                    if (g->prods[q].lhs != x)
+                        continue;
+                    uint64_t *dq = la + ((size_t)s * c.nitems + c.ibase[q]) * c.W;
+                    for (uint32_t w = 0; w < c.W; w++)
+                        if (add[w] & ~dq[w]) {
+                            dq[w] |= add[w];
+                            changed = true;
+                        }
+                }
+            }
+        }
+    }
+    /* The table's reduce actions and dropped reductions against the reference sets. */
+    for (uint32_t s = 0; s < ns && ok; s++) {
+        const bool *row = in + (size_t)s * c.nitems;
+        for (uint32_t term = 0; term < c.nterms && ok; term++) {
+            uint32_t nred = 0, first_red = UINT32_MAX;
+            bool accept = false;
+            for (uint32_t i = 0; i < c.nitems; i++) {
+                uint32_t p = c.iprod[i];
+                if (!row[i] || i - c.ibase[p] != ref_len(&c, p) ||
+                    !gm_bitset_get(la + ((size_t)s * c.nitems + i) * c.W, term))
+                    continue;
+                if (p == c.np) {
+                    accept = true;
+                    continue;
+                }
+                nred++;
+                if (p < first_red)
+                    first_red = p;
+                bool dropped = false;
+                for (uint32_t k = 0; k < t->nconflicts; k++)
+                    dropped |= t->conflicts[k].state == s && t->conflicts[k].term == term &&
+                               t->conflicts[k].dropped == (GM_LR_REDUCE | p << 2);
+                gm_lr_action a = gm_lr_action_of(t, s, term);
+                if (a != (GM_LR_REDUCE | p << 2) && !dropped) {
+                    snprintf(why, cap, "state %u on %u: reduction %u missing", s, term, p);
+                    ok = false;
+                }
+            }
+            gm_lr_action a = gm_lr_action_of(t, s, term);
+            if (ok && accept != (a == GM_LR_ACCEPT)) {
+                snprintf(why, cap, "state %u on %u: accept %d, reference %d", s, term, a == GM_LR_ACCEPT, accept);
+                ok = false;
+            }
+            if (ok && GM_LR_KIND(a) == GM_LR_REDUCE && GM_LR_ARG(a) != first_red) {
+                snprintf(why, cap, "state %u on %u: reduces %u, reference has %s", s, term, GM_LR_ARG(a),
+                         nred ? "an earlier one" : "none");
+                ok = false;
+            }
+            if (ok && a == GM_LR_ERROR && nred) {
+                snprintf(why, cap, "state %u on %u: no action, reference reduces", s, term);
+                ok = false;
+            }
+            uint32_t ndropped = 0;
+            for (uint32_t k = 0; k < t->nconflicts; k++)
+                ndropped += t->conflicts[k].state == s && t->conflicts[k].term == term &&
+                            GM_LR_KIND(t->conflicts[k].dropped) == GM_LR_REDUCE;
+            if (ok && ndropped != nred - (GM_LR_KIND(a) == GM_LR_REDUCE)) {
+                snprintf(why, cap, "state %u on %u: %u reductions dropped, reference has %u reductions", s, term,
+                         ndropped, nred);
+                ok = false;
+            }
+        }
+    }
+    free(c.ibase);
+    free(c.iprod);
+    free(c.nul);
+    free(c.first);
+    free(in);
+    free(la);
+    return ok;
+}

@@ -72,4 +72,12 @@ char *lt_random_grammar_text(lt_rng *r, uint32_t max_terms, uint32_t max_nonterm
 /* Every nonterminal derives a terminal string and is reachable from the start. */
 bool lt_cfg_is_reduced(const gm_cfg *g);
 
+/*
+ * Checks tables built in GM_CONFLICTS_BISON mode against a slow reference
+ * (note [reference LALR] in lalr_testlib.c): the LR(0) transitions against
+ * the kernels, every lookahead, accept, and the kept and dropped actions.
+ * At most 64 * 64 terminals. On a difference returns false with why.
+ */
+bool lt_check_lalr_reference(const gm_cfg *g, const gm_lr_table *t, char *why, size_t cap);
+
 #endif

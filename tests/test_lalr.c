@@ -123,11 +123,20 @@ static const char *const CLEAN[] = {
     "start: p\np: q \"a\" | \"b\"\nq: \"(\" o p | \"c\"\no: | \"o\"\n",
 };
 
+static void exhaustive_on(fixture *fx, const char *text, size_t maxlen);
+
 /* Every input up to length maxlen: LR verdict and error position against Earley. */
 static void exhaustive(const char *text, size_t maxlen)
 {
     fixture f;
     build(&f, text, GM_CONFLICTS_ERROR);
+    exhaustive_on(&f, text, maxlen);
+    teardown_fixture(&f);
+}
+
+static void exhaustive_on(fixture *fx, const char *text, size_t maxlen)
+{
+    fixture f = *fx;
     uint32_t nt = f.g->nterminals;
     uint32_t seq[16];
     size_t checked = 0;
@@ -164,8 +173,7 @@ static void exhaustive(const char *text, size_t maxlen)
             checked++;
         }
     }
-    assert_true(checked > 100);
-    teardown_fixture(&f);
+    assert_true(checked >= (nt ? maxlen + 1 : 1));
 }
 
 static void test_exhaustive_against_earley(void **state)
@@ -173,6 +181,63 @@ static void test_exhaustive_against_earley(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof CLEAN / sizeof *CLEAN; i++)
         exhaustive(CLEAN[i], 8);
+}
+
+/* Random reduced grammars without conflicts, exhaustively against Earley. */
+static void test_random_grammars_against_earley(void **state)
+{
+    (void)state;
+    lt_rng r = {424242};
+    unsigned clean = 0, conflicting = 0, tries = 0;
+    while (clean < 150) {
+        assert_true(++tries < 100000);
+        char *text = lt_random_grammar_text(&r, 3, 5, 3, 3);
+        fixture f;
+        gm_mem_init(&f.mem, NULL, 0);
+        f.g = lt_cfg_parse(&f.mem, "random.lark", text);
+        f.t = NULL;
+        if (lt_cfg_is_reduced(f.g)) {
+            gm_error err;
+            gm_status st = gm_lalr_build(&f.mem, f.g, NULL, &f.t, &err);
+            if (st == GM_OK) {
+                exhaustive_on(&f, text, 6);
+                clean++;
+            } else {
+                assert_int_equal(st, GM_ERR_GRAMMAR);
+                conflicting++;
+            }
+        }
+        teardown_fixture(&f);
+        free(text);
+    }
+    assert_true(conflicting > 0);
+}
+
+/* Random grammars (conflicts or not): tables against the slow reference. */
+static void test_random_grammars_against_reference(void **state)
+{
+    (void)state;
+    lt_rng r = {99};
+    unsigned checked = 0, conflicting = 0;
+    for (unsigned i = 0; i < 3000; i++) {
+        char *text = i % 2 ? lt_random_grammar_text(&r, 4, 6, 3, 4) : lt_random_grammar_text(&r, 8, 12, 4, 6);
+        fixture f;
+        gm_mem_init(&f.mem, NULL, 0);
+        f.g = lt_cfg_parse(&f.mem, "random.lark", text);
+        gm_lalr_options o;
+        memset(&o, 0, sizeof o);
+        o.conflicts = GM_CONFLICTS_BISON;
+        gm_error err;
+        assert_int_equal(gm_lalr_build(&f.mem, f.g, &o, &f.t, &err), GM_OK);
+        char why[256];
+        if (!lt_check_lalr_reference(f.g, f.t, why, sizeof why))
+            fail_msg("grammar:\n%s\n%s", text, why);
+        checked++;
+        conflicting += f.t->nconflicts > 0;
+        teardown_fixture(&f);
+        free(text);
+    }
+    assert_true(conflicting > 100 && conflicting + 100 < checked);
 }
 
 /* ---- the persistent stack --------------------------------------------------------- */
@@ -745,6 +810,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_expr_tables),
         cmocka_unit_test(test_exhaustive_against_earley),
+        cmocka_unit_test(test_random_grammars_against_earley),
+        cmocka_unit_test(test_random_grammars_against_reference),
         cmocka_unit_test(test_stack_fork_rollback),
         cmocka_unit_test(test_stack_deep_release),
         cmocka_unit_test(test_can_feed_random),

@@ -598,6 +598,9 @@ static counts check_cfg(const char *name, gm_cfg *g, gm_mem *mem, bool sequences
     bison_parse(&b, report, t->nterms, t->nnonterms);
     free(report);
     counts c = compare_with_bison(name, g, t, &b);
+    char why[256];
+    if (!lt_check_lalr_reference(g, t, why, sizeof why))
+        fail_msg("%s: the slow reference disagrees: %s", name, why);
     if (c.sr + c.rr == 0) {
         if (st_err != GM_OK)
             fail_msg("%s: no conflict for Bison, but: %s", name, err.message);

@@ -21,8 +21,9 @@ tests_test_vocab_load_SOURCES = tests/test_vocab_load.c
 tests_test_vocab_load_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_vocab_load_LDADD = $(GM_TEST_LDADD)
 
-# The independent python3 reference for the four real vocabularies and tries.
-TESTS += tests/vocab_ref.py
-EXTRA_DIST += tests/vocab_ref.py tests/data/vocab
+# The independent python3 reference for the four real vocabularies and tries;
+# `gramask vocab` end to end.
+TESTS += tests/vocab_ref.py tests/cli_vocab.sh
+EXTRA_DIST += tests/vocab_ref.py tests/cli_vocab.sh tests/data/vocab
 
 GM_FUZZ += tests/fuzz/fuzz_vocab tests/fuzz/fuzz_ids

@@ -30,7 +30,19 @@
  * CTC, Strip of trailing characters) fails with GM_ERR_UNSUPPORTED: such
  * tokens have no fixed bytes.
  * Added tokens, special or not, are their `content` as UTF-8 bytes: that is
- * the text the encoder matches them against.
+ * the text the encoder matches them against (before normalization and
+ * pre-tokenization). tokenizers itself has gone back and forth on this:
+ * it runs added tokens through the decoder, so ByteLevel turns an added
+ * "ilÖveyou" into "il\xf6veyou" (tokenizers#1392); #1513 stopped that and
+ * #1569 reverted it. We keep the content. One exception: an added token
+ * marked "normalized": true is matched against normalized text, where a
+ * SentencePiece-style normalizer has already turned spaces into U+2581; for
+ * those the decoder's one-character Replace steps are applied (they undo
+ * exactly that), and nothing else.
+ * tokenizers also runs the decoder separately on the runs of model tokens
+ * between added tokens, so its Strip removes the dummy-prefix space after
+ * every added token too; gm_vocab_decode applies strip_leading only at the
+ * start of the text (the start of what the model writes).
  */
 #include "spanner/hf_decoder.h"
 
@@ -264,14 +276,16 @@ static bool scratch(gm_hf_decoder *L, int i, size_t n)
  * GM_VOCAB_MAX_TOKEN_BYTES returns GM_ERR_LIMIT; allocation failures return
  * GM_ERR_NOMEM.
  */
-gm_status gm_hf_decoder_run(gm_hf_decoder *L, const uint8_t *s, size_t n, const uint8_t **res,
-                            size_t *nres, uint32_t *bad_cp)
+static gm_status run(gm_hf_decoder *L, bool replace_only, const uint8_t *s, size_t n,
+                     const uint8_t **res, size_t *nres, uint32_t *bad_cp)
 {
     const uint8_t *cur = s;
     size_t ncur = n;
     int which = 0;
     for (int k = 0; k < L->nops; k++) {
         const gm_hf_op *op = &L->ops[k];
+        if (replace_only && op->kind != GM_HF_REPLACE)
+            continue;
         switch (op->kind) {
         case GM_HF_BYTE_LEVEL: {
             if (!scratch(L, which, ncur + 1))
@@ -362,6 +376,19 @@ gm_status gm_hf_decoder_run(gm_hf_decoder *L, const uint8_t *s, size_t n, const 
     return GM_OK;
 }
 
+
+gm_status gm_hf_decoder_run(gm_hf_decoder *d, const uint8_t *s, size_t n, const uint8_t **res,
+                            size_t *nres, uint32_t *bad_cp)
+{
+    return run(d, false, s, n, res, nres, bad_cp);
+}
+
+gm_status gm_hf_decoder_run_replace(gm_hf_decoder *d, const uint8_t *s, size_t n,
+                                    const uint8_t **res, size_t *nres)
+{
+    uint32_t unused;
+    return run(d, true, s, n, res, nres, &unused);
+}
 
 void gm_hf_decoder_init(gm_hf_decoder *d, gm_mem *m)
 {

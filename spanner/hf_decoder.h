@@ -62,6 +62,9 @@ gm_status gm_hf_decoder_plan(gm_hf_decoder *d, json_t *dec, const char *file, gm
  */
 gm_status gm_hf_decoder_run(gm_hf_decoder *d, const uint8_t *s, size_t n, const uint8_t **res,
                             size_t *nres, uint32_t *bad_cp);
+/* The same with only the Replace steps (for added tokens with "normalized": true). */
+gm_status gm_hf_decoder_run_replace(gm_hf_decoder *d, const uint8_t *s, size_t n,
+                                    const uint8_t **res, size_t *nres);
 
 /* Decodes one UTF-8 character of s[0..n); returns its length, 0 when ill-formed. */
 size_t gm_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp);

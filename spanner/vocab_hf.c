@@ -127,6 +127,7 @@ typedef struct tok_src {
     int32_t vocab_index; /* Unigram index or -1; for messages */
     uint8_t added;    /* 1 = added token (content is the bytes) */
     uint8_t special;
+    uint8_t normalized; /* added token matched on normalized text (note [token bytes]) */
 } tok_src;
 
 typedef struct hf_state {
@@ -276,10 +277,14 @@ static gm_status fill_sources(hf_state *H, uint32_t max_tokens)
             snprintf(what, sizeof what, "id %u is already the id of another added token", id);
             return bad(L, ipath, what);
         }
+        json_t *normalized = json_object_get(a, "normalized");
+        if (normalized && !json_is_boolean(normalized))
+            return bad(L, path, "\"normalized\" is not true or false");
         H->src[id].s = json_string_value(content);
         H->src[id].n = json_string_length(content);
         H->src[id].added = 1;
         H->src[id].special = json_is_true(special);
+        H->src[id].normalized = json_is_true(normalized);
     }
     return GM_OK;
 }
@@ -414,6 +419,11 @@ static gm_status build_bytes(hf_state *H, gm_hf_decoder *D, gm_vocab_data *v, si
             }
         } else {
             v->flags[id] |= GM_TOK_ADDED | (t->special ? GM_TOK_SPECIAL : 0);
+            gm_status st = t->normalized ? gm_hf_decoder_run_replace(D, b, n, &b, &n) : GM_OK;
+            if (st == GM_ERR_NOMEM)
+                return gm_mem_fail(L->mem, L->err, "the vocabulary");
+            if (st == GM_ERR_LIMIT)
+                n = (size_t)GM_VOCAB_MAX_TOKEN_BYTES + 1; /* reported below */
         }
         if (n > GM_VOCAB_MAX_TOKEN_BYTES)
             return gm_vocab_error_(L->err, GM_ERR_LIMIT, L->name,

@@ -109,7 +109,9 @@ static const char sp_json[] =
     "  {\"id\": 0, \"content\": \"<unk>\", \"special\": true},"
     "  {\"id\": 1, \"content\": \"<s>\", \"special\": true},"
     "  {\"id\": 2, \"content\": \"</s>\", \"special\": true},"
-    "  {\"id\": 7, \"content\": \"<tool>\", \"special\": false}],"
+    "  {\"id\": 7, \"content\": \"<tool>\", \"special\": false},"
+    "  {\"id\": 10, \"content\": \"\u2581\u2581x\", \"special\": false, \"normalized\": true},"
+    "  {\"id\": 11, \"content\": \"\u2581y\", \"special\": false, \"normalized\": false}],"
     " \"decoder\": {\"type\": \"Sequence\", \"decoders\": ["
     "  {\"type\": \"Replace\", \"pattern\": {\"String\": \"\u2581\"}, \"content\": \" \"},"
     "  {\"type\": \"ByteFallback\"}, {\"type\": \"Fuse\"},"
@@ -128,11 +130,11 @@ static void sentencepiece_style(void **state)
     gm_vocab_data *v;
     const char *config = "{\"eos_token\": {\"content\": \"</s>\", \"lstrip\": false},"
                          " \"model_max_length\": 1000000000000000019884624838656,"
-                         " \"added_tokens_decoder\": {\"10\": {\"content\": \"<new>\","
+                         " \"added_tokens_decoder\": {\"12\": {\"content\": \"<new>\","
                          " \"special\": true}}}";
     assert_int_equal(load_texts(&m, "dir/tokenizer.json", sp_json, config, NULL, &v, &err),
                      GM_OK);
-    assert_int_equal(v->size, 11);
+    assert_int_equal(v->size, 13);
     assert_int_equal(v->kind, GM_VOCAB_SENTENCEPIECE);
     assert_int_equal(v->strip_leading, 1);
     EXPECT(v, 0, "<unk>", GM_TOK_ADDED | GM_TOK_SPECIAL);
@@ -143,7 +145,9 @@ static void sentencepiece_style(void **state)
     EXPECT(v, 7, "<tool>", GM_TOK_ADDED);
     EXPECT(v, 8, "\xff", 0);
     EXPECT(v, 9, "<0x4G>", 0);
-    EXPECT(v, 10, "<new>", GM_TOK_ADDED | GM_TOK_SPECIAL);
+    EXPECT(v, 12, "<new>", GM_TOK_ADDED | GM_TOK_SPECIAL);
+    EXPECT(v, 10, "  x", GM_TOK_ADDED);           /* normalized: U+2581 stands for space */
+    EXPECT(v, 11, "\xe2\x96\x81y", GM_TOK_ADDED); /* not normalized: the text as it is */
     assert_int_equal(v->neos, 1);
     /* the text-level rule: one leading space of the whole text goes */
     gm_strbuf sb;
@@ -153,13 +157,13 @@ static void sentencepiece_style(void **state)
     assert_string_equal(gm_strbuf_str(&sb), "  ab");
     gm_strbuf_free(&sb);
     gm_strbuf_init(&sb, &m);
-    uint32_t bad[] = {3, 11};
+    uint32_t bad[] = {3, 13};
     assert_int_equal(gm_vocab_decode(v, bad, 2, &sb, &err), GM_ERR_ARGUMENT);
-    assert_non_null(strstr(err.message, "token 1: id 11 is out of range"));
+    assert_non_null(strstr(err.message, "token 1: id 13 is out of range"));
     gm_strbuf_free(&sb);
     gm_trie *t;
     assert_int_equal(gm_trie_build(&m, v, &t, &err), GM_OK);
-    assert_int_equal(t->ntokens, 7); /* 3..9 */
+    assert_int_equal(t->ntokens, 9); /* 3..11 */
     assert_int_not_equal(gm_trie_find(t, (const uint8_t *)"<tool>", 6), UINT32_MAX);
     assert_int_equal(gm_trie_find(t, (const uint8_t *)"<new>", 5), UINT32_MAX);
     assert_int_equal(gm_trie_find(t, (const uint8_t *)"</s>", 4), UINT32_MAX);
@@ -385,7 +389,7 @@ static gm_status job_json(gm_mem *m, gm_error *err)
     gm_vocab_data *v;
     gm_vocab_load_options o = {20, (const uint32_t[]){5}, 1, 0, 0};
     gm_status st = load_texts(m, "sp.json", sp_json,
-                              "{\"eos_token\": \"</s>\", \"added_tokens_decoder\": {\"10\": "
+                              "{\"eos_token\": \"</s>\", \"added_tokens_decoder\": {\"12\": "
                               "{\"content\": \"<new>\", \"special\": true}}}",
                               &o, &v, err);
     if (st != GM_OK)

@@ -54,6 +54,18 @@ void gm_cfg_dump(const gm_cfg *g, gm_strbuf *out)
             gm_strbuf_puts(out, " %ignore");
         gm_strbuf_putc(out, '\n');
     }
+    if (g->postlex.insertion) {
+        const gm_postlex *pl = &g->postlex;
+        gm_strbuf_printf(out, "%%insert %s at", g->names[pl->insert]);
+        for (uint32_t i = 0; i < pl->nterminals; i++)
+            if (pl->at[i])
+                gm_strbuf_printf(out, " %s", g->names[i]);
+        gm_strbuf_puts(out, " after");
+        for (uint32_t i = 0; i < pl->nterminals; i++)
+            if (pl->after[i])
+                gm_strbuf_printf(out, " %s", g->names[i]);
+        gm_strbuf_putc(out, '\n');
+    }
     gm_strbuf_printf(out, "%%rules %u\n", g->nprods);
     for (uint32_t k = 0; k < g->nprods; k++) {
         const gm_production *p = &g->prods[k];

@@ -77,7 +77,8 @@ void gm_cfg_destroy(gm_cfg *g);
 /*
  * Appends the cfg as stable text (golden tests, `gramask grammar`): the
  * start symbol, the terminals in id order with pattern, flags, priority and
- * %ignore/%declare marks, then the productions in id order as
+ * %ignore/%declare marks, the %insert directive when there is one (terminals
+ * in id order), then the productions in id order as
  * `lhs: rhs...` with rule modifiers, `-> alias` and priority. Check
  * out->failed for allocation failure.
  */

@@ -72,7 +72,7 @@ typedef struct gm_ldef {
     gm_srcloc loc;           /* the defined name */
 } gm_ldef;
 
-typedef enum gm_lstmt_kind { LS_DEF, LS_IGNORE, LS_IMPORT, LS_DECLARE } gm_lstmt_kind;
+typedef enum gm_lstmt_kind { LS_DEF, LS_IGNORE, LS_IMPORT, LS_DECLARE, LS_INSERT } gm_lstmt_kind;
 
 typedef struct gm_lstmt {
     uint8_t kind;            /* gm_lstmt_kind */
@@ -88,6 +88,11 @@ typedef struct gm_lstmt {
     const char **aliases;    /* [nnames] the local names (= names unless `->`) */
     gm_srcloc *name_locs;
     uint32_t nnames, names_cap;
+    /* LS_INSERT: `%insert X at A B... after C D...` (note [semicolon insertion] in
+       parser/postlex.h). Items are LX_NAME terminals or LX_LITERALs. */
+    gm_lx *insert;           /* the inserted terminal */
+    gm_lx *at;               /* LX_SEQ of the line-end terminals */
+    gm_lx *after;            /* LX_SEQ of the terminals that trigger insertion */
 } gm_lstmt;
 
 typedef struct gm_lmodule {

@@ -25,8 +25,18 @@
  * anonymous terminal per distinct pattern is made, named by its pattern
  * as written ("(" or /[0-9]+/i). Terminals are numbered named ones first
  * (definition order, imports before local ones), then anonymous ones in
- * order of first use; only terminals used by a reachable rule or %ignore'd
- * reach the cfg.
+ * order of first use; only terminals used by a reachable rule, %ignore'd
+ * or named by %insert reach the cfg.
+ *
+ * note [insert directive]
+ * `%insert X at A... after B...` (parser/postlex.h) is resolved here, after
+ * the rules: X and the `after` items are terminal names or literals, a
+ * literal mapping to the terminal a rule would use (made when no rule
+ * uses it); the `at` items are named terminals with a pattern. An `at`
+ * terminal never reaches the parser, so it may not be %ignore'd (the
+ * layer must see it), used in a rule, inserted or an `after` item; X must
+ * be used by some rule (else inserting it could never parse). The
+ * result is gm_cfg.postlex, with per-terminal flags over the cfg's ids.
  */
 #include "parser/lark_load.h"
 
@@ -115,6 +125,10 @@ typedef struct bnf {
     uint32_t instances;
     uint32_t *work;          /* nonterminals whose body is still to expand */
     size_t nwork, wcap;
+    const gm_lstmt *insert;  /* %insert, or NULL (note [insert directive]) */
+    uint32_t ins_term;       /* the inserted terminal */
+    uint32_t *at_terms;      /* [insert->at->n] */
+    uint32_t *after_terms;   /* [insert->after->n] */
 } bnf;
 
 /* ------------------------------------------------------------------------
@@ -972,6 +986,122 @@ static gm_status checks(bnf *B, uint32_t start, uint8_t *reach)
     return GM_OK;
 }
 
+/* The terminal an %insert item names; a literal becomes a terminal as in a rule. */
+static gm_status insert_term(bnf *B, const gm_lx *x, uint32_t *idx)
+{
+    uint32_t sym;
+    if (x->kind == LX_LITERAL) {
+        gm_status st = anonymous(B, x, &sym);
+        if (st != GM_OK)
+            return st;
+    } else {
+        sym = B->sym_of_def[gm_intern_find(&B->b->names, x->name, strlen(x->name))];
+    }
+    *idx = IDX(sym);
+    return GM_OK;
+}
+
+/* note [insert directive] */
+static gm_status resolve_insert(bnf *B)
+{
+    const gm_lstmt *st = B->insert;
+    B->at_terms = gm_arena_array(B->a, st->at->n, sizeof *B->at_terms);
+    B->after_terms = gm_arena_array(B->a, st->after->n, sizeof *B->after_terms);
+    if (!B->at_terms || !B->after_terms)
+        return nomem(B);
+    gm_status s = insert_term(B, st->insert, &B->ins_term);
+    for (uint32_t i = 0; s == GM_OK && i < st->at->n; i++) {
+        s = insert_term(B, st->at->kids[i], &B->at_terms[i]);
+        if (s == GM_OK)
+            B->t[B->at_terms[i]].referenced = true;
+    }
+    for (uint32_t i = 0; s == GM_OK && i < st->after->n; i++)
+        s = insert_term(B, st->after->kids[i], &B->after_terms[i]);
+    return s;
+}
+
+static gm_status check_insert(bnf *B, const uint8_t *reach)
+{
+    gm_lload *L = B->L;
+    const gm_lstmt *st = B->insert;
+    /* terminals used by reachable rules, with one user each */
+    uint32_t *user = gm_arena_array(B->a, B->nt ? B->nt : 1, sizeof *user);
+    uint8_t *is_at = gm_arena_alloc(B->a, B->nt ? B->nt : 1);
+    if (!user || !is_at)
+        return nomem(B);
+    for (size_t i = 0; i < B->nt; i++)
+        user[i] = UINT32_MAX;
+    for (size_t k = 0; k < B->np; k++) {
+        const prod *p = &B->p[k];
+        if (!reach[p->lhs])
+            continue;
+        for (uint32_t i = 0; i < p->len; i++)
+            if (!IS_NT(B->syms[p->rhs + i]) && user[IDX(B->syms[p->rhs + i])] == UINT32_MAX)
+                user[IDX(B->syms[p->rhs + i])] = (uint32_t)k;
+    }
+    for (uint32_t i = 0; i < st->at->n; i++) {
+        const tinfo *t = &B->t[B->at_terms[i]];
+        gm_srcloc at = st->at->kids[i]->loc;
+        if (t->ignored)
+            return gm_lload_error(L, GM_ERR_GRAMMAR, at,
+                                  "%%insert ... at %s: it is %%ignore'd, but a line end must "
+                                  "reach the insertion layer (do not %%ignore it)", t->name);
+        uint32_t k = user[B->at_terms[i]];
+        if (k != UINT32_MAX) {
+            const prod *p = &B->p[k];
+            const ninfo *n = &B->n[p->lhs];
+            const gm_lx *use = n->def ? find_use(n->def->body, t->name) : NULL;
+            return gm_lload_error(L, GM_ERR_GRAMMAR, use ? use->loc : p->loc,
+                                  "terminal '%s' is a line end of %%insert (the parser never "
+                                  "sees it), so rule '%s' cannot use it", t->name, n->name);
+        }
+        is_at[B->at_terms[i]] = 1;
+    }
+    const tinfo *ins = &B->t[B->ins_term];
+    if (is_at[B->ins_term])
+        return gm_lload_error(L, GM_ERR_GRAMMAR, st->insert->loc,
+                              "%%insert %s: the inserted terminal is also a line end ('at')",
+                              ins->name);
+    if (ins->ignored)
+        return gm_lload_error(L, GM_ERR_GRAMMAR, st->insert->loc,
+                              "%%insert %s: the inserted terminal is %%ignore'd", ins->name);
+    if (user[B->ins_term] == UINT32_MAX)
+        return gm_lload_error(L, GM_ERR_GRAMMAR, st->insert->loc,
+                              "%%insert %s: no rule uses the inserted terminal, so an insertion "
+                              "could never parse", ins->name);
+    for (uint32_t i = 0; i < st->after->n; i++) {
+        const tinfo *t = &B->t[B->after_terms[i]];
+        if (is_at[B->after_terms[i]])
+            return gm_lload_error(L, GM_ERR_GRAMMAR, st->after->kids[i]->loc,
+                                  "%%insert ... after %s: it is also a line end ('at'), and "
+                                  "line ends never reach the parser", t->name);
+        if (t->ignored)
+            return gm_lload_error(L, GM_ERR_GRAMMAR, st->after->kids[i]->loc,
+                                  "%%insert ... after %s: it is %%ignore'd, so it never reaches "
+                                  "the insertion layer", t->name);
+    }
+    return GM_OK;
+}
+
+/* Fills g->postlex over the cfg's terminal ids (tmap). */
+static gm_status make_postlex(bnf *B, const uint32_t *tmap, gm_cfg *g)
+{
+    const gm_lstmt *st = B->insert;
+    gm_postlex *pl = &g->postlex;
+    pl->at = gm_mem_calloc(g->mem, g->nterminals, 1);
+    pl->after = gm_mem_calloc(g->mem, g->nterminals, 1);
+    if (!pl->at || !pl->after)
+        return GM_ERR_NOMEM;
+    pl->insertion = true;
+    pl->nterminals = g->nterminals;
+    pl->insert = tmap[B->ins_term];
+    for (uint32_t i = 0; i < st->at->n; i++)
+        pl->at[tmap[B->at_terms[i]]] = 1;
+    for (uint32_t i = 0; i < st->after->n; i++)
+        pl->after[tmap[B->after_terms[i]]] = 1;
+    return GM_OK;
+}
+
 static char *cfg_strdup(gm_mem *m, const char *s)
 {
     return s ? gm_mem_strndup(m, s, strlen(s)) : NULL;
@@ -1011,6 +1141,13 @@ static gm_status make_cfg(bnf *B, uint32_t start, const uint8_t *reach, gm_cfg *
         for (uint32_t i = 0; i < p->len; i++)
             if (!IS_NT(B->syms[p->rhs + i]))
                 tused[IDX(B->syms[p->rhs + i])] = 1;
+    }
+    if (B->insert) {
+        tused[B->ins_term] = 1;
+        for (uint32_t i = 0; i < B->insert->at->n; i++)
+            tused[B->at_terms[i]] = 1;
+        for (uint32_t i = 0; i < B->insert->after->n; i++)
+            tused[B->after_terms[i]] = 1;
     }
     uint32_t nt = 0, nn = 0;
     for (size_t i = 0; i < B->nt; i++)
@@ -1097,6 +1234,8 @@ static gm_status make_cfg(bnf *B, uint32_t start, const uint8_t *reach, gm_cfg *
     g->nprods = w;
     g->nrhs = r;
     g->start = nmap[start];
+    if (B->insert && make_postlex(B, tmap, g) != GM_OK)
+        goto fail;
     *out = g;
     return GM_OK;
 fail:
@@ -1186,6 +1325,9 @@ gm_status gm_lbnf_build(gm_lload *L, gm_lbuilder *b, const char *start_name, gm_
     /* rules in order; template instances join the work list as they appear */
     for (size_t w = 0; st == GM_OK && w < B.nwork; w++)
         st = expand_rule(&B, B.work[w]);
+    B.insert = b->insert;
+    if (st == GM_OK && B.insert)
+        st = resolve_insert(&B);
     if (st != GM_OK)
         goto done;
 
@@ -1204,6 +1346,8 @@ gm_status gm_lbnf_build(gm_lload *L, gm_lbuilder *b, const char *start_name, gm_
         goto done;
     }
     st = checks(&B, start, reach);
+    if (st == GM_OK && B.insert)
+        st = check_insert(&B, reach);
     if (st == GM_OK)
         st = make_cfg(&B, start, reach, out);
 done:

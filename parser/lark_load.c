@@ -14,7 +14,7 @@
  * into the importing table; a name already defined there is an error.
  * All imports of a file are done before its own definitions, so defining
  * an imported name again needs %override. %ignore in imported grammars
- * has no effect (as in Lark).
+ * has no effect (as in Lark), nor has gramask's %insert.
  */
 #include "parser/lark_load.h"
 
@@ -629,6 +629,18 @@ static gm_status load_module(gm_lbuilder *b, const gm_lsource *src, import_base 
                 st = define(b, d, false, m ? GM_LORIGIN_DEPENDENCY : GM_LORIGIN_LOCAL, d->loc);
             }
             break;
+        case LS_INSERT:
+            if (!top)
+                break;
+            if (b->insert) {
+                char at[300];
+                describe_loc(at, sizeof at, b->insert->loc);
+                return gm_lload_error(L, GM_ERR_GRAMMAR, s->loc,
+                                      "%%insert given twice (first at %s): a grammar has one "
+                                      "semicolon insertion rule", at);
+            }
+            b->insert = s;
+            break;
         case LS_IMPORT:
             break;
         }
@@ -707,6 +719,36 @@ static gm_status check_expr(gm_lbuilder *b, const gm_ldef *d, const gm_lx *x, in
     return GM_OK;
 }
 
+/* The names of %insert: defined terminals; the `at` ones named, with a pattern. */
+static gm_status validate_insert(gm_lbuilder *b, const gm_lstmt *st)
+{
+    gm_lload *L = b->L;
+    const gm_lx *lists[3] = {st->insert, st->at, st->after};
+    for (int k = 0; k < 3; k++) {
+        const gm_lx *list = lists[k];
+        uint32_t n = list->kind == LX_SEQ ? list->n : 1;
+        for (uint32_t i = 0; i < n; i++) {
+            const gm_lx *x = list->kind == LX_SEQ ? list->kids[i] : list;
+            if (x->kind != LX_NAME) {
+                if (k == 1)
+                    return gm_lload_error(L, GM_ERR_GRAMMAR, x->loc,
+                                          "%%insert ... at: a line end is a named terminal "
+                                          "(as NEWLINE: /\\n/), not a literal");
+                continue;
+            }
+            const gm_ldef *d = gm_lbuilder_find(b, x->name);
+            if (!d)
+                return gm_lload_error(L, GM_ERR_GRAMMAR, x->loc,
+                                      "undefined terminal '%s' in %%insert", x->name);
+            if (k == 1 && !d->body)
+                return gm_lload_error(L, GM_ERR_GRAMMAR, x->loc,
+                                      "%%insert ... at %s: it is %%declare'd, so the lexer never "
+                                      "produces it as a line end", x->name);
+        }
+    }
+    return GM_OK;
+}
+
 static gm_status validate(gm_lbuilder *b)
 {
     gm_lload *L = b->L;
@@ -750,7 +792,7 @@ static gm_status validate(gm_lbuilder *b)
                                   "cannot %%ignore '%s': it is %%declare'd (the lexer never "
                                   "produces it)", x->name);
     }
-    return GM_OK;
+    return b->insert ? validate_insert(b, b->insert) : GM_OK;
 }
 
 gm_status gm_lload_main(gm_lload *L, gm_lbuilder *b, const char *file, const char *text,

@@ -56,6 +56,7 @@ typedef struct gm_lbuilder {
     size_t norder, order_cap;
     gm_lx **ignores;         /* %ignore'd terminal names (LX_NAME) in order */
     size_t nignores, ignores_cap;
+    const gm_lstmt *insert;  /* the main grammar's %insert directive, or NULL */
 } gm_lbuilder;
 
 /* Looks up a definition by name (NULL when not defined). */

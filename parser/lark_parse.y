@@ -163,10 +163,11 @@ static gm_ldef *new_def(gm_lscan *S, const char *name, bool is_term, gm_srcloc l
 %token DECLARE "%declare"
 %token OVERRIDE "%override"
 %token EXTEND "%extend"
+%token INSERT "%insert"
 
-%type <x> expansions alias expansion expr atom value targs
+%type <x> expansions alias expansion expr atom value targs insert_item insert_list
 %type <def> definition rule_def term_def rule_head
-%type <st> import_path dotted name_list declare_list params
+%type <st> import_path dotted name_list declare_list params insert_clauses
 %type <mods> mods
 %type <num> priority
 
@@ -249,6 +250,65 @@ stmt:
   | DECLARE declare_list {
         $2->loc = LOC(@1);
         CHECK(!push_stmt(S, $2));
+    }
+  | INSERT insert_item insert_clauses {
+        gm_lstmt *st = $3;
+        st->loc = LOC(@1);
+        st->insert = $2;
+        const char *missing = !st->at ? "at" : !st->after ? "after" : NULL;
+        if (missing) {
+            gm_lscan_error(S, GM_ERR_GRAMMAR, st->loc,
+                           "%%insert needs an '%s' list: %%insert \";\" at NEWLINE after NAME "
+                           "\")\" ...", missing);
+            YYABORT;
+        }
+        CHECK(!push_stmt(S, st));
+    }
+  ;
+
+/* note [semicolon insertion] (parser/postlex.h): `at` and `after` lists, in either order. */
+insert_clauses:
+    %empty { $$ = new_stmt(S, LS_INSERT, LOC(@$)); CHECK($$); }
+  | insert_clauses RULE insert_list {
+        $$ = $1;
+        gm_lx **slot = !strcmp($2, "at") ? &$$->at : !strcmp($2, "after") ? &$$->after : NULL;
+        if (!slot) {
+            gm_lscan_error(S, GM_ERR_SYNTAX, LOC(@2),
+                           "unknown %%insert clause '%s' (expected 'at' or 'after')", $2);
+            YYABORT;
+        }
+        if (*slot) {
+            gm_lscan_error(S, GM_ERR_GRAMMAR, LOC(@2), "%%insert has two '%s' lists", $2);
+            YYABORT;
+        }
+        *slot = $3;
+    }
+  ;
+
+insert_list:
+    insert_item {
+        $$ = NEW(LX_SEQ, @1);
+        CHECK($$ && !gm_lx_push(S->arena, $$, $1));
+    }
+  | insert_list insert_item {
+        $$ = $1;
+        CHECK(!gm_lx_push(S->arena, $$, $2));
+    }
+  ;
+
+insert_item:
+    TERM {
+        $$ = NEW(LX_NAME, @1);
+        CHECK($$);
+        $$->name = $1;
+        $$->is_term = true;
+    }
+  | STRING {
+        $$ = NEW(LX_LITERAL, @1);
+        CHECK($$);
+        $$->bytes = $1.bytes;
+        $$->len = $1.len;
+        $$->flags = $1.flags;
     }
   ;
 

@@ -4,6 +4,7 @@
  * desugaring of ? * + [] ~ and groups (also checked by the set of lengths
  * the start rule derives); templates; terminal composition (the composed
  * pattern text); imports from the bundled common library and from files;
+ * the %insert directive and the layer it configures (parser/postlex.h);
  * warnings; the SynCode benchmark grammars (counts as Lark reports them);
  * limits; and allocation failure at every allocation of a load.
  */
@@ -473,6 +474,143 @@ static void file_imports(void **state)
     assert_int_equal(atomic_load(&m.used), 0);
 }
 
+/* The terminal id named name in g (fails the test when there is none). */
+static uint32_t term_id(const gm_cfg *g, const char *name)
+{
+    for (uint32_t i = 0; i < g->nterminals; i++)
+        if (!strcmp(g->names[i], name))
+            return i;
+    fail_msg("no terminal %s", name);
+    return 0;
+}
+
+/* Runs the names of lexer terminals through the layer; the parser's terminals, space-separated. */
+static void run_layer(const gm_cfg *g, const char *const *in, char *out, size_t cap)
+{
+    uint8_t flag = 0;
+    size_t k = 0;
+    out[0] = '\0';
+    for (; *in; in++) {
+        uint32_t fed[1];
+        uint32_t n = gm_postlex_map(&g->postlex, term_id(g, *in), &flag, fed);
+        assert_true(n <= 1);
+        for (uint32_t i = 0; i < n; i++)
+            k += (size_t)snprintf(out + k, cap - k, "%s%s", k ? " " : "", g->names[fed[i]]);
+    }
+    uint32_t fed[1];
+    if (gm_postlex_end(&g->postlex, flag, fed))
+        k += (size_t)snprintf(out + k, cap - k, "%s%s", k ? " " : "", g->names[fed[0]]);
+    snprintf(out + k, cap - k, "%s", k ? " $end" : "$end");
+}
+
+static void semicolon_insertion(void **state)
+{
+    (void)state;
+    /* literals map to the terminal a rule uses (a named one when it has that pattern) or
+       to a new one; line ends are kept though no rule uses them, and not warned about */
+    const char *text = "start: (stmt \";\")*\n"
+                       "stmt: NAME | \"return\" NAME? | \"{\" start \"}\" | \"(\" NAME RPAR\n"
+                       "NAME: /[a-z]+/\n"
+                       "SEMI: \";\"\n"
+                       "RPAR: \")\"\n"
+                       "NEWLINE: /\\n/\n"
+                       "ML_COMMENT: /\\/\\*[^\\n]*\\n(.|\\n)*\\*\\//\n"
+                       "%ignore \" \"\n"
+                       "%insert \";\" at NEWLINE ML_COMMENT after NAME \"}\" \")\" \"break\" "
+                       "\"return\"\n";
+    expect_dump(text, "%start start\n"
+                      "%terminals 11\n"
+                      "NAME: /[a-z]+/\n"
+                      "SEMI: \";\"\n"
+                      "RPAR: \")\"\n"
+                      "NEWLINE: /\\n/\n"
+                      "ML_COMMENT: /\\/\\*[^\\n]*\\n(.|\\n)*\\*\\//\n"
+                      "__IGNORE_0: \" \" %ignore\n"
+                      "\"return\": \"return\"\n"
+                      "\"{\": \"{\"\n"
+                      "\"}\": \"}\"\n"
+                      "\"(\": \"(\"\n"
+                      "\"break\": \"break\"\n"
+                      "%insert SEMI at NEWLINE ML_COMMENT after NAME RPAR \"return\" \"}\" "
+                      "\"break\"\n"
+                      "%rules 9\n"
+                      "start: __start_star_0\n"
+                      "start:\n"
+                      "stmt: NAME\n"
+                      "stmt: \"return\" NAME\n"
+                      "stmt: \"return\"\n"
+                      "stmt: \"{\" start \"}\"\n"
+                      "stmt: \"(\" NAME RPAR\n"
+                      "__start_star_0: stmt SEMI\n"
+                      "__start_star_0: __start_star_0 stmt SEMI\n");
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_error err;
+    warnings ws = {0};
+    gm_cfg *g = load(&m, text, NULL, &ws, &err);
+    assert_non_null(g);
+    assert_int_equal(ws.count, 0);
+    const gm_postlex *pl = &g->postlex;
+    assert_true(pl->insertion);
+    assert_int_equal(pl->nterminals, g->nterminals);
+    assert_int_equal(pl->insert, term_id(g, "SEMI"));
+    for (uint32_t i = 0; i < g->nterminals; i++) {
+        const char *nm = g->names[i];
+        assert_int_equal(pl->at[i], !strcmp(nm, "NEWLINE") || !strcmp(nm, "ML_COMMENT"));
+        assert_int_equal(pl->after[i], !strcmp(nm, "NAME") || !strcmp(nm, "RPAR") ||
+                                           !strcmp(nm, "\"return\"") || !strcmp(nm, "\"}\"") ||
+                                           !strcmp(nm, "\"break\""));
+    }
+    /* the layer: a line end after a trigger becomes SEMI, other line ends vanish, an explicit
+       SEMI clears the flag, end of input inserts after a trigger */
+    char out[512];
+    static const char *const a[] = {"NAME", "NEWLINE", "NEWLINE", "\"return\"", "ML_COMMENT",
+                                    "\"{\"", "NEWLINE", "NAME", "SEMI", "NEWLINE", "\"}\"", NULL};
+    run_layer(g, a, out, sizeof out);
+    assert_string_equal(out, "NAME SEMI \"return\" SEMI \"{\" NAME SEMI \"}\" SEMI $end");
+    static const char *const b[] = {"\"(\"", "NAME", "RPAR", "SEMI", NULL};
+    run_layer(g, b, out, sizeof out);
+    assert_string_equal(out, "\"(\" NAME RPAR SEMI $end");
+    gm_cfg_destroy(g);
+    /* a grammar without the directive has no layer */
+    g = load(&m, "start: NAME\nNAME: /[a-z]+/\n", NULL, NULL, &err);
+    assert_non_null(g);
+    assert_false(g->postlex.insertion);
+    assert_null(g->postlex.at);
+    assert_null(g->postlex.after);
+    gm_cfg_destroy(g);
+
+    /* %insert in an imported grammar has no effect (as %ignore) */
+    char dir[] = "/tmp/gm_grammar_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256], main_path[256];
+    snprintf(path, sizeof path, "%s/lib.lark", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("item: NAME \";\"\nNAME: /[a-z]+/\nNL: /\\n/\n%insert \";\" at NL after NAME\n", f);
+    fclose(f);
+    snprintf(main_path, sizeof main_path, "%s/main.lark", dir);
+    f = fopen(main_path, "w");
+    assert_non_null(f);
+    fputs("%import .lib.item\nstart: item+\n", f);
+    fclose(f);
+    assert_int_equal(gm_grammar_load_file(&m, main_path, NULL, &g, &err), GM_OK);
+    assert_false(g->postlex.insertion);
+    gm_cfg_destroy(g);
+    remove(path);
+    remove(main_path);
+    rmdir(dir);
+    assert_int_equal(atomic_load(&m.used), 0);
+
+    /* errors name the item */
+    expect_error("start: NAME \";\"\nNAME: /[a-z]+/\nNL: /\\n/\n%insert \";\" at NL after X\n",
+                 GM_ERR_GRAMMAR, "t.lark:4:25: undefined terminal 'X' in %insert");
+    expect_error("start: NAME \";\"\nNAME: /[a-z]+/\n%insert \";\" at NAME after NAME\n",
+                 GM_ERR_GRAMMAR,
+                 "t.lark:1:8: terminal 'NAME' is a line end of %insert (the parser never sees "
+                 "it), so rule 'start' cannot use it");
+}
+
 static void warnings_for_unused_definitions(void **state)
 {
     (void)state;
@@ -587,7 +725,9 @@ static void allocation_failures(void **state)
                        "_sep{x, sep}: x (sep x)*\n"
                        "?value: NUMBER | ESCAPED_STRING | \"[\" [_sep{value, \",\"}] \"]\" -> list\n"
                        "obj: \"{\" (ESCAPED_STRING \":\" value)~0..2 \"}\"\n"
-                       "%extend value: obj\n";
+                       "%extend value: obj\n"
+                       "NL: /\\n/\n"
+                       "%insert \",\" at NL after NUMBER \"]\"\n";
     unsigned long total = 0;
     for (unsigned long n = 1;; n++) {
         gm_test_failing_alloc fa = {0, n, 0};
@@ -637,6 +777,7 @@ int main(void)
         cmocka_unit_test(terminal_composition),
         cmocka_unit_test(imports),
         cmocka_unit_test(file_imports),
+        cmocka_unit_test(semicolon_insertion),
         cmocka_unit_test(warnings_for_unused_definitions),
         cmocka_unit_test(syncode_benchmark_grammars),
         cmocka_unit_test(limits),

@@ -2,6 +2,7 @@
 # strings by grammars/embed.py at build time (gm_bundled_grammar).
 # Adding a grammar is one line: GM_BUNDLED_GRAMMARS += grammars/NAME.lark
 GM_BUNDLED_GRAMMARS = grammars/common.lark
+GM_BUNDLED_GRAMMARS += grammars/json.lark
 
 EXTRA_DIST += $(GM_BUNDLED_GRAMMARS) grammars/embed.py
 nodist_libgmcore_la_SOURCES += grammars/bundled.c

@@ -245,6 +245,22 @@ GM_API gm_status gm_compiled_create(gm_grammar *g, gm_vocab *v, const gm_compile
                                     gm_compiled **out, gm_error *err);
 GM_API gm_compiled *gm_compiled_retain(gm_compiled *c);
 GM_API void gm_compiled_destroy(gm_compiled *c);
+
+/*
+ * Writes everything needed to produce masks (vocabulary, lexer, parse
+ * tables, and the token tables built so far: all of them after an eager
+ * compile) to a file: versioned header, byte order, checksum.
+ */
+GM_API gm_status gm_compiled_save(const gm_compiled *c, const char *path, gm_error *err);
+
+/*
+ * Loads a file written by gm_compiled_save; no grammar or tokenizer file is
+ * needed. A truncated, corrupt, foreign-endian or other-version file fails
+ * with GM_ERR_FORMAT saying which. opts may be NULL (eager builds the
+ * tables the file lacks).
+ */
+GM_API gm_status gm_compiled_load(const char *path, const gm_compile_options *opts,
+                                  gm_compiled **out, gm_error *err);
 /* Mask size: vocabulary ids, and uint32_t words of a mask (ceil(ids / 32)). */
 GM_API uint32_t gm_compiled_vocab_size(const gm_compiled *c);
 GM_API size_t gm_compiled_mask_words(const gm_compiled *c);

@@ -48,7 +48,7 @@
 
 #define GM_POSTLEX_NONE UINT32_MAX
 
-/* Widest indentation the layer tracks (wider lines are a lexing error). */
+/* Widest indentation the layer tracks; wider lines count as this wide (saturating). */
 #define GM_INDENT_MAX_WIDTH 254
 
 typedef struct gm_postlex {
@@ -69,14 +69,18 @@ typedef struct gm_postlex {
 /*
  * The indentation width of a _NEWLINE lexeme, as Lark's Indenter computes
  * it: over the text after its last '\n', spaces count 1 and tabs
- * tab_width. The spanner tracks the same count byte by byte: 0 at '\n',
- * +1 at ' ', +tab_width at '\t', +0 otherwise.
+ * tab_width (saturating at GM_INDENT_MAX_WIDTH). The spanner tracks the
+ * same count byte by byte: 0 at '\n', +1 at ' ', +tab_width at '\t', +0
+ * otherwise.
  */
 static inline uint32_t gm_postlex_width(const gm_postlex *pl, const uint8_t *lexeme, size_t len)
 {
     uint32_t w = 0;
-    for (size_t i = 0; i < len; i++)
+    for (size_t i = 0; i < len; i++) {
         w = lexeme[i] == '\n' ? 0 : w + (lexeme[i] == ' ') + (lexeme[i] == '\t') * pl->tab_width;
+        if (w > GM_INDENT_MAX_WIDTH)
+            w = GM_INDENT_MAX_WIDTH;
+    }
     return w;
 }
 

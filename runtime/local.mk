@@ -1,1 +1,43 @@
-# runtime: see the stage's header comments.
+# runtime: masks, the matcher, the public objects and the batch pool.
+libgmcore_la_SOURCES += \
+	runtime/api_compiled.c \
+	runtime/api_grammar.c \
+	runtime/api_vocab.c \
+	runtime/batch.c \
+	runtime/layer.c runtime/layer.h \
+	runtime/mask.c runtime/mask.h \
+	runtime/matcher.c \
+	runtime/serialize.c \
+	runtime/objects.h \
+	runtime/vstack.h
+
+# Decoding commands of the CLI.
+gramask_SOURCES += \
+	src/cli/session.c src/cli/session.h \
+	src/cli/cmd_compile.c \
+	src/cli/cmd_demo.c \
+	src/cli/cmd_generate.c \
+	src/cli/cmd_trace.c
+gramask_CPPFLAGS = $(AM_CPPFLAGS) -DGM_SRCDATA='"$(abs_top_srcdir)/tests/data"' \
+	-DGM_PKGDATA='"$(pkgdatadir)"'
+demodatadir = $(pkgdatadir)
+nobase_dist_demodata_DATA = tests/data/sp32k/tokenizer.json tests/data/sp32k/tokenizer_config.json \
+	tests/data/sp32k/PACKAGE-LICENSE tests/data/demo/sample.json
+EXTRA_DIST += tests/data/README.md
+
+GM_TESTS += tests/test_spanner
+tests_test_spanner_SOURCES = tests/test_spanner.c
+tests_test_spanner_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_spanner_LDADD = $(GM_TEST_LDADD)
+
+# Written only against include/gramask.h and linked against the shared
+# library, so it also proves the public symbols are exported.
+GM_TESTS += tests/test_api
+tests_test_api_SOURCES = tests/test_api.c
+tests_test_api_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_api_LDADD = libgramask.la $(CMOCKA_LIBS)
+
+GM_TESTS += tests/test_mask
+tests_test_mask_SOURCES = tests/test_mask.c
+tests_test_mask_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_mask_LDADD = $(GM_TEST_LDADD)

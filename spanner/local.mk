@@ -27,3 +27,9 @@ TESTS += tests/vocab_ref.py tests/cli_vocab.sh
 EXTRA_DIST += tests/vocab_ref.py tests/cli_vocab.sh tests/data/vocab
 
 GM_FUZZ += tests/fuzz/fuzz_vocab tests/fuzz/fuzz_ids
+
+# The token spanner proper: profiles of lexer states (note [token classes]).
+libgmcore_la_SOURCES += \
+	spanner/profile.c spanner/profile.h \
+	spanner/spanner.c spanner/spanner.h \
+	spanner/tokset.c spanner/tokset.h

@@ -1,0 +1,98 @@
+/* Public compiled grammars: a grammar and a vocabulary joined by the spanner. */
+#include <string.h>
+
+#include "runtime/objects.h"
+#include "src/base/error.h"
+
+void gm_compile_options_init_defaults(gm_compile_options *opts)
+{
+    if (!opts)
+        return;
+    memset(opts, 0, sizeof *opts);
+    gm_limits_init_defaults(&opts->limits);
+}
+
+static void compiled_free(gm_compiled *c)
+{
+    gm_spanner_destroy(c->spanner);
+    gm_grammar_destroy(c->grammar);
+    gm_vocab_destroy(c->vocab);
+    gm_realloc_fn fn = c->mem.fn;
+    void *ud = c->mem.ud;
+    fn(ud, c, 0);
+}
+
+gm_status gm_compiled_create(gm_grammar *g, gm_vocab *v, const gm_compile_options *opts,
+                             gm_compiled **out, gm_error *err)
+{
+    if (!out || !g || !v)
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_compiled_create: NULL argument");
+    *out = NULL;
+    gm_allocator al = opts ? opts->allocator : (gm_allocator){0};
+    gm_limits lim;
+    gm_limits_resolve(&lim, opts ? &opts->limits : NULL);
+    gm_mem boot;
+    gm_mem_init(&boot, &al, lim.max_memory);
+    gm_compiled *c = boot.fn(boot.ud, NULL, sizeof *c);
+    if (!c)
+        return gm_error_set(err, GM_ERR_NOMEM, "out of memory compiling a grammar");
+    memset(c, 0, sizeof *c);
+    gm_mem_init(&c->mem, &al, lim.max_memory);
+    atomic_init(&c->refs, 1);
+    c->grammar = gm_grammar_retain(g);
+    c->vocab = gm_vocab_retain(v);
+    gm_status st = gm_spanner_create(&c->mem, g->lexer, &g->postlex, g->lr, v->data, v->trie,
+                                     &c->spanner, err);
+    if (st == GM_OK && opts && opts->eager)
+        st = gm_spanner_build_all(c->spanner, err);
+    if (st != GM_OK) {
+        compiled_free(c);
+        return st;
+    }
+    *out = c;
+    return GM_OK;
+}
+
+gm_compiled *gm_compiled_retain(gm_compiled *c)
+{
+    if (c)
+        atomic_fetch_add(&c->refs, 1);
+    return c;
+}
+
+void gm_compiled_destroy(gm_compiled *c)
+{
+    if (c && atomic_fetch_sub(&c->refs, 1) == 1)
+        compiled_free(c);
+}
+
+uint32_t gm_compiled_vocab_size(const gm_compiled *c) { return c ? c->spanner->nbits : 0; }
+
+size_t gm_compiled_mask_words(const gm_compiled *c)
+{
+    return c ? GM_MASK_WORDS(c->spanner->nbits) : 0;
+}
+
+const gm_vocab *gm_compiled_vocab(const gm_compiled *c) { return c ? c->vocab : NULL; }
+
+void gm_compiled_get_stats(const gm_compiled *c, gm_compiled_stats *stats)
+{
+    if (!stats)
+        return;
+    memset(stats, 0, sizeof *stats);
+    if (!c)
+        return;
+    const gm_grammar *g = c->grammar;
+    stats->lexer_states = g->lexer->nstates;
+    stats->terminals = g->lexer->nterminals;
+    stats->lr_states = g->lr->nstates;
+    stats->productions = g->lr->nprods;
+    stats->vocab_size = c->spanner->nbits;
+    gm_spanner_stats st;
+    gm_spanner_stats_get(c->spanner, &st);
+    stats->profiles_built = st.profiles;
+    stats->classes = st.classes;
+    stats->table_bytes = st.bytes;
+    stats->memory_bytes = atomic_load(&c->mem.used) + atomic_load(&g->mem.used) +
+                          atomic_load(&c->vocab->mem.used);
+}

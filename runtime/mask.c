@@ -1,0 +1,296 @@
+/*
+ * The mask of a matcher state (q, stacks) is the union of (note [token
+ * classes], note [first-byte split] in spanner/spanner.h):
+ *   - the classes (E, P) of q's profile whose E·T can be fed to the stack
+ *     for some T in P (or E alone when P can end as nothing);
+ *   - when q's lexeme is complete: the classes of the no-lexeme state
+ *     after it, on the stack after its terminal, restricted to q's
+ *     first-byte filter.
+ * Every element goes through the post-lexing layers (runtime/layer.h).
+ *
+ * note [class walk]
+ * Classes are sorted by E, so consecutive classes share prefixes. The walk
+ * keeps one virtual stack per depth (snapshots) and re-feeds only the part
+ * of E after the shared prefix; once a prefix is rejected, every following
+ * class sharing it is skipped without any parser work. This is the trie
+ * walk over realizable sequences of the seed paper, done on the real
+ * stack, so every answer is exact (no context-dependent approximation).
+ */
+#include "runtime/mask.h"
+
+#include <string.h>
+
+#include "runtime/vstack.h"
+
+enum {
+    WALK_DEPTH = 48,          /* snapshots kept; longer sequences re-feed their tail */
+    WALK_REGION = 96,         /* LR overlay capacity of one snapshot */
+    WALK_INDENTS = 16,        /* width overlay capacity of one snapshot */
+    MEMO_WORDS = 32,          /* terminals memoized at depth 0: up to 2048 */
+    BIG_OVERLAY = 1u << 20    /* overflow path capacity */
+};
+
+typedef struct walker {
+    const gm_spanner *sp;
+    uint32_t *mask;
+    const uint32_t *filter;   /* first-byte filter, or NULL */
+    uint32_t rel_width;       /* pending width for relative line ends */
+    gm_vstack snap[WALK_DEPTH + 1];
+    uint32_t regions[WALK_DEPTH + 2][WALK_REGION];
+    uint32_t iregions[WALK_DEPTH + 1][WALK_INDENTS];
+    uint64_t known[MEMO_WORDS], viable[MEMO_WORDS]; /* depth-0 terminal memo */
+    int overflow;             /* an overlay filled up: redo with the big path */
+} walker;
+
+static void add_tokens(walker *w, const gm_tokset *ts)
+{
+    if (w->filter)
+        gm_tokset_or_and_into(ts, w->filter, w->mask, w->sp->nbits);
+    else
+        gm_tokset_or_into(ts, w->mask, w->sp->nbits);
+}
+
+/* Copies a virtual stack into buffers of cap LR states and icap widths. */
+static int vs_copy(gm_vstack *dst, const gm_vstack *src, uint32_t *buf, uint32_t cap,
+                   uint32_t *ibuf, uint32_t icap)
+{
+    if (src->n > cap || src->in > icap)
+        return -1;
+    *dst = *src;
+    dst->ov = buf;
+    dst->cap = cap;
+    dst->iov = ibuf;
+    dst->icap = icap;
+    memcpy(buf, src->ov, (size_t)src->n * sizeof *buf);
+    memcpy(ibuf, src->iov, (size_t)src->in * sizeof *ibuf);
+    return 0;
+}
+
+/* Whether one Prod-set element can come next on vs. */
+static bool viable_elem(walker *w, const gm_vstack *vs, uint32_t elem)
+{
+    int r = gm_layer_vviable(w->sp, vs, elem, w->regions[WALK_DEPTH + 1], WALK_REGION);
+    if (r < 0)
+        w->overflow = 1;
+    return r > 0;
+}
+
+static bool prod_viable(walker *w, const gm_vstack *vs, uint32_t prod, bool depth0)
+{
+    const gm_spanner *sp = w->sp;
+    if (sp->prod_ignored[prod])
+        return true;
+    for (uint32_t k = sp->prod_off[prod]; k < sp->prod_off[prod + 1]; k++) {
+        uint32_t t = sp->prod_terms[k];
+        if (depth0 && t < MEMO_WORDS * 64) {
+            uint64_t bit = (uint64_t)1 << (t & 63);
+            if (!(w->known[t >> 6] & bit)) {
+                w->known[t >> 6] |= bit;
+                if (viable_elem(w, vs, t))
+                    w->viable[t >> 6] |= bit;
+            }
+            if (w->viable[t >> 6] & bit)
+                return true;
+        } else if (viable_elem(w, vs, t)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The exact answer for one class on large heap overlays (rare path). */
+static gm_status class_big(walker *w, const gm_vstack *vs0, const gm_profile *p, const gm_class *c,
+                           bool *ok, gm_error *err)
+{
+    const gm_spanner *sp = w->sp;
+    gm_mem *m = sp->mem;
+    uint32_t *buf = gm_mem_alloc(m, (size_t)BIG_OVERLAY * 3 * sizeof(uint32_t));
+    if (!buf)
+        return gm_mem_fail(m, err, "a parser overlay");
+    gm_vstack vs;
+    *ok = false;
+    int bad = vs_copy(&vs, vs0, buf, BIG_OVERLAY, buf + 2 * (size_t)BIG_OVERLAY, BIG_OVERLAY);
+    for (uint32_t i = 0; i < c->len && !bad; i++) {
+        int r = gm_layer_vfeed(sp, &vs, p->seqs[c->seq + i], w->rel_width);
+        if (r == GM_VFEED_OVERFLOW)
+            bad = 1;
+        else if (r != GM_VFEED_SHIFTED)
+            goto done;
+    }
+    if (!bad) {
+        if (sp->prod_ignored[c->prod])
+            *ok = true;
+        for (uint32_t k = sp->prod_off[c->prod]; k < sp->prod_off[c->prod + 1] && !*ok; k++) {
+            int r = gm_layer_vviable(sp, &vs, sp->prod_terms[k], buf + BIG_OVERLAY, BIG_OVERLAY);
+            bad = r < 0;
+            *ok = r > 0;
+        }
+    }
+done:
+    gm_mem_free(m, buf);
+    if (bad)
+        return gm_error_set(err, GM_ERR_LIMIT,
+                            "a token needs more than %u parser states of reductions", BIG_OVERLAY);
+    return GM_OK;
+}
+
+/* Adds the classes of profile p viable on vs0 (note [class walk]). */
+static gm_status walk_profile(walker *w, const gm_profile *p, const gm_vstack *vs0, gm_error *err)
+{
+    memset(w->known, 0, sizeof w->known);
+    memset(w->viable, 0, sizeof w->viable);
+    if (vs0->n >= WALK_REGION / 2 ||
+        vs_copy(&w->snap[0], vs0, w->regions[0], WALK_REGION, w->iregions[0], WALK_INDENTS)) {
+        /* A pathologically deep overlay already: answer every class on the heap path. */
+        for (uint32_t ci = 0; ci < p->nclasses; ci++) {
+            bool ok;
+            gm_status st = class_big(w, vs0, p, &p->classes[ci], &ok, err);
+            if (st != GM_OK)
+                return st;
+            if (ok)
+                add_tokens(w, &p->classes[ci].tokens);
+        }
+        return GM_OK;
+    }
+    uint32_t valid = 0;                 /* snapshots 0..valid hold the current prefix */
+    uint32_t failed = UINT32_MAX;       /* position whose element was rejected, if any */
+    for (uint32_t ci = 0; ci < p->nclasses; ci++) {
+        const gm_class *c = &p->classes[ci];
+        if (failed != UINT32_MAX && c->shared > failed)
+            continue;                   /* same rejected prefix */
+        failed = UINT32_MAX;
+        uint32_t d = c->shared < valid ? c->shared : valid;
+        w->overflow = 0;
+        bool alive = true;
+        for (; d < c->len; d++) {
+            uint32_t from = d < WALK_DEPTH ? d : WALK_DEPTH;
+            uint32_t to = d + 1 < WALK_DEPTH ? d + 1 : WALK_DEPTH;
+            if (from != to && vs_copy(&w->snap[to], &w->snap[from], w->regions[to], WALK_REGION,
+                                      w->iregions[to], WALK_INDENTS)) {
+                w->overflow = 1;
+                break;
+            }
+            int r = gm_layer_vfeed(w->sp, &w->snap[to], p->seqs[c->seq + d], w->rel_width);
+            if (r == GM_VFEED_OVERFLOW) {
+                w->overflow = 1;
+                break;
+            }
+            if (r != GM_VFEED_SHIFTED) {
+                failed = d;
+                alive = false;
+                break;
+            }
+        }
+        bool ok = false;
+        if (!w->overflow && !alive) {
+            valid = failed < WALK_DEPTH ? failed : WALK_DEPTH - 1;
+            continue;
+        }
+        if (!w->overflow) {
+            /* Snapshots beyond WALK_DEPTH were overwritten in place: only 0..WALK_DEPTH-1 stay. */
+            valid = c->len < WALK_DEPTH ? c->len : WALK_DEPTH - 1;
+            const gm_vstack *end = &w->snap[c->len < WALK_DEPTH ? c->len : WALK_DEPTH];
+            ok = prod_viable(w, end, c->prod, c->len == 0);
+        }
+        if (w->overflow) {
+            /* Rare: the exact heap path for this class; the snapshots are stale. */
+            w->overflow = 0;
+            valid = 0;
+            failed = UINT32_MAX;
+            gm_status st = class_big(w, vs0, p, c, &ok, err);
+            if (st != GM_OK)
+                return st;
+        }
+        if (ok)
+            add_tokens(w, &c->tokens);
+    }
+    return GM_OK;
+}
+
+/* A virtual stack over the matcher's real stacks. */
+static void vs_init(gm_vstack *vs, const gm_mask_state *s, uint32_t *buf, uint32_t cap,
+                    uint32_t *ibuf, uint32_t icap)
+{
+    memset(vs, 0, sizeof *vs);
+    vs->base = s->stack;
+    vs->ov = buf;
+    vs->cap = cap;
+    vs->ibase = s->layer ? s->layer->indents : NULL;
+    vs->iov = ibuf;
+    vs->icap = icap;
+    vs->parens = s->layer ? s->layer->parens : 0;
+}
+
+static uint32_t pending_width(const gm_spanner *sp, uint32_t q)
+{
+    return q < sp->nlex ? sp->state_width[q] : 0;
+}
+
+gm_status gm_mask_fill(gm_spanner *sp, const gm_mask_state *s, uint32_t *mask, gm_error *err)
+{
+    memset(mask, 0, GM_MASK_WORDS(sp->nbits) * sizeof(uint32_t));
+    const gm_profile *p = gm_spanner_profile(sp, s->q, err);
+    if (!p)
+        return err->code;
+    walker w;
+    w.sp = sp;
+    w.mask = mask;
+    w.filter = NULL;
+    w.overflow = 0;
+    w.rel_width = pending_width(sp, s->q);
+    uint32_t buf[WALK_REGION], ibuf[WALK_INDENTS];
+    gm_vstack real;
+    vs_init(&real, s, buf, WALK_REGION, ibuf, WALK_INDENTS);
+    gm_status st = walk_profile(&w, p, &real, err);
+    if (st != GM_OK || p->split0 == GM_SPANNER_NONE)
+        return st;
+    /* Tokens whose first byte ends the pending lexeme: the next state's classes after it. */
+    gm_vstack after = real;
+    if (p->split0_emit != GM_SPANNER_NONE) {
+        int r = gm_layer_vfeed(sp, &after, p->split0_emit, w.rel_width);
+        if (r == GM_VFEED_REJECTED)
+            return GM_OK;
+        if (r != GM_VFEED_SHIFTED)
+            return gm_error_set(err, GM_ERR_LIMIT, "a terminal needs too many parser reductions");
+    }
+    const gm_profile *p0 = gm_spanner_profile(sp, p->split0_next, err);
+    const uint32_t *filter = gm_spanner_split0(sp, p->split0, err);
+    if (!p0 || !filter)
+        return err->code;
+    w.filter = filter;
+    w.rel_width = 0;
+    return walk_profile(&w, p0, &after, err);
+}
+
+bool gm_mask_can_end(const gm_spanner *sp, const gm_mask_state *s)
+{
+    uint32_t buf[WALK_REGION], ibuf[WALK_INDENTS];
+    gm_vstack vs;
+    vs_init(&vs, s, buf, WALK_REGION, ibuf, WALK_INDENTS);
+    uint32_t emit, after;
+    if (!gm_spanner_finish(sp, s->q, &emit, &after))
+        return false;
+    if (emit != GM_LEX_NONE &&
+        gm_layer_vfeed(sp, &vs, emit, pending_width(sp, s->q)) != GM_VFEED_SHIFTED)
+        return false;
+    uint32_t end = gm_spanner_end(sp, after);
+    if (end != GM_LEX_NONE && gm_vstack_feed(sp->lr, &vs, end) != GM_VFEED_SHIFTED)
+        return false;
+    if (gm_layer_vend(sp, &vs) != GM_VFEED_SHIFTED)
+        return false;
+    return gm_vstack_feed(sp->lr, &vs, sp->lr->eof) == GM_VFEED_ACCEPTED;
+}
+
+bool gm_mask_pending_viable(const gm_spanner *sp, const gm_mask_state *s)
+{
+    uint32_t prod = sp->state_prod[s->q];
+    if (sp->prod_ignored[prod])
+        return true;
+    uint32_t buf[WALK_REGION], ibuf[WALK_INDENTS], scratch[WALK_REGION];
+    gm_vstack vs;
+    vs_init(&vs, s, buf, WALK_REGION, ibuf, WALK_INDENTS);
+    for (uint32_t k = sp->prod_off[prod]; k < sp->prod_off[prod + 1]; k++)
+        if (gm_layer_vviable(sp, &vs, sp->prod_terms[k], scratch, WALK_REGION) > 0)
+            return true;
+    return false;
+}

@@ -1,0 +1,37 @@
+/*
+ * Computing the next-token mask of one matcher state — spanner state, LR
+ * stack, layers' state — from the spanner's profiles. Allocation-free
+ * except when a profile or filter is built for the first time (lazy
+ * compilation) and in the rare overflow path of deeply nested reductions.
+ */
+#ifndef GM_RUNTIME_MASK_H
+#define GM_RUNTIME_MASK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "parser/lr.h"
+#include "runtime/layer.h"
+#include "spanner/spanner.h"
+
+/* A matcher state as the mask computation reads it (all borrowed). */
+typedef struct gm_mask_state {
+    uint32_t q;               /* spanner state */
+    const gm_lr_node *stack;
+    const gm_layer_state *layer;
+} gm_mask_state;
+
+/*
+ * Writes into mask (GM_MASK_WORDS(sp->nbits) words, zeroed here first) the
+ * tokens allowed in state s. EOS ids are not set (the caller decides them
+ * with gm_mask_can_end).
+ */
+gm_status gm_mask_fill(gm_spanner *sp, const gm_mask_state *s, uint32_t *mask, gm_error *err);
+
+/* Whether the output can end in s: the pending lexeme completes and $end is accepted. */
+bool gm_mask_can_end(const gm_spanner *sp, const gm_mask_state *s);
+
+/* Whether the pending lexeme of s can still become something the stack accepts. */
+bool gm_mask_pending_viable(const gm_spanner *sp, const gm_mask_state *s);
+
+#endif

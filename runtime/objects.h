@@ -1,0 +1,55 @@
+/*
+ * The public objects behind include/gramask.h's opaque handles. Each owns a
+ * gm_mem (its allocator and limits) and is reference-counted; a compiled
+ * grammar keeps its grammar and vocabulary alive.
+ */
+#ifndef GM_RUNTIME_OBJECTS_H
+#define GM_RUNTIME_OBJECTS_H
+
+#include <stdatomic.h>
+
+#include "gramask.h"
+#include "lexer/lexer.h"
+#include "parser/cfg.h"
+#include "parser/lr.h"
+#include "parser/postlex.h"
+#include "spanner/spanner.h"
+#include "spanner/vocab.h"
+#include "src/base/mem.h"
+
+struct gm_vocab {
+    atomic_uint refs;
+    gm_mem mem;
+    gm_vocab_data *data;
+    gm_trie *trie;
+};
+
+struct gm_grammar {
+    atomic_uint refs;
+    gm_mem mem;
+    gm_cfg *cfg;              /* NULL when loaded from a compiled file */
+    gm_lexer *lexer;
+    gm_postlex postlex;       /* post-lexing layer (copied from the cfg; arrays owned) */
+    gm_lr_table *lr;
+};
+
+struct gm_compiled {
+    atomic_uint refs;
+    gm_mem mem;
+    gm_grammar *grammar;      /* retained */
+    gm_vocab *vocab;          /* retained */
+    gm_spanner *spanner;
+};
+
+/*
+ * A grammar object from a cfg already loaded (taking ownership of it, which
+ * must have been allocated from a gm_mem that outlives the grammar: tests
+ * build cfgs with internal APIs this way).
+ */
+gm_status gm_grammar_from_cfg(gm_cfg *cfg, const gm_grammar_options *opts, gm_grammar **out,
+                              gm_error *err);
+
+/* Adjusts a gm_limits so every zero field takes its default. */
+void gm_limits_resolve(gm_limits *out, const gm_limits *in);
+
+#endif

@@ -1,0 +1,722 @@
+/*
+ * Compiled files (.gmc): everything a compiled grammar needs to produce
+ * masks, without the grammar or tokenizer files.
+ *
+ * note [compiled file format]
+ *   header (40 bytes): magic "GRAMASK\x1a", u32 version, u32 byte-order mark
+ *   0x01020304 (written in the writer's order: a foreign-endian file shows
+ *   0x04030201 and is refused), u64 payload length, u64 checksum of the
+ *   payload (gm_hash_bytes), u32 flags, u32 reserved.
+ *   payload: sections, each a u32 tag then its fields; arrays are a u32 or
+ *   u64 count then the elements. VOCB (vocabulary), LEXR (lexing DFA), LRTB
+ *   (LALR tables), PROF (the token-class profiles built so far). The trie
+ *   and the first-byte filters are rebuilt at load (milliseconds).
+ * Loading checks the header, the checksum, and then every count and index
+ * against the arrays it points into, so a corrupt or hostile file fails with
+ * GM_ERR_FORMAT instead of reading out of bounds.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/objects.h"
+#include "spanner/profile.h"
+#include "src/base/error.h"
+#include "src/base/file.h"
+#include "src/base/hash.h"
+#include "src/base/vec.h"
+
+#define GMC_MAGIC "GRAMASK\x1a"
+enum {
+    GMC_VERSION = 1,
+    GMC_BYTE_ORDER = 0x01020304,
+    GMC_HEADER = 40,
+    TAG_VOCB = 0x42434f56, /* "VOCB" little-endian */
+    TAG_LEXR = 0x5258454c,
+    TAG_LRTB = 0x4254524c,
+    TAG_PROF = 0x464f5250
+};
+
+/* ---- writing ------------------------------------------------------------- */
+
+typedef struct writer {
+    gm_mem *mem;
+    uint8_t *buf;
+    size_t len, cap;
+    int failed;
+} writer;
+
+static void put(writer *w, const void *p, size_t n)
+{
+    if (w->failed || n == 0)
+        return;
+    if (w->len + n > w->cap && gm_vec_grow_(w->mem, (void **)&w->buf, &w->cap, w->len + n, 1)) {
+        w->failed = 1;
+        return;
+    }
+    memcpy(w->buf + w->len, p, n);
+    w->len += n;
+}
+
+static void put_u32(writer *w, uint32_t x) { put(w, &x, 4); }
+
+static void put_vocab(writer *w, const gm_vocab_data *v)
+{
+    put_u32(w, TAG_VOCB);
+    put_u32(w, v->size);
+    put_u32(w, v->ntokenizer);
+    put_u32(w, v->strip_leading);
+    put_u32(w, v->kind);
+    put_u32(w, v->offsets[v->size]);
+    put(w, v->offsets, ((size_t)v->size + 1) * 4);
+    put(w, v->bytes, v->offsets[v->size]);
+    put(w, v->flags, v->size);
+    put_u32(w, v->neos);
+    put(w, v->eos, (size_t)v->neos * 4);
+}
+
+static void put_lexer(writer *w, const gm_lexer *lx, const gm_postlex *pl)
+{
+    put_u32(w, TAG_LEXR);
+    put_u32(w, lx->nstates);
+    put_u32(w, lx->nclasses);
+    put_u32(w, lx->nterminals);
+    put_u32(w, lx->prod_words);
+    put(w, lx->byte_class, 256);
+    put(w, lx->next, (size_t)lx->nstates * lx->nclasses * 4);
+    put(w, lx->accept, (size_t)lx->nstates * 4);
+    put(w, lx->prod, (size_t)lx->nstates * lx->prod_words * 8);
+    for (uint32_t t = 0; t < lx->nterminals; t++) {
+        uint32_t flags = (lx->terminals[t].ignored ? 1u : 0) |
+                         (lx->terminals[t].declared_only ? 2u : 0);
+        uint32_t n = (uint32_t)strlen(lx->terminals[t].name);
+        put_u32(w, flags);
+        put_u32(w, n);
+        put(w, lx->terminals[t].name, n);
+    }
+    put_u32(w, pl->insertion);
+    if (pl->insertion) {
+        put_u32(w, pl->insert);
+        put(w, pl->at, lx->nterminals);
+        put(w, pl->after, lx->nterminals);
+    }
+    put_u32(w, pl->indentation);
+    if (pl->indentation) {
+        put_u32(w, pl->newline);
+        put_u32(w, pl->indent);
+        put_u32(w, pl->dedent);
+        put_u32(w, pl->tab_width);
+        put(w, pl->bracket, lx->nterminals);
+    }
+}
+
+static void put_lr(writer *w, const gm_lr_table *t)
+{
+    put_u32(w, TAG_LRTB);
+    put_u32(w, t->nstates);
+    put_u32(w, t->nterms);
+    put_u32(w, t->eof);
+    put_u32(w, t->nnonterms);
+    put_u32(w, t->nprods);
+    put(w, t->prod_lhs, (size_t)t->nprods * 4);
+    put(w, t->prod_len, (size_t)t->nprods * 4);
+    put(w, t->action, (size_t)t->nstates * t->nterms * 4);
+    put(w, t->go, (size_t)t->nstates * t->nnonterms * 4);
+}
+
+static void put_tokset(writer *w, const gm_tokset *s, uint32_t nbits)
+{
+    put_u32(w, s->kind);
+    put_u32(w, s->n);
+    put_u32(w, s->count);
+    if (s->kind == GM_TOKSET_LIST || s->kind == GM_TOKSET_COMPLEMENT)
+        put(w, s->u.ids, (size_t)s->n * 4);
+    else if (s->kind == GM_TOKSET_BITSET)
+        put(w, s->u.words, GM_MASK_WORDS(nbits) * 4);
+}
+
+static void put_profiles(writer *w, gm_spanner *sp)
+{
+    put_u32(w, TAG_PROF);
+    uint32_t n = 0;
+    for (uint32_t q = 0; q < sp->nstates; q++)
+        n += atomic_load(&sp->profiles[q]) != NULL;
+    put_u32(w, n);
+    for (uint32_t q = 0; q < sp->nstates; q++) {
+        const gm_profile *p = atomic_load(&sp->profiles[q]);
+        if (!p)
+            continue;
+        size_t nseq = 0;
+        for (uint32_t c = 0; c < p->nclasses; c++)
+            nseq += p->classes[c].len;
+        put_u32(w, q);
+        put_u32(w, p->nclasses);
+        put_u32(w, (uint32_t)nseq);
+        put(w, p->seqs, nseq * 4);
+        for (uint32_t c = 0; c < p->nclasses; c++) {
+            put_u32(w, p->classes[c].len);
+            put_u32(w, p->classes[c].prod);
+            put_tokset(w, &p->classes[c].tokens, sp->nbits);
+        }
+    }
+}
+
+gm_status gm_compiled_save(const gm_compiled *c, const char *path, gm_error *err)
+{
+    if (!c || !path)
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_compiled_save: NULL argument");
+    gm_mem *m = (gm_mem *)&c->mem;
+    writer w = {.mem = m};
+    put_vocab(&w, c->vocab->data);
+    put_lexer(&w, c->grammar->lexer, &c->grammar->postlex);
+    put_lr(&w, c->grammar->lr);
+    put_profiles(&w, c->spanner);
+    if (w.failed) {
+        gm_mem_free(m, w.buf);
+        return gm_mem_fail(m, err, "the compiled file");
+    }
+    uint8_t header[GMC_HEADER] = {0};
+    memcpy(header, GMC_MAGIC, 8);
+    uint32_t version = GMC_VERSION, order = GMC_BYTE_ORDER, flags = 0;
+    uint64_t len = w.len, sum = gm_hash_bytes(w.buf, w.len, GMC_VERSION);
+    memcpy(header + 8, &version, 4);
+    memcpy(header + 12, &order, 4);
+    memcpy(header + 16, &len, 8);
+    memcpy(header + 24, &sum, 8);
+    memcpy(header + 32, &flags, 4);
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(header, 1, sizeof header, f) == sizeof header &&
+             fwrite(w.buf, 1, w.len, f) == w.len;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    gm_mem_free(m, w.buf);
+    if (!ok)
+        return gm_error_set(err, GM_ERR_IO, "cannot write the compiled file %s", path);
+    return GM_OK;
+}
+
+/* ---- reading ------------------------------------------------------------- */
+
+typedef struct reader {
+    const uint8_t *p;
+    size_t left;
+    const char *path;
+    gm_error *err;
+    int bad;                  /* an error was recorded */
+} reader;
+
+static int bad(reader *r, const char *what)
+{
+    if (!r->bad)
+        gm_error_set(r->err, GM_ERR_FORMAT, "%s: corrupt compiled file: %s", r->path, what);
+    r->bad = 1;
+    return -1;
+}
+
+static int get(reader *r, void *out, size_t n, const char *what)
+{
+    if (r->bad)
+        return -1;
+    if (n > r->left)
+        return bad(r, what);
+    memcpy(out, r->p, n);
+    r->p += n;
+    r->left -= n;
+    return 0;
+}
+
+static uint32_t get_u32(reader *r, const char *what)
+{
+    uint32_t x = 0;
+    get(r, &x, 4, what);
+    return x;
+}
+
+/* Reads count*size bytes into a new array from m (NULL and r->bad set on failure). */
+static void *get_array(reader *r, gm_mem *m, size_t count, size_t size, const char *what)
+{
+    if (r->bad)
+        return NULL;
+    if (size && count > r->left / size) {
+        bad(r, what);
+        return NULL;
+    }
+    size_t bytes = count * size;
+    void *p = gm_mem_alloc(m, bytes ? bytes : 1);
+    if (!p) {
+        gm_mem_fail(m, r->err, "a loaded compiled grammar");
+        r->bad = 1;
+        return NULL;
+    }
+    get(r, p, count * size, what);
+    return p;
+}
+
+static int expect_tag(reader *r, uint32_t tag, const char *name)
+{
+    if (get_u32(r, name) != tag)
+        return bad(r, name);
+    return 0;
+}
+
+static int read_vocab(reader *r, gm_vocab *v)
+{
+    gm_mem *m = &v->mem;
+    if (expect_tag(r, TAG_VOCB, "missing vocabulary section"))
+        return -1;
+    gm_vocab_data *d = gm_mem_calloc(m, 1, sizeof *d);
+    if (!d) {
+        gm_mem_fail(m, r->err, "a loaded vocabulary");
+        return r->bad = 1, -1;
+    }
+    v->data = d;
+    d->mem = m;
+    d->size = get_u32(r, "vocabulary size");
+    d->ntokenizer = get_u32(r, "vocabulary size");
+    d->strip_leading = get_u32(r, "vocabulary header");
+    d->kind = (uint8_t)get_u32(r, "vocabulary header");
+    uint32_t nbytes = get_u32(r, "vocabulary header");
+    if (r->bad)
+        return -1;
+    if (d->size == 0 || d->size > GM_VOCAB_MAX_TOKENS || d->ntokenizer > d->size ||
+        d->strip_leading > 9)
+        return bad(r, "vocabulary sizes out of range");
+    d->offsets = get_array(r, m, (size_t)d->size + 1, 4, "vocabulary offsets");
+    d->bytes = get_array(r, m, nbytes, 1, "vocabulary bytes");
+    d->flags = get_array(r, m, d->size, 1, "vocabulary flags");
+    d->neos = get_u32(r, "EOS count");
+    if (r->bad)
+        return -1;
+    if (d->neos > d->size)
+        return bad(r, "EOS count out of range");
+    d->eos = get_array(r, m, d->neos, 4, "EOS ids");
+    if (r->bad)
+        return -1;
+    if (d->offsets[0] != 0 || d->offsets[d->size] != nbytes)
+        return bad(r, "vocabulary offsets do not cover the bytes");
+    for (uint32_t i = 0; i < d->size; i++)
+        if (d->offsets[i + 1] < d->offsets[i] ||
+            d->offsets[i + 1] - d->offsets[i] > GM_VOCAB_MAX_TOKEN_BYTES)
+            return bad(r, "vocabulary offsets are not increasing");
+    for (uint32_t i = 0; i < d->neos; i++)
+        if (d->eos[i] >= d->size || (i && d->eos[i] <= d->eos[i - 1]))
+            return bad(r, "EOS ids out of range or unsorted");
+    return 0;
+}
+
+static int read_lexer(reader *r, gm_grammar *g)
+{
+    gm_mem *m = &g->mem;
+    if (expect_tag(r, TAG_LEXR, "missing lexer section"))
+        return -1;
+    gm_lexer *lx = gm_mem_calloc(m, 1, sizeof *lx);
+    if (!lx) {
+        gm_mem_fail(m, r->err, "a loaded lexer");
+        return r->bad = 1, -1;
+    }
+    g->lexer = lx;
+    lx->mem = m;
+    lx->nstates = get_u32(r, "lexer header");
+    lx->nclasses = get_u32(r, "lexer header");
+    lx->nterminals = get_u32(r, "lexer header");
+    lx->prod_words = get_u32(r, "lexer header");
+    get(r, lx->byte_class, 256, "lexer byte classes");
+    if (r->bad)
+        return -1;
+    if (lx->nstates == 0 || lx->nstates > 100000000u || lx->nclasses == 0 ||
+        lx->nclasses > 256 || lx->nterminals > 1000000u ||
+        lx->prod_words != (lx->nterminals + 63) / 64)
+        return bad(r, "lexer sizes out of range");
+    for (int b = 0; b < 256; b++)
+        if (lx->byte_class[b] >= lx->nclasses)
+            return bad(r, "lexer byte class out of range");
+    lx->next = get_array(r, m, (size_t)lx->nstates * lx->nclasses, 4, "lexer transitions");
+    lx->accept = get_array(r, m, lx->nstates, 4, "lexer accepting terminals");
+    lx->prod = get_array(r, m, (size_t)lx->nstates * lx->prod_words, 8, "lexer Prod sets");
+    lx->terminals = gm_mem_calloc(m, lx->nterminals ? lx->nterminals : 1, sizeof *lx->terminals);
+    if (r->bad)
+        return -1;
+    if (!lx->terminals) {
+        gm_mem_fail(m, r->err, "a loaded lexer");
+        return r->bad = 1, -1;
+    }
+    for (uint32_t t = 0; t < lx->nterminals; t++) {
+        uint32_t flags = get_u32(r, "terminal flags");
+        uint32_t n = get_u32(r, "terminal name");
+        if (r->bad)
+            return -1;
+        if (flags > 3 || n > 65536)
+            return bad(r, "terminal record out of range");
+        if (n > r->left)
+            return bad(r, "terminal name");
+        char *name = gm_mem_alloc(m, (size_t)n + 1);
+        if (!name) {
+            gm_mem_fail(m, r->err, "a loaded lexer");
+            return r->bad = 1, -1;
+        }
+        lx->terminals[t].name = name;
+        if (get(r, name, n, "terminal name"))
+            return -1;
+        name[n] = '\0';
+        if (memchr(name, '\0', n))
+            return bad(r, "terminal name holds a NUL byte");
+        lx->terminals[t].ignored = flags & 1;
+        lx->terminals[t].declared_only = (flags & 2) != 0;
+    }
+    for (size_t i = 0; i < (size_t)lx->nstates * lx->nclasses; i++)
+        if (lx->next[i] != GM_LEX_DEAD && lx->next[i] >= lx->nstates)
+            return bad(r, "lexer transition to a state that does not exist");
+    for (uint32_t q = 0; q < lx->nstates; q++)
+        if (lx->accept[q] != GM_LEX_NONE && lx->accept[q] >= lx->nterminals)
+            return bad(r, "lexer state accepts a terminal that does not exist");
+    if (lx->accept[0] != GM_LEX_NONE)
+        return bad(r, "the lexer's start state accepts the empty string");
+    for (size_t i = 0; i < (size_t)lx->nstates * lx->nclasses; i++)
+        if (lx->next[i] == 0)
+            return bad(r, "a lexer transition re-enters the start state");
+    gm_postlex *pl = &g->postlex;
+    uint32_t insertion = get_u32(r, "post-lexing layer");
+    if (r->bad)
+        return -1;
+    if (insertion > 1)
+        return bad(r, "malformed post-lexing layer");
+    if (insertion) {
+        pl->insertion = true;
+        pl->nterminals = lx->nterminals;
+        pl->insert = get_u32(r, "post-lexing layer");
+        pl->at = get_array(r, m, lx->nterminals, 1, "post-lexing layer");
+        pl->after = get_array(r, m, lx->nterminals, 1, "post-lexing layer");
+        if (r->bad)
+            return -1;
+        if (pl->insert >= lx->nterminals)
+            return bad(r, "post-lexing layer inserts a terminal that does not exist");
+        for (uint32_t t = 0; t < lx->nterminals; t++)
+            if (pl->at[t] > 1 || pl->after[t] > 1)
+                return bad(r, "malformed post-lexing layer");
+    }
+    uint32_t indentation = get_u32(r, "indentation layer");
+    if (r->bad)
+        return -1;
+    if (indentation > 1)
+        return bad(r, "malformed indentation layer");
+    if (indentation) {
+        pl->indentation = true;
+        pl->nterminals = lx->nterminals;
+        pl->newline = get_u32(r, "indentation layer");
+        pl->indent = get_u32(r, "indentation layer");
+        pl->dedent = get_u32(r, "indentation layer");
+        pl->tab_width = get_u32(r, "indentation layer");
+        pl->bracket = get_array(r, m, lx->nterminals, 1, "indentation layer");
+        if (r->bad)
+            return -1;
+        if (pl->newline >= lx->nterminals || pl->indent >= lx->nterminals ||
+            pl->dedent >= lx->nterminals || pl->tab_width > 64)
+            return bad(r, "indentation layer names a terminal that does not exist");
+        for (uint32_t t = 0; t < lx->nterminals; t++)
+            if (pl->bracket[t] != 0 && pl->bracket[t] != 1 && pl->bracket[t] != -1)
+                return bad(r, "malformed indentation layer");
+    }
+    uint64_t tail = lx->nterminals % 64 ? ~(uint64_t)0 << (lx->nterminals % 64) : 0;
+    for (uint32_t q = 0; q < lx->nstates && tail; q++)
+        if (lx->prod[(size_t)q * lx->prod_words + lx->prod_words - 1] & tail)
+            return bad(r, "lexer Prod set names a terminal that does not exist");
+    return 0;
+}
+
+static int read_lr(reader *r, gm_grammar *g)
+{
+    gm_mem *m = &g->mem;
+    if (expect_tag(r, TAG_LRTB, "missing parse table section"))
+        return -1;
+    gm_lr_table *t = gm_mem_calloc(m, 1, sizeof *t);
+    if (!t) {
+        gm_mem_fail(m, r->err, "loaded parse tables");
+        return r->bad = 1, -1;
+    }
+    g->lr = t;
+    t->mem = m;
+    t->nstates = get_u32(r, "parse table header");
+    t->nterms = get_u32(r, "parse table header");
+    t->eof = get_u32(r, "parse table header");
+    t->nnonterms = get_u32(r, "parse table header");
+    t->nprods = get_u32(r, "parse table header");
+    if (r->bad)
+        return -1;
+    if (t->nstates == 0 || t->nstates > 100000000u || t->nterms != g->lexer->nterminals + 1 ||
+        t->eof != t->nterms - 1 || t->nnonterms == 0 || t->nnonterms > 10000000u ||
+        t->nprods == 0 || t->nprods > 10000000u)
+        return bad(r, "parse table sizes out of range or not matching the lexer");
+    t->prod_lhs = get_array(r, m, t->nprods, 4, "production left-hand sides");
+    t->prod_len = get_array(r, m, t->nprods, 4, "production lengths");
+    t->action = get_array(r, m, (size_t)t->nstates * t->nterms, 4, "parse actions");
+    t->go = get_array(r, m, (size_t)t->nstates * t->nnonterms, 4, "parse gotos");
+    if (r->bad)
+        return -1;
+    for (uint32_t p = 0; p < t->nprods; p++)
+        if (t->prod_lhs[p] >= t->nnonterms || t->prod_len[p] > 1000000u)
+            return bad(r, "production out of range");
+    for (size_t i = 0; i < (size_t)t->nstates * t->nterms; i++) {
+        gm_lr_action a = t->action[i];
+        uint32_t arg = GM_LR_ARG(a);
+        switch (GM_LR_KIND(a)) {
+        case GM_LR_SHIFT:
+            if (arg >= t->nstates)
+                return bad(r, "shift to a state that does not exist");
+            break;
+        case GM_LR_REDUCE:
+            if (arg >= t->nprods)
+                return bad(r, "reduction by a production that does not exist");
+            break;
+        case GM_LR_ERROR:
+            if (arg)
+                return bad(r, "malformed parse action");
+            break;
+        default:
+            break;
+        }
+    }
+    for (size_t i = 0; i < (size_t)t->nstates * t->nnonterms; i++)
+        if (t->go[i] != UINT32_MAX && t->go[i] >= t->nstates)
+            return bad(r, "goto to a state that does not exist");
+    /*
+     * A reduction may pop at most the states below it: the runtime trusts
+     * that a reduce never empties the stack. Check it the cheap way: a
+     * production longer than the number of states can never be reduced.
+     */
+    for (uint32_t p = 0; p < t->nprods; p++)
+        if (t->prod_len[p] >= t->nstates + 1u)
+            return bad(r, "production longer than any stack");
+    return 0;
+}
+
+static int read_tokset(reader *r, gm_mem *m, gm_tokset *s, uint32_t nbits)
+{
+    uint32_t kind = get_u32(r, "token set");
+    uint32_t n = get_u32(r, "token set");
+    uint32_t count = get_u32(r, "token set");
+    if (r->bad)
+        return -1;
+    memset(s, 0, sizeof *s);
+    if (kind == GM_TOKSET_EMPTY)
+        return n || count ? bad(r, "malformed empty token set") : 0;
+    if (kind == GM_TOKSET_LIST || kind == GM_TOKSET_COMPLEMENT) {
+        if (n > nbits)
+            return bad(r, "token list longer than the vocabulary");
+        uint32_t *ids = get_array(r, m, n, 4, "token list");
+        if (!ids)
+            return -1;
+        s->kind = (uint8_t)kind;
+        s->n = n;
+        s->count = count;
+        s->u.ids = ids;
+        for (uint32_t i = 0; i < n; i++)
+            if (ids[i] >= nbits || (i && ids[i] <= ids[i - 1]))
+                return bad(r, "token list out of range or unsorted");
+        if (count != (kind == GM_TOKSET_LIST ? n : nbits - n))
+            return bad(r, "token set count does not match");
+        return 0;
+    }
+    if (kind == GM_TOKSET_BITSET) {
+        size_t words = GM_MASK_WORDS(nbits);
+        uint32_t *bits = get_array(r, m, words, 4, "token bitset");
+        if (!bits)
+            return -1;
+        s->kind = GM_TOKSET_BITSET;
+        s->count = count;
+        s->u.words = bits;
+        if (nbits % 32 && bits[words - 1] >> (nbits % 32))
+            return bad(r, "token bitset sets bits past the vocabulary");
+        return 0;
+    }
+    return bad(r, "unknown token set kind");
+}
+
+static int read_profiles(reader *r, gm_compiled *c)
+{
+    gm_mem *m = &c->mem;
+    gm_spanner *sp = c->spanner;
+    const gm_lexer *lx = c->grammar->lexer;
+    if (expect_tag(r, TAG_PROF, "missing profile section"))
+        return -1;
+    uint32_t n = get_u32(r, "profile count");
+    if (r->bad)
+        return -1;
+    if (n > sp->nstates)
+        return bad(r, "more profiles than lexer states");
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t q = get_u32(r, "profile state");
+        uint32_t nclasses = get_u32(r, "profile classes");
+        uint32_t nseq = get_u32(r, "profile sequences");
+        if (r->bad)
+            return -1;
+        if (q >= sp->nstates || atomic_load(&sp->profiles[q]))
+            return bad(r, "profile of a state that does not exist, or twice");
+        if (nclasses > sp->nbits + 1u || nseq > r->left / 4)
+            return bad(r, "profile sizes out of range");
+        gm_profile *p = gm_mem_calloc(m, 1, sizeof *p);
+        if (!p) {
+            gm_mem_fail(m, r->err, "a loaded profile");
+            return r->bad = 1, -1;
+        }
+        atomic_store(&sp->profiles[q], p); /* owned by the spanner from now on */
+        p->state = q;
+        p->nclasses = nclasses;
+        p->classes = gm_mem_calloc(m, nclasses ? nclasses : 1, sizeof *p->classes);
+        if (!p->classes) {
+            gm_mem_fail(m, r->err, "a loaded profile");
+            return r->bad = 1, -1;
+        }
+        p->seqs = get_array(r, m, nseq, 4, "profile sequences");
+        if (!p->seqs)
+            return -1;
+        for (uint32_t i = 0; i < nseq; i++)
+            if (p->seqs[i] >= lx->nterminals || lx->terminals[p->seqs[i]].ignored)
+                return bad(r, "profile sequence names a terminal the parser never sees");
+        (void)lx;
+        uint32_t off = 0;
+        for (uint32_t i = 0; i < nclasses; i++) {
+            gm_class *cl = &p->classes[i];
+            cl->len = get_u32(r, "class");
+            cl->prod = get_u32(r, "class");
+            if (r->bad)
+                return -1;
+            if (cl->len > nseq - off || cl->prod >= sp->nprods)
+                return bad(r, "class out of range");
+            cl->seq = off;
+            off += cl->len;
+            if (cl->len > p->max_len)
+                p->max_len = cl->len;
+            /* Derived fields are recomputed, never trusted. */
+            if (i > 0) {
+                const gm_class *prev = &p->classes[i - 1];
+                uint32_t lim = prev->len < cl->len ? prev->len : cl->len, s = 0;
+                while (s < lim && p->seqs[prev->seq + s] == p->seqs[cl->seq + s])
+                    s++;
+                cl->shared = s;
+            }
+            if (read_tokset(r, m, &cl->tokens, sp->nbits))
+                return -1;
+            p->ntokens += cl->tokens.count;
+            p->bytes += gm_tokset_bytes(&cl->tokens, sp->nbits);
+        }
+        if (off != nseq)
+            return bad(r, "profile sequences do not match its classes");
+        gm_profile_set_split0(sp, p);
+        p->bytes += sizeof *p + (size_t)nclasses * sizeof *p->classes + (size_t)nseq * 4;
+    }
+    return 0;
+}
+
+/* A zeroed object from the caller's allocator with its own gm_mem initialized in it. */
+static void *object_new(const gm_compile_options *opts, size_t size, size_t mem_offset)
+{
+    gm_allocator al = opts ? opts->allocator : (gm_allocator){0};
+    gm_limits lim;
+    gm_limits_resolve(&lim, opts ? &opts->limits : NULL);
+    gm_mem boot;
+    gm_mem_init(&boot, &al, lim.max_memory);
+    char *p = boot.fn(boot.ud, NULL, size);
+    if (p) {
+        memset(p, 0, size);
+        gm_mem_init((gm_mem *)(p + mem_offset), &al, lim.max_memory);
+    }
+    return p;
+}
+
+gm_status gm_compiled_load(const char *path, const gm_compile_options *opts, gm_compiled **out,
+                           gm_error *err)
+{
+    if (!path || !out)
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_compiled_load: NULL argument");
+    *out = NULL;
+    gm_error local;
+    if (!err)
+        err = &local;
+    gm_vocab *v = NULL;
+    gm_grammar *g = NULL;
+    gm_compiled *c = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    gm_mem scratch;
+    gm_mem_init(&scratch, opts ? &opts->allocator : NULL, 0);
+    gm_status st = gm_file_read(&scratch, path, (size_t)1 << 40, &text, &len, err);
+    if (st != GM_OK)
+        return st;
+    const uint8_t *b = (const uint8_t *)text;
+    uint32_t version, order;
+    uint64_t plen, sum;
+    if (len < GMC_HEADER || memcmp(b, GMC_MAGIC, 8)) {
+        st = gm_error_set(err, GM_ERR_FORMAT, "%s is not a gramask compiled file", path);
+        goto fail;
+    }
+    memcpy(&version, b + 8, 4);
+    memcpy(&order, b + 12, 4);
+    memcpy(&plen, b + 16, 8);
+    memcpy(&sum, b + 24, 8);
+    if (order != GMC_BYTE_ORDER) {
+        st = gm_error_set(err, GM_ERR_FORMAT,
+                          "%s was written on a machine of the other byte order", path);
+        goto fail;
+    }
+    if (version != GMC_VERSION) {
+        st = gm_error_set(err, GM_ERR_FORMAT,
+                          "%s is a compiled file of format version %u; this gramask reads "
+                          "version %u (recompile it)", path, version, GMC_VERSION);
+        goto fail;
+    }
+    if (plen != len - GMC_HEADER) {
+        st = gm_error_set(err, GM_ERR_FORMAT, "%s is truncated or has trailing bytes (%llu of "
+                          "%llu payload bytes)", path, (unsigned long long)(len - GMC_HEADER),
+                          (unsigned long long)plen);
+        goto fail;
+    }
+    if (gm_hash_bytes(b + GMC_HEADER, plen, GMC_VERSION) != sum) {
+        st = gm_error_set(err, GM_ERR_FORMAT, "%s is corrupt (checksum mismatch)", path);
+        goto fail;
+    }
+    reader r = {b + GMC_HEADER, plen, path, err, 0};
+    v = object_new(opts, sizeof *v, offsetof(gm_vocab, mem));
+    g = object_new(opts, sizeof *g, offsetof(gm_grammar, mem));
+    if (v)
+        atomic_init(&v->refs, 1);
+    if (g)
+        atomic_init(&g->refs, 1);
+    if (!v || !g) {
+        st = gm_error_set(err, GM_ERR_NOMEM, "out of memory loading %s", path);
+        goto fail;
+    }
+    if (read_vocab(&r, v) || read_lexer(&r, g) || read_lr(&r, g)) {
+        st = err->code;
+        goto fail;
+    }
+    st = gm_trie_build(&v->mem, v->data, &v->trie, err);
+    if (st != GM_OK)
+        goto fail;
+    gm_compile_options co = opts ? *opts : (gm_compile_options){0};
+    co.eager = false;
+    st = gm_compiled_create(g, v, &co, &c, err);
+    if (st != GM_OK)
+        goto fail;
+    if (read_profiles(&r, c)) {
+        st = err->code;
+        goto fail;
+    }
+    if (r.left) {
+        bad(&r, "trailing bytes after the last section");
+        st = err->code;
+        goto fail;
+    }
+    if (opts && opts->eager && (st = gm_spanner_build_all(c->spanner, err)) != GM_OK)
+        goto fail;
+    gm_grammar_destroy(g);
+    gm_vocab_destroy(v);
+    gm_mem_free(&scratch, text);
+    *out = c;
+    return GM_OK;
+fail:
+    gm_compiled_destroy(c);
+    gm_grammar_destroy(g);
+    gm_vocab_destroy(v);
+    gm_mem_free(&scratch, text);
+    return st;
+}

@@ -1,0 +1,294 @@
+/*
+ * Profile construction: one pre-order walk of the vocabulary trie from
+ * lexer state q, pruned where the transducer rejects.
+ *
+ * note [profile walk]
+ * While a token's bytes keep extending the pending lexeme, the walk follows
+ * the DFA (one state per trie depth, shared by every token below). The first
+ * byte without a transition splits the token: at depth 1 the whole subtree
+ * goes to the first-byte split filter (note [first-byte split]); deeper, the
+ * lexeme ends there with terminal accept(r), and each token of the subtree
+ * is finished by lexing its remaining bytes from the start state. Those
+ * deep-split tokens are few in practice (BPE pre-tokenization keeps words
+ * and punctuation apart), so finishing them one by one costs little.
+ */
+#include "spanner/profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/base/error.h"
+#include "src/base/hash.h"
+#include "src/base/vec.h"
+
+typedef GM_VEC(uint32_t) u32vec;
+
+typedef struct builder {
+    const gm_spanner *sp;
+    gm_mem *mem;
+    gm_intern keys;          /* class key [prod, E...] -> class id */
+    u32vec tok;              /* token of each (token, class) pair */
+    u32vec cls;              /* class of each pair */
+    u32vec key;              /* scratch key */
+    u32vec seq;              /* scratch sequence of finish_token */
+} builder;
+
+static int add_token(builder *b, uint32_t token, uint32_t prod, const uint32_t *seq, uint32_t len)
+{
+    b->key.n = 0;
+    if (gm_vec_reserve(b->mem, &b->key, (size_t)len + 1))
+        return -1;
+    b->key.v[0] = prod;
+    if (len)
+        memcpy(b->key.v + 1, seq, (size_t)len * sizeof(uint32_t));
+    uint32_t id;
+    if (gm_intern_put(&b->keys, b->key.v, ((size_t)len + 1) * sizeof(uint32_t), &id, NULL))
+        return -1;
+    if (gm_vec_push(b->mem, &b->tok, token) || gm_vec_push(b->mem, &b->cls, id))
+        return -1;
+    return 0;
+}
+
+/*
+ * Finishes a deep-split token: the lexeme ended with terminal t1 before
+ * byte `from`; lex the rest from the start state. Returns 1 when the token
+ * is lexically possible (class recorded), 0 when it is not, -1 on no memory.
+ */
+static int finish_token(builder *b, uint32_t token, size_t from, uint32_t emit, uint32_t q)
+{
+    const gm_spanner *sp = b->sp;
+    size_t len;
+    const uint8_t *bytes = gm_vocab_data_token(sp->vocab, token, &len);
+    u32vec *seq = &b->seq;
+    seq->n = 0;
+    if (emit != GM_LEX_NONE && gm_vec_push(b->mem, seq, emit))
+        return -1;
+    for (size_t i = from; i < len; i++) {
+        uint32_t next;
+        if (!gm_spanner_step(sp, q, bytes[i], &next, &emit))
+            return 0;
+        if (emit != GM_LEX_NONE && gm_vec_push(b->mem, seq, emit))
+            return -1;
+        q = next;
+    }
+    return add_token(b, token, sp->state_prod[q], seq->v, (uint32_t)seq->n) ? -1 : 1;
+}
+
+/*
+ * note [relative line widths]
+ * A profile serves every width of its lexer state (gm_spanner_profile_state),
+ * so the walk starts at width 0 and tracks widths relative to the state's
+ * real pending width until the token's own bytes hold a line break inside
+ * that lexeme (then they are absolute). A line end the token completes is
+ * recorded as GM_SEQ_LINE_REL | k or GM_SEQ_LINE | w accordingly; widths
+ * only matter for lexer states that can still become the layer's _NEWLINE.
+ */
+static int walk(builder *b, uint32_t q0)
+{
+    const gm_spanner *sp = b->sp;
+    const gm_lexer *lx = sp->lexer;
+    const gm_trie *tr = sp->trie;
+    uint32_t *state = gm_mem_alloc(b->mem, ((size_t)tr->max_depth + 1) * sizeof(uint32_t));
+    uint8_t *absolute = gm_mem_alloc(b->mem, (size_t)tr->max_depth + 1);
+    if (!state || !absolute)
+        goto nomem;
+    state[0] = q0;
+    absolute[0] = 0;
+    uint32_t i = 1;
+    while (i < tr->nnodes) {
+        const gm_trie_node *nd = &tr->nodes[i];
+        uint32_t r = state[nd->depth - 1];
+        uint32_t next = GM_LEX_DEAD, emit = GM_LEX_NONE;
+        if (r < sp->nlex) {
+            /* Inside one lexeme the layers' state rides along (widths grow). */
+            uint32_t n = lx->next[(size_t)sp->state_dfa[r] * lx->nclasses + lx->byte_class[nd->byte]];
+            if (n != GM_LEX_DEAD)
+                gm_spanner_enter(sp, n, sp->state_flag[r], sp->state_width[r], nd->byte, &next);
+            absolute[nd->depth] = absolute[nd->depth - 1] || nd->byte == '\n';
+        } else {
+            /* A virtual start state: a space is stripped, else lexing starts (widths absolute). */
+            if (!gm_spanner_step(sp, r, nd->byte, &next, &emit))
+                next = GM_LEX_DEAD;
+            absolute[nd->depth] = 1;
+        }
+        if (next != GM_LEX_DEAD) {
+            state[nd->depth] = next;
+            for (uint32_t k = nd->tok_begin; k < nd->tok_end; k++)
+                if (add_token(b, tr->tokens[k], sp->state_prod[next], NULL, 0))
+                    goto nomem;
+            i++;
+            continue;
+        }
+        /* The lexeme ends before this byte; deeper than the first byte, finish each token. */
+        uint32_t after;
+        if (nd->depth > 1 && gm_spanner_finish(sp, r, &emit, &after)) {
+            if (emit != GM_LEX_NONE && (emit & GM_SEQ_LINE) && !absolute[nd->depth - 1])
+                emit = GM_SEQ_LINE_REL | GM_SEQ_WIDTH(emit);
+            for (uint32_t j = i; j < nd->skip; j++)
+                for (uint32_t k = tr->nodes[j].tok_begin; k < tr->nodes[j].tok_end; k++)
+                    if (finish_token(b, tr->tokens[k], (size_t)nd->depth - 1, emit, after) < 0)
+                        goto nomem;
+        }
+        i = nd->skip;
+    }
+    gm_mem_free(b->mem, state);
+    gm_mem_free(b->mem, absolute);
+    return 0;
+nomem:
+    gm_mem_free(b->mem, state);
+    gm_mem_free(b->mem, absolute);
+    return -1;
+}
+
+/* Lexicographic order of class keys by E, then prod (qsort context via a static-free array). */
+typedef struct sort_item {
+    const uint32_t *key;     /* [prod, E...] */
+    uint32_t len;            /* |E| */
+    uint32_t id;
+} sort_item;
+
+static int compare_items(const void *pa, const void *pb)
+{
+    const sort_item *a = pa, *b = pb;
+    uint32_t n = a->len < b->len ? a->len : b->len;
+    for (uint32_t i = 0; i < n; i++)
+        if (a->key[1 + i] != b->key[1 + i])
+            return a->key[1 + i] < b->key[1 + i] ? -1 : 1;
+    if (a->len != b->len)
+        return a->len < b->len ? -1 : 1;
+    return a->key[0] < b->key[0] ? -1 : a->key[0] > b->key[0];
+}
+
+static int compare_u32(const void *pa, const void *pb)
+{
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+static int assemble(builder *b, uint32_t q, gm_profile **out)
+{
+    const gm_spanner *sp = b->sp;
+    gm_mem *m = b->mem;
+    uint32_t nclasses = b->keys.count;
+    gm_profile *p = gm_mem_calloc(m, 1, sizeof *p);
+    sort_item *items = gm_mem_calloc(m, nclasses ? nclasses : 1, sizeof *items);
+    uint32_t *rank = gm_mem_calloc(m, nclasses ? nclasses : 1, sizeof *rank);
+    uint32_t *start = gm_mem_calloc(m, (size_t)nclasses + 1, sizeof *start);
+    uint32_t *sorted = gm_mem_calloc(m, b->tok.n ? b->tok.n : 1, sizeof *sorted);
+    if (!p || !items || !rank || !start || !sorted)
+        goto nomem;
+    p->state = q;
+    p->nclasses = nclasses;
+    p->ntokens = (uint32_t)b->tok.n;
+    size_t seq_total = 0;
+    for (uint32_t id = 0; id < nclasses; id++) {
+        size_t len;
+        items[id].key = gm_intern_key(&b->keys, id, &len);
+        items[id].len = (uint32_t)(len / sizeof(uint32_t) - 1);
+        items[id].id = id;
+        seq_total += items[id].len;
+    }
+    qsort(items, nclasses, sizeof *items, compare_items);
+    for (uint32_t r = 0; r < nclasses; r++)
+        rank[items[r].id] = r;
+    /* Counting sort of the tokens by class rank, then by id inside a class. */
+    for (size_t k = 0; k < b->tok.n; k++)
+        start[rank[b->cls.v[k]] + 1]++;
+    for (uint32_t r = 0; r < nclasses; r++)
+        start[r + 1] += start[r];
+    for (size_t k = 0; k < b->tok.n; k++)
+        sorted[start[rank[b->cls.v[k]]]++] = b->tok.v[k];
+    for (uint32_t r = nclasses; r > 0; r--)
+        start[r] = start[r - 1];
+    start[0] = 0;
+
+    p->classes = gm_mem_calloc(m, nclasses ? nclasses : 1, sizeof *p->classes);
+    p->seqs = gm_mem_calloc(m, seq_total ? seq_total : 1, sizeof *p->seqs);
+    if (!p->classes || !p->seqs)
+        goto nomem;
+    p->bytes = sizeof *p + (size_t)nclasses * sizeof *p->classes + seq_total * sizeof *p->seqs;
+    uint32_t off = 0;
+    for (uint32_t r = 0; r < nclasses; r++) {
+        gm_class *c = &p->classes[r];
+        c->seq = off;
+        c->len = items[r].len;
+        c->prod = items[r].key[0];
+        memcpy(p->seqs + off, items[r].key + 1, (size_t)c->len * sizeof(uint32_t));
+        off += c->len;
+        if (c->len > p->max_len)
+            p->max_len = c->len;
+        if (r > 0) {
+            const gm_class *prev = &p->classes[r - 1];
+            uint32_t n = prev->len < c->len ? prev->len : c->len, s = 0;
+            while (s < n && p->seqs[prev->seq + s] == p->seqs[c->seq + s])
+                s++;
+            c->shared = s;
+        }
+        uint32_t *toks = sorted + start[r];
+        uint32_t ntok = start[r + 1] - start[r];
+        qsort(toks, ntok, sizeof *toks, compare_u32);
+        /* Tokens with identical bytes share a trie node, never a class twice. */
+        if (gm_tokset_from_sorted(m, &c->tokens, toks, ntok, sp->nbits))
+            goto nomem;
+        p->bytes += gm_tokset_bytes(&c->tokens, sp->nbits);
+    }
+    gm_profile_set_split0(sp, p);
+    gm_mem_free(m, items);
+    gm_mem_free(m, rank);
+    gm_mem_free(m, start);
+    gm_mem_free(m, sorted);
+    *out = p;
+    return 0;
+nomem:
+    gm_mem_free(m, items);
+    gm_mem_free(m, rank);
+    gm_mem_free(m, start);
+    gm_mem_free(m, sorted);
+    gm_profile_destroy(m, p);
+    return -1;
+}
+
+void gm_profile_set_split0(const gm_spanner *sp, gm_profile *p)
+{
+    uint32_t emit, after;
+    p->split0 = sp->state_split0[p->state];
+    p->split0_emit = GM_SPANNER_NONE;
+    p->split0_next = 0;
+    if (p->split0 != GM_SPANNER_NONE && gm_spanner_finish(sp, p->state, &emit, &after)) {
+        /* The profile state has width 0: a line end it completes is relative. */
+        if (emit != GM_LEX_NONE && (emit & GM_SEQ_LINE))
+            emit = GM_SEQ_LINE_REL | GM_SEQ_WIDTH(emit);
+        p->split0_emit = emit == GM_LEX_NONE ? GM_SPANNER_NONE : emit;
+        p->split0_next = after;
+    }
+}
+
+gm_status gm_profile_build(const gm_spanner *sp, uint32_t q, gm_profile **out, gm_error *err)
+{
+    *out = NULL;
+    builder b = {.sp = sp, .mem = sp->mem};
+    gm_intern_init(&b.keys, sp->mem);
+    int rc = walk(&b, q);
+    if (!rc)
+        rc = assemble(&b, q, out);
+    gm_intern_free(&b.keys);
+    gm_vec_free(sp->mem, &b.tok);
+    gm_vec_free(sp->mem, &b.cls);
+    gm_vec_free(sp->mem, &b.key);
+    gm_vec_free(sp->mem, &b.seq);
+    if (rc)
+        return gm_mem_fail(sp->mem, err, "a lexer-state profile");
+    return GM_OK;
+}
+
+void gm_profile_destroy(gm_mem *m, gm_profile *p)
+{
+    if (!p)
+        return;
+    if (p->classes)
+        for (uint32_t i = 0; i < p->nclasses; i++)
+            gm_tokset_free(m, &p->classes[i].tokens);
+    gm_mem_free(m, p->classes);
+    gm_mem_free(m, p->seqs);
+    gm_mem_free(m, p);
+}

@@ -1,0 +1,319 @@
+/*
+ * The spanner object: Prod sets and first-byte split filters computed at
+ * creation, profiles and filter bitsets built lazily and published with an
+ * atomic compare-and-swap (no locks; a losing duplicate is freed).
+ */
+#include "spanner/spanner.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "spanner/profile.h"
+#include "src/base/error.h"
+#include "src/base/hash.h"
+
+static int compare_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * The Prod set of each spanner state as the parser sees it: the terminals
+ * the pending lexeme can still become, mapped through the post-lexing
+ * layer, plus whether it can end as nothing (ignored). Interned: key is
+ * [ignored, sorted terminals...].
+ */
+static gm_status intern_prods(gm_spanner *sp, gm_error *err)
+{
+    const gm_lexer *lx = sp->lexer;
+    gm_intern rows;
+    gm_intern_init(&rows, sp->mem);
+    uint32_t *key = gm_mem_calloc(sp->mem, (size_t)lx->nterminals + 1, sizeof *key);
+    sp->state_prod = gm_mem_calloc(sp->mem, sp->nstates, sizeof(uint32_t));
+    if (!key || !sp->state_prod)
+        goto nomem;
+    for (uint32_t q = 0; q < sp->nstates; q++) {
+        uint32_t dfa = q < sp->nlex ? sp->state_dfa[q] : 0;
+        uint32_t flag = q < sp->nlex ? sp->state_flag[q] : 0;
+        const uint64_t *row = lx->prod + (size_t)dfa * lx->prod_words;
+        uint32_t n = 1;
+        key[0] = 0;
+        for (uint32_t t = 0; t < lx->nterminals; t++) {
+            if (!((row[t >> 6] >> (t & 63)) & 1))
+                continue;
+            uint32_t f = flag, e = gm_spanner_map(sp, t, &f, 0);
+            if (e == GM_LEX_NONE)
+                key[0] = 1;
+            else
+                key[n++] = e & GM_SEQ_LINE ? GM_SEQ_PENDING_LINE : e;
+        }
+        qsort(key + 1, n - 1, sizeof *key, compare_u32);
+        uint32_t k = 1;
+        for (uint32_t i = 1; i < n; i++)
+            if (k == 1 || key[i] != key[k - 1])
+                key[k++] = key[i];
+        uint32_t id;
+        if (gm_intern_put(&rows, key, (size_t)k * sizeof *key, &id, NULL))
+            goto nomem;
+        sp->state_prod[q] = id;
+    }
+    sp->nprods = rows.count;
+    sp->prod_off = gm_mem_calloc(sp->mem, (size_t)sp->nprods + 1, sizeof(uint32_t));
+    sp->prod_ignored = gm_mem_calloc(sp->mem, sp->nprods ? sp->nprods : 1, 1);
+    size_t total = rows.data_len / sizeof(uint32_t);
+    sp->prod_terms = gm_mem_calloc(sp->mem, total ? total : 1, sizeof(uint32_t));
+    if (!sp->prod_off || !sp->prod_ignored || !sp->prod_terms)
+        goto nomem;
+    uint32_t off = 0;
+    for (uint32_t id = 0; id < sp->nprods; id++) {
+        size_t len;
+        const uint32_t *k = gm_intern_key(&rows, id, &len);
+        len /= sizeof(uint32_t);
+        sp->prod_ignored[id] = (uint8_t)k[0];
+        sp->prod_off[id] = off;
+        memcpy(sp->prod_terms + off, k + 1, (len - 1) * sizeof(uint32_t));
+        off += (uint32_t)(len - 1);
+    }
+    sp->prod_off[sp->nprods] = off;
+    gm_mem_free(sp->mem, key);
+    gm_intern_free(&rows);
+    return GM_OK;
+nomem:
+    gm_mem_free(sp->mem, key);
+    gm_intern_free(&rows);
+    return gm_mem_fail(sp->mem, err, "the token spanner");
+}
+
+/* Numbers the spanner states (note [spanner states]). */
+static gm_status layout_states(gm_spanner *sp, uint32_t strip_leading, gm_error *err)
+{
+    const gm_lexer *lx = sp->lexer;
+    const gm_postlex *pl = sp->postlex;
+    sp->nflags = pl && pl->insertion ? 2 : 1;
+    sp->dfa_base = gm_mem_calloc(sp->mem, lx->nstates, sizeof *sp->dfa_base);
+    sp->dfa_widths = gm_mem_calloc(sp->mem, lx->nstates, sizeof *sp->dfa_widths);
+    if (!sp->dfa_base || !sp->dfa_widths)
+        return gm_mem_fail(sp->mem, err, "the token spanner");
+    uint64_t n = 0;
+    for (uint32_t d = 0; d < lx->nstates; d++) {
+        sp->dfa_base[d] = (uint32_t)n;
+        sp->dfa_widths[d] = pl && pl->indentation && gm_lexer_can_produce(lx, d, pl->newline)
+                                ? GM_INDENT_MAX_WIDTH + 1
+                                : 1;
+        n += (uint64_t)sp->nflags * sp->dfa_widths[d];
+        if (n + strip_leading > UINT32_MAX / 2)
+            return gm_error_set(err, GM_ERR_LIMIT, "too many lexer states for the token spanner");
+    }
+    sp->nlex = (uint32_t)n;
+    sp->nstates = sp->nlex + strip_leading;
+    sp->start = strip_leading ? sp->nlex : 0;
+    sp->state_dfa = gm_mem_calloc(sp->mem, sp->nlex, sizeof *sp->state_dfa);
+    sp->state_flag = gm_mem_calloc(sp->mem, sp->nlex, 1);
+    sp->state_width = gm_mem_calloc(sp->mem, sp->nlex, 1);
+    if (!sp->state_dfa || !sp->state_flag || !sp->state_width)
+        return gm_mem_fail(sp->mem, err, "the token spanner");
+    for (uint32_t d = 0; d < lx->nstates; d++)
+        for (uint32_t f = 0; f < sp->nflags; f++)
+            for (uint32_t w = 0; w < sp->dfa_widths[d]; w++) {
+                uint32_t q = gm_spanner_id(sp, d, f, w);
+                sp->state_dfa[q] = d;
+                sp->state_flag[q] = (uint8_t)f;
+                sp->state_width[q] = (uint8_t)w;
+            }
+    return GM_OK;
+}
+
+static gm_status intern_split0(gm_spanner *sp, gm_error *err)
+{
+    const gm_lexer *lx = sp->lexer;
+    gm_intern sets;
+    gm_intern_init(&sets, sp->mem);
+    sp->state_split0 = gm_mem_calloc(sp->mem, sp->nstates, sizeof(uint32_t));
+    if (!sp->state_split0)
+        goto nomem;
+    for (uint32_t q = 0; q < sp->nstates; q++) {
+        sp->state_split0[q] = GM_SPANNER_NONE;
+        if (!gm_spanner_pending(sp, q))
+            continue;
+        uint32_t dfa = sp->state_dfa[q];
+        if (lx->accept[dfa] == GM_LEX_NONE)
+            continue;
+        uint8_t bytes[32] = {0};
+        int any = 0;
+        for (unsigned b = 0; b < 256; b++) {
+            if (lx->next[(size_t)dfa * lx->nclasses + lx->byte_class[b]] == GM_LEX_DEAD &&
+                lx->next[lx->byte_class[b]] != GM_LEX_DEAD) {
+                bytes[b >> 3] |= (uint8_t)(1u << (b & 7));
+                any = 1;
+            }
+        }
+        if (!any)
+            continue;
+        uint32_t id;
+        if (gm_intern_put(&sets, bytes, sizeof bytes, &id, NULL))
+            goto nomem;
+        sp->state_split0[q] = id;
+    }
+    sp->nsplit0 = sets.count;
+    sp->split0_bytes = gm_mem_calloc(sp->mem, sp->nsplit0 ? sp->nsplit0 : 1, 32);
+    sp->split0_bits = gm_mem_calloc(sp->mem, sp->nsplit0 ? sp->nsplit0 : 1, sizeof *sp->split0_bits);
+    if (!sp->split0_bytes || !sp->split0_bits)
+        goto nomem;
+    for (uint32_t id = 0; id < sp->nsplit0; id++) {
+        size_t len;
+        memcpy(sp->split0_bytes[id], gm_intern_key(&sets, id, &len), 32);
+        atomic_init(&sp->split0_bits[id], NULL);
+    }
+    gm_intern_free(&sets);
+    return GM_OK;
+nomem:
+    gm_intern_free(&sets);
+    return gm_mem_fail(sp->mem, err, "the token spanner");
+}
+
+gm_status gm_spanner_create(gm_mem *m, const gm_lexer *lexer, const gm_postlex *postlex,
+                            const gm_lr_table *lr, const gm_vocab_data *vocab,
+                            const gm_trie *trie, gm_spanner **out, gm_error *err)
+{
+    *out = NULL;
+    gm_spanner *sp = gm_mem_calloc(m, 1, sizeof *sp);
+    if (!sp)
+        return gm_mem_fail(m, err, "the token spanner");
+    sp->mem = m;
+    sp->lexer = lexer;
+    sp->lr = lr;
+    sp->vocab = vocab;
+    sp->trie = trie;
+    sp->postlex = postlex && (postlex->insertion || postlex->indentation) ? postlex : NULL;
+    sp->nbits = vocab->size;
+    gm_status st = layout_states(sp, vocab->strip_leading, err);
+    if (st != GM_OK) {
+        gm_spanner_destroy(sp);
+        return st;
+    }
+    st = intern_prods(sp, err);
+    if (st == GM_OK)
+        st = intern_split0(sp, err);
+    if (st == GM_OK) {
+        sp->profiles = gm_mem_calloc(m, sp->nstates, sizeof *sp->profiles);
+        if (!sp->profiles)
+            st = gm_mem_fail(m, err, "the token spanner");
+        else
+            for (uint32_t q = 0; q < sp->nstates; q++)
+                atomic_init(&sp->profiles[q], NULL);
+    }
+    if (st != GM_OK) {
+        gm_spanner_destroy(sp);
+        return st;
+    }
+    *out = sp;
+    return GM_OK;
+}
+
+void gm_spanner_destroy(gm_spanner *sp)
+{
+    if (!sp)
+        return;
+    gm_mem *m = sp->mem;
+    if (sp->profiles)
+        for (uint32_t q = 0; q < sp->nstates; q++)
+            gm_profile_destroy(m, atomic_load(&sp->profiles[q]));
+    if (sp->split0_bits)
+        for (uint32_t id = 0; id < sp->nsplit0; id++)
+            gm_mem_free(m, atomic_load(&sp->split0_bits[id]));
+    gm_mem_free(m, sp->profiles);
+    gm_mem_free(m, sp->split0_bits);
+    gm_mem_free(m, sp->split0_bytes);
+    gm_mem_free(m, sp->state_split0);
+    gm_mem_free(m, sp->state_dfa);
+    gm_mem_free(m, sp->state_flag);
+    gm_mem_free(m, sp->state_width);
+    gm_mem_free(m, sp->dfa_base);
+    gm_mem_free(m, sp->dfa_widths);
+    gm_mem_free(m, sp->state_prod);
+    gm_mem_free(m, sp->prod_off);
+    gm_mem_free(m, sp->prod_terms);
+    gm_mem_free(m, sp->prod_ignored);
+    gm_mem_free(m, sp);
+}
+
+const gm_profile *gm_spanner_profile(gm_spanner *sp, uint32_t q, gm_error *err)
+{
+    q = gm_spanner_profile_state(sp, q);
+    gm_profile *p = atomic_load_explicit(&sp->profiles[q], memory_order_acquire);
+    if (p)
+        return p;
+    if (gm_profile_build(sp, q, &p, err) != GM_OK)
+        return NULL;
+    gm_profile *expected = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&sp->profiles[q], &expected, p,
+                                                 memory_order_acq_rel, memory_order_acquire)) {
+        gm_profile_destroy(sp->mem, p);
+        return expected;
+    }
+    return p;
+}
+
+const uint32_t *gm_spanner_split0(gm_spanner *sp, uint32_t id, gm_error *err)
+{
+    uint32_t *bits = atomic_load_explicit(&sp->split0_bits[id], memory_order_acquire);
+    if (bits)
+        return bits;
+    bits = gm_mem_calloc(sp->mem, GM_MASK_WORDS(sp->nbits), sizeof(uint32_t));
+    if (!bits) {
+        gm_mem_fail(sp->mem, err, "a token filter");
+        return NULL;
+    }
+    const gm_trie *tr = sp->trie;
+    const uint8_t *stop = sp->split0_bytes[id];
+    /* Children of the root are the nodes of depth 1; each subtree ends at skip. */
+    for (uint32_t i = 1; i < tr->nnodes; i = tr->nodes[i].skip) {
+        uint8_t b = tr->nodes[i].byte;
+        if (!((stop[b >> 3] >> (b & 7)) & 1))
+            continue;
+        for (uint32_t j = i; j < tr->nodes[i].skip; j++)
+            for (uint32_t k = tr->nodes[j].tok_begin; k < tr->nodes[j].tok_end; k++) {
+                uint32_t t = tr->tokens[k];
+                bits[t >> 5] |= (uint32_t)1 << (t & 31);
+            }
+    }
+    uint32_t *expected = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&sp->split0_bits[id], &expected, bits,
+                                                 memory_order_acq_rel, memory_order_acquire)) {
+        gm_mem_free(sp->mem, bits);
+        return expected;
+    }
+    return bits;
+}
+
+gm_status gm_spanner_build_all(gm_spanner *sp, gm_error *err)
+{
+    gm_error local;
+    if (!err)
+        err = &local;
+    for (uint32_t q = 0; q < sp->nstates; q++)
+        if (gm_spanner_profile_state(sp, q) == q && !gm_spanner_profile(sp, q, err))
+            return err->code;
+    for (uint32_t id = 0; id < sp->nsplit0; id++)
+        if (!gm_spanner_split0(sp, id, err))
+            return err->code;
+    return GM_OK;
+}
+
+void gm_spanner_stats_get(gm_spanner *sp, gm_spanner_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    for (uint32_t q = 0; q < sp->nstates; q++) {
+        const gm_profile *p = atomic_load(&sp->profiles[q]);
+        if (!p)
+            continue;
+        st->profiles++;
+        st->classes += p->nclasses;
+        st->class_tokens += p->ntokens;
+        st->bytes += p->bytes;
+    }
+    for (uint32_t id = 0; id < sp->nsplit0; id++)
+        if (atomic_load(&sp->split0_bits[id]))
+            st->bytes += GM_MASK_WORDS(sp->nbits) * sizeof(uint32_t);
+}

@@ -1,0 +1,610 @@
+/*
+ * Masks against a brute-force reference, over full real vocabularies.
+ *
+ * The reference knows nothing of profiles, classes, first-byte filters or
+ * virtual start states. It keeps the text decoded so far, applies the
+ * decoder's text rule itself (strip_leading spaces at the start of the
+ * whole text), and for every token asks: is text+token a viable prefix?
+ * That is, running the lexing transducer over it (its own loop over the
+ * lexer tables) never fails, every emitted terminal feeds the LR stack, and
+ * the pending lexeme can still become a terminal the stack accepts (or an
+ * ignored one). EOS is allowed when the text is a complete sentence. The
+ * mask from gm_matcher_fill_mask must agree exactly, at every sampled step
+ * of real corpus files and of random walks.
+ */
+#include "tests/testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parser/grammar.h"
+#include "parser/lr.h"
+#include "runtime/objects.h"
+#include "spanner/ids_file.h"
+
+typedef struct ref_state {
+    int ok;                  /* the text is a viable prefix so far */
+    uint32_t q;              /* lexer state of the pending lexeme (0 = none) */
+    gm_lr_node *stack;       /* one reference */
+    /* The indentation layer, kept the plain way (postlex.h, note [indentation]). */
+    uint32_t widths[64];     /* width stack above level 0 */
+    int nwidths;
+    int parens;
+    uint8_t lexeme[512];     /* bytes of the pending lexeme (the last 512) */
+    size_t lexlen;
+} ref_state;
+
+typedef struct ref {
+    const gm_compiled *c;
+    const gm_lexer *lx;
+    const gm_lr_table *lr;
+    gm_mem *mem;
+    uint8_t *text;           /* the grammar's view of the output so far */
+    size_t len, cap;
+    uint32_t strip_left;     /* leading spaces the decoder still removes */
+    ref_state st;            /* after text */
+} ref;
+
+static void ref_release(ref *r, ref_state *s)
+{
+    gm_lr_node_release(r->mem, s->stack);
+    s->stack = NULL;
+}
+
+static int ref_feed(ref *r, ref_state *s, uint32_t t)
+{
+    gm_lr_node *fed;
+    if (gm_lr_feed(r->lr, r->mem, s->stack, t, &fed) != GM_OK)
+        return 0;
+    gm_lr_node_release(r->mem, s->stack);
+    s->stack = fed;
+    return 1;
+}
+
+/* The indentation width of the pending lexeme: Lark's count over its last line. */
+static uint32_t ref_width(const ref_state *s, uint32_t tab)
+{
+    size_t from = 0;
+    for (size_t i = 0; i < s->lexlen; i++)
+        if (s->lexeme[i] == '\n')
+            from = i + 1;
+    uint32_t w = 0;
+    for (size_t i = from; i < s->lexlen; i++)
+        w += s->lexeme[i] == ' ' ? 1 : s->lexeme[i] == '\t' ? tab : 0;
+    return w > GM_INDENT_MAX_WIDTH ? GM_INDENT_MAX_WIDTH : w;
+}
+
+/* One lexed terminal through the layers to the parser. */
+static int ref_emit(ref *r, ref_state *s, uint32_t t)
+{
+    const gm_postlex *pl = &r->c->grammar->postlex;
+    if (r->lx->terminals[t].ignored)
+        return 1;
+    if (!pl->indentation)
+        return ref_feed(r, s, t);
+    if (t != pl->newline) {
+        if (!ref_feed(r, s, t))
+            return 0;
+        s->parens += pl->bracket[t];
+        return 1;
+    }
+    if (s->parens > 0)
+        return 1;
+    uint32_t w = ref_width(s, pl->tab_width);
+    if (!ref_feed(r, s, pl->newline))
+        return 0;
+    uint32_t top = s->nwidths ? s->widths[s->nwidths - 1] : 0;
+    if (w > top) {
+        assert_true(s->nwidths < 64);
+        s->widths[s->nwidths++] = w;
+        return ref_feed(r, s, pl->indent);
+    }
+    while (w < top) {
+        if (!ref_feed(r, s, pl->dedent))
+            return 0;
+        s->nwidths--;
+        top = s->nwidths ? s->widths[s->nwidths - 1] : 0;
+    }
+    return w == top;
+}
+
+/* Continues state s over bytes (the transducer of lexer.h, written out). */
+static void ref_run(ref *r, ref_state *s, const uint8_t *b, size_t n)
+{
+    const gm_lexer *lx = r->lx;
+    for (size_t i = 0; i < n && s->ok; i++) {
+        uint32_t cls = lx->byte_class[b[i]];
+        uint32_t nx = lx->next[(size_t)s->q * lx->nclasses + cls];
+        if (nx == GM_LEX_DEAD) {
+            uint32_t t = lx->accept[s->q];
+            if (t == GM_LEX_NONE || lx->next[cls] == GM_LEX_DEAD || !ref_emit(r, s, t)) {
+                s->ok = 0;
+                return;
+            }
+            s->lexlen = 0;
+            nx = lx->next[cls];
+        }
+        if (s->lexlen == sizeof s->lexeme) {
+            memmove(s->lexeme, s->lexeme + 256, sizeof s->lexeme - 256);
+            s->lexlen -= 256;
+        }
+        s->lexeme[s->lexlen++] = b[i];
+        s->q = nx;
+    }
+}
+
+/* The pending lexeme can still become a terminal the stack accepts. */
+static int ref_pending_ok(ref *r, const ref_state *s)
+{
+    const gm_lexer *lx = r->lx;
+    const gm_postlex *pl = &r->c->grammar->postlex;
+    if (s->q == 0)
+        return 1;
+    for (uint32_t t = 0; t < lx->nterminals; t++) {
+        if (!gm_lexer_can_produce(lx, s->q, t))
+            continue;
+        if (lx->terminals[t].ignored)
+            return 1;
+        /* A line end still growing can take any width: it fits when _NEWLINE does. */
+        if (pl->indentation && t == pl->newline && s->parens > 0)
+            return 1;
+        uint32_t one = t;
+        if (gm_lr_can_feed(r->lr, s->stack, &one, 1))
+            return 1;
+    }
+    return 0;
+}
+
+static ref_state ref_copy(const ref_state *s)
+{
+    ref_state c = *s;
+    gm_lr_node_retain(c.stack);
+    return c;
+}
+
+static int ref_can_end(ref *r, const ref_state *s0)
+{
+    const gm_lexer *lx = r->lx;
+    const gm_postlex *pl = &r->c->grammar->postlex;
+    if (!s0->ok)
+        return 0;
+    ref_state s = ref_copy(s0);
+    int ok = 1;
+    if (s.q != 0) {
+        uint32_t t = lx->accept[s.q];
+        ok = t != GM_LEX_NONE && ref_emit(r, &s, t);
+    }
+    for (; ok && pl->indentation && s.nwidths > 0; s.nwidths--)
+        ok = ref_feed(r, &s, pl->dedent);
+    ok = ok && gm_lr_accepts(r->lr, s.stack);
+    gm_lr_node_release(r->mem, s.stack);
+    return ok;
+}
+
+static void ref_init(ref *r, const gm_compiled *c)
+{
+    memset(r, 0, sizeof *r);
+    r->c = c;
+    r->lx = c->grammar->lexer;
+    r->lr = c->grammar->lr;
+    r->mem = (gm_mem *)&c->mem;
+    r->strip_left = c->vocab->data->strip_leading;
+    r->st.ok = 1;
+    r->st.stack = gm_lr_stack_new(r->mem);
+    assert_non_null(r->st.stack);
+}
+
+static void ref_free(ref *r)
+{
+    ref_release(r, &r->st);
+    free(r->text);
+}
+
+/* Whether token t is allowed after the text (the reference's verdict). */
+static int ref_allows(ref *r, uint32_t t)
+{
+    const gm_vocab_data *v = r->c->vocab->data;
+    if (v->flags[t] & GM_TOK_EOS)
+        return ref_can_end(r, &r->st);
+    if (v->flags[t] & (GM_TOK_SPECIAL | GM_TOK_PADDING))
+        return 0;
+    size_t n;
+    const uint8_t *b = gm_vocab_data_token(v, t, &n);
+    if (n == 0 || !r->st.ok)
+        return 0;
+    /* The decoder's text rule: leading spaces of the whole text are dropped. */
+    uint32_t strip = r->len == 0 ? r->strip_left : 0;
+    while (strip && n && b[0] == ' ') {
+        b++;
+        n--;
+        strip--;
+    }
+    ref_state s = ref_copy(&r->st);
+    ref_run(r, &s, b, n);
+    int ok = s.ok && ref_pending_ok(r, &s);
+    ref_release(r, &s);
+    return ok;
+}
+
+static void ref_append(ref *r, uint32_t t)
+{
+    size_t n;
+    const uint8_t *b = gm_vocab_data_token(r->c->vocab->data, t, &n);
+    if (r->len == 0)
+        while (r->strip_left && n && b[0] == ' ') {
+            b++;
+            n--;
+            r->strip_left--;
+        }
+    if (r->len + n > r->cap) {
+        r->cap = (r->len + n) * 2 + 64;
+        r->text = realloc(r->text, r->cap);
+        assert_non_null(r->text);
+    }
+    memcpy(r->text + r->len, b, n);
+    r->len += n;
+    ref_run(r, &r->st, b, n);
+}
+
+/* Compares the matcher's mask with the reference over the whole vocabulary. */
+static size_t compare_step(ref *r, gm_matcher *m, const char *where, size_t step)
+{
+    const gm_vocab_data *v = r->c->vocab->data;
+    size_t words = gm_compiled_mask_words(r->c);
+    uint32_t *mask = calloc(words, sizeof *mask);
+    gm_error err;
+    if (gm_matcher_fill_mask(m, mask, words, &err) != GM_OK)
+        fail_msg("%s step %zu: fill_mask: %s", where, step, err.message);
+    size_t allowed = 0;
+    for (uint32_t t = 0; t < v->size; t++) {
+        int got = (mask[t >> 5] >> (t & 31)) & 1;
+        int want = ref_allows(r, t);
+        if (got != want) {
+            size_t n;
+            const uint8_t *b = gm_vocab_data_token(v, t, &n);
+            fail_msg("%s step %zu: token %u \"%.*s\" is %s by the mask but %s by the reference "
+                     "(text so far: %zu bytes, ending \"%.*s\")",
+                     where, step, t, (int)n, b, got ? "allowed" : "masked",
+                     want ? "allowed" : "not allowed", r->len, (int)(r->len < 40 ? r->len : 40),
+                     r->text + (r->len < 40 ? 0 : r->len - 40));
+        }
+        allowed += (size_t)got;
+    }
+    free(mask);
+    return allowed;
+}
+
+typedef struct combo {
+    const char *grammar;     /* bundled name or inline text (when it holds ':') */
+    const char *tokenizer;   /* under the shared dir */
+    const char *ids;         /* corpus ids file under the shared dir, or NULL */
+} combo;
+
+/* The terminal of a cfg named `name` (anonymous literals are named by their quoted text). */
+static uint32_t terminal(const gm_cfg *cfg, const char *name)
+{
+    for (uint32_t t = 0; t < cfg->nterminals; t++)
+        if (!strcmp(cfg->names[t], name))
+            return t;
+    fail_msg("no terminal %s", name);
+    return 0;
+}
+
+/*
+ * A grammar with the indentation layer set up by hand (the %indent
+ * directive is the front end's business; this tests the engine's side).
+ */
+static gm_grammar *indent_grammar(const char *text)
+{
+    gm_mem *m = calloc(1, sizeof *m); /* leaked on purpose: the cfg outlives the test's scope */
+    gm_mem_init(m, NULL, 0);
+    gm_cfg *cfg;
+    gm_error err;
+    if (gm_grammar_load(m, "indent.lark", text, strlen(text), NULL, &cfg, &err) != GM_OK)
+        fail_msg("grammar: %s", err.message);
+    gm_postlex *pl = &cfg->postlex;
+    pl->indentation = true;
+    pl->nterminals = cfg->nterminals;
+    pl->newline = terminal(cfg, "_NEWLINE");
+    pl->indent = terminal(cfg, "_INDENT");
+    pl->dedent = terminal(cfg, "_DEDENT");
+    pl->tab_width = 8;
+    pl->bracket = gm_mem_calloc(m, cfg->nterminals, 1);
+    const char *open[] = {"\"(\"", "\"[\""}, *close[] = {"\")\"", "\"]\""};
+    for (int i = 0; i < 2; i++) {
+        pl->bracket[terminal(cfg, open[i])] = 1;
+        pl->bracket[terminal(cfg, close[i])] = -1;
+    }
+    gm_grammar *g;
+    if (gm_grammar_from_cfg(cfg, NULL, &g, &err) != GM_OK)
+        fail_msg("grammar: %s", err.message);
+    return g;
+}
+
+static const char indent_grammar_text[] =
+    "start: (_NEWLINE | stmt)*\n"
+    "?stmt: simple | compound\n"
+    "simple: expr _NEWLINE | \"pass\" _NEWLINE\n"
+    "compound: \"if\" expr \":\" suite (\"else\" \":\" suite)?\n"
+    "suite: simple | _NEWLINE _INDENT stmt+ _DEDENT\n"
+    "?expr: NAME | NUMBER | \"(\" expr (\",\" expr)* \")\" | \"[\" [expr (\",\" expr)*] \"]\"\n"
+    "NAME: /[a-z_][a-z0-9_]*/\n"
+    "NUMBER: /[0-9]+/\n"
+    "_NEWLINE: /(\\r?\\n[\\t ]*(#[^\\n]*)?)+/\n"
+    "%declare _INDENT _DEDENT\n"
+    "%ignore /[ \\t]+/\n"
+    "%ignore /#[^\\n]*/\n";
+
+static gm_compiled *compile(const combo *k, gm_vocab **v, gm_grammar **g)
+{
+    gm_error err;
+    if (gm_vocab_create_from_file(gm_test_shared_path(k->tokenizer), NULL, v, &err) != GM_OK)
+        fail_msg("%s: %s", k->tokenizer, err.message);
+    if (!strcmp(k->grammar, "indent")) {
+        *g = indent_grammar(indent_grammar_text);
+        gm_compiled *c;
+        if (gm_compiled_create(*g, *v, NULL, &c, &err) != GM_OK)
+            fail_msg("compile: %s", err.message);
+        return c;
+    }
+    gm_status st = strchr(k->grammar, ':')
+                       ? gm_grammar_create(k->grammar, strlen(k->grammar), "inline.lark", NULL, g,
+                                           &err)
+                       : gm_grammar_create_bundled(k->grammar, NULL, g, &err);
+    if (st != GM_OK)
+        fail_msg("grammar: %s", err.message);
+    gm_compiled *c;
+    if (gm_compiled_create(*g, *v, NULL, &c, &err) != GM_OK)
+        fail_msg("compile: %s", err.message);
+    return c;
+}
+
+/* Decodes corpus files, comparing at the first steps and at sampled ones. */
+static void corpus_steps(const combo *k, size_t nfiles, size_t every)
+{
+    gm_vocab *v;
+    gm_grammar *g;
+    gm_compiled *c = compile(k, &v, &g);
+    gm_mem mem;
+    gm_mem_init(&mem, NULL, 0);
+    gm_ids_file *ids;
+    gm_error err;
+    if (gm_ids_file_load(&mem, gm_test_shared_path(k->ids), &ids, &err) != GM_OK)
+        fail_msg("%s", err.message);
+    size_t compared = 0;
+    for (size_t f = 0; f < ids->n && f < nfiles; f++) {
+        const gm_ids_entry *e = &ids->entries[f];
+        ref r;
+        ref_init(&r, c);
+        gm_matcher *m;
+        assert_int_equal(gm_matcher_create(c, NULL, &m, &err), GM_OK);
+        for (size_t i = 0; i <= e->nids; i++) {
+            if (i < 3 || i % every == 0 || i == e->nids) {
+                compare_step(&r, m, e->file, i);
+                compared++;
+            }
+            if (i == e->nids)
+                break;
+            if (gm_matcher_accept_token(m, e->ids[i], &err) != GM_OK)
+                fail_msg("%s step %zu: true token %u rejected: %s", e->file, i, e->ids[i],
+                         err.message);
+            ref_append(&r, e->ids[i]);
+            assert_true(r.st.ok);
+        }
+        assert_true(ref_can_end(&r, &r.st));
+        gm_matcher_destroy(m);
+        ref_free(&r);
+    }
+    assert_true(compared >= 10);
+    gm_ids_file_destroy(ids);
+    gm_compiled_destroy(c);
+    gm_grammar_destroy(g);
+    gm_vocab_destroy(v);
+}
+
+/* Random walks: at each step compare, then take a random allowed token. */
+static void random_walks(const combo *k, int walks, int steps, unsigned seed)
+{
+    gm_vocab *v;
+    gm_grammar *g;
+    gm_compiled *c = compile(k, &v, &g);
+    size_t words = gm_compiled_mask_words(c);
+    uint32_t *mask = calloc(words, sizeof *mask);
+    uint32_t nbits = gm_compiled_vocab_size(c);
+    gm_error err;
+    for (int w = 0; w < walks; w++) {
+        ref r;
+        ref_init(&r, c);
+        gm_matcher *m;
+        assert_int_equal(gm_matcher_create(c, NULL, &m, &err), GM_OK);
+        for (int i = 0; i < steps; i++) {
+            char where[64];
+            snprintf(where, sizeof where, "walk %d", w);
+            size_t allowed = compare_step(&r, m, where, (size_t)i);
+            assert_true(allowed > 0); /* never a dead end */
+            assert_int_equal(gm_matcher_fill_mask(m, mask, words, &err), GM_OK);
+            /* A random allowed non-EOS token (stop when only EOS is left). */
+            uint32_t pick = UINT32_MAX, seen = 0;
+            for (uint32_t t = 0; t < nbits; t++) {
+                if (!((mask[t >> 5] >> (t & 31)) & 1) || (c->vocab->data->flags[t] & GM_TOK_EOS))
+                    continue;
+                seed = seed * 1103515245u + 12345u;
+                if ((seed >> 8) % ++seen == 0)
+                    pick = t;
+            }
+            if (pick == UINT32_MAX)
+                break;
+            assert_int_equal(gm_matcher_accept_token(m, pick, &err), GM_OK);
+            ref_append(&r, pick);
+        }
+        gm_matcher_destroy(m);
+        ref_free(&r);
+    }
+    free(mask);
+    gm_compiled_destroy(c);
+    gm_grammar_destroy(g);
+    gm_vocab_destroy(v);
+}
+
+static const char expr_grammar[] =
+    "start: stmt*\n"
+    "stmt: NAME \"=\" expr \";\" | \"if\" \"(\" expr \")\" block (\"else\" block)?\n"
+    "block: \"{\" stmt* \"}\"\n"
+    "?expr: expr \"+\" term | term\n"
+    "?term: term \"*\" atom | atom\n"
+    "?atom: NAME | NUMBER | STRING | \"(\" expr \")\" | atom \"(\" [expr (\",\" expr)*] \")\"\n"
+    "NAME: /[A-Za-z_][A-Za-z0-9_]*/\n"
+    "NUMBER: /[0-9]+(\\.[0-9]+)?/\n"
+    "STRING: /\"([^\"\\\\\\n]|\\\\.)*\"/\n"
+    "COMMENT: /\\/\\/[^\\n]*/\n"
+    "%ignore /[ \\t\\n]+/\n"
+    "%ignore COMMENT\n";
+
+static void json_llama3_corpus(void **state)
+{
+    (void)state;
+    combo k = {"json", "tokenizers/llama3/tokenizer.json", "corpus/json/ids.llama3.json"};
+    corpus_steps(&k, 3, 97);
+}
+
+static void json_sp32k_corpus(void **state)
+{
+    (void)state;
+    combo k = {"json", "tokenizers/sp32k/tokenizer.json", "corpus/json/ids.sp32k.json"};
+    corpus_steps(&k, 3, 53);
+}
+
+static void json_qwen3_walks(void **state)
+{
+    (void)state;
+    combo k = {"json", "tokenizers/qwen3/tokenizer.json", NULL};
+    random_walks(&k, 3, 12, 7);
+}
+
+static void expr_llama3_walks(void **state)
+{
+    (void)state;
+    combo k = {expr_grammar, "tokenizers/llama3/tokenizer.json", NULL};
+    random_walks(&k, 4, 12, 11);
+}
+
+static void expr_sp32k_walks(void **state)
+{
+    (void)state;
+    combo k = {expr_grammar, "tokenizers/sp32k/tokenizer.json", NULL};
+    random_walks(&k, 6, 15, 3);
+}
+
+/* Greedy longest-match tokenization of text over the vocabulary's ordinary tokens. */
+static size_t greedy_tokens(const gm_vocab_data *v, const char *text, uint32_t *ids, size_t cap)
+{
+    size_t len = strlen(text), pos = 0, n = 0;
+    while (pos < len && n < cap) {
+        uint32_t best = UINT32_MAX;
+        size_t best_len = 0;
+        for (uint32_t t = 0; t < v->size; t++) {
+            size_t tl;
+            const uint8_t *b = gm_vocab_data_token(v, t, &tl);
+            if (v->flags[t] & (GM_TOK_SPECIAL | GM_TOK_PADDING | GM_TOK_EOS) || tl <= best_len ||
+                tl > len - pos || memcmp(b, text + pos, tl))
+                continue;
+            best = t;
+            best_len = tl;
+        }
+        assert_true(best != UINT32_MAX);
+        ids[n++] = best;
+        pos += best_len;
+    }
+    return n;
+}
+
+/* Decodes a program token by token, comparing with the reference at every step. */
+static void program_steps(const combo *k, const char *program)
+{
+    gm_vocab *v;
+    gm_grammar *g;
+    gm_compiled *c = compile(k, &v, &g);
+    uint32_t ids[512];
+    size_t n = greedy_tokens(c->vocab->data, program, ids, 512);
+    gm_error err;
+    ref r;
+    ref_init(&r, c);
+    gm_matcher *m;
+    assert_int_equal(gm_matcher_create(c, NULL, &m, &err), GM_OK);
+    for (size_t i = 0; i <= n; i++) {
+        compare_step(&r, m, "program", i);
+        if (i == n)
+            break;
+        if (gm_matcher_accept_token(m, ids[i], &err) != GM_OK)
+            fail_msg("program step %zu: token %u rejected: %s", i, ids[i], err.message);
+        ref_append(&r, ids[i]);
+        assert_true(r.st.ok);
+    }
+    assert_true(gm_matcher_is_accepting(m));
+    assert_true(ref_can_end(&r, &r.st));
+    gm_matcher_destroy(m);
+    ref_free(&r);
+    gm_compiled_destroy(c);
+    gm_grammar_destroy(g);
+    gm_vocab_destroy(v);
+}
+
+static const char indent_program[] =
+    "if x:\n"
+    "    if (a,\n"
+    "  b):\n"
+    "        pass\n"
+    "    else:\n"
+    "        y\n"
+    "\n"
+    "    # a comment line\n"
+    "    z\n"
+    "if [1, 2]:\n"
+    "\tw\n"
+    "pass\n";
+
+static void indent_llama3_program(void **state)
+{
+    (void)state;
+    combo k = {"indent", "tokenizers/llama3/tokenizer.json", NULL};
+    program_steps(&k, indent_program);
+}
+
+static void indent_sp32k_program(void **state)
+{
+    (void)state;
+    combo k = {"indent", "tokenizers/sp32k/tokenizer.json", NULL};
+    program_steps(&k, indent_program);
+}
+
+/* Random walks: uniform over allowed tokens. */
+static void indent_llama3_walks(void **state)
+{
+    (void)state;
+    combo k = {"indent", "tokenizers/llama3/tokenizer.json", NULL};
+    random_walks(&k, 8, 14, 5);
+}
+
+static void indent_sp32k_walks(void **state)
+{
+    (void)state;
+    combo k = {"indent", "tokenizers/sp32k/tokenizer.json", NULL};
+    random_walks(&k, 8, 14, 9);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(indent_llama3_program),
+        cmocka_unit_test(indent_sp32k_program),
+        cmocka_unit_test(indent_llama3_walks),
+        cmocka_unit_test(indent_sp32k_walks),
+        cmocka_unit_test(json_llama3_corpus),
+        cmocka_unit_test(json_sp32k_corpus),
+        cmocka_unit_test(json_qwen3_walks),
+        cmocka_unit_test(expr_llama3_walks),
+        cmocka_unit_test(expr_sp32k_walks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -41,3 +41,8 @@ GM_TESTS += tests/test_mask
 tests_test_mask_SOURCES = tests/test_mask.c
 tests_test_mask_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_mask_LDADD = $(GM_TEST_LDADD)
+
+GM_TESTS += tests/test_threads
+tests_test_threads_SOURCES = tests/test_threads.c
+tests_test_threads_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_threads_LDADD = $(GM_TEST_LDADD)

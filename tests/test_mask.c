@@ -297,7 +297,8 @@ static uint32_t terminal(const gm_cfg *cfg, const char *name)
  */
 static gm_grammar *indent_grammar(const char *text)
 {
-    gm_mem *m = calloc(1, sizeof *m); /* leaked on purpose: the cfg outlives the test's scope */
+    static gm_mem mem; /* the cfg's allocator must outlive the grammar that owns the cfg */
+    gm_mem *m = &mem;
     gm_mem_init(m, NULL, 0);
     gm_cfg *cfg;
     gm_error err;

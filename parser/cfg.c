@@ -83,4 +83,16 @@ void gm_cfg_dump(const gm_cfg *g, gm_strbuf *out)
             gm_strbuf_printf(out, " %%priority %d", (int)p->priority);
         gm_strbuf_putc(out, '\n');
     }
+    const gm_postlex *pl = &g->postlex;
+    if (pl->indentation) {
+        gm_strbuf_printf(out, "%%indent %s %s %s", g->names[pl->newline], g->names[pl->indent],
+                         g->names[pl->dedent]);
+        for (int sign = 1; sign >= -1; sign -= 2) {
+            gm_strbuf_puts(out, sign > 0 ? " open" : " close");
+            for (uint32_t i = 0; i < g->nterminals; i++)
+                if (pl->bracket[i] == sign)
+                    gm_strbuf_printf(out, " %s", g->names[i]);
+        }
+        gm_strbuf_printf(out, " tab %u\n", pl->tab_width);
+    }
 }

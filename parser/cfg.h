@@ -79,8 +79,9 @@ void gm_cfg_destroy(gm_cfg *g);
  * start symbol, the terminals in id order with pattern, flags, priority and
  * %ignore/%declare marks, the %insert directive when there is one (terminals
  * in id order), then the productions in id order as
- * `lhs: rhs...` with rule modifiers, `-> alias` and priority. Check
- * out->failed for allocation failure.
+ * `lhs: rhs...` with rule modifiers, `-> alias` and priority, then the
+ * indentation layer when it is on (`%indent NL INDENT DEDENT open ...
+ * close ... tab N`). Check out->failed for allocation failure.
  */
 void gm_cfg_dump(const gm_cfg *g, gm_strbuf *out);
 

@@ -72,13 +72,16 @@ typedef struct gm_ldef {
     gm_srcloc loc;           /* the defined name */
 } gm_ldef;
 
-typedef enum gm_lstmt_kind { LS_DEF, LS_IGNORE, LS_IMPORT, LS_DECLARE, LS_INSERT } gm_lstmt_kind;
+typedef enum gm_lstmt_kind { LS_DEF, LS_IGNORE, LS_IMPORT, LS_DECLARE, LS_INSERT,
+                             LS_INDENT } gm_lstmt_kind;
 
 typedef struct gm_lstmt {
     uint8_t kind;            /* gm_lstmt_kind */
     gm_srcloc loc;           /* the directive or definition */
     gm_ldef *def;            /* LS_DEF */
-    gm_lx *expr;             /* LS_IGNORE: an LX_ALT */
+    gm_lx *expr;             /* LS_IGNORE: an LX_ALT; LS_INDENT: an LX_SEQ of the items of
+                                `%indent NL INDENT DEDENT OPEN CLOSE ...` (LX_NAME terminals
+                                or LX_LITERALs; note [indent directive] in lark_bnf.c) */
     /* LS_IMPORT: `%import [.]a.b.NAME [-> ALIAS]` or `%import [.]a.b (N1, N2)`.
        path excludes the imported names. LS_DECLARE: names only. */
     bool relative;

@@ -37,6 +37,22 @@
  * layer must see it), used in a rule, inserted or an `after` item; X must
  * be used by some rule (else inserting it could never parse). The
  * result is gm_cfg.postlex, with per-terminal flags over the cfg's ids.
+ *
+ * note [indent directive]
+ * `%indent NL INDENT DEDENT OPEN CLOSE ...` turns on the indentation layer
+ * of parser/postlex.h (note [indentation]) and is resolved here, after the
+ * rules. NL is a named terminal with a pattern (the line end with the next
+ * line's indentation), INDENT and DEDENT are %declare'd (the layer makes
+ * them); the three must be used by some rule, since the layer feeds them
+ * to the parser, and NL may not be %ignore'd. The rest are bracket pairs,
+ * each a terminal name or a literal; a literal is the terminal rules use
+ * for it (a named terminal with that pattern, or the anonymous one). A
+ * bracket that no rule uses is not a terminal of the cfg and is skipped
+ * with a warning. A grammar written for Lark's PythonIndenter has no
+ * directive but %declares _INDENT and _DEDENT: it gets the layer with
+ * Lark's defaults, `%indent _NEWLINE _INDENT _DEDENT "(" ")" "[" "]" "{" "}"`
+ * (_NL when the grammar has no _NEWLINE terminal), without the warnings.
+ * Tabs count 8 columns, as in Lark.
  */
 #include "parser/lark_load.h"
 
@@ -129,6 +145,9 @@ typedef struct bnf {
     uint32_t ins_term;       /* the inserted terminal */
     uint32_t *at_terms;      /* [insert->at->n] */
     uint32_t *after_terms;   /* [insert->after->n] */
+    const gm_lx *indent;     /* %indent items (LX_SEQ), or NULL (note [indent directive]) */
+    bool indent_auto;        /* the items were made for a Lark PythonIndenter grammar */
+    uint32_t *indent_terms;  /* [indent->n] terminal indices; UINT32_MAX: a skipped bracket */
 } bnf;
 
 /* ------------------------------------------------------------------------
@@ -1083,6 +1102,193 @@ static gm_status check_insert(bnf *B, const uint8_t *reach)
     return GM_OK;
 }
 
+/* ------------------------------------------------------------------------
+ * The indentation layer (note [indent directive])
+ * ------------------------------------------------------------------------ */
+
+static const char *const INDENT_ROLE[3] = {"line-end", "indent", "dedent"};
+
+/* Why the layer is on, for messages about Lark's PythonIndenter defaults. */
+static const char *indent_why(const bnf *B)
+{
+    return B->indent_auto ? " (the grammar %declares _INDENT and _DEDENT, so it gets the "
+                            "indentation layer of Lark's PythonIndenter)"
+                          : "";
+}
+
+/* A defined terminal with a pattern, as an %indent item of Lark's defaults. */
+static bool has_pattern(const bnf *B, const char *name)
+{
+    const gm_ldef *d = gm_lbuilder_find(B->b, name);
+    return d && d->is_term && d->body;
+}
+
+/* The items of Lark's PythonIndenter for a grammar that %declares _INDENT and _DEDENT. */
+static gm_status indent_defaults(bnf *B, const gm_ldef *ind, const gm_lx **out)
+{
+    static const char *const brackets[] = {"(", ")", "[", "]", "{", "}"};
+    gm_lx *list = gm_lx_new(B->a, LX_SEQ, ind->loc);
+    if (!list)
+        return nomem(B);
+    const char *nl = has_pattern(B, "_NEWLINE") ? "_NEWLINE" : has_pattern(B, "_NL") ? "_NL" : NULL;
+    if (!nl)
+        return gm_lload_error(B->L, GM_ERR_GRAMMAR, ind->loc,
+                              "the grammar %%declares _INDENT and _DEDENT, so it gets the "
+                              "indentation layer of Lark's PythonIndenter, which needs a line-end "
+                              "terminal _NEWLINE or _NL; define one, or say which with "
+                              "%%indent NL _INDENT _DEDENT \"(\" \")\" ...");
+    const char *names[3] = {nl, "_INDENT", "_DEDENT"};
+    for (int i = 0; i < 9; i++) {
+        gm_lx *x = gm_lx_new(B->a, i < 3 ? LX_NAME : LX_LITERAL, ind->loc);
+        if (!x || gm_lx_push(B->a, list, x))
+            return nomem(B);
+        if (i < 3) {
+            x->name = names[i];
+            x->is_term = true;
+        } else {
+            x->bytes = brackets[i - 3];
+            x->len = 1;
+        }
+    }
+    *out = list;
+    return GM_OK;
+}
+
+/* Terminal of an %indent item: a named one, or the one rules use for a literal
+   (UINT32_MAX when no rule made it). */
+static gm_status indent_item(bnf *B, const gm_lx *x, uint32_t *idx)
+{
+    if (x->kind == LX_NAME) {
+        uint32_t id = gm_intern_find(&B->b->names, x->name, strlen(x->name));
+        *idx = IDX(B->sym_of_def[id]);
+        return GM_OK;
+    }
+    gm_lpattern p;
+    char *key;
+    size_t klen;
+    gm_status st = gm_lterms_leaf(&B->terms, x, &p);
+    if (st == GM_OK)
+        st = pattern_key(B, &p, &key, &klen);
+    if (st != GM_OK)
+        return st;
+    uint32_t id = gm_intern_find(&B->patterns, key, klen);
+    *idx = id == UINT32_MAX ? UINT32_MAX : B->pattern_term[id];
+    return GM_OK;
+}
+
+/* The %indent items: the directive's, Lark's defaults, or none. */
+static gm_status find_indent(bnf *B)
+{
+    if (B->b->indent) {
+        B->indent = B->b->indent->expr;
+        return GM_OK;
+    }
+    const gm_ldef *ind = gm_lbuilder_find(B->b, "_INDENT");
+    const gm_ldef *ded = gm_lbuilder_find(B->b, "_DEDENT");
+    if (!ind || !ded || ind->body || ded->body)
+        return GM_OK;
+    B->indent_auto = true;
+    return indent_defaults(B, ind, &B->indent);
+}
+
+/* note [indent directive]: the items' kinds and names, before reachability is known. */
+static gm_status resolve_indent(bnf *B)
+{
+    gm_lload *L = B->L;
+    const gm_lx *items = B->indent;
+    const char *why = indent_why(B);
+    if (items->n < 3)
+        return gm_lload_error(L, GM_ERR_GRAMMAR, B->b->indent->loc,
+                              "%%indent names the line-end, indent and dedent terminals, then "
+                              "bracket pairs: %%indent _NEWLINE _INDENT _DEDENT \"(\" \")\" ...");
+    if ((items->n - 3) % 2)
+        return gm_lload_error(L, GM_ERR_GRAMMAR, items->kids[items->n - 1]->loc,
+                              "%%indent brackets come in pairs (opening, closing): this one "
+                              "has no closing bracket");
+    B->indent_terms = gm_arena_array(B->a, items->n, sizeof *B->indent_terms);
+    if (!B->indent_terms)
+        return nomem(B);
+    for (uint32_t i = 0; i < items->n; i++) {
+        const gm_lx *x = items->kids[i];
+        if (x->kind == LX_NAME) {
+            const gm_ldef *d = gm_lbuilder_find(B->b, x->name);
+            if (!d)
+                return gm_lload_error(L, GM_ERR_GRAMMAR, x->loc,
+                                      "undefined terminal '%s' in %%indent%s", x->name, why);
+            if (i == 0 && !d->body)
+                return gm_lload_error(L, GM_ERR_GRAMMAR, x->loc,
+                                      "%%indent %s: the line-end terminal is %%declare'd, but the "
+                                      "lexer must produce it (give it a pattern, as "
+                                      "_NEWLINE: /(\\r?\\n[\\t ]*)+/)", x->name);
+            if ((i == 1 || i == 2) && d->body)
+                return gm_lload_error(L, GM_ERR_GRAMMAR, x->loc,
+                                      "%%indent ... %s: the %s terminal is made by the layer, "
+                                      "never by the lexer, so it must be %%declare'd without a "
+                                      "pattern", x->name, INDENT_ROLE[i]);
+            if (i >= 3 && !d->body)
+                return gm_lload_error(L, GM_ERR_GRAMMAR, x->loc,
+                                      "%%indent bracket %s is %%declare'd: the lexer never "
+                                      "produces it", x->name);
+        } else if (i < 3) {
+            return gm_lload_error(L, GM_ERR_GRAMMAR, x->loc,
+                                  "%%indent: the %s terminal is a terminal name, not a literal",
+                                  INDENT_ROLE[i]);
+        }
+        gm_status st = indent_item(B, x, &B->indent_terms[i]);
+        if (st != GM_OK)
+            return st;
+        if (B->indent_terms[i] != UINT32_MAX)
+            B->t[B->indent_terms[i]].referenced = true; /* no "unused" warning: see below */
+        for (uint32_t j = 0; j < i; j++)
+            if (B->indent_terms[j] == B->indent_terms[i] && B->indent_terms[i] != UINT32_MAX)
+                return gm_lload_error(L, GM_ERR_GRAMMAR, x->loc,
+                                      "%%indent names terminal '%s' twice (items %u and %u)",
+                                      B->t[B->indent_terms[i]].name, j + 1, i + 1);
+    }
+    return GM_OK;
+}
+
+/* note [indent directive]: what the layer feeds must be usable by the parser. */
+static gm_status check_indent(bnf *B, const uint8_t *reach)
+{
+    gm_lload *L = B->L;
+    const gm_lx *items = B->indent;
+    const char *why = indent_why(B);
+    uint8_t *used = gm_arena_alloc(B->a, B->nt ? B->nt : 1);
+    if (!used)
+        return nomem(B);
+    for (size_t k = 0; k < B->np; k++) {
+        const prod *p = &B->p[k];
+        for (uint32_t i = 0; reach[p->lhs] && i < p->len; i++)
+            if (!IS_NT(B->syms[p->rhs + i]))
+                used[IDX(B->syms[p->rhs + i])] = 1;
+    }
+    for (uint32_t i = 0; i < items->n; i++) {
+        const gm_lx *x = items->kids[i];
+        uint32_t t = B->indent_terms[i];
+        if (t != UINT32_MAX && B->t[t].ignored)
+            return gm_lload_error(L, GM_ERR_GRAMMAR, x->loc,
+                                  "%%indent %s: terminal '%s' is %%ignore'd, but the layer must "
+                                  "see it%s", i < 3 ? INDENT_ROLE[i] : "bracket", B->t[t].name,
+                                  why);
+        if (i < 3 && !used[t])
+            return gm_lload_error(L, GM_ERR_GRAMMAR, x->loc,
+                                  "no rule uses the %s terminal '%s', but the indentation layer "
+                                  "feeds it to the parser%s", INDENT_ROLE[i], B->t[t].name, why);
+        if (i >= 3 && (t == UINT32_MAX || !used[t])) {
+            if (!B->indent_auto)
+                gm_lload_warn(L, GM_OK, x->loc,
+                              "%%indent bracket %s%.*s%s is not used by any rule; it has no "
+                              "effect", x->kind == LX_NAME ? "" : "\"",
+                              (int)(x->kind == LX_NAME ? strlen(x->name) : x->len),
+                              x->kind == LX_NAME ? x->name : x->bytes,
+                              x->kind == LX_NAME ? "" : "\"");
+            B->indent_terms[i] = UINT32_MAX;
+        }
+    }
+    return GM_OK;
+}
+
 /* Fills g->postlex over the cfg's terminal ids (tmap). */
 static gm_status make_postlex(bnf *B, const uint32_t *tmap, gm_cfg *g)
 {
@@ -1099,6 +1305,25 @@ static gm_status make_postlex(bnf *B, const uint32_t *tmap, gm_cfg *g)
         pl->at[tmap[B->at_terms[i]]] = 1;
     for (uint32_t i = 0; i < st->after->n; i++)
         pl->after[tmap[B->after_terms[i]]] = 1;
+    return GM_OK;
+}
+
+/* Fills g->postlex's indentation fields over the cfg's terminal ids (tmap). */
+static gm_status make_indent(bnf *B, const uint32_t *tmap, gm_cfg *g)
+{
+    gm_postlex *pl = &g->postlex;
+    pl->bracket = gm_mem_calloc(g->mem, g->nterminals ? g->nterminals : 1, sizeof *pl->bracket);
+    if (!pl->bracket)
+        return GM_ERR_NOMEM;
+    pl->indentation = true;
+    pl->nterminals = g->nterminals;
+    pl->newline = tmap[B->indent_terms[0]];
+    pl->indent = tmap[B->indent_terms[1]];
+    pl->dedent = tmap[B->indent_terms[2]];
+    pl->tab_width = 8;
+    for (uint32_t i = 3; i < B->indent->n; i++)
+        if (B->indent_terms[i] != UINT32_MAX)
+            pl->bracket[tmap[B->indent_terms[i]]] = (i - 3) % 2 ? -1 : 1;
     return GM_OK;
 }
 
@@ -1236,6 +1461,8 @@ static gm_status make_cfg(bnf *B, uint32_t start, const uint8_t *reach, gm_cfg *
     g->start = nmap[start];
     if (B->insert && make_postlex(B, tmap, g) != GM_OK)
         goto fail;
+    if (B->indent && make_indent(B, tmap, g) != GM_OK)
+        goto fail;
     *out = g;
     return GM_OK;
 fail:
@@ -1328,6 +1555,16 @@ gm_status gm_lbnf_build(gm_lload *L, gm_lbuilder *b, const char *start_name, gm_
     B.insert = b->insert;
     if (st == GM_OK && B.insert)
         st = resolve_insert(&B);
+    if (st == GM_OK)
+        st = find_indent(&B);
+    if (st == GM_OK && B.insert && B.indent) {
+        const gm_ldef *ind = gm_lbuilder_find(b, "_INDENT");
+        st = gm_lload_error(L, GM_ERR_UNSUPPORTED, b->indent ? b->indent->loc : ind->loc,
+                            "%%indent%s cannot be combined with %%insert: a grammar has one "
+                            "post-lexing layer", indent_why(&B));
+    }
+    if (st == GM_OK && B.indent)
+        st = resolve_indent(&B);
     if (st != GM_OK)
         goto done;
 
@@ -1348,6 +1585,8 @@ gm_status gm_lbnf_build(gm_lload *L, gm_lbuilder *b, const char *start_name, gm_
     st = checks(&B, start, reach);
     if (st == GM_OK && B.insert)
         st = check_insert(&B, reach);
+    if (st == GM_OK && B.indent)
+        st = check_indent(&B, reach);
     if (st == GM_OK)
         st = make_cfg(&B, start, reach, out);
 done:

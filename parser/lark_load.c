@@ -14,7 +14,7 @@
  * into the importing table; a name already defined there is an error.
  * All imports of a file are done before its own definitions, so defining
  * an imported name again needs %override. %ignore in imported grammars
- * has no effect (as in Lark), nor has gramask's %insert.
+ * has no effect (as in Lark), nor have gramask's %insert and %indent.
  */
 #include "parser/lark_load.h"
 
@@ -640,6 +640,18 @@ static gm_status load_module(gm_lbuilder *b, const gm_lsource *src, import_base 
                                       "semicolon insertion rule", at);
             }
             b->insert = s;
+            break;
+        case LS_INDENT:
+            if (!top)
+                break;
+            if (b->indent) {
+                char at[300];
+                describe_loc(at, sizeof at, b->indent->loc);
+                return gm_lload_error(L, GM_ERR_GRAMMAR, s->loc,
+                                      "%%indent given twice (first at %s): a grammar has one "
+                                      "indentation layer", at);
+            }
+            b->indent = s;
             break;
         case LS_IMPORT:
             break;

@@ -57,6 +57,7 @@ typedef struct gm_lbuilder {
     gm_lx **ignores;         /* %ignore'd terminal names (LX_NAME) in order */
     size_t nignores, ignores_cap;
     const gm_lstmt *insert;  /* the main grammar's %insert directive, or NULL */
+    const gm_lstmt *indent;  /* the main grammar's %indent directive, or NULL */
 } gm_lbuilder;
 
 /* Looks up a definition by name (NULL when not defined). */

@@ -164,6 +164,7 @@ static gm_ldef *new_def(gm_lscan *S, const char *name, bool is_term, gm_srcloc l
 %token OVERRIDE "%override"
 %token EXTEND "%extend"
 %token INSERT "%insert"
+%token INDENT "%indent"
 
 %type <x> expansions alias expansion expr atom value targs insert_item insert_list
 %type <def> definition rule_def term_def rule_head
@@ -262,6 +263,13 @@ stmt:
                            "\")\" ...", missing);
             YYABORT;
         }
+        CHECK(!push_stmt(S, st));
+    }
+  | INDENT insert_list {
+        /* note [indent directive] (lark_bnf.c): the items are checked there */
+        gm_lstmt *st = new_stmt(S, LS_INDENT, LOC(@1));
+        CHECK(st);
+        st->expr = $2;
         CHECK(!push_stmt(S, st));
     }
   ;

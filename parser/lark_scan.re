@@ -340,11 +340,12 @@ int gm_lark_yylex(GM_LARK_YYSTYPE *lval, GM_LARK_YYLTYPE *lloc, gm_lscan *s)
                 else if (n == 9 && !memcmp(start, "%override", 9)) tok = TOK_OVERRIDE;
                 else if (n == 7 && !memcmp(start, "%extend", 7)) tok = TOK_EXTEND;
                 else if (n == 7 && !memcmp(start, "%insert", 7)) tok = TOK_INSERT;
+                else if (n == 7 && !memcmp(start, "%indent", 7)) tok = TOK_INDENT;
                 else {
                     gm_lscan_error(s, GM_ERR_SYNTAX, loc_at(s, start),
                                    "unknown directive '%.*s' (Lark has %%ignore, %%import, "
-                                   "%%declare, %%override and %%extend; gramask adds %%insert)",
-                                   (int)n, (const char *)start);
+                                   "%%declare, %%override and %%extend; gramask adds "
+                                   "%%insert and %%indent)", (int)n, (const char *)start);
                     goto fail;
                 }
                 goto done;

@@ -5,6 +5,7 @@
  * the start rule derives); templates; terminal composition (the composed
  * pattern text); imports from the bundled common library and from files;
  * the %insert directive and the layer it configures (parser/postlex.h);
+ * the indentation layer (%indent and Lark's PythonIndenter defaults);
  * warnings; the SynCode benchmark grammars (counts as Lark reports them);
  * limits; and allocation failure at every allocation of a load.
  */
@@ -638,6 +639,106 @@ static void warnings_for_unused_definitions(void **state)
     gm_cfg_destroy(g);
 }
 
+/* note [indent directive]: the layer over the cfg's terminal ids. */
+static void indentation_layer(void **state)
+{
+    (void)state;
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_error err;
+    /* literals are the terminals rules use: LPAR for "(", anonymous "[" and "]" */
+    const char *text = "start: (_NL | stmt)*\n"
+                       "stmt: NAME LPAR \")\" _NL | NAME \"[\" \"]\" _NL\n"
+                       "    | NAME \":\" _NL _IN stmt+ _OUT\n"
+                       "NAME: /[a-z]+/\n"
+                       "LPAR: \"(\"\n"
+                       "_NL: /(\\r?\\n[\\t ]*)+/\n"
+                       "%ignore \" \"\n"
+                       "%declare _IN _OUT\n"
+                       "%indent _NL _IN _OUT \"(\" \")\" \"[\" \"]\"\n";
+    gm_cfg *g = load(&m, text, NULL, NULL, &err);
+    if (!g)
+        fail_msg("%s", err.message);
+    const gm_postlex *pl = &g->postlex;
+    assert_true(pl->indentation);
+    assert_false(pl->insertion);
+    assert_int_equal(pl->nterminals, g->nterminals);
+    assert_string_equal(g->names[pl->newline], "_NL");
+    assert_string_equal(g->names[pl->indent], "_IN");
+    assert_string_equal(g->names[pl->dedent], "_OUT");
+    assert_int_equal(pl->tab_width, 8);
+    int open = 0, close = 0;
+    for (uint32_t i = 0; i < g->nterminals; i++) {
+        const char *n = g->names[i];
+        int want = !strcmp(n, "LPAR") || !strcmp(n, "\"[\"") ? 1
+                   : !strcmp(n, "\")\"") || !strcmp(n, "\"]\"") ? -1 : 0;
+        assert_int_equal(pl->bracket[i], want);
+        open += pl->bracket[i] == 1;
+        close += pl->bracket[i] == -1;
+    }
+    assert_int_equal(open, 2);
+    assert_int_equal(close, 2);
+    char *d = dump_of(g);
+    assert_non_null(strstr(d, "\n%indent _NL _IN _OUT open LPAR \"[\" close \")\" \"]\" tab 8\n"));
+    free(d);
+    gm_cfg_destroy(g);
+
+    /* no directive and no _INDENT/_DEDENT: no layer */
+    g = load(&m, "start: \"a\"\n", NULL, NULL, &err);
+    assert_non_null(g);
+    assert_false(g->postlex.indentation);
+    assert_null(g->postlex.bracket);
+    gm_cfg_destroy(g);
+    assert_int_equal(atomic_load(&m.used), 0);
+}
+
+/* A grammar for Lark's PythonIndenter gets its defaults without a directive. */
+static void lark_python_indenter_defaults(void **state)
+{
+    (void)state;
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_error err;
+    warnings ws = {0, ""};
+    /* _NEWLINE wins over _NL; "{" "}" are not used: skipped without a warning */
+    const char *text = "start: (_NEWLINE | stmt)*\n"
+                       "stmt: NAME \"(\" \")\" _NEWLINE | NAME \"[\" \"]\" _NL\n"
+                       "    | NAME \":\" _NEWLINE _INDENT stmt+ _DEDENT\n"
+                       "NAME: /[a-z]+/\n"
+                       "_NEWLINE: /(\\r?\\n[\\t ]*)+/\n"
+                       "_NL: \";\"\n"
+                       "%declare _INDENT _DEDENT\n";
+    gm_cfg *g = load(&m, text, NULL, &ws, &err);
+    if (!g)
+        fail_msg("%s", err.message);
+    assert_int_equal(ws.count, 0);
+    char *d = dump_of(g);
+    assert_non_null(strstr(d, "\n%indent _NEWLINE _INDENT _DEDENT open \"(\" \"[\" close \")\" \"]\" "
+                              "tab 8\n"));
+    free(d);
+    gm_cfg_destroy(g);
+    /* the SynCode grammar names its line end _NL */
+    size_t len;
+    char *py = gm_test_read_file(gm_test_shared_path("benchmarks/syncode-grammars/python_grammar.lark"),
+                                 &len);
+    gm_grammar_options opts = {0};
+    assert_int_equal(gm_grammar_load(&m, "python_grammar.lark", py, len, &opts, &g, &err), GM_OK);
+    free(py);
+    d = dump_of(g);
+    assert_non_null(strstr(d, "\n%indent _NL _INDENT _DEDENT open \"(\" \"[\" \"{\" close \")\" \"]\" "
+                              "\"}\" tab 8\n"));
+    free(d);
+    gm_cfg_destroy(g);
+    /* declared only one of the two: no layer */
+    g = load(&m, "start: NAME _INDENT?\nNAME: /[a-z]+/\n%declare _INDENT\n", NULL, NULL, &err);
+    assert_non_null(g);
+    assert_false(g->postlex.indentation);
+    gm_cfg_destroy(g);
+    expect_error("start: \"a\"\n%indent _NL _IN _OUT\n", GM_ERR_GRAMMAR,
+                 "t.lark:2:9: undefined terminal '_NL' in %indent");
+    assert_int_equal(atomic_load(&m.used), 0);
+}
+
 static void load_and_check_counts(const char *file, uint32_t nterm, uint32_t nnonterm,
                                   uint32_t nprods, int nwarn)
 {
@@ -716,18 +817,8 @@ static void limits(void **state)
 }
 
 /* Every allocation of a load fails in turn: a clean error each time, nothing leaked. */
-static void allocation_failures(void **state)
+static void fail_each_allocation(const char *text)
 {
-    (void)state;
-    const char *text = "%import common (WS, NUMBER, ESCAPED_STRING)\n"
-                       "%ignore WS\n"
-                       "start: _sep{value, \",\"} | obj\n"
-                       "_sep{x, sep}: x (sep x)*\n"
-                       "?value: NUMBER | ESCAPED_STRING | \"[\" [_sep{value, \",\"}] \"]\" -> list\n"
-                       "obj: \"{\" (ESCAPED_STRING \":\" value)~0..2 \"}\"\n"
-                       "%extend value: obj\n"
-                       "NL: /\\n/\n"
-                       "%insert \",\" at NL after NUMBER \"]\"\n";
     unsigned long total = 0;
     for (unsigned long n = 1;; n++) {
         gm_test_failing_alloc fa = {0, n, 0};
@@ -751,6 +842,31 @@ static void allocation_failures(void **state)
         assert_int_equal(atomic_load(&m.used), 0);
     }
     assert_true(total > 20);
+}
+
+static void allocation_failures(void **state)
+{
+    (void)state;
+    fail_each_allocation("%import common (WS, NUMBER, ESCAPED_STRING)\n"
+                         "%ignore WS\n"
+                         "start: _sep{value, \",\"} | obj\n"
+                         "_sep{x, sep}: x (sep x)*\n"
+                         "?value: NUMBER | ESCAPED_STRING | \"[\" [_sep{value, \",\"}] \"]\" -> list\n"
+                         "obj: \"{\" (ESCAPED_STRING \":\" value)~0..2 \"}\"\n"
+                         "%extend value: obj\n"
+                         "NL: /\\n/\n"
+                         "%insert \",\" at NL after NUMBER \"]\"\n");
+    fail_each_allocation("start: (_NL | stmt)*\n"
+                         "stmt: NAME \"(\" \")\" _NL | NAME \":\" _NL _INDENT stmt+ _DEDENT\n"
+                         "NAME: /[a-z]+/\n"
+                         "_NL: /(\\r?\\n[\\t ]*)+/\n"
+                         "%declare _INDENT _DEDENT\n"
+                         "%indent _NL _INDENT _DEDENT \"(\" \")\" \"{\" \"}\"\n");
+    fail_each_allocation("start: (_NL | stmt)*\n"
+                         "stmt: NAME \"(\" \")\" _NL | NAME \":\" _NL _INDENT stmt+ _DEDENT\n"
+                         "NAME: /[a-z]+/\n"
+                         "_NL: /(\\r?\\n[\\t ]*)+/\n"
+                         "%declare _INDENT _DEDENT\n");
 }
 
 static void bundled_grammars(void **state)
@@ -779,6 +895,8 @@ int main(void)
         cmocka_unit_test(file_imports),
         cmocka_unit_test(semicolon_insertion),
         cmocka_unit_test(warnings_for_unused_definitions),
+        cmocka_unit_test(indentation_layer),
+        cmocka_unit_test(lark_python_indenter_defaults),
         cmocka_unit_test(syncode_benchmark_grammars),
         cmocka_unit_test(limits),
         cmocka_unit_test(allocation_failures),

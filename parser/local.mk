@@ -7,7 +7,8 @@ libgmcore_la_SOURCES += \
 	parser/arena.c parser/arena.h \
 	parser/cfg.c parser/grammar.c parser/grammar.h \
 	parser/lark_ast.c parser/lark_ast.h parser/lark_scan.h \
-	parser/lark_bnf.c parser/lark_load.c parser/lark_load.h parser/lark_terminals.c
+	parser/lark_bnf.c parser/lark_load.c parser/lark_load.h parser/lark_terminals.c \
+	parser/postlex.c parser/postlex.h
 
 nodist_libgmcore_la_SOURCES += parser/lark_parse.c parser/lark_parse.h parser/lark_scan.c
 BUILT_SOURCES += parser/lark_parse.c parser/lark_parse.h parser/lark_scan.c
@@ -71,3 +72,9 @@ tests_test_lalr_bison_SOURCES = tests/test_lalr_bison.c
 tests_test_lalr_bison_CFLAGS = $(GM_TEST_CFLAGS) -DGM_BISON='"$(BISON)"' -DGM_CC='"$(CC)"'
 tests_test_lalr_bison_LDADD = tests/libgmlalrtest.la $(GM_TEST_LDADD)
 EXTRA_DIST += tests/lalr_bison
+
+# The post-lexing layers over a stream (parser/postlex.c).
+GM_TESTS += tests/test_postlex
+tests_test_postlex_SOURCES = tests/test_postlex.c
+tests_test_postlex_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_postlex_LDADD = $(GM_TEST_LDADD)

@@ -44,6 +44,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "src/base/error.h"
 #include "src/base/mem.h"
 
 #define GM_POSTLEX_NONE UINT32_MAX
@@ -117,5 +118,47 @@ static inline uint32_t gm_postlex_end(const gm_postlex *pl, uint8_t flag, uint32
     }
     return 0;
 }
+
+/*
+ * The layers over a whole stream of lexemes (parser/postlex.c): what
+ * `gramask parse` and tests feed the LR parser, one lexeme at a time,
+ * exactly as note [semicolon insertion] and note [indentation] say. The
+ * matcher applies the same rules on its persistent stacks; this is their
+ * plain form, and the reference tests compare against.
+ *
+ * A value object that never allocates: widths strictly increase up the
+ * stack and are at most GM_INDENT_MAX_WIDTH, so the stack and the output
+ * of one lexeme have fixed bounds. Not thread-safe (one per stream).
+ */
+#define GM_POSTLEX_MAX_OUT (GM_INDENT_MAX_WIDTH + 3)
+
+typedef struct gm_postlex_stream {
+    const gm_postlex *pl;    /* the layers (NULL or none on: terminals pass through) */
+    uint8_t flag;            /* semicolon insertion: the last terminal triggers it */
+    uint32_t depth;          /* open brackets */
+    uint32_t levels;         /* entries of width (1 + indentation levels) */
+    uint8_t width[GM_INDENT_MAX_WIDTH + 2]; /* the width stack, width[0] = 0 */
+    uint32_t out[GM_POSTLEX_MAX_OUT];       /* terminals of the last feed or end */
+} gm_postlex_stream;
+
+/* Starts a stream (pl may be NULL); pl must outlive it. */
+void gm_postlex_stream_init(gm_postlex_stream *s, const gm_postlex *pl);
+
+/*
+ * Feeds one lexeme of terminal `term` (never an %ignore'd one) with its
+ * bytes. Sets *out to the terminals the parser gets, in order (valid until
+ * the next call), and *n to their number (0 when the layer drops the
+ * lexeme). Errors (the stream is then unusable until init):
+ * GM_ERR_REJECTED for a line end whose width matches no indentation level
+ * (Python's "unindent does not match any outer indentation level") or is
+ * wider than GM_INDENT_MAX_WIDTH; the message has no location (the caller
+ * knows where the lexeme is).
+ */
+gm_status gm_postlex_stream_feed(gm_postlex_stream *s, uint32_t term, const uint8_t *lexeme,
+                                 size_t len, const uint32_t **out, size_t *n, gm_error *err);
+
+/* End of input: the terminals the parser gets before $end (an inserted ";",
+   one dedent per open indentation level). */
+void gm_postlex_stream_end(gm_postlex_stream *s, const uint32_t **out, size_t *n);
 
 #endif

@@ -20,20 +20,15 @@ static gm_status indentation(gm_postlex_stream *s, uint32_t term, const uint8_t 
 {
     const gm_postlex *pl = s->pl;
     if (term != pl->newline) {
-        if (pl->bracket[term] > 0)
-            s->depth++;
-        else if (pl->bracket[term] < 0 && s->depth > 0)
-            s->depth--; /* an unmatched closing bracket is the parser's error */
+        /* as the matcher counts them (runtime/layer.c): an unmatched closing bracket is the
+           parser's error, so whether the count goes below 0 never matters */
+        s->depth += pl->bracket[term];
         s->out[(*n)++] = term;
         return GM_OK;
     }
-    uint32_t w = gm_postlex_width(pl, lexeme, len);
-    if (w > GM_INDENT_MAX_WIDTH)
-        return gm_error_set(err, GM_ERR_REJECTED,
-                            "indentation of %u columns is wider than the %d columns gramask "
-                            "tracks", w, GM_INDENT_MAX_WIDTH);
     if (s->depth > 0)
         return GM_OK; /* implicit line joining */
+    uint32_t w = gm_postlex_width(pl, lexeme, len); /* saturates at GM_INDENT_MAX_WIDTH */
     s->out[(*n)++] = term;
     uint32_t top = s->width[s->levels - 1];
     if (w > top) {

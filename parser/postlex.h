@@ -135,7 +135,7 @@ static inline uint32_t gm_postlex_end(const gm_postlex *pl, uint8_t flag, uint32
 typedef struct gm_postlex_stream {
     const gm_postlex *pl;    /* the layers (NULL or none on: terminals pass through) */
     uint8_t flag;            /* semicolon insertion: the last terminal triggers it */
-    uint32_t depth;          /* open brackets */
+    int32_t depth;           /* open brackets (closing ones subtract) */
     uint32_t levels;         /* entries of width (1 + indentation levels) */
     uint8_t width[GM_INDENT_MAX_WIDTH + 2]; /* the width stack, width[0] = 0 */
     uint32_t out[GM_POSTLEX_MAX_OUT];       /* terminals of the last feed or end */
@@ -150,9 +150,9 @@ void gm_postlex_stream_init(gm_postlex_stream *s, const gm_postlex *pl);
  * the next call), and *n to their number (0 when the layer drops the
  * lexeme). Errors (the stream is then unusable until init):
  * GM_ERR_REJECTED for a line end whose width matches no indentation level
- * (Python's "unindent does not match any outer indentation level") or is
- * wider than GM_INDENT_MAX_WIDTH; the message has no location (the caller
- * knows where the lexeme is).
+ * (Python's "unindent does not match any outer indentation level"); the
+ * message has no location (the caller knows where the lexeme is). Widths
+ * saturate at GM_INDENT_MAX_WIDTH, as gm_postlex_width says.
  */
 gm_status gm_postlex_stream_feed(gm_postlex_stream *s, uint32_t term, const uint8_t *lexeme,
                                  size_t len, const uint32_t **out, size_t *n, gm_error *err);

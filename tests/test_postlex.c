@@ -144,19 +144,20 @@ static void tabs_and_end_of_input(void **state)
     expect_stream(&pl, lx4, COUNT(lx4), "NAME : NL IN NAME NL NAME NL OUT");
 }
 
-/* Nested brackets drop every line end; a closing bracket too many keeps depth 0. */
+/* Nested brackets drop every line end. A closing bracket too many (which no parser
+   accepts) counts below 0, as in the matcher: a line end inside the next pair is fed. */
 static void brackets_join_lines(void **state)
 {
     (void)state;
     gm_postlex pl = indent_layer();
     const lexeme lx[] = {
         {NAME, "f"}, {LP, 0}, {LP, 0}, {NL, "\n      "}, {RP, 0}, {NL, "\n"}, {NAME, "x"},
-        {RP, 0}, {NL, "\n"}, {RP, 0}, {NL, "\n  "}, {NAME, "y"},
+        {RP, 0}, {NL, "\n"}, {RP, 0}, {NL, "\n  "}, {NAME, "y"}, {LP, 0}, {NL, "\n  "},
     };
-    expect_stream(&pl, lx, COUNT(lx), "NAME ( ( ) NAME ) NL ) NL IN NAME OUT");
+    expect_stream(&pl, lx, COUNT(lx), "NAME ( ( ) NAME ) NL ) NL IN NAME ( NL OUT");
 }
 
-static void bad_dedent_and_width(void **state)
+static void bad_dedent(void **state)
 {
     (void)state;
     gm_postlex pl = indent_layer();
@@ -167,14 +168,22 @@ static void bad_dedent_and_width(void **state)
     expect_error(&pl, dedent, COUNT(dedent),
                  "unindent to column 2 does not match any outer indentation level (the "
                  "enclosing block is at column 0)");
-    char wide[300] = "\n";
-    memset(wide + 1, ' ', 255);
-    wide[256] = '\0';
-    const lexeme too_wide[] = {{NAME, "a"}, {NL, wide}};
-    expect_error(&pl, too_wide, COUNT(too_wide), "255 columns is wider than the 254");
-    /* even inside brackets: the lexer state cannot hold the width */
-    const lexeme in_brackets[] = {{LP, 0}, {NL, wide}};
-    expect_error(&pl, in_brackets, COUNT(in_brackets), "wider");
+}
+
+/* Widths saturate at GM_INDENT_MAX_WIDTH (as the matcher and the spanner count them). */
+static void wide_lines_saturate(void **state)
+{
+    (void)state;
+    gm_postlex pl = indent_layer();
+    char wide[300] = "\n", max[300] = "\n";
+    memset(wide + 1, ' ', 280);
+    wide[281] = '\0';
+    memset(max + 1, ' ', GM_INDENT_MAX_WIDTH);
+    max[GM_INDENT_MAX_WIDTH + 1] = '\0';
+    const lexeme lx[] = {
+        {NAME, "a"}, {COLON, 0}, {NL, wide}, {NAME, "b"}, {NL, max}, {NAME, "c"}, {NL, "\n"},
+    };
+    expect_stream(&pl, lx, COUNT(lx), "NAME : NL IN NAME NL NAME NL OUT");
 }
 
 /* The deepest stack: 254 levels of one column each, closed by one line end. */
@@ -238,7 +247,8 @@ int main(void)
         cmocka_unit_test(python_blocks),
         cmocka_unit_test(tabs_and_end_of_input),
         cmocka_unit_test(brackets_join_lines),
-        cmocka_unit_test(bad_dedent_and_width),
+        cmocka_unit_test(bad_dedent),
+        cmocka_unit_test(wide_lines_saturate),
         cmocka_unit_test(deepest_stack),
         cmocka_unit_test(insertion_and_no_layer),
     };

@@ -156,10 +156,12 @@ static gm_status walk_profile(walker *w, const gm_profile *p, const gm_vstack *v
     uint32_t failed = UINT32_MAX;       /* position whose element was rejected, if any */
     for (uint32_t ci = 0; ci < p->nclasses; ci++) {
         const gm_class *c = &p->classes[ci];
-        if (failed != UINT32_MAX && c->shared > failed)
+        if (failed != UINT32_MAX && c->shared > failed && !(w->sp->variant & GM_VARIANT_NO_SHARING))
             continue;                   /* same rejected prefix */
         failed = UINT32_MAX;
         uint32_t d = c->shared < valid ? c->shared : valid;
+        if (w->sp->variant & GM_VARIANT_NO_SHARING)
+            d = 0;
         w->overflow = 0;
         bool alive = true;
         for (; d < c->len; d++) {

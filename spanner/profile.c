@@ -119,9 +119,11 @@ static int walk(builder *b, uint32_t q0)
             i++;
             continue;
         }
-        /* The lexeme ends before this byte; deeper than the first byte, finish each token. */
+        /* The lexeme ends before this byte; deeper than the first byte, finish each token
+         * (at the first byte too when the first-byte filters are switched off). */
         uint32_t after;
-        if (nd->depth > 1 && gm_spanner_finish(sp, r, &emit, &after)) {
+        bool deep = nd->depth > 1 || (sp->variant & GM_VARIANT_NO_SPLIT0);
+        if (deep && gm_spanner_finish(sp, r, &emit, &after)) {
             if (emit != GM_LEX_NONE && (emit & GM_SEQ_LINE) && !absolute[nd->depth - 1])
                 emit = GM_SEQ_LINE_REL | GM_SEQ_WIDTH(emit);
             for (uint32_t j = i; j < nd->skip; j++)
@@ -228,7 +230,10 @@ static int assemble(builder *b, uint32_t q, gm_profile **out)
         uint32_t ntok = start[r + 1] - start[r];
         qsort(toks, ntok, sizeof *toks, compare_u32);
         /* Tokens with identical bytes share a trie node, never a class twice. */
-        if (gm_tokset_from_sorted(m, &c->tokens, toks, ntok, sp->nbits))
+        int rc = sp->variant & GM_VARIANT_LISTS_ONLY
+                     ? gm_tokset_list_from_sorted(m, &c->tokens, toks, ntok)
+                     : gm_tokset_from_sorted(m, &c->tokens, toks, ntok, sp->nbits);
+        if (rc)
             goto nomem;
         p->bytes += gm_tokset_bytes(&c->tokens, sp->nbits);
     }
@@ -251,7 +256,7 @@ nomem:
 void gm_profile_set_split0(const gm_spanner *sp, gm_profile *p)
 {
     uint32_t emit, after;
-    p->split0 = sp->state_split0[p->state];
+    p->split0 = sp->variant & GM_VARIANT_NO_SPLIT0 ? GM_SPANNER_NONE : sp->state_split0[p->state];
     p->split0_emit = GM_SPANNER_NONE;
     p->split0_next = 0;
     if (p->split0 != GM_SPANNER_NONE && gm_spanner_finish(sp, p->state, &emit, &after)) {

@@ -99,8 +99,20 @@ typedef struct gm_profile {
     size_t bytes;            /* memory held */
 } gm_profile;
 
+/*
+ * Engine variants for the benchmark's ablation study (bench/): each switches
+ * one technique off, so its effect can be measured. Masks stay exact in
+ * every variant; only speed and size change. Set before the first use.
+ */
+enum {
+    GM_VARIANT_NO_SPLIT0 = 1u << 0,   /* profiles hold every token: no first-byte filters */
+    GM_VARIANT_NO_SHARING = 1u << 1,  /* the class walk re-feeds each class from the start */
+    GM_VARIANT_LISTS_ONLY = 1u << 2,  /* token sets always as id lists (no adaptive storage) */
+};
+
 typedef struct gm_spanner {
     gm_mem *mem;
+    uint32_t variant;        /* GM_VARIANT_* (0: the full engine) */
     const gm_lexer *lexer;   /* borrowed: must outlive the spanner */
     const gm_lr_table *lr;
     const gm_vocab_data *vocab;

@@ -68,6 +68,20 @@ int gm_tokset_from_sorted(gm_mem *m, gm_tokset *set, const uint32_t *ids, uint32
     return 0;
 }
 
+int gm_tokset_list_from_sorted(gm_mem *m, gm_tokset *set, const uint32_t *ids, uint32_t n)
+{
+    memset(set, 0, sizeof *set);
+    if (n == 0)
+        return 0;
+    if (alloc_ids(m, set, n))
+        return -1;
+    memcpy(set->u.ids, ids, (size_t)n * 4);
+    set->kind = GM_TOKSET_LIST;
+    set->n = n;
+    set->count = n;
+    return 0;
+}
+
 int gm_tokset_from_bits(gm_mem *m, gm_tokset *set, const uint32_t *bits, uint32_t nbits)
 {
     memset(set, 0, sizeof *set);

@@ -40,6 +40,8 @@ typedef struct gm_tokset {
  */
 int gm_tokset_from_sorted(gm_mem *m, gm_tokset *set, const uint32_t *ids, uint32_t n,
                           uint32_t nbits);
+/* Same, always as a member list (the ablation variant without adaptive storage). */
+int gm_tokset_list_from_sorted(gm_mem *m, gm_tokset *set, const uint32_t *ids, uint32_t n);
 /* Same from a bitset of nbits bits (uint32 words). */
 int gm_tokset_from_bits(gm_mem *m, gm_tokset *set, const uint32_t *bits, uint32_t nbits);
 void gm_tokset_free(gm_mem *m, gm_tokset *set);

@@ -579,6 +579,51 @@ static void indent_sp32k_program(void **state)
     program_steps(&k, indent_program);
 }
 
+/* Every ablation variant of the engine gives the same masks as the full engine. */
+static void variants_agree(void **state)
+{
+    (void)state;
+    gm_error err;
+    gm_vocab *v;
+    gm_grammar *g;
+    combo k = {expr_grammar, "tokenizers/llama3/tokenizer.json", NULL};
+    gm_compiled *full = compile(&k, &v, &g);
+    const uint32_t variants[] = {GM_VARIANT_NO_SPLIT0, GM_VARIANT_NO_SHARING,
+                                 GM_VARIANT_LISTS_ONLY,
+                                 GM_VARIANT_NO_SPLIT0 | GM_VARIANT_NO_SHARING | GM_VARIANT_LISTS_ONLY};
+    size_t words = gm_compiled_mask_words(full);
+    uint32_t *a = calloc(words, 4), *b = calloc(words, 4);
+    const char *program = "x = f(1, \"two\") * (y + 3.5);\nif (x) { z = x; } else { z = 0; }\n";
+    uint32_t ids[256];
+    size_t n = greedy_tokens(v->data, program, ids, 256);
+    for (size_t vi = 0; vi < sizeof variants / sizeof variants[0]; vi++) {
+        gm_compiled *c;
+        assert_int_equal(gm_compiled_create(g, v, NULL, &c, &err), GM_OK);
+        c->spanner->variant = variants[vi];
+        gm_matcher *m1, *m2;
+        assert_int_equal(gm_matcher_create(full, NULL, &m1, &err), GM_OK);
+        assert_int_equal(gm_matcher_create(c, NULL, &m2, &err), GM_OK);
+        for (size_t i = 0; i <= n; i++) {
+            assert_int_equal(gm_matcher_fill_mask(m1, a, words, &err), GM_OK);
+            assert_int_equal(gm_matcher_fill_mask(m2, b, words, &err), GM_OK);
+            if (memcmp(a, b, words * 4))
+                fail_msg("variant %u differs at step %zu", variants[vi], i);
+            if (i < n) {
+                assert_int_equal(gm_matcher_accept_token(m1, ids[i], &err), GM_OK);
+                assert_int_equal(gm_matcher_accept_token(m2, ids[i], &err), GM_OK);
+            }
+        }
+        gm_matcher_destroy(m1);
+        gm_matcher_destroy(m2);
+        gm_compiled_destroy(c);
+    }
+    free(a);
+    free(b);
+    gm_compiled_destroy(full);
+    gm_grammar_destroy(g);
+    gm_vocab_destroy(v);
+}
+
 /* Random walks: uniform over allowed tokens. */
 static void indent_llama3_walks(void **state)
 {
@@ -597,6 +642,7 @@ static void indent_sp32k_walks(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(variants_agree),
         cmocka_unit_test(indent_llama3_program),
         cmocka_unit_test(indent_sp32k_program),
         cmocka_unit_test(indent_llama3_walks),

@@ -27,14 +27,21 @@ typedef struct builder {
     const gm_spanner *sp;
     gm_mem *mem;
     gm_intern keys;          /* class key [prod, E...] -> class id */
-    u32vec tok;              /* token of each (token, class) pair */
-    u32vec cls;              /* class of each pair */
+    uint32_t *class_of;      /* [vocabulary size] class of each token, or UINT32_MAX */
+    uint32_t *stay_class;    /* [nprods] class of (empty E, prod), or UINT32_MAX */
+    uint32_t ntokens;
     u32vec key;              /* scratch key */
     u32vec seq;              /* scratch sequence of finish_token */
 } builder;
 
+/* Tokens with identical bytes share a trie node: each token is added once. */
 static int add_token(builder *b, uint32_t token, uint32_t prod, const uint32_t *seq, uint32_t len)
 {
+    if (len == 0 && b->stay_class[prod] != UINT32_MAX) {
+        b->class_of[token] = b->stay_class[prod];
+        b->ntokens++;
+        return 0;
+    }
     b->key.n = 0;
     if (gm_vec_reserve(b->mem, &b->key, (size_t)len + 1))
         return -1;
@@ -44,8 +51,10 @@ static int add_token(builder *b, uint32_t token, uint32_t prod, const uint32_t *
     uint32_t id;
     if (gm_intern_put(&b->keys, b->key.v, ((size_t)len + 1) * sizeof(uint32_t), &id, NULL))
         return -1;
-    if (gm_vec_push(b->mem, &b->tok, token) || gm_vec_push(b->mem, &b->cls, id))
-        return -1;
+    if (len == 0)
+        b->stay_class[prod] = id;
+    b->class_of[token] = id;
+    b->ntokens++;
     return 0;
 }
 
@@ -161,12 +170,6 @@ static int compare_items(const void *pa, const void *pb)
     return a->key[0] < b->key[0] ? -1 : a->key[0] > b->key[0];
 }
 
-static int compare_u32(const void *pa, const void *pb)
-{
-    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-    return a < b ? -1 : a > b;
-}
-
 static int assemble(builder *b, uint32_t q, gm_profile **out)
 {
     const gm_spanner *sp = b->sp;
@@ -176,12 +179,12 @@ static int assemble(builder *b, uint32_t q, gm_profile **out)
     sort_item *items = gm_mem_calloc(m, nclasses ? nclasses : 1, sizeof *items);
     uint32_t *rank = gm_mem_calloc(m, nclasses ? nclasses : 1, sizeof *rank);
     uint32_t *start = gm_mem_calloc(m, (size_t)nclasses + 1, sizeof *start);
-    uint32_t *sorted = gm_mem_calloc(m, b->tok.n ? b->tok.n : 1, sizeof *sorted);
+    uint32_t *sorted = gm_mem_calloc(m, b->ntokens ? b->ntokens : 1, sizeof *sorted);
     if (!p || !items || !rank || !start || !sorted)
         goto nomem;
     p->state = q;
     p->nclasses = nclasses;
-    p->ntokens = (uint32_t)b->tok.n;
+    p->ntokens = b->ntokens;
     size_t seq_total = 0;
     for (uint32_t id = 0; id < nclasses; id++) {
         size_t len;
@@ -193,13 +196,15 @@ static int assemble(builder *b, uint32_t q, gm_profile **out)
     qsort(items, nclasses, sizeof *items, compare_items);
     for (uint32_t r = 0; r < nclasses; r++)
         rank[items[r].id] = r;
-    /* Counting sort of the tokens by class rank, then by id inside a class. */
-    for (size_t k = 0; k < b->tok.n; k++)
-        start[rank[b->cls.v[k]] + 1]++;
+    /* Bucket the tokens by class rank; scanning ids upwards leaves each bucket sorted. */
+    for (uint32_t t = 0; t < sp->nbits; t++)
+        if (b->class_of[t] != UINT32_MAX)
+            start[rank[b->class_of[t]] + 1]++;
     for (uint32_t r = 0; r < nclasses; r++)
         start[r + 1] += start[r];
-    for (size_t k = 0; k < b->tok.n; k++)
-        sorted[start[rank[b->cls.v[k]]]++] = b->tok.v[k];
+    for (uint32_t t = 0; t < sp->nbits; t++)
+        if (b->class_of[t] != UINT32_MAX)
+            sorted[start[rank[b->class_of[t]]]++] = t;
     for (uint32_t r = nclasses; r > 0; r--)
         start[r] = start[r - 1];
     start[0] = 0;
@@ -228,7 +233,6 @@ static int assemble(builder *b, uint32_t q, gm_profile **out)
         }
         uint32_t *toks = sorted + start[r];
         uint32_t ntok = start[r + 1] - start[r];
-        qsort(toks, ntok, sizeof *toks, compare_u32);
         /* Tokens with identical bytes share a trie node, never a class twice. */
         int rc = sp->variant & GM_VARIANT_LISTS_ONLY
                      ? gm_tokset_list_from_sorted(m, &c->tokens, toks, ntok)
@@ -273,12 +277,19 @@ gm_status gm_profile_build(const gm_spanner *sp, uint32_t q, gm_profile **out, g
     *out = NULL;
     builder b = {.sp = sp, .mem = sp->mem};
     gm_intern_init(&b.keys, sp->mem);
-    int rc = walk(&b, q);
+    b.class_of = gm_mem_alloc(sp->mem, (size_t)sp->nbits * sizeof *b.class_of);
+    b.stay_class = gm_mem_alloc(sp->mem, (size_t)(sp->nprods ? sp->nprods : 1) * sizeof *b.stay_class);
+    int rc = !b.class_of || !b.stay_class;
+    if (!rc) {
+        memset(b.class_of, 0xff, (size_t)sp->nbits * sizeof *b.class_of);
+        memset(b.stay_class, 0xff, (size_t)(sp->nprods ? sp->nprods : 1) * sizeof *b.stay_class);
+        rc = walk(&b, q);
+    }
     if (!rc)
         rc = assemble(&b, q, out);
     gm_intern_free(&b.keys);
-    gm_vec_free(sp->mem, &b.tok);
-    gm_vec_free(sp->mem, &b.cls);
+    gm_mem_free(sp->mem, b.class_of);
+    gm_mem_free(sp->mem, b.stay_class);
     gm_vec_free(sp->mem, &b.key);
     gm_vec_free(sp->mem, &b.seq);
     if (rc)

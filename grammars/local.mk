@@ -3,6 +3,8 @@
 # Adding a grammar is one line: GM_BUNDLED_GRAMMARS += grammars/NAME.lark
 GM_BUNDLED_GRAMMARS = grammars/common.lark
 GM_BUNDLED_GRAMMARS += grammars/json.lark
+GM_BUNDLED_GRAMMARS += grammars/json_bounded.lark
+GM_BUNDLED_GRAMMARS += grammars/go.lark
 
 EXTRA_DIST += $(GM_BUNDLED_GRAMMARS) grammars/embed.py
 nodist_libgmcore_la_SOURCES += grammars/bundled.c

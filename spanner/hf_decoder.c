@@ -294,7 +294,17 @@ static gm_status run(gm_hf_decoder *L, bool replace_only, const uint8_t *s, size
             size_t j = 0;
             for (size_t i = 0; i < ncur;) {
                 uint32_t cp;
-                size_t len = gm_utf8_decode(cur + i, ncur - i, &cp);
+                size_t len;
+                uint8_t c = cur[i];
+                if (c < 0x80) { /* the byte map's code points are 1 or 2 UTF-8 bytes */
+                    cp = c;
+                    len = 1;
+                } else if (c >= 0xc2 && c < 0xe0 && i + 1 < ncur && (cur[i + 1] & 0xc0) == 0x80) {
+                    cp = (uint32_t)(c & 0x1f) << 6 | (cur[i + 1] & 0x3f);
+                    len = 2;
+                } else {
+                    len = gm_utf8_decode(cur + i, ncur - i, &cp);
+                }
                 if (len == 0) {
                     *bad_cp = UINT32_MAX;
                     return GM_ERR_FORMAT;

@@ -6,6 +6,7 @@ libgmcore_la_SOURCES += \
 	spanner/vocab.c spanner/vocab.h spanner/vocab_impl.h \
 	spanner/hf_decoder.c spanner/hf_decoder.h \
 	spanner/json_skip.c spanner/json_skip.h \
+	spanner/json_vocab.c spanner/json_vocab.h \
 	spanner/vocab_hf.c \
 	spanner/vocab_plain.c
 

@@ -20,6 +20,7 @@
 
 #include "spanner/hf_decoder.h"
 #include "spanner/json_skip.h"
+#include "spanner/json_vocab.h"
 #include "spanner/vocab_impl.h"
 
 /* What the loader reports errors with. */
@@ -67,40 +68,12 @@ static const char *show(char *buf, size_t cap, const char *s, size_t n)
  * Parsing
  * ------------------------------------------------------------------------ */
 
-/*
- * Parses text into *out (a JSON object). The config is read with
- * JSON_DECODE_INT_AS_REAL: real tokenizer_config.json files hold integers
- * past 64 bits (model_max_length 1e30), and nothing we read there is a
- * number.
- */
+/* Parses text (whole) into *out, a JSON object; errors name `name` with line:column. */
 static gm_status parse_json(loader *L, const char *name, const char *text, size_t len,
-                            bool is_config, json_t **out)
+                            size_t flags, json_t **out)
 {
-    *out = NULL;
-    bool skip_merges = !is_config;
-    size_t flags = JSON_REJECT_DUPLICATES | (is_config ? JSON_DECODE_INT_AS_REAL : 0);
     json_error_t je;
-    json_t *root = NULL;
-    size_t b, e;
-    static const char *const merges[] = {"model", "merges"};
-    if (skip_merges && len > (1u << 16) && gm_json_member_span(text, len, merges, 2, &b, &e) &&
-        text[b] == '[' && e - b > 2) {
-        size_t n = len - (e - b) + 2;
-        char *copy = gm_mem_alloc(L->mem, n);
-        if (!copy)
-            return gm_mem_fail(L->mem, L->err, "the vocabulary");
-        memcpy(copy, text, b);
-        memcpy(copy + b, "[]", 2);
-        memcpy(copy + b + 2, text + e, len - e);
-        root = json_loadb(copy, n, flags, &je);
-        gm_mem_free(L->mem, copy);
-        if (!root) {
-            /* report positions in the real text: parse it whole */
-            root = json_loadb(text, len, flags, &je);
-        }
-    } else {
-        root = json_loadb(text, len, flags, &je);
-    }
+    json_t *root = json_loadb(text, len, flags, &je);
     if (!root) {
         size_t pos = je.position > 0 ? (size_t)je.position : 0;
         if (pos > len)
@@ -120,6 +93,75 @@ static gm_status parse_json(loader *L, const char *name, const char *text, size_
     return GM_OK;
 }
 
+/* A value of the text replaced by an empty one. */
+typedef struct span_cut {
+    size_t b, e;
+    const char *with;
+} span_cut;
+
+/*
+ * Parses the tokenizer text. With `fast`, model.merges is cut out (note
+ * [skipping merges]) and model.vocab is read by gm_json_vocab_parse into fv
+ * (note [fast vocab]) and cut out too; jansson reads the rest. If any of
+ * that declines or the rest does not parse, the whole text is parsed by
+ * jansson as it is (so errors are jansson's, at their real positions) and
+ * fv stays empty.
+ */
+static gm_status parse_tokenizer(loader *L, const char *text, size_t len, bool fast,
+                                 json_t **out, gm_json_vocab *fv)
+{
+    *out = NULL;
+    static const char *const merges_path[] = {"model", "merges"};
+    static const char *const vocab_path[] = {"model", "vocab"};
+    size_t flags = JSON_REJECT_DUPLICATES;
+    span_cut cut[2];
+    int ncut = 0;
+    size_t b, e;
+    if (fast && gm_json_member_span(text, len, merges_path, 2, &b, &e) && text[b] == '[' &&
+        e - b > 2)
+        cut[ncut++] = (span_cut){b, e, "[]"};
+    if (fast && gm_json_member_span(text, len, vocab_path, 2, &b, &e) && text[b] == '{') {
+        gm_status st = gm_json_vocab_parse(L->mem, text + b, e - b, fv);
+        if (st == GM_ERR_NOMEM || st == GM_ERR_LIMIT)
+            return gm_mem_fail(L->mem, L->err, "the vocabulary");
+        if (st == GM_OK)
+            cut[ncut++] = (span_cut){b, e, "{}"};
+    }
+    if (ncut == 2 && cut[0].b > cut[1].b) {
+        span_cut t = cut[0];
+        cut[0] = cut[1];
+        cut[1] = t;
+    }
+    if (ncut) {
+        size_t n = len;
+        for (int i = 0; i < ncut; i++)
+            n = n - (cut[i].e - cut[i].b) + 2;
+        char *copy = gm_mem_alloc(L->mem, n ? n : 1);
+        if (!copy) {
+            gm_json_vocab_free(fv);
+            return gm_mem_fail(L->mem, L->err, "the vocabulary");
+        }
+        size_t at = 0, from = 0;
+        for (int i = 0; i < ncut; i++) {
+            memcpy(copy + at, text + from, cut[i].b - from);
+            at += cut[i].b - from;
+            memcpy(copy + at, cut[i].with, 2);
+            at += 2;
+            from = cut[i].e;
+        }
+        memcpy(copy + at, text + from, len - from);
+        json_t *root = json_loadb(copy, n, flags, NULL);
+        gm_mem_free(L->mem, copy);
+        if (json_is_object(root)) {
+            *out = root;
+            return GM_OK;
+        }
+        json_decref(root);
+        gm_json_vocab_free(fv);
+    }
+    return parse_json(L, L->name, text, len, flags, out);
+}
+
 /* Where token id's text comes from. */
 typedef struct tok_src {
     const char *s;    /* NULL: no source yet */
@@ -134,6 +176,7 @@ typedef struct hf_state {
     loader *L;
     json_t *root, *croot;
     json_t *vocab;          /* model.vocab */
+    gm_json_vocab *fast;    /* model.vocab as read by the fast reader, or NULL */
     json_t *added;          /* added_tokens or NULL */
     bool unigram;
     tok_src *src;
@@ -185,6 +228,10 @@ static gm_status read_model(hf_state *H)
     }
     H->unigram = !strcmp(type, "Unigram");
     H->vocab = json_object_get(model, "vocab");
+    if (H->unigram && H->fast && H->fast->n) /* "{}" was cut in: it was an object */
+        return bad(L, "model.vocab", "missing or not an array of [piece, score]");
+    if (H->unigram || !H->fast || !json_is_object(H->vocab) || json_object_size(H->vocab))
+        H->fast = NULL; /* the fast reader's result stands only for the "{}" cut in */
     if (H->unigram ? !json_is_array(H->vocab) : !json_is_object(H->vocab))
         return bad(L, "model.vocab",
                    H->unigram ? "missing or not an array of [piece, score]"
@@ -194,7 +241,8 @@ static gm_status read_model(hf_state *H)
         H->added = NULL;
     if (H->added && !json_is_array(H->added))
         return bad(L, "added_tokens", "not an array");
-    size_t nv = H->unigram ? json_array_size(H->vocab) : json_object_size(H->vocab);
+    size_t nv = H->unigram ? json_array_size(H->vocab)
+              : H->fast    ? H->fast->n : json_object_size(H->vocab);
     size_t na = H->added ? json_array_size(H->added) : 0;
     json_t *atd = H->croot ? json_object_get(H->croot, "added_tokens_decoder") : NULL;
     size_t total = nv + na + (json_is_object(atd) ? json_object_size(atd) : 0);
@@ -204,10 +252,35 @@ static gm_status read_model(hf_state *H)
     return GM_OK;
 }
 
+/* One member of a BPE model.vocab: key[0..klen) has id `v` (when is_int). */
+static gm_status model_entry(hf_state *H, const char *key, size_t klen, bool is_int, int64_t v)
+{
+    char path[200], tb[128], what[200];
+    if (is_int && v >= 0 && (uint64_t)v < H->bound && !H->src[v].s) {
+        H->src[v].s = key;
+        H->src[v].n = klen;
+        H->src[v].vocab_index = -1;
+        return GM_OK;
+    }
+    snprintf(path, sizeof path, "model.vocab[\"%s\"]", show(tb, sizeof tb, key, klen));
+    if (!is_int)
+        return bad(H->L, path, "the id is not an integer");
+    if (v < 0 || (uint64_t)v >= H->bound) {
+        snprintf(what, sizeof what,
+                 "id %lld is out of range (the file defines %u tokens, so ids must be 0..%u)",
+                 (long long)v, H->bound, H->bound - 1);
+        return bad(H->L, path, what);
+    }
+    char tb2[128];
+    snprintf(what, sizeof what, "id %lld is also the id of \"%s\"", (long long)v,
+             show(tb2, sizeof tb2, H->src[v].s, H->src[v].n));
+    return bad(H->L, path, what);
+}
+
 static gm_status fill_sources(hf_state *H, uint32_t max_tokens)
 {
     loader *L = H->L;
-    char path[200], tb[128];
+    char path[200];
     if (H->bound > max_tokens)
         return gm_vocab_error_(L->err, GM_ERR_LIMIT, L->name,
                                "model.vocab and added_tokens define more than %u tokens (the "
@@ -229,29 +302,22 @@ static gm_status fill_sources(hf_state *H, uint32_t max_tokens)
             H->src[i].n = json_string_length(piece);
             H->src[i].vocab_index = (int32_t)i;
         }
+    } else if (H->fast) {
+        for (size_t i = 0; i < H->fast->n; i++) {
+            const gm_json_vocab *f = H->fast;
+            gm_status st = model_entry(H, f->keys + f->off[i], f->off[i + 1] - f->off[i] - 1,
+                                       true, f->ids[i]);
+            if (st != GM_OK)
+                return st;
+        }
     } else {
         const char *key;
         json_t *val;
         json_object_foreach(H->vocab, key, val) {
-            size_t klen = strlen(key);
-            json_int_t iv = json_is_integer(val) ? json_integer_value(val) : -1;
-            uint32_t id = (uint32_t)iv;
-            if (iv < 0 || (uint64_t)iv >= H->bound || H->src[id].s) /* the path only for errors */
-                snprintf(path, sizeof path, "model.vocab[\"%s\"]", show(tb, sizeof tb, key, klen));
-            if (iv < 0 || (uint64_t)iv >= H->bound) {
-                gm_status st = id_of(H, val, path, &id);
-                if (st != GM_OK)
-                    return st;
-            }
-            if (H->src[id].s) {
-                char what[200], tb2[128];
-                snprintf(what, sizeof what, "id %u is also the id of \"%s\"", id,
-                         show(tb2, sizeof tb2, H->src[id].s, H->src[id].n));
-                return bad(L, path, what);
-            }
-            H->src[id].s = key;
-            H->src[id].n = klen;
-            H->src[id].vocab_index = -1;
+            gm_status st = model_entry(H, key, strlen(key), json_is_integer(val),
+                                       json_is_integer(val) ? json_integer_value(val) : 0);
+            if (st != GM_OK)
+                return st;
         }
     }
     size_t na = H->added ? json_array_size(H->added) : 0;
@@ -266,7 +332,7 @@ static gm_status fill_sources(hf_state *H, uint32_t max_tokens)
             return bad(L, path, "\"content\" is missing or not a string");
         if (special && !json_is_boolean(special))
             return bad(L, path, "\"special\" is not true or false");
-        uint32_t id;
+        uint32_t id = 0;
         char ipath[220];
         snprintf(ipath, sizeof ipath, "%s.id", path);
         gm_status st = id_of(H, json_object_get(a, "id"), ipath, &id);
@@ -346,6 +412,12 @@ static uint32_t find_token(hf_state *H, uint32_t ntok, const char *s, size_t n)
     if (!H->unigram) {
         if (memchr(s, 0, n))
             return UINT32_MAX;
+        if (H->fast) {
+            size_t k = gm_json_vocab_find(H->fast, s, n);
+            return k != SIZE_MAX && H->fast->ids[k] >= 0 && H->fast->ids[k] < ntok
+                       ? (uint32_t)H->fast->ids[k]
+                       : UINT32_MAX;
+        }
         json_t *v = json_object_get(H->vocab, s);
         if (json_is_integer(v) && json_integer_value(v) >= 0 &&
             (uint64_t)json_integer_value(v) < ntok)
@@ -452,6 +524,14 @@ gm_status gm_vocab_load_json(gm_mem *m, const char *name, const char *text, size
                              const gm_vocab_load_options *opts, gm_vocab_data **out,
                              gm_error *err)
 {
+    return gm_vocab_load_json_(m, name, text, len, config_text, config_len, opts, 0, out, err);
+}
+
+gm_status gm_vocab_load_json_(gm_mem *m, const char *name, const char *text, size_t len,
+                              const char *config_text, size_t config_len,
+                              const gm_vocab_load_options *opts, int fast, gm_vocab_data **out,
+                              gm_error *err)
+{
     *out = NULL;
     if (!name)
         name = "tokenizer.json";
@@ -482,9 +562,19 @@ gm_status gm_vocab_load_json(gm_mem *m, const char *name, const char *text, size
     uint32_t eos[1];
     size_t neos = 0;
 
-    gm_status st = parse_json(&L, name, text, len, false, &H.root);
+    gm_json_vocab fv;
+    memset(&fv, 0, sizeof fv);
+    fv.mem = m;
+    /* small files are parsed whole: the cuts would not pay (note [fast vocab]) */
+    bool cut = fast > 0 || (fast == 0 && len > (1u << 16));
+    gm_status st = parse_tokenizer(&L, text, len, cut, &H.root, &fv);
+    if (fv.keys)
+        H.fast = &fv;
+    /* tokenizer_config.json holds integers past 64 bits (model_max_length 1e30) and
+       nothing we read there is a number */
     if (st == GM_OK && config_text)
-        st = parse_json(&L, cname, config_text, config_len, true, &H.croot);
+        st = parse_json(&L, cname, config_text, config_len,
+                        JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &H.croot);
     if (st == GM_OK)
         st = read_model(&H);
     if (st == GM_OK) {
@@ -530,6 +620,7 @@ gm_status gm_vocab_load_json(gm_mem *m, const char *name, const char *text, size
     if (st == GM_OK)
         st = gm_vocab_finish_(v, eos, neos, opts, name, err);
     gm_mem_free(m, H.src);
+    gm_json_vocab_free(&fv);
     gm_hf_decoder_free(&D);
     json_decref(H.root);
     json_decref(H.croot);

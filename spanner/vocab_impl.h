@@ -37,6 +37,17 @@ gm_status gm_vocab_load_plain_(gm_mem *m, const char *name, const char *text, si
                                const gm_vocab_load_options *opts, gm_vocab_data **out,
                                gm_error *err);
 
+/*
+ * gm_vocab_load_json with the choice of note [fast vocab] made by the
+ * caller: fast < 0 never cuts model.merges / model.vocab out for jansson,
+ * fast > 0 always does, 0 decides by size (what gm_vocab_load_json does).
+ * The result must not depend on it (fuzz_vocab checks that).
+ */
+gm_status gm_vocab_load_json_(gm_mem *m, const char *name, const char *text, size_t len,
+                              const char *config_text, size_t config_len,
+                              const gm_vocab_load_options *opts, int fast, gm_vocab_data **out,
+                              gm_error *err);
+
 /* "name: message", with err->file set to name. */
 gm_status gm_vocab_error_(gm_error *err, gm_status code, const char *name, const char *fmt, ...)
     GM_PRINTF(4, 5);

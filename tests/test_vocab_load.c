@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "spanner/ids_file.h"
+#include "spanner/json_vocab.h"
 #include "spanner/vocab.h"
+#include "spanner/vocab_impl.h"
 #include "src/base/strbuf.h"
 
 static const char *bad_dir(const char *file)
@@ -309,6 +311,84 @@ static void skipping_merges(void **state)
     }
 }
 
+/* note [fast vocab]: what the fast reader accepts and declines, and that it never matters. */
+static void fast_vocab_reader(void **state)
+{
+    (void)state;
+    static const struct { const char *vocab; bool accepted; } cases[] = {
+        {"{}", true},
+        {" {\"a\" : 0 ,\n\t\"b\":1\r} ", true},
+        {"{\"\\u0120x\": 0, \"\\\"\\\\\\/\\b\\f\\n\\r\\t\": 1, \"\\ud83d\\ude00\": 2}", true},
+        {"{\"\u00e9\u20ac\U0001F600\": 0}", true},
+        {"{\"a\": -0}", true},
+        {"{\"a\": 0, \"b\": 7}", true}, /* accepted here, out of range for the loader */
+        {"{\"a\": 0, \"a\": 1}", false},  /* duplicate key */
+        {"{\"a\": 1.0}", false},
+        {"{\"a\": 1e2}", false},
+        {"{\"a\": 01}", false},
+        {"{\"a\": 1234567890123456789}", false},
+        {"{\"a\": \"1\"}", false},
+        {"{\"\\ud83d\": 0}", false},     /* lone surrogate */
+        {"{\"\\ude00\": 0}", false},
+        {"{\"\\u0000\": 0}", false},
+        {"{\"\\x41\": 0}", false},
+        {"{\"\xc0\x80\": 0}", false},    /* overlong */
+        {"{\"\xed\xa0\x80\": 0}", false}, /* encoded surrogate */
+        {"{\"a\tb\": 0}", false},          /* raw control character */
+        {"{\"a\": 0,}", false},
+        {"{\"a\" 0}", false},
+        {"{\"a\": 0} x", false},
+        {"{\"a\": 0", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *vs = cases[i].vocab;
+        gm_mem m;
+        gm_mem_init(&m, NULL, 0);
+        gm_json_vocab fv;
+        gm_status st = gm_json_vocab_parse(&m, vs, strlen(vs), &fv);
+        if ((st == GM_OK) != cases[i].accepted)
+            fail_msg("%s: fast reader %s", vs, gm_status_name(st));
+        gm_json_vocab_free(&fv);
+        /* the loader gives the same result with and without the fast reader */
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"decoder\": {\"type\": \"Fuse\"}, \"added_tokens\": [{\"id\": 0, "
+                 "\"content\": \"<s>\", \"special\": true}], \"model\": {\"type\": \"BPE\", "
+                 "\"merges\": [\"a b\"], \"vocab\": %s}}",
+                 vs);
+        gm_vocab_data *a = NULL, *b = NULL;
+        gm_error ea, eb;
+        gm_status sa = gm_vocab_load_json_(&m, "t.json", text, strlen(text), NULL, 0, NULL, 1,
+                                           &a, &ea);
+        gm_status sb = gm_vocab_load_json_(&m, "t.json", text, strlen(text), NULL, 0, NULL, -1,
+                                           &b, &eb);
+        assert_int_equal(sa, sb);
+        if (sa != GM_OK) {
+            assert_string_equal(ea.message, eb.message);
+        } else {
+            assert_int_equal(a->size, b->size);
+            assert_memory_equal(a->offsets, b->offsets, (a->size + 1) * sizeof *a->offsets);
+            assert_memory_equal(a->bytes, b->bytes, a->offsets[a->size]);
+            assert_memory_equal(a->flags, b->flags, a->size);
+        }
+        gm_vocab_data_destroy(a);
+        gm_vocab_data_destroy(b);
+        assert_int_equal(atomic_load(&m.used), 0);
+    }
+    /* and a known result through the fast path */
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_vocab_data *v;
+    gm_error err;
+    const char *t = "{\"decoder\": {\"type\": \"ByteLevel\"}, \"model\": {\"vocab\": "
+                    "{\"\\u0120\\u0121\": 1, \"\u00ff\": 0}, \"merges\": []}}";
+    assert_int_equal(gm_vocab_load_json_(&m, "t.json", t, strlen(t), NULL, 0, NULL, 1, &v, &err),
+                     GM_OK);
+    EXPECT(v, 0, "\xff", 0);
+    EXPECT(v, 1, " \x7f", 0); /* U+0121 stands for 0x7f */
+    gm_vocab_data_destroy(v);
+}
+
 /* ------------------------------------------------------------------------
  * Limits
  * ------------------------------------------------------------------------ */
@@ -528,7 +608,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(malformed_files),  cmocka_unit_test(sentencepiece_style),
         cmocka_unit_test(unigram_metaspace), cmocka_unit_test(other_decoders),
-        cmocka_unit_test(skipping_merges),  cmocka_unit_test(limits),
+        cmocka_unit_test(skipping_merges),  cmocka_unit_test(fast_vocab_reader),
+        cmocka_unit_test(limits),
         cmocka_unit_test(allocation_failures), cmocka_unit_test(ids_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "runtime/vstack.h"
+#include "spanner/accept.h"
 
 enum {
     WALK_DEPTH = 48,          /* snapshots kept; longer sequences re-feed their tail */
@@ -134,32 +135,40 @@ done:
     return GM_OK;
 }
 
-/* Adds the classes of profile p viable on vs0 (note [class walk]). */
-static gm_status walk_profile(walker *w, const gm_profile *p, const gm_vstack *vs0, gm_error *err)
+/*
+ * Adds the classes of profile p viable on vs0 (note [class walk]): those
+ * listed in idx[0..n) (with their shared prefixes in shared[]), or all of
+ * them when idx is NULL.
+ */
+static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *idx,
+                              const uint32_t *shared, uint32_t n, const gm_vstack *vs0,
+                              gm_error *err)
 {
     memset(w->known, 0, sizeof w->known);
     memset(w->viable, 0, sizeof w->viable);
     if (vs0->n >= WALK_REGION / 2 ||
         vs_copy(&w->snap[0], vs0, w->regions[0], WALK_REGION, w->iregions[0], WALK_INDENTS)) {
         /* A pathologically deep overlay already: answer every class on the heap path. */
-        for (uint32_t ci = 0; ci < p->nclasses; ci++) {
+        for (uint32_t k = 0; k < n; k++) {
+            const gm_class *c = &p->classes[idx ? idx[k] : k];
             bool ok;
-            gm_status st = class_big(w, vs0, p, &p->classes[ci], &ok, err);
+            gm_status st = class_big(w, vs0, p, c, &ok, err);
             if (st != GM_OK)
                 return st;
             if (ok)
-                add_tokens(w, &p->classes[ci].tokens);
+                add_tokens(w, &c->tokens);
         }
         return GM_OK;
     }
     uint32_t valid = 0;                 /* snapshots 0..valid hold the current prefix */
     uint32_t failed = UINT32_MAX;       /* position whose element was rejected, if any */
-    for (uint32_t ci = 0; ci < p->nclasses; ci++) {
-        const gm_class *c = &p->classes[ci];
-        if (failed != UINT32_MAX && c->shared > failed && !(w->sp->variant & GM_VARIANT_NO_SHARING))
+    for (uint32_t k = 0; k < n; k++) {
+        const gm_class *c = &p->classes[idx ? idx[k] : k];
+        uint32_t c_shared = idx ? shared[k] : c->shared;
+        if (failed != UINT32_MAX && c_shared > failed && !(w->sp->variant & GM_VARIANT_NO_SHARING))
             continue;                   /* same rejected prefix */
         failed = UINT32_MAX;
-        uint32_t d = c->shared < valid ? c->shared : valid;
+        uint32_t d = c_shared < valid ? c_shared : valid;
         if (w->sp->variant & GM_VARIANT_NO_SHARING)
             d = 0;
         w->overflow = 0;
@@ -210,6 +219,23 @@ static gm_status walk_profile(walker *w, const gm_profile *p, const gm_vstack *v
 }
 
 /* A virtual stack over the matcher's real stacks. */
+/*
+ * Adds the viable classes of p on vs0: the always-accepted entry of p at
+ * the top state, then a walk over its context-dependent classes only; the
+ * walk over every class when there is no entry.
+ */
+static gm_status walk_profile(walker *w, const gm_profile *p, const gm_vstack *vs0, gm_error *err)
+{
+    gm_spanner *sp = (gm_spanner *)w->sp;
+    const gm_accept_entry *e = NULL;
+    if (!(sp->variant & GM_VARIANT_NO_ACCEPT_CACHE))
+        e = gm_accept_entry_get(sp, p, gm_vstack_top(vs0));
+    if (!e)
+        return walk_classes(w, p, NULL, NULL, p->nclasses, vs0, err);
+    add_tokens(w, &e->accepted);
+    return walk_classes(w, p, e->dep, e->dep_shared, e->ndep, vs0, err);
+}
+
 static void vs_init(gm_vstack *vs, const gm_mask_state *s, uint32_t *buf, uint32_t cap,
                     uint32_t *ibuf, uint32_t icap)
 {

@@ -31,6 +31,7 @@ GM_FUZZ += tests/fuzz/fuzz_vocab tests/fuzz/fuzz_ids
 
 # The token spanner proper: profiles of lexer states (note [token classes]).
 libgmcore_la_SOURCES += \
+	spanner/accept.c spanner/accept.h \
 	spanner/profile.c spanner/profile.h \
 	spanner/spanner.c spanner/spanner.h \
 	spanner/tokset.c spanner/tokset.h

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spanner/accept.h"
 #include "spanner/profile.h"
 #include "src/base/error.h"
 #include "src/base/hash.h"
@@ -197,11 +198,14 @@ gm_status gm_spanner_create(gm_mem *m, const gm_lexer *lexer, const gm_postlex *
         st = intern_split0(sp, err);
     if (st == GM_OK) {
         sp->profiles = gm_mem_calloc(m, sp->nstates, sizeof *sp->profiles);
-        if (!sp->profiles)
+        sp->accept_rows = gm_mem_calloc(m, sp->nstates, sizeof *sp->accept_rows);
+        if (!sp->profiles || !sp->accept_rows)
             st = gm_mem_fail(m, err, "the token spanner");
         else
-            for (uint32_t q = 0; q < sp->nstates; q++)
+            for (uint32_t q = 0; q < sp->nstates; q++) {
                 atomic_init(&sp->profiles[q], NULL);
+                atomic_init(&sp->accept_rows[q], NULL);
+            }
     }
     if (st != GM_OK) {
         gm_spanner_destroy(sp);
@@ -216,6 +220,7 @@ void gm_spanner_destroy(gm_spanner *sp)
     if (!sp)
         return;
     gm_mem *m = sp->mem;
+    gm_accept_free_all(sp);
     if (sp->profiles)
         for (uint32_t q = 0; q < sp->nstates; q++)
             gm_profile_destroy(m, atomic_load(&sp->profiles[q]));

@@ -108,7 +108,10 @@ enum {
     GM_VARIANT_NO_SPLIT0 = 1u << 0,   /* profiles hold every token: no first-byte filters */
     GM_VARIANT_NO_SHARING = 1u << 1,  /* the class walk re-feeds each class from the start */
     GM_VARIANT_LISTS_ONLY = 1u << 2,  /* token sets always as id lists (no adaptive storage) */
+    GM_VARIANT_NO_ACCEPT_CACHE = 1u << 3, /* no always-accepted entries (spanner/accept.h) */
 };
+
+struct gm_accept_entry;
 
 typedef struct gm_spanner {
     gm_mem *mem;
@@ -145,6 +148,9 @@ typedef struct gm_spanner {
     _Atomic(uint32_t *) *split0_bits; /* [nsplit0] lazily built token bitsets */
 
     _Atomic(gm_profile *) *profiles; /* [nstates] lazily built */
+    /* Always-accepted entries per profile state and LR state (spanner/accept.h):
+     * [nstates] rows, each [LR states], both built on first use. */
+    _Atomic(_Atomic(struct gm_accept_entry *) *) *accept_rows;
 } gm_spanner;
 
 static inline uint32_t gm_spanner_id(const gm_spanner *sp, uint32_t dfa, uint32_t flag,

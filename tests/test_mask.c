@@ -589,8 +589,9 @@ static void variants_agree(void **state)
     combo k = {expr_grammar, "tokenizers/llama3/tokenizer.json", NULL};
     gm_compiled *full = compile(&k, &v, &g);
     const uint32_t variants[] = {GM_VARIANT_NO_SPLIT0, GM_VARIANT_NO_SHARING,
-                                 GM_VARIANT_LISTS_ONLY,
-                                 GM_VARIANT_NO_SPLIT0 | GM_VARIANT_NO_SHARING | GM_VARIANT_LISTS_ONLY};
+                                 GM_VARIANT_LISTS_ONLY, GM_VARIANT_NO_ACCEPT_CACHE,
+                                 GM_VARIANT_NO_SPLIT0 | GM_VARIANT_NO_SHARING | GM_VARIANT_LISTS_ONLY |
+                                     GM_VARIANT_NO_ACCEPT_CACHE};
     size_t words = gm_compiled_mask_words(full);
     uint32_t *a = calloc(words, 4), *b = calloc(words, 4);
     const char *program = "x = f(1, \"two\") * (y + 3.5);\nif (x) { z = x; } else { z = 0; }\n";

@@ -1,0 +1,249 @@
+/* Always-accepted entries (accept.h, note [always-accepted entries]). */
+#include "spanner/accept.h"
+
+#include <string.h>
+
+enum {
+    ANCHOR_MAX = 64,          /* states pushed above the anchor before giving up (-> D) */
+    SEQ_DEPTH = 32            /* snapshots kept; longer sequences re-simulate their tail */
+};
+
+typedef enum verdict { V_ACCEPT, V_REJECT, V_DEPEND } verdict;
+
+/* A stack whose bottom element st[0] is the anchor; nothing is known below it. */
+typedef struct astack {
+    uint32_t n;
+    uint32_t st[ANCHOR_MAX];
+} astack;
+
+/* Feeds one element: V_ACCEPT when it shifts within the known part. */
+static verdict afeed(const gm_lr_table *t, astack *a, uint32_t elem)
+{
+    if (elem & GM_SEQ_LINE)
+        return V_DEPEND; /* the indentation layer reads state beside the stack */
+    for (;;) {
+        gm_lr_action act = gm_lr_action_of(t, a->st[a->n - 1], elem);
+        switch (GM_LR_KIND(act)) {
+        case GM_LR_SHIFT:
+            if (a->n == ANCHOR_MAX)
+                return V_DEPEND;
+            a->st[a->n++] = GM_LR_ARG(act);
+            return V_ACCEPT;
+        case GM_LR_REDUCE: {
+            uint32_t p = GM_LR_ARG(act), len = t->prod_len[p];
+            if (len >= a->n)
+                return V_DEPEND; /* the goto state depends on what lies below the anchor */
+            a->n -= len;
+            if (a->n == ANCHOR_MAX)
+                return V_DEPEND;
+            a->st[a->n] = gm_lr_goto_of(t, a->st[a->n - 1], t->prod_lhs[p]);
+            a->n++;
+            break;
+        }
+        default:
+            return V_REJECT;
+        }
+    }
+}
+
+/* After E shifted into a: does some T of the class's Prod set follow? */
+static verdict prod_verdict(const gm_spanner *sp, const astack *a, uint32_t prod)
+{
+    if (sp->prod_ignored[prod])
+        return V_ACCEPT;
+    verdict v = V_REJECT;
+    for (uint32_t k = sp->prod_off[prod]; k < sp->prod_off[prod + 1]; k++) {
+        uint32_t t = sp->prod_terms[k];
+        if (t == GM_SEQ_PENDING_LINE) {
+            v = V_DEPEND;
+            continue;
+        }
+        astack copy = *a;
+        verdict r = afeed(sp->lr, &copy, t);
+        if (r == V_ACCEPT)
+            return V_ACCEPT;
+        if (r == V_DEPEND)
+            v = V_DEPEND;
+    }
+    return v;
+}
+
+/*
+ * Classifies every class of p at state s into verdicts[], simulating
+ * shared prefixes once: snap[d] is the stack after the first d elements of
+ * the current sequence; a prefix that was rejected or popped the anchor
+ * decides every following class that shares it.
+ */
+static void classify(const gm_spanner *sp, const gm_profile *p, uint32_t s, uint8_t *verdicts)
+{
+    static const astack empty;
+    astack snap[SEQ_DEPTH + 1];
+    snap[0] = empty;
+    snap[0].n = 1;
+    snap[0].st[0] = s;
+    uint32_t valid = 0;                 /* snapshots 0..valid hold the current prefix */
+    uint32_t stop = UINT32_MAX;         /* position whose element decided the prefix */
+    verdict stop_verdict = V_REJECT;
+    for (uint32_t ci = 0; ci < p->nclasses; ci++) {
+        const gm_class *c = &p->classes[ci];
+        if (stop != UINT32_MAX && c->shared > stop) {
+            verdicts[ci] = (uint8_t)stop_verdict; /* the same deciding prefix */
+            continue;
+        }
+        stop = UINT32_MAX;
+        uint32_t d = c->shared < valid ? c->shared : valid;
+        verdict v = V_ACCEPT;
+        for (; d < c->len; d++) {
+            uint32_t from = d < SEQ_DEPTH ? d : SEQ_DEPTH;
+            uint32_t to = d + 1 < SEQ_DEPTH ? d + 1 : SEQ_DEPTH;
+            if (from != to)
+                snap[to] = snap[from];
+            v = afeed(sp->lr, &snap[to], p->seqs[c->seq + d]);
+            if (v != V_ACCEPT) {
+                stop = d;
+                stop_verdict = v;
+                break;
+            }
+        }
+        if (stop != UINT32_MAX) {
+            valid = stop < SEQ_DEPTH ? stop : SEQ_DEPTH - 1;
+            verdicts[ci] = (uint8_t)v;
+            continue;
+        }
+        valid = c->len < SEQ_DEPTH ? c->len : SEQ_DEPTH - 1;
+        verdicts[ci] = (uint8_t)prod_verdict(sp, &snap[c->len < SEQ_DEPTH ? c->len : SEQ_DEPTH],
+                                              c->prod);
+    }
+}
+
+static void entry_free(gm_mem *m, gm_accept_entry *e)
+{
+    if (!e)
+        return;
+    gm_tokset_free(m, &e->accepted);
+    gm_mem_free(m, e->dep);
+    gm_mem_free(m, e->dep_shared);
+    gm_mem_free(m, e);
+}
+
+/* Common prefix length of two classes' sequences. */
+static uint32_t common_prefix(const gm_profile *p, const gm_class *a, const gm_class *b)
+{
+    uint32_t n = a->len < b->len ? a->len : b->len, k = 0;
+    while (k < n && p->seqs[a->seq + k] == p->seqs[b->seq + k])
+        k++;
+    return k;
+}
+
+static gm_accept_entry *entry_build(gm_spanner *sp, const gm_profile *p, uint32_t s)
+{
+    gm_mem *m = sp->mem;
+    gm_accept_entry *e = gm_mem_calloc(m, 1, sizeof *e);
+    uint8_t *verdicts = gm_mem_alloc(m, p->nclasses ? p->nclasses : 1);
+    uint32_t *bits = NULL;
+    if (!e || !verdicts)
+        goto fail;
+    classify(sp, p, s, verdicts);
+    for (uint32_t ci = 0; ci < p->nclasses; ci++) {
+        e->ndep += verdicts[ci] == V_DEPEND;
+        e->nacc += verdicts[ci] == V_ACCEPT;
+        e->nrej += verdicts[ci] == V_REJECT;
+    }
+    e->dep = gm_mem_alloc(m, (size_t)(e->ndep ? e->ndep : 1) * sizeof *e->dep);
+    e->dep_shared = gm_mem_alloc(m, (size_t)(e->ndep ? e->ndep : 1) * sizeof *e->dep_shared);
+    if (!e->dep || !e->dep_shared)
+        goto fail;
+    uint32_t k = 0;
+    for (uint32_t ci = 0; ci < p->nclasses; ci++) {
+        if (verdicts[ci] != V_DEPEND)
+            continue;
+        e->dep[k] = ci;
+        e->dep_shared[k] = k ? common_prefix(p, &p->classes[e->dep[k - 1]], &p->classes[ci]) : 0;
+        k++;
+    }
+    if (e->nacc) {
+        bits = gm_mem_calloc(m, GM_MASK_WORDS(sp->nbits), sizeof *bits);
+        if (!bits)
+            goto fail;
+        for (uint32_t ci = 0; ci < p->nclasses; ci++)
+            if (verdicts[ci] == V_ACCEPT)
+                gm_tokset_or_into(&p->classes[ci].tokens, bits, sp->nbits);
+        int rc = sp->variant & GM_VARIANT_LISTS_ONLY
+                     ? -2
+                     : gm_tokset_from_bits(m, &e->accepted, bits, sp->nbits);
+        if (rc == -2) {
+            /* The list-only variant: store the members as a list. */
+            uint32_t n = 0;
+            for (size_t w = 0; w < GM_MASK_WORDS(sp->nbits); w++)
+                n += (uint32_t)__builtin_popcount(bits[w]);
+            uint32_t *ids = gm_mem_alloc(m, (size_t)(n ? n : 1) * sizeof *ids);
+            if (!ids)
+                goto fail;
+            uint32_t j = 0;
+            for (size_t w = 0; w < GM_MASK_WORDS(sp->nbits); w++)
+                for (uint32_t x = bits[w]; x; x &= x - 1)
+                    ids[j++] = (uint32_t)(w * 32 + (size_t)__builtin_ctz(x));
+            rc = gm_tokset_list_from_sorted(m, &e->accepted, ids, n);
+            gm_mem_free(m, ids);
+        }
+        if (rc)
+            goto fail;
+    }
+    gm_mem_free(m, bits);
+    gm_mem_free(m, verdicts);
+    return e;
+fail:
+    gm_mem_free(m, bits);
+    gm_mem_free(m, verdicts);
+    entry_free(m, e);
+    return NULL;
+}
+
+const gm_accept_entry *gm_accept_entry_get(gm_spanner *sp, const gm_profile *p, uint32_t s)
+{
+    _Atomic(gm_accept_entry *) *row = atomic_load_explicit(&sp->accept_rows[p->state],
+                                                           memory_order_acquire);
+    if (!row) {
+        row = gm_mem_calloc(sp->mem, sp->lr->nstates, sizeof *row);
+        if (!row)
+            return NULL;
+        for (uint32_t i = 0; i < sp->lr->nstates; i++)
+            atomic_init(&row[i], NULL);
+        _Atomic(gm_accept_entry *) *expected = NULL;
+        if (!atomic_compare_exchange_strong_explicit(&sp->accept_rows[p->state], &expected, row,
+                                                     memory_order_acq_rel,
+                                                     memory_order_acquire)) {
+            gm_mem_free(sp->mem, row);
+            row = expected;
+        }
+    }
+    gm_accept_entry *e = atomic_load_explicit(&row[s], memory_order_acquire);
+    if (e)
+        return e;
+    e = entry_build(sp, p, s);
+    if (!e)
+        return NULL;
+    gm_accept_entry *expected = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&row[s], &expected, e, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        entry_free(sp->mem, e);
+        return expected;
+    }
+    return e;
+}
+
+void gm_accept_free_all(gm_spanner *sp)
+{
+    if (!sp->accept_rows)
+        return;
+    for (uint32_t q = 0; q < sp->nstates; q++) {
+        _Atomic(gm_accept_entry *) *row = atomic_load(&sp->accept_rows[q]);
+        if (!row)
+            continue;
+        for (uint32_t s = 0; s < sp->lr->nstates; s++)
+            entry_free(sp->mem, atomic_load(&row[s]));
+        gm_mem_free(sp->mem, row);
+    }
+    gm_mem_free(sp->mem, sp->accept_rows);
+    sp->accept_rows = NULL;
+}

@@ -151,7 +151,7 @@ static int read_int(const char *s, size_t n, size_t *i, int64_t *v)
     p += neg;
     size_t d0 = p;
     int64_t x = 0;
-    while (p < n && s[p] >= '0' && s[p] <= '9' && p - d0 < 19)
+    while (p < n && s[p] >= '0' && s[p] <= '9' && p - d0 < 18) /* no overflow */
         x = x * 10 + (s[p++] - '0');
     size_t nd = p - d0;
     if (nd == 0 || nd > 18 || (nd > 1 && s[d0] == '0'))

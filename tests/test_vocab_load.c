@@ -327,6 +327,8 @@ static void fast_vocab_reader(void **state)
         {"{\"a\": 1e2}", false},
         {"{\"a\": 01}", false},
         {"{\"a\": 1234567890123456789}", false},
+        {"{\"a\": 9999999999999999999}", false}, /* 19 digits: must not overflow */
+        {"{\"a\": -999999999999999999}", true},
         {"{\"a\": \"1\"}", false},
         {"{\"\\ud83d\": 0}", false},     /* lone surrogate */
         {"{\"\\ude00\": 0}", false},

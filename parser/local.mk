@@ -55,6 +55,9 @@ libgmcore_la_SOURCES += \
 	parser/lr_report.c \
 	parser/lr_stack.c
 
+# The grammar and parse commands.
+gramask_SOURCES += src/cli/cmd_grammar.c src/cli/cmd_parse.c
+
 # Tests of the LALR(1) construction and the LR runtime.
 check_LTLIBRARIES += tests/libgmlalrtest.la
 tests_libgmlalrtest_la_SOURCES = tests/lalr_testlib.c tests/lalr_testlib.h

@@ -1,290 +1,60 @@
 /* Test helpers of the LALR(1) tests: BNF reader, Earley reference, random inputs. */
 #include "tests/lalr_testlib.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "parser/grammar.h"
 #include "src/base/bitset.h"
 #include "tests/testutil.h"
 
-/* ---- the reader ---------------------------------------------------------- */
+/* ---- loading ------------------------------------------------------------------ */
 
-typedef struct rd_sym {
-    char *name;
-    bool terminal;
-    bool has_rule;
-} rd_sym;
-
-typedef struct rd_prod {
-    uint32_t lhs; /* index into syms */
-    uint32_t *rhs;
-    uint32_t len;
-    int32_t priority;
-    uint32_t line, column;
-} rd_prod;
-
-typedef struct reader {
-    rd_sym *syms;
-    uint32_t nsyms;
-    rd_prod *prods;
-    uint32_t nprods;
-    const char *file;
-} reader;
-
-static uint32_t rd_symbol(reader *r, const char *name, size_t len, bool terminal)
+static void quiet(void *ud, const gm_error *w)
 {
-    for (uint32_t i = 0; i < r->nsyms; i++)
-        if (strlen(r->syms[i].name) == len && !memcmp(r->syms[i].name, name, len)) {
-            if (r->syms[i].terminal != terminal)
-                fail_msg("%s: symbol %.*s used as rule and terminal", r->file, (int)len, name);
-            return i;
-        }
-    r->syms = realloc(r->syms, (r->nsyms + 1) * sizeof *r->syms);
-    assert_non_null(r->syms);
-    r->syms[r->nsyms].name = strndup(name, len);
-    r->syms[r->nsyms].terminal = terminal;
-    r->syms[r->nsyms].has_rule = false;
-    return r->nsyms++;
-}
-
-static const char *skip_ws(const char *p)
-{
-    while (*p == ' ' || *p == '\t' || *p == '\r')
-        p++;
-    if (p[0] == '/' && p[1] == '/')
-        while (*p && *p != '\n')
-            p++;
-    return p;
-}
-
-static void rd_add_prod(reader *r, uint32_t lhs, const uint32_t *rhs, uint32_t len, int32_t prio,
-                        uint32_t line, uint32_t col)
-{
-    r->prods = realloc(r->prods, (r->nprods + 1) * sizeof *r->prods);
-    assert_non_null(r->prods);
-    rd_prod *p = &r->prods[r->nprods++];
-    p->lhs = lhs;
-    p->rhs = malloc((len + 1) * sizeof *p->rhs);
-    assert_non_null(p->rhs);
-    memcpy(p->rhs, rhs, len * sizeof *rhs);
-    p->len = len;
-    p->priority = prio;
-    p->line = line;
-    p->column = col;
-}
-
-/* Parses alternatives from p to the end of the line; returns the end. */
-static const char *rd_alts(reader *r, const char *p, uint32_t lhs, int32_t prio, uint32_t line,
-                           const char *line_start)
-{
-    uint32_t rhs[256];
-    uint32_t len = 0;
-    p = skip_ws(p);
-    uint32_t col = (uint32_t)(p - line_start) + 1;
-    for (;;) {
-        p = skip_ws(p);
-        if (*p == '\n' || *p == '\0' || *p == '|') {
-            rd_add_prod(r, lhs, rhs, len, prio, line, col);
-            len = 0;
-            if (*p != '|')
-                return *p == '\n' ? p + 1 : p;
-            p = skip_ws(p + 1);
-            col = (uint32_t)(p - line_start) + 1;
-            continue;
-        }
-        if (p[0] == '-' && p[1] == '>') {
-            p += 2;
-            p = skip_ws(p);
-            while (isalnum((unsigned char)*p) || *p == '_')
-                p++;
-            continue;
-        }
-        if (len == 256)
-            fail_msg("%s:%u: alternative too long", r->file, line);
-        if (*p == '"') {
-            const char *q = p + 1;
-            while (*q && *q != '"' && *q != '\n') {
-                if (*q == '\\' && q[1])
-                    q++;
-                q++;
-            }
-            if (*q != '"')
-                fail_msg("%s:%u: unterminated literal", r->file, line);
-            q++;
-            rhs[len++] = rd_symbol(r, p, (size_t)(q - p), true);
-            p = q;
-            continue;
-        }
-        if (isalpha((unsigned char)*p) || *p == '_') {
-            const char *q = p;
-            while (isalnum((unsigned char)*q) || *q == '_')
-                q++;
-            bool term = isupper((unsigned char)(*p == '_' ? p[1] : *p));
-            rhs[len++] = rd_symbol(r, p, (size_t)(q - p), term);
-            p = q;
-            continue;
-        }
-        fail_msg("%s:%u: unexpected character '%c' in a rule", r->file, line, *p);
-    }
+    (void)ud;
+    (void)w;
 }
 
 gm_cfg *lt_cfg_parse(gm_mem *m, const char *file, const char *text)
 {
-    reader r = {0};
-    r.file = file;
-    const char *p = text;
-    uint32_t line = 0;
-    uint32_t last_lhs = UINT32_MAX;
-    int32_t last_prio = 0;
-    while (*p) {
-        const char *ls = p;
-        line++;
-        p = skip_ws(p);
-        if (*p == '\n') {
-            p++;
-            continue;
-        }
-        if (*p == '\0')
-            break;
-        if (*p == '%') {
-            if (!strncmp(p, "%declare", 8)) {
-                p += 8;
-                for (;;) {
-                    p = skip_ws(p);
-                    if (!isalpha((unsigned char)*p) && *p != '_')
-                        break;
-                    const char *q = p;
-                    while (isalnum((unsigned char)*q) || *q == '_')
-                        q++;
-                    rd_symbol(&r, p, (size_t)(q - p), true);
-                    p = q;
-                }
-            }
-            while (*p && *p != '\n')
-                p++;
-            if (*p)
-                p++;
-            continue;
-        }
-        if (*p == '|') {
-            if (last_lhs == UINT32_MAX)
-                fail_msg("%s:%u: continuation without a rule", file, line);
-            p = rd_alts(&r, p + 1, last_lhs, last_prio, line, ls);
-            continue;
-        }
-        if (*p == '?' || *p == '!')
-            p++;
-        const char *q = p;
-        while (isalnum((unsigned char)*q) || *q == '_')
-            q++;
-        if (q == p)
-            fail_msg("%s:%u: expected a rule or terminal name", file, line);
-        bool term = isupper((unsigned char)(*p == '_' ? p[1] : *p));
-        const char *name = p;
-        size_t nlen = (size_t)(q - p);
-        int32_t prio = 0;
-        if (*q == '.') {
-            prio = (int32_t)strtol(q + 1, (char **)&q, 10);
-        }
-        q = skip_ws(q);
-        if (*q != ':')
-            fail_msg("%s:%u: expected ':'", file, line);
-        if (term) {
-            rd_symbol(&r, name, nlen, true);
-            while (*q && *q != '\n')
-                q++;
-            p = *q ? q + 1 : q;
-            last_lhs = UINT32_MAX;
-            continue;
-        }
-        uint32_t lhs = rd_symbol(&r, name, nlen, false);
-        r.syms[lhs].has_rule = true;
-        last_lhs = lhs;
-        last_prio = prio;
-        p = rd_alts(&r, q + 1, lhs, prio, line, ls);
-    }
-    /* Number terminals first, then rules, each in order of first appearance. */
-    uint32_t *id = calloc(r.nsyms + 1, sizeof *id);
-    uint32_t nt = 0, nn = 0;
-    for (uint32_t i = 0; i < r.nsyms; i++)
-        if (r.syms[i].terminal)
-            id[i] = nt++;
-    for (uint32_t i = 0; i < r.nsyms; i++)
-        if (!r.syms[i].terminal) {
-            if (!r.syms[i].has_rule)
-                fail_msg("%s: rule %s is used but not defined", file, r.syms[i].name);
-            id[i] = nt + nn++;
-        }
-    gm_cfg *g = gm_mem_calloc(m, 1, sizeof *g);
-    assert_non_null(g);
-    g->mem = m;
-    g->nterminals = nt;
-    g->nnonterminals = nn;
-    g->names = gm_mem_calloc(m, nt + nn + 1, sizeof *g->names);
-    g->terminals = gm_mem_calloc(m, nt + 1, sizeof *g->terminals);
-    g->prods = gm_mem_calloc(m, r.nprods + 1, sizeof *g->prods);
-    g->nprods = r.nprods;
-    g->file = gm_mem_strndup(m, file, strlen(file));
-    size_t nrhs = 0;
-    for (uint32_t i = 0; i < r.nprods; i++)
-        nrhs += r.prods[i].len;
-    g->rhs = gm_mem_calloc(m, nrhs + 1, sizeof *g->rhs);
-    g->nrhs = (uint32_t)nrhs;
-    assert_true(g->names && g->terminals && g->prods && g->rhs && g->file);
-    g->start = UINT32_MAX;
-    for (uint32_t i = 0; i < r.nsyms; i++) {
-        g->names[id[i]] = gm_mem_strndup(m, r.syms[i].name, strlen(r.syms[i].name));
-        if (r.syms[i].terminal) {
-            gm_terminal_spec *ts = &g->terminals[id[i]];
-            ts->name = g->names[id[i]];
-            ts->is_literal = r.syms[i].name[0] == '"';
-            if (ts->is_literal) {
-                ts->pattern = g->names[id[i]] + 1;
-                ts->pattern_len = strlen(g->names[id[i]]) - 2;
-            }
-        } else if (!strcmp(r.syms[i].name, "start")) {
-            g->start = id[i];
-        }
-    }
-    if (g->start == UINT32_MAX)
-        fail_msg("%s: no rule named start", file);
-    size_t at = 0;
-    for (uint32_t i = 0; i < r.nprods; i++) {
-        gm_production *pr = &g->prods[i];
-        pr->lhs = id[r.prods[i].lhs];
-        pr->rhs = (uint32_t)at;
-        pr->len = r.prods[i].len;
-        pr->priority = r.prods[i].priority;
-        pr->loc.file = g->file;
-        pr->loc.line = r.prods[i].line;
-        pr->loc.column = r.prods[i].column;
-        for (uint32_t k = 0; k < pr->len; k++)
-            g->rhs[at++] = id[r.prods[i].rhs[k]];
-        free(r.prods[i].rhs);
-    }
-    for (uint32_t i = 0; i < r.nsyms; i++)
-        free(r.syms[i].name);
-    free(r.syms);
-    free(r.prods);
-    free(id);
+    gm_cfg *g = NULL;
+    gm_error err;
+    gm_grammar_options o;
+    memset(&o, 0, sizeof o);
+    o.warn = quiet;
+    if (gm_grammar_load(m, file, text, strlen(text), &o, &g, &err) != GM_OK)
+        fail_msg("%s: %s\n%s", file, err.message, text);
+    return g;
+}
+
+gm_cfg *lt_cfg_try_parse(gm_mem *m, const char *file, const char *text)
+{
+    gm_cfg *g = NULL;
+    gm_grammar_options o;
+    memset(&o, 0, sizeof o);
+    o.warn = quiet;
+    if (gm_grammar_load(m, file, text, strlen(text), &o, &g, NULL) != GM_OK)
+        return NULL;
+    return g;
+}
+
+gm_cfg *lt_cfg_load_file(gm_mem *m, const char *path)
+{
+    gm_cfg *g = NULL;
+    gm_error err;
+    gm_grammar_options o;
+    memset(&o, 0, sizeof o);
+    o.warn = quiet;
+    if (gm_grammar_load_file(m, path, &o, &g, &err) != GM_OK)
+        fail_msg("%s", err.message);
     return g;
 }
 
 void lt_cfg_free(gm_cfg *g)
 {
-    if (!g)
-        return;
-    gm_mem *m = g->mem;
-    for (uint32_t i = 0; i < g->nterminals + g->nnonterminals; i++)
-        gm_mem_free(m, g->names[i]);
-    gm_mem_free(m, g->names);
-    gm_mem_free(m, g->terminals);
-    gm_mem_free(m, g->prods);
-    gm_mem_free(m, g->rhs);
-    gm_mem_free(m, g->file);
-    gm_mem_free(m, g);
+    gm_cfg_destroy(g);
 }
 
 uint32_t lt_term(const gm_cfg *g, const char *name)

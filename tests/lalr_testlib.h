@@ -1,8 +1,8 @@
 /*
- * Helpers of the LALR(1) tests: a small reader for the BNF subset of Lark
- * that the test grammars use (until then the grammar front end is not
- * needed to test the tables), an Earley recognizer as an independent
- * reference for the language of a cfg, and random sentences.
+ * Helpers of the LALR(1) tests: loading grammars through the front end, an
+ * Earley recognizer as an independent reference for the language of a cfg,
+ * a slow reference for the LALR(1) tables, random grammars, sentences and
+ * walks.
  */
 #ifndef GM_TESTS_LALR_TESTLIB_H
 #define GM_TESTS_LALR_TESTLIB_H
@@ -15,14 +15,13 @@
 #include "parser/lr.h"
 
 /*
- * Reads rules `name: alt | alt` (continuation lines start with `|`; an
- * alternative may be empty), lowercase names are rules and UPPERCASE names
- * or "literals" are terminals; `?`/`!` prefixes, `.N` priorities and
- * `-> alias` are accepted; terminal definitions (`NAME: ...`), %import and
- * %ignore lines are skipped; `%declare A B` declares terminals. The start
- * rule is `start`. Fails the test on malformed input. Free with lt_cfg_free.
+ * The grammar front end (gm_grammar_load) on a text or a file, warnings
+ * dropped; fails the test on an error. lt_cfg_try_parse returns NULL
+ * instead. Free with lt_cfg_free.
  */
 gm_cfg *lt_cfg_parse(gm_mem *m, const char *file, const char *text);
+gm_cfg *lt_cfg_try_parse(gm_mem *m, const char *file, const char *text);
+gm_cfg *lt_cfg_load_file(gm_mem *m, const char *path);
 void lt_cfg_free(gm_cfg *g);
 
 /* Terminal id of a name as the cfg spells it ("NUMBER", "\"+\""); fails the test when absent. */

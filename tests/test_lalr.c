@@ -194,9 +194,9 @@ static void test_random_grammars_against_earley(void **state)
         char *text = lt_random_grammar_text(&r, 3, 5, 3, 3);
         fixture f;
         gm_mem_init(&f.mem, NULL, 0);
-        f.g = lt_cfg_parse(&f.mem, "random.lark", text);
+        f.g = lt_cfg_try_parse(&f.mem, "random.lark", text);
         f.t = NULL;
-        if (lt_cfg_is_reduced(f.g)) {
+        if (f.g && lt_cfg_is_reduced(f.g)) {
             gm_error err;
             gm_status st = gm_lalr_build(&f.mem, f.g, NULL, &f.t, &err);
             if (st == GM_OK) {
@@ -223,7 +223,11 @@ static void test_random_grammars_against_reference(void **state)
         char *text = i % 2 ? lt_random_grammar_text(&r, 4, 6, 3, 4) : lt_random_grammar_text(&r, 8, 12, 4, 6);
         fixture f;
         gm_mem_init(&f.mem, NULL, 0);
-        f.g = lt_cfg_parse(&f.mem, "random.lark", text);
+        f.g = lt_cfg_try_parse(&f.mem, "random.lark", text);
+        if (!f.g) { /* a rule derives no terminal string: the front end refuses it */
+            free(text);
+            continue;
+        }
         gm_lalr_options o;
         memset(&o, 0, sizeof o);
         o.conflicts = GM_CONFLICTS_BISON;
@@ -237,7 +241,7 @@ static void test_random_grammars_against_reference(void **state)
         teardown_fixture(&f);
         free(text);
     }
-    assert_true(conflicting > 100 && conflicting + 100 < checked);
+    assert_true(checked > 1500 && conflicting > 100 && conflicting + 100 < checked);
 }
 
 /* ---- the persistent stack --------------------------------------------------------- */

@@ -81,3 +81,9 @@ GM_TESTS += tests/test_postlex
 tests_test_postlex_SOURCES = tests/test_postlex.c
 tests_test_postlex_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_postlex_LDADD = $(GM_TEST_LDADD)
+
+# The grammar and parse commands against a golden transcript (tests/lalr/cli.*).
+GM_TESTS += tests/test_lalr_cli
+tests_test_lalr_cli_SOURCES = tests/test_lalr_cli.c
+tests_test_lalr_cli_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_lalr_cli_LDADD = $(GM_TEST_LDADD)

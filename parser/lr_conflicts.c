@@ -397,7 +397,7 @@ static void warn_cell(gm_lalr_conflicts *c, const gm_lalr_cell *cell, gm_lr_acti
     if (!loc.file)
         loc.file = g->file;
     gm_error w;
-    gm_error_set_at(&w, GM_ERR_GRAMMAR, loc, NULL, 0, "LALR(1) conflict resolved: %s", gm_strbuf_str(&b));
+    gm_error_set_at(&w, GM_ERR_GRAMMAR, loc, NULL, 0, "warning: LALR(1) conflict resolved: %s", gm_strbuf_str(&b));
     gm_strbuf_free(&b);
     c->opts->warn(c->opts->warn_ud, &w);
 }

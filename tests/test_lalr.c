@@ -558,7 +558,7 @@ static void test_lark_mode_shift_wins(void **state)
     gm_error err;
     assert_int_equal(build_mode(&f.mem, f.g, GM_CONFLICTS_LARK, &ws, &f.t, &err), GM_OK);
     assert_int_equal(ws.count, 1);
-    assert_non_null(strstr(ws.last, "test.lark:2:7: LALR(1) conflict resolved: state 7: shift/reduce conflict on \"else\", resolved as shift (Lark)"));
+    assert_non_null(strstr(ws.last, "test.lark:2:7: warning: LALR(1) conflict resolved: state 7: shift/reduce conflict on \"else\", resolved as shift (Lark)"));
     assert_non_null(strstr(ws.last, "kept: shift, and go to state 8"));
     assert_non_null(strstr(ws.last, "dropped: reduce using rule 1"));
     assert_int_equal(f.t->nconflicts, 1);

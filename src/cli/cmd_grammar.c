@@ -34,7 +34,7 @@ static void print_help(void)
 static void print_warning(void *ud, const gm_error *w)
 {
     (void)ud;
-    fprintf(stderr, "gramask grammar: warning: %s\n", w->message);
+    fprintf(stderr, "gramask grammar: %s\n", w->message);
 }
 
 int gm_cmd_grammar(int argc, char **argv)

@@ -35,7 +35,7 @@ static void print_help(void)
 static void print_warning(void *ud, const gm_error *w)
 {
     (void)ud;
-    fprintf(stderr, "gramask parse: warning: %s\n", w->message);
+    fprintf(stderr, "gramask parse: %s\n", w->message);
 }
 
 typedef struct parse_ctx {

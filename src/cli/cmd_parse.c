@@ -12,6 +12,7 @@
 #include "lexer/lexer.h"
 #include "parser/grammar.h"
 #include "parser/lr.h"
+#include "parser/postlex.h"
 #include "src/base/bitset.h"
 #include "src/base/file.h"
 #include "src/base/strbuf.h"
@@ -48,71 +49,30 @@ typedef struct parse_ctx {
     gm_lexeme bad;           /* where the parser stopped */
     uint32_t bad_term;       /* the terminal it rejected (may come from a post-lexing layer) */
     bool rejected;
-    bool bad_dedent;         /* a dedent to a width no enclosing line has */
+    bool bad_indent;         /* the post-lexing layer refused a line end */
+    gm_error layer_err;
     gm_status failure;       /* allocation failure while feeding */
-    uint8_t flag;            /* semicolon insertion: the last terminal triggers it */
-    uint32_t widths[GM_INDENT_MAX_WIDTH + 2]; /* indentation: the width stack */
-    uint32_t nwidths;
-    uint32_t depth;          /* indentation: open brackets */
+    gm_postlex_stream layers; /* semicolon insertion, indentation (parser/postlex.h) */
 } parse_ctx;
 
-static gm_status feed(parse_ctx *c, uint32_t term, const gm_lexeme *lx)
+static gm_status feed_all(parse_ctx *c, const uint32_t *terms, size_t n, const gm_lexeme *lx)
 {
-    gm_lr_node *next;
-    gm_status st = gm_lr_feed(c->t, c->mem, c->top, term, &next);
-    if (st == GM_ERR_REJECTED) {
-        c->rejected = true;
-        c->bad = *lx;
-        c->bad_term = term;
-        return GM_ERR_REJECTED;
-    }
-    if (st != GM_OK) {
-        c->failure = st;
-        return st;
-    }
-    gm_lr_node_release(c->mem, c->top);
-    c->top = next;
-    c->tokens++;
-    return GM_OK;
-}
-
-/* note [indentation] of parser/postlex.h, as the parser sees it. */
-static gm_status feed_indented(parse_ctx *c, uint32_t term, const gm_lexeme *lx)
-{
-    const gm_postlex *pl = &c->g->postlex;
-    if (term != pl->newline) {
-        int8_t b = pl->bracket ? pl->bracket[term] : 0;
-        if (b > 0)
-            c->depth++;
-        else if (b < 0 && c->depth)
-            c->depth--;
-        return feed(c, term, lx);
-    }
-    if (c->depth)
-        return GM_OK; /* implicit line joining */
-    gm_status st = feed(c, term, lx);
-    if (st)
-        return st;
-    uint32_t w = gm_postlex_width(pl, (const uint8_t *)c->text + lx->start, lx->end - lx->start);
-    gm_lexeme at = {term, lx->end, lx->end};
-    if (w > c->widths[c->nwidths - 1]) {
-        if (c->nwidths == GM_INDENT_MAX_WIDTH + 1) {
-            c->rejected = c->bad_dedent = true;
-            c->bad = at;
+    for (size_t i = 0; i < n; i++) {
+        gm_lr_node *next;
+        gm_status st = gm_lr_feed(c->t, c->mem, c->top, terms[i], &next);
+        if (st == GM_ERR_REJECTED) {
+            c->rejected = true;
+            c->bad = *lx;
+            c->bad_term = terms[i];
             return GM_ERR_REJECTED;
         }
-        c->widths[c->nwidths++] = w;
-        return feed(c, pl->indent, &at);
-    }
-    while (w < c->widths[c->nwidths - 1]) {
-        c->nwidths--;
-        if ((st = feed(c, pl->dedent, &at)))
+        if (st != GM_OK) {
+            c->failure = st;
             return st;
-    }
-    if (w != c->widths[c->nwidths - 1]) {
-        c->rejected = c->bad_dedent = true;
-        c->bad = at;
-        return GM_ERR_REJECTED;
+        }
+        gm_lr_node_release(c->mem, c->top);
+        c->top = next;
+        c->tokens++;
     }
     return GM_OK;
 }
@@ -120,38 +80,17 @@ static gm_status feed_indented(parse_ctx *c, uint32_t term, const gm_lexeme *lx)
 static gm_status on_lexeme(void *ud, const gm_lexeme *lx)
 {
     parse_ctx *c = ud;
-    const gm_postlex *pl = &c->g->postlex;
     if (c->g->terminals[lx->terminal].ignored)
         return GM_OK;
-    uint32_t out[2];
-    uint32_t n = gm_postlex_map(pl, lx->terminal, &c->flag, out);
-    for (uint32_t i = 0; i < n; i++) {
-        gm_status st = pl->indentation ? feed_indented(c, out[i], lx) : feed(c, out[i], lx);
-        if (st)
-            return st;
+    const uint32_t *out;
+    size_t n;
+    if (gm_postlex_stream_feed(&c->layers, lx->terminal, (const uint8_t *)c->text + lx->start,
+                               lx->end - lx->start, &out, &n, &c->layer_err) != GM_OK) {
+        c->rejected = c->bad_indent = true;
+        c->bad = *lx;
+        return GM_ERR_REJECTED;
     }
-    return GM_OK;
-}
-
-/* The post-lexing layers at end of input. */
-static gm_status on_end(parse_ctx *c, size_t len)
-{
-    const gm_postlex *pl = &c->g->postlex;
-    gm_lexeme at = {0, len, len};
-    uint32_t out[2];
-    uint32_t n = gm_postlex_end(pl, c->flag, out);
-    for (uint32_t i = 0; i < n; i++) {
-        gm_status st = feed(c, out[i], &at);
-        if (st)
-            return st;
-    }
-    while (pl->indentation && c->nwidths > 1) {
-        c->nwidths--;
-        gm_status st = feed(c, pl->dedent, &at);
-        if (st)
-            return st;
-    }
-    return GM_OK;
+    return feed_all(c, out, n, lx);
 }
 
 /* "expected: A, B or $end" from the terminals viable at top. */
@@ -255,7 +194,7 @@ int gm_cmd_parse(int argc, char **argv)
     c.t = t;
     c.mem = &m;
     c.text = text;
-    c.nwidths = 1;
+    gm_postlex_stream_init(&c.layers, &g->postlex);
     c.top = gm_lr_stack_new(&m);
     if (!c.top) {
         gm_mem_fail(&m, &err, "the parse stack");
@@ -264,21 +203,25 @@ int gm_cmd_parse(int argc, char **argv)
     }
     size_t error_offset = 0;
     gm_status st = gm_lexer_run(lx, (const uint8_t *)text, len, on_lexeme, &c, &error_offset, &err);
-    if (st == GM_OK)
-        st = on_end(&c, len);
+    if (st == GM_OK) {
+        const uint32_t *out;
+        size_t n;
+        gm_lexeme at = {0, len, len};
+        gm_postlex_stream_end(&c.layers, &out, &n);
+        st = feed_all(&c, out, n, &at);
+    }
     if (c.failure) {
         gm_mem_fail(&m, &err, "the parse stack");
         gm_cli_fail("parse", &err);
         goto done;
     }
     gm_srcloc loc;
-    if (c.rejected && c.bad_dedent) {
-        loc = gm_srcloc_of_offset(fpath, text, len, c.bad.start);
-        gm_strbuf_printf(&msg, "%s:%u:%u: indentation error: the line is indented %s", fpath, loc.line,
-                         loc.column,
-                         c.nwidths > GM_INDENT_MAX_WIDTH ? "too deeply" : "to no enclosing block's width");
+    if (c.rejected && c.bad_indent) {
+        loc = gm_srcloc_of_offset(fpath, text, len, c.bad.end);
+        gm_strbuf_printf(&msg, "%s:%u:%u: indentation error: %s", fpath, loc.line, loc.column, c.layer_err.message);
     } else if (c.rejected) {
-        loc = gm_srcloc_of_offset(fpath, text, len, c.bad.start);
+        /* A terminal of a post-lexing layer is located where its lexeme ends. */
+        loc = gm_srcloc_of_offset(fpath, text, len, c.bad_term == c.bad.terminal ? c.bad.start : c.bad.end);
         gm_strbuf_printf(&msg, "%s:%u:%u: syntax error: unexpected %s", fpath, loc.line, loc.column,
                          g->names[c.bad_term]);
         if (c.bad_term == c.bad.terminal && !g->terminals[c.bad_term].is_literal && c.bad.end > c.bad.start) {

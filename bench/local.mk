@@ -2,10 +2,13 @@
 # (single-threaded, shared data from GM_SHARED_DIR). A stage adds
 # `GM_BENCH += bench/bench_<name>` and its sources below.
 GM_BENCH = bench/bench_vocab
+GM_BENCH += bench/bench_lexer
 EXTRA_PROGRAMS = $(GM_BENCH)
 
 bench_bench_vocab_SOURCES = bench/bench_vocab.c
 bench_bench_vocab_LDADD = libgmcore.la
+bench_bench_lexer_SOURCES = bench/bench_lexer.c
+bench_bench_lexer_LDADD = libgmcore.la
 
 GM_BENCH += bench/bench_lalr
 bench_bench_lalr_SOURCES = bench/bench_lalr.c
@@ -13,7 +16,7 @@ bench_bench_lalr_LDADD = libgmcore.la
 
 bench: $(GM_BENCH)
 	@set -e; for b in $(GM_BENCH); do \
-	  echo "== $$b"; GM_SHARED_DIR='$(GM_SHARED_DIR)' ./$$b; echo; \
+	  echo "== $$b"; GM_SHARED_DIR='$(GM_SHARED_DIR)' GM_SRCDIR='$(abs_top_srcdir)' ./$$b; echo; \
 	done
 .PHONY: bench
 CLEANFILES += $(GM_BENCH)

@@ -40,3 +40,8 @@ tests_test_lexer_SOURCES = tests/test_lexer.c
 tests_test_lexer_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_lexer_LDADD = $(GM_TEST_LDADD)
 EXTRA_DIST += tests/golden/lex_keywords.terms tests/golden/lex_keywords.dump bench/java.terms
+
+GM_TESTS += tests/test_automata
+tests_test_automata_SOURCES = tests/test_automata.c
+tests_test_automata_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_automata_LDADD = $(GM_TEST_LDADD)

@@ -45,3 +45,4 @@ GM_TESTS += tests/test_automata
 tests_test_automata_SOURCES = tests/test_automata.c
 tests_test_automata_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_automata_LDADD = $(GM_TEST_LDADD)
+GM_FUZZ += tests/fuzz/fuzz_regex

@@ -5,6 +5,9 @@
 
 int gm_vec_grow_(gm_mem *m, void **data, size_t *cap, size_t want, size_t elem)
 {
+    /* Callers that grow arrays directly (not through gm_vec_reserve) rely on this. */
+    if (want <= *cap && *data)
+        return 0;
     size_t c = *cap ? *cap : 8;
     while (c < want) {
         if (c > SIZE_MAX / 2)

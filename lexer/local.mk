@@ -46,3 +46,9 @@ tests_test_automata_SOURCES = tests/test_automata.c
 tests_test_automata_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_automata_LDADD = $(GM_TEST_LDADD)
 GM_FUZZ += tests/fuzz/fuzz_regex
+
+GM_TESTS += tests/test_uclass
+tests_test_uclass_SOURCES = tests/test_uclass.c
+tests_test_uclass_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_uclass_LDADD = $(GM_TEST_LDADD)
+EXTRA_DIST += tests/unicode_py.py

@@ -18,6 +18,11 @@
  * is a clean end; any other q is an error. Longest match among terminals is
  * decided by the DFA; equal-length matches by gm_terminal_spec priority,
  * then literal over regex, then declaration order.
+ * No transition leads back to state 0 (the builder keeps the start state
+ * apart, lexer/dfa.h note [start state]), so q == 0 means exactly "nothing
+ * pending". Every state is live: the DFA is minimal and trimmed, so from
+ * every state some lexeme can still be completed and Prod(q) is not empty
+ * (the start state excepted when no terminal matches anything).
  */
 #ifndef GM_LEXER_H
 #define GM_LEXER_H
@@ -95,6 +100,16 @@ typedef struct gm_lexer {
  * name the terminal and locate the problem at the spec's loc plus the column
  * inside the pattern. Warnings (a terminal that can never be produced:
  * another always wins) go to warn, which may be NULL.
+ *
+ * In detail: err->line/column are the spec's loc (its definition site; no
+ * location when loc.line is 0 and loc.file NULL), and the message reads
+ * "terminal NAME: <what> at column C" followed by the pattern and a caret
+ * under column C (bytes, from 1). Warnings carry code GM_ERR_GRAMMAR and
+ * name the terminals that take the lexemes and why (priority, literal over
+ * regex, declaration order), or say that the pattern matches nothing.
+ * The regex dialect is lexer/regex.h note [regex dialect]. m is used for
+ * all allocations, temporary ones included; *out is NULL on failure.
+ * GM_ERR_ARGUMENT for NULL arguments or a spec without a name.
  */
 gm_status gm_lexer_build(gm_mem *m, const gm_terminal_spec *specs, uint32_t n,
                          const gm_limits *limits, gm_warning_fn warn, void *warn_ud,
@@ -141,6 +156,9 @@ typedef gm_status (*gm_lexeme_fn)(void *ud, const gm_lexeme *lexeme);
  * Lexes a whole buffer with the transducer, calling fn per lexeme. On a
  * lexing error returns GM_ERR_REJECTED with *error_offset at the offending
  * byte (or len for an unfinished lexeme at end of input).
+ * As gm_lexer_step, nothing is emitted for a lexeme followed by a byte that
+ * cannot start another one. A status other than GM_OK returned by fn stops
+ * the run and is returned. Allocates nothing; error_offset may be NULL.
  */
 gm_status gm_lexer_run(const gm_lexer *lx, const uint8_t *text, size_t len, gm_lexeme_fn fn,
                        void *ud, size_t *error_offset, gm_error *err);

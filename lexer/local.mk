@@ -39,7 +39,8 @@ GM_TESTS += tests/test_lexer
 tests_test_lexer_SOURCES = tests/test_lexer.c
 tests_test_lexer_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_lexer_LDADD = $(GM_TEST_LDADD)
-EXTRA_DIST += tests/golden/lex_keywords.terms tests/golden/lex_keywords.dump bench/java.terms
+EXTRA_DIST += tests/golden/lex_keywords.terms tests/golden/lex_keywords.dump bench/java.terms \
+	tests/golden/regex_nonascii.dump tests/golden/regex_casefold.dump
 
 GM_TESTS += tests/test_automata
 tests_test_automata_SOURCES = tests/test_automata.c

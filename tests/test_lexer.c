@@ -601,6 +601,52 @@ static void reference_java_corpus(void **state)
     free(terms);
 }
 
+/* Prod of the Java lexer: never empty, and the reachable accepting labels exactly. */
+static void prod_is_reachable_labels(void **state)
+{
+    (void)state;
+    size_t tlen;
+    char *terms = gm_test_read_file(gm_test_src_path("bench/java.terms"), &tlen);
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_lexer *lx = must_build(&m, terms);
+    uint32_t n = lx->nstates;
+    uint8_t *seen = malloc(n);
+    uint32_t *stack = malloc(n * sizeof *stack);
+    for (uint32_t q = 0; q < n; q++) {
+        /* The labels reachable from q, by a plain search. */
+        memset(seen, 0, n);
+        uint32_t sp = 0;
+        stack[sp++] = q;
+        seen[q] = 1;
+        uint64_t want[4] = {0};
+        while (sp) {
+            uint32_t s = stack[--sp];
+            if (lx->accept[s] != GM_LEX_NONE)
+                want[lx->accept[s] >> 6] |= (uint64_t)1 << (lx->accept[s] & 63);
+            for (uint32_t c = 0; c < lx->nclasses; c++) {
+                uint32_t t = lx->next[(size_t)s * lx->nclasses + c];
+                if (t != GM_LEX_DEAD && !seen[t]) {
+                    seen[t] = 1;
+                    stack[sp++] = t;
+                }
+            }
+        }
+        assert_true(lx->prod_words <= 4);
+        bool any = false;
+        for (uint32_t w = 0; w < lx->prod_words; w++) {
+            assert_true(lx->prod[(size_t)q * lx->prod_words + w] == want[w]);
+            any |= want[w] != 0;
+        }
+        assert_true(any);
+    }
+    free(seen);
+    free(stack);
+    gm_lexer_destroy(lx);
+    free(terms);
+    assert_int_equal(atomic_load(&m.used), 0);
+}
+
 /* ---- golden dump ---- */
 
 static void golden_lexer_dump(void **state)
@@ -642,6 +688,7 @@ int main(void)
         cmocka_unit_test(allocation_failures_are_clean),
         cmocka_unit_test(reference_small_sets),
         cmocka_unit_test(reference_java_corpus),
+        cmocka_unit_test(prod_is_reachable_labels),
         cmocka_unit_test(golden_lexer_dump),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

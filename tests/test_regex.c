@@ -516,6 +516,44 @@ static void golden_dumps(void **state)
     }
 }
 
+/* Golden files: the first line is the command that produced the rest. */
+static void golden_files(void **state)
+{
+    (void)state;
+    const char *files[] = {"tests/golden/regex_nonascii.dump", "tests/golden/regex_casefold.dump"};
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char *text = gm_test_read_file(gm_test_src_path(files[i]), NULL);
+        char *nl = strchr(text, '\n');
+        assert_non_null(nl);
+        *nl = '\0';
+        /* "# gramask regex --dump [--flags F] 'RE'" */
+        char *q1 = strchr(text, '\''), *q2 = strrchr(text, '\'');
+        assert_true(q1 && q2 > q1);
+        *q2 = '\0';
+        unsigned flags = 0;
+        char *fl = strstr(text, "--flags ");
+        if (fl && fl < q1) {
+            fl += 8;
+            size_t n = strcspn(fl, " ");
+            assert_int_equal(gm_re_flags_parse(fl, n, &flags), n);
+        }
+        gm_dfa d;
+        gm_error err;
+        assert_int_equal(compile(&m, q1 + 1, flags, NULL, &d, &err), GM_OK);
+        gm_strbuf b;
+        gm_strbuf_init(&b, &m);
+        gm_dfa_view v = gm_dfa_view_of(&d);
+        gm_dfa_view_dump(&b, &v);
+        assert_string_equal(gm_strbuf_str(&b), nl + 1);
+        gm_strbuf_free(&b);
+        gm_dfa_free(&d);
+        free(text);
+    }
+    assert_int_equal(atomic_load(&m.used), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -530,6 +568,7 @@ int main(void)
         cmocka_unit_test(literal_specs),
         cmocka_unit_test(cpset_operations),
         cmocka_unit_test(golden_dumps),
+        cmocka_unit_test(golden_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

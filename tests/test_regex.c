@@ -516,6 +516,25 @@ static void golden_dumps(void **state)
     }
 }
 
+/* Regexes with an empty language (surrogates cannot occur in UTF-8) compile to one dead state. */
+static void empty_languages(void **state)
+{
+    (void)state;
+    const char *res[] = {"\\ud800", "[\\ud800-\\udfff]", "[^\\s\\S]", "\\ud800-\\udfff]", "a[\\udc00]b"};
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    for (size_t i = 0; i < sizeof res / sizeof res[0]; i++) {
+        gm_dfa d;
+        gm_error err;
+        assert_int_equal(compile(&m, res[i], GM_RE_VERBOSE, NULL, &d, &err), GM_OK);
+        assert_int_equal(d.nstates, 1);
+        assert_int_equal(d.label[0], GM_LEX_NONE);
+        assert_false(matches(&d, "\xed\xa0\x80", 3));
+        gm_dfa_free(&d);
+    }
+    assert_int_equal(atomic_load(&m.used), 0);
+}
+
 /* Golden files: the first line is the command that produced the rest. */
 static void golden_files(void **state)
 {
@@ -569,6 +588,7 @@ int main(void)
         cmocka_unit_test(cpset_operations),
         cmocka_unit_test(golden_dumps),
         cmocka_unit_test(golden_files),
+        cmocka_unit_test(empty_languages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

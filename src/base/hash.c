@@ -17,7 +17,8 @@ uint64_t gm_hash_bytes(const void *data, size_t len, uint64_t seed)
         len -= 8;
     }
     uint64_t w = 0;
-    memcpy(&w, p, len);
+    if (len)
+        memcpy(&w, p, len); /* p may be NULL for an empty key */
     h = (h ^ gm_hash_mix64(w ^ len)) * 0x9e3779b97f4a7c15ULL;
     return gm_hash_mix64(h);
 }

@@ -169,6 +169,8 @@ static bool seg_continue(seg_run *R)
                 return false;
             seg_pop(R, t->prod_len[p]);
             uint32_t g = gm_lr_goto_of(t, seg_top(R), t->prod_lhs[p]);
+            if (g == UINT32_MAX)
+                return false; /* only in tables read from a file */
             if (!seg_push(R, g)) {
                 R->pending = g;
                 R->pending_shift = false;
@@ -322,6 +324,10 @@ gm_status gm_lr_feed(const gm_lr_table *t, gm_mem *m, gm_lr_node *top, uint32_t 
             }
             s = o.n ? o.st[o.n - 1] : base->state;
             push = gm_lr_goto_of(t, s, t->prod_lhs[p]);
+            if (push == UINT32_MAX) {
+                st = GM_ERR_REJECTED; /* only in tables read from a file */
+                goto done;
+            }
         } else {
             st = GM_ERR_REJECTED; /* error, or $end (accepting is gm_lr_accepts) */
             goto done;

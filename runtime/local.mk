@@ -46,3 +46,5 @@ GM_TESTS += tests/test_threads
 tests_test_threads_SOURCES = tests/test_threads.c
 tests_test_threads_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_threads_LDADD = $(GM_TEST_LDADD)
+
+GM_FUZZ += tests/fuzz/fuzz_compiled

@@ -49,6 +49,13 @@ struct gm_compiled {
 gm_status gm_grammar_from_cfg(gm_cfg *cfg, const gm_grammar_options *opts, gm_grammar **out,
                               gm_error *err);
 
+/* gm_compiled_load from bytes in memory (`name` names them in errors). */
+gm_status gm_compiled_load_buffer(const uint8_t *data, size_t len, const char *name,
+                                  const gm_compile_options *opts, gm_compiled **out,
+                                  gm_error *err);
+/* The checksum a compiled file's header holds for its payload. */
+uint64_t gm_compiled_checksum(const uint8_t *payload, size_t len);
+
 /* Adjusts a gm_limits so every zero field takes its default. */
 void gm_limits_resolve(gm_limits *out, const gm_limits *in);
 

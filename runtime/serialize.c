@@ -178,7 +178,7 @@ gm_status gm_compiled_save(const gm_compiled *c, const char *path, gm_error *err
     uint8_t header[GMC_HEADER] = {0};
     memcpy(header, GMC_MAGIC, 8);
     uint32_t version = GMC_VERSION, order = GMC_BYTE_ORDER, flags = 0;
-    uint64_t len = w.len, sum = gm_hash_bytes(w.buf, w.len, GMC_VERSION);
+    uint64_t len = w.len, sum = gm_compiled_checksum(w.buf, w.len);
     memcpy(header + 8, &version, 4);
     memcpy(header + 12, &order, 4);
     memcpy(header + 16, &len, 8);
@@ -486,6 +486,56 @@ static int read_lr(reader *r, gm_grammar *g)
     for (uint32_t p = 0; p < t->nprods; p++)
         if (t->prod_len[p] >= t->nstates + 1u)
             return bad(r, "production longer than any stack");
+    /*
+     * Every reduction must fit every stack that can reach its state: the
+     * stack reaching s is a path from state 0, and in tables built from a
+     * grammar the last len(p) transitions into s spell p's right-hand side,
+     * so the shortest path to s is at least len(p). Checked here so the
+     * runtime never pops below the bottom of a stack.
+     */
+    uint32_t *dist = gm_mem_alloc(m, (size_t)t->nstates * sizeof *dist);
+    uint32_t *queue = gm_mem_alloc(m, (size_t)t->nstates * sizeof *queue);
+    if (!dist || !queue) {
+        gm_mem_free(m, dist);
+        gm_mem_free(m, queue);
+        gm_mem_fail(m, r->err, "loaded parse tables");
+        return r->bad = 1, -1;
+    }
+    memset(dist, 0xff, (size_t)t->nstates * sizeof *dist);
+    uint32_t head = 0, tail = 0;
+    dist[0] = 0;
+    queue[tail++] = 0;
+    while (head < tail) {
+        uint32_t s = queue[head++];
+        for (uint32_t x = 0; x < t->nterms + t->nnonterms; x++) {
+            uint32_t to = UINT32_MAX;
+            if (x < t->nterms) {
+                gm_lr_action a = t->action[(size_t)s * t->nterms + x];
+                if (GM_LR_KIND(a) == GM_LR_SHIFT)
+                    to = GM_LR_ARG(a);
+            } else {
+                to = t->go[(size_t)s * t->nnonterms + (x - t->nterms)];
+            }
+            if (to != UINT32_MAX && dist[to] == UINT32_MAX) {
+                dist[to] = dist[s] + 1;
+                queue[tail++] = to;
+            }
+        }
+    }
+    int fits = 1;
+    for (uint32_t s = 0; s < t->nstates && fits; s++)
+        for (uint32_t x = 0; x < t->nterms && fits; x++) {
+            gm_lr_action a = t->action[(size_t)s * t->nterms + x];
+            if (GM_LR_KIND(a) == GM_LR_REDUCE && dist[s] != UINT32_MAX &&
+                t->prod_len[GM_LR_ARG(a)] > dist[s])
+                fits = 0;
+        }
+    gm_mem_free(m, dist);
+    gm_mem_free(m, queue);
+    if (!fits)
+        return bad(r, "a reduction pops more states than a stack reaching it holds");
+    /* Tables from a file might reduce in a cycle: guard every feed (lr.h, loop_guard). */
+    t->loop_guard = t->nstates + 1;
     return 0;
 }
 
@@ -629,12 +679,6 @@ gm_status gm_compiled_load(const char *path, const gm_compile_options *opts, gm_
     if (!path || !out)
         return gm_error_set(err, GM_ERR_ARGUMENT, "gm_compiled_load: NULL argument");
     *out = NULL;
-    gm_error local;
-    if (!err)
-        err = &local;
-    gm_vocab *v = NULL;
-    gm_grammar *g = NULL;
-    gm_compiled *c = NULL;
     char *text = NULL;
     size_t len = 0;
     gm_mem scratch;
@@ -642,7 +686,23 @@ gm_status gm_compiled_load(const char *path, const gm_compile_options *opts, gm_
     gm_status st = gm_file_read(&scratch, path, (size_t)1 << 40, &text, &len, err);
     if (st != GM_OK)
         return st;
-    const uint8_t *b = (const uint8_t *)text;
+    st = gm_compiled_load_buffer((const uint8_t *)text, len, path, opts, out, err);
+    gm_mem_free(&scratch, text);
+    return st;
+}
+
+gm_status gm_compiled_load_buffer(const uint8_t *b, size_t len, const char *path,
+                                  const gm_compile_options *opts, gm_compiled **out,
+                                  gm_error *err)
+{
+    *out = NULL;
+    gm_error local;
+    if (!err)
+        err = &local;
+    gm_vocab *v = NULL;
+    gm_grammar *g = NULL;
+    gm_compiled *c = NULL;
+    gm_status st;
     uint32_t version, order;
     uint64_t plen, sum;
     if (len < GMC_HEADER || memcmp(b, GMC_MAGIC, 8)) {
@@ -670,7 +730,7 @@ gm_status gm_compiled_load(const char *path, const gm_compile_options *opts, gm_
                           (unsigned long long)plen);
         goto fail;
     }
-    if (gm_hash_bytes(b + GMC_HEADER, plen, GMC_VERSION) != sum) {
+    if (gm_compiled_checksum(b + GMC_HEADER, plen) != sum) {
         st = gm_error_set(err, GM_ERR_FORMAT, "%s is corrupt (checksum mismatch)", path);
         goto fail;
     }
@@ -710,13 +770,16 @@ gm_status gm_compiled_load(const char *path, const gm_compile_options *opts, gm_
         goto fail;
     gm_grammar_destroy(g);
     gm_vocab_destroy(v);
-    gm_mem_free(&scratch, text);
     *out = c;
     return GM_OK;
 fail:
     gm_compiled_destroy(c);
     gm_grammar_destroy(g);
     gm_vocab_destroy(v);
-    gm_mem_free(&scratch, text);
     return st;
+}
+
+uint64_t gm_compiled_checksum(const uint8_t *payload, size_t len)
+{
+    return gm_hash_bytes(payload, len, GMC_VERSION);
 }

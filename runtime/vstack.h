@@ -44,10 +44,19 @@ static inline uint32_t gm_vstack_top(const gm_vstack *vs)
     return vs->n ? vs->ov[vs->n - 1] : vs->base->state;
 }
 
-/* Feeds one terminal (reductions, then shift or accept). On REJECTED and
- * OVERFLOW the virtual stack is left in an unspecified state. */
+/*
+ * Feeds one terminal (reductions, then shift or accept). On REJECTED and
+ * OVERFLOW the virtual stack is left in an unspecified state. Reduction
+ * loops (tables with loop_guard set: Lark-resolved conflicts, or tables
+ * read from a file) reject the terminal after the same number of
+ * reductions as gm_lr_feed (parser/lr_stack.c, note [reduction loops]).
+ */
 static inline gm_vfeed gm_vstack_feed(const gm_lr_table *t, gm_vstack *vs, uint32_t term)
 {
+    /* The stack height gm_lr_feed would see: the real nodes below base plus the overlay. */
+    uint64_t budget = t->loop_guard
+                          ? (uint64_t)t->loop_guard * ((uint64_t)vs->base->depth + vs->n + 2)
+                          : UINT64_MAX;
     for (;;) {
         uint32_t top = gm_vstack_top(vs);
         gm_lr_action a = gm_lr_action_of(t, top, term);
@@ -58,6 +67,8 @@ static inline gm_vfeed gm_vstack_feed(const gm_lr_table *t, gm_vstack *vs, uint3
             vs->ov[vs->n++] = GM_LR_ARG(a);
             return GM_VFEED_SHIFTED;
         case GM_LR_REDUCE: {
+            if (budget-- == 0)
+                return GM_VFEED_REJECTED;
             uint32_t p = GM_LR_ARG(a);
             uint32_t len = t->prod_len[p];
             uint32_t from_ov = len < vs->n ? len : vs->n;
@@ -65,6 +76,8 @@ static inline gm_vfeed gm_vstack_feed(const gm_lr_table *t, gm_vstack *vs, uint3
             for (len -= from_ov; len; len--)
                 vs->base = vs->base->parent;
             uint32_t g = gm_lr_goto_of(t, gm_vstack_top(vs), t->prod_lhs[p]);
+            if (g == UINT32_MAX)
+                return GM_VFEED_REJECTED; /* only in tables read from a file */
             if (vs->n == vs->cap)
                 return GM_VFEED_OVERFLOW;
             vs->ov[vs->n++] = g;

@@ -34,10 +34,10 @@ static verdict afeed(const gm_lr_table *t, astack *a, uint32_t elem)
             if (len >= a->n)
                 return V_DEPEND; /* the goto state depends on what lies below the anchor */
             a->n -= len;
-            if (a->n == ANCHOR_MAX)
-                return V_DEPEND;
-            a->st[a->n] = gm_lr_goto_of(t, a->st[a->n - 1], t->prod_lhs[p]);
-            a->n++;
+            uint32_t g = gm_lr_goto_of(t, a->st[a->n - 1], t->prod_lhs[p]);
+            if (g == UINT32_MAX)
+                return V_REJECT; /* only in tables read from a file */
+            a->st[a->n++] = g;
             break;
         }
         default:

@@ -5,6 +5,7 @@ GM_BUNDLED_GRAMMARS = grammars/common.lark
 GM_BUNDLED_GRAMMARS += grammars/json.lark
 GM_BUNDLED_GRAMMARS += grammars/json_bounded.lark
 GM_BUNDLED_GRAMMARS += grammars/go.lark
+GM_BUNDLED_GRAMMARS += grammars/python.lark
 
 EXTRA_DIST += $(GM_BUNDLED_GRAMMARS) grammars/embed.py
 nodist_libgmcore_la_SOURCES += grammars/bundled.c

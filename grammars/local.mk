@@ -15,3 +15,10 @@ CLEANFILES += grammars/bundled.c
 grammars/bundled.c: $(GM_BUNDLED_GRAMMARS) $(srcdir)/grammars/embed.py grammars/local.mk
 	$(AM_V_GEN)$(MKDIR_P) grammars && \
 	$(PYTHON3) $(srcdir)/grammars/embed.py $(srcdir) $@ $(GM_BUNDLED_GRAMMARS)
+
+# The bundled Python grammar through the front end, the indentation layer and the
+# LALR(1) tables (snippets checked against CPython).
+GM_TESTS += tests/test_python
+tests_test_python_SOURCES = tests/test_python.c
+tests_test_python_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_python_LDADD = $(GM_TEST_LDADD)

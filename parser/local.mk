@@ -42,7 +42,7 @@ GM_TESTS += tests/test_grammar_errors
 tests_test_grammar_errors_SOURCES = tests/test_grammar_errors.c
 tests_test_grammar_errors_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_grammar_errors_LDADD = $(GM_TEST_LDADD)
-EXTRA_DIST += tests/grammar_errors
+EXTRA_DIST += tests/grammar_errors tests/grammar
 
 # LALR(1) construction and the LR runtime (parser/lr.h).
 libgmcore_la_SOURCES += \
@@ -87,3 +87,6 @@ GM_TESTS += tests/test_lalr_cli
 tests_test_lalr_cli_SOURCES = tests/test_lalr_cli.c
 tests_test_lalr_cli_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_lalr_cli_LDADD = $(GM_TEST_LDADD)
+
+# libFuzzer target of the grammar loader (make fuzz; tests/local.mk).
+GM_FUZZ += tests/fuzz/fuzz_grammar

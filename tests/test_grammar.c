@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lexer/lexer.h"
 #include "parser/grammar.h"
 #include "src/base/strbuf.h"
 
@@ -869,6 +870,77 @@ static void allocation_failures(void **state)
                          "%declare _INDENT _DEDENT\n");
 }
 
+/* Writes s[0..n) as a JSON string. */
+static void json_string(FILE *f, const char *s, size_t n)
+{
+    fputc('"', f);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/*
+ * Differential test of grammars/common.lark: every terminal's composed
+ * pattern must take, by maximal munch, the token Lark's own definition
+ * takes with Python's re (tests/grammar/check_common.py).
+ */
+static void common_matches_lark(void **state)
+{
+    (void)state;
+    static const char *names[] = {
+        "DIGIT", "HEXDIGIT", "INT", "SIGNED_INT", "DECIMAL", "_EXP", "FLOAT", "SIGNED_FLOAT",
+        "NUMBER", "SIGNED_NUMBER", "_STRING_INNER", "_STRING_ESC_INNER", "ESCAPED_STRING",
+        "LCASE_LETTER", "UCASE_LETTER", "LETTER", "WORD", "CNAME", "WS_INLINE", "WS", "CR", "LF",
+        "NEWLINE", "SH_COMMENT", "CPP_COMMENT", "C_COMMENT", "SQL_COMMENT"};
+    size_t n = sizeof names / sizeof names[0];
+    char text[2048];
+    size_t k = (size_t)snprintf(text, sizeof text, "%%import common (");
+    for (size_t i = 0; i < n; i++)
+        k += (size_t)snprintf(text + k, sizeof text - k, "%s%s", i ? ", " : "", names[i]);
+    k += (size_t)snprintf(text + k, sizeof text - k, ")\nstart:");
+    for (size_t i = 0; i < n; i++)
+        k += (size_t)snprintf(text + k, sizeof text - k, " %s", names[i]);
+    snprintf(text + k, sizeof text - k, "\n");
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_error err;
+    gm_cfg *g = load(&m, text, NULL, NULL, &err);
+    if (!g)
+        fail_msg("%s", err.message);
+    assert_int_equal(g->nterminals, n);
+    char path[] = "/tmp/gm_common_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputc('{', f);
+    for (uint32_t i = 0; i < g->nterminals; i++) {
+        const gm_terminal_spec *t = &g->terminals[i];
+        fprintf(f, "%s\"%s\": {\"pattern\": ", i ? ", " : "", t->name);
+        json_string(f, t->pattern, t->pattern_len);
+        fprintf(f, ", \"literal\": %s, \"flags\": \"%s%s%s\"}", t->is_literal ? "true" : "false",
+                t->flags & GM_RE_IGNORECASE ? "i" : "", t->flags & GM_RE_DOTALL ? "s" : "",
+                t->flags & GM_RE_VERBOSE ? "x" : "");
+    }
+    fputs("}\n", f);
+    fclose(f);
+    gm_cfg_destroy(g);
+    const char *py = getenv("PYTHON3");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' '%s' '%s'", py && *py ? py : "python3",
+             gm_test_src_path("tests/grammar/check_common.py"), path);
+    int rc = system(cmd);
+    remove(path);
+    assert_int_equal(rc, 0);
+}
+
 static void bundled_grammars(void **state)
 {
     (void)state;
@@ -900,6 +972,7 @@ int main(void)
         cmocka_unit_test(syncode_benchmark_grammars),
         cmocka_unit_test(limits),
         cmocka_unit_test(allocation_failures),
+        cmocka_unit_test(common_matches_lark),
         cmocka_unit_test(bundled_grammars),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -62,7 +62,10 @@
 #include "lexer/lexer.h"
 
 enum {
-    MAX_ALTS = 100000,          /* sequences one expression may expand to */
+    MAX_ALTS = 10000,           /* sequences one expression may expand to (real grammars:
+                                   under 100) */
+    MAX_SYMS = 1000000,         /* symbols in those sequences together */
+    MAX_TOTAL_SYMS = 2000000,   /* right-hand-side symbols of all productions */
     MAX_INSTANCES = 10000,      /* template instances */
     REPEAT_BREAK = 50,          /* Lark's REPEAT_BREAK_THRESHOLD */
     SMALL_FACTOR = 5            /* Lark's SMALL_FACTOR_THRESHOLD */
@@ -211,6 +214,10 @@ static gm_status add_prod(bnf *B, uint32_t lhs, const seq *s, int32_t priority, 
     if (*slot != UINT32_MAX)
         return GM_OK;
     *slot = 1;
+    if (B->nsyms + s->len > MAX_TOTAL_SYMS)
+        return gm_lload_error(B->L, GM_ERR_LIMIT, loc,
+                              "the grammar desugars to more than %d symbols in its productions",
+                              MAX_TOTAL_SYMS);
     if (GROW(B, B->syms, B->nsyms, B->scap, B->nsyms + s->len) ||
         GROW(B, B->p, B->np, B->pcap, B->np + 1))
         return nomem(B);
@@ -303,14 +310,23 @@ static gm_status dedup(bnf *B, elist *e)
 static gm_status too_many(bnf *B, gm_srcloc loc)
 {
     return gm_lload_error(B->L, GM_ERR_LIMIT, loc,
-                          "this expands to more than %d alternatives; move optional parts "
-                          "into rules of their own", MAX_ALTS);
+                          "this expands to more than %d alternatives (or %d symbols); move "
+                          "optional parts into rules of their own", MAX_ALTS, MAX_SYMS);
+}
+
+static uint64_t symbols_of(const elist *e)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < e->n; i++)
+        n += e->v[i].len;
+    return n;
 }
 
 /* Every x + y for x in a, y in b, in order (a's order first). */
 static gm_status product(bnf *B, const elist *a, const elist *b, gm_srcloc loc, elist *out)
 {
-    if ((uint64_t)a->n * b->n > MAX_ALTS)
+    if ((uint64_t)a->n * b->n > MAX_ALTS ||
+        symbols_of(a) * b->n + symbols_of(b) * a->n > MAX_SYMS)
         return too_many(B, loc);
     size_t total = (size_t)a->n * b->n;
     elist r = {(uint32_t)total, gm_arena_array(B->a, total ? total : 1, sizeof(seq))};
@@ -338,7 +354,7 @@ static gm_status product(bnf *B, const elist *a, const elist *b, gm_srcloc loc, 
 /* a's sequences then b's. */
 static gm_status join(bnf *B, const elist *a, const elist *b, gm_srcloc loc, elist *out)
 {
-    if ((uint64_t)a->n + b->n > MAX_ALTS)
+    if ((uint64_t)a->n + b->n > MAX_ALTS || symbols_of(a) + symbols_of(b) > MAX_SYMS)
         return too_many(B, loc);
     elist r = {a->n + b->n, gm_arena_array(B->a, (size_t)a->n + b->n, sizeof(seq))};
     if (!r.v)

@@ -23,7 +23,8 @@
  * exactly that pattern (same text, kind and flags; the last such definition
  * wins), the rule uses the named terminal, as in Lark; otherwise one
  * anonymous terminal per distinct pattern is made, named by its pattern
- * as written ("(" or /[0-9]+/i). Terminals are numbered named ones first
+ * as written ("(" or /[0-9]+/i; a pattern longer than 64 bytes by its
+ * start and the terminal's number). Terminals are numbered named ones first
  * (definition order, imports before local ones), then anonymous ones in
  * order of first use; only terminals used by a reachable rule, %ignore'd
  * or named by %insert reach the cfg.
@@ -67,6 +68,7 @@ enum {
     MAX_SYMS = 1000000,         /* symbols in those sequences together */
     MAX_TOTAL_SYMS = 2000000,   /* right-hand-side symbols of all productions */
     MAX_INSTANCES = 10000,      /* template instances */
+    MAX_ANON_NAME = 64,         /* longest name of an anonymous terminal */
     REPEAT_BREAK = 50,          /* Lark's REPEAT_BREAK_THRESHOLD */
     SMALL_FACTOR = 5            /* Lark's SMALL_FACTOR_THRESHOLD */
 };
@@ -666,6 +668,11 @@ static gm_status anonymous(bnf *B, const gm_lx *x, uint32_t *sym)
     gm_strbuf nb;
     gm_strbuf_init(&nb, B->L->mem);
     gm_lpattern_write(&nb, &p);
+    if (nb.n > MAX_ANON_NAME) {
+        /* a long pattern is named by its start and its number, to keep reports readable */
+        nb.n = MAX_ANON_NAME - 16;
+        gm_strbuf_printf(&nb, "...#%zu", B->nt);
+    }
     char *name = nb.failed ? NULL : gm_arena_strndup(B->a, gm_strbuf_str(&nb), nb.n);
     gm_strbuf_free(&nb);
     if (!name)

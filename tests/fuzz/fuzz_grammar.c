@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     gm_mem m;
-    gm_mem_init(&m, NULL, (size_t)256 << 20);
+    gm_mem_init(&m, NULL, (size_t)64 << 20);
     gm_grammar_options opts;
     memset(&opts, 0, sizeof opts);
     opts.no_file_imports = true;

@@ -114,6 +114,13 @@ gm_ldef *gm_lbuilder_find(const gm_lbuilder *b, const char *name)
     return id == UINT32_MAX || id >= b->cap ? NULL : b->defs[id];
 }
 
+/* Whether a name as written is a terminal's (uppercase) rather than a rule's. */
+static bool is_upper_name(const char *name)
+{
+    const char *p = name[0] == '_' ? name + 1 : name;
+    return *p >= 'A' && *p <= 'Z';
+}
+
 static const char *kind_name(bool is_term)
 {
     return is_term ? "terminal" : "rule";
@@ -469,9 +476,18 @@ static gm_status do_import(gm_lbuilder *b, const import_group *g, import_base ba
             st = gm_lload_nomem(L);
             break;
         }
-        if (!gm_lbuilder_find(&sub, local)) {
-            st = gm_lload_error(L, GM_ERR_GRAMMAR, g->locs[i], "cannot import '%s': %s does not define it",
-                                g->names[i], name);
+        const gm_ldef *found = gm_lbuilder_find(&sub, local);
+        if (!found) {
+            st = gm_lload_error(L, GM_ERR_GRAMMAR, g->locs[i],
+                                "cannot import '%s': %s does not define it", g->names[i], name);
+            break;
+        }
+        if (is_upper_name(g->aliases[i]) != found->is_term) {
+            st = gm_lload_error(L, GM_ERR_GRAMMAR, g->locs[i],
+                                "cannot import %s '%s' as '%s': a %s name is %s",
+                                kind_name(found->is_term), g->names[i], g->aliases[i],
+                                kind_name(found->is_term),
+                                found->is_term ? "uppercase" : "lowercase");
             break;
         }
         st = mark_needed(&sub, keep, local);
@@ -618,8 +634,7 @@ static gm_status load_module(gm_lbuilder *b, const gm_lsource *src, import_base 
                 d->name = m ? mangle_name((void *)m, s->names[k]) : s->names[k];
                 if (!d->name)
                     return gm_lload_nomem(L);
-                d->is_term = s->names[k][s->names[k][0] == '_'] >= 'A' &&
-                             s->names[k][s->names[k][0] == '_'] <= 'Z';
+                d->is_term = is_upper_name(s->names[k]);
                 d->loc = s->name_locs[k];
                 if (!d->is_term)
                     return gm_lload_error(L, GM_ERR_UNSUPPORTED, d->loc,
@@ -697,6 +712,10 @@ static gm_status check_expr(gm_lbuilder *b, const gm_ldef *d, const gm_lx *x, in
         if (!r)
             return gm_lload_error(L, GM_ERR_GRAMMAR, x->loc, "undefined %s '%s' (used in %s '%s')",
                                   kind_name(x->is_term), x->name, kind_name(d->is_term), d->name);
+        if (d->is_term && !r->is_term && !strncmp(d->name, "__IGNORE_", 9))
+            return gm_lload_error(L, GM_ERR_GRAMMAR, x->loc,
+                                  "rule '%s' used in %%ignore: only terminals can be ignored",
+                                  x->name);
         if (d->is_term && !r->is_term)
             return gm_lload_error(L, GM_ERR_GRAMMAR, x->loc,
                                   "rule '%s' used inside terminal '%s': terminals can only use "

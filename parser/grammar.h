@@ -34,8 +34,8 @@
  *
  * Limits: the text and every imported file at most limits.max_input_bytes;
  * brackets nested at most 100 deep; imports nested at most 32 deep; a
- * composed terminal pattern at most limits.max_input_bytes; a rule at most
- * 10000 alternatives (1000000 symbols) per expression after desugaring, 2000000
+ * composed terminal pattern at most limits.max_input_bytes; 4096
+ * alternatives (250000 symbols) per expression after desugaring, 2000000
  * right-hand-side symbols in all. Past them: GM_ERR_LIMIT.
  */
 gm_status gm_grammar_load(gm_mem *m, const char *file, const char *text, size_t len,

@@ -63,9 +63,9 @@
 #include "lexer/lexer.h"
 
 enum {
-    MAX_ALTS = 10000,           /* sequences one expression may expand to (real grammars:
+    MAX_ALTS = 4096,            /* sequences one expression may expand to (real grammars:
                                    under 100) */
-    MAX_SYMS = 1000000,         /* symbols in those sequences together */
+    MAX_SYMS = 250000,          /* symbols in those sequences together */
     MAX_TOTAL_SYMS = 2000000,   /* right-hand-side symbols of all productions */
     MAX_INSTANCES = 10000,      /* template instances */
     MAX_ANON_NAME = 64,         /* longest name of an anonymous terminal */
@@ -290,21 +290,27 @@ static gm_status dedup(bnf *B, elist *e)
         e->n = k;
         return GM_OK;
     }
-    gm_intern set;
-    gm_intern_init(&set, B->L->mem);
+    /* open addressing over the kept sequences: slot = index + 1, 0 = empty */
+    size_t cap = 32;
+    while (cap < (size_t)e->n * 2)
+        cap *= 2;
+    uint32_t *slots = gm_arena_array(B->a, cap, sizeof *slots);
+    if (!slots)
+        return nomem(B);
     for (uint32_t i = 0; i < e->n; i++) {
-        uint32_t id;
-        int added;
-        static const uint32_t none = 0;
-        const void *key = e->v[i].len ? (const void *)e->v[i].s : (const void *)&none;
-        if (gm_intern_put(&set, key, e->v[i].len * sizeof(uint32_t), &id, &added)) {
-            gm_intern_free(&set);
-            return nomem(B);
+        const seq *x = &e->v[i];
+        const void *bytes = x->len ? (const void *)x->s : (const void *)"";
+        size_t h = (size_t)gm_hash_bytes(bytes, (size_t)x->len * sizeof *x->s, x->len) & (cap - 1);
+        bool seen = false;
+        while (slots[h] && !seen) {
+            seen = seq_eq(&e->v[slots[h] - 1], x);
+            h = (h + 1) & (cap - 1);
         }
-        if (added)
-            e->v[k++] = e->v[i];
+        if (seen)
+            continue;
+        e->v[k] = *x;
+        slots[h] = ++k;
     }
-    gm_intern_free(&set);
     e->n = k;
     return GM_OK;
 }
@@ -327,26 +333,26 @@ static uint64_t symbols_of(const elist *e)
 /* Every x + y for x in a, y in b, in order (a's order first). */
 static gm_status product(bnf *B, const elist *a, const elist *b, gm_srcloc loc, elist *out)
 {
-    if ((uint64_t)a->n * b->n > MAX_ALTS ||
-        symbols_of(a) * b->n + symbols_of(b) * a->n > MAX_SYMS)
+    uint64_t nsyms = symbols_of(a) * b->n + symbols_of(b) * a->n;
+    if ((uint64_t)a->n * b->n > MAX_ALTS || nsyms > MAX_SYMS)
         return too_many(B, loc);
     size_t total = (size_t)a->n * b->n;
     elist r = {(uint32_t)total, gm_arena_array(B->a, total ? total : 1, sizeof(seq))};
-    if (!r.v)
+    /* one block for all the sequences */
+    uint32_t *block = gm_arena_array(B->a, nsyms ? (size_t)nsyms : 1, sizeof *block);
+    if (!r.v || !block)
         return nomem(B);
     uint32_t k = 0;
     for (uint32_t i = 0; i < a->n; i++)
         for (uint32_t j = 0; j < b->n; j++) {
-            uint32_t len = a->v[i].len + b->v[j].len;
-            uint32_t *s = gm_arena_array(B->a, len ? len : 1, sizeof *s);
-            if (!s)
-                return nomem(B);
-            if (a->v[i].len)
-                memcpy(s, a->v[i].s, a->v[i].len * sizeof *s);
-            if (b->v[j].len)
-                memcpy(s + a->v[i].len, b->v[j].s, b->v[j].len * sizeof *s);
-            r.v[k].len = len;
-            r.v[k].s = s;
+            uint32_t la = a->v[i].len, lb = b->v[j].len;
+            if (la)
+                memcpy(block, a->v[i].s, la * sizeof *block);
+            if (lb)
+                memcpy(block + la, b->v[j].s, lb * sizeof *block);
+            r.v[k].len = la + lb;
+            r.v[k].s = block;
+            block += la + lb;
             k++;
         }
     *out = r;

@@ -1,5 +1,5 @@
 /*
- * gramask parse GRAMMAR FILE [--conflicts=lark] [--start=RULE]
+ * gramask parse GRAMMAR FILE [--conflicts=lark] [--start=RULE] [--terminals]
  *
  * Lexes FILE with the grammar's lexer (maximal munch, %ignore'd terminals
  * dropped) and feeds the terminals to the LR runtime. Prints OK, or the
@@ -19,16 +19,19 @@
 #include "src/cli/cli.h"
 #include "src/cli/commands.h"
 
-static const char USAGE[] = "GRAMMAR FILE [--conflicts=error|lark] [--start=RULE]";
+static const char USAGE[] = "GRAMMAR FILE [--conflicts=error|lark] [--start=RULE] [--terminals]";
 
 static void print_help(void)
 {
     printf("usage: gramask parse %s\n\n"
            "Lexes FILE with GRAMMAR's terminals (longest match; %%ignore'd terminals are\n"
            "dropped) and parses the terminal stream with the LALR(1) tables. Prints OK,\n"
-           "or the first error with its line:column and the terminals expected there.\n\n"
+           "or the first error with its line:column and the terminals expected there.\n"
+           "GRAMMAR is a .lark file or the name of a bundled grammar (json, go, python, ...).\n\n"
            "  --conflicts=lark    resolve LALR(1) conflicts as Lark does (see gramask grammar)\n"
-           "  --start=RULE        start rule (default: start)\n\n"
+           "  --start=RULE        start rule (default: start)\n"
+           "  --terminals         print each terminal the parser gets, as LINE:COLUMN NAME\n"
+           "                      (a post-lexing layer's terminals where their lexeme ends)\n\n"
            "Exit status: 0 the file parses, 1 it does not (or the grammar is invalid), 2 usage.\n",
            USAGE);
 }
@@ -53,7 +56,22 @@ typedef struct parse_ctx {
     gm_error layer_err;
     gm_status failure;       /* allocation failure while feeding */
     gm_postlex_stream layers; /* semicolon insertion, indentation (parser/postlex.h) */
+    bool print;              /* --terminals */
+    size_t line_off;         /* --terminals: offset, line and line start of the last one printed */
+    uint32_t line;
+    size_t line_start;
 } parse_ctx;
+
+/* --terminals: "LINE:COLUMN NAME" for a terminal at offset off (offsets never decrease). */
+static void print_terminal(parse_ctx *c, uint32_t term, size_t off)
+{
+    for (; c->line_off < off; c->line_off++)
+        if (c->text[c->line_off] == '\n') {
+            c->line++;
+            c->line_start = c->line_off + 1;
+        }
+    printf("%u:%zu %s\n", c->line, off - c->line_start + 1, c->g->names[term]);
+}
 
 static gm_status feed_all(parse_ctx *c, const uint32_t *terms, size_t n, const gm_lexeme *lx)
 {
@@ -73,6 +91,8 @@ static gm_status feed_all(parse_ctx *c, const uint32_t *terms, size_t n, const g
         gm_lr_node_release(c->mem, c->top);
         c->top = next;
         c->tokens++;
+        if (c->print)
+            print_terminal(c, terms[i], terms[i] == lx->terminal ? lx->start : lx->end);
     }
     return GM_OK;
 }
@@ -129,6 +149,7 @@ int gm_cmd_parse(int argc, char **argv)
 {
     const char *gpath = NULL, *fpath = NULL, *start = NULL;
     gm_conflicts mode = GM_CONFLICTS_ERROR;
+    bool print = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -140,6 +161,8 @@ int gm_cmd_parse(int argc, char **argv)
             mode = GM_CONFLICTS_ERROR;
         } else if (!strncmp(a, "--start=", 8) && a[8]) {
             start = a + 8;
+        } else if (!strcmp(a, "--terminals")) {
+            print = true;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "gramask parse: unknown option '%s'\n", a);
             return gm_cli_usage("parse", USAGE);
@@ -173,7 +196,12 @@ int gm_cmd_parse(int argc, char **argv)
     parse_ctx c;
     memset(&c, 0, sizeof c);
     int rc = 1;
-    if (gm_grammar_load_file(&m, gpath, &gopts, &g, &err) != GM_OK ||
+    size_t blen = 0;
+    const char *bundled = strchr(gpath, '/') || strchr(gpath, '.') ? NULL
+                                                                   : gm_bundled_grammar(gpath, &blen);
+    gm_status lst = bundled ? gm_grammar_load(&m, gpath, bundled, blen, &gopts, &g, &err)
+                            : gm_grammar_load_file(&m, gpath, &gopts, &g, &err);
+    if (lst != GM_OK ||
         gm_lexer_build(&m, g->terminals, g->nterminals, &limits, print_warning, NULL, &lx, &err) != GM_OK) {
         gm_cli_fail("parse", &err);
         goto done;
@@ -194,6 +222,8 @@ int gm_cmd_parse(int argc, char **argv)
     c.t = t;
     c.mem = &m;
     c.text = text;
+    c.print = print;
+    c.line = 1;
     gm_postlex_stream_init(&c.layers, &g->postlex);
     c.top = gm_lr_stack_new(&m);
     if (!c.top) {

@@ -1,0 +1,3 @@
+def f():
+    match x:
+        case [1, *r]: return r

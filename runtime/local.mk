@@ -48,3 +48,6 @@ tests_test_threads_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_threads_LDADD = $(GM_TEST_LDADD)
 
 GM_FUZZ += tests/fuzz/fuzz_compiled
+
+TESTS += tests/generate_check.sh
+EXTRA_DIST += tests/generate_check.sh

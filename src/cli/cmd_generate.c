@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/objects.h"
 #include "src/cli/cli.h"
 #include "src/cli/commands.h"
 #include "src/cli/session.h"
@@ -143,6 +144,7 @@ int gm_cmd_generate(int argc, char **argv)
             break;
         }
         t.len = 0;
+        uint32_t strip = s.vocab->data->strip_leading;
         int ended = 0;
         size_t ntok = 0;
         for (; ntok < max_tokens; ntok++) {
@@ -188,6 +190,13 @@ int gm_cmd_generate(int argc, char **argv)
             }
             size_t len;
             const uint8_t *b = gm_vocab_token(s.vocab, id, &len);
+            /* The decoded text: the tokenizer's decoder drops leading spaces of the whole
+             * text (SentencePiece's dummy prefix), and so does the grammar's view of it. */
+            while (t.len == 0 && strip && len && b[0] == ' ') {
+                b++;
+                len--;
+                strip--;
+            }
             if (text_append(&t, b, len)) {
                 fprintf(stderr, "gramask generate: out of memory\n");
                 rc = 1;

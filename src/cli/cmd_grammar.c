@@ -14,6 +14,7 @@
 #include "src/base/strbuf.h"
 #include "src/cli/cli.h"
 #include "src/cli/commands.h"
+#include "src/cli/session.h"
 
 static const char USAGE[] = "GRAMMAR [--report] [--conflicts=error|lark] [--start=RULE]";
 
@@ -75,7 +76,7 @@ int gm_cmd_grammar(int argc, char **argv)
     gopts.start = start;
     gopts.warn = print_warning;
     gm_cfg *g = NULL;
-    if (gm_grammar_load_file(&m, path, &gopts, &g, &err) != GM_OK)
+    if (gm_cli_load_cfg(&m, path, &gopts, &g, &err) != GM_OK)
         return gm_cli_fail("grammar", &err);
 
     gm_strbuf conflicts;

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "parser/grammar.h"
 #include "src/cli/cli.h"
 
 uint64_t gm_cli_now_ns(void)
@@ -23,6 +24,25 @@ static int has_suffix(const char *s, const char *suffix)
 {
     size_t n = strlen(s), k = strlen(suffix);
     return n >= k && !strcmp(s + n - k, suffix);
+}
+
+bool gm_cli_is_bundled(const char *arg)
+{
+    return access(arg, F_OK) != 0 && !strchr(arg, '/') && !has_suffix(arg, ".lark");
+}
+
+gm_status gm_cli_load_cfg(gm_mem *m, const char *arg, const gm_grammar_options *opts,
+                          struct gm_cfg **out, gm_error *err)
+{
+    if (!gm_cli_is_bundled(arg))
+        return gm_grammar_load_file(m, arg, opts, out, err);
+    size_t len;
+    const char *text = gm_bundled_grammar(arg, &len);
+    if (!text)
+        return gm_error_set(err, GM_ERR_IO, "%s is neither a file nor a bundled grammar", arg);
+    char label[96];
+    snprintf(label, sizeof label, "<bundled>/%s.lark", arg);
+    return gm_grammar_load(m, label, text, len, opts, out, err);
 }
 
 int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli_session *s)
@@ -57,8 +77,7 @@ int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli
     go.conflicts = opts->conflicts;
     t0 = gm_cli_now_ns();
     gm_status st;
-    if (access(opts->grammar, F_OK) != 0 && !strchr(opts->grammar, '/') &&
-        !has_suffix(opts->grammar, ".lark"))
+    if (gm_cli_is_bundled(opts->grammar))
         st = gm_grammar_create_bundled(opts->grammar, &go, &s->grammar, &err);
     else
         st = gm_grammar_create_from_file(opts->grammar, &go, &s->grammar, &err);

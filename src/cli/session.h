@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "gramask.h"
+#include "src/base/mem.h"
 
 typedef struct gm_cli_session {
     gm_vocab *vocab;
@@ -28,6 +29,18 @@ typedef struct gm_cli_load_options {
     gm_conflicts conflicts;
     uint32_t model_vocab_size;
 } gm_cli_load_options;
+
+/*
+ * Whether a GRAMMAR argument names a bundled grammar ("json", "go", ...)
+ * rather than a file: it is not an existing path, has no '/' and does not
+ * end in .lark.
+ */
+bool gm_cli_is_bundled(const char *arg);
+
+/* Loads a GRAMMAR argument (bundled name or .lark path) into a cfg from m. */
+struct gm_cfg;
+gm_status gm_cli_load_cfg(gm_mem *m, const char *arg, const gm_grammar_options *opts,
+                          struct gm_cfg **out, gm_error *err);
 
 /* Returns 0, or prints the error as `gramask CMD: ...` and returns 1. */
 int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli_session *s);

@@ -21,6 +21,9 @@ static verdict afeed(const gm_lr_table *t, astack *a, uint32_t elem)
 {
     if (elem & GM_SEQ_LINE)
         return V_DEPEND; /* the indentation layer reads state beside the stack */
+    /* Tables with resolved conflicts may reduce in a loop (lr.h, loop_guard): past the
+     * bound gm_lr_feed would use, leave the verdict to the real-stack walk. */
+    uint64_t budget = t->loop_guard ? (uint64_t)t->loop_guard * (a->n + 2) : UINT64_MAX;
     for (;;) {
         gm_lr_action act = gm_lr_action_of(t, a->st[a->n - 1], elem);
         switch (GM_LR_KIND(act)) {
@@ -30,6 +33,8 @@ static verdict afeed(const gm_lr_table *t, astack *a, uint32_t elem)
             a->st[a->n++] = GM_LR_ARG(act);
             return V_ACCEPT;
         case GM_LR_REDUCE: {
+            if (budget-- == 0)
+                return V_DEPEND;
             uint32_t p = GM_LR_ARG(act), len = t->prod_len[p];
             if (len >= a->n)
                 return V_DEPEND; /* the goto state depends on what lies below the anchor */

@@ -14,8 +14,6 @@ int gm_cmd_trace(int argc, char **argv);
 int gm_cmd_generate(int argc, char **argv);
 int gm_cmd_compile(int argc, char **argv);
 int gm_cmd_info(int argc, char **argv);
-int gm_cmd_grammar(int argc, char **argv);
-int gm_cmd_parse(int argc, char **argv);
 
 static const gm_cli_command gm_cli_commands[] = {
     {"demo", gm_cmd_demo, "the main job on bundled data: compile JSON for a tokenizer, decode a sample"},
@@ -23,8 +21,6 @@ static const gm_cli_command gm_cli_commands[] = {
     {"generate", gm_cmd_generate, "random constrained generation; reports any dead end"},
     {"compile", gm_cmd_compile, "compile a grammar for a tokenizer into a .gmc file"},
     {"info", gm_cmd_info, "what a compiled .gmc file holds"},
-    {"grammar", gm_cmd_grammar, "load a grammar: terminals, rules, LALR(1) states and conflicts"},
-    {"parse", gm_cmd_parse, "lex and parse a file with a grammar: OK or the first error"},
     {"vocab", gm_cmd_vocab, "facts about a tokenizer vocabulary; decode reference ids"},
     {"regex", gm_cmd_regex, "compile a terminal regex and show its automata (state counts, DFA)"},
     {"lex", gm_cmd_lex, "lex a file with a set of terminals and print the terminal stream"},

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""make check-corpus: coverage of the bundled grammars over real sources.
+
+For every language of LANGUAGES: installs the Debian packages that hold
+its sources when they are missing (apt-get, as root), selects the files,
+runs `gramask parse GRAMMAR FILE` on each (in parallel), prints the
+coverage, the failing files with their first error, and fails (exit 1)
+when a language is below its target.
+
+Adding a language is one entry of LANGUAGES: a name, the grammar file in
+grammars/, the Debian packages, a function selecting the files (it gets
+the Ctx and returns sorted paths plus a sentence saying how it chose
+them) and the target percentage.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import subprocess
+import sys
+
+
+class Ctx:
+    """What file selectors may use."""
+
+    def __init__(self, args):
+        self.shared = args.shared
+        self.srcdir = args.srcdir
+        self.workdir = args.workdir   # scratch space (extracted archives); selectors create it
+        self.cache = {}
+
+
+class Language:
+    def __init__(self, name, grammar, packages, select, target):
+        self.name = name
+        self.grammar = grammar        # file name in grammars/
+        self.packages = packages      # Debian packages holding the sources
+        self.select = select          # Ctx -> (sorted paths, description)
+        self.target = target          # minimum percentage of files that parse
+
+
+# ---------------------------------------------------------------------------
+# JSON: the shared corpus plus the JSON files of this machine
+
+JSON_ROOTS = ["/usr/share", "/usr/lib", "/usr/local/share", "/usr/local/lib", "/etc", "/opt"]
+JSON_MAX_BYTES = 4 << 20
+JSON_MIN_MACHINE_FILES = 1000
+
+
+def _reject_constant(name):
+    raise ValueError("not JSON: " + name)
+
+
+def is_rfc_json(path):
+    """python3's json module accepts it: UTF-8 without BOM, no NaN/Infinity."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(JSON_MAX_BYTES + 1)
+        if len(data) > JSON_MAX_BYTES or data.startswith(b"\xef\xbb\xbf"):
+            return False
+        json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+        return True
+    except (OSError, ValueError, RecursionError):
+        return False
+
+
+def json_files(ctx):
+    if "json" in ctx.cache:
+        return ctx.cache["json"]
+    corpus = os.path.join(ctx.shared, "corpus", "json")
+    shared = sorted(os.path.join(corpus, n) for n in os.listdir(corpus) if n.endswith(".json"))
+    skip = [os.path.realpath(p) for p in (ctx.shared, ctx.srcdir, ctx.workdir)]
+    found, accepted = 0, []
+    for root in JSON_ROOTS:
+        for dirpath, dirnames, filenames in os.walk(root):
+            real = os.path.realpath(dirpath)
+            if any(real == s or real.startswith(s + os.sep) for s in skip):
+                dirnames[:] = []
+                continue
+            dirnames.sort()
+            for n in sorted(filenames):
+                p = os.path.join(dirpath, n)
+                if not n.endswith(".json") or os.path.islink(p) or not os.path.isfile(p):
+                    continue
+                found += 1
+                if is_rfc_json(p):
+                    accepted.append(p)
+    if len(accepted) < JSON_MIN_MACHINE_FILES:
+        sys.exit("check-corpus: only %d JSON files that python3 accepts under %s (need %d)"
+                 % (len(accepted), ", ".join(JSON_ROOTS), JSON_MIN_MACHINE_FILES))
+    desc = ("every *.json of %s (%d) and the *.json files under %s (no symlinks, at most %d "
+            "bytes) that python3's json module accepts as UTF-8 without BOM and without "
+            "NaN/Infinity: %d of %d found"
+            % (corpus, len(shared), " ".join(JSON_ROOTS), JSON_MAX_BYTES, len(accepted), found))
+    ctx.cache["json"] = (shared + accepted, desc)
+    return ctx.cache["json"]
+
+
+# ---------------------------------------------------------------------------
+# Go: the standard library of golang-1.19-src
+
+GO_ROOTS = ["/usr/share/go-1.19/src", "/usr/lib/go-1.19/src"]
+_go_token = re.compile(r'\s+|//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|`[^`]*`|\w+|.', re.S)
+
+
+def go_uses_cgo(text):
+    """Whether the file's import declarations import the pseudo-package "C"."""
+    toks = [t for t in _go_token.findall(text) if not t.isspace() and not t.startswith(("//", "/*"))]
+    i = 2 if toks[:1] == ["package"] else 0          # package NAME
+    while i < len(toks) and toks[i] in ("import", ";"):
+        if toks[i] == ";":
+            i += 1
+            continue
+        i += 1
+        end = i + 1
+        if i < len(toks) and toks[i] == "(":
+            end = toks.index(")", i) if ")" in toks[i:] else len(toks)
+        elif i + 1 < len(toks) and not toks[i].startswith('"'):
+            end = i + 2                                # import name "path"
+        if '"C"' in toks[i:end]:
+            return True
+        i = end + (1 if end < len(toks) and toks[end] == ")" else 0)
+    return False
+
+
+def go_files(ctx):
+    root = next((r for r in GO_ROOTS if os.path.isdir(r)), None)
+    if not root:
+        sys.exit("check-corpus: no Go 1.19 sources in %s" % " or ".join(GO_ROOTS))
+    files, cgo = [], 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "testdata")
+        for n in sorted(filenames):
+            if not n.endswith(".go") or n.endswith("_test.go"):
+                continue
+            p = os.path.join(dirpath, n)
+            with open(p, encoding="utf-8", errors="replace") as f:
+                if go_uses_cgo(f.read()):
+                    cgo += 1
+                    continue
+            files.append(p)
+    desc = ("the *.go files under %s except *_test.go, files below a testdata directory and "
+            "files importing \"C\" (%d); build constraints are not evaluated (every "
+            "GOOS/GOARCH file counts)" % (root, cgo))
+    return sorted(files), desc
+
+
+# ---------------------------------------------------------------------------
+
+LANGUAGES = [
+    Language("json", "json.lark", [], json_files, 100.0),
+    Language("json_bounded", "json_bounded.lark", [], json_files, 99.5),
+    Language("go", "go.lark", ["golang-1.19-src"], go_files, 98.0),
+]
+
+
+def installed(pkg):
+    r = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg], capture_output=True, text=True)
+    return r.returncode == 0 and "ok installed" in r.stdout
+
+
+def ensure_packages(pkgs, allow):
+    missing = [p for p in pkgs if not installed(p)]
+    if not missing:
+        return
+    if not allow:
+        sys.exit("check-corpus: missing Debian packages: %s" % " ".join(missing))
+    if os.geteuid() != 0:
+        sys.exit("check-corpus: missing Debian packages %s: run as root, or "
+                 "apt-get install them first" % " ".join(missing))
+    print("check-corpus: installing %s" % " ".join(missing), flush=True)
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    cmd = ["apt-get", "install", "-y", "-qq", "--no-install-recommends"] + missing
+    if subprocess.run(cmd, env=env, capture_output=True).returncode != 0:
+        subprocess.run(["apt-get", "update", "-qq"], env=env, capture_output=True)
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit("check-corpus: apt-get could not install %s:\n%s" % (" ".join(missing), r.stderr))
+
+
+def parse_one(gramask, grammar, path):
+    """(ok, first error line)."""
+    try:
+        r = subprocess.run([gramask, "parse", grammar, path], capture_output=True, text=True,
+                           errors="replace", timeout=120)
+    except subprocess.TimeoutExpired:
+        return False, "%s: timeout (120 s)" % path
+    if r.returncode == 0:
+        return True, ""
+    lines = (r.stdout.strip() or r.stderr.strip() or "no output").splitlines()
+    what = lines[0]
+    if r.returncode < 0:
+        what = "gramask killed by signal %d: %s" % (-r.returncode, what)
+    elif r.returncode != 1:
+        what = "gramask exit status %d: %s" % (r.returncode, what)
+    return False, what
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gramask", required=True, help="the gramask binary")
+    ap.add_argument("--srcdir", required=True, help="top of the source tree (grammars/)")
+    ap.add_argument("--shared", required=True, help="the shared data directory")
+    ap.add_argument("--workdir", default="_corpus", help="scratch directory")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--only", action="append", help="check only this language (repeatable)")
+    ap.add_argument("--no-install", action="store_true", help="never run apt-get")
+    ap.add_argument("--list", action="store_true", help="print the selected files")
+    args = ap.parse_args()
+    ctx = Ctx(args)
+    langs = [l for l in LANGUAGES if not args.only or l.name in args.only]
+    if args.only and len(langs) != len(args.only):
+        sys.exit("check-corpus: unknown language in --only (have: %s)"
+                 % ", ".join(l.name for l in LANGUAGES))
+    summary, below = [], []
+    for lang in langs:
+        ensure_packages(lang.packages, not args.no_install)
+        files, desc = lang.select(ctx)
+        grammar = os.path.join(args.srcdir, "grammars", lang.grammar)
+        print("== %s (grammars/%s): %s" % (lang.name, lang.grammar, desc), flush=True)
+        if args.list:
+            for f in files:
+                print("   %s" % f)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            results = list(pool.map(lambda f: parse_one(args.gramask, grammar, f), files))
+        failing = [(f, why) for f, (ok, why) in zip(files, results) if not ok]
+        good = len(files) - len(failing)
+        pct = 100.0 * good / len(files) if files else 0.0
+        for f, why in failing:
+            print("   FAIL %s\n        %s" % (f, why))
+        ok = bool(files) and pct >= lang.target
+        line = "%-14s %5d/%-5d files parse  %7.3f%%  (target %g%%)  %s" % (
+            lang.name, good, len(files), pct, lang.target, "ok" if ok else "BELOW TARGET")
+        print(line, flush=True)
+        summary.append(line)
+        if not ok:
+            below.append(lang.name)
+    print("== coverage")
+    for line in summary:
+        print(line)
+    if below:
+        print("check-corpus: below target: %s" % ", ".join(below))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -10,3 +10,7 @@ check-corpus: gramask$(EXEEXT)
 	  --jobs $(CHECK_CORPUS_JOBS) $(CHECK_CORPUS_FLAGS)
 .PHONY: check-corpus
 EXTRA_DIST += corpus/check_corpus.py
+
+# The bundled grammars on small files (needs `gramask parse`).
+TESTS += tests/bundled_grammars.sh
+EXTRA_DIST += tests/bundled_grammars.sh tests/bundled

@@ -1,0 +1,5 @@
+package p
+
+func f() {
+	x := 1 /* one line */ y := 2
+}

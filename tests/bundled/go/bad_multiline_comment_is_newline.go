@@ -1,0 +1,4 @@
+package p
+
+var x, y = 1 /* a
+comment */, 2

@@ -1,0 +1,8 @@
+package p
+
+func f() {
+	x := []int{
+		1,
+		2
+	}
+}

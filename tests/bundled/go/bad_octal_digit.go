@@ -1,0 +1,3 @@
+package p
+
+const c = 09

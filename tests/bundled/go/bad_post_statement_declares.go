@@ -1,0 +1,6 @@
+package p
+
+func f() {
+	for i := 0; i < 3; j := 1 {
+	}
+}

@@ -1,0 +1,6 @@
+package p
+
+func f() (int, int) {
+	return
+	1, 2
+}

@@ -1,0 +1,5 @@
+package p
+
+func f() {
+	a.b := 1
+}

@@ -1,0 +1,7 @@
+package p
+
+func f() {
+	switch x := y.(type) {
+	case 1:
+	}
+}

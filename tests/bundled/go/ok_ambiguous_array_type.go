@@ -1,0 +1,4 @@
+package p
+
+// parsed as an array type (P * C), as the specification says
+type T[P *C] struct{}

@@ -1,0 +1,5 @@
+package p
+
+var x = 1 /* a
+comment */
+var y = 2 /* one line */ + 3 // end

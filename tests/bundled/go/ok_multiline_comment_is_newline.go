@@ -1,0 +1,4 @@
+package p
+
+var x = 1 /* a
+comment */ var y = 2

@@ -228,8 +228,21 @@ static gm_status walk_profile(walker *w, const gm_profile *p, const gm_vstack *v
 {
     gm_spanner *sp = (gm_spanner *)w->sp;
     const gm_accept_entry *e = NULL;
-    if (!(sp->variant & GM_VARIANT_NO_ACCEPT_CACHE))
-        e = gm_accept_entry_get(sp, p, gm_vstack_top(vs0));
+    if (!(sp->variant & GM_VARIANT_NO_ACCEPT_CACHE)) {
+        /* The top states, bottom first: the overlay's, then the real stack's. */
+        uint32_t top[GM_ANCHOR_STATES], n = 0;
+        const gm_lr_node *node = vs0->base;
+        for (uint32_t i = vs0->n; i > 0 && n < GM_ANCHOR_STATES; i--)
+            top[n++] = vs0->ov[i - 1];
+        for (; node && n < GM_ANCHOR_STATES; node = node->parent)
+            top[n++] = node->state;
+        for (uint32_t i = 0; i < n / 2; i++) {
+            uint32_t x = top[i];
+            top[i] = top[n - 1 - i];
+            top[n - 1 - i] = x;
+        }
+        e = gm_accept_entry_get(sp, p, top, n);
+    }
     if (!e)
         return walk_classes(w, p, NULL, NULL, p->nclasses, vs0, err);
     add_tokens(w, &e->accepted);

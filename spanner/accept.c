@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "src/base/hash.h"
+
 enum {
     ANCHOR_MAX = 64,          /* states pushed above the anchor before giving up (-> D) */
     SEQ_DEPTH = 32            /* snapshots kept; longer sequences re-simulate their tail */
@@ -79,13 +81,14 @@ static verdict prod_verdict(const gm_spanner *sp, const astack *a, uint32_t prod
  * the current sequence; a prefix that was rejected or popped the anchor
  * decides every following class that shares it.
  */
-static void classify(const gm_spanner *sp, const gm_profile *p, uint32_t s, uint8_t *verdicts)
+static void classify(const gm_spanner *sp, const gm_profile *p, const uint32_t *anchor,
+                     uint32_t nanchor, uint8_t *verdicts)
 {
     static const astack empty;
     astack snap[SEQ_DEPTH + 1];
     snap[0] = empty;
-    snap[0].n = 1;
-    snap[0].st[0] = s;
+    snap[0].n = nanchor;
+    memcpy(snap[0].st, anchor, (size_t)nanchor * sizeof *anchor);
     uint32_t valid = 0;                 /* snapshots 0..valid hold the current prefix */
     uint32_t stop = UINT32_MAX;         /* position whose element decided the prefix */
     verdict stop_verdict = V_REJECT;
@@ -140,7 +143,8 @@ static uint32_t common_prefix(const gm_profile *p, const gm_class *a, const gm_c
     return k;
 }
 
-static gm_accept_entry *entry_build(gm_spanner *sp, const gm_profile *p, uint32_t s)
+static gm_accept_entry *entry_build(gm_spanner *sp, const gm_profile *p, const uint32_t *anchor,
+                                    uint32_t nanchor)
 {
     gm_mem *m = sp->mem;
     gm_accept_entry *e = gm_mem_calloc(m, 1, sizeof *e);
@@ -148,7 +152,9 @@ static gm_accept_entry *entry_build(gm_spanner *sp, const gm_profile *p, uint32_
     uint32_t *bits = NULL;
     if (!e || !verdicts)
         goto fail;
-    classify(sp, p, s, verdicts);
+    memcpy(e->anchor, anchor, (size_t)nanchor * sizeof *anchor);
+    e->nanchor = nanchor;
+    classify(sp, p, anchor, nanchor, verdicts);
     for (uint32_t ci = 0; ci < p->nclasses; ci++) {
         e->ndep += verdicts[ci] == V_DEPEND;
         e->nacc += verdicts[ci] == V_ACCEPT;
@@ -204,15 +210,32 @@ fail:
     return NULL;
 }
 
-const gm_accept_entry *gm_accept_entry_get(gm_spanner *sp, const gm_profile *p, uint32_t s)
+static uint32_t bucket_of(const uint32_t *anchor, uint32_t n)
+{
+    uint64_t h = n;
+    for (uint32_t i = 0; i < n; i++)
+        h = gm_hash_mix64(h * 0x9e3779b97f4a7c15ULL + anchor[i]);
+    return (uint32_t)(h % GM_ACCEPT_BUCKETS);
+}
+
+static const gm_accept_entry *find(const gm_accept_entry *e, const uint32_t *anchor, uint32_t n)
+{
+    for (; e; e = e->next)
+        if (e->nanchor == n && !memcmp(e->anchor, anchor, (size_t)n * sizeof *anchor))
+            return e;
+    return NULL;
+}
+
+const gm_accept_entry *gm_accept_entry_get(gm_spanner *sp, const gm_profile *p,
+                                           const uint32_t *anchor, uint32_t n)
 {
     _Atomic(gm_accept_entry *) *row = atomic_load_explicit(&sp->accept_rows[p->state],
                                                            memory_order_acquire);
     if (!row) {
-        row = gm_mem_calloc(sp->mem, sp->lr->nstates, sizeof *row);
+        row = gm_mem_calloc(sp->mem, GM_ACCEPT_BUCKETS, sizeof *row);
         if (!row)
             return NULL;
-        for (uint32_t i = 0; i < sp->lr->nstates; i++)
+        for (uint32_t i = 0; i < GM_ACCEPT_BUCKETS; i++)
             atomic_init(&row[i], NULL);
         _Atomic(gm_accept_entry *) *expected = NULL;
         if (!atomic_compare_exchange_strong_explicit(&sp->accept_rows[p->state], &expected, row,
@@ -222,19 +245,26 @@ const gm_accept_entry *gm_accept_entry_get(gm_spanner *sp, const gm_profile *p, 
             row = expected;
         }
     }
-    gm_accept_entry *e = atomic_load_explicit(&row[s], memory_order_acquire);
-    if (e)
-        return e;
-    e = entry_build(sp, p, s);
+    _Atomic(gm_accept_entry *) *bucket = &row[bucket_of(anchor, n)];
+    gm_accept_entry *head = atomic_load_explicit(bucket, memory_order_acquire);
+    const gm_accept_entry *found = find(head, anchor, n);
+    if (found)
+        return found;
+    gm_accept_entry *e = entry_build(sp, p, anchor, n);
     if (!e)
         return NULL;
-    gm_accept_entry *expected = NULL;
-    if (!atomic_compare_exchange_strong_explicit(&row[s], &expected, e, memory_order_acq_rel,
-                                                 memory_order_acquire)) {
-        entry_free(sp->mem, e);
-        return expected;
+    /* Publish at the head of the chain; a racing thread may have added the same key. */
+    for (;;) {
+        e->next = head;
+        if (atomic_compare_exchange_weak_explicit(bucket, &head, e, memory_order_acq_rel,
+                                                  memory_order_acquire))
+            return e;
+        found = find(head, anchor, n);
+        if (found) {
+            entry_free(sp->mem, e);
+            return found;
+        }
     }
-    return e;
 }
 
 void gm_accept_free_all(gm_spanner *sp)
@@ -245,8 +275,14 @@ void gm_accept_free_all(gm_spanner *sp)
         _Atomic(gm_accept_entry *) *row = atomic_load(&sp->accept_rows[q]);
         if (!row)
             continue;
-        for (uint32_t s = 0; s < sp->lr->nstates; s++)
-            entry_free(sp->mem, atomic_load(&row[s]));
+        for (uint32_t b = 0; b < GM_ACCEPT_BUCKETS; b++) {
+            gm_accept_entry *e = atomic_load(&row[b]);
+            while (e) {
+                gm_accept_entry *next = e->next;
+                entry_free(sp->mem, e);
+                e = next;
+            }
+        }
         gm_mem_free(sp->mem, row);
     }
     gm_mem_free(sp->mem, sp->accept_rows);

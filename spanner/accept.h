@@ -5,10 +5,15 @@
  * and which depend on what lies below s (context-dependent, D).
  *
  * note [always-accepted entries]
- * A class (E, P) is simulated from a stack whose only known element is s:
- * if all of E and then some T of P shift without a reduction popping s,
- * it is accepted whatever lies below; if an error comes first, rejected;
- * if a reduction needs states below s, it depends on them. An entry keeps
+ * A class (E, P) is simulated from a stack whose only known elements are
+ * its top GM_ANCHOR_STATES states (the seed paper anchors on the top state
+ * alone; but right after a shift the next terminal usually reduces and pops
+ * that state, so with one state most classes came out context-dependent —
+ * two to three states decide most reductions, which are short): if all of
+ * E and then some T of P shift without a reduction popping below the known
+ * states, it is accepted whatever lies below; if an error comes first,
+ * rejected; if a reduction needs states below them, it depends on them.
+ * Entries are found by hashing (profile, anchor states). An entry keeps
  * the union of the accepted classes' tokens as one token set and the list
  * of context-dependent classes, which the mask walk then checks on the
  * real stack. Classes whose sequences hold a line end of the indentation
@@ -25,7 +30,15 @@
 
 #include "spanner/spanner.h"
 
+/* States of the stack top an entry is keyed on. */
+#define GM_ANCHOR_STATES 4
+/* Hash buckets per profile (entry chains). */
+#define GM_ACCEPT_BUCKETS 256
+
 typedef struct gm_accept_entry {
+    struct gm_accept_entry *next; /* same bucket */
+    uint32_t anchor[GM_ANCHOR_STATES]; /* bottom first; nanchor used */
+    uint32_t nanchor;         /* < GM_ANCHOR_STATES: the whole stack (its bottom is state 0) */
     gm_tokset accepted;       /* tokens of the always-accepted classes */
     uint32_t ndep;
     uint32_t *dep;            /* context-dependent classes, in profile order */
@@ -34,11 +47,12 @@ typedef struct gm_accept_entry {
 } gm_accept_entry;
 
 /*
- * The entry of profile p at LR state s, built on first use; NULL when it
- * could not be built (out of memory or past the memory limit) — callers
- * then walk all of p's classes.
+ * The entry of profile p for a stack whose top states are anchor[0..n)
+ * (bottom first), built on first use; NULL when it could not be built (out
+ * of memory or past the memory limit) — callers then walk all of p's classes.
  */
-const gm_accept_entry *gm_accept_entry_get(gm_spanner *sp, const gm_profile *p, uint32_t s);
+const gm_accept_entry *gm_accept_entry_get(gm_spanner *sp, const gm_profile *p,
+                                           const uint32_t *anchor, uint32_t n);
 
 void gm_accept_free_all(gm_spanner *sp);
 

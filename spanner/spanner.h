@@ -148,8 +148,8 @@ typedef struct gm_spanner {
     _Atomic(uint32_t *) *split0_bits; /* [nsplit0] lazily built token bitsets */
 
     _Atomic(gm_profile *) *profiles; /* [nstates] lazily built */
-    /* Always-accepted entries per profile state and LR state (spanner/accept.h):
-     * [nstates] rows, each [LR states], both built on first use. */
+    /* Always-accepted entries per profile state (spanner/accept.h): [nstates] rows of
+     * hash buckets, both built on first use. */
     _Atomic(_Atomic(struct gm_accept_entry *) *) *accept_rows;
 } gm_spanner;
 

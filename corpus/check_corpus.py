@@ -147,11 +147,35 @@ def go_files(ctx):
 
 
 # ---------------------------------------------------------------------------
+# Python: the CPython 3.11 standard library as Debian installs it
+
+PY_ROOT = "/usr/lib/python3.11"
+
+
+def python_files(ctx):
+    if not os.path.isdir(PY_ROOT):
+        sys.exit("check-corpus: no CPython 3.11 standard library in %s" % PY_ROOT)
+    files = []
+    for dirpath, dirnames, filenames in os.walk(PY_ROOT):
+        rel = os.path.relpath(dirpath, PY_ROOT)
+        dirnames[:] = sorted(
+            d for d in dirnames
+            if d not in ("__pycache__", "site-packages", "dist-packages")
+            and not (rel == "." and d == "test")
+            and not (rel == os.path.join("lib2to3", "tests") and d == "data"))
+        files += [os.path.join(dirpath, n) for n in sorted(filenames) if n.endswith(".py")]
+    desc = ("the *.py files under %s (libpython3.11-stdlib, libpython3.11-minimal) except the "
+            "test/ and lib2to3/tests/data trees and site-packages/dist-packages" % PY_ROOT)
+    return sorted(files), desc
+
+
+# ---------------------------------------------------------------------------
 
 LANGUAGES = [
     Language("json", "json.lark", [], json_files, 100.0),
     Language("json_bounded", "json_bounded.lark", [], json_files, 99.5),
     Language("go", "go.lark", ["golang-1.19-src"], go_files, 98.0),
+    Language("python", "python.lark", ["libpython3.11-stdlib"], python_files, 98.0),
 ]
 
 

@@ -53,3 +53,6 @@ tests_test_uclass_SOURCES = tests/test_uclass.c
 tests_test_uclass_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_uclass_LDADD = $(GM_TEST_LDADD)
 EXTRA_DIST += tests/unicode_py.py
+
+TESTS += tests/cli_lexer.sh
+EXTRA_DIST += tests/cli_lexer.sh

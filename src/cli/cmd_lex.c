@@ -5,6 +5,8 @@
 #include "lexer/dump.h"
 #include "lexer/lexer.h"
 #include "lexer/termfile.h"
+#include "parser/cfg.h"
+#include "parser/grammar.h"
 #include "src/base/file.h"
 #include "src/base/strbuf.h"
 #include "src/cli/cli.h"
@@ -13,9 +15,11 @@
 static const char usage[] =
     "TERMINALS [INPUT] [--all] [--dump | --dot]\n"
     "\n"
-    "Builds the lexing DFA of the terminals in TERMINALS (lines `NAME /regex/flags`,\n"
-    "`NAME \"literal\"i`, `NAME.PRIORITY ...`, `%ignore NAME`, `# comments`) and lexes\n"
-    "INPUT with 1-lookahead maximal munch, printing one line per lexeme:\n"
+    "Builds the lexing DFA of the terminals in TERMINALS and lexes INPUT with\n"
+    "1-lookahead maximal munch. TERMINALS is a grammar (a .lark file or the name of\n"
+    "a bundled grammar: its terminals and %ignore) or a terminal list (lines\n"
+    "`NAME /regex/flags`, `NAME \"literal\"i`, `NAME.PRIORITY ...`, `%ignore NAME`,\n"
+    "`# comments`; lexer/termfile.h). Prints one line per lexeme:\n"
     "  START END NAME \"TEXT\"     (byte offsets, END exclusive)\n"
     "or the lexing error and its byte offset (exit status 1).\n"
     "  --all    also print lexemes of %ignore'd terminals\n"
@@ -94,15 +98,34 @@ int gm_cmd_lex(int argc, char **argv)
     gm_termfile tf;
     memset(&tf, 0, sizeof tf);
     tf.mem = &m;
+    gm_cfg *cfg = NULL;
     gm_lexer *lx = NULL;
     gm_strbuf out;
     gm_strbuf_init(&out, &m);
     int rc = 1;
-    gm_status st = gm_file_read(&m, tpath, lim.max_input_bytes, &ttext, &tlen, &err);
+    /* A grammar (.lark file or bundled name) or a terminal list. */
+    size_t tl = strlen(tpath), blen = 0;
+    const char *bundled = strchr(tpath, '/') ? NULL : gm_bundled_grammar(tpath, &blen);
+    gm_status st;
+    const gm_terminal_spec *specs;
+    uint32_t nspecs;
+    if (bundled || (tl > 5 && !strcmp(tpath + tl - 5, ".lark"))) {
+        gm_grammar_options gopts;
+        memset(&gopts, 0, sizeof gopts);
+        gopts.warn = print_warning;
+        st = bundled ? gm_grammar_load(&m, tpath, bundled, blen, &gopts, &cfg, &err)
+                     : gm_grammar_load_file(&m, tpath, &gopts, &cfg, &err);
+        specs = cfg ? cfg->terminals : NULL;
+        nspecs = cfg ? cfg->nterminals : 0;
+    } else {
+        st = gm_file_read(&m, tpath, lim.max_input_bytes, &ttext, &tlen, &err);
+        if (st == GM_OK)
+            st = gm_termfile_parse(&m, tpath, ttext, tlen, &tf, &err);
+        specs = tf.specs;
+        nspecs = tf.n;
+    }
     if (st == GM_OK)
-        st = gm_termfile_parse(&m, tpath, ttext, tlen, &tf, &err);
-    if (st == GM_OK)
-        st = gm_lexer_build(&m, tf.specs, tf.n, &lim, print_warning, NULL, &lx, &err);
+        st = gm_lexer_build(&m, specs, nspecs, &lim, print_warning, NULL, &lx, &err);
     if (st != GM_OK) {
         rc = gm_cli_fail("lex", &err);
         goto done;
@@ -141,6 +164,7 @@ done:
     gm_strbuf_free(&out);
     gm_lexer_destroy(lx);
     gm_termfile_free(&tf);
+    gm_cfg_destroy(cfg);
     gm_mem_free(&m, ttext);
     gm_mem_free(&m, itext);
     return rc;

@@ -616,7 +616,6 @@ static int parse_flags(parser *ps, int c, size_t open, unsigned *add, unsigned *
         fail_at(ps, GM_ERR_SYNTAX, open, "bad inline flags: flag turned on and off");
         return -1;
     }
-    (void)open;
     return 0;
 }
 
@@ -809,7 +808,7 @@ static bool read_count(parser *ps, uint32_t *v)
  * A quantifier starting with t (one of * + ? {). Returns 1 when items[n-1]
  * was replaced, 0 when '{' turned out to be a literal, -1 on error.
  */
-static int parse_quantifier(parser *ps, const token *t, item *items, size_t n, unsigned flags)
+static int parse_quantifier(parser *ps, const token *t, item *items, size_t n)
 {
     uint32_t min, max;
     if (t->cp == '?') {
@@ -869,7 +868,6 @@ static int parse_quantifier(parser *ps, const token *t, item *items, size_t n, u
     ps->re->nodes[id].max = max;
     items[n - 1].node = id;
     items[n - 1].repeat = true;
-    (void)flags;
     return 1;
 }
 
@@ -932,7 +930,7 @@ static uint32_t parse_seq(parser *ps, unsigned *flags, int nested, bool first)
                 node = parse_class(ps, t.start, *flags);
                 break;
             case '*': case '+': case '?': case '{': {
-                int q = parse_quantifier(ps, &t, items.v, items.n, *flags);
+                int q = parse_quantifier(ps, &t, items.v, items.n);
                 if (q < 0)
                     goto out;
                 if (q > 0)
@@ -1161,31 +1159,21 @@ void gm_regex_format_error(char *buf, size_t cap, const gm_error *err, const cha
         snprintf(buf, cap, "%s", err->message);
         return;
     }
-    /* Show at most 60 bytes around the column, on one line. */
+    /* Show at most 60 bytes around the column, on one line, and a caret under it. */
     size_t col = err->column - 1;
     size_t from = col > 40 ? col - 40 : 0, to = from + 60 < len ? from + 60 : len;
-    int n = snprintf(buf, cap, "%s at column %u\n  ", err->message, err->column);
-    size_t used = n < 0 ? 0 : (size_t)n;
-    for (size_t i = from; i < to && used + 2 < cap; i++) {
+    char line[64], caret[64];
+    size_t nl = 0, nc = 0;
+    for (size_t i = from; i < to; i++) {
         char c = pattern[i];
-        buf[used++] = c == '\n' || c == '\r' || c == '\t' ? ' ' : c;
+        line[nl++] = c == '\n' || c == '\r' || c == '\t' ? ' ' : c;
+        /* Continuation bytes of a UTF-8 character take no column on screen. */
+        if (i < col && (((const uint8_t *)pattern)[i] & 0xC0) != 0x80)
+            caret[nc++] = ' ';
     }
-    if (used + 4 < cap) {
-        buf[used++] = '\n';
-        buf[used++] = ' ';
-        buf[used++] = ' ';
-    }
-    for (size_t i = from; i < col && used + 2 < cap; i++)
-        buf[used++] = (((const uint8_t *)pattern)[i] & 0xC0) == 0x80 ? '\0' : ' ';
-    /* Continuation bytes take no column on screen: squeeze the NULs out. */
-    size_t w = 0;
-    for (size_t i = 0; i < used; i++)
-        if (buf[i])
-            buf[w++] = buf[i];
-    used = w;
-    if (used + 1 < cap)
-        buf[used++] = '^';
-    buf[used < cap ? used : cap - 1] = '\0';
+    caret[nc++] = '^';
+    snprintf(buf, cap, "%s at column %u\n  %.*s\n  %.*s", err->message, err->column, (int)nl, line,
+             (int)nc, caret);
 }
 
 size_t gm_re_flags_parse(const char *letters, size_t len, unsigned *flags)

@@ -63,7 +63,11 @@ int gm_cmd_regex(int argc, char **argv)
     if (st != GM_OK) {
         char msg[GM_ERROR_MESSAGE_MAX + 200];
         gm_regex_format_error(msg, sizeof msg, &err, pattern, strlen(pattern));
-        fprintf(stderr, "gramask regex: %s: %s\n", gm_status_name(st), msg);
+        /* Unsupported-construct messages already say so. */
+        if (st == GM_ERR_UNSUPPORTED)
+            fprintf(stderr, "gramask regex: %s\n", msg);
+        else
+            fprintf(stderr, "gramask regex: %s: %s\n", gm_status_name(st), msg);
         return 1;
     }
     gm_strbuf b;

@@ -1,9 +1,11 @@
 /*
- * gramask parse GRAMMAR FILE [--conflicts=lark] [--start=RULE] [--terminals]
+ * gramask parse GRAMMAR FILE... [--conflicts=lark] [--start=RULE] [--terminals]
  *
- * Lexes FILE with the grammar's lexer (maximal munch, %ignore'd terminals
- * dropped) and feeds the terminals to the LR runtime. Prints OK, or the
- * first error as FILE:line:column with the terminals expected there.
+ * Lexes each FILE with the grammar's lexer (maximal munch, %ignore'd
+ * terminals dropped) and feeds the terminals to the LR runtime. Prints OK,
+ * or the first error as FILE:line:column with the terminals expected there.
+ * The grammar is built once for all files (make check-corpus parses
+ * thousands).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +21,7 @@
 #include "src/cli/cli.h"
 #include "src/cli/commands.h"
 
-static const char USAGE[] = "GRAMMAR FILE [--conflicts=error|lark] [--start=RULE] [--terminals]";
+static const char USAGE[] = "GRAMMAR FILE... [--conflicts=error|lark] [--start=RULE] [--terminals]";
 
 static void print_help(void)
 {
@@ -27,12 +29,13 @@ static void print_help(void)
            "Lexes FILE with GRAMMAR's terminals (longest match; %%ignore'd terminals are\n"
            "dropped) and parses the terminal stream with the LALR(1) tables. Prints OK,\n"
            "or the first error with its line:column and the terminals expected there.\n"
-           "GRAMMAR is a .lark file or the name of a bundled grammar (json, go, python, ...).\n\n"
+           "GRAMMAR is a .lark file or the name of a bundled grammar (json, go, python, ...).\n"
+           "With several files, one line each: FILE: OK (...), or the error line.\n\n"
            "  --conflicts=lark    resolve LALR(1) conflicts as Lark does (see gramask grammar)\n"
            "  --start=RULE        start rule (default: start)\n"
            "  --terminals         print each terminal the parser gets, as LINE:COLUMN NAME\n"
            "                      (a post-lexing layer's terminals where their lexeme ends)\n\n"
-           "Exit status: 0 the file parses, 1 it does not (or the grammar is invalid), 2 usage.\n",
+           "Exit status: 0 every file parses, 1 one does not (or the grammar is invalid), 2 usage.\n",
            USAGE);
 }
 
@@ -145,94 +148,54 @@ static void put_lexeme_text(gm_strbuf *b, const char *text, size_t start, size_t
     gm_strbuf_puts(b, n > 40 ? "\"..." : "\"");
 }
 
-int gm_cmd_parse(int argc, char **argv)
-{
-    const char *gpath = NULL, *fpath = NULL, *start = NULL;
-    gm_conflicts mode = GM_CONFLICTS_ERROR;
-    bool print = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            print_help();
-            return 0;
-        } else if (!strcmp(a, "--conflicts=lark")) {
-            mode = GM_CONFLICTS_LARK;
-        } else if (!strcmp(a, "--conflicts=error")) {
-            mode = GM_CONFLICTS_ERROR;
-        } else if (!strncmp(a, "--start=", 8) && a[8]) {
-            start = a + 8;
-        } else if (!strcmp(a, "--terminals")) {
-            print = true;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "gramask parse: unknown option '%s'\n", a);
-            return gm_cli_usage("parse", USAGE);
-        } else if (!gpath) {
-            gpath = a;
-        } else if (!fpath) {
-            fpath = a;
-        } else {
-            return gm_cli_usage("parse", USAGE);
-        }
-    }
-    if (!gpath || !fpath)
-        return gm_cli_usage("parse", USAGE);
-
-    gm_mem m;
-    gm_mem_init(&m, NULL, 0);
-    gm_error err;
+/* The grammar's objects, built once for every file. */
+typedef struct parse_tables {
+    gm_mem *mem;
+    const gm_cfg *g;
+    const gm_lexer *lx;
+    const gm_lr_table *t;
     gm_limits limits;
-    gm_limits_init_defaults(&limits);
-    gm_grammar_options gopts;
-    memset(&gopts, 0, sizeof gopts);
-    gopts.start = start;
-    gopts.warn = print_warning;
-    gm_cfg *g = NULL;
-    gm_lexer *lx = NULL;
-    gm_lr_table *t = NULL;
+    bool print;              /* --terminals */
+    bool many;               /* several files: "FILE: " before OK and read errors */
+} parse_tables;
+
+/* Lexes and parses one file; prints its result line. 0 parses, 1 does not, -1 fatal. */
+static int parse_file(const parse_tables *pt, const char *fpath)
+{
+    gm_mem *m = pt->mem;
+    const gm_cfg *g = pt->g;
+    const gm_lr_table *t = pt->t;
+    gm_error err;
     char *text = NULL;
     size_t len = 0;
     gm_strbuf msg;
-    gm_strbuf_init(&msg, &m);
+    gm_strbuf_init(&msg, m);
     parse_ctx c;
     memset(&c, 0, sizeof c);
     int rc = 1;
-    size_t blen = 0;
-    const char *bundled = strchr(gpath, '/') || strchr(gpath, '.') ? NULL
-                                                                   : gm_bundled_grammar(gpath, &blen);
-    gm_status lst = bundled ? gm_grammar_load(&m, gpath, bundled, blen, &gopts, &g, &err)
-                            : gm_grammar_load_file(&m, gpath, &gopts, &g, &err);
-    if (lst != GM_OK ||
-        gm_lexer_build(&m, g->terminals, g->nterminals, &limits, print_warning, NULL, &lx, &err) != GM_OK) {
-        gm_cli_fail("parse", &err);
-        goto done;
-    }
-    gm_lalr_options lopts;
-    memset(&lopts, 0, sizeof lopts);
-    lopts.conflicts = mode;
-    lopts.warn = print_warning;
-    if (gm_lalr_build(&m, g, &lopts, &t, &err) != GM_OK) {
-        gm_cli_fail("parse", &err);
-        goto done;
-    }
-    if (gm_file_read(&m, fpath, limits.max_input_bytes, &text, &len, &err) != GM_OK) {
-        gm_cli_fail("parse", &err);
+    if (gm_file_read(m, fpath, pt->limits.max_input_bytes, &text, &len, &err) != GM_OK) {
+        if (pt->many)
+            printf("%s: cannot read: %s\n", fpath, err.message);
+        else
+            gm_cli_fail("parse", &err);
         goto done;
     }
     c.g = g;
     c.t = t;
-    c.mem = &m;
+    c.mem = m;
     c.text = text;
-    c.print = print;
+    c.print = pt->print;
     c.line = 1;
     gm_postlex_stream_init(&c.layers, &g->postlex);
-    c.top = gm_lr_stack_new(&m);
+    c.top = gm_lr_stack_new(m);
     if (!c.top) {
-        gm_mem_fail(&m, &err, "the parse stack");
+        gm_mem_fail(m, &err, "the parse stack");
         gm_cli_fail("parse", &err);
+        rc = -1;
         goto done;
     }
     size_t error_offset = 0;
-    gm_status st = gm_lexer_run(lx, (const uint8_t *)text, len, on_lexeme, &c, &error_offset, &err);
+    gm_status st = gm_lexer_run(pt->lx, (const uint8_t *)text, len, on_lexeme, &c, &error_offset, &err);
     if (st == GM_OK) {
         const uint32_t *out;
         size_t n;
@@ -241,8 +204,9 @@ int gm_cmd_parse(int argc, char **argv)
         st = feed_all(&c, out, n, &at);
     }
     if (c.failure) {
-        gm_mem_fail(&m, &err, "the parse stack");
+        gm_mem_fail(m, &err, "the parse stack");
         gm_cli_fail("parse", &err);
+        rc = -1;
         goto done;
     }
     gm_srcloc loc;
@@ -268,22 +232,108 @@ int gm_cmd_parse(int argc, char **argv)
         gm_strbuf_printf(&msg, "%s:%u:%u: syntax error: unexpected end of input", fpath, loc.line, loc.column);
         put_expected(&msg, g, t, c.top);
     } else {
-        printf("OK (%zu terminals)\n", c.tokens);
+        printf("%s%sOK (%zu terminals)\n", pt->many ? fpath : "", pt->many ? ": " : "", c.tokens);
         rc = 0;
         goto done;
     }
     if (msg.failed) {
-        gm_mem_fail(&m, &err, "the error message");
+        gm_mem_fail(m, &err, "the error message");
         gm_cli_fail("parse", &err);
+        rc = -1;
     } else {
         printf("%s\n", gm_strbuf_str(&msg));
     }
 done:
-    gm_lr_node_release(&m, c.top);
+    gm_lr_node_release(m, c.top);
     gm_strbuf_free(&msg);
-    gm_mem_free(&m, text);
+    gm_mem_free(m, text);
+    return rc;
+}
+
+int gm_cmd_parse(int argc, char **argv)
+{
+    const char *gpath = NULL, *start = NULL;
+    const char **files = calloc((size_t)argc, sizeof *files);
+    int nfiles = 0;
+    gm_conflicts mode = GM_CONFLICTS_ERROR;
+    bool print = false;
+    if (!files) {
+        fprintf(stderr, "gramask parse: out of memory\n");
+        return 1;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            free(files);
+            print_help();
+            return 0;
+        } else if (!strcmp(a, "--conflicts=lark")) {
+            mode = GM_CONFLICTS_LARK;
+        } else if (!strcmp(a, "--conflicts=error")) {
+            mode = GM_CONFLICTS_ERROR;
+        } else if (!strncmp(a, "--start=", 8) && a[8]) {
+            start = a + 8;
+        } else if (!strcmp(a, "--terminals")) {
+            print = true;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "gramask parse: unknown option '%s'\n", a);
+            free(files);
+            return gm_cli_usage("parse", USAGE);
+        } else if (!gpath) {
+            gpath = a;
+        } else {
+            files[nfiles++] = a;
+        }
+    }
+    if (!gpath || !nfiles) {
+        free(files);
+        return gm_cli_usage("parse", USAGE);
+    }
+
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_error err;
+    gm_limits limits;
+    gm_limits_init_defaults(&limits);
+    gm_grammar_options gopts;
+    memset(&gopts, 0, sizeof gopts);
+    gopts.start = start;
+    gopts.warn = print_warning;
+    gm_cfg *g = NULL;
+    gm_lexer *lx = NULL;
+    gm_lr_table *t = NULL;
+    int rc = 1;
+    size_t blen = 0;
+    const char *bundled = strchr(gpath, '/') || strchr(gpath, '.') ? NULL
+                                                                   : gm_bundled_grammar(gpath, &blen);
+    gm_status lst = bundled ? gm_grammar_load(&m, gpath, bundled, blen, &gopts, &g, &err)
+                            : gm_grammar_load_file(&m, gpath, &gopts, &g, &err);
+    if (lst != GM_OK ||
+        gm_lexer_build(&m, g->terminals, g->nterminals, &limits, print_warning, NULL, &lx, &err) != GM_OK) {
+        gm_cli_fail("parse", &err);
+        goto done;
+    }
+    gm_lalr_options lopts;
+    memset(&lopts, 0, sizeof lopts);
+    lopts.conflicts = mode;
+    lopts.warn = print_warning;
+    if (gm_lalr_build(&m, g, &lopts, &t, &err) != GM_OK) {
+        gm_cli_fail("parse", &err);
+        goto done;
+    }
+    parse_tables pt = {&m, g, lx, t, limits, print, nfiles > 1};
+    int bad = 0;
+    for (int i = 0; i < nfiles; i++) {
+        int r = parse_file(&pt, files[i]);
+        if (r < 0)
+            goto done;
+        bad += r;
+    }
+    rc = bad > 0;
+done:
     gm_lr_table_destroy(t);
     gm_lexer_destroy(lx);
     gm_cfg_destroy(g);
+    free(files);
     return rc;
 }

@@ -10,8 +10,9 @@
  * be part of a dense range and is reported as out of range before anything
  * is allocated for it, so huge ids cost nothing.
  *
- * What each token's bytes are: note [token bytes] in hf_decoder.c. Why
- * model.merges is never parsed: note [skipping merges] in json_skip.c.
+ * What each token's bytes are: note [token bytes] in hf_decoder.c. How
+ * big files are read faster than jansson alone would: notes [skipping
+ * merges] in json_skip.c and [fast vocab] in json_vocab.c.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -606,7 +607,7 @@ gm_status gm_vocab_load_json_(gm_mem *m, const char *name, const char *text, siz
         size_t cap = 0;
         for (uint32_t i = 0; i < ntok; i++)
             cap += H.src[i].n;
-        cap = cap < (1u << 20) ? (1u << 20) : cap;
+        cap = cap ? cap : 1; /* decoded bytes are fewer, but for a growing Replace */
         v = gm_vocab_new_(m, ntok, cap);
         if (!v)
             st = gm_mem_fail(m, err, "the vocabulary");

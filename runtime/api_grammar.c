@@ -87,25 +87,6 @@ static gm_status create(const char *text, size_t len, const char *name, const ch
     return GM_OK;
 }
 
-gm_status gm_grammar_from_cfg(gm_cfg *cfg, const gm_grammar_options *opts, gm_grammar **out,
-                              gm_error *err)
-{
-    *out = NULL;
-    gm_grammar *g = grammar_new(opts);
-    if (!g) {
-        gm_cfg_destroy(cfg);
-        return gm_error_set(err, GM_ERR_NOMEM, "out of memory creating a grammar");
-    }
-    g->cfg = cfg;
-    gm_status st = build(g, opts, err);
-    if (st != GM_OK) {
-        grammar_free(g);
-        return st;
-    }
-    *out = g;
-    return GM_OK;
-}
-
 gm_status gm_grammar_create(const char *text, size_t len, const char *name,
                             const gm_grammar_options *opts, gm_grammar **out, gm_error *err)
 {

@@ -41,14 +41,6 @@ struct gm_compiled {
     gm_spanner *spanner;
 };
 
-/*
- * A grammar object from a cfg already loaded (taking ownership of it, which
- * must have been allocated from a gm_mem that outlives the grammar: tests
- * build cfgs with internal APIs this way).
- */
-gm_status gm_grammar_from_cfg(gm_cfg *cfg, const gm_grammar_options *opts, gm_grammar **out,
-                              gm_error *err);
-
 /* gm_compiled_load from bytes in memory (`name` names them in errors). */
 gm_status gm_compiled_load_buffer(const uint8_t *data, size_t len, const char *name,
                                   const gm_compile_options *opts, gm_compiled **out,

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parser/grammar.h"
 #include "parser/lr.h"
 #include "runtime/objects.h"
 #include "spanner/ids_file.h"
@@ -281,48 +280,6 @@ typedef struct combo {
     const char *ids;         /* corpus ids file under the shared dir, or NULL */
 } combo;
 
-/* The terminal of a cfg named `name` (anonymous literals are named by their quoted text). */
-static uint32_t terminal(const gm_cfg *cfg, const char *name)
-{
-    for (uint32_t t = 0; t < cfg->nterminals; t++)
-        if (!strcmp(cfg->names[t], name))
-            return t;
-    fail_msg("no terminal %s", name);
-    return 0;
-}
-
-/*
- * A grammar with the indentation layer set up by hand (the %indent
- * directive is the front end's business; this tests the engine's side).
- */
-static gm_grammar *indent_grammar(const char *text)
-{
-    static gm_mem mem; /* the cfg's allocator must outlive the grammar that owns the cfg */
-    gm_mem *m = &mem;
-    gm_mem_init(m, NULL, 0);
-    gm_cfg *cfg;
-    gm_error err;
-    if (gm_grammar_load(m, "indent.lark", text, strlen(text), NULL, &cfg, &err) != GM_OK)
-        fail_msg("grammar: %s", err.message);
-    gm_postlex *pl = &cfg->postlex;
-    pl->indentation = true;
-    pl->nterminals = cfg->nterminals;
-    pl->newline = terminal(cfg, "_NEWLINE");
-    pl->indent = terminal(cfg, "_INDENT");
-    pl->dedent = terminal(cfg, "_DEDENT");
-    pl->tab_width = 8;
-    pl->bracket = gm_mem_calloc(m, cfg->nterminals, 1);
-    const char *open[] = {"\"(\"", "\"[\""}, *close[] = {"\")\"", "\"]\""};
-    for (int i = 0; i < 2; i++) {
-        pl->bracket[terminal(cfg, open[i])] = 1;
-        pl->bracket[terminal(cfg, close[i])] = -1;
-    }
-    gm_grammar *g;
-    if (gm_grammar_from_cfg(cfg, NULL, &g, &err) != GM_OK)
-        fail_msg("grammar: %s", err.message);
-    return g;
-}
-
 static const char indent_grammar_text[] =
     "start: (_NEWLINE | stmt)*\n"
     "?stmt: simple | compound\n"
@@ -334,6 +291,7 @@ static const char indent_grammar_text[] =
     "NUMBER: /[0-9]+/\n"
     "_NEWLINE: /(\\r?\\n[\\t ]*(#[^\\n]*)?)+/\n"
     "%declare _INDENT _DEDENT\n"
+    "%indent _NEWLINE _INDENT _DEDENT \"(\" \")\" \"[\" \"]\"\n"
     "%ignore /[ \\t]+/\n"
     "%ignore /#[^\\n]*/\n";
 
@@ -342,16 +300,9 @@ static gm_compiled *compile(const combo *k, gm_vocab **v, gm_grammar **g)
     gm_error err;
     if (gm_vocab_create_from_file(gm_test_shared_path(k->tokenizer), NULL, v, &err) != GM_OK)
         fail_msg("%s: %s", k->tokenizer, err.message);
-    if (!strcmp(k->grammar, "indent")) {
-        *g = indent_grammar(indent_grammar_text);
-        gm_compiled *c;
-        if (gm_compiled_create(*g, *v, NULL, &c, &err) != GM_OK)
-            fail_msg("compile: %s", err.message);
-        return c;
-    }
-    gm_status st = strchr(k->grammar, ':')
-                       ? gm_grammar_create(k->grammar, strlen(k->grammar), "inline.lark", NULL, g,
-                                           &err)
+    const char *text = !strcmp(k->grammar, "indent") ? indent_grammar_text : k->grammar;
+    gm_status st = strchr(text, ':')
+                       ? gm_grammar_create(text, strlen(text), "inline.lark", NULL, g, &err)
                        : gm_grammar_create_bundled(k->grammar, NULL, g, &err);
     if (st != GM_OK)
         fail_msg("grammar: %s", err.message);

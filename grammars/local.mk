@@ -6,6 +6,8 @@ GM_BUNDLED_GRAMMARS += grammars/json.lark
 GM_BUNDLED_GRAMMARS += grammars/json_bounded.lark
 GM_BUNDLED_GRAMMARS += grammars/go.lark
 GM_BUNDLED_GRAMMARS += grammars/python.lark
+GM_BUNDLED_GRAMMARS += grammars/java.lark
+include grammars/java.mk
 
 EXTRA_DIST += $(GM_BUNDLED_GRAMMARS) grammars/embed.py
 nodist_libgmcore_la_SOURCES += grammars/bundled.c

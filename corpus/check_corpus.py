@@ -19,6 +19,7 @@ import os
 import re
 import subprocess
 import sys
+import zipfile
 
 
 class Ctx:
@@ -170,12 +171,50 @@ def python_files(ctx):
 
 
 # ---------------------------------------------------------------------------
+# Java: the java.base module of openjdk-17-source (lib/src.zip)
+
+JAVA_ZIP = "/usr/lib/jvm/openjdk-17/lib/src.zip"
+JAVA_MODULE = "java.base/"
+
+
+def java_files(ctx):
+    """Extracts java.base's .java files once (the zip's size and time are the stamp)."""
+    if not os.path.isfile(JAVA_ZIP):
+        sys.exit("check-corpus: %s is missing (Debian package openjdk-17-source)" % JAVA_ZIP)
+    dest = os.path.join(ctx.workdir, "java")
+    st = os.stat(JAVA_ZIP)
+    stamp_path, stamp = os.path.join(dest, ".stamp"), "%d %d\n" % (st.st_size, int(st.st_mtime))
+    try:
+        with open(stamp_path) as f:
+            fresh = f.read() == stamp
+    except OSError:
+        fresh = False
+    files = []
+    with zipfile.ZipFile(JAVA_ZIP) as z:
+        for info in z.infolist():
+            n = info.filename
+            if not n.startswith(JAVA_MODULE) or not n.endswith(".java") or info.is_dir():
+                continue
+            if os.path.isabs(n) or ".." in n.split("/"):
+                continue
+            if not fresh:
+                z.extract(info, dest)
+            files.append(os.path.join(dest, n))
+    if not fresh:
+        with open(stamp_path, "w") as f:
+            f.write(stamp)
+    desc = "every *.java file of %s in %s (%s)" % (JAVA_MODULE.rstrip("/"), JAVA_ZIP, dest)
+    return sorted(files), desc
+
+
+# ---------------------------------------------------------------------------
 
 LANGUAGES = [
     Language("json", "json.lark", [], json_files, 100.0),
     Language("json_bounded", "json_bounded.lark", [], json_files, 99.5),
     Language("go", "go.lark", ["golang-1.19-src"], go_files, 98.0),
     Language("python", "python.lark", ["libpython3.11-stdlib"], python_files, 98.0),
+    Language("java", "java.lark", ["openjdk-17-source"], java_files, 95.0),
 ]
 
 

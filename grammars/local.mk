@@ -25,6 +25,7 @@ tests_test_python_SOURCES = tests/test_python.c
 tests_test_python_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_python_LDADD = $(GM_TEST_LDADD)
 
-# The indentation layer against CPython's tokenizer (python3's tokenize module).
-TESTS += tests/python_tokens.py
-EXTRA_DIST += tests/python_tokens.py
+# The indentation layer against CPython's tokenizer (python3's tokenize module), and
+# the grammar against CPython's parser on mutated standard library files.
+TESTS += tests/python_tokens.py tests/python_mutations.py
+EXTRA_DIST += tests/python_tokens.py tests/python_mutations.py

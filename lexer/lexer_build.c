@@ -25,6 +25,7 @@
 #include "lexer/regex.h"
 #include "lexer/uclass.h"
 #include "src/base/error.h"
+#include "src/base/strbuf.h"
 #include "src/base/vec.h"
 
 /* Records an error about terminal `spec`, with its location when it has one. */
@@ -71,7 +72,8 @@ static gm_status parse_spec(const gm_terminal_spec *spec, gm_uclass *uc, const g
     gm_error_clear(&e);
     gm_status st = spec->is_literal
                        ? gm_regex_literal(re, uc, spec->pattern, spec->pattern_len, spec->flags, &e)
-                       : gm_regex_parse(re, uc, spec->pattern, spec->pattern_len, spec->flags, limits, &e);
+                       : gm_regex_parse(re, uc, spec->pattern, spec->pattern_len,
+                                        spec->flags | GM_RE_LARK_MATCH, limits, &e);
     if (st == GM_OK)
         return st;
     if (st == GM_ERR_NOMEM) {
@@ -81,6 +83,74 @@ static gm_status parse_spec(const gm_terminal_spec *spec, gm_uclass *uc, const g
     char where[GM_ERROR_MESSAGE_MAX];
     gm_regex_format_error(where, sizeof where, &e, spec->pattern, spec->pattern_len);
     return spec_error(err, st, spec, "terminal %s: %s", spec->name, where);
+}
+
+/*
+ * A follow condition of a terminal (lexer/regex.h gm_rx_follow, from note
+ * [Lark idioms] 4), its lexemes spelled out in a shared buffer.
+ */
+typedef struct follow {
+    uint32_t term;
+    uint32_t cp;           /* ASCII */
+    uint32_t at;           /* byte offset of the lookahead in the pattern */
+    size_t off, nwords;    /* NUL-terminated lexemes at words.s + off */
+} follow;
+
+typedef GM_VEC(follow) follows;
+
+enum { MAX_FOLLOW_WORDS = 4096 };
+
+static gm_status collect_follow(const gm_regex *re, uint32_t term, const gm_terminal_spec *sp,
+                                follows *fs, gm_strbuf *words, gm_error *err)
+{
+    for (size_t i = 0; i < re->nfollow; i++) {
+        const gm_rx_follow *f = &re->follow[i];
+        follow x = {term, f->cp, f->at, words->n, 0};
+        gm_status st = f->cp < 0x80 ? gm_regex_words(re, f->node, MAX_FOLLOW_WORDS, words, &x.nwords)
+                                    : GM_ERR_LIMIT;
+        if (st == GM_ERR_LIMIT)
+            return spec_error(err, GM_ERR_UNSUPPORTED, sp,
+                              "terminal %s: unsupported construct: negative lookahead (?!...) at column %u "
+                              "(the lexemes it rules out are too many to check, or not ASCII-delimited)",
+                              sp->name, f->at + 1);
+        if (st != GM_OK || gm_vec_push(words->mem, fs, x))
+            return gm_mem_fail(words->mem, err, "the lexer");
+    }
+    return GM_OK;
+}
+
+/*
+ * A lexeme that Python's re would not match before cp is safe when the
+ * transducer never ends it there: its DFA state must go on with cp's byte
+ * (another terminal continues the lexeme, note [lexing transducer]).
+ */
+static gm_status check_follow(const gm_lexer *lx, const gm_terminal_spec *specs, const follows *fs,
+                              const gm_strbuf *words, gm_error *err)
+{
+    for (size_t i = 0; i < fs->n; i++) {
+        const follow *f = &fs->v[i];
+        const char *w = words->s + f->off;
+        for (size_t k = 0; k < f->nwords; k++, w += strlen(w) + 1) {
+            uint32_t q = 0;
+            for (const uint8_t *b = (const uint8_t *)w; *b && q != GM_LEX_DEAD; b++)
+                q = lx->next[(size_t)q * lx->nclasses + lx->byte_class[*b]];
+            if (q == GM_LEX_DEAD || lx->next[(size_t)q * lx->nclasses + lx->byte_class[f->cp]] != GM_LEX_DEAD)
+                continue;
+            gm_strbuf b;
+            gm_strbuf_init(&b, lx->mem);
+            gm_strbuf_escaped(&b, w, strlen(w));
+            char shown[64];
+            snprintf(shown, sizeof shown, "%s", b.failed ? "?" : gm_strbuf_str(&b));
+            gm_strbuf_free(&b);
+            return spec_error(err, GM_ERR_UNSUPPORTED, &specs[f->term],
+                              "terminal %s: unsupported construct: negative lookahead (?!...) at column %u "
+                              "(Python's re never matches \"%s\" before '%c'; gramask's lexer can only "
+                              "honour that when another terminal continues the lexeme with '%c', and none "
+                              "does: lexer/regex.h note [Lark idioms])",
+                              specs[f->term].name, f->at + 1, shown, (char)f->cp, (char)f->cp);
+        }
+    }
+    return GM_OK;
 }
 
 /* Prod(q) by propagating accept labels backwards until nothing changes. */
@@ -284,6 +354,9 @@ gm_status gm_lexer_build(gm_mem *m, const gm_terminal_spec *specs, uint32_t n,
     dfa.mem = min.mem = m;
     resolution res = {NULL, NULL};
     gm_lexer *lx = NULL;
+    follows fs = {0};
+    gm_strbuf fwords;
+    gm_strbuf_init(&fwords, m);
 
     uint32_t start = gm_nfa_new_state(&nfa, GM_NFA_NO_TAG);
     if (start == UINT32_MAX) {
@@ -297,6 +370,8 @@ gm_status gm_lexer_build(gm_mem *m, const gm_terminal_spec *specs, uint32_t n,
         gm_regex re;
         gm_regex_init(&re, m);
         st = parse_spec(sp, &uc, &lim, &re, err);
+        if (st == GM_OK && re.nfollow)
+            st = collect_follow(&re, i, sp, &fs, &fwords, err);
         if (st == GM_OK && gm_regex_nullable(&re, re.root))
             st = spec_error(err, GM_ERR_GRAMMAR, sp,
                             "terminal %s matches the empty string (a lexer cannot make progress on it)",
@@ -368,6 +443,8 @@ gm_status gm_lexer_build(gm_mem *m, const gm_terminal_spec *specs, uint32_t n,
         lx->terminals[i].declared_only = specs[i].pattern == NULL;
     }
     st = compute_prod(lx, err);
+    if (st == GM_OK)
+        st = check_follow(lx, specs, &fs, &fwords, err);
     if (st != GM_OK)
         goto done;
     warn_unproduced(specs, n, &res, warn, warn_ud);
@@ -384,5 +461,7 @@ done:
     gm_dfa_free(&min);
     gm_mem_free(m, res.won);
     gm_mem_free(m, res.beaten_by);
+    gm_vec_free(m, &fs);
+    gm_strbuf_free(&fwords);
     return st;
 }

@@ -300,6 +300,9 @@ static uint32_t compile(builder *b, const gm_regex *re, uint32_t node, uint32_t 
     }
     case GM_RX_REPEAT:
         return compile_repeat(b, re, n, out);
+    case GM_RX_LOOK: /* never left in a parsed regex (regex_lark.c) */
+        b->failed = true;
+        return UINT32_MAX;
     }
     return UINT32_MAX;
 }

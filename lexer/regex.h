@@ -15,19 +15,20 @@
  * forms; flags i s m x u a as suffix flags, as global (?flags) at the start
  * and scoped (?flags-flags:...).
  *
- * Lazy and possessive quantifiers give the greedy language. A terminal
- * matches a whole lexeme and the lexer takes the longest lexeme, so
- * laziness never shortens a match: Python's re.fullmatch agrees for lazy
- * forms. Possessive forms (and nothing else here) differ from Python's
- * backtracking semantics: Python's `a*+a` matches nothing since the
- * possessive loop never gives an `a` back, while gramask reads it as
- * `a*a`. Atomic groups (?>...) are rejected for that reason.
+ * Lazy and possessive quantifiers give the greedy language: the language
+ * re.fullmatch accepts (the `regex` command's meaning). Possessive forms
+ * differ from Python's backtracking semantics: Python's `a*+a` matches
+ * nothing since the possessive loop never gives an `a` back, while gramask
+ * reads it as `a*a`. Atomic groups (?>...) are rejected for that reason.
+ * A terminal (GM_RE_LARK_MATCH, set by the lexer builder) means what
+ * Lark's re.match finds instead, where laziness matters: note [Lark idioms].
  *
  * Rejected with GM_ERR_UNSUPPORTED, naming the construct and its column:
  * backreferences \1 and (?P=name), lookahead (?=...) (?!...), lookbehind
- * (?<=...) (?<!...), conditionals (?(id)...), atomic groups, anchors ^ $
- * \A \Z, word boundaries \b \B, named characters \N{...}, the flags L
- * (locale) and t (template). Everything Python rejects is GM_ERR_SYNTAX.
+ * (?<=...) (?<!...) (in terminals, all but the idioms of note [Lark
+ * idioms]), conditionals (?(id)...), atomic groups, anchors ^ $ \A \Z,
+ * word boundaries \b \B, named characters \N{...}, the flags L (locale)
+ * and t (template). Everything Python rejects is GM_ERR_SYNTAX.
  * Counts above gm_limits.max_regex_repeat and nesting deeper than
  * GM_REGEX_MAX_DEPTH are GM_ERR_LIMIT.
  *
@@ -44,6 +45,7 @@
 #include "lexer/cpset.h"
 #include "lexer/uclass.h"
 #include "src/base/mem.h"
+#include "src/base/strbuf.h"
 
 #define GM_REGEX_MAX_DEPTH 200
 #define GM_RX_INF UINT32_MAX
@@ -56,7 +58,12 @@ typedef enum gm_rx_kind {
     GM_RX_CONCAT, /* kids[first .. first+count) in order */
     GM_RX_ALT,    /* kids[first .. first+count) */
     GM_RX_REPEAT, /* kids[first] repeated min..max times (max may be GM_RX_INF) */
+    GM_RX_LOOK,   /* lookaround (?=..) (?!..) (?<=..) (?<!..) on kids[first]: only while a
+                     GM_RE_LARK_MATCH parse runs, never in a finished AST */
 } gm_rx_kind;
+
+/* gm_rx_node.look of a GM_RX_LOOK node. */
+enum { GM_RX_AHEAD, GM_RX_NOT_AHEAD, GM_RX_BEHIND, GM_RX_NOT_BEHIND };
 
 typedef struct gm_rx_node {
     gm_rx_kind kind;
@@ -65,7 +72,22 @@ typedef struct gm_rx_node {
     uint32_t first;     /* CONCAT, ALT, REPEAT: index into kids */
     uint32_t count;
     uint32_t min, max;  /* REPEAT */
+    bool lazy;          /* REPEAT written *? +? ?? {m,n}? (kept only under GM_RE_LARK_MATCH) */
+    uint8_t look;       /* LOOK: GM_RX_AHEAD ... */
+    uint32_t at;        /* LOOK and lazy REPEAT: byte offset of the construct, for errors */
 } gm_rx_node;
+
+/*
+ * A lexeme the terminal matches only when the next character is not cp
+ * (note [Lark idioms], the empty string of a quote checked by (?!"")):
+ * node is a regex of those lexemes. The lexer builder checks that its
+ * 1-lookahead transducer never ends such a lexeme before cp.
+ */
+typedef struct gm_rx_follow {
+    uint32_t node;      /* the lexemes (a finite language) */
+    uint32_t cp;        /* the character that may not follow them */
+    uint32_t at;        /* byte offset of the lookahead in the pattern */
+} gm_rx_follow;
 
 typedef struct gm_regex {
     gm_mem *mem;
@@ -76,6 +98,8 @@ typedef struct gm_regex {
     gm_cpset *sets;
     size_t nsets, sets_cap;
     uint32_t root;
+    gm_rx_follow *follow; /* [nfollow] conditions left by the Lark translation */
+    size_t nfollow, follow_cap;
 } gm_regex;
 
 void gm_regex_init(gm_regex *re, gm_mem *m);
@@ -99,6 +123,27 @@ gm_status gm_regex_parse(gm_regex *re, gm_uclass *uc, const char *pattern, size_
  */
 gm_status gm_regex_literal(gm_regex *re, gm_uclass *uc, const char *bytes, size_t len,
                            unsigned flags, gm_error *err);
+
+/* "lookahead (?=...)", "negative lookbehind (?<!...)", ... for a GM_RX_LOOK kind. */
+const char *gm_regex_look_name(int look);
+
+/*
+ * The Lark translation (lexer/regex_lark.c, note [Lark idioms]), run by
+ * gm_regex_parse under GM_RE_LARK_MATCH: rewrites re so that no lookaround
+ * and no lazy quantifier is left, or fails with GM_ERR_UNSUPPORTED naming
+ * the construct (err->column as gm_regex_parse sets it). May add
+ * re->follow conditions.
+ */
+gm_status gm_regex_lark_translate(gm_regex *re, gm_error *err);
+
+/*
+ * The UTF-8 strings of node's language, appended to *out, each followed
+ * by a NUL, when it has at most max_words strings (each at most 256
+ * bytes); GM_ERR_LIMIT otherwise (nothing is reported in err then but the
+ * code), GM_ERR_NOMEM when out cannot grow.
+ */
+gm_status gm_regex_words(const gm_regex *re, uint32_t node, size_t max_words, gm_strbuf *out,
+                         size_t *nwords);
 
 /* Whether the regex matches the empty string. */
 bool gm_regex_nullable(const gm_regex *re, uint32_t node);

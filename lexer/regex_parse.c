@@ -35,6 +35,7 @@ typedef struct parser {
     gm_error *err;
     gm_status st;
     uint32_t depth;
+    bool lark;           /* GM_RE_LARK_MATCH: keep lookarounds and laziness for regex_lark.c */
     GM_VEC(token) names; /* names of (?P<name>...) groups, for duplicates */
 } parser;
 
@@ -670,6 +671,7 @@ static uint32_t parse_group(parser *ps, size_t open, unsigned *flags, int nested
 {
     *skip = false;
     unsigned inner = *flags;
+    int look = -1; /* a lookaround: its GM_RX_* kind */
     if (match_byte(ps, '?')) {
         if (at_end(ps)) {
             fail_at(ps, GM_ERR_SYNTAX, ps->pos, "unexpected end of pattern");
@@ -722,22 +724,24 @@ static uint32_t parse_group(parser *ps, size_t open, unsigned *flags, int nested
             return UINT32_MAX;
         }
         case '=':
-            fail_at(ps, GM_ERR_UNSUPPORTED, open, "unsupported construct: lookahead (?=...)");
-            return UINT32_MAX;
+            look = GM_RX_AHEAD;
+            break;
         case '!':
-            fail_at(ps, GM_ERR_UNSUPPORTED, open, "unsupported construct: negative lookahead (?!...)");
-            return UINT32_MAX;
+            look = GM_RX_NOT_AHEAD;
+            break;
         case '<':
             if (match_byte(ps, '=')) {
-                fail_at(ps, GM_ERR_UNSUPPORTED, open, "unsupported construct: lookbehind (?<=...)");
+                look = GM_RX_BEHIND;
             } else if (match_byte(ps, '!')) {
-                fail_at(ps, GM_ERR_UNSUPPORTED, open, "unsupported construct: negative lookbehind (?<!...)");
-            } else if (at_end(ps)) {
-                fail_at(ps, GM_ERR_SYNTAX, ps->pos, "unexpected end of pattern");
+                look = GM_RX_NOT_BEHIND;
             } else {
-                fail_at(ps, GM_ERR_SYNTAX, open, "unknown extension ?<%c", ps->p[ps->pos]);
+                if (at_end(ps))
+                    fail_at(ps, GM_ERR_SYNTAX, ps->pos, "unexpected end of pattern");
+                else
+                    fail_at(ps, GM_ERR_SYNTAX, open, "unknown extension ?<%c", ps->p[ps->pos]);
+                return UINT32_MAX;
             }
-            return UINT32_MAX;
+            break;
         case '(':
             fail_at(ps, GM_ERR_UNSUPPORTED, open, "unsupported construct: conditional group (?(id)yes|no)");
             return UINT32_MAX;
@@ -773,6 +777,10 @@ static uint32_t parse_group(parser *ps, size_t open, unsigned *flags, int nested
             }
         }
     }
+    if (look >= 0 && !ps->lark) {
+        fail_at(ps, GM_ERR_UNSUPPORTED, open, "unsupported construct: %s", gm_regex_look_name(look));
+        return UINT32_MAX;
+    }
     if (++ps->depth > GM_REGEX_MAX_DEPTH) {
         fail_at(ps, GM_ERR_LIMIT, open, "groups nested deeper than %d", GM_REGEX_MAX_DEPTH);
         return UINT32_MAX;
@@ -784,6 +792,14 @@ static uint32_t parse_group(parser *ps, size_t open, unsigned *flags, int nested
     if (!match_byte(ps, ')')) {
         fail_at(ps, GM_ERR_SYNTAX, open, "missing ), unterminated subpattern");
         return UINT32_MAX;
+    }
+    if (look >= 0) {
+        /* Kept for the Lark translation, which removes it or fails (regex_lark.c). */
+        node = new_parent(ps, GM_RX_LOOK, &node, 1);
+        if (node != UINT32_MAX) {
+            ps->re->nodes[node].look = (uint8_t)look;
+            ps->re->nodes[node].at = (uint32_t)open;
+        }
     }
     return node;
 }
@@ -857,8 +873,10 @@ static int parse_quantifier(parser *ps, const token *t, item *items, size_t n)
         fail_at(ps, GM_ERR_SYNTAX, t->start, "multiple repeat");
         return -1;
     }
-    /* Lazy (?) and possessive (+) forms: same language, note [regex dialect]. */
-    if (!match_byte(ps, '?'))
+    /* Lazy (?) and possessive (+) forms: same language, note [regex dialect];
+       a Lark terminal keeps the laziness for regex_lark.c. */
+    bool lazy = match_byte(ps, '?');
+    if (!lazy)
         match_byte(ps, '+');
     uint32_t child = items[n - 1].node;
     uint32_t id = new_parent(ps, GM_RX_REPEAT, &child, 1);
@@ -866,6 +884,8 @@ static int parse_quantifier(parser *ps, const token *t, item *items, size_t n)
         return -1;
     ps->re->nodes[id].min = min;
     ps->re->nodes[id].max = max;
+    ps->re->nodes[id].lazy = lazy && ps->lark;
+    ps->re->nodes[id].at = (uint32_t)t->start;
     items[n - 1].node = id;
     items[n - 1].repeat = true;
     return 1;
@@ -1013,6 +1033,7 @@ void gm_regex_free(gm_regex *re)
     gm_mem_free(re->mem, re->sets);
     gm_mem_free(re->mem, re->nodes);
     gm_mem_free(re->mem, re->kids);
+    gm_mem_free(re->mem, re->follow);
     gm_regex_init(re, re->mem);
 }
 
@@ -1035,6 +1056,7 @@ gm_status gm_regex_parse(gm_regex *re, gm_uclass *uc, const char *pattern, size_
                        len, max_bytes);
     if ((flags & GM_RE_ASCII) && (flags & GM_RE_UNICODE))
         return fail_at(&ps, GM_ERR_SYNTAX, 0, "ASCII and UNICODE flags are incompatible");
+    ps.lark = flags & GM_RE_LARK_MATCH;
     unsigned f = flags;
     uint32_t root = parse_alt(&ps, &f, 0);
     if (root != UINT32_MAX && !at_end(&ps))
@@ -1043,7 +1065,7 @@ gm_status gm_regex_parse(gm_regex *re, gm_uclass *uc, const char *pattern, size_
     if (ps.st != GM_OK)
         return ps.st;
     re->root = root;
-    return GM_OK;
+    return ps.lark ? gm_regex_lark_translate(re, err) : GM_OK;
 }
 
 gm_status gm_regex_literal(gm_regex *re, gm_uclass *uc, const char *bytes, size_t len,
@@ -1103,6 +1125,8 @@ bool gm_regex_nullable(const gm_regex *re, uint32_t node)
         return false;
     case GM_RX_REPEAT:
         return n->min == 0 || gm_regex_nullable(re, re->kids[n->first]);
+    case GM_RX_LOOK:
+        return true;
     }
     return false;
 }
@@ -1127,6 +1151,7 @@ uint64_t gm_regex_min_states(const gm_regex *re, uint32_t node)
     uint64_t s = 0;
     switch (n->kind) {
     case GM_RX_EMPTY:
+    case GM_RX_LOOK:
         return 0;
     case GM_RX_CHAR: {
         uint8_t buf[4];

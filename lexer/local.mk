@@ -56,3 +56,10 @@ EXTRA_DIST += tests/unicode_py.py
 
 TESTS += tests/cli_lexer.sh
 EXTRA_DIST += tests/cli_lexer.sh
+
+# The Lark translation (lexer/regex_lark.c) against Python's re.match on the SynCode grammars.
+GM_TESTS += tests/test_lark_match
+tests_test_lark_match_SOURCES = tests/test_lark_match.c
+tests_test_lark_match_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_lark_match_LDADD = $(GM_TEST_LDADD)
+EXTRA_DIST += tests/lark_match.py

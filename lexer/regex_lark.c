@@ -255,11 +255,14 @@ static int flatten(const gm_regex *re, uint32_t node, idvec *out)
 }
 
 /* The literal string node matches (a CHAR or a concatenation of them), at most cap long; its length or 0. */
-static size_t literal_string(const gm_regex *re, uint32_t node, uint32_t *cps, size_t cap)
+static size_t literal_string(tr *t, uint32_t node, uint32_t *cps, size_t cap)
 {
+    const gm_regex *re = t->re;
     idvec items = {0};
     size_t n = 0;
-    if (!flatten(re, node, &items) && items.n <= cap) {
+    if (flatten(re, node, &items))
+        nomem(t);
+    else if (items.n <= cap) {
         for (; n < items.n; n++)
             if ((cps[n] = literal_char(re, items.v[n])) == NONE)
                 break;
@@ -482,7 +485,7 @@ static int string_idiom(tr *t, const uint32_t *items, size_t i, size_t n, idvec 
         return 0;
     uint32_t q = literal_char(re, items[i - 1]), qq[2];
     if (q == NONE || literal_char(re, items[i + 2]) != q ||
-        literal_string(re, re->kids[l.first], qq, 2) != 2 || qq[0] != q || qq[1] != q)
+        literal_string(t, re->kids[l.first], qq, 2) != 2 || qq[0] != q || qq[1] != q)
         return 0;
     gm_cpset x = {0};
     int r = char_set(re, re->kids[re->nodes[items[i + 1]].first], &x);
@@ -545,9 +548,9 @@ static int lazy_idiom(tr *t, const uint32_t *items, size_t i, size_t n, idvec *o
     uint32_t bs[2];
     if (i + 4 == n && i > 0 && z.min == 0 && re->nodes[items[i + 1]].kind == GM_RX_LOOK &&
         re->nodes[items[i + 1]].look == GM_RX_NOT_BEHIND &&
-        literal_string(re, re->kids[re->nodes[items[i + 1]].first], bs, 1) == 1 && bs[0] == '\\' &&
+        literal_string(t, re->kids[re->nodes[items[i + 1]].first], bs, 1) == 1 && bs[0] == '\\' &&
         is_lazy_star(re, items[i + 2]) &&
-        literal_string(re, re->kids[re->nodes[items[i + 2]].first], bs, 2) == 2 && bs[0] == '\\' &&
+        literal_string(t, re->kids[re->nodes[items[i + 2]].first], bs, 2) == 2 && bs[0] == '\\' &&
         bs[1] == '\\' && (d[0] = literal_char(re, items[i + 3])) != NONE && d[0] != '\\' &&
         gm_cpset_has(&x, '\\') && gm_cpset_has(&x, d[0])) {
         gm_cpset prev = {0};
@@ -710,6 +713,8 @@ static gm_status words_of(const gm_regex *re, uint32_t node, size_t max, words *
 /* a := a b (every pair). */
 static gm_status words_cross(gm_mem *m, words *a, const words *b, size_t max)
 {
+    if (a->b.failed || b->b.failed)
+        return GM_ERR_NOMEM;
     if (a->n && b->n > max / a->n)
         return GM_ERR_LIMIT;
     words r = {{0}, 0};
@@ -802,6 +807,8 @@ static gm_status words_of(const gm_regex *re, uint32_t node, size_t max, words *
             st = words_of(re, re->kids[n->first + i], max, &k);
             if (st == GM_OK && k.n > max - w->n)
                 st = GM_ERR_LIMIT;
+            if (st == GM_OK && w->b.failed)
+                st = GM_ERR_NOMEM;
             if (st == GM_OK) {
                 gm_strbuf_append(&w->b, k.b.s, k.b.n);
                 w->n += k.n;
@@ -822,7 +829,9 @@ static gm_status words_of(const gm_regex *re, uint32_t node, size_t max, words *
         gm_strbuf_append(&acc.b, "", 1);
         acc.n = 1;
         for (uint32_t i = 0; i <= n->max && st == GM_OK; i++) {
-            if (i >= n->min) {
+            if (acc.b.failed)
+                st = GM_ERR_NOMEM;
+            else if (i >= n->min) {
                 if (acc.n > max - w->n)
                     st = GM_ERR_LIMIT;
                 else {

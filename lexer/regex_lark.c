@@ -102,7 +102,10 @@ static void fail(tr *t, uint32_t at, const char *what, const char *why)
         return;
     t->st = GM_ERR_UNSUPPORTED;
     if (t->err) {
-        gm_error_set(t->err, GM_ERR_UNSUPPORTED, "unsupported construct: %s (%s)", what, why);
+        if (why)
+            gm_error_set(t->err, GM_ERR_UNSUPPORTED, "unsupported construct: %s (%s)", what, why);
+        else
+            gm_error_set(t->err, GM_ERR_UNSUPPORTED, "unsupported construct: %s", what);
         t->err->column = at + 1;
     }
 }
@@ -474,7 +477,6 @@ static uint32_t tr_node(tr *t, uint32_t node, const ctx *c);
 static const char *const LAZY_WHY =
     "Lark's shortest match is translated only before a closing literal at the end of the "
     "pattern, or at its very end: lexer/regex.h note [Lark idioms]";
-static const char *const LOOK_WHY = "gramask translates only the idioms of lexer/regex.h note [Lark idioms]";
 
 /* Idiom 4 at items[i] (the lookahead); 1 when it applied, 0 when not, -1 on error. */
 static int string_idiom(tr *t, const uint32_t *items, size_t i, size_t n, idvec *out, const ctx *c)
@@ -651,7 +653,7 @@ static uint32_t tr_node(tr *t, uint32_t node, const ctx *c)
     case GM_RX_BYTE:
         return node;
     case GM_RX_LOOK:
-        fail(t, n.at, gm_regex_look_name(n.look), LOOK_WHY);
+        fail(t, n.at, gm_regex_look_name(n.look), NULL); /* only the idioms are translated */
         return NONE;
     case GM_RX_CONCAT:
         return tr_seq(t, node, c);

@@ -313,8 +313,7 @@ static void unsupported_constructs(void **state)
 {
     (void)state;
     /* outside the idioms: named, with their column */
-    assert_non_null(strstr(build("a(?=b)", "", NULL), "unsupported construct: lookahead (?=...) (gramask translates only"));
-    assert_non_null(strstr(build("a(?=b)", "", NULL), "at column 2"));
+    assert_non_null(strstr(build("a(?=b)", "", NULL), "unsupported construct: lookahead (?=...) at column 2"));
     assert_non_null(strstr(build("\".*?\"[xy]", "", NULL), "unsupported construct: lazy quantifier"));
     assert_non_null(strstr(build("\".*?\"[xy]", "", NULL), "at column 3"));
     assert_non_null(strstr(build("(?:a.*?b){2}", "", NULL), "lazy quantifier"));

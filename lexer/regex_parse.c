@@ -207,7 +207,7 @@ static int peek_byte(const parser *ps)
 /* Decodes the character at off into *cp and returns its length, or fails. */
 static size_t decode_at(parser *ps, size_t off, uint32_t *cp)
 {
-    int n = gm_utf8_decode_char(ps->p + off, ps->len - off, cp);
+    int n = (int)gm_utf8_decode(ps->p + off, ps->len - off, cp);
     if (n == 0) {
         fail_at(ps, GM_ERR_SYNTAX, off, "the pattern is not valid UTF-8");
         return 0;
@@ -1080,7 +1080,7 @@ gm_status gm_regex_literal(gm_regex *re, gm_uclass *uc, const char *bytes, size_
     GM_VEC(item) items = {0};
     for (size_t i = 0; i < len && ps.st == GM_OK;) {
         uint32_t cp;
-        int n = (flags & GM_RE_IGNORECASE) ? gm_utf8_decode_char(ps.p + i, len - i, &cp) : 0;
+        int n = (flags & GM_RE_IGNORECASE) ? (int)gm_utf8_decode(ps.p + i, len - i, &cp) : 0;
         uint32_t node;
         if (n > 0) {
             node = char_node(&ps, cp, flags);

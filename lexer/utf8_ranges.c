@@ -25,45 +25,6 @@ int gm_utf8_encode_char(uint32_t cp, uint8_t out[4])
     return 4;
 }
 
-int gm_utf8_decode_char(const uint8_t *s, size_t len, uint32_t *cp)
-{
-    if (len == 0)
-        return 0;
-    uint8_t b = s[0];
-    if (b < 0x80) {
-        *cp = b;
-        return 1;
-    }
-    int n;
-    uint32_t c, min;
-    if (b >= 0xC2 && b <= 0xDF) {
-        n = 2;
-        c = b & 0x1F;
-        min = 0x80;
-    } else if (b >= 0xE0 && b <= 0xEF) {
-        n = 3;
-        c = b & 0x0F;
-        min = 0x800;
-    } else if (b >= 0xF0 && b <= 0xF4) {
-        n = 4;
-        c = b & 0x07;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (len < (size_t)n)
-        return 0;
-    for (int i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        c = (c << 6) | (s[i] & 0x3F);
-    }
-    if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-        return 0;
-    *cp = c;
-    return n;
-}
-
 /* Emits [lo, hi] whose ends have the same encoded length and differ only in a suffix of full continuation ranges. */
 static int emit(uint32_t lo, uint32_t hi, int (*fn)(void *, const gm_utf8_seq *), void *ud)
 {

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "src/base/utf8.h"
+
 typedef struct gm_utf8_seq {
     uint8_t len;      /* 1..4 */
     uint8_t lo[4];    /* byte i matches lo[i]..hi[i] */
@@ -30,10 +32,5 @@ int gm_utf8_sequences(uint32_t lo, uint32_t hi, int (*fn)(void *ud, const gm_utf
 /* Encodes a scalar value (not a surrogate, <= U+10FFFF); returns the length 1..4. */
 int gm_utf8_encode_char(uint32_t cp, uint8_t out[4]);
 
-/*
- * Decodes one well-formed UTF-8 character at s[0..len). Returns its length
- * and sets *cp, or 0 when the bytes there are ill-formed or truncated.
- */
-int gm_utf8_decode_char(const uint8_t *s, size_t len, uint32_t *cp);
 
 #endif

@@ -25,10 +25,11 @@
 
 enum {
     WALK_DEPTH = 48,          /* snapshots kept; longer sequences re-feed their tail */
-    WALK_REGION = 96,         /* LR overlay capacity of one snapshot */
+    WALK_REGION = 320,        /* LR overlay capacity of one snapshot: a token of up to 128
+                                 bytes can push a state per byte (a run of unary minuses) */
     WALK_INDENTS = 16,        /* width overlay capacity of one snapshot */
     MEMO_WORDS = 32,          /* terminals memoized at depth 0: up to 2048 */
-    BIG_OVERLAY = 1u << 20    /* overflow path capacity */
+    BIG_OVERLAY = 1u << 20    /* overflow path: largest capacity tried */
 };
 
 typedef struct walker {
@@ -99,40 +100,54 @@ static bool prod_viable(walker *w, const gm_vstack *vs, uint32_t prod, bool dept
     return false;
 }
 
-/* The exact answer for one class on large heap overlays (rare path). */
-static gm_status class_big(walker *w, const gm_vstack *vs0, const gm_profile *p, const gm_class *c,
-                           bool *ok, gm_error *err)
+/* One attempt of class_big with overlays of cap states: 1 fits, 0 overflowed, -1 no memory. */
+static int class_big_try(walker *w, const gm_vstack *vs0, const gm_profile *p, const gm_class *c,
+                         uint32_t cap, bool *ok)
 {
     const gm_spanner *sp = w->sp;
-    gm_mem *m = sp->mem;
-    uint32_t *buf = gm_mem_alloc(m, (size_t)BIG_OVERLAY * 3 * sizeof(uint32_t));
+    uint32_t *buf = gm_mem_alloc(sp->mem, (size_t)cap * 3 * sizeof(uint32_t));
     if (!buf)
-        return gm_mem_fail(m, err, "a parser overlay");
+        return -1;
     gm_vstack vs;
     *ok = false;
-    int bad = vs_copy(&vs, vs0, buf, BIG_OVERLAY, buf + 2 * (size_t)BIG_OVERLAY, BIG_OVERLAY);
-    for (uint32_t i = 0; i < c->len && !bad; i++) {
+    int fits = !vs_copy(&vs, vs0, buf, cap, buf + 2 * (size_t)cap, cap);
+    for (uint32_t i = 0; i < c->len && fits; i++) {
         int r = gm_layer_vfeed(sp, &vs, p->seqs[c->seq + i], w->rel_width);
         if (r == GM_VFEED_OVERFLOW)
-            bad = 1;
+            fits = 0;
         else if (r != GM_VFEED_SHIFTED)
             goto done;
     }
-    if (!bad) {
+    if (fits) {
         if (sp->prod_ignored[c->prod])
             *ok = true;
         for (uint32_t k = sp->prod_off[c->prod]; k < sp->prod_off[c->prod + 1] && !*ok; k++) {
-            int r = gm_layer_vviable(sp, &vs, sp->prod_terms[k], buf + BIG_OVERLAY, BIG_OVERLAY);
-            bad = r < 0;
+            int r = gm_layer_vviable(sp, &vs, sp->prod_terms[k], buf + cap, cap);
+            fits = r >= 0;
             *ok = r > 0;
         }
     }
 done:
-    gm_mem_free(m, buf);
-    if (bad)
-        return gm_error_set(err, GM_ERR_LIMIT,
-                            "a token needs more than %u parser states of reductions", BIG_OVERLAY);
-    return GM_OK;
+    gm_mem_free(sp->mem, buf);
+    return fits;
+}
+
+/*
+ * The exact answer for one class on heap overlays, doubled until they fit
+ * (rare: nesting deeper than the snapshots hold).
+ */
+static gm_status class_big(walker *w, const gm_vstack *vs0, const gm_profile *p, const gm_class *c,
+                           bool *ok, gm_error *err)
+{
+    for (uint32_t cap = 2 * WALK_REGION; cap <= BIG_OVERLAY; cap *= 2) {
+        int r = class_big_try(w, vs0, p, c, cap, ok);
+        if (r < 0)
+            return gm_mem_fail(w->sp->mem, err, "a parser overlay");
+        if (r > 0)
+            return GM_OK;
+    }
+    return gm_error_set(err, GM_ERR_LIMIT,
+                        "a token needs more than %u parser states of reductions", BIG_OVERLAY);
 }
 
 /*

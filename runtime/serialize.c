@@ -619,9 +619,13 @@ static int read_profiles(reader *r, gm_compiled *c)
         p->seqs = get_array(r, m, nseq, 4, "profile sequences");
         if (!p->seqs)
             return -1;
-        for (uint32_t i = 0; i < nseq; i++)
-            if (p->seqs[i] >= lx->nterminals || lx->terminals[p->seqs[i]].ignored)
+        for (uint32_t i = 0; i < nseq; i++) {
+            uint32_t e = p->seqs[i];
+            bool line = (e & GM_SEQ_LINE) != 0; /* an indentation line end and its width */
+            if (line ? !c->grammar->postlex.indentation || GM_SEQ_WIDTH(e) > GM_INDENT_MAX_WIDTH
+                     : e >= lx->nterminals || lx->terminals[e].ignored)
                 return bad(r, "profile sequence names a terminal the parser never sees");
+        }
         (void)lx;
         uint32_t off = 0;
         for (uint32_t i = 0; i < nclasses; i++) {

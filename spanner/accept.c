@@ -6,7 +6,8 @@
 #include "src/base/hash.h"
 
 enum {
-    ANCHOR_MAX = 64,          /* states pushed above the anchor before giving up (-> D) */
+    ANCHOR_MAX = 320,         /* states on an anchored stack before giving up (-> D): tokens
+                                 of up to 128 bytes can push one state per byte */
     SEQ_DEPTH = 32            /* snapshots kept; longer sequences re-simulate their tail */
 };
 
@@ -65,7 +66,9 @@ static verdict prod_verdict(const gm_spanner *sp, const astack *a, uint32_t prod
             v = V_DEPEND;
             continue;
         }
-        astack copy = *a;
+        astack copy;
+        copy.n = a->n;
+        memcpy(copy.st, a->st, (size_t)a->n * sizeof *a->st);
         verdict r = afeed(sp->lr, &copy, t);
         if (r == V_ACCEPT)
             return V_ACCEPT;
@@ -84,9 +87,7 @@ static verdict prod_verdict(const gm_spanner *sp, const astack *a, uint32_t prod
 static void classify(const gm_spanner *sp, const gm_profile *p, const uint32_t *anchor,
                      uint32_t nanchor, uint8_t *verdicts)
 {
-    static const astack empty;
     astack snap[SEQ_DEPTH + 1];
-    snap[0] = empty;
     snap[0].n = nanchor;
     memcpy(snap[0].st, anchor, (size_t)nanchor * sizeof *anchor);
     uint32_t valid = 0;                 /* snapshots 0..valid hold the current prefix */
@@ -104,8 +105,10 @@ static void classify(const gm_spanner *sp, const gm_profile *p, const uint32_t *
         for (; d < c->len; d++) {
             uint32_t from = d < SEQ_DEPTH ? d : SEQ_DEPTH;
             uint32_t to = d + 1 < SEQ_DEPTH ? d + 1 : SEQ_DEPTH;
-            if (from != to)
-                snap[to] = snap[from];
+            if (from != to) {
+                snap[to].n = snap[from].n;
+                memcpy(snap[to].st, snap[from].st, (size_t)snap[from].n * sizeof *snap[to].st);
+            }
             v = afeed(sp->lr, &snap[to], p->seqs[c->seq + d]);
             if (v != V_ACCEPT) {
                 stop = d;

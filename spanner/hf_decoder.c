@@ -51,29 +51,6 @@
 
 #include "spanner/vocab_impl.h"
 
-size_t gm_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp)
-{
-    uint8_t c = s[0];
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
-    if (len == 0 || c > 0xf4 || len > n)
-        return 0;
-    uint32_t v = c & (0x7f >> len);
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        v = v << 6 | (s[i] & 0x3f);
-    }
-    if ((len == 3 && v < 0x800) || (len == 4 && (v < 0x10000 || v > 0x10ffff)) ||
-        (v >= 0xd800 && v <= 0xdfff))
-        return 0;
-    *cp = v;
-    return len;
-}
-
 /* The inverse GPT-2 byte map: code point (< 324) -> byte, or -1. */
 static void byte_level_inverse(int16_t inv[324])
 {

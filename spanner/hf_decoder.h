@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "src/base/utf8.h"
+
 #include "gramask.h"
 #include "src/base/mem.h"
 
@@ -66,7 +68,5 @@ gm_status gm_hf_decoder_run(gm_hf_decoder *d, const uint8_t *s, size_t n, const 
 gm_status gm_hf_decoder_run_replace(gm_hf_decoder *d, const uint8_t *s, size_t n,
                                     const uint8_t **res, size_t *nres);
 
-/* Decodes one UTF-8 character of s[0..n); returns its length, 0 when ill-formed. */
-size_t gm_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp);
 
 #endif

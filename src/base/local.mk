@@ -6,4 +6,5 @@ libgmcore_la_SOURCES += \
 	src/base/hash.c src/base/hash.h \
 	src/base/mem.c src/base/mem.h \
 	src/base/strbuf.c src/base/strbuf.h \
+	src/base/utf8.c src/base/utf8.h \
 	src/base/vec.c src/base/vec.h

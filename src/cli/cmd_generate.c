@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "runtime/objects.h"
+#include "src/base/utf8.h"
 #include "src/cli/cli.h"
 #include "src/cli/commands.h"
 #include "src/cli/session.h"
@@ -29,11 +30,24 @@ static uint64_t next_random(uint64_t *s)
     return *s = x;
 }
 
+/*
+ * A JSON string of the bytes. Well-formed UTF-8 passes through; a byte that
+ * is not part of one (a text cut mid-character) is written as \udcXX, the
+ * lone surrogate Python's "surrogateescape" uses for it, so the bytes can be
+ * recovered exactly and the output stays valid JSON text.
+ */
 static void json_string(FILE *out, const uint8_t *b, size_t n)
 {
     fputc('"', out);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n;) {
         uint8_t c = b[i];
+        uint32_t cp;
+        size_t k = c >= 0x80 ? gm_utf8_decode(b + i, n - i, &cp) : 1;
+        if (k == 0) {
+            fprintf(out, "\\udc%02x", c);
+            i++;
+            continue;
+        }
         if (c == '"' || c == '\\')
             fprintf(out, "\\%c", c);
         else if (c == '\n')
@@ -43,7 +57,8 @@ static void json_string(FILE *out, const uint8_t *b, size_t n)
         else if (c < 0x20 || c == 0x7f)
             fprintf(out, "\\u%04x", c);
         else
-            fputc(c, out); /* UTF-8 passes through; invalid bytes stay as they are */
+            fwrite(b + i, 1, k, out);
+        i += k;
     }
     fputc('"', out);
 }

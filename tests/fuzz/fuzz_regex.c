@@ -24,7 +24,7 @@ static bool valid_utf8(const uint8_t *s, size_t n)
 {
     uint32_t cp;
     for (size_t i = 0; i < n;) {
-        int k = gm_utf8_decode_char(s + i, n - i, &cp);
+        int k = (int)gm_utf8_decode(s + i, n - i, &cp);
         if (!k)
             return false;
         i += (size_t)k;

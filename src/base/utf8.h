@@ -1,0 +1,15 @@
+/* UTF-8 decoding and encoding shared by the lexer and the vocabulary loader. */
+#ifndef GM_BASE_UTF8_H
+#define GM_BASE_UTF8_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Decodes the well-formed UTF-8 character at s[0..len): returns its length
+ * (1-4) and sets *cp, or returns 0 for anything ill-formed (truncated,
+ * overlong, surrogate, past U+10FFFF, stray continuation byte).
+ */
+size_t gm_utf8_decode(const uint8_t *s, size_t len, uint32_t *cp);
+
+#endif

@@ -167,6 +167,16 @@ public sealed class Tricky<T extends Comparable<? super T>, U> permits Tricky.Su
         Function<List<String>, Integer> sz = List::size;
         Function<List<String>, Integer> sz2 = java.util.List::size;
         Function<Object, String> gm = String::<Object>valueOf;
+        Function<List<String>, Integer> gsz = List<String>::size;
+        BiFunction<Collection<String>, String, Boolean> gadd = Collection<String>::add;
+        IntFunction<Class<?>[]> gca = Class<?>[]::new;
+        Supplier<ArrayList<String>> gnew = ArrayList<String>::new;
+        foo2(List<String>::size, a < i, i > a);
+        Supplier<Function<List<String>, Integer>> gr = () -> List<String>::size;
+        Function<List<String>, Integer> gc = (Function<List<String>, Integer>) (List<String>::size);
+        Function<List<List<String>>, Integer> gn = List<List<String>>::size;
+        Function<java.util.List<String>, Integer> gq = java.util.List<String>::size;
+        Function<List<String>, Integer> gt2 = a > 0 ? List<String>::size : List::size;
         Object emptyList = Collections.<String>emptyList();
         Object el2 = this.<String>id("a");
         Object el3 = Collections.<Map<String, List<String>>>emptyList();
@@ -246,6 +256,7 @@ public sealed class Tricky<T extends Comparable<? super T>, U> permits Tricky.Su
     <X> X id(X x) { return x; }
     static <X> X sid(X x) { return x; }
     static void foo(int a, int b) {}
+    static void foo2(Function<List<String>, Integer> f, boolean b, boolean c) {}
     int k(int q) { return q; }
     class Inner {}
     enum Color implements Runnable {

@@ -132,6 +132,12 @@ public sealed class Tricky<T extends Comparable<? super T>, U> permits Tricky.Su
         boolean nb = (Boolean) !false;
         Comparator<String> cmp = (Comparator<String> & Serializable) (s1, s2) -> s1.compareTo(s2);
         Runnable run = (Runnable) () -> {};
+        Runnable run2 = (Runnable & Serializable & Cloneable) () -> {};
+        Runnable run3 = (Runnable & Serializable) run;
+        Object run4 = (java.lang.Runnable & java.io.Serializable) null;
+        int and1 = (a & i), and2 = a & i & a, and3 = (a & i & a), and4 = a & i | a, and5 = (a & i) == 0 ? 1 : 0;
+        boolean and6 = (a & i) != 0, and7 = a == 0 & i == 0 & true, and8 = (a == i & i == a), and9 = (a & i & (i == 1 ? 1 : 0)) > 0;
+        and1 &= (a & -i) & ~a;
         Function<String, Integer> fn = (Function<String, Integer>) String::length;
         Function<String, String> fn2 = (Function<String, String>) x1 -> x1;
         boolean lt = i < j[0], gt = i > 2, cmp2 = (i < k(1)), cmp3 = (i) < 3, cmp4 = (i < 3), cmp5 = (i < -3);
@@ -243,6 +249,8 @@ public sealed class Tricky<T extends Comparable<? super T>, U> permits Tricky.Su
         java.lang.@A String qa = null;
         List<int[]> lia = null;
         Object gen = new HashMap<String, List<String>>() {};
+        Object gct = new <String>Tricky<String, Integer>("x", 1);
+        Object gct2 = new <String, Integer>HashMap<String, Integer>();
         int lab = 0;
         lab: { break lab; }
         ;
@@ -254,6 +262,9 @@ public sealed class Tricky<T extends Comparable<? super T>, U> permits Tricky.Su
         i = (i) * (a);
     }
     <X> X id(X x) { return x; }
+    void receiver(@A Tricky<T, U> this, int a) {}
+    class Inner2 { Inner2(Tricky<T, U> Tricky.this) {} }
+    <X> Tricky(X x, int y) { this(); }
     static <X> X sid(X x) { return x; }
     static void foo(int a, int b) {}
     static void foo2(Function<List<String>, Integer> f, boolean b, boolean c) {}

@@ -223,6 +223,9 @@ public sealed class Tricky<T extends Comparable<? super T>, U> permits Tricky.Su
         with = to + open;
         Thread.yield();
         int non = 1;
+        non = non - 1;
+        non++;
+        foo(non, -non);
         int[] arrx = new int[5];
         arrx[0] = arrx[1] = 2;
         i = arrx[i]++;

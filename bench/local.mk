@@ -20,3 +20,8 @@ bench: $(GM_BENCH)
 	done
 .PHONY: bench
 CLEANFILES += $(GM_BENCH)
+
+# Issue 8: Table 1 rows on SynCode's grammars as given (sp32k, llama3, qwen3).
+GM_BENCH += bench/bench_syncode
+bench_bench_syncode_SOURCES = bench/bench_syncode.c
+bench_bench_syncode_LDADD = libgmcore.la $(JANSSON_LIBS)

@@ -275,10 +275,17 @@ static size_t compare_step(ref *r, gm_matcher *m, const char *where, size_t step
 }
 
 typedef struct combo {
-    const char *grammar;     /* bundled name or inline text (when it holds ':') */
+    const char *grammar;     /* bundled name, inline text (when it holds ':'), or a .lark file
+                                under the shared dir (loaded with Lark's conflict resolution) */
     const char *tokenizer;   /* under the shared dir */
     const char *ids;         /* corpus ids file under the shared dir, or NULL */
 } combo;
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && !strcmp(s + n - k, suffix);
+}
 
 static const char indent_grammar_text[] =
     "start: (_NEWLINE | stmt)*\n"
@@ -301,9 +308,12 @@ static gm_compiled *compile(const combo *k, gm_vocab **v, gm_grammar **g)
     if (gm_vocab_create_from_file(gm_test_shared_path(k->tokenizer), NULL, v, &err) != GM_OK)
         fail_msg("%s: %s", k->tokenizer, err.message);
     const char *text = !strcmp(k->grammar, "indent") ? indent_grammar_text : k->grammar;
-    gm_status st = strchr(text, ':')
-                       ? gm_grammar_create(text, strlen(text), "inline.lark", NULL, g, &err)
-                       : gm_grammar_create_bundled(k->grammar, NULL, g, &err);
+    gm_grammar_options lark;
+    gm_grammar_options_init_defaults(&lark);
+    lark.conflicts = GM_CONFLICTS_LARK;
+    gm_status st = ends_with(text, ".lark") ? gm_grammar_create_from_file(gm_test_shared_path(text), &lark, g, &err)
+                   : strchr(text, ':')      ? gm_grammar_create(text, strlen(text), "inline.lark", NULL, g, &err)
+                                            : gm_grammar_create_bundled(k->grammar, NULL, g, &err);
     if (st != GM_OK)
         fail_msg("grammar: %s", err.message);
     gm_compiled *c;
@@ -312,8 +322,11 @@ static gm_compiled *compile(const combo *k, gm_vocab **v, gm_grammar **g)
     return c;
 }
 
-/* Decodes corpus files, comparing at the first steps and at sampled ones. */
-static void corpus_steps(const combo *k, size_t nfiles, size_t every)
+/*
+ * Decodes corpus files (those whose name ends with `only`, when not NULL),
+ * comparing at the first steps and at sampled ones.
+ */
+static void corpus_steps_only(const combo *k, const char *only, size_t nfiles, size_t every)
 {
     gm_vocab *v;
     gm_grammar *g;
@@ -325,8 +338,11 @@ static void corpus_steps(const combo *k, size_t nfiles, size_t every)
     if (gm_ids_file_load(&mem, gm_test_shared_path(k->ids), &ids, &err) != GM_OK)
         fail_msg("%s", err.message);
     size_t compared = 0;
-    for (size_t f = 0; f < ids->n && f < nfiles; f++) {
+    for (size_t f = 0, done = 0; f < ids->n && done < nfiles; f++) {
         const gm_ids_entry *e = &ids->entries[f];
+        if (only && !ends_with(e->file, only))
+            continue;
+        done++;
         ref r;
         ref_init(&r, c);
         gm_matcher *m;
@@ -353,6 +369,11 @@ static void corpus_steps(const combo *k, size_t nfiles, size_t every)
     gm_compiled_destroy(c);
     gm_grammar_destroy(g);
     gm_vocab_destroy(v);
+}
+
+static void corpus_steps(const combo *k, size_t nfiles, size_t every)
+{
+    corpus_steps_only(k, NULL, nfiles, every);
 }
 
 /* Random walks: at each step compare, then take a random allowed token. */
@@ -591,6 +612,35 @@ static void indent_sp32k_walks(void **state)
     random_walks(&k, 8, 14, 9);
 }
 
+/*
+ * SynCode's grammars as given (issue 8): their programs, compared at every
+ * few steps, and random walks, with the 32K SentencePiece vocabulary.
+ */
+#define SYNCODE "benchmarks/syncode-grammars/"
+
+static void syncode_go_sp32k(void **state)
+{
+    (void)state;
+    combo k = {SYNCODE "go_grammar.lark", "tokenizers/sp32k/tokenizer.json", SYNCODE "programs/ids.sp32k.json"};
+    corpus_steps_only(&k, ".go", 5, 9);
+    random_walks(&k, 3, 25, 5);
+}
+
+static void syncode_java_sp32k(void **state)
+{
+    (void)state;
+    combo k = {SYNCODE "java_grammar.lark", "tokenizers/sp32k/tokenizer.json", SYNCODE "programs/ids.sp32k.json"};
+    corpus_steps_only(&k, ".java", 5, 9);
+    random_walks(&k, 3, 25, 6);
+}
+
+static void syncode_python_sp32k(void **state)
+{
+    (void)state;
+    combo k = {SYNCODE "python_grammar.lark", "tokenizers/sp32k/tokenizer.json", NULL};
+    random_walks(&k, 4, 25, 8);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -604,6 +654,9 @@ int main(void)
         cmocka_unit_test(json_qwen3_walks),
         cmocka_unit_test(expr_llama3_walks),
         cmocka_unit_test(expr_sp32k_walks),
+        cmocka_unit_test(syncode_go_sp32k),
+        cmocka_unit_test(syncode_java_sp32k),
+        cmocka_unit_test(syncode_python_sp32k),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

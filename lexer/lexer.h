@@ -17,7 +17,7 @@
  * At end of input the pending lexeme is emitted when q accepts, and q == 0
  * is a clean end; any other q is an error. Longest match among terminals is
  * decided by the DFA; equal-length matches by gm_terminal_spec priority,
- * then literal over regex, then declaration order.
+ * then literal over regex, then (lark_ties) Lark's order, then declaration order.
  * No transition leads back to state 0 (the builder keeps the start state
  * apart, lexer/dfa.h note [start state]), so q == 0 means exactly "nothing
  * pending". Every state is live: the DFA is minimal and trimmed, so from
@@ -68,6 +68,10 @@ typedef struct gm_terminal_spec {
     int32_t priority;        /* higher wins among equal-length matches (Lark: default 0) */
     bool is_literal;         /* "..." string in the grammar (wins over a regex at equal priority) */
     bool ignored;            /* %ignore'd: lexed but never passed to the parser */
+    bool lark_ties;          /* equal-length ties between two such terminals of equal priority
+                                and kind go by Lark's lexer order (the longer possible match,
+                                then the longer pattern, then the name) instead of declaration
+                                order; set for grammars loaded with Lark's conflict resolution */
     gm_srcloc loc;           /* definition site for diagnostics (line 0 = unknown) */
 } gm_terminal_spec;
 

@@ -45,22 +45,41 @@ static gm_status spec_error(gm_error *err, gm_status code, const gm_terminal_spe
     return gm_error_set(err, code, "%s", msg);
 }
 
-/* True when terminal a beats terminal b on the same lexeme. */
-static bool wins(const gm_terminal_spec *specs, uint32_t a, uint32_t b)
+/*
+ * Lark's lexer tries terminals in the order (priority, longest possible
+ * match, longest pattern, name) and takes the first that matches; on
+ * equal-length matches that is the tie-break of lark_ties terminals.
+ */
+static int lark_order(const gm_terminal_spec *specs, const uint32_t *maxw, uint32_t a, uint32_t b)
+{
+    if (!maxw || !specs[a].lark_ties || !specs[b].lark_ties)
+        return 0;
+    if (maxw[a] != maxw[b])
+        return maxw[a] > maxw[b] ? -1 : 1;
+    if (specs[a].pattern_len != specs[b].pattern_len)
+        return specs[a].pattern_len > specs[b].pattern_len ? -1 : 1;
+    return strcmp(specs[a].name, specs[b].name);
+}
+
+/* True when terminal a beats terminal b on the same lexeme. maxw may be NULL. */
+static bool wins(const gm_terminal_spec *specs, const uint32_t *maxw, uint32_t a, uint32_t b)
 {
     if (specs[a].priority != specs[b].priority)
         return specs[a].priority > specs[b].priority;
     if (specs[a].is_literal != specs[b].is_literal)
         return specs[a].is_literal;
-    return a < b;
+    int o = lark_order(specs, maxw, a, b);
+    return o ? o < 0 : a < b;
 }
 
-static const char *why_wins(const gm_terminal_spec *specs, uint32_t a, uint32_t b)
+static const char *why_wins(const gm_terminal_spec *specs, const uint32_t *maxw, uint32_t a, uint32_t b)
 {
     if (specs[a].priority != specs[b].priority)
         return "higher priority";
     if (specs[a].is_literal != specs[b].is_literal)
         return "a string literal wins over a regex";
+    if (lark_order(specs, maxw, a, b))
+        return "first in Lark's lexer order";
     return "declared earlier";
 }
 
@@ -255,13 +274,13 @@ typedef struct resolution {
     uint32_t (*beaten_by)[3]; /* [n] up to three terminals that took its lexemes */
 } resolution;
 
-static void resolve(gm_dfa *d, const gm_terminal_spec *specs, resolution *r)
+static void resolve(gm_dfa *d, const gm_terminal_spec *specs, const uint32_t *maxw, resolution *r)
 {
     for (uint32_t q = 0; q < d->nstates; q++) {
         uint32_t best = GM_LEX_NONE;
         for (uint32_t i = d->tag_off[q]; i < d->tag_off[q + 1]; i++) {
             uint32_t t = d->tags[i];
-            if (best == GM_LEX_NONE || wins(specs, t, best))
+            if (best == GM_LEX_NONE || wins(specs, maxw, t, best))
                 best = t;
         }
         d->label[q] = best;
@@ -284,8 +303,8 @@ static void resolve(gm_dfa *d, const gm_terminal_spec *specs, resolution *r)
     }
 }
 
-static void warn_unproduced(const gm_terminal_spec *specs, uint32_t n, const resolution *r,
-                            gm_warning_fn warn, void *ud)
+static void warn_unproduced(const gm_terminal_spec *specs, const uint32_t *maxw, uint32_t n,
+                            const resolution *r, gm_warning_fn warn, void *ud)
 {
     if (!warn)
         return;
@@ -304,7 +323,7 @@ static void warn_unproduced(const gm_terminal_spec *specs, uint32_t n, const res
             size_t used = 0;
             for (int j = 0; j < 3 && by[j] != GM_LEX_NONE; j++) {
                 int k = snprintf(list + used, sizeof list - used, "%s%s (%s)", j ? ", " : "",
-                                 specs[by[j]].name, why_wins(specs, by[j], t));
+                                 specs[by[j]].name, why_wins(specs, maxw, by[j], t));
                 if (k < 0 || (size_t)k >= sizeof list - used)
                     break;
                 used += (size_t)k;
@@ -357,6 +376,11 @@ gm_status gm_lexer_build(gm_mem *m, const gm_terminal_spec *specs, uint32_t n,
     follows fs = {0};
     gm_strbuf fwords;
     gm_strbuf_init(&fwords, m);
+    uint32_t *maxw = gm_mem_calloc(m, n ? n : 1, sizeof *maxw); /* Lark's max_width */
+    if (!maxw) {
+        st = gm_mem_fail(m, err, "the lexer");
+        goto done;
+    }
 
     uint32_t start = gm_nfa_new_state(&nfa, GM_NFA_NO_TAG);
     if (start == UINT32_MAX) {
@@ -372,6 +396,8 @@ gm_status gm_lexer_build(gm_mem *m, const gm_terminal_spec *specs, uint32_t n,
         st = parse_spec(sp, &uc, &lim, &re, err);
         if (st == GM_OK && re.nfollow)
             st = collect_follow(&re, i, sp, &fs, &fwords, err);
+        if (st == GM_OK)
+            maxw[i] = gm_regex_max_width(&re, re.root);
         if (st == GM_OK && gm_regex_nullable(&re, re.root))
             st = spec_error(err, GM_ERR_GRAMMAR, sp,
                             "terminal %s matches the empty string (a lexer cannot make progress on it)",
@@ -413,7 +439,7 @@ gm_status gm_lexer_build(gm_mem *m, const gm_terminal_spec *specs, uint32_t n,
     }
     for (uint32_t i = 0; i < n; i++)
         res.beaten_by[i][0] = res.beaten_by[i][1] = res.beaten_by[i][2] = GM_LEX_NONE;
-    resolve(&dfa, specs, &res);
+    resolve(&dfa, specs, maxw, &res);
     st = gm_dfa_minimize(&dfa, true, &min, err);
     gm_dfa_free(&dfa);
     if (st != GM_OK)
@@ -447,7 +473,7 @@ gm_status gm_lexer_build(gm_mem *m, const gm_terminal_spec *specs, uint32_t n,
         st = check_follow(lx, specs, &fs, &fwords, err);
     if (st != GM_OK)
         goto done;
-    warn_unproduced(specs, n, &res, warn, warn_ud);
+    warn_unproduced(specs, maxw, n, &res, warn, warn_ud);
     *out = lx;
     lx = NULL;
     goto done;
@@ -463,5 +489,6 @@ done:
     gm_mem_free(m, res.beaten_by);
     gm_vec_free(m, &fs);
     gm_strbuf_free(&fwords);
+    gm_mem_free(m, maxw);
     return st;
 }

@@ -145,6 +145,9 @@ gm_status gm_regex_lark_translate(gm_regex *re, gm_error *err);
 gm_status gm_regex_words(const gm_regex *re, uint32_t node, size_t max_words, gm_strbuf *out,
                          size_t *nwords);
 
+/* The most code points a match can have, as Python's getwidth (UINT32_MAX: unbounded). */
+uint32_t gm_regex_max_width(const gm_regex *re, uint32_t node);
+
 /* Whether the regex matches the empty string. */
 bool gm_regex_nullable(const gm_regex *re, uint32_t node);
 

@@ -873,3 +873,44 @@ gm_status gm_regex_words(const gm_regex *re, uint32_t node, size_t max_words, gm
     gm_strbuf_free(&w.b);
     return out->failed ? GM_ERR_NOMEM : GM_OK;
 }
+
+/* ---- Lark's lexer order ---- */
+
+static uint32_t sat_sum(uint32_t a, uint32_t b)
+{
+    return a > UINT32_MAX - b ? UINT32_MAX : a + b;
+}
+
+uint32_t gm_regex_max_width(const gm_regex *re, uint32_t node)
+{
+    const gm_rx_node *n = &re->nodes[node];
+    uint32_t w = 0;
+    switch (n->kind) {
+    case GM_RX_EMPTY:
+    case GM_RX_LOOK:
+        return 0;
+    case GM_RX_CHAR:
+    case GM_RX_SET:
+    case GM_RX_BYTE:
+        return 1;
+    case GM_RX_CONCAT:
+        for (uint32_t i = 0; i < n->count; i++)
+            w = sat_sum(w, gm_regex_max_width(re, re->kids[n->first + i]));
+        return w;
+    case GM_RX_ALT:
+        for (uint32_t i = 0; i < n->count; i++) {
+            uint32_t k = gm_regex_max_width(re, re->kids[n->first + i]);
+            w = k > w ? k : w;
+        }
+        return w;
+    case GM_RX_REPEAT: {
+        uint32_t k = gm_regex_max_width(re, re->kids[n->first]);
+        if (!k || !n->max)
+            return 0;
+        if (n->max == GM_RX_INF || k > UINT32_MAX / n->max)
+            return UINT32_MAX;
+        return k * n->max;
+    }
+    }
+    return w;
+}

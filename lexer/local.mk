@@ -63,3 +63,5 @@ tests_test_lark_match_SOURCES = tests/test_lark_match.c
 tests_test_lark_match_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_lark_match_LDADD = $(GM_TEST_LDADD)
 EXTRA_DIST += tests/lark_match.py
+TESTS += tests/syncode.sh
+EXTRA_DIST += tests/syncode.sh

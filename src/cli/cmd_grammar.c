@@ -26,7 +26,10 @@ static void print_help(void)
            "                      items, actions and gotos, resolved conflicts\n"
            "  --conflicts=lark    resolve conflicts as Lark does (shift wins; reduce/reduce by\n"
            "                      rule priority), each reported as a warning; the default\n"
-           "                      (error) makes any conflict an error\n"
+           "                      (error) makes any conflict an error; the summary counts\n"
+           "                      them as Lark does, per state and lookahead (a cell with a\n"
+           "                      shift and two reductions is one of each); in Lark mode\n"
+           "                      equal-length lexer ties also go by Lark's lexer order\n"
            "  --start=RULE        start rule (default: start)\n\n"
            "Exit status: 0 ok, 1 the grammar is invalid or not LALR(1), 2 usage error.\n",
            USAGE);
@@ -114,21 +117,36 @@ int gm_cmd_grammar(int argc, char **argv)
         else if (!g->terminals[i].pattern)
             declared++;
     }
-    uint32_t sr = 0, rr = 0;
-    for (uint32_t i = 0; i < t->nconflicts; i++) {
-        if (GM_LR_KIND(t->conflicts[i].kept) == GM_LR_REDUCE)
-            rr++;
-        else
-            sr++;
+    /* Counted as Lark counts them: per (state, terminal) cell, one shift/reduce when a shift
+       is among its actions, one reduce/reduce when two reductions are (a cell may be both). */
+    uint32_t sr = 0, rr = 0, cells = 0;
+    for (uint32_t i = 0; i < t->nconflicts;) {
+        uint32_t j = i;
+        bool has_sr = false, has_rr = false;
+        for (; j < t->nconflicts && t->conflicts[j].state == t->conflicts[i].state &&
+               t->conflicts[j].term == t->conflicts[i].term;
+             j++) {
+            if (GM_LR_KIND(t->conflicts[j].kept) == GM_LR_REDUCE)
+                has_rr = true;
+            else
+                has_sr = true;
+        }
+        sr += has_sr;
+        rr += has_rr;
+        cells++;
+        i = j;
     }
     printf("%s: %u terminals (%u ignored, %u declared only), %u nonterminals, %u productions\n", path,
            g->nterminals, ignored, declared, g->nnonterminals, g->nprods);
     printf("LALR(1): %u states", t->nstates);
-    if (t->nconflicts)
-        printf(", %u conflict%s resolved as Lark does (%u shift/reduce, %u reduce/reduce)", t->nconflicts,
-               t->nconflicts == 1 ? "" : "s", sr, rr);
-    else
+    if (t->nconflicts) {
+        printf(", %u conflict%s resolved as Lark does (%u shift/reduce, %u reduce/reduce)", sr + rr,
+               sr + rr == 1 ? "" : "s", sr, rr);
+        if (cells != sr + rr)
+            printf(" in %u cells", cells);
+    } else {
         printf(", no conflicts");
+    }
     printf("\n");
 done:
     gm_strbuf_free(&conflicts);

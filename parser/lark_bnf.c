@@ -1350,6 +1350,7 @@ static gm_status make_indent(bnf *B, const uint32_t *tmap, gm_cfg *g)
     pl->indent = tmap[B->indent_terms[1]];
     pl->dedent = tmap[B->indent_terms[2]];
     pl->tab_width = 8;
+    pl->line_start = !B->indent_auto; /* Python's rule for %indent; Lark's for its defaults */
     for (uint32_t i = 3; i < B->indent->n; i++)
         if (B->indent_terms[i] != UINT32_MAX)
             pl->bracket[tmap[B->indent_terms[i]]] = (i - 3) % 2 ? -1 : 1;

@@ -31,7 +31,12 @@
  * its lexeme (gm_postlex_width) is compared with the top of the width stack
  * (initially [0]): larger -> _INDENT (push w); smaller -> one _DEDENT per
  * popped level until w equals the top (no equal level: a syntax error). At
- * end of input one _DEDENT per level above 0.
+ * end of input one _DEDENT per level above 0. With the %indent directive the
+ * input starts as if right after a line end (line_start: a virtual '\n'
+ * precedes it), so the first line's indentation is measured too and an
+ * indented first line is rejected, as Python does; grammars that get the
+ * layer from Lark's PythonIndenter defaults keep Lark's behaviour (the first
+ * line is not measured).
  * The matcher keeps the width stack and the bracket depth beside the LR
  * stack; the spanner keeps the width of a pending _NEWLINE lexeme in its
  * lexer state (widths up to GM_INDENT_MAX_WIDTH), so a token's class
@@ -65,6 +70,7 @@ typedef struct gm_postlex {
     uint32_t dedent;         /* the _DEDENT terminal */
     int8_t *bracket;         /* [nterminals] +1 opening bracket, -1 closing, 0 other */
     uint32_t tab_width;      /* columns a tab counts for (8) */
+    bool line_start;         /* the input starts as if after a line end (a virtual '\n') */
 } gm_postlex;
 
 /*

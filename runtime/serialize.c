@@ -28,7 +28,7 @@
 
 #define GMC_MAGIC "GRAMASK\x1a"
 enum {
-    GMC_VERSION = 1,
+    GMC_VERSION = 2,
     GMC_BYTE_ORDER = 0x01020304,
     GMC_HEADER = 40,
     TAG_VOCB = 0x42434f56, /* "VOCB" little-endian */
@@ -106,6 +106,7 @@ static void put_lexer(writer *w, const gm_lexer *lx, const gm_postlex *pl)
         put_u32(w, pl->indent);
         put_u32(w, pl->dedent);
         put_u32(w, pl->tab_width);
+        put_u32(w, pl->line_start);
         put(w, pl->bracket, lx->nterminals);
     }
 }
@@ -406,6 +407,10 @@ static int read_lexer(reader *r, gm_grammar *g)
         pl->indent = get_u32(r, "indentation layer");
         pl->dedent = get_u32(r, "indentation layer");
         pl->tab_width = get_u32(r, "indentation layer");
+        uint32_t line_start = get_u32(r, "indentation layer");
+        pl->line_start = line_start == 1;
+        if (line_start > 1)
+            return bad(r, "malformed indentation layer");
         pl->bracket = get_array(r, m, lx->nterminals, 1, "indentation layer");
         if (r->bad)
             return -1;

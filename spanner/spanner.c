@@ -108,6 +108,7 @@ static gm_status layout_states(gm_spanner *sp, uint32_t strip_leading, gm_error 
     }
     sp->nlex = (uint32_t)n;
     sp->nstates = sp->nlex + strip_leading;
+    sp->lex_start = 0;
     sp->start = strip_leading ? sp->nlex : 0;
     sp->state_dfa = gm_mem_calloc(sp->mem, sp->nlex, sizeof *sp->state_dfa);
     sp->state_flag = gm_mem_calloc(sp->mem, sp->nlex, 1);
@@ -122,6 +123,17 @@ static gm_status layout_states(gm_spanner *sp, uint32_t strip_leading, gm_error 
                 sp->state_flag[q] = (uint8_t)f;
                 sp->state_width[q] = (uint8_t)w;
             }
+    if (pl && pl->indentation && pl->line_start) {
+        /* Lexing starts after a virtual line end (postlex.h, note [indentation]). */
+        uint32_t after = lx->next[lx->byte_class['\n']];
+        if (after == GM_LEX_DEAD || !gm_lexer_can_produce(lx, after, pl->newline))
+            return gm_error_set(err, GM_ERR_GRAMMAR,
+                                "the indentation layer's line-end terminal does not start with a "
+                                "line break");
+        gm_spanner_enter(sp, after, 0, 0, '\n', &sp->lex_start);
+        if (!strip_leading)
+            sp->start = sp->lex_start;
+    }
     return GM_OK;
 }
 

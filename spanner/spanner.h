@@ -131,6 +131,8 @@ typedef struct gm_spanner {
     uint32_t *dfa_base;      /* [lexer states] first spanner state of a lexer state */
     uint16_t *dfa_widths;    /* [lexer states] widths tracked: 1, or GM_INDENT_MAX_WIDTH + 1 */
     uint32_t start;          /* the state of an empty output (virtual when strip_leading > 0) */
+    uint32_t lex_start;      /* where lexing starts: 0, or the state after the virtual line end
+                                of an indentation layer with line_start (postlex.h) */
 
     /* Distinct Prod(q) sets. */
     uint32_t nprods;
@@ -217,11 +219,11 @@ static inline bool gm_spanner_step(const gm_spanner *sp, uint32_t q, uint8_t b, 
     const gm_lexer *lx = sp->lexer;
     if (q >= sp->nlex) {
         if (b == ' ') {
-            *q_next = q + 1 < sp->nstates ? q + 1 : 0;
+            *q_next = q + 1 < sp->nstates ? q + 1 : sp->lex_start;
             *emit = GM_LEX_NONE;
             return true;
         }
-        q = 0;
+        q = sp->lex_start;
     }
     uint32_t dfa = sp->state_dfa[q], flag = sp->state_flag[q], w = sp->state_width[q];
     uint32_t cls = lx->byte_class[b];

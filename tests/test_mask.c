@@ -192,6 +192,10 @@ static void ref_init(ref *r, const gm_compiled *c)
     r->st.ok = 1;
     r->st.stack = gm_lr_stack_new(r->mem);
     assert_non_null(r->st.stack);
+    /* The input starts after a virtual line end when the layer says so (postlex.h). */
+    const gm_postlex *pl = &c->grammar->postlex;
+    if (pl->indentation && pl->line_start)
+        ref_run(r, &r->st, (const uint8_t *)"\n", 1);
 }
 
 static void ref_free(ref *r)

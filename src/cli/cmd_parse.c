@@ -60,6 +60,7 @@ typedef struct parse_ctx {
     gm_status failure;       /* allocation failure while feeding */
     gm_postlex_stream layers; /* semicolon insertion, indentation (parser/postlex.h) */
     bool print;              /* --terminals */
+    size_t shift;            /* bytes of the virtual line end before the file's text */
     size_t line_off;         /* --terminals: offset, line and line start of the last one printed */
     uint32_t line;
     size_t line_start;
@@ -68,8 +69,10 @@ typedef struct parse_ctx {
 /* --terminals: "LINE:COLUMN NAME" for a terminal at offset off (offsets never decrease). */
 static void print_terminal(parse_ctx *c, uint32_t term, size_t off)
 {
+    off = off > c->shift ? off - c->shift : 0; /* in the file's own text */
+    const char *text = c->text + c->shift;
     for (; c->line_off < off; c->line_off++)
-        if (c->text[c->line_off] == '\n') {
+        if (text[c->line_off] == '\n') {
             c->line++;
             c->line_start = c->line_off + 1;
         }
@@ -159,6 +162,12 @@ typedef struct parse_tables {
     bool many;               /* several files: "FILE: " before OK and read errors */
 } parse_tables;
 
+/* An offset in the lexed buffer as an offset in the file (the virtual line end maps to 0). */
+static size_t unshift(size_t off, size_t shift)
+{
+    return off > shift ? off - shift : 0;
+}
+
 /* Lexes and parses one file; prints its result line. 0 parses, 1 does not, -1 fatal. */
 static int parse_file(const parse_tables *pt, const char *fpath)
 {
@@ -166,8 +175,8 @@ static int parse_file(const parse_tables *pt, const char *fpath)
     const gm_cfg *g = pt->g;
     const gm_lr_table *t = pt->t;
     gm_error err;
-    char *text = NULL;
-    size_t len = 0;
+    char *text = NULL, *lexed = NULL;
+    size_t len = 0, shift = 0;
     gm_strbuf msg;
     gm_strbuf_init(&msg, m);
     parse_ctx c;
@@ -180,12 +189,28 @@ static int parse_file(const parse_tables *pt, const char *fpath)
             gm_cli_fail("parse", &err);
         goto done;
     }
+    /* An indentation layer with line_start reads the input after a virtual line end
+     * (parser/postlex.h): lex "\n" + text, and report offsets in the text itself. */
+    shift = g->postlex.indentation && g->postlex.line_start ? 1 : 0;
+    lexed = text;
+    if (shift) {
+        lexed = gm_mem_alloc(m, len + 2);
+        if (!lexed) {
+            gm_mem_fail(m, &err, "the input");
+            gm_cli_fail("parse", &err);
+            rc = -1;
+            goto done;
+        }
+        lexed[0] = '\n';
+        memcpy(lexed + 1, text, len + 1);
+    }
     c.g = g;
     c.t = t;
     c.mem = m;
-    c.text = text;
+    c.text = lexed;
     c.print = pt->print;
     c.line = 1;
+    c.shift = shift;
     gm_postlex_stream_init(&c.layers, &g->postlex);
     c.top = gm_lr_stack_new(m);
     if (!c.top) {
@@ -195,11 +220,12 @@ static int parse_file(const parse_tables *pt, const char *fpath)
         goto done;
     }
     size_t error_offset = 0;
-    gm_status st = gm_lexer_run(pt->lx, (const uint8_t *)text, len, on_lexeme, &c, &error_offset, &err);
+    gm_status st = gm_lexer_run(pt->lx, (const uint8_t *)lexed, len + shift, on_lexeme, &c,
+                                &error_offset, &err);
     if (st == GM_OK) {
         const uint32_t *out;
         size_t n;
-        gm_lexeme at = {0, len, len};
+        gm_lexeme at = {0, len + shift, len + shift};
         gm_postlex_stream_end(&c.layers, &out, &n);
         st = feed_all(&c, out, n, &at);
     }
@@ -211,20 +237,21 @@ static int parse_file(const parse_tables *pt, const char *fpath)
     }
     gm_srcloc loc;
     if (c.rejected && c.bad_indent) {
-        loc = gm_srcloc_of_offset(fpath, text, len, c.bad.end);
+        loc = gm_srcloc_of_offset(fpath, text, len, unshift(c.bad.end, shift));
         gm_strbuf_printf(&msg, "%s:%u:%u: indentation error: %s", fpath, loc.line, loc.column, c.layer_err.message);
     } else if (c.rejected) {
         /* A terminal of a post-lexing layer is located where its lexeme ends. */
-        loc = gm_srcloc_of_offset(fpath, text, len, c.bad_term == c.bad.terminal ? c.bad.start : c.bad.end);
+        loc = gm_srcloc_of_offset(fpath, text, len,
+                                  unshift(c.bad_term == c.bad.terminal ? c.bad.start : c.bad.end, shift));
         gm_strbuf_printf(&msg, "%s:%u:%u: syntax error: unexpected %s", fpath, loc.line, loc.column,
                          g->names[c.bad_term]);
         if (c.bad_term == c.bad.terminal && !g->terminals[c.bad_term].is_literal && c.bad.end > c.bad.start) {
             gm_strbuf_putc(&msg, ' ');
-            put_lexeme_text(&msg, text, c.bad.start, c.bad.end);
+            put_lexeme_text(&msg, lexed, c.bad.start, c.bad.end);
         }
         put_expected(&msg, g, t, c.top);
     } else if (st != GM_OK) {
-        loc = gm_srcloc_of_offset(fpath, text, len, error_offset);
+        loc = gm_srcloc_of_offset(fpath, text, len, unshift(error_offset, shift));
         gm_strbuf_printf(&msg, "%s:%u:%u: lexical error: %s", fpath, loc.line, loc.column, err.message);
         put_expected(&msg, g, t, c.top);
     } else if (!gm_lr_accepts(t, c.top)) {
@@ -246,6 +273,8 @@ static int parse_file(const parse_tables *pt, const char *fpath)
 done:
     gm_lr_node_release(m, c.top);
     gm_strbuf_free(&msg);
+    if (lexed != text)
+        gm_mem_free(m, lexed);
     gm_mem_free(m, text);
     return rc;
 }

@@ -4,7 +4,7 @@ libgmcore_la_SOURCES += \
 	lexer/cpset.c lexer/cpset.h \
 	lexer/uclass.c lexer/uclass.h lexer/unicode_tables.h \
 	lexer/utf8_ranges.c lexer/utf8_ranges.h \
-	lexer/regex.h lexer/regex_parse.c lexer/regex_lark.c \
+	lexer/regex.h lexer/regex_ast.c lexer/regex_parse.c lexer/regex_lark.c \
 	lexer/nfa.c lexer/nfa.h \
 	lexer/dfa.c lexer/dfa.h \
 	lexer/determinize.c lexer/minimize.c lexer/minimize_ref.c lexer/regex_compile.c \

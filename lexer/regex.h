@@ -102,6 +102,15 @@ typedef struct gm_regex {
     size_t nfollow, follow_cap;
 } gm_regex;
 
+/*
+ * Appending nodes (regex_ast.c): a childless node, a node with children
+ * ids[0..n), a set node taking ownership of *set (reset to empty, or freed
+ * on failure). UINT32_MAX when memory runs out; the caller reports it.
+ */
+uint32_t gm_regex_add_node(gm_regex *re, gm_rx_kind kind);
+uint32_t gm_regex_add_parent(gm_regex *re, gm_rx_kind kind, const uint32_t *ids, size_t n);
+uint32_t gm_regex_add_set(gm_regex *re, gm_cpset *set);
+
 void gm_regex_init(gm_regex *re, gm_mem *m);
 void gm_regex_free(gm_regex *re);
 

@@ -121,55 +121,32 @@ static uint32_t nomem(tr *t)
 
 static uint32_t node_new(tr *t, gm_rx_kind kind)
 {
-    gm_regex *re = t->re;
     if (t->st != GM_OK)
         return NONE;
-    if (re->nnodes >= UINT32_MAX - 1 ||
-        gm_vec_grow_(re->mem, (void **)&re->nodes, &re->nodes_cap, re->nnodes + 1, sizeof *re->nodes))
-        return nomem(t);
-    memset(&re->nodes[re->nnodes], 0, sizeof re->nodes[0]);
-    re->nodes[re->nnodes].kind = kind;
-    return (uint32_t)re->nnodes++;
+    uint32_t id = gm_regex_add_node(t->re, kind);
+    return id == NONE ? nomem(t) : id;
 }
 
 static uint32_t node_parent(tr *t, gm_rx_kind kind, const uint32_t *ids, size_t n)
 {
-    gm_regex *re = t->re;
     if (t->st != GM_OK)
         return NONE;
     for (size_t i = 0; i < n; i++)
         if (ids[i] == NONE)
             return NONE;
-    if (gm_vec_grow_(re->mem, (void **)&re->kids, &re->kids_cap, re->nkids + n, sizeof *re->kids))
-        return nomem(t);
-    uint32_t id = node_new(t, kind);
-    if (id == NONE)
-        return id;
-    re->nodes[id].first = (uint32_t)re->nkids;
-    re->nodes[id].count = (uint32_t)n;
-    memcpy(re->kids + re->nkids, ids, n * sizeof *ids);
-    re->nkids += n;
-    return id;
+    uint32_t id = gm_regex_add_parent(t->re, kind, ids, n);
+    return id == NONE ? nomem(t) : id;
 }
 
 /* Takes ownership of *s. */
 static uint32_t node_set(tr *t, gm_cpset *s)
 {
-    gm_regex *re = t->re;
-    if (t->st != GM_OK ||
-        gm_vec_grow_(re->mem, (void **)&re->sets, &re->sets_cap, re->nsets + 1, sizeof *re->sets)) {
-        gm_cpset_free(re->mem, s);
-        return t->st != GM_OK ? NONE : nomem(t);
+    if (t->st != GM_OK) {
+        gm_cpset_free(t->re->mem, s);
+        return NONE;
     }
-    uint32_t id = node_new(t, GM_RX_SET);
-    if (id == NONE) {
-        gm_cpset_free(re->mem, s);
-        return id;
-    }
-    re->nodes[id].set = (uint32_t)re->nsets;
-    re->sets[re->nsets++] = *s;
-    memset(s, 0, sizeof *s);
-    return id;
+    uint32_t id = gm_regex_add_set(t->re, s);
+    return id == NONE ? nomem(t) : id;
 }
 
 static uint32_t node_char(tr *t, uint32_t cp)

@@ -78,53 +78,27 @@ static gm_status fail_nomem(parser *ps)
 
 static uint32_t new_node(parser *ps, gm_rx_kind kind)
 {
-    gm_regex *re = ps->re;
-    if (re->nnodes >= UINT32_MAX - 1 ||
-        gm_vec_grow_(re->mem, (void **)&re->nodes, &re->nodes_cap, re->nnodes + 1, sizeof *re->nodes)) {
+    uint32_t id = gm_regex_add_node(ps->re, kind);
+    if (id == UINT32_MAX)
         fail_nomem(ps);
-        return UINT32_MAX;
-    }
-    gm_rx_node *n = &re->nodes[re->nnodes];
-    memset(n, 0, sizeof *n);
-    n->kind = kind;
-    return (uint32_t)re->nnodes++;
+    return id;
 }
 
 /* A node with children ids[0..n). */
 static uint32_t new_parent(parser *ps, gm_rx_kind kind, const uint32_t *ids, size_t n)
 {
-    gm_regex *re = ps->re;
-    if (gm_vec_grow_(re->mem, (void **)&re->kids, &re->kids_cap, re->nkids + n, sizeof *re->kids)) {
-        fail_nomem(ps);
-        return UINT32_MAX;
-    }
-    uint32_t id = new_node(ps, kind);
+    uint32_t id = gm_regex_add_parent(ps->re, kind, ids, n);
     if (id == UINT32_MAX)
-        return id;
-    re->nodes[id].first = (uint32_t)re->nkids;
-    re->nodes[id].count = (uint32_t)n;
-    memcpy(re->kids + re->nkids, ids, n * sizeof *ids);
-    re->nkids += n;
+        fail_nomem(ps);
     return id;
 }
 
 /* Takes ownership of *set (it is reset to empty). */
 static uint32_t new_set(parser *ps, gm_cpset *set)
 {
-    gm_regex *re = ps->re;
-    if (gm_vec_grow_(re->mem, (void **)&re->sets, &re->sets_cap, re->nsets + 1, sizeof *re->sets)) {
-        gm_cpset_free(re->mem, set);
+    uint32_t id = gm_regex_add_set(ps->re, set);
+    if (id == UINT32_MAX)
         fail_nomem(ps);
-        return UINT32_MAX;
-    }
-    uint32_t id = new_node(ps, GM_RX_SET);
-    if (id == UINT32_MAX) {
-        gm_cpset_free(re->mem, set);
-        return id;
-    }
-    re->nodes[id].set = (uint32_t)re->nsets;
-    re->sets[re->nsets++] = *set;
-    memset(set, 0, sizeof *set);
     return id;
 }
 

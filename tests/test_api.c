@@ -8,7 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -249,6 +251,100 @@ static void batch_matches_single(void **state)
     gm_batch_destroy(b);
 }
 
+/* Writes bytes to path (a test helper, no error handling beyond asserts). */
+static void write_file(const char *path, const void *bytes, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, n, f), n);
+    fclose(f);
+}
+
+static void *read_all(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *p = malloc(*n ? *n : 1);
+    assert_int_equal(fread(p, 1, *n, f), *n);
+    fclose(f);
+    return p;
+}
+
+static void compiled_files(void **state)
+{
+    world *w = *state;
+    gm_error err;
+    char path[] = "/tmp/gramask_test_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(gm_compiled_save(w->compiled, path, &err), GM_OK);
+    /* Round trip: the loaded grammar gives the same masks along a sentence. */
+    gm_compiled *c;
+    assert_int_equal(gm_compiled_load(path, NULL, &c, &err), GM_OK);
+    assert_int_equal(gm_compiled_vocab_size(c), 40);
+    gm_matcher *a, *b;
+    assert_int_equal(gm_matcher_create(w->compiled, NULL, &a, &err), GM_OK);
+    assert_int_equal(gm_matcher_create(c, NULL, &b, &err), GM_OK);
+    uint32_t ids[] = {10, 6, 4, 8, 0, 11};
+    for (size_t i = 0; i <= 6; i++) {
+        uint32_t ma[2], mb[2];
+        assert_int_equal(gm_matcher_fill_mask(a, ma, 2, &err), GM_OK);
+        assert_int_equal(gm_matcher_fill_mask(b, mb, 2, &err), GM_OK);
+        assert_memory_equal(ma, mb, sizeof ma);
+        if (i < 6) {
+            assert_int_equal(gm_matcher_accept_token(a, ids[i], &err), GM_OK);
+            assert_int_equal(gm_matcher_accept_token(b, ids[i], &err), GM_OK);
+        }
+    }
+    gm_matcher_destroy(a);
+    gm_matcher_destroy(b);
+    gm_compiled_destroy(c);
+    /* Every way a file can be wrong is a GM_ERR_FORMAT that says which. */
+    size_t n;
+    uint8_t *good = read_all(path, &n);
+    uint8_t *bad = malloc(n);
+    struct {
+        size_t keep;           /* bytes of the file kept (truncation) */
+        size_t at;             /* a byte changed there (n = none) */
+        uint8_t value;
+        const char *says;
+    } cases[] = {
+        {40, n, 0, "truncated"},
+        {n - 1, n, 0, "truncated"},
+        {n, n - 7, 0x55, "checksum"},
+        {n, 8, 99, "version"},
+        {n, 12, 0x04, "byte order"},
+        {n, 0, 'X', "not a gramask compiled file"},
+        {10, n, 0, "not a gramask compiled file"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        memcpy(bad, good, n);
+        if (cases[k].at < n)
+            bad[cases[k].at] = cases[k].value == bad[cases[k].at] ? (uint8_t)~cases[k].value
+                                                                    : cases[k].value;
+        if (cases[k].at == 12) { /* the byte-order mark of the other order */
+            uint32_t other = 0x04030201;
+            memcpy(bad + 12, &other, 4);
+        }
+        write_file(path, bad, cases[k].keep);
+        assert_int_equal(gm_compiled_load(path, NULL, &c, &err), GM_ERR_FORMAT);
+        if (!strstr(err.message, cases[k].says))
+            fail_msg("case %zu: \"%s\" does not say %s", k, err.message, cases[k].says);
+        assert_null(c);
+    }
+    free(good);
+    free(bad);
+    unlink(path);
+    assert_int_equal(gm_compiled_load(path, NULL, &c, &err), GM_ERR_IO);
+    assert_int_equal(gm_compiled_load(NULL, NULL, &c, &err), GM_ERR_ARGUMENT);
+    assert_int_equal(gm_compiled_save(NULL, path, &err), GM_ERR_ARGUMENT);
+    assert_int_equal(gm_compiled_save(w->compiled, "/nonexistent-dir/x.gmc", &err), GM_ERR_IO);
+}
+
 static void misuse_is_reported(void **state)
 {
     world *w = *state;
@@ -318,6 +414,7 @@ int main(void)
         cmocka_unit_test(clone_is_independent),
         cmocka_unit_test(bytes_and_forced),
         cmocka_unit_test(batch_matches_single),
+        cmocka_unit_test(compiled_files),
         cmocka_unit_test(misuse_is_reported),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

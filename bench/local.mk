@@ -1,9 +1,13 @@
 # Benchmarks: `make bench` builds every program of GM_BENCH and runs each
-# (single-threaded, shared data from GM_SHARED_DIR). A stage adds
+# (single-threaded, shared data from GM_SHARED_DIR), then the mask suite
+# bench_masks (issue 7), which writes bench/results/{REPORT.md,results.json}
+# and PNG plots (gnuplot: Debian gnuplot-nox). A stage adds
 # `GM_BENCH += bench/bench_<name>` and its sources below.
+# `make bench-quick` (< 2 min) runs a reduced suite into bench/results-quick
+# and prints every figure more than 20% worse than the committed results.json.
 GM_BENCH = bench/bench_vocab
 GM_BENCH += bench/bench_lexer
-EXTRA_PROGRAMS = $(GM_BENCH)
+EXTRA_PROGRAMS = $(GM_BENCH) bench/bench_masks
 
 bench_bench_vocab_SOURCES = bench/bench_vocab.c
 bench_bench_vocab_LDADD = libgmcore.la
@@ -14,12 +18,35 @@ GM_BENCH += bench/bench_lalr
 bench_bench_lalr_SOURCES = bench/bench_lalr.c
 bench_bench_lalr_LDADD = libgmcore.la
 
-bench: $(GM_BENCH)
+bench_bench_masks_SOURCES = bench/bench_masks.c bench/bench_util.c bench/bench_util.h \
+	bench/bench_report.c bench/bench_report.h bench/bench_compare.c
+bench_bench_masks_LDADD = libgmcore.la -lm
+
+# Extra rows for bench_masks: NAME=PATH[,lark][,corpus=LANG] each (issue 8: the
+# SynCode grammars, e.g. python=$(GM_SHARED_DIR)/benchmarks/syncode-grammars/python.lark,lark).
+GM_BENCH_GRAMMARS =
+GM_BENCH_COMMIT = `git -C $(srcdir) describe --always --dirty 2>/dev/null || echo unknown`
+
+bench: $(GM_BENCH) bench/bench_masks
 	@set -e; for b in $(GM_BENCH); do \
 	  echo "== $$b"; GM_SHARED_DIR='$(GM_SHARED_DIR)' GM_SRCDIR='$(abs_top_srcdir)' ./$$b; echo; \
 	done
-.PHONY: bench
-CLEANFILES += $(GM_BENCH)
+	@echo "== bench/bench_masks (writes $(srcdir)/bench/results)"
+	@command -v gnuplot >/dev/null || echo "bench: gnuplot missing, no plots (apt-get install -y gnuplot-nox)"
+	./bench/bench_masks run --shared '$(GM_SHARED_DIR)' --out '$(srcdir)/bench/results' \
+	  --commit "$(GM_BENCH_COMMIT)" $(GM_BENCH_GRAMMARS:%=--grammar %)
+
+bench-quick: bench/bench_masks
+	@mkdir -p bench/results-quick
+	./bench/bench_masks run --quick --shared '$(GM_SHARED_DIR)' --out bench/results-quick \
+	  --commit "$(GM_BENCH_COMMIT)" $(GM_BENCH_GRAMMARS:%=--grammar %)
+	@git -C '$(srcdir)' show HEAD:bench/results/results.json > bench/results-quick/baseline.json \
+	  2>/dev/null || cp '$(srcdir)/bench/results/results.json' bench/results-quick/baseline.json \
+	  2>/dev/null || true
+	@./bench/bench_masks compare bench/results-quick/baseline.json bench/results-quick/results.json
+.PHONY: bench bench-quick
+CLEANFILES += $(GM_BENCH) bench/bench_masks
+EXTRA_DIST += bench/results/REPORT.md bench/results/results.json
 
 # Issue 8: Table 1 rows on SynCode's grammars as given (sp32k, llama3, qwen3).
 GM_BENCH += bench/bench_syncode

@@ -1,0 +1,134 @@
+/*
+ * The regression guard of `make bench-quick` (bench_report.h): every figure
+ * of a new results.json more than a threshold worse than the same figure
+ * of the committed one. Rows match by kind, tokenizer, grammar and their
+ * variant / size; figures by their JSON path inside the row. A report,
+ * never a failure: timing noise on a shared machine is expected.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench/bench_report.h"
+
+/* Identity of a row. */
+static void row_key(const json_t *r, char *buf, size_t cap)
+{
+    const char *kind = json_string_value(json_object_get(r, "kind"));
+    const char *tok = json_string_value(json_object_get(r, "tokenizer"));
+    const char *g = json_string_value(json_object_get(r, "grammar"));
+    const char *var = json_string_value(json_object_get(r, "variant"));
+    const json_t *kept = json_object_get(r, "ids_kept");
+    const json_t *k = json_object_get(r, "statement_kinds");
+    char extra[64] = "";
+    if (json_is_integer(kept))
+        snprintf(extra, sizeof extra, " ids=%lld", (long long)json_integer_value(kept));
+    else if (json_is_string(kept))
+        snprintf(extra, sizeof extra, " ids=all");
+    else if (json_is_integer(k))
+        snprintf(extra, sizeof extra, " k=%lld", (long long)json_integer_value(k));
+    snprintf(buf, cap, "%s %s%s%s%s%s%s", kind ? kind : "?", tok ? tok : "", g ? " x " : "",
+             g ? g : "", var ? ": " : "", var ? var : "", extra);
+}
+
+/* +1: lower is better; -1: higher is better; 0: not a performance figure. */
+static int direction(const char *name)
+{
+    static const char *const skip[] = {"loadavg", "wall_s", "total_ms", "loaded_rss_mb"};
+    for (size_t i = 0; i < sizeof skip / sizeof *skip; i++)
+        if (!strcmp(name, skip[i]))
+            return 0;
+    if (!strncmp(name, "speedup", 7))
+        return -1;
+    size_t n = strlen(name);
+    static const char *const lower[] = {"_s", "_ms", "_us", "_mb", "_bytes", "ir_per_mask"};
+    for (size_t i = 0; i < sizeof lower / sizeof *lower; i++) {
+        size_t m = strlen(lower[i]);
+        if (n >= m && !strcmp(name + n - m, lower[i]))
+            return 1;
+    }
+    return 0;
+}
+
+typedef struct cmp_state {
+    double threshold;
+    int regressions, compared;
+    const char *row;
+} cmp_state;
+
+static void walk(cmp_state *s, const json_t *o, const json_t *n, const char *prefix)
+{
+    const char *key;
+    json_t *ov;
+    json_object_foreach((json_t *)o, key, ov) {
+        json_t *nv = json_object_get(n, key);
+        char path[256];
+        snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", key);
+        if (json_is_object(ov) && json_is_object(nv)) {
+            walk(s, ov, nv, path);
+            continue;
+        }
+        int dir = direction(key);
+        if (!dir || !json_is_number(ov) || !json_is_number(nv))
+            continue;
+        double a = json_number_value(ov), b = json_number_value(nv);
+        if (!(a > 0) || isnan(b))
+            continue;
+        s->compared++;
+        double worse = dir > 0 ? (b - a) / a : (a - b) / a;
+        if (worse > s->threshold) {
+            printf("  %-58s %-28s %12.4g -> %-12.4g (%+.0f%%)\n", s->row, path, a, b,
+                   100.0 * (b - a) / a);
+            s->regressions++;
+        }
+    }
+}
+
+int bm_compare(json_t *old, json_t *new, double threshold)
+{
+    cmp_state s = {threshold, 0, 0, NULL};
+    const json_t *orows = json_object_get(old, "rows"), *nrows = json_object_get(new, "rows");
+    const json_t *om = json_object_get(old, "meta"), *nm = json_object_get(new, "meta");
+    printf("bench-quick: figures more than %.0f%% worse than the baseline (%s, commit %s, "
+           "load %.1f..%.1f; now load %.1f..%.1f)\n",
+           threshold * 100, json_string_value(json_object_get(om, "date")),
+           json_string_value(json_object_get(om, "commit")),
+           json_number_value(json_object_get(om, "loadavg_min")),
+           json_number_value(json_object_get(om, "loadavg_max")),
+           json_number_value(json_object_get(nm, "loadavg_min")),
+           json_number_value(json_object_get(nm, "loadavg_max")));
+    size_t i, j;
+    json_t *nr, *or;
+    int matched = 0;
+    json_array_foreach(nrows, i, nr) {
+        char nk[512], ok[512];
+        row_key(nr, nk, sizeof nk);
+        const json_t *found = NULL;
+        json_array_foreach(orows, j, or) {
+            row_key(or, ok, sizeof ok);
+            if (!strcmp(nk, ok)) {
+                found = or;
+                break;
+            }
+        }
+        const char *nerr = json_string_value(json_object_get(nr, "error"));
+        const char *nst = json_string_value(json_object_get(nr, "status"));
+        if (nerr)
+            printf("  %-58s ERROR: %s\n", nk, nerr);
+        if (nst && strcmp(nst, "ok"))
+            printf("  %-58s status %s\n", nk, nst);
+        if (!found)
+            continue;
+        matched++;
+        const char *ost = json_string_value(json_object_get(found, "status"));
+        if (ost && nst && !strcmp(ost, "ok") && strcmp(nst, "ok"))
+            s.regressions++;
+        s.row = nk;
+        walk(&s, found, nr, "");
+    }
+    printf("bench-quick: %d rows matched, %d figures compared, %d more than %.0f%% worse "
+           "(timing figures on a shared machine are noisy; Ir/mask is exact)\n",
+           matched, s.compared, s.regressions, threshold * 100);
+    return s.regressions;
+}

@@ -54,6 +54,8 @@ typedef struct bench_cfg {
     bool callgrind;
     int eager_runs;           /* eager compiles per row (best reported) */
     int walk_runs;            /* corpus passes per row (note [timing hygiene]) */
+    double walk_budget_s;     /* no more passes (beyond 2) after this long */
+    int ablation_ir_masks;    /* callgrind counts of the ablations: the first masks only */
     int naive_samples;        /* steps the naive baseline measures */
     grammar_spec grammars[MAX_GRAMMARS];
     int ngrammars;
@@ -146,6 +148,7 @@ static int loop_main(int argc, char **argv)
     const char *gmc = NULL, *gname = NULL, *tok = NULL, *ids = NULL;
     bool lark = false;
     uint32_t variant = 0;
+    size_t max_masks = SIZE_MAX;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--gmc") && i + 1 < argc)
             gmc = argv[++i];
@@ -157,6 +160,8 @@ static int loop_main(int argc, char **argv)
             ids = argv[++i];
         else if (!strcmp(argv[i], "--variant") && i + 1 < argc)
             variant = (uint32_t)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--max-masks") && i + 1 < argc)
+            max_masks = (size_t)strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--lark"))
             lark = true;
         else {
@@ -195,11 +200,11 @@ static int loop_main(int argc, char **argv)
         goto fail;
     size_t words = gm_compiled_mask_words(cg), masks = 0;
     uint32_t *mask = calloc(words, sizeof *mask);
-    for (size_t si = 0; si < c.n; si++) {
+    for (size_t si = 0; si < c.n && masks < max_masks; si++) {
         gm_matcher *m;
         if (gm_matcher_create(cg, NULL, &m, &err) != GM_OK)
             goto fail;
-        for (size_t i = 0; i <= c.seqs[si].n; i++) {
+        for (size_t i = 0; i <= c.seqs[si].n && masks < max_masks; i++) {
             if (bm_fill_one(m, mask, words, &err) != GM_OK)
                 goto fail;
             masks++;
@@ -386,7 +391,7 @@ static json_t *measure_table(void *argp)
     }
 
     /* Per-token masks along the corpus, tables built. */
-    if (bm_walk_corpus(eager, &corpus, c->walk_runs, false, &w, &err))
+    if (bm_walk_corpus(eager, &corpus, c->walk_runs, c->walk_budget_s, false, &w, &err))
         goto fail;
     json_object_set_new(o, "mask", bm_walk_json(&w, &corpus, true));
     json_object_set_new(o, "status",
@@ -412,7 +417,7 @@ static json_t *measure_table(void *argp)
     }
     json_object_set_new(o, "lazy_first_mask_ms", json_real(min_of(lf, E)));
     t0 = bm_now_ns();
-    if (bm_walk_corpus(lazy, &corpus, 1, false, &w, &err))
+    if (bm_walk_corpus(lazy, &corpus, 1, 0, false, &w, &err))
         goto fail;
     json_t *lw = bm_walk_json(&w, &corpus, false);
     json_object_set_new(lw, "total_ms", json_real(bm_ms_since(t0)));
@@ -444,18 +449,19 @@ fail:
 
 typedef struct variant_def {
     const char *name;
+    const char *tag;          /* short name for plots */
     int mode;                 /* 0 engine variant, 1 naive, 2 lazy cold */
     uint32_t flags;
 } variant_def;
 
 static const variant_def VARIANTS[] = {
-    {"naive: the matcher's own check of every token", 1, 0},
-    {"token classes (no prefix sharing, no first-byte filters, id lists)", 0,
+    {"naive: the matcher's own check of every token", "naive", 1, 0},
+    {"token classes (no prefix sharing, no first-byte filters, id lists)", "classes", 0,
      GM_VARIANT_NO_SPLIT0 | GM_VARIANT_NO_SHARING | GM_VARIANT_LISTS_ONLY},
-    {"+ first-byte filters", 0, GM_VARIANT_NO_SHARING | GM_VARIANT_LISTS_ONLY},
-    {"+ prefix sharing", 0, GM_VARIANT_LISTS_ONLY},
-    {"+ adaptive storage (the full engine, eager)", 0, 0},
-    {"full engine, lazy (cold caches, one pass)", 2, 0},
+    {"+ first-byte filters", "+filters", 0, GM_VARIANT_NO_SHARING | GM_VARIANT_LISTS_ONLY},
+    {"+ prefix sharing", "+sharing", 0, GM_VARIANT_LISTS_ONLY},
+    {"+ adaptive storage (the full engine, eager)", "+adaptive (eager)", 0, 0},
+    {"full engine, lazy (cold caches, one pass)", "lazy (cold)", 2, 0},
 };
 enum { NVARIANTS = sizeof VARIANTS / sizeof VARIANTS[0] };
 
@@ -555,7 +561,7 @@ static json_t *measure_variant(void *argp)
         if (compile(g, v, false, &cg, &err) != GM_OK)
             goto fail;
         json_object_set_new(o, "preprocess_s", json_real(bm_ms_since(t0) / 1e3));
-        if (bm_walk_corpus(cg, &corpus, 1, false, &w, &err))
+        if (bm_walk_corpus(cg, &corpus, 1, 0, false, &w, &err))
             goto fail;
         json_object_set_new(o, "mask", bm_walk_json(&w, &corpus, true));
         json_object_set_new(o, "stats", stats_json(cg));
@@ -576,7 +582,7 @@ static json_t *measure_variant(void *argp)
         json_object_set_new(o, "preprocess_s", json_real(min_of(pre, c->eager_runs)));
         json_object_set_new(o, "preprocess_cpu_s", json_real(min_of(cpu, c->eager_runs)));
         json_object_set_new(o, "stats", stats_json(cg));
-        if (bm_walk_corpus(cg, &corpus, c->walk_runs, false, &w, &err))
+        if (bm_walk_corpus(cg, &corpus, c->walk_runs, c->walk_budget_s, false, &w, &err))
             goto fail;
         json_object_set_new(o, "mask", bm_walk_json(&w, &corpus, true));
     }
@@ -746,7 +752,7 @@ static json_t *measure_vocab_scaling(void *argp)
     json_object_set_new(o, "eager_s", json_real(min_of(pre, c->eager_runs)));
     json_object_set_new(o, "eager_cpu_s", json_real(min_of(cpu, c->eager_runs)));
     json_object_set_new(o, "stats", stats_json(cg));
-    if (bm_walk_corpus(cg, &corpus, c->walk_runs, false, &w, &err))
+    if (bm_walk_corpus(cg, &corpus, c->walk_runs, c->walk_budget_s, false, &w, &err))
         goto fail;
     json_object_set_new(o, "mask", bm_walk_json(&w, &corpus, true));
     json_object_set_new(o, "status", json_string(w.all_allowed && w.eos_at_end ? "ok" : "FAILED"));
@@ -919,7 +925,7 @@ static json_t *measure_grammar_scaling(void *argp)
     if (random_walks(cg, c->quick ? 4 : 16, 256, (uint64_t)a->synth, &corpus, &dead, &err))
         goto fail;
     json_object_set_new(o, "dead_ends", json_integer((json_int_t)dead));
-    if (bm_walk_corpus(cg, &corpus, c->walk_runs, false, &w, &err))
+    if (bm_walk_corpus(cg, &corpus, c->walk_runs, c->walk_budget_s, false, &w, &err))
         goto fail;
     json_object_set_new(o, "mask", bm_walk_json(&w, &corpus, false));
     json_object_set_new(o, "status", json_string(w.all_allowed && !dead ? "ok" : "FAILED"));
@@ -1138,14 +1144,16 @@ static json_t *meta_json(const bench_cfg *c, const suite *s)
     for (int i = 0; i < c->ngrammars; i++)
         if (c->present[i])
             json_array_append_new(grammars, json_string(c->grammars[i].name));
-    return json_pack("{s:s, s:s, s:s, s:s, s:i, s:b, s:i, s:i, s:i, s:f, s:f, s:f, s:o, s:o, s:s}",
+    return json_pack("{s:s, s:s, s:s, s:s, s:i, s:b, s:i, s:i, s:i, s:f, s:f, s:f, s:o, s:o, s:s, "
+                     "s:f, s:i}",
                      "date", date, "commit", c->commit ? c->commit : "unknown", "cpu", model,
                      "kernel", uname(&u) == 0 ? u.release : "unknown", "cpus",
                      (int)sysconf(_SC_NPROCESSORS_ONLN), "quick", c->quick, "eager_runs",
                      c->eager_runs, "walk_runs", c->walk_runs, "naive_samples", c->naive_samples,
                      "loadavg_min", s->load_min, "loadavg_max", s->load_max, "total_s",
                      bm_ms_since(s->t0) / 1e3, "grammars", grammars, "missing", missing,
-                     "shared", c->shared);
+                     "shared", c->shared, "walk_budget_s", c->walk_budget_s, "ablation_ir_masks",
+                     c->ablation_ir_masks);
 }
 
 static int run_main(int argc, char **argv)
@@ -1207,6 +1215,8 @@ static int run_main(int argc, char **argv)
     c->eager_runs = c->quick ? 1 : 3;
     c->walk_runs = c->quick ? 2 : 5;
     c->naive_samples = c->quick ? 10 : 100;
+    c->walk_budget_s = 20;
+    c->ablation_ir_masks = 2000;
     bm_strf(c->tmp, sizeof c->tmp, "%s/tmp", c->out);
     mkdir(c->out, 0777);
     mkdir(c->tmp, 0777);
@@ -1292,6 +1302,7 @@ static int run_main(int argc, char **argv)
             bm_strf(label, sizeof label, "llama3 x %s: %s", abl[k]->name, vd->name);
             json_t *o = run_row(&s, "ablation", measure_variant, &a, label);
             json_object_set_new(o, "variant", json_string(vd->name));
+            json_object_set_new(o, "tag", json_string(vd->tag));
             json_object_set_new(o, "order", json_integer(vi));
             json_object_set_new(o, "flags", json_integer(vd->flags));
             if (vd->mode == 0 && !json_object_get(o, "error")) {
@@ -1299,9 +1310,11 @@ static int run_main(int argc, char **argv)
                 ids_path(c, abl[k], "llama3", ids, sizeof ids);
                 tokenizer_dir(c, "llama3", tokdir, sizeof tokdir);
                 bm_strf(var, sizeof var, "%u", vd->flags);
+                char maxm[32];
+                bm_strf(maxm, sizeof maxm, "%d", c->ablation_ir_masks);
                 const char *args[] = {"--grammar", abl[k]->path[0] ? abl[k]->path : abl[k]->name,
                                       "--tokenizer", tokdir, "--variant", var, "--ids", ids,
-                                      NULL};
+                                      "--max-masks", maxm, NULL};
                 char cl[96];
                 bm_strf(cl, sizeof cl, "abl-%s-%d", abl[k]->name, vi);
                 double ir = callgrind_ir(c, cl, args);

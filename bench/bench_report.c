@@ -443,13 +443,13 @@ static int plot_ablation(const char *dir, const json_t *rows)
         int order = (int)num(r, "order");
         nv = order + 1 > nv ? order + 1 : nv;
         fprintf(d, "%d %s %s \"%s\"\n", order, f(num(r, "mask.best.mean_us"), 3),
-                f(num(r, "preprocess_s"), 4), str(r, "variant"));
+                f(num(r, "preprocess_s"), 4), str(r, "tag"));
     }
     fprintf(g, "%s", GP_TERM);
     fprintf(g, "set output 'ablation.png'\nset title 'Ablation (llama3): per-token mask time, "
                "mean (log scale)'\nset logscale y\nset grid ytics\nset style fill solid 0.8\n"
-               "set boxwidth %.2f\nset xtics rotate by -20 font ',8'\nset ylabel 'µs'\n"
-               "set xrange [-0.6:%d.6]\nset bmargin 7\nset key top right\nplot ",
+               "set boxwidth %.2f\nset xtics font ',9'\nset ylabel 'µs'\n"
+               "set xrange [-0.6:%d.6]\nset key top right\nplot ",
             n ? 0.8 / n : 0.8, nv ? nv - 1 : 0);
     for (int k = 0; k < n; k++)
         fprintf(g, "%s'ablation.dat' index %d using ($1 + %.3f):2%s with boxes lc %d title '%s'",
@@ -503,7 +503,8 @@ int bm_report_write(const char *dir, json_t *results)
             "sessions building and fuzzing: the 1-minute load average was between %s and %s "
             "during the run. Every row runs single-threaded (except the batch rows) in its own "
             "process. Timing (note [timing hygiene] in bench/bench_util.h): every mask is timed "
-            "alone with CLOCK_MONOTONIC; each row walks its sequences %s times and the figures "
+            "alone with CLOCK_MONOTONIC; each row walks its sequences %s times (only 2 when "
+            "that takes over %s s: the *runs* field of each row in results.json) and the figures "
             "are those of the **best run** (lowest mean); *step-min* is the percentile over "
             "the per-step minimum of those runs, where preemption spikes (4 / 8 ms) cancel "
             "out. Preprocessing and first-mask times are the best of %s runs. *Ir/mask* is the "
@@ -512,7 +513,8 @@ int bm_report_write(const char *dir, json_t *results)
             "ru_maxrss (tokenizer JSON parsing included).\n\n",
             str(meta, "cpu"), f(num(meta, "cpus"), 0), str(meta, "kernel"),
             f(num(meta, "loadavg_min"), 1), f(num(meta, "loadavg_max"), 1),
-            f(num(meta, "walk_runs"), 0), f(num(meta, "eager_runs"), 0));
+            f(num(meta, "walk_runs"), 0), f(num(meta, "walk_budget_s"), 0),
+            f(num(meta, "eager_runs"), 0));
 
     json_t *missing = json_object_get(meta, "missing");
     fprintf(out, "**Grammars measured:** ");
@@ -579,8 +581,11 @@ int bm_report_write(const char *dir, json_t *results)
             "split), token sets as id lists. *preprocessing*: building every table "
             "(`gm_spanner_build_all`). The last line is the full engine with lazy tables, "
             "timed in one cold pass (its preprocessing is the lazy `gm_compiled_create`). "
+            "*Ir/mask* here counts the first %s masks of the corpus only (callgrind over the "
+            "slow variants would take hours). "
             "The always-accepted cache (the seed paper's A(q, s)) is not in the engine yet: it "
-            "gets a line when its variant flag lands.\n\n");
+            "gets a line when its variant flag lands.\n\n",
+            f(num(meta, "ablation_ir_masks"), 0));
     ablations(out, rows);
     fprintf(out, "![ablation](ablation.png)\n\n");
 

@@ -121,8 +121,8 @@ static bool mask_has_eos(const uint32_t *mask, const gm_vocab *v)
     return false;
 }
 
-int bm_walk_corpus(gm_compiled *cg, const bm_corpus *c, int runs, bool keep_first, bm_walk *w,
-                   gm_error *err)
+int bm_walk_corpus(gm_compiled *cg, const bm_corpus *c, int runs, double budget_s, bool keep_first,
+                   bm_walk *w, gm_error *err)
 {
     memset(w, 0, sizeof *w);
     w->runs = runs;
@@ -143,7 +143,12 @@ int bm_walk_corpus(gm_compiled *cg, const bm_corpus *c, int runs, bool keep_firs
         goto out;
     }
     double best_mean = -1;
+    uint64_t start = bm_now_ns();
     for (int r = 0; r < runs; r++) {
+        if (r >= 2 && budget_s > 0 && bm_ms_since(start) > budget_s * 1e3) {
+            w->runs = r;
+            break;
+        }
         size_t k = 0;
         double accept_ns = 0;
         size_t accepts = 0;

@@ -70,13 +70,14 @@ typedef struct bm_walk {
 } bm_walk;
 
 /*
- * Walks every sequence of c with fresh matchers, `runs` times, timing each
+ * Walks every sequence of c with fresh matchers, `runs` times (fewer, but
+ * at least 2, once budget_s seconds have passed; 0 = no budget), timing each
  * fill_mask. A masked true token ends that sequence (recorded, never
  * hidden); the remaining sequences still run. Returns 0, or -1 when the
  * library failed (err filled).
  */
-int bm_walk_corpus(gm_compiled *cg, const bm_corpus *c, int runs, bool keep_first, bm_walk *w,
-                   gm_error *err);
+int bm_walk_corpus(gm_compiled *cg, const bm_corpus *c, int runs, double budget_s, bool keep_first,
+                   bm_walk *w, gm_error *err);
 json_t *bm_walk_json(const bm_walk *w, const bm_corpus *c, bool check_eos);
 void bm_walk_free(bm_walk *w);
 

@@ -178,7 +178,10 @@ static int loop_main(int argc, char **argv)
     gm_vocab *v = NULL;
     gm_grammar *g = NULL;
     if (gmc) {
-        if (gm_compiled_load(gmc, NULL, &cg, &err) != GM_OK)
+        gm_compile_options lo;
+        gm_compile_options_init_defaults(&lo);
+        lo.eager = true; /* what the file lacks (first-byte filters) is built before counting */
+        if (gm_compiled_load(gmc, &lo, &cg, &err) != GM_OK)
             goto fail;
     } else {
         grammar_spec gs;

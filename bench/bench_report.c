@@ -503,7 +503,7 @@ int bm_report_write(const char *dir, json_t *results)
             "sessions building and fuzzing: the 1-minute load average was between %s and %s "
             "during the run. Every row runs single-threaded (except the batch rows) in its own "
             "process. Timing (note [timing hygiene] in bench/bench_util.h): every mask is timed "
-            "alone with CLOCK_MONOTONIC; each row walks its sequences %s times (only 2 when "
+            "alone with CLOCK_MONOTONIC; each row walks its sequences %s times (only once when "
             "that takes over %s s: the *runs* field of each row in results.json) and the figures "
             "are those of the **best run** (lowest mean); *step-min* is the percentile over "
             "the per-step minimum of those runs, where preemption spikes (4 / 8 ms) cancel "

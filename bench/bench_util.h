@@ -71,7 +71,7 @@ typedef struct bm_walk {
 
 /*
  * Walks every sequence of c with fresh matchers, `runs` times (fewer, but
- * at least 2, once budget_s seconds have passed; 0 = no budget), timing each
+ * at least 1, once budget_s seconds have passed; 0 = no budget), timing each
  * fill_mask. A masked true token ends that sequence (recorded, never
  * hidden); the remaining sequences still run. Returns 0, or -1 when the
  * library failed (err filled).

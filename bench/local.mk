@@ -46,7 +46,6 @@ bench-quick: bench/bench_masks
 	@./bench/bench_masks compare bench/results-quick/baseline.json bench/results-quick/results.json
 .PHONY: bench bench-quick
 CLEANFILES += $(GM_BENCH) bench/bench_masks
-EXTRA_DIST += bench/results/REPORT.md bench/results/results.json
 
 # Issue 8: Table 1 rows on SynCode's grammars as given (sp32k, llama3, qwen3).
 GM_BENCH += bench/bench_syncode

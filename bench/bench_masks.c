@@ -55,7 +55,7 @@ typedef struct bench_cfg {
     int eager_runs;           /* eager compiles per row (best reported) */
     int walk_runs;            /* corpus passes per row (note [timing hygiene]) */
     double walk_budget_s;     /* no more passes (beyond 2) after this long */
-    int ablation_ir_masks;    /* callgrind counts of the ablations: the first masks only */
+    int ablation_ir_masks;    /* callgrind counts of the ablations: an even sample of masks */
     int naive_samples;        /* steps the naive baseline measures */
     grammar_spec grammars[MAX_GRAMMARS];
     int ngrammars;
@@ -148,7 +148,7 @@ static int loop_main(int argc, char **argv)
     const char *gmc = NULL, *gname = NULL, *tok = NULL, *ids = NULL;
     bool lark = false;
     uint32_t variant = 0;
-    size_t max_masks = SIZE_MAX;
+    size_t max_masks = SIZE_MAX, samples = 0;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--gmc") && i + 1 < argc)
             gmc = argv[++i];
@@ -162,6 +162,8 @@ static int loop_main(int argc, char **argv)
             variant = (uint32_t)strtoul(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--max-masks") && i + 1 < argc)
             max_masks = (size_t)strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--samples") && i + 1 < argc)
+            samples = (size_t)strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--lark"))
             lark = true;
         else {
@@ -201,16 +203,20 @@ static int loop_main(int argc, char **argv)
     bm_corpus c;
     if (bm_corpus_load(ids, &c, &err))
         goto fail;
-    size_t words = gm_compiled_mask_words(cg), masks = 0;
+    size_t words = gm_compiled_mask_words(cg), masks = 0, step = 0;
+    /* --samples N: count an even sample of about N masks (every stride-th step). */
+    size_t stride = samples && c.steps > samples ? c.steps / samples : 1;
     uint32_t *mask = calloc(words, sizeof *mask);
     for (size_t si = 0; si < c.n && masks < max_masks; si++) {
         gm_matcher *m;
         if (gm_matcher_create(cg, NULL, &m, &err) != GM_OK)
             goto fail;
-        for (size_t i = 0; i <= c.seqs[si].n && masks < max_masks; i++) {
-            if (bm_fill_one(m, mask, words, &err) != GM_OK)
-                goto fail;
-            masks++;
+        for (size_t i = 0; i <= c.seqs[si].n && masks < max_masks; i++, step++) {
+            if (step % stride == 0) {
+                if (bm_fill_one(m, mask, words, &err) != GM_OK)
+                    goto fail;
+                masks++;
+            }
             if (i == c.seqs[si].n || gm_matcher_accept_token(m, c.seqs[si].ids[i], &err) != GM_OK)
                 break;
         }
@@ -1099,6 +1105,10 @@ static json_t *run_row(suite *s, const char *kind, bm_child_fn fn, row_arg *a, c
     const char *e = json_string_value(json_object_get(o, "error"));
     fprintf(stderr, " %.1f s%s%s\n", bm_ms_since(t0) / 1e3, e ? "  ERROR: " : "", e ? e : "");
     json_array_append_new(s->rows, o);
+    /* Kept up to date, so an interrupted run still leaves its rows. */
+    char path[1200];
+    bm_strf(path, sizeof path, "%s/results.partial.json", s->cfg->out);
+    json_dump_file(s->rows, path, JSON_INDENT(1));
     return o;
 }
 
@@ -1219,7 +1229,7 @@ static int run_main(int argc, char **argv)
     c->walk_runs = c->quick ? 2 : 5;
     c->naive_samples = c->quick ? 10 : 100;
     c->walk_budget_s = 20;
-    c->ablation_ir_masks = 2000;
+    c->ablation_ir_masks = 200;
     bm_strf(c->tmp, sizeof c->tmp, "%s/tmp", c->out);
     mkdir(c->out, 0777);
     mkdir(c->tmp, 0777);
@@ -1317,7 +1327,7 @@ static int run_main(int argc, char **argv)
                 bm_strf(maxm, sizeof maxm, "%d", c->ablation_ir_masks);
                 const char *args[] = {"--grammar", abl[k]->path[0] ? abl[k]->path : abl[k]->name,
                                       "--tokenizer", tokdir, "--variant", var, "--ids", ids,
-                                      "--max-masks", maxm, NULL};
+                                      "--samples", maxm, NULL};
                 char cl[96];
                 bm_strf(cl, sizeof cl, "abl-%s-%d", abl[k]->name, vi);
                 double ir = callgrind_ir(c, cl, args);
@@ -1384,6 +1394,8 @@ static int run_main(int argc, char **argv)
         return 1;
     }
     fprintf(stderr, "bench_masks: wrote %s\n", path);
+    bm_strf(path, sizeof path, "%s/results.partial.json", c->out);
+    unlink(path);
     int rc = bm_report_write(c->out, results);
     json_decref(results);
     return rc;

@@ -581,8 +581,9 @@ int bm_report_write(const char *dir, json_t *results)
             "split), token sets as id lists. *preprocessing*: building every table "
             "(`gm_spanner_build_all`). The last line is the full engine with lazy tables, "
             "timed in one cold pass (its preprocessing is the lazy `gm_compiled_create`). "
-            "*Ir/mask* here counts the first %s masks of the corpus only (callgrind over the "
-            "slow variants would take hours). "
+            "*Ir/mask* here counts an even sample of about %s masks of the corpus (every k-th "
+            "step; the same steps for every variant): callgrind over the slow variants' whole "
+            "corpus would take hours. "
             "The always-accepted cache (the seed paper's A(q, s)) is not in the engine yet: it "
             "gets a line when its variant flag lands.\n\n",
             f(num(meta, "ablation_ir_masks"), 0));

@@ -203,24 +203,35 @@ static int loop_main(int argc, char **argv)
     bm_corpus c;
     if (bm_corpus_load(ids, &c, &err))
         goto fail;
-    size_t words = gm_compiled_mask_words(cg), masks = 0, step = 0;
+    size_t words = gm_compiled_mask_words(cg), masks = 0;
     /* --samples N: count an even sample of about N masks (every stride-th step). */
     size_t stride = samples && c.steps > samples ? c.steps / samples : 1;
     uint32_t *mask = calloc(words, sizeof *mask);
-    for (size_t si = 0; si < c.n && masks < max_masks; si++) {
-        gm_matcher *m;
-        if (gm_matcher_create(cg, NULL, &m, &err) != GM_OK)
-            goto fail;
-        for (size_t i = 0; i <= c.seqs[si].n && masks < max_masks; i++, step++) {
-            if (step % stride == 0) {
-                if (bm_fill_one(m, mask, words, &err) != GM_OK)
-                    goto fail;
-                masks++;
+    /*
+     * Pass 0 warms the caches built at run time (always-accepted entries) on
+     * the same masks, uncounted; pass 1 is counted, like the best timed run.
+     */
+    for (int pass = 0; pass < 2; pass++) {
+        size_t step = 0, n = 0;
+        for (size_t si = 0; si < c.n && n < max_masks; si++) {
+            gm_matcher *m;
+            if (gm_matcher_create(cg, NULL, &m, &err) != GM_OK)
+                goto fail;
+            for (size_t i = 0; i <= c.seqs[si].n && n < max_masks; i++, step++) {
+                if (step % stride == 0) {
+                    gm_status st = pass ? bm_fill_one(m, mask, words, &err)
+                                        : gm_matcher_fill_mask(m, mask, words, &err);
+                    if (st != GM_OK)
+                        goto fail;
+                    n++;
+                }
+                if (i == c.seqs[si].n ||
+                    gm_matcher_accept_token(m, c.seqs[si].ids[i], &err) != GM_OK)
+                    break;
             }
-            if (i == c.seqs[si].n || gm_matcher_accept_token(m, c.seqs[si].ids[i], &err) != GM_OK)
-                break;
+            gm_matcher_destroy(m);
         }
-        gm_matcher_destroy(m);
+        masks = n;
     }
     printf("masks %zu\n", masks);
     free(mask);
@@ -466,10 +477,13 @@ typedef struct variant_def {
 static const variant_def VARIANTS[] = {
     {"naive: the matcher's own check of every token", "naive", 1, 0},
     {"token classes (no prefix sharing, no first-byte filters, id lists)", "classes", 0,
-     GM_VARIANT_NO_SPLIT0 | GM_VARIANT_NO_SHARING | GM_VARIANT_LISTS_ONLY},
-    {"+ first-byte filters", "+filters", 0, GM_VARIANT_NO_SHARING | GM_VARIANT_LISTS_ONLY},
-    {"+ prefix sharing", "+sharing", 0, GM_VARIANT_LISTS_ONLY},
-    {"+ adaptive storage (the full engine, eager)", "+adaptive (eager)", 0, 0},
+     GM_VARIANT_NO_SPLIT0 | GM_VARIANT_NO_SHARING | GM_VARIANT_LISTS_ONLY |
+         GM_VARIANT_NO_ACCEPT_CACHE},
+    {"+ first-byte filters", "+filters", 0,
+     GM_VARIANT_NO_SHARING | GM_VARIANT_LISTS_ONLY | GM_VARIANT_NO_ACCEPT_CACHE},
+    {"+ prefix sharing", "+sharing", 0, GM_VARIANT_LISTS_ONLY | GM_VARIANT_NO_ACCEPT_CACHE},
+    {"+ adaptive storage", "+adaptive", 0, GM_VARIANT_NO_ACCEPT_CACHE},
+    {"+ always-accepted entries (the full engine, eager)", "+accept cache", 0, 0},
     {"full engine, lazy (cold caches, one pass)", "lazy (cold)", 2, 0},
 };
 enum { NVARIANTS = sizeof VARIANTS / sizeof VARIANTS[0] };

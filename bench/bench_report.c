@@ -62,6 +62,18 @@ static const char *check(double v, double limit)
     return v <= limit ? "✓" : "✗";
 }
 
+/* ✓/✗ for v, and when v fails but the more robust figure alt passes, "✗ (what ✓)". */
+static const char *check2(double v, double alt, double limit, const char *what)
+{
+    static char bufs[8][64];
+    static int k;
+    char *b = bufs[k++ & 7];
+    if (isnan(v) || v <= limit || isnan(alt))
+        return check(v, limit);
+    snprintf(b, 64, "✗ (%s %s)", what, check(alt, limit));
+    return b;
+}
+
 static bool is_kind(const json_t *row, const char *kind) { return !strcmp(str(row, "kind"), kind); }
 
 static bool is_code(const char *g) { return strcmp(g, "json") != 0; }
@@ -70,7 +82,7 @@ static void table1(FILE *out, const json_t *rows)
 {
     fprintf(out,
             "| tokenizer | grammar | true tokens | eager s (CPU s) | first mask ms | mean µs | p50 µs | "
-            "p99 µs | max µs | step-min p99 / max µs | Ir/mask | peak RSS MB | .gmc MB |\n"
+            "p99 µs | max µs | step-min mean / p99 / max µs | Ir/mask | peak RSS MB | .gmc MB |\n"
             "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     size_t i;
     json_t *r;
@@ -91,13 +103,14 @@ static void table1(FILE *out, const json_t *rows)
             snprintf(allowed, sizeof allowed, "**FAILED** (%s step %s)",
                      fm ? str(fm, "file") : "EOS at end", fm ? f(num(fm, "step"), 0) : "");
         }
-        fprintf(out, "| %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s |\n",
+        fprintf(out, "| %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s / %s / %s | %s | %s | %s |\n",
                 str(r, "tokenizer"), str(r, "grammar"), allowed, f(num(r, "eager_s"), 3),
                 f(num(r, "eager_cpu_s"), 3),
                 f(num(r, "lazy_first_mask_ms"), 1), f(num(r, "mask.best.mean_us"), 2),
                 f(num(r, "mask.best.p50_us"), 2), f(num(r, "mask.best.p99_us"), 1),
-                f(num(r, "mask.best.max_us"), -1), f(num(r, "mask.stepmin.p99_us"), 1),
-                f(num(r, "mask.stepmin.max_us"), -1), f(num(r, "ir_per_mask"), 0),
+                f(num(r, "mask.best.max_us"), -1), f(num(r, "mask.stepmin.mean_us"), 2),
+                f(num(r, "mask.stepmin.p99_us"), 1), f(num(r, "mask.stepmin.max_us"), -1),
+                f(num(r, "ir_per_mask"), 0),
                 f(num(r, "peak_rss_mb"), 0), f(num(r, "gmc_mb"), 2));
     }
     fprintf(out, "| seed paper (GreatGramma) | Go, Java, Python | — | 25–261 | — | 5,000–32,000 "
@@ -146,18 +159,15 @@ static void targets(FILE *out, const json_t *rows)
         bool llama = !strcmp(str(r, "tokenizer"), "llama3");
         double mean_lim = is_code(str(r, "grammar")) ? 20 : 10;
         double p99_lim = is_code(str(r, "grammar")) ? 200 : 100;
-        char p99[64] = "n/a";
-        char mean[16] = "n/a";
+        const char *mean = "n/a", *p99 = "n/a";
         if (llama) {
-            snprintf(mean, sizeof mean, "%s", check(num(r, "mask.best.mean_us"), mean_lim));
-            double b = num(r, "mask.best.p99_us"), sm = num(r, "mask.stepmin.p99_us");
-            if (b <= p99_lim || isnan(b))
-                snprintf(p99, sizeof p99, "%s", check(b, p99_lim));
-            else
-                snprintf(p99, sizeof p99, "✗ (step-min %s)", check(sm, p99_lim));
+            mean = check2(num(r, "mask.best.mean_us"), num(r, "mask.stepmin.mean_us"), mean_lim,
+                          "step-min");
+            p99 = check2(num(r, "mask.best.p99_us"), num(r, "mask.stepmin.p99_us"), p99_lim,
+                         "step-min");
         }
         fprintf(out, "| %s | %s | %s | %s | %s | %s | %s |\n", str(r, "tokenizer"),
-                str(r, "grammar"), check(num(r, "eager_s"), 2.0),
+                str(r, "grammar"), check2(num(r, "eager_s"), num(r, "eager_cpu_s"), 2.0, "CPU"),
                 check(num(r, "peak_rss_mb"), 1024), check(num(r, "lazy_first_mask_ms"), 50),
                 mean, p99);
     }
@@ -537,7 +547,8 @@ int bm_report_write(const char *dir, json_t *results)
             "grammar already loaded. *first mask ms*: lazy `gm_compiled_create` + matcher + "
             "first `gm_matcher_fill_mask`. Per-token figures: `gm_matcher_fill_mask` along the "
             "real tokenizations of every file of `corpus/<lang>/ids.<tokenizer>.json` with all "
-            "tables built (eager), the mask after the last token included; *true tokens*: "
+            "tables built (eager; the always-accepted entries, built on first use, are warm in "
+            "the best run), the mask after the last token included; *true tokens*: "
             "every true token was allowed and EOS was allowed at the end of every file (a row "
             "that fails says FAILED, with the first masked token). Last line: the seed paper's "
             "published figures for its own tool — %s.\n\n",
@@ -584,8 +595,11 @@ int bm_report_write(const char *dir, json_t *results)
             "*Ir/mask* here counts an even sample of about %s masks of the corpus (every k-th "
             "step; the same steps for every variant): callgrind over the slow variants' whole "
             "corpus would take hours. "
-            "The always-accepted cache (the seed paper's A(q, s)) is not in the engine yet: it "
-            "gets a line when its variant flag lands.\n\n",
+            "*always-accepted entries*: the seed paper's A(q, s) / D(q, s), keyed on the top "
+            "four stack states (spanner/accept.h, note [always-accepted entries]); they are "
+            "built on first use even after an eager compile, so the first pass over the corpus "
+            "builds them and the best run (like the instruction count, taken on a second pass) "
+            "is warm; the lazy line shows the cold cost.\n\n",
             f(num(meta, "ablation_ir_masks"), 0));
     ablations(out, rows);
     fprintf(out, "![ablation](ablation.png)\n\n");

@@ -78,6 +78,33 @@ static bool is_kind(const json_t *row, const char *kind) { return !strcmp(str(ro
 
 static bool is_code(const char *g) { return strcmp(g, "json") != 0; }
 
+/* The .gmc size, flagged when the file could not be written or loaded back. */
+static const char *gmc_cell(const json_t *r)
+{
+    static char b[64];
+    if (!json_object_get(r, "gmc_error"))
+        return f(num(r, "gmc_mb"), 2);
+    snprintf(b, sizeof b, "%s, **does not load** (below)", f(num(r, "gmc_mb"), 2));
+    return b;
+}
+
+static void gmc_errors(FILE *out, const json_t *rows)
+{
+    size_t i;
+    json_t *r;
+    int n = 0;
+    json_array_foreach(rows, i, r) {
+        const char *e = str(r, "gmc_error");
+        if (!is_kind(r, "table") || !*e)
+            continue;
+        if (!n++)
+            fprintf(out, "Compiled files that fail (the other figures of these rows stand):\n\n");
+        fprintf(out, "- %s × %s: `%s`\n", str(r, "tokenizer"), str(r, "grammar"), e);
+    }
+    if (n)
+        fprintf(out, "\n");
+}
+
 static void table1(FILE *out, const json_t *rows)
 {
     fprintf(out,
@@ -111,10 +138,11 @@ static void table1(FILE *out, const json_t *rows)
                 f(num(r, "mask.best.max_us"), -1), f(num(r, "mask.stepmin.mean_us"), 2),
                 f(num(r, "mask.stepmin.p99_us"), 1), f(num(r, "mask.stepmin.max_us"), -1),
                 f(num(r, "ir_per_mask"), 0),
-                f(num(r, "peak_rss_mb"), 0), f(num(r, "gmc_mb"), 2));
+                f(num(r, "peak_rss_mb"), 0), gmc_cell(r));
     }
     fprintf(out, "| seed paper (GreatGramma) | Go, Java, Python | — | 25–261 | — | 5,000–32,000 "
                  "| — | — | — | — | — | — | — |\n\n");
+    gmc_errors(out, rows);
 }
 
 static void table1_details(FILE *out, const json_t *rows)

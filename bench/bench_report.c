@@ -369,20 +369,20 @@ static int plot_vocab(const char *dir, const json_t *rows)
             snprintf(names[n++], 64, "%s", str(r, "grammar"));
             fprintf(d, "# %s: vocabulary mean_us p99_us eager_s\n", str(r, "grammar"));
         }
-        fprintf(d, "%s %s %s %s\n", f(num(r, "vocab_size"), 0), f(num(r, "mask.best.mean_us"), 3),
-                f(num(r, "mask.best.p99_us"), 3), f(num(r, "eager_s"), 4));
+        fprintf(d, "%s %s %s %s\n", f(num(r, "vocab_size"), 0), f(num(r, "mask.stepmin.mean_us"), 3),
+                f(num(r, "mask.stepmin.p99_us"), 3), f(num(r, "eager_cpu_s"), 4));
     }
     fprintf(g, "%s", GP_TERM);
     fprintf(g, "set output 'vocab_scaling.png'\nset multiplot layout 1,2 title "
                "'Scaling with vocabulary size (first N ids of qwen3; corpus re-tokenized "
-               "greedily)'\nset key top left\nset grid\nset logscale x 2\n"
+               "greedily)'\nset key top left\nset grid\nset xrange [0:*]\nset yrange [0:*]\n"
                "set xlabel 'vocabulary size (ids)'\nset format x '%%.0s%%c'\n");
-    fprintf(g, "set ylabel 'per-token mask time, µs (mean solid, p99 dashed)'\nplot ");
+    fprintf(g, "set ylabel 'per-token mask time, µs (step-min mean solid, p99 dashed)'\nplot ");
     for (int k = 0; k < n; k++)
         fprintf(g, "%s'vocab_scaling.dat' index %d using 1:2 with linespoints lw 2 lc %d title "
                    "'%s mean', '' index %d using 1:3 with linespoints dt 2 lc %d title '%s p99'",
                 k ? ", " : "", k, k + 1, names[k], k, k + 1, names[k]);
-    fprintf(g, "\nset ylabel 'eager preprocessing, s'\nplot ");
+    fprintf(g, "\nset ylabel 'eager preprocessing, CPU s'\nplot ");
     for (int k = 0; k < n; k++)
         fprintf(g, "%s'vocab_scaling.dat' index %d using 1:4 with linespoints lw 2 lc %d title '%s'",
                 k ? ", " : "", k, k + 1, names[k]);
@@ -423,8 +423,8 @@ static int plot_grammar(const char *dir, const json_t *rows)
             else
                 snprintf(label, sizeof label, "%s", str(r, "grammar"));
             fprintf(d, "%s %s %s %s %s\n", f(num(r, "stats.productions"), 0),
-                    f(num(r, "mask.best.mean_us"), 3), f(num(r, "mask.best.p99_us"), 3),
-                    f(num(r, "eager_s"), 4), label);
+                    f(num(r, "mask.stepmin.mean_us"), 3), f(num(r, "mask.stepmin.p99_us"), 3),
+                    f(num(r, "eager_cpu_s"), 4), label);
             counts[blk]++;
         }
         if (!counts[blk])
@@ -432,15 +432,15 @@ static int plot_grammar(const char *dir, const json_t *rows)
     }
     fprintf(g, "%s", GP_TERM);
     fprintf(g, "set output 'grammar_scaling.png'\nset multiplot layout 1,2 title "
-               "'Scaling with grammar size (llama3)'\nset key top left\nset grid\n"
-               "set logscale x 2\nset xlabel 'productions (after EBNF desugaring)'\n");
-    fprintf(g, "set ylabel 'per-token mask time, µs'\n"
+               "'Scaling with grammar size (llama3; log-log axes)'\nset key top left\nset grid\n"
+               "set logscale xy\nset xlabel 'productions (after EBNF desugaring)'\n");
+    fprintf(g, "set ylabel 'per-token mask time, µs (step-min)'\n"
                "plot 'grammar_scaling.dat' index 0 using 1:2 with points pt 7 ps 1.5 lc 1 "
                "title 'bundled, corpus: mean', '' index 0 using 1:2:5 with labels offset 1,1 "
                "notitle, '' index 1 using 1:2 with linespoints lw 2 lc 2 title 'synthetic, "
                "random walks: mean', '' index 1 using 1:3 with linespoints dt 2 lc 2 title "
                "'synthetic: p99'\n");
-    fprintf(g, "set ylabel 'eager preprocessing, s'\n"
+    fprintf(g, "set ylabel 'eager preprocessing, CPU s'\n"
                "plot 'grammar_scaling.dat' index 0 using 1:4 with points pt 7 ps 1.5 lc 1 "
                "title 'bundled', '' index 0 using 1:4:5 with labels offset 1,1 notitle, '' "
                "index 1 using 1:4 with linespoints lw 2 lc 2 title 'synthetic'\n"
@@ -480,12 +480,12 @@ static int plot_ablation(const char *dir, const json_t *rows)
         }
         int order = (int)num(r, "order");
         nv = order + 1 > nv ? order + 1 : nv;
-        fprintf(d, "%d %s %s \"%s\"\n", order, f(num(r, "mask.best.mean_us"), 3),
+        fprintf(d, "%d %s %s \"%s\"\n", order, f(num(r, "mask.stepmin.mean_us"), 3),
                 f(num(r, "preprocess_s"), 4), str(r, "tag"));
     }
     fprintf(g, "%s", GP_TERM);
     fprintf(g, "set output 'ablation.png'\nset title 'Ablation (llama3): per-token mask time, "
-               "mean (log scale)'\nset logscale y\nset grid ytics\nset style fill solid 0.8\n"
+               "step-min mean (log scale)'\nset logscale y\nset grid ytics\nset style fill solid 0.8\n"
                "set boxwidth %.2f\nset xtics font ',9'\nset ylabel 'µs'\n"
                "set xrange [-0.6:%d.6]\nset key top right\nplot ",
             n ? 0.8 / n : 0.8, nv ? nv - 1 : 0);

@@ -138,6 +138,60 @@ size_t gm_tokset_bytes(const gm_tokset *set, uint32_t nbits)
     }
 }
 
+/*
+ * note [vector OR]
+ * OR-ing a bitset into a mask is the hot loop of every mask (4,008 words for
+ * a 128K vocabulary). GCC's -O2 cost model leaves such a loop scalar (it
+ * needs an epilogue, and the buffers may alias), so the loops are written on
+ * 16-byte vectors (GCC/clang vector extensions; SSE2 is baseline on x86-64,
+ * NEON on arm64), with memcpy for loads and stores because a caller's mask
+ * is only 4-byte aligned. Four words per operation instead of one.
+ */
+#if defined(__GNUC__)
+typedef uint32_t v4u32 __attribute__((vector_size(16)));
+
+static void or_words(uint32_t *dst, const uint32_t *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v4u32 a, b;
+        memcpy(&a, dst + i, sizeof a);
+        memcpy(&b, src + i, sizeof b);
+        a |= b;
+        memcpy(dst + i, &a, sizeof a);
+    }
+    for (; i < n; i++)
+        dst[i] |= src[i];
+}
+
+static void or_and_words(uint32_t *dst, const uint32_t *src, const uint32_t *filter, size_t n)
+{
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v4u32 a, b, f;
+        memcpy(&a, dst + i, sizeof a);
+        memcpy(&b, src + i, sizeof b);
+        memcpy(&f, filter + i, sizeof f);
+        a |= b & f;
+        memcpy(dst + i, &a, sizeof a);
+    }
+    for (; i < n; i++)
+        dst[i] |= src[i] & filter[i];
+}
+#else
+static void or_words(uint32_t *dst, const uint32_t *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] |= src[i];
+}
+
+static void or_and_words(uint32_t *dst, const uint32_t *src, const uint32_t *filter, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] |= src[i] & filter[i];
+}
+#endif
+
 /* The bits of the last word that lie inside the universe. */
 static uint32_t last_word_mask(uint32_t nbits)
 {
@@ -145,26 +199,41 @@ static uint32_t last_word_mask(uint32_t nbits)
 }
 
 /*
- * Walks the complement list word by word: calls emit(word index, member
- * bits) for every word of the universe. Kept inline in both users so the
- * loops stay tight.
+ * OR-ing a complement set: every word of the universe gets all its bits,
+ * except the words that hold listed ids, which get all but those. The runs
+ * of words between listed ones are filled wholesale (or filtered by vector
+ * operations), so the cost is the universe's words at vector speed plus one
+ * step per listed id. filter may be NULL.
  */
-#define COMPLEMENT_WORDS(set, nbits, BODY)                                    \
-    do {                                                                      \
-        size_t words_ = GM_MASK_WORDS(nbits);                                 \
-        const uint32_t *ids_ = (set)->u.ids;                                  \
-        uint32_t k_ = 0, n_ = (set)->n;                                       \
-        for (size_t w = 0; w < words_; w++) {                                 \
-            uint32_t bits = ~(uint32_t)0;                                     \
-            while (k_ < n_ && (ids_[k_] >> 5) == w) {                         \
-                bits &= ~((uint32_t)1 << (ids_[k_] & 31));                    \
-                k_++;                                                         \
-            }                                                                 \
-            if (w + 1 == words_)                                              \
-                bits &= last_word_mask(nbits);                                \
-            BODY;                                                             \
-        }                                                                     \
-    } while (0)
+static void or_complement(const gm_tokset *set, const uint32_t *filter, uint32_t *mask,
+                          uint32_t nbits)
+{
+    size_t words = GM_MASK_WORDS(nbits), w = 0;
+    const uint32_t *ids = set->u.ids;
+    uint32_t k = 0, n = set->n;
+    while (w < words) {
+        size_t next = k < n ? ids[k] >> 5 : words; /* the next word with listed ids */
+        if (next > w) {
+            /* The last word of the universe is partial: leave it to the exact path below. */
+            size_t end = next < words - 1 ? next : words - 1;
+            if (end > w) {
+                if (filter)
+                    or_words(mask + w, filter + w, end - w);
+                else
+                    memset(mask + w, 0xff, (end - w) * sizeof *mask);
+                w = end;
+                continue;
+            }
+        }
+        uint32_t bits = ~(uint32_t)0;
+        while (k < n && (ids[k] >> 5) == w)
+            bits &= ~((uint32_t)1 << (ids[k++] & 31));
+        if (w + 1 == words)
+            bits &= last_word_mask(nbits);
+        mask[w] |= filter ? bits & filter[w] : bits;
+        w++;
+    }
+}
 
 void gm_tokset_or_into(const gm_tokset *set, uint32_t *mask, uint32_t nbits)
 {
@@ -174,15 +243,11 @@ void gm_tokset_or_into(const gm_tokset *set, uint32_t *mask, uint32_t nbits)
             mask[set->u.ids[i] >> 5] |= (uint32_t)1 << (set->u.ids[i] & 31);
         break;
     case GM_TOKSET_COMPLEMENT:
-        COMPLEMENT_WORDS(set, nbits, mask[w] |= bits);
+        or_complement(set, NULL, mask, nbits);
         break;
-    case GM_TOKSET_BITSET: {
-        size_t words = GM_MASK_WORDS(nbits);
-        const uint32_t *src = set->u.words;
-        for (size_t w = 0; w < words; w++)
-            mask[w] |= src[w];
+    case GM_TOKSET_BITSET:
+        or_words(mask, set->u.words, GM_MASK_WORDS(nbits));
         break;
-    }
     default: break;
     }
 }
@@ -198,15 +263,11 @@ void gm_tokset_or_and_into(const gm_tokset *set, const uint32_t *filter, uint32_
         }
         break;
     case GM_TOKSET_COMPLEMENT:
-        COMPLEMENT_WORDS(set, nbits, mask[w] |= bits & filter[w]);
+        or_complement(set, filter, mask, nbits);
         break;
-    case GM_TOKSET_BITSET: {
-        size_t words = GM_MASK_WORDS(nbits);
-        const uint32_t *src = set->u.words;
-        for (size_t w = 0; w < words; w++)
-            mask[w] |= src[w] & filter[w];
+    case GM_TOKSET_BITSET:
+        or_and_words(mask, set->u.words, filter, GM_MASK_WORDS(nbits));
         break;
-    }
     default: break;
     }
 }

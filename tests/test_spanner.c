@@ -433,9 +433,80 @@ static void allocation_failures(void **state)
     }
 }
 
+/* Token sets in every form OR (and OR-AND) into masks exactly like naive bit loops. */
+static void token_sets(void **state)
+{
+    (void)state;
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    const uint32_t sizes[] = {1, 31, 32, 33, 200, 1024, 1025, 4097, 128256};
+    unsigned seed = 99;
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        uint32_t nbits = sizes[si];
+        size_t words = GM_MASK_WORDS(nbits);
+        uint32_t *ids = malloc(nbits * sizeof *ids), *bits = calloc(words, 4);
+        uint32_t *mask = malloc(words * 4), *want = malloc(words * 4), *filter = malloc(words * 4);
+        /* Densities that give each form: sparse (list), half (bitset), nearly full (complement). */
+        const double density[] = {0.002, 0.5, 0.998, 0.0, 1.0};
+        for (size_t di = 0; di < sizeof density / sizeof density[0]; di++) {
+            uint32_t n = 0;
+            memset(bits, 0, words * 4);
+            for (uint32_t id = 0; id < nbits; id++) {
+                seed = seed * 1103515245u + 12345u;
+                if ((double)((seed >> 8) % 100000) / 100000.0 < density[di]) {
+                    ids[n++] = id;
+                    bits[id >> 5] |= (uint32_t)1 << (id & 31);
+                }
+            }
+            gm_tokset a, b;
+            assert_int_equal(gm_tokset_from_sorted(&m, &a, ids, n, nbits), 0);
+            assert_int_equal(gm_tokset_from_bits(&m, &b, bits, nbits), 0);
+            assert_int_equal(a.count, n);
+            assert_int_equal(b.kind, a.kind);
+            for (uint32_t id = 0; id < nbits; id += 1 + nbits / 97)
+                assert_int_equal(gm_tokset_has(&a, id), (bits[id >> 5] >> (id & 31)) & 1);
+            for (int trial = 0; trial < 3; trial++) {
+                for (size_t w = 0; w < words; w++) {
+                    seed = seed * 1103515245u + 12345u;
+                    mask[w] = trial == 0 ? 0 : seed;
+                    seed = seed * 1103515245u + 12345u;
+                    filter[w] = trial == 2 ? ~0u : seed;
+                }
+                if (nbits % 32) { /* a mask never holds bits past the universe */
+                    mask[words - 1] &= ((uint32_t)1 << (nbits % 32)) - 1;
+                    filter[words - 1] &= ((uint32_t)1 << (nbits % 32)) - 1;
+                }
+                memcpy(want, mask, words * 4);
+                for (size_t w = 0; w < words; w++)
+                    want[w] |= bits[w];
+                uint32_t *got = malloc(words * 4);
+                memcpy(got, mask, words * 4);
+                gm_tokset_or_into(&a, got, nbits);
+                assert_memory_equal(got, want, words * 4);
+                memcpy(want, mask, words * 4);
+                for (size_t w = 0; w < words; w++)
+                    want[w] |= bits[w] & filter[w];
+                memcpy(got, mask, words * 4);
+                gm_tokset_or_and_into(&b, filter, got, nbits);
+                assert_memory_equal(got, want, words * 4);
+                free(got);
+            }
+            gm_tokset_free(&m, &a);
+            gm_tokset_free(&m, &b);
+        }
+        free(ids);
+        free(bits);
+        free(mask);
+        free(want);
+        free(filter);
+    }
+    assert_int_equal(atomic_load(&m.used), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(token_sets),
         cmocka_unit_test(seed_example),
         cmocka_unit_test(synthetic_vocabulary),
         cmocka_unit_test(real_llama3),

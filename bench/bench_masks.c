@@ -16,6 +16,7 @@
  *                    --ids IDS.json      one untimed pass for callgrind
  *                                        (--toggle-collect=bm_fill_one)
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1266,11 +1267,32 @@ static int run_main(int argc, char **argv)
     grammar_spec extra[MAX_GRAMMARS];
     memcpy(extra, c->grammars, sizeof extra);
     c->ngrammars = 0;
-    for (size_t i = 0; i < sizeof CORE_GRAMMARS / sizeof *CORE_GRAMMARS; i++) {
+    /* The four languages, then any other corpus language with a bundled grammar. */
+    char langs[MAX_GRAMMARS][64];
+    int nlangs = 0;
+    for (size_t i = 0; i < sizeof CORE_GRAMMARS / sizeof *CORE_GRAMMARS; i++)
+        bm_strf(langs[nlangs++], sizeof langs[0], "%s", CORE_GRAMMARS[i]);
+    char corpus_dir[1200];
+    bm_strf(corpus_dir, sizeof corpus_dir, "%s/corpus", c->shared);
+    struct dirent **ents;
+    int nents = scandir(corpus_dir, &ents, NULL, alphasort);
+    for (int i = 0; i < nents; i++) {
+        size_t len;
+        bool known = false;
+        for (int k = 0; k < nlangs; k++)
+            known |= !strcmp(langs[k], ents[i]->d_name);
+        if (!known && ents[i]->d_name[0] != '.' && nlangs < MAX_GRAMMARS / 2 &&
+            gm_bundled_grammar(ents[i]->d_name, &len))
+            bm_strf(langs[nlangs++], sizeof langs[0], "%s", ents[i]->d_name);
+        free(ents[i]);
+    }
+    if (nents >= 0)
+        free(ents);
+    for (int i = 0; i < nlangs; i++) {
         grammar_spec *g = &c->grammars[c->ngrammars];
         memset(g, 0, sizeof *g);
-        bm_strf(g->name, sizeof g->name, "%s", CORE_GRAMMARS[i]);
-        bm_strf(g->corpus, sizeof g->corpus, "%s", CORE_GRAMMARS[i]);
+        bm_strf(g->name, sizeof g->name, "%s", langs[i]);
+        bm_strf(g->corpus, sizeof g->corpus, "%s", langs[i]);
         bool overridden = false;
         for (int k = 0; k < given; k++)
             overridden |= !strcmp(extra[k].name, g->name);

@@ -46,7 +46,7 @@ static const struct figure {
     {"preprocess_cpu_s", 1},   {"lazy_first_mask_ms", 1},   {"gmc_first_mask_ms", 1},
     {"mask.stepmin.mean_us", 1}, {"mask.stepmin.p99_us", 1}, {"peak_rss_mb", 1},
     {"gmc_mb", 1},             {"stats.table_mb", 1},       {"stats.memory_mb", 1},
-    {"matcher_bytes", 1},      {"speedup", -1},
+    {"matcher_bytes", 1},      {"speedup", -1},             {"decode_speedup", -1},
 };
 
 typedef struct cmp_state {

@@ -356,15 +356,27 @@ GM_API gm_status gm_matcher_forced_bytes(gm_matcher *m, uint8_t *buf, size_t cap
 /* A pool of worker threads filling masks of many matchers at once. */
 typedef struct gm_batch gm_batch;
 
-/* threads = 0: one per online CPU. */
-GM_API gm_status gm_batch_create(unsigned threads, gm_batch **out, gm_error *err);
+typedef struct gm_batch_options {
+    unsigned threads;         /* threads filling masks, the caller's included; 0 = one per
+                                 online CPU */
+    unsigned spin_us;         /* how long an idle thread keeps polling for the next call (and
+                                 the caller for the last rows) before it sleeps; a sleeping
+                                 thread takes tens of microseconds to wake. 0 = sleep at once */
+} gm_batch_options;
+
+#define GM_BATCH_SPIN_US_DEFAULT 100
+
+/* opts NULL: one thread per online CPU, spin_us GM_BATCH_SPIN_US_DEFAULT. */
+GM_API gm_status gm_batch_create(const gm_batch_options *opts, gm_batch **out, gm_error *err);
 GM_API void gm_batch_destroy(gm_batch *b);
 
 /*
  * Fills row i of masks (row stride `words` uint32_t) for matchers[i], i < n,
  * in parallel. Matchers of a terminated sequence get an all-zero row. Every
  * row is written even when one fails; the first failure is returned (with
- * its row index in the message).
+ * its row index in the message). One call at a time per pool: a call while
+ * another runs returns GM_ERR_STATE. A thread keeps the same rows from call
+ * to call (for its caches), so keep each sequence at the same index.
  */
 GM_API gm_status gm_batch_fill_masks(gm_batch *b, gm_matcher *const *matchers, size_t n,
                                      uint32_t *masks, size_t words, gm_error *err);

@@ -232,7 +232,12 @@ static void batch_matches_single(void **state)
     world *w = *state;
     gm_error err;
     gm_batch *b;
-    assert_int_equal(gm_batch_create(2, &b, &err), GM_OK);
+    gm_batch_options too_long = {.threads = 2, .spin_us = 2000000};
+    assert_int_equal(gm_batch_create(&too_long, &b, &err), GM_ERR_ARGUMENT);
+    assert_non_null(strstr(err.message, "spin_us 2000000"));
+    assert_null(b);
+    gm_batch_options two = {.threads = 2, .spin_us = GM_BATCH_SPIN_US_DEFAULT};
+    assert_int_equal(gm_batch_create(&two, &b, &err), GM_OK);
     gm_matcher *ms[3];
     for (int i = 0; i < 3; i++)
         assert_int_equal(gm_matcher_create(w->compiled, NULL, &ms[i], &err), GM_OK);

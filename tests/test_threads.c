@@ -93,28 +93,32 @@ static void concurrent_masks_match_sequential(void **state)
         assert_false(got[t].failed);
         assert_true(got[t].digest == want[t].digest);
     }
-    /* Batch filling on the same grammar from a pool. */
-    gm_batch *b;
-    assert_int_equal(gm_batch_create(THREADS, &b, &err), GM_OK);
-    gm_matcher *ms[8];
-    for (int i = 0; i < 8; i++)
-        assert_int_equal(gm_matcher_create(c, NULL, &ms[i], &err), GM_OK);
-    size_t words = gm_compiled_mask_words(c);
-    uint32_t *rows = calloc(8 * words, sizeof *rows), *one = calloc(words, sizeof *one);
-    const gm_ids_entry *e = &ids->entries[0];
-    for (size_t step = 0; step < 40 && step < e->nids; step++) {
-        assert_int_equal(gm_batch_fill_masks(b, ms, 8, rows, words, &err), GM_OK);
-        for (int i = 0; i < 8; i++) {
-            assert_int_equal(gm_matcher_fill_mask(ms[i], one, words, &err), GM_OK);
-            assert_memory_equal(one, rows + (size_t)i * words, words * sizeof *one);
-            assert_int_equal(gm_matcher_accept_token(ms[i], e->ids[step], &err), GM_OK);
+    /* Batch filling on the same grammar from a pool whose idle threads sleep at
+       once, and from one whose threads poll between calls (note [batch spinning]). */
+    for (unsigned spin = 0; spin <= GM_BATCH_SPIN_US_DEFAULT; spin += GM_BATCH_SPIN_US_DEFAULT) {
+        gm_batch_options bo = {.threads = THREADS, .spin_us = spin};
+        gm_batch *b;
+        assert_int_equal(gm_batch_create(&bo, &b, &err), GM_OK);
+        gm_matcher *ms[8];
+        for (int i = 0; i < 8; i++)
+            assert_int_equal(gm_matcher_create(c, NULL, &ms[i], &err), GM_OK);
+        size_t words = gm_compiled_mask_words(c);
+        uint32_t *rows = calloc(8 * words, sizeof *rows), *one = calloc(words, sizeof *one);
+        const gm_ids_entry *e = &ids->entries[0];
+        for (size_t step = 0; step < 40 && step < e->nids; step++) {
+            assert_int_equal(gm_batch_fill_masks(b, ms, 8, rows, words, &err), GM_OK);
+            for (int i = 0; i < 8; i++) {
+                assert_int_equal(gm_matcher_fill_mask(ms[i], one, words, &err), GM_OK);
+                assert_memory_equal(one, rows + (size_t)i * words, words * sizeof *one);
+                assert_int_equal(gm_matcher_accept_token(ms[i], e->ids[step], &err), GM_OK);
+            }
         }
+        for (int i = 0; i < 8; i++)
+            gm_matcher_destroy(ms[i]);
+        free(rows);
+        free(one);
+        gm_batch_destroy(b);
     }
-    for (int i = 0; i < 8; i++)
-        gm_matcher_destroy(ms[i]);
-    free(rows);
-    free(one);
-    gm_batch_destroy(b);
     gm_compiled_destroy(c);
     gm_ids_file_destroy(ids);
     gm_grammar_destroy(g);

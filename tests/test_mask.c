@@ -20,6 +20,7 @@
 
 #include "parser/lr.h"
 #include "runtime/objects.h"
+#include "spanner/accept.h"
 #include "spanner/ids_file.h"
 
 typedef struct ref_state {
@@ -278,6 +279,138 @@ static size_t compare_step(ref *r, gm_matcher *m, const char *where, size_t step
     return allowed;
 }
 
+/* ---- always-accepted entries against the plain definition and the real stack ---- */
+
+typedef enum { V_A, V_R, V_D } verdict;
+
+/*
+ * Feeds terminal t to a stack known only from st[0] up (accept.h, note
+ * [always-accepted entries]), written plainly: A when it shifts, R on an
+ * error, D when a reduction needs a state below st[0] (or the stack passes
+ * the 320 states the engine simulates).
+ */
+static verdict plain_feed(const gm_lr_table *lr, uint32_t *st, uint32_t *n, uint32_t t)
+{
+    for (;;) {
+        gm_lr_action a = gm_lr_action_of(lr, st[*n - 1], t);
+        if (GM_LR_KIND(a) == GM_LR_SHIFT) {
+            if (*n == 320)
+                return V_D;
+            st[(*n)++] = GM_LR_ARG(a);
+            return V_A;
+        }
+        if (GM_LR_KIND(a) != GM_LR_REDUCE)
+            return V_R;
+        uint32_t p = GM_LR_ARG(a);
+        if (lr->prod_len[p] >= *n)
+            return V_D;
+        *n -= lr->prod_len[p];
+        st[*n] = gm_lr_goto_of(lr, st[*n - 1], lr->prod_lhs[p]);
+        (*n)++;
+    }
+}
+
+/* The class's verdict on the anchored stack: E, then some T of its Prod set. */
+static verdict plain_class(const gm_spanner *sp, const gm_profile *p, const gm_class *c,
+                           const uint32_t *anchor, uint32_t nanchor)
+{
+    uint32_t st[320], n = nanchor;
+    memcpy(st, anchor, nanchor * sizeof *anchor);
+    for (uint32_t i = 0; i < c->len; i++) {
+        verdict v = plain_feed(sp->lr, st, &n, p->seqs[c->seq + i]);
+        if (v != V_A)
+            return v;
+    }
+    if (sp->prod_ignored[c->prod])
+        return V_A;
+    verdict best = V_R;
+    for (uint32_t k = sp->prod_off[c->prod]; k < sp->prod_off[c->prod + 1]; k++) {
+        uint32_t st2[320], n2 = n;
+        memcpy(st2, st, n * sizeof *st);
+        verdict v = plain_feed(sp->lr, st2, &n2, sp->prod_terms[k]);
+        if (v == V_A)
+            return V_A;
+        if (v == V_D)
+            best = V_D;
+    }
+    return best;
+}
+
+/* Whether the class is accepted on the real stack (gm_lr_can_feed, not the simulation). */
+static bool real_class(const gm_spanner *sp, const gm_profile *p, const gm_class *c,
+                       const gm_lr_node *top)
+{
+    uint32_t seq[300];
+    assert_true(c->len < 300);
+    memcpy(seq, p->seqs + c->seq, c->len * sizeof *seq);
+    if (sp->prod_ignored[c->prod])
+        return gm_lr_can_feed(sp->lr, top, seq, c->len);
+    for (uint32_t k = sp->prod_off[c->prod]; k < sp->prod_off[c->prod + 1]; k++) {
+        seq[c->len] = sp->prod_terms[k];
+        if (gm_lr_can_feed(sp->lr, top, seq, c->len + 1))
+            return true;
+    }
+    return false;
+}
+
+/*
+ * At the reference's state (grammars without post-lexing layers, once no
+ * leading space is left to strip): the entry of the profile of the pending
+ * lexer state for the stack's top states must classify every class as the
+ * plain definition does (A: its tokens in the entry's set; D: in its list;
+ * R: neither), and an A or R verdict must be what the real stack says.
+ * Returns the number of classes checked.
+ */
+static size_t check_entries(ref *r, const gm_compiled *c)
+{
+    gm_spanner *sp = c->spanner;
+    if (sp->postlex || r->strip_left || !r->st.ok)
+        return 0;
+    gm_error err;
+    const gm_profile *p = gm_spanner_profile(sp, gm_spanner_id(sp, r->st.q, 0, 0), &err);
+    assert_non_null(p);
+    uint32_t anchor[GM_ANCHOR_STATES], n = 0;
+    for (const gm_lr_node *x = r->st.stack; x && n < GM_ANCHOR_STATES; x = x->parent)
+        n++;
+    uint32_t k = n;
+    for (const gm_lr_node *x = r->st.stack; k > 0; x = x->parent)
+        anchor[--k] = x->state;
+    const gm_accept_entry *e = gm_accept_entry_get(sp, p, anchor, n);
+    assert_non_null(e);
+    uint32_t *bits = calloc(GM_MASK_WORDS(sp->nbits), sizeof *bits);
+    uint32_t *acc = calloc(GM_MASK_WORDS(sp->nbits), sizeof *acc);
+    gm_tokset_or_into(&e->accepted, acc, sp->nbits);
+    uint32_t di = 0;
+    for (uint32_t ci = 0; ci < p->nclasses; ci++) {
+        const gm_class *cl = &p->classes[ci];
+        bool dep = di < e->ndep && e->dep[di] == ci;
+        di += dep;
+        memset(bits, 0, GM_MASK_WORDS(sp->nbits) * sizeof *bits);
+        gm_tokset_or_into(&cl->tokens, bits, sp->nbits);
+        size_t in = 0, total = 0;
+        for (size_t w = 0; w < GM_MASK_WORDS(sp->nbits); w++) {
+            in += (size_t)__builtin_popcount(bits[w] & acc[w]);
+            total += (size_t)__builtin_popcount(bits[w]);
+        }
+        verdict got = dep ? V_D : in ? V_A : V_R;
+        if (!dep && in && in != total)
+            fail_msg("class %u: %zu of its %zu tokens in the always-accepted set", ci, in, total);
+        if (dep && in)
+            fail_msg("class %u: context-dependent but %zu tokens always accepted", ci, in);
+        verdict want = plain_class(sp, p, cl, anchor, n);
+        if (got != want)
+            fail_msg("lexer state %u, anchor top %u (%u states), class %u (|E| = %u): entry "
+                     "says %c, the definition %c", r->st.q, anchor[n - 1], n, ci, cl->len,
+                     "ARD"[got], "ARD"[want]);
+        if (want != V_D && real_class(sp, p, cl, r->st.stack) != (want == V_A))
+            fail_msg("class %u: %c on the anchored stack but the real stack says otherwise", ci,
+                     "ARD"[want]);
+    }
+    free(bits);
+    free(acc);
+    return p->nclasses;
+}
+
 typedef struct combo {
     const char *grammar;     /* bundled name, inline text (when it holds ':'), or a .lark file
                                 under the shared dir (loaded with Lark's conflict resolution) */
@@ -390,6 +523,7 @@ static void random_walks(const combo *k, int walks, int steps, unsigned seed)
     uint32_t *mask = calloc(words, sizeof *mask);
     uint32_t nbits = gm_compiled_vocab_size(c);
     gm_error err;
+    size_t entry_classes = 0;
     for (int w = 0; w < walks; w++) {
         ref r;
         ref_init(&r, c);
@@ -400,6 +534,7 @@ static void random_walks(const combo *k, int walks, int steps, unsigned seed)
             snprintf(where, sizeof where, "walk %d", w);
             size_t allowed = compare_step(&r, m, where, (size_t)i);
             assert_true(allowed > 0); /* never a dead end */
+            entry_classes += check_entries(&r, c);
             assert_int_equal(gm_matcher_fill_mask(m, mask, words, &err), GM_OK);
             /* A random allowed non-EOS token (stop when only EOS is left). */
             uint32_t pick = UINT32_MAX, seen = 0;
@@ -418,6 +553,8 @@ static void random_walks(const combo *k, int walks, int steps, unsigned seed)
         gm_matcher_destroy(m);
         ref_free(&r);
     }
+    if (!c->spanner->postlex)
+        assert_true(entry_classes > 0); /* the entries were checked */
     free(mask);
     gm_compiled_destroy(c);
     gm_grammar_destroy(g);

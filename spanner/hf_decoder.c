@@ -77,14 +77,14 @@ typedef struct plan_ctx {
 
 static gm_status unsupported(plan_ctx *C, const char *path, const char *what)
 {
-    return gm_vocab_error_(C->err, GM_ERR_UNSUPPORTED, C->name,
+    return gm_error_set_file(C->err, GM_ERR_UNSUPPORTED, C->name,
                            "%s: %s: a token would have no fixed bytes, which gramask needs", path,
                            what);
 }
 
 static gm_status bad(plan_ctx *C, const char *path, const char *what)
 {
-    return gm_vocab_error_(C->err, GM_ERR_FORMAT, C->name, "%s: %s", path, what);
+    return gm_error_set_file(C->err, GM_ERR_FORMAT, C->name, "%s: %s", path, what);
 }
 
 /* A one-character string member: its UTF-8 bytes into out; false if not one char. */
@@ -108,7 +108,7 @@ static gm_status add_op(plan_ctx *C, const char *path, gm_hf_op op)
     if (C->d->text_strip)
         return unsupported(C, path, "a step after the text-level Strip");
     if (C->d->nops == GM_HF_MAX_OPS)
-        return gm_vocab_error_(C->err, GM_ERR_LIMIT, C->name, "%s: more than %d decoder steps",
+        return gm_error_set_file(C->err, GM_ERR_LIMIT, C->name, "%s: more than %d decoder steps",
                                path, GM_HF_MAX_OPS);
     C->d->ops[C->d->nops++] = op;
     return GM_OK;
@@ -127,7 +127,7 @@ static gm_status plan_decoder(plan_ctx *C, json_t *d, const char *path, int dept
     memset(&op, 0, sizeof op);
     if (!strcmp(type, "Sequence")) {
         if (depth >= MAX_DECODER_DEPTH)
-            return gm_vocab_error_(C->err, GM_ERR_LIMIT, C->name,
+            return gm_error_set_file(C->err, GM_ERR_LIMIT, C->name,
                                    "%s: decoder Sequences nested more than %d deep", path,
                                    MAX_DECODER_DEPTH);
         json_t *list = json_object_get(d, "decoders");

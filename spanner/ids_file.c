@@ -2,29 +2,10 @@
 #include "spanner/ids_file.h"
 
 #include <jansson.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "src/base/error.h"
 #include "src/base/file.h"
-
-static gm_status fail(gm_error *err, gm_status code, const char *name, const char *fmt, ...)
-    GM_PRINTF(4, 5);
-
-static gm_status fail(gm_error *err, gm_status code, const char *name, const char *fmt, ...)
-{
-    if (!err)
-        return code;
-    char msg[GM_ERROR_MESSAGE_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    gm_error_set(err, code, "%s: %s", name, msg);
-    snprintf(err->file, sizeof err->file, "%s", name);
-    return code;
-}
 
 void gm_ids_file_destroy(gm_ids_file *f)
 {
@@ -54,7 +35,7 @@ gm_status gm_ids_file_parse(gm_mem *m, const char *name, const char *text, size_
     gm_status st = GM_OK;
     gm_ids_file *f = NULL;
     if (!json_is_array(root)) {
-        st = fail(err, GM_ERR_FORMAT, name,
+        st = gm_error_set_file(err, GM_ERR_FORMAT, name,
                   "expected an array of {\"file\": NAME, \"ids\": [...]} objects");
         goto done;
     }
@@ -73,16 +54,16 @@ gm_status gm_ids_file_parse(gm_mem *m, const char *name, const char *text, size_
         json_t *file = json_is_object(e) ? json_object_get(e, "file") : NULL;
         json_t *ids = json_is_object(e) ? json_object_get(e, "ids") : NULL;
         if (!json_is_object(e)) {
-            st = fail(err, GM_ERR_FORMAT, name, "[%zu]: not an object", i);
+            st = gm_error_set_file(err, GM_ERR_FORMAT, name, "[%zu]: not an object", i);
             goto done;
         }
         if (!json_is_string(file) || json_string_length(file) == 0 ||
             strlen(json_string_value(file)) != json_string_length(file)) {
-            st = fail(err, GM_ERR_FORMAT, name, "[%zu].file: missing or not a file name", i);
+            st = gm_error_set_file(err, GM_ERR_FORMAT, name, "[%zu].file: missing or not a file name", i);
             goto done;
         }
         if (!json_is_array(ids)) {
-            st = fail(err, GM_ERR_FORMAT, name, "[%zu].ids: missing or not an array", i);
+            st = gm_error_set_file(err, GM_ERR_FORMAT, name, "[%zu].ids: missing or not an array", i);
             goto done;
         }
         gm_ids_entry *d = &f->entries[i];
@@ -98,7 +79,7 @@ gm_status gm_ids_file_parse(gm_mem *m, const char *name, const char *text, size_
             json_t *id = json_array_get(ids, j);
             json_int_t v = json_is_integer(id) ? json_integer_value(id) : -1;
             if (v < 0 || v >= (json_int_t)UINT32_MAX) {
-                st = fail(err, GM_ERR_FORMAT, name, "[%zu].ids[%zu]: not a token id", i, j);
+                st = gm_error_set_file(err, GM_ERR_FORMAT, name, "[%zu].ids[%zu]: not a token id", i, j);
                 goto done;
             }
             d->ids[j] = (uint32_t)v;

@@ -5,7 +5,6 @@
  */
 #include "spanner/vocab_impl.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,20 +22,6 @@ uint32_t gm_vocab_max_tokens_(const gm_vocab_load_options *opts)
 size_t gm_vocab_max_file_(const gm_vocab_load_options *opts)
 {
     return opts && opts->max_file_bytes ? opts->max_file_bytes : GM_VOCAB_DEFAULT_MAX_FILE;
-}
-
-gm_status gm_vocab_error_(gm_error *err, gm_status code, const char *name, const char *fmt, ...)
-{
-    if (!err)
-        return code;
-    char msg[GM_ERROR_MESSAGE_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    gm_error_set(err, code, "%s: %s", name, msg);
-    snprintf(err->file, sizeof err->file, "%s", name);
-    return code;
 }
 
 gm_vocab_data *gm_vocab_new_(gm_mem *m, uint32_t ntok, size_t bytes_cap)
@@ -80,11 +65,11 @@ gm_status gm_vocab_finish_(gm_vocab_data *v, const uint32_t *eos, size_t neos,
     gm_mem *m = v->mem;
     uint32_t model_size = opts ? opts->model_size : 0;
     if (model_size && model_size < v->ntokenizer)
-        return gm_vocab_error_(err, GM_ERR_ARGUMENT, name,
+        return gm_error_set_file(err, GM_ERR_ARGUMENT, name,
                                "the model size %u is smaller than the tokenizer's %u ids",
                                model_size, v->ntokenizer);
     if (model_size > gm_vocab_max_tokens_(opts))
-        return gm_vocab_error_(err, GM_ERR_LIMIT, name,
+        return gm_error_set_file(err, GM_ERR_LIMIT, name,
                                "the model size %u is over the limit of %u ids", model_size,
                                gm_vocab_max_tokens_(opts));
     if (model_size > v->ntokenizer) {
@@ -106,11 +91,11 @@ gm_status gm_vocab_finish_(gm_vocab_data *v, const uint32_t *eos, size_t neos,
     for (size_t i = 0; i < nextra; i++) {
         uint32_t id = opts->extra_eos[i];
         if (id >= v->size)
-            return gm_vocab_error_(err, GM_ERR_ARGUMENT, name,
+            return gm_error_set_file(err, GM_ERR_ARGUMENT, name,
                                    "extra EOS id %u is out of range (the vocabulary has %u ids)",
                                    id, v->size);
         if (v->flags[id] & GM_TOK_PADDING)
-            return gm_vocab_error_(err, GM_ERR_ARGUMENT, name,
+            return gm_error_set_file(err, GM_ERR_ARGUMENT, name,
                                    "extra EOS id %u is a padding id", id);
     }
     size_t total = neos + nextra;

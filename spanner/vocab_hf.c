@@ -34,7 +34,7 @@ typedef struct loader {
 
 static gm_status bad(loader *L, const char *path, const char *what)
 {
-    return gm_vocab_error_(L->err, GM_ERR_FORMAT, L->name, "%s: %s", path, what);
+    return gm_error_set_file(L->err, GM_ERR_FORMAT, L->name, "%s: %s", path, what);
 }
 
 /* ------------------------------------------------------------------------
@@ -88,7 +88,7 @@ static gm_status parse_json(loader *L, const char *name, const char *text, size_
     }
     if (!json_is_object(root)) {
         json_decref(root);
-        return gm_vocab_error_(L->err, GM_ERR_FORMAT, name, "the top level is not a JSON object");
+        return gm_error_set_file(L->err, GM_ERR_FORMAT, name, "the top level is not a JSON object");
     }
     *out = root;
     return GM_OK;
@@ -214,18 +214,18 @@ static gm_status read_model(hf_state *H)
     if (!type)
         return bad(L, "model.type", "missing");
     if (!strcmp(type, "WordPiece"))
-        return gm_vocab_error_(
+        return gm_error_set_file(
             L->err, GM_ERR_UNSUPPORTED, L->name,
             "model.type: WordPiece is not supported: its decoder puts a space between words "
             "and cleans up spaces around punctuation, so a token has no fixed bytes");
     if (!strcmp(type, "WordLevel"))
-        return gm_vocab_error_(L->err, GM_ERR_UNSUPPORTED, L->name,
+        return gm_error_set_file(L->err, GM_ERR_UNSUPPORTED, L->name,
                                "model.type: WordLevel is not supported: its tokens are whole "
                                "words joined with spaces, so a token has no fixed bytes");
     if (strcmp(type, "BPE") && strcmp(type, "Unigram")) {
         char what[160];
         snprintf(what, sizeof what, "unknown model type \"%s\"", show(tb, sizeof tb, type, strlen(type)));
-        return gm_vocab_error_(L->err, GM_ERR_UNSUPPORTED, L->name, "model.type: %s", what);
+        return gm_error_set_file(L->err, GM_ERR_UNSUPPORTED, L->name, "model.type: %s", what);
     }
     H->unigram = !strcmp(type, "Unigram");
     H->vocab = json_object_get(model, "vocab");
@@ -283,7 +283,7 @@ static gm_status fill_sources(hf_state *H, uint32_t max_tokens)
     loader *L = H->L;
     char path[200];
     if (H->bound > max_tokens)
-        return gm_vocab_error_(L->err, GM_ERR_LIMIT, L->name,
+        return gm_error_set_file(L->err, GM_ERR_LIMIT, L->name,
                                "model.vocab and added_tokens define more than %u tokens (the "
                                "limit)",
                                max_tokens);
@@ -364,7 +364,7 @@ static gm_status merge_config_added(hf_state *H)
     if (!atd || json_is_null(atd))
         return GM_OK;
     if (!json_is_object(atd))
-        return gm_vocab_error_(L->err, GM_ERR_FORMAT, L->cname,
+        return gm_error_set_file(L->err, GM_ERR_FORMAT, L->cname,
                                "added_tokens_decoder: not an object");
     const char *key;
     json_t *val;
@@ -376,15 +376,15 @@ static gm_status merge_config_added(hf_state *H)
         json_t *content = json_is_object(val) ? json_object_get(val, "content") : NULL;
         json_t *special = json_is_object(val) ? json_object_get(val, "special") : NULL;
         if (!*key || *endp || key[0] == '-' || key[0] == '+' || key[0] == ' ')
-            return gm_vocab_error_(L->err, GM_ERR_FORMAT, L->cname,
+            return gm_error_set_file(L->err, GM_ERR_FORMAT, L->cname,
                                    "added_tokens_decoder[\"%s\"]: the key is not an id", k);
         if (!json_is_string(content) || (special && !json_is_boolean(special)))
-            return gm_vocab_error_(L->err, GM_ERR_FORMAT, L->cname,
+            return gm_error_set_file(L->err, GM_ERR_FORMAT, L->cname,
                                    "added_tokens_decoder[\"%s\"]: expected {\"content\": string, "
                                    "\"special\": true/false}",
                                    k);
         if (id >= H->bound)
-            return gm_vocab_error_(L->err, GM_ERR_FORMAT, L->cname,
+            return gm_error_set_file(L->err, GM_ERR_FORMAT, L->cname,
                                    "added_tokens_decoder[\"%s\"]: id out of range (%s defines "
                                    "%u tokens)",
                                    k, L->name, H->bound);
@@ -392,7 +392,7 @@ static gm_status merge_config_added(hf_state *H)
         const char *cs = json_string_value(content);
         size_t cn = json_string_length(content);
         if (t->added && (t->n != cn || memcmp(t->s, cs, cn)))
-            return gm_vocab_error_(L->err, GM_ERR_FORMAT, L->cname,
+            return gm_error_set_file(L->err, GM_ERR_FORMAT, L->cname,
                                    "added_tokens_decoder[\"%s\"]: its content differs from "
                                    "added_tokens in %s",
                                    k, L->name);
@@ -441,14 +441,14 @@ static gm_status config_eos(hf_state *H, uint32_t ntok, uint32_t *eos, size_t *n
     if (json_is_object(e))
         e = json_object_get(e, "content");
     if (!json_is_string(e))
-        return gm_vocab_error_(L->err, GM_ERR_FORMAT, L->cname,
+        return gm_error_set_file(L->err, GM_ERR_FORMAT, L->cname,
                                "eos_token: expected a string or {\"content\": string}");
     const char *s = json_string_value(e);
     size_t n = json_string_length(e);
     uint32_t id = find_token(H, ntok, s, n);
     char tb[128];
     if (id == UINT32_MAX)
-        return gm_vocab_error_(L->err, GM_ERR_FORMAT, L->cname,
+        return gm_error_set_file(L->err, GM_ERR_FORMAT, L->cname,
                                "eos_token \"%s\" is not a token of %s", show(tb, sizeof tb, s, n),
                                L->name);
     eos[0] = id;
@@ -499,13 +499,13 @@ static gm_status build_bytes(hf_state *H, gm_hf_decoder *D, gm_vocab_data *v, si
                 n = (size_t)GM_VOCAB_MAX_TOKEN_BYTES + 1; /* reported below */
         }
         if (n > GM_VOCAB_MAX_TOKEN_BYTES)
-            return gm_vocab_error_(L->err, GM_ERR_LIMIT, L->name,
+            return gm_error_set_file(L->err, GM_ERR_LIMIT, L->name,
                                    "token id %u is %zu bytes long (the limit is %u)", id, n,
                                    (unsigned)GM_VOCAB_MAX_TOKEN_BYTES);
         if (nb + n > *cap) {
             size_t nc = *cap * 2 > nb + n ? *cap * 2 : nb + n;
             if (nc > UINT32_MAX)
-                return gm_vocab_error_(L->err, GM_ERR_LIMIT, L->name,
+                return gm_error_set_file(L->err, GM_ERR_LIMIT, L->name,
                                        "the tokens hold more than 4 GiB of bytes");
             uint8_t *nbuf = gm_mem_realloc(L->mem, v->bytes, nc);
             if (!nbuf)
@@ -544,9 +544,9 @@ gm_status gm_vocab_load_json_(gm_mem *m, const char *name, const char *text, siz
         return gm_error_set(err, GM_ERR_ARGUMENT, "gm_vocab_load_json: no text");
     size_t max = gm_vocab_max_file_(opts);
     if (len > max)
-        return gm_vocab_error_(err, GM_ERR_LIMIT, name, "larger than the limit of %zu bytes", max);
+        return gm_error_set_file(err, GM_ERR_LIMIT, name, "larger than the limit of %zu bytes", max);
     if (config_text && config_len > max)
-        return gm_vocab_error_(err, GM_ERR_LIMIT, cname, "larger than the limit of %zu bytes",
+        return gm_error_set_file(err, GM_ERR_LIMIT, cname, "larger than the limit of %zu bytes",
                                max);
     loader L;
     memset(&L, 0, sizeof L);
@@ -592,7 +592,7 @@ gm_status gm_vocab_load_json_(gm_mem *m, const char *name, const char *text, siz
                 ntok = i + 1;
         for (uint32_t i = 0; i < ntok; i++)
             if (!H.src[i].s) {
-                st = gm_vocab_error_(err, GM_ERR_FORMAT, name,
+                st = gm_error_set_file(err, GM_ERR_FORMAT, name,
                                      "no token has id %u, but ids go up to %u (model.vocab and "
                                      "added_tokens must cover 0..N-1 without holes)",
                                      i, ntok - 1);

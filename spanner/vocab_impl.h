@@ -48,8 +48,4 @@ gm_status gm_vocab_load_json_(gm_mem *m, const char *name, const char *text, siz
                               const gm_vocab_load_options *opts, int fast, gm_vocab_data **out,
                               gm_error *err);
 
-/* "name: message", with err->file set to name. */
-gm_status gm_vocab_error_(gm_error *err, gm_status code, const char *name, const char *fmt, ...)
-    GM_PRINTF(4, 5);
-
 #endif

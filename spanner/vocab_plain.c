@@ -43,7 +43,7 @@ gm_status gm_vocab_load_plain_(gm_mem *m, const char *name, const char *text, si
     size_t mlen = sizeof magic - 1;
     uint32_t strip = 0;
     if ((size_t)(hend - p) < mlen || memcmp(p, magic, mlen))
-        return gm_vocab_error_(err, GM_ERR_FORMAT, name,
+        return gm_error_set_file(err, GM_ERR_FORMAT, name,
                                "line 1: expected \"gramask-vocab 1\" (the plain vocabulary "
                                "format, version 1)");
     if ((size_t)(hend - p) != mlen) {
@@ -51,7 +51,7 @@ gm_status gm_vocab_load_plain_(gm_mem *m, const char *name, const char *text, si
         size_t olen = sizeof opt - 1;
         if ((size_t)(hend - p) != mlen + olen + 1 || memcmp(p + mlen, opt, olen) ||
             p[mlen + olen] < '0' || p[mlen + olen] > '9')
-            return gm_vocab_error_(err, GM_ERR_FORMAT, name,
+            return gm_error_set_file(err, GM_ERR_FORMAT, name,
                                    "line 1: expected \"gramask-vocab 1\" or \"gramask-vocab 1 "
                                    "strip-leading N\" (N a digit)");
         strip = (uint32_t)(p[mlen + olen] - '0');
@@ -65,7 +65,7 @@ gm_status gm_vocab_load_plain_(gm_mem *m, const char *name, const char *text, si
         const char *e = memchr(q, '\n', (size_t)(end - q));
         q = e ? e + 1 : end;
         if (nlines >= max)
-            return gm_vocab_error_(err, GM_ERR_LIMIT, name,
+            return gm_error_set_file(err, GM_ERR_LIMIT, name,
                                    "more than %u tokens (the limit)", max);
     }
     gm_vocab_data *v = gm_vocab_new_(m, (uint32_t)nlines, (size_t)(end - p) / 2);
@@ -92,14 +92,14 @@ gm_status gm_vocab_load_plain_(gm_mem *m, const char *name, const char *text, si
                 q++;
             size_t nh = (size_t)(q - h);
             if (nh == 0 || nh % 2) {
-                st = gm_vocab_error_(err, GM_ERR_FORMAT, name,
+                st = gm_error_set_file(err, GM_ERR_FORMAT, name,
                                      "line %u (token %u): expected an even number of hex digits "
                                      "or \"-\"",
                                      line, id);
                 goto fail;
             }
             if (nh / 2 > GM_VOCAB_MAX_TOKEN_BYTES) {
-                st = gm_vocab_error_(err, GM_ERR_LIMIT, name,
+                st = gm_error_set_file(err, GM_ERR_LIMIT, name,
                                      "line %u: token %u is %zu bytes long (the limit is %u)",
                                      line, id, nh / 2, (unsigned)GM_VOCAB_MAX_TOKEN_BYTES);
                 goto fail;
@@ -107,7 +107,7 @@ gm_status gm_vocab_load_plain_(gm_mem *m, const char *name, const char *text, si
             for (size_t i = 0; i < nh; i += 2) {
                 int hi = hexval((unsigned char)h[i]), lo = hexval((unsigned char)h[i + 1]);
                 if (hi < 0 || lo < 0) {
-                    st = gm_vocab_error_(err, GM_ERR_FORMAT, name,
+                    st = gm_error_set_file(err, GM_ERR_FORMAT, name,
                                          "line %u (token %u), column %zu: '%c' is not a hex "
                                          "digit",
                                          line, id, (size_t)(h - p) + i + (hi < 0 ? 1 : 2),
@@ -120,7 +120,7 @@ gm_status gm_vocab_load_plain_(gm_mem *m, const char *name, const char *text, si
         bool special = take_word(&q, le, "special");
         bool is_eos = take_word(&q, le, "eos");
         if (q != le) {
-            st = gm_vocab_error_(err, GM_ERR_FORMAT, name,
+            st = gm_error_set_file(err, GM_ERR_FORMAT, name,
                                  "line %u (token %u), column %zu: unexpected text (a token line "
                                  "is HEX or \"-\", then optional \" special\" and \" eos\")",
                                  line, id, (size_t)(q - p) + 1);
@@ -133,7 +133,7 @@ gm_status gm_vocab_load_plain_(gm_mem *m, const char *name, const char *text, si
             fl |= GM_TOK_PADDING;
         if (is_eos) {
             if (fl & GM_TOK_PADDING) {
-                st = gm_vocab_error_(err, GM_ERR_FORMAT, name,
+                st = gm_error_set_file(err, GM_ERR_FORMAT, name,
                                      "line %u: token %u is padding (\"-\" without \"special\") "
                                      "and cannot be EOS",
                                      line, id);

@@ -66,6 +66,20 @@ gm_status gm_error_set(gm_error *err, gm_status code, const char *fmt, ...)
     return code;
 }
 
+gm_status gm_error_set_file(gm_error *err, gm_status code, const char *name, const char *fmt, ...)
+{
+    if (!err)
+        return code;
+    char msg[GM_ERROR_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    gm_error_set(err, code, "%s: %s", name, msg);
+    snprintf(err->file, sizeof err->file, "%s", name);
+    return code;
+}
+
 gm_srcloc gm_srcloc_of_offset(const char *file, const char *text, size_t len, size_t off)
 {
     gm_srcloc loc = {file, 1, 1};

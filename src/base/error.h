@@ -35,6 +35,10 @@ gm_status gm_error_vset(gm_error *err, gm_status code, const char *fmt, va_list 
 gm_status gm_error_set_at(gm_error *err, gm_status code, gm_srcloc loc, const char *text,
                           size_t len, const char *fmt, ...) GM_PRINTF(6, 7);
 
+/* Records an error about a named input (a file): "name: message", err->file = name. */
+gm_status gm_error_set_file(gm_error *err, gm_status code, const char *name, const char *fmt, ...)
+    GM_PRINTF(4, 5);
+
 /* Prefixes the message already in err with "what: " (context while unwinding). */
 void gm_error_prefix(gm_error *err, const char *fmt, ...) GM_PRINTF(2, 3);
 

@@ -338,11 +338,11 @@ static json_t *measure_table(void *argp)
     if (bm_corpus_load(path, &corpus, &err))
         goto fail;
 
-    uint64_t t0 = bm_now_ns();
+    uint64_t t0 = gm_clock_ns();
     if (load_vocab(c, a->tok, &v, &err) != GM_OK)
         goto fail;
     json_object_set_new(o, "tokenizer_load_ms", json_real(bm_ms_since(t0)));
-    t0 = bm_now_ns();
+    t0 = gm_clock_ns();
     if (load_grammar(a->g, &g, &err) != GM_OK)
         goto fail;
     json_object_set_new(o, "grammar_ms", json_real(bm_ms_since(t0)));
@@ -356,7 +356,7 @@ static json_t *measure_table(void *argp)
         gm_compiled_destroy(eager);
         eager = NULL;
         hwm_ok = bm_hwm_reset();
-        t0 = bm_now_ns();
+        t0 = gm_clock_ns();
         uint64_t c0 = bm_cpu_ns();
         if (compile(g, v, true, &eager, &err) != GM_OK)
             goto fail;
@@ -389,7 +389,7 @@ static json_t *measure_table(void *argp)
         for (e = 0; e < E; e++) {
             gm_compiled *lc;
             gm_matcher *m = NULL;
-            t0 = bm_now_ns();
+            t0 = gm_clock_ns();
             if (gm_compiled_load(a->gmc, NULL, &lc, &err) != GM_OK)
                 break;
             gm_status st = gm_matcher_create(lc, NULL, &m, &err);
@@ -435,7 +435,7 @@ static json_t *measure_table(void *argp)
         gm_matcher *m;
         size_t words = gm_compiled_mask_words(eager);
         uint32_t *mask = calloc(words, sizeof *mask);
-        t0 = bm_now_ns();
+        t0 = gm_clock_ns();
         if (compile(g, v, false, &lazy, &err) != GM_OK ||
             gm_matcher_create(lazy, NULL, &m, &err) != GM_OK ||
             gm_matcher_fill_mask(m, mask, words, &err) != GM_OK)
@@ -445,7 +445,7 @@ static json_t *measure_table(void *argp)
         free(mask);
     }
     json_object_set_new(o, "lazy_first_mask_ms", json_real(min_of(lf, E)));
-    t0 = bm_now_ns();
+    t0 = gm_clock_ns();
     if (bm_walk_corpus(lazy, &corpus, 1, 0, false, &w, &err))
         goto fail;
     json_t *lw = bm_walk_json(&w, &corpus, false);
@@ -530,12 +530,12 @@ static json_t *measure_naive(const bench_cfg *c, gm_compiled *cg, const bm_corpu
             goto out;
         for (size_t i = 0; i <= s->n; i++, step++) {
             if (step % stride == 0) {
-                uint64_t t0 = bm_now_ns();
+                uint64_t t0 = gm_clock_ns();
                 if (naive_mask(m, nbits, naive, err) != GM_OK) {
                     gm_matcher_destroy(m);
                     goto out;
                 }
-                ns[k++] = bm_now_ns() - t0;
+                ns[k++] = gm_clock_ns() - t0;
                 if (gm_matcher_fill_mask(m, engine, words, err) != GM_OK) {
                     gm_matcher_destroy(m);
                     goto out;
@@ -551,7 +551,7 @@ static json_t *measure_naive(const bench_cfg *c, gm_compiled *cg, const bm_corpu
         }
         gm_matcher_destroy(m);
     }
-    bm_lat l = bm_lat_of(ns, k);
+    gm_latency l = gm_latency_of(ns, k);
     json_t *mk = json_pack("{s:i, s:I, s:o, s:I, s:I}", "runs", 1, "steps", (json_int_t)k, "best",
                            bm_lat_json(&l), "stride", (json_int_t)stride, "mismatches",
                            (json_int_t)mismatched);
@@ -589,7 +589,7 @@ static json_t *measure_variant(void *argp)
         if (!measure_naive(c, cg, &corpus, o, &err))
             goto fail;
     } else if (a->mode == 2) {
-        uint64_t t0 = bm_now_ns();
+        uint64_t t0 = gm_clock_ns();
         if (compile(g, v, false, &cg, &err) != GM_OK)
             goto fail;
         json_object_set_new(o, "preprocess_s", json_real(bm_ms_since(t0) / 1e3));
@@ -602,7 +602,7 @@ static json_t *measure_variant(void *argp)
         for (int e = 0; e < c->eager_runs; e++) {
             gm_compiled_destroy(cg);
             cg = NULL;
-            uint64_t t0 = bm_now_ns(), c0 = bm_cpu_ns();
+            uint64_t t0 = gm_clock_ns(), c0 = bm_cpu_ns();
             if (compile(g, v, false, &cg, &err) != GM_OK)
                 goto fail;
             cg->spanner->variant = a->variant;
@@ -775,7 +775,7 @@ static json_t *measure_vocab_scaling(void *argp)
     for (int e = 0; e < c->eager_runs; e++) {
         gm_compiled_destroy(cg);
         cg = NULL;
-        uint64_t t0 = bm_now_ns(), c0 = bm_cpu_ns();
+        uint64_t t0 = gm_clock_ns(), c0 = bm_cpu_ns();
         if (compile(g, v, true, &cg, &err) != GM_OK)
             goto fail;
         pre[e] = bm_ms_since(t0) / 1e3;
@@ -944,7 +944,7 @@ static json_t *measure_grammar_scaling(void *argp)
     for (int e = 0; e < runs; e++) {
         gm_compiled_destroy(cg);
         cg = NULL;
-        uint64_t t0 = bm_now_ns(), c0 = bm_cpu_ns();
+        uint64_t t0 = gm_clock_ns(), c0 = bm_cpu_ns();
         if (compile(g, v, true, &cg, &err) != GM_OK)
             goto fail;
         pre[e] = bm_ms_since(t0) / 1e3;
@@ -1006,9 +1006,9 @@ static gm_status batch_decode_loop(gm_batch *b, const batch_start *start, const 
         pos[i] = start[i].pos;
     }
     for (int r = 0; r < rounds && st == GM_OK; r++) {
-        uint64_t t0 = bm_now_ns();
+        uint64_t t0 = gm_clock_ns();
         st = gm_batch_fill_masks(b, ms, BATCH, masks, words, err);
-        *ns += (double)(bm_now_ns() - t0);
+        *ns += (double)(gm_clock_ns() - t0);
         for (size_t i = 0; i < BATCH && st == GM_OK; i++) {
             const bm_seq *s = &corpus->seqs[file[i]];
             if (pos[i] >= s->n) {
@@ -1071,21 +1071,21 @@ static json_t *measure_batch(void *argp)
         /* Each figure is the best of 3 tries at this round (note [timing hygiene]). */
         double best[3] = {1e30, 1e30, 1e30};
         for (int tr = 0; tr < 3; tr++) {
-            uint64_t t0 = bm_now_ns();
+            uint64_t t0 = gm_clock_ns();
             for (size_t i = 0; i < BATCH; i++)
                 if (gm_matcher_fill_mask(ms[i], masks + i * words, words, &err) != GM_OK)
                     goto fail;
-            double d = (double)(bm_now_ns() - t0);
+            double d = (double)(gm_clock_ns() - t0);
             best[0] = d < best[0] ? d : best[0];
-            t0 = bm_now_ns();
+            t0 = gm_clock_ns();
             if (gm_batch_fill_masks(b1, ms, BATCH, masks, words, &err) != GM_OK)
                 goto fail;
-            d = (double)(bm_now_ns() - t0);
+            d = (double)(gm_clock_ns() - t0);
             best[1] = d < best[1] ? d : best[1];
-            t0 = bm_now_ns();
+            t0 = gm_clock_ns();
             if (gm_batch_fill_masks(b2, ms, BATCH, masks, words, &err) != GM_OK)
                 goto fail;
-            d = (double)(bm_now_ns() - t0);
+            d = (double)(gm_clock_ns() - t0);
             best[2] = d < best[2] ? d : best[2];
         }
         t_loop += best[0];
@@ -1181,7 +1181,7 @@ static json_t *run_row(suite *s, const char *kind, bm_child_fn fn, row_arg *a, c
 {
     double l0 = loadavg1();
     fprintf(stderr, "[%6.0f s] %-10s %s ...", bm_ms_since(s->t0) / 1e3, kind, label);
-    uint64_t t0 = bm_now_ns();
+    uint64_t t0 = gm_clock_ns();
     json_t *o = bm_in_child(fn, a);
     double l1 = loadavg1();
     s->load_min = l0 >= 0 && l0 < s->load_min ? l0 : s->load_min;
@@ -1378,7 +1378,7 @@ static int run_main(int argc, char **argv)
         c->ngrammars++;
     }
 
-    suite s = {c, json_array(), 1e9, -1, bm_now_ns()};
+    suite s = {c, json_array(), 1e9, -1, gm_clock_ns()};
     s.load_min = loadavg1();
     s.load_max = s.load_min;
 

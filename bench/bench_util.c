@@ -16,14 +16,7 @@
 #include "spanner/ids_file.h"
 #include "src/base/mem.h"
 
-uint64_t bm_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-double bm_ms_since(uint64_t t0_ns) { return (double)(bm_now_ns() - t0_ns) / 1e6; }
+double bm_ms_since(uint64_t t0_ns) { return (double)(gm_clock_ns() - t0_ns) / 1e6; }
 
 uint64_t bm_cpu_ns(void)
 {
@@ -32,30 +25,7 @@ uint64_t bm_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-bm_lat bm_lat_of(uint64_t *ns, size_t n)
-{
-    bm_lat l = {0};
-    l.n = n;
-    if (!n)
-        return l;
-    qsort(ns, n, sizeof *ns, cmp_u64);
-    double sum = 0;
-    for (size_t i = 0; i < n; i++)
-        sum += (double)ns[i];
-    l.mean = sum / (double)n / 1e3;
-    l.p50 = (double)ns[(n - 1) / 2] / 1e3;
-    l.p99 = (double)ns[(size_t)((double)(n - 1) * 0.99 + 0.5)] / 1e3;
-    l.max = (double)ns[n - 1] / 1e3;
-    return l;
-}
-
-json_t *bm_lat_json(const bm_lat *l)
+json_t *bm_lat_json(const gm_latency *l)
 {
     return json_pack("{s:I, s:f, s:f, s:f, s:f}", "n", (json_int_t)l->n, "mean_us", l->mean,
                      "p50_us", l->p50, "p99_us", l->p99, "max_us", l->max);
@@ -143,7 +113,7 @@ int bm_walk_corpus(gm_compiled *cg, const bm_corpus *c, int runs, double budget_
         goto out;
     }
     double best_mean = -1;
-    uint64_t start = bm_now_ns();
+    uint64_t start = gm_clock_ns();
     for (int r = 0; r < runs; r++) {
         if (r >= 1 && budget_s > 0 && bm_ms_since(start) > budget_s * 1e3) {
             w->runs = r;
@@ -158,9 +128,9 @@ int bm_walk_corpus(gm_compiled *cg, const bm_corpus *c, int runs, double budget_
             if (gm_matcher_create(cg, NULL, &m, err) != GM_OK)
                 goto out;
             for (size_t i = 0; i <= s->n; i++) {
-                uint64_t t0 = bm_now_ns();
+                uint64_t t0 = gm_clock_ns();
                 gm_status st = gm_matcher_fill_mask(m, mask, words, err);
-                ns[k++] = bm_now_ns() - t0;
+                ns[k++] = gm_clock_ns() - t0;
                 if (st != GM_OK) {
                     gm_matcher_destroy(m);
                     goto out;
@@ -180,9 +150,9 @@ int bm_walk_corpus(gm_compiled *cg, const bm_corpus *c, int runs, double budget_
                     w->all_allowed = false;
                     break;     /* the rest of this sequence cannot be decoded */
                 }
-                t0 = bm_now_ns();
+                t0 = gm_clock_ns();
                 st = gm_matcher_accept_token(m, t, err);
-                accept_ns += (double)(bm_now_ns() - t0);
+                accept_ns += (double)(gm_clock_ns() - t0);
                 accepts++;
                 if (st != GM_OK) {
                     gm_matcher_destroy(m);
@@ -201,14 +171,14 @@ int bm_walk_corpus(gm_compiled *cg, const bm_corpus *c, int runs, double budget_
         for (size_t i = 0; i < k; i++)
             minns[i] = r == 0 || ns[i] < minns[i] ? ns[i] : minns[i];
         memcpy(sorted, ns, k * sizeof *ns);
-        bm_lat l = bm_lat_of(sorted, k);
+        gm_latency l = gm_latency_of(sorted, k);
         if (best_mean < 0 || l.mean < best_mean) {
             best_mean = l.mean;
             w->best = l;
             w->accept_mean_us = accepts ? accept_ns / (double)accepts / 1e3 : 0;
         }
     }
-    w->stepmin = bm_lat_of(minns, w->steps);
+    w->stepmin = gm_latency_of(minns, w->steps);
     rc = 0;
 out:
     free(mask);

@@ -21,20 +21,13 @@
 #include <stdint.h>
 
 #include "gramask.h"
+#include "src/base/timing.h"
 
-/* Monotonic clock. */
-uint64_t bm_now_ns(void);
 double bm_ms_since(uint64_t t0_ns);
 /* CPU time of this process (robust to preemption for single-threaded work). */
 uint64_t bm_cpu_ns(void);
 
-/* Latency summary in microseconds (sorts ns in place). */
-typedef struct bm_lat {
-    size_t n;
-    double mean, p50, p99, max;
-} bm_lat;
-bm_lat bm_lat_of(uint64_t *ns, size_t n);
-json_t *bm_lat_json(const bm_lat *l);
+json_t *bm_lat_json(const gm_latency *l);
 
 /* A token sequence to decode (ids borrowed or owned by its bm_corpus). */
 typedef struct bm_seq {
@@ -59,8 +52,8 @@ void bm_corpus_free(bm_corpus *c);
 typedef struct bm_walk {
     int runs;
     size_t steps;             /* masks per run */
-    bm_lat best;              /* the run of lowest mean */
-    bm_lat stepmin;           /* per-step minimum over the runs */
+    gm_latency best;              /* the run of lowest mean */
+    gm_latency stepmin;           /* per-step minimum over the runs */
     double accept_mean_us;    /* gm_matcher_accept_token, best run */
     bool all_allowed;         /* every true token was in its mask */
     bool eos_at_end;          /* EOS allowed after every sequence */

@@ -30,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -41,6 +40,7 @@
 
 #include "gramask.h"
 #include "src/base/error.h"
+#include "src/base/timing.h"
 
 /* One thread's share of the rows of a job: rows [next, end) are still free. */
 typedef struct share {
@@ -78,13 +78,6 @@ struct gm_batch {
     atomic_bool shutdown;
     atomic_bool in_call;      /* a gm_batch_fill_masks is running (one at a time) */
 };
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static void fill_row(job *j, size_t i)
 {
@@ -125,13 +118,13 @@ static void spin_for_job(gm_batch *b, unsigned seen)
 {
     if (!b->spin_ns)
         return;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = gm_clock_ns();
     for (unsigned k = 1;; k++) {
         if (atomic_load_explicit(&b->generation, memory_order_relaxed) != seen ||
             atomic_load_explicit(&b->shutdown, memory_order_relaxed))
             return;
         cpu_relax();
-        if (k % 64 == 0 && now_ns() - t0 > b->spin_ns)
+        if (k % 64 == 0 && gm_clock_ns() - t0 > b->spin_ns)
             return;
     }
 }
@@ -262,10 +255,10 @@ gm_status gm_batch_fill_masks(gm_batch *b, gm_matcher *const *matchers, size_t n
     if (shared) {
         /* Every row is taken, and only by registered workers: poll for their last
            ones (note [batch spinning]). */
-        uint64_t t0 = b->spin_ns ? now_ns() : 0;
+        uint64_t t0 = b->spin_ns ? gm_clock_ns() : 0;
         for (unsigned k = 1; b->spin_ns && atomic_load(&b->busy) > 0; k++) {
             cpu_relax();
-            if (k % 64 == 0 && now_ns() - t0 > b->spin_ns)
+            if (k % 64 == 0 && gm_clock_ns() - t0 > b->spin_ns)
                 break;
         }
         pthread_mutex_lock(&b->lock);

@@ -6,5 +6,6 @@ libgmcore_la_SOURCES += \
 	src/base/hash.c src/base/hash.h \
 	src/base/mem.c src/base/mem.h \
 	src/base/strbuf.c src/base/strbuf.h \
+	src/base/timing.c src/base/timing.h \
 	src/base/utf8.c src/base/utf8.h \
 	src/base/vec.c src/base/vec.h

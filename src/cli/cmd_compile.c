@@ -62,12 +62,12 @@ int gm_cmd_compile(int argc, char **argv)
     if (rc)
         return rc;
     gm_error err;
-    uint64_t t0 = gm_cli_now_ns();
+    uint64_t t0 = gm_clock_ns();
     if (gm_compiled_save(s.compiled, out, &err) != GM_OK) {
         gm_cli_session_close(&s);
         return gm_cli_fail("compile", &err);
     }
-    double save_ms = (double)(gm_cli_now_ns() - t0) / 1e6;
+    double save_ms = (double)(gm_clock_ns() - t0) / 1e6;
     struct stat stt;
     long long size = stat(out, &stt) == 0 ? (long long)stt.st_size : -1;
     printf("%s: %lld bytes\n", out, size);
@@ -90,10 +90,10 @@ int gm_cmd_info(int argc, char **argv)
         return gm_cli_usage("info", info_usage);
     gm_error err;
     gm_compiled *c;
-    uint64_t t0 = gm_cli_now_ns();
+    uint64_t t0 = gm_clock_ns();
     if (gm_compiled_load(argv[1], NULL, &c, &err) != GM_OK)
         return gm_cli_fail("info", &err);
-    double ms = (double)(gm_cli_now_ns() - t0) / 1e6;
+    double ms = (double)(gm_clock_ns() - t0) / 1e6;
     struct stat st;
     printf("%s: %lld bytes, loaded in %.1f ms\n", argv[1],
            stat(argv[1], &st) == 0 ? (long long)st.st_size : -1LL, ms);

@@ -188,13 +188,13 @@ int gm_cmd_demo(int argc, char **argv)
     int all_ok = 1, eos_ok = 0;
     size_t steps = 0;
     for (size_t i = 0; i <= nids; i++) {
-        uint64_t t0 = gm_cli_now_ns();
+        uint64_t t0 = gm_clock_ns();
         if (gm_matcher_fill_mask(m, mask, words, &err) != GM_OK) {
             all_ok = 0;
             gm_cli_fail("demo", &err);
             break;
         }
-        ns[i] = gm_cli_now_ns() - t0;
+        ns[i] = gm_clock_ns() - t0;
         steps = i + 1;
         size_t allowed = gm_cli_mask_count(mask, nbits);
         if (i == nids) {
@@ -220,7 +220,7 @@ int gm_cmd_demo(int argc, char **argv)
             break;
         }
     }
-    gm_cli_latency lazy = gm_cli_latency_of(ns, steps);
+    gm_latency lazy = gm_latency_of(ns, steps);
     printf("\n  every sample token allowed: %s; EOS allowed at the end: %s\n", all_ok ? "yes" : "NO",
            eos_ok ? "yes" : "NO");
     printf("  mask time, lazy tables (first uses build them):  mean %.2f us, p50 %.2f us, p99 %.2f "
@@ -233,19 +233,19 @@ int gm_cmd_demo(int argc, char **argv)
     gm_compile_options_init_defaults(&co);
     co.eager = true;
     gm_compiled *eager = NULL;
-    uint64_t t0 = gm_cli_now_ns();
+    uint64_t t0 = gm_clock_ns();
     if (s.grammar && gm_compiled_create(s.grammar, s.vocab, &co, &eager, &err) == GM_OK) {
-        double eager_ms = (double)(gm_cli_now_ns() - t0) / 1e6;
+        double eager_ms = (double)(gm_clock_ns() - t0) / 1e6;
         gm_compiled_get_stats(eager, &st);
         if (gm_matcher_create(eager, NULL, &m, &err) == GM_OK) {
             for (size_t i = 0; i <= nids; i++) {
-                t0 = gm_cli_now_ns();
+                t0 = gm_clock_ns();
                 gm_matcher_fill_mask(m, mask, words, &err);
-                ns[i] = gm_cli_now_ns() - t0;
+                ns[i] = gm_clock_ns() - t0;
                 if (i < nids)
                     gm_matcher_accept_token(m, ids[i], &err);
             }
-            gm_cli_latency hot = gm_cli_latency_of(ns, nids + 1);
+            gm_latency hot = gm_latency_of(ns, nids + 1);
             printf("  eager compile: %.1f ms (%u lexer-state tables, %llu token classes, %.1f MB)\n",
                    eager_ms, st.profiles_built, (unsigned long long)st.classes,
                    (double)st.table_bytes / 1e6);

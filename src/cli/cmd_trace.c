@@ -26,7 +26,7 @@ typedef struct file_result {
     int all_allowed, eos_at_end;
     size_t bad_step;          /* first masked true token (when !all_allowed) */
     uint32_t bad_token;
-    gm_cli_latency mask;
+    gm_latency mask;
     double accept_us;         /* mean accept_token time */
 } file_result;
 
@@ -79,9 +79,9 @@ static int trace_file(gm_cli_session *s, const gm_ids_entry *e, FILE *dump, uint
     r->all_allowed = 1;
     double accept_total = 0;
     for (size_t i = 0; i <= e->nids; i++) {
-        uint64_t t0 = gm_cli_now_ns();
+        uint64_t t0 = gm_clock_ns();
         gm_status st = gm_matcher_fill_mask(m, mask, words, &err);
-        ns[i] = gm_cli_now_ns() - t0;
+        ns[i] = gm_clock_ns() - t0;
         if (st != GM_OK) {
             gm_matcher_destroy(m);
             return gm_cli_fail("trace", &err);
@@ -100,9 +100,9 @@ static int trace_file(gm_cli_session *s, const gm_ids_entry *e, FILE *dump, uint
             r->bad_token = t;
             break;
         }
-        t0 = gm_cli_now_ns();
+        t0 = gm_clock_ns();
         st = gm_matcher_accept_token(m, t, &err);
-        accept_total += (double)(gm_cli_now_ns() - t0);
+        accept_total += (double)(gm_clock_ns() - t0);
         if (st != GM_OK) {
             /* The mask allowed it: the matcher disagreeing with its own mask is a bug. */
             fprintf(stderr, "gramask trace: %s: step %zu: token %u allowed by the mask but "
@@ -113,7 +113,7 @@ static int trace_file(gm_cli_session *s, const gm_ids_entry *e, FILE *dump, uint
             break;
         }
     }
-    r->mask = gm_cli_latency_of(ns, r->steps);
+    r->mask = gm_latency_of(ns, r->steps);
     r->accept_us = r->steps > 1 ? accept_total / (double)(r->steps - 1) / 1e3 : 0;
     gm_matcher_destroy(m);
     return 0;
@@ -232,7 +232,7 @@ int gm_cmd_trace(int argc, char **argv)
             }
         }
     }
-    gm_cli_latency all = gm_cli_latency_of(all_ns, nall);
+    gm_latency all = gm_latency_of(all_ns, nall);
     if (json) {
         printf("{\"grammar\": \"%s\", \"ids\": \"%s\", \"compile_ms\": %.3f, \"files\": [\n",
                lo.grammar, ids_path, s.compile_ms);

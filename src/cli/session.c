@@ -5,20 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "parser/grammar.h"
 #include "src/cli/cli.h"
 
-uint64_t gm_cli_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static double ms_since(uint64_t t0) { return (double)(gm_cli_now_ns() - t0) / 1e6; }
+static double ms_since(uint64_t t0) { return (double)(gm_clock_ns() - t0) / 1e6; }
 
 static int has_suffix(const char *s, const char *suffix)
 {
@@ -53,7 +45,7 @@ int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli
     gm_compile_options_init_defaults(&co);
     co.eager = opts->eager;
     if (has_suffix(opts->grammar, ".gmc")) {
-        uint64_t t0 = gm_cli_now_ns();
+        uint64_t t0 = gm_clock_ns();
         if (gm_compiled_load(opts->grammar, &co, &s->compiled, &err) != GM_OK)
             return gm_cli_fail(cmd, &err);
         s->compile_ms = ms_since(t0);
@@ -68,14 +60,14 @@ int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli
     gm_vocab_options vo;
     gm_vocab_options_init_defaults(&vo);
     vo.model_vocab_size = opts->model_vocab_size;
-    uint64_t t0 = gm_cli_now_ns();
+    uint64_t t0 = gm_clock_ns();
     if (gm_vocab_create_from_file(opts->tokenizer, &vo, &s->vocab, &err) != GM_OK)
         return gm_cli_fail(cmd, &err);
     s->load_vocab_ms = ms_since(t0);
     gm_grammar_options go;
     gm_grammar_options_init_defaults(&go);
     go.conflicts = opts->conflicts;
-    t0 = gm_cli_now_ns();
+    t0 = gm_clock_ns();
     gm_status st;
     if (gm_cli_is_bundled(opts->grammar))
         st = gm_grammar_create_bundled(opts->grammar, &go, &s->grammar, &err);
@@ -86,7 +78,7 @@ int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli
         return gm_cli_fail(cmd, &err);
     }
     s->load_grammar_ms = ms_since(t0);
-    t0 = gm_cli_now_ns();
+    t0 = gm_clock_ns();
     if (gm_compiled_create(s->grammar, s->vocab, &co, &s->compiled, &err) != GM_OK) {
         gm_cli_session_close(s);
         return gm_cli_fail(cmd, &err);
@@ -101,30 +93,6 @@ void gm_cli_session_close(gm_cli_session *s)
     gm_grammar_destroy(s->grammar);
     gm_vocab_destroy(s->vocab);
     memset(s, 0, sizeof *s);
-}
-
-static int compare_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-gm_cli_latency gm_cli_latency_of(uint64_t *ns, size_t n)
-{
-    gm_cli_latency l = {0};
-    l.n = n;
-    if (!n)
-        return l;
-    qsort(ns, n, sizeof *ns, compare_u64);
-    double sum = 0;
-    for (size_t i = 0; i < n; i++)
-        sum += (double)ns[i];
-    l.mean = sum / (double)n / 1e3;
-    l.p50 = (double)ns[(n - 1) / 2] / 1e3;
-    size_t k = (size_t)((double)(n - 1) * 0.99 + 0.5);
-    l.p99 = (double)ns[k] / 1e3;
-    l.max = (double)ns[n - 1] / 1e3;
-    return l;
 }
 
 size_t gm_cli_mask_count(const uint32_t *mask, uint32_t nbits)

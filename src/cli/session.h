@@ -12,6 +12,7 @@
 
 #include "gramask.h"
 #include "src/base/mem.h"
+#include "src/base/timing.h"
 
 typedef struct gm_cli_session {
     gm_vocab *vocab;
@@ -46,15 +47,6 @@ gm_status gm_cli_load_cfg(gm_mem *m, const char *arg, const gm_grammar_options *
 int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli_session *s);
 void gm_cli_session_close(gm_cli_session *s);
 
-/* Monotonic clock in nanoseconds. */
-uint64_t gm_cli_now_ns(void);
-
-/* Latency summary of n samples (sorts them in place), in microseconds. */
-typedef struct gm_cli_latency {
-    size_t n;
-    double mean, p50, p99, max;
-} gm_cli_latency;
-gm_cli_latency gm_cli_latency_of(uint64_t *ns, size_t n);
 
 /* Number of set bits among the first nbits of a mask. */
 size_t gm_cli_mask_count(const uint32_t *mask, uint32_t nbits);

@@ -21,10 +21,12 @@
  * workers' last rows the same way: a decoder calling once per step, with
  * less than spin_us between calls, never waits for a wakeup. A caller whose
  * calls are further apart (a model step of milliseconds) pays one wakeup per
- * call and burns at most spin_us of CPU per thread per call; spin_us = 0
- * when the cores are oversubscribed (polling then takes a core from others).
+ * call and burns at most spin_us of CPU per thread per call. Polling
+ * threads yield every few microseconds, so on oversubscribed cores they
+ * give way to runnable threads; spin_us = 0 turns polling off.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -113,20 +115,30 @@ static void run_rows(job *j, unsigned self)
     }
 }
 
+/*
+ * One turn of a polling loop that began at t0; false once spin_ns has passed.
+ * Every 64 turns the thread also yields, so that on oversubscribed cores a
+ * polling thread gives its core to whatever else is runnable.
+ */
+static bool spin_turn(const gm_batch *b, unsigned k, uint64_t t0)
+{
+    cpu_relax();
+    if (k % 64)
+        return true;
+    sched_yield();
+    return gm_clock_ns() - t0 <= b->spin_ns;
+}
+
 /* Polls until a new generation is posted or spin_ns has passed. */
 static void spin_for_job(gm_batch *b, unsigned seen)
 {
     if (!b->spin_ns)
         return;
     uint64_t t0 = gm_clock_ns();
-    for (unsigned k = 1;; k++) {
+    for (unsigned k = 1; spin_turn(b, k, t0); k++)
         if (atomic_load_explicit(&b->generation, memory_order_relaxed) != seen ||
             atomic_load_explicit(&b->shutdown, memory_order_relaxed))
             return;
-        cpu_relax();
-        if (k % 64 == 0 && gm_clock_ns() - t0 > b->spin_ns)
-            return;
-    }
 }
 
 static void *worker(void *arg)
@@ -256,11 +268,8 @@ gm_status gm_batch_fill_masks(gm_batch *b, gm_matcher *const *matchers, size_t n
         /* Every row is taken, and only by registered workers: poll for their last
            ones (note [batch spinning]). */
         uint64_t t0 = b->spin_ns ? gm_clock_ns() : 0;
-        for (unsigned k = 1; b->spin_ns && atomic_load(&b->busy) > 0; k++) {
-            cpu_relax();
-            if (k % 64 == 0 && gm_clock_ns() - t0 > b->spin_ns)
-                break;
-        }
+        for (unsigned k = 1; b->spin_ns && atomic_load(&b->busy) > 0 && spin_turn(b, k, t0); k++)
+            ;
         pthread_mutex_lock(&b->lock);
         b->current = NULL; /* no worker enters j from now on */
         while (atomic_load(&b->busy) > 0)

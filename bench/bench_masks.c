@@ -456,20 +456,17 @@ static json_t *measure_table(void *argp)
     json_object_set_new(lw, "table_mb", json_real((double)st.table_bytes / 1048576.0));
     json_object_set_new(o, "lazy_walk", lw);
 
+    goto out;
+fail:
+    json_decref(o);
+    o = bm_error_json("%s", err.message);
+out:
     gm_compiled_destroy(eager);
     gm_compiled_destroy(lazy);
     gm_grammar_destroy(g);
     gm_vocab_destroy(v);
     bm_corpus_free(&corpus);
     return o;
-fail:
-    json_decref(o);
-    gm_compiled_destroy(eager);
-    gm_compiled_destroy(lazy);
-    gm_grammar_destroy(g);
-    gm_vocab_destroy(v);
-    bm_corpus_free(&corpus);
-    return bm_error_json("%s", err.message);
 }
 
 /* ------------------------------------------------------------------------
@@ -618,18 +615,16 @@ static json_t *measure_variant(void *argp)
             goto fail;
         json_object_set_new(o, "mask", bm_walk_json(&w, &corpus, true));
     }
+    goto out;
+fail:
+    json_decref(o);
+    o = bm_error_json("%s", err.message);
+out:
     gm_compiled_destroy(cg);
     gm_grammar_destroy(g);
     gm_vocab_destroy(v);
     bm_corpus_free(&corpus);
     return o;
-fail:
-    json_decref(o);
-    gm_compiled_destroy(cg);
-    gm_grammar_destroy(g);
-    gm_vocab_destroy(v);
-    bm_corpus_free(&corpus);
-    return bm_error_json("%s", err.message);
 }
 
 /* ------------------------------------------------------------------------
@@ -788,6 +783,11 @@ static json_t *measure_vocab_scaling(void *argp)
         goto fail;
     json_object_set_new(o, "mask", bm_walk_json(&w, &corpus, true));
     json_object_set_new(o, "status", json_string(w.all_allowed && w.eos_at_end ? "ok" : "FAILED"));
+    goto out;
+fail:
+    json_decref(o);
+    o = bm_error_json("%s", err.message);
+out:
     gm_compiled_destroy(cg);
     gm_grammar_destroy(g);
     gm_vocab_destroy(v);
@@ -795,15 +795,6 @@ static json_t *measure_vocab_scaling(void *argp)
     bm_corpus_free(&real);
     bm_corpus_free(&corpus);
     return o;
-fail:
-    json_decref(o);
-    gm_compiled_destroy(cg);
-    gm_grammar_destroy(g);
-    gm_vocab_destroy(v);
-    gm_vocab_destroy(full);
-    bm_corpus_free(&real);
-    bm_corpus_free(&corpus);
-    return bm_error_json("%s", err.message);
 }
 
 /* ------------------------------------------------------------------------
@@ -961,20 +952,17 @@ static json_t *measure_grammar_scaling(void *argp)
         goto fail;
     json_object_set_new(o, "mask", bm_walk_json(&w, &corpus, false));
     json_object_set_new(o, "status", json_string(w.all_allowed && !dead ? "ok" : "FAILED"));
+    goto out;
+fail:
+    json_decref(o);
+    o = bm_error_json("%s", err.message);
+out:
     free(text);
     gm_compiled_destroy(cg);
     gm_grammar_destroy(g);
     gm_vocab_destroy(v);
     bm_corpus_free(&corpus);
     return o;
-fail:
-    free(text);
-    json_decref(o);
-    gm_compiled_destroy(cg);
-    gm_grammar_destroy(g);
-    gm_vocab_destroy(v);
-    bm_corpus_free(&corpus);
-    return bm_error_json("%s", err.message);
 }
 
 /* ------------------------------------------------------------------------
@@ -1125,6 +1113,11 @@ static json_t *measure_batch(void *argp)
     json_object_set_new(o, "t2_us_per_mask", json_real(t_2 / n / 1e3));
     json_object_set_new(o, "speedup", json_real(t_1 / t_2));
     json_object_set_new(o, "speedup_vs_loop", json_real(t_loop / t_2));
+    goto out;
+fail:
+    json_decref(o);
+    o = bm_error_json("%s", err.message);
+out:
     for (size_t i = 0; i < BATCH; i++) {
         gm_matcher_destroy(ms[i]);
         gm_matcher_destroy(start[i].m);
@@ -1137,20 +1130,6 @@ static json_t *measure_batch(void *argp)
     gm_vocab_destroy(v);
     bm_corpus_free(&corpus);
     return o;
-fail:
-    for (size_t i = 0; i < BATCH; i++) {
-        gm_matcher_destroy(ms[i]);
-        gm_matcher_destroy(start[i].m);
-    }
-    free(masks);
-    json_decref(o);
-    gm_batch_destroy(b1);
-    gm_batch_destroy(b2);
-    gm_compiled_destroy(cg);
-    gm_grammar_destroy(g);
-    gm_vocab_destroy(v);
-    bm_corpus_free(&corpus);
-    return bm_error_json("%s", err.message);
 }
 
 /* ------------------------------------------------------------------------

@@ -345,34 +345,57 @@ static FILE *open_in(const char *dir, const char *name)
     return fp;
 }
 
+/* Opens DIR/BASE.dat and DIR/BASE.gp for writing; 1 (none left open) when either fails. */
+static int open_plot(const char *dir, const char *base, FILE **d, FILE **g)
+{
+    char name[256];
+    snprintf(name, sizeof name, "%s.dat", base);
+    *d = open_in(dir, name);
+    snprintf(name, sizeof name, "%s.gp", base);
+    *g = open_in(dir, name);
+    if (*d && *g)
+        return 0;
+    if (*d)
+        fclose(*d);
+    if (*g)
+        fclose(*g);
+    return 1;
+}
+
+/*
+ * Rows of one grammar form one block of the .dat file, in order of first
+ * appearance: starts a block (with a header naming the columns) the first
+ * time a grammar is seen. names holds the grammars of the blocks so far.
+ */
+enum { MAX_BLOCKS = 16 };
+static void grammar_block(FILE *d, char names[][64], int *n, const char *grammar,
+                          const char *columns)
+{
+    int k;
+    for (k = 0; k < *n && strcmp(names[k], grammar); k++)
+        ;
+    if (k < *n || *n == MAX_BLOCKS)
+        return;
+    if (*n)
+        fprintf(d, "\n\n");
+    snprintf(names[(*n)++], 64, "%s", grammar);
+    fprintf(d, "# %s: %s\n", grammar, columns);
+}
+
 /* vocab_scaling.dat: one block per grammar: vocabulary, mean, p99, eager s. */
 static int plot_vocab(const char *dir, const json_t *rows)
 {
-    FILE *d = open_in(dir, "vocab_scaling.dat");
-    FILE *g = open_in(dir, "vocab_scaling.gp");
-    if (!d || !g) {
-        if (d)
-            fclose(d);
-        if (g)
-            fclose(g);
+    FILE *d, *g;
+    if (open_plot(dir, "vocab_scaling", &d, &g))
         return 1;
-    }
-    char names[16][64];
+    char names[MAX_BLOCKS][64];
     int n = 0;
     size_t i;
     json_t *r;
     json_array_foreach(rows, i, r) {
         if (!is_kind(r, "vocab") || json_object_get(r, "error"))
             continue;
-        int k;
-        for (k = 0; k < n && strcmp(names[k], str(r, "grammar")); k++)
-            ;
-        if (k == n && n < 16) {
-            if (n)
-                fprintf(d, "\n\n");
-            snprintf(names[n++], 64, "%s", str(r, "grammar"));
-            fprintf(d, "# %s: vocabulary mean_us p99_us eager_s\n", str(r, "grammar"));
-        }
+        grammar_block(d, names, &n, str(r, "grammar"), "vocabulary mean_us p99_us eager_s");
         fprintf(d, "%s %s %s %s\n", f(num(r, "vocab_size"), 0), f(num(r, "mask.stepmin.mean_us"), 3),
                 f(num(r, "mask.stepmin.p99_us"), 3), f(num(r, "eager_cpu_s"), 4));
     }
@@ -399,15 +422,9 @@ static int plot_vocab(const char *dir, const json_t *rows)
 /* grammar_scaling.dat: block 0 the bundled grammars (corpus), block 1 synthetic (walks). */
 static int plot_grammar(const char *dir, const json_t *rows)
 {
-    FILE *d = open_in(dir, "grammar_scaling.dat");
-    FILE *g = open_in(dir, "grammar_scaling.gp");
-    if (!d || !g) {
-        if (d)
-            fclose(d);
-        if (g)
-            fclose(g);
+    FILE *d, *g;
+    if (open_plot(dir, "grammar_scaling", &d, &g))
         return 1;
-    }
     int counts[2] = {0, 0};
     for (int blk = 0; blk < 2; blk++) {
         if (blk)
@@ -457,31 +474,17 @@ static int plot_grammar(const char *dir, const json_t *rows)
 /* ablation.dat: per grammar, per engine variant: mean µs (log scale bars). */
 static int plot_ablation(const char *dir, const json_t *rows)
 {
-    FILE *d = open_in(dir, "ablation.dat");
-    FILE *g = open_in(dir, "ablation.gp");
-    if (!d || !g) {
-        if (d)
-            fclose(d);
-        if (g)
-            fclose(g);
+    FILE *d, *g;
+    if (open_plot(dir, "ablation", &d, &g))
         return 1;
-    }
-    char names[16][64];
+    char names[MAX_BLOCKS][64];
     int n = 0, nv = 0;
     size_t i;
     json_t *r;
     json_array_foreach(rows, i, r) {
         if (!is_kind(r, "ablation") || json_object_get(r, "error"))
             continue;
-        int k;
-        for (k = 0; k < n && strcmp(names[k], str(r, "grammar")); k++)
-            ;
-        if (k == n && n < 16) {
-            if (n)
-                fprintf(d, "\n\n");
-            snprintf(names[n++], 64, "%s", str(r, "grammar"));
-            fprintf(d, "# %s: order mean_us preprocess_s variant\n", str(r, "grammar"));
-        }
+        grammar_block(d, names, &n, str(r, "grammar"), "order mean_us preprocess_s variant");
         int order = (int)num(r, "order");
         nv = order + 1 > nv ? order + 1 : nv;
         fprintf(d, "%d %s %s \"%s\"\n", order, f(num(r, "mask.stepmin.mean_us"), 3),

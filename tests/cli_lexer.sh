@@ -3,18 +3,9 @@
 # matches, errors with construct and column, terminal lists and grammars,
 # lexing errors with their offsets, and exit statuses.
 set -u
-g=${GM_BUILDDIR:-.}/gramask
-src=${GM_SRCDIR:-.}
-d=${GM_SHARED_DIR:-../shared}
+. "${GM_SRCDIR:-.}/tests/cli_lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-o=
-run() { o=$("$g" "$@" 2>&1; echo "exit $?"); }
-has() { printf '%s\n' "$o" | grep -q -F -- "$1"; }
-ok() {
-    if [ "$2" = 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; printf '%s\n' "$o" | head -20; fails=$((fails + 1)); fi
-}
 
 run regex --help; has 'usage: gramask regex' && has 'exit 0'; ok "regex --help" $?
 run --help; has '  regex' && has '  lex'; ok "listed in gramask --help" $?
@@ -56,5 +47,4 @@ has 'KW_PACKAGE "package"' && has 'IDENTIFIER "ParsePosition"' && has 'exit 0'; 
 run lex json "$d/corpus/json/$(ls "$d/corpus/json" | grep '\.json$' | grep -v '^ids\.' | head -1)"
 has 'STRING' && has 'exit 0'; ok "lex: a bundled grammar's terminals" $?
 
-echo "$fails failure(s)"
-[ "$fails" = 0 ]
+finish

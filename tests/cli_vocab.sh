@@ -2,15 +2,7 @@
 # `gramask vocab` end to end: --help, facts, --token, --decode (OK and
 # MISMATCH), --dump, and the exit status of failures.
 set -u
-g=${GM_BUILDDIR:-.}/gramask
-d=${GM_SHARED_DIR:-../shared}
-fails=0
-o=
-run() { o=$("$g" "$@" 2>&1; echo "exit $?"); }
-has() { printf '%s\n' "$o" | grep -q -F -- "$1"; }
-ok() { # description: the previous `has` chain decided
-    if [ "$2" = 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; printf '%s\n' "$o" | head -20; fails=$((fails + 1)); fi
-}
+. "${GM_SRCDIR:-.}/tests/cli_lib.sh"
 
 run vocab --help; has 'usage: gramask vocab' && has 'exit 0'; ok "--help" $?
 run --help; has '  vocab'; ok "listed in gramask --help" $?
@@ -34,4 +26,4 @@ tmp=${TMPDIR:-/tmp}/gm_cli_vocab.$$
 run vocab "$tmp" --decode "$d/corpus/go/ids.sp32k.json"
 has '20 OK, 0 mismatched'; ok "--dump loads back and decodes" $?
 rm -f "$tmp"
-exit $((fails > 0))
+finish

@@ -43,4 +43,4 @@ fuzz-run: fuzz
 	  else tail -60 _fuzz/$$n.log; echo "$$n failed: crash input in ./crash-* (log _fuzz/$$n.log)"; exit 1; fi; \
 	done
 .PHONY: fuzz fuzz-run
-EXTRA_DIST += tests/fuzz
+EXTRA_DIST += tests/fuzz tests/cli_lib.sh

@@ -6,18 +6,11 @@
 # programs fail exactly where the 1-lookahead lexer cannot follow Lark's
 # backtracking _NL (README, Lark compatibility): a change there shows here.
 set -u
-g=${GM_BUILDDIR:-.}/gramask
-d=${GM_SHARED_DIR:-../shared}
+show=tail
+. "${GM_SRCDIR:-.}/tests/cli_lib.sh"
 s=$d/benchmarks/syncode-grammars
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-o=
-run() { o=$("$g" "$@" 2>&1; echo "exit $?"); }
-has() { printf '%s\n' "$o" | grep -q -F -- "$1"; }
-ok() {
-    if [ "$2" = 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; printf '%s\n' "$o" | tail -20; fails=$((fails + 1)); fi
-}
 
 run grammar "$s/go_grammar.lark" --conflicts=lark
 has '604 states, 666 conflicts resolved as Lark does (509 shift/reduce, 157 reduce/reduce) in 660 cells'
@@ -48,4 +41,4 @@ run parse "$s/python_grammar.lark" "$s/programs/py4.py" --conflicts=lark; has 'O
 run parse "$s/python_grammar.lark" "$s/programs/py1.py" --conflicts=lark
 has 'py1.py:2:3: lexical error' && has 'exit 1'; ok "py1.py: _NL needs backtracking before 'from' (known)" $?
 
-[ "$fails" = 0 ] || { echo "$fails failure(s)"; exit 1; }
+finish

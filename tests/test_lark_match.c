@@ -88,25 +88,6 @@ static int add_grammar(const char *file, pattern **v, size_t *n)
     return 0;
 }
 
-static size_t unhex(const char *s, uint8_t *out, size_t cap)
-{
-    size_t n = 0;
-    unsigned v;
-    while (s[0] && s[1] && s[0] != ' ' && s[0] != '\n' && n < cap && sscanf(s, "%2x", &v) == 1) {
-        out[n++] = (uint8_t)v;
-        s += 2;
-    }
-    return n;
-}
-
-static void show(const char *what, const uint8_t *b, size_t n)
-{
-    fprintf(stderr, "%s\"", what);
-    for (size_t i = 0; i < n; i++)
-        fprintf(stderr, b[i] >= 0x20 && b[i] < 0x7f && b[i] != '"' && b[i] != '\\' ? "%c" : "\\x%02x", b[i]);
-    fprintf(stderr, "\"\n");
-}
-
 /* One compiled terminal: its minimal DFA and its follow conditions spelled out. */
 typedef struct compiled {
     gm_dfa dfa;
@@ -199,12 +180,7 @@ static void differential(void **state)
     }
     fclose(lf);
 
-    const char *py = getenv("PYTHON3");
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "'%s' '%s' '%s'", py && *py ? py : "python3",
-             gm_test_src_path("tests/lark_match.py"), list);
-    FILE *f = popen(cmd, "r");
-    assert_non_null(f);
+    FILE *f = gm_test_python("tests/lark_match.py", list);
 
     gm_mem m;
     gm_mem_init(&m, NULL, 0);
@@ -224,7 +200,7 @@ static void differential(void **state)
             }
             char flags[16], hex[1 << 12];
             assert_int_equal(sscanf(line, "P %15s %4095s %127s", flags, hex, name), 3);
-            size_t len = unhex(hex, buf, sizeof buf - 1);
+            size_t len = gm_test_unhex(hex, buf, sizeof buf - 1);
             buf[len] = '\0';
             unsigned fl;
             gm_re_flags_parse(strcmp(flags, "-") ? flags : "", strcmp(flags, "-") ? strlen(flags) : 0, &fl);
@@ -239,7 +215,7 @@ static void differential(void **state)
         char hex[sizeof line];
         if (!c.ok || sscanf(line, "T %ld %s", &want, hex) != 2)
             continue;
-        size_t len = unhex(hex, buf, sizeof buf);
+        size_t len = gm_test_unhex(hex, buf, sizeof buf);
         long longest, transducer;
         munch(&c, buf, len, &longest, &transducer);
         ninputs++;
@@ -248,7 +224,8 @@ static void differential(void **state)
             if (bad++ < 20) {
                 fprintf(stderr, "%s: Python's re.match takes %ld bytes, the longest match is %ld, on ", name,
                         want, longest);
-                show("", buf, len);
+                gm_test_show_bytes(stderr, buf, len);
+                fputc('\n', stderr);
             }
         } else if (transducer != want) {
             nbackup++;

@@ -19,41 +19,10 @@
 #include "lexer/regex.h"
 #include "lexer/uclass.h"
 
-static size_t unhex(const char *s, uint8_t *out, size_t cap)
-{
-    size_t n = 0;
-    while (s[0] && s[1] && s[0] != ' ' && s[0] != '\n' && n < cap) {
-        unsigned v;
-        if (sscanf(s, "%2x", &v) != 1)
-            break;
-        out[n++] = (uint8_t)v;
-        s += 2;
-    }
-    return n;
-}
-
-static void show_bytes(const uint8_t *b, size_t n)
-{
-    fputc('"', stderr);
-    for (size_t i = 0; i < n; i++) {
-        if (b[i] >= 0x20 && b[i] < 0x7f && b[i] != '"' && b[i] != '\\')
-            fputc(b[i], stderr);
-        else
-            fprintf(stderr, "\\x%02x", b[i]);
-    }
-    fputc('"', stderr);
-}
-
 static void differential(void **state)
 {
     (void)state;
-    const char *py = getenv("PYTHON3");
-    if (!py || !*py)
-        py = "python3";
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "'%s' '%s'", py, gm_test_src_path("tests/regex_cases.py"));
-    FILE *f = popen(cmd, "r");
-    assert_non_null(f);
+    FILE *f = gm_test_python("tests/regex_cases.py", NULL);
 
     gm_mem m;
     gm_mem_init(&m, NULL, 0);
@@ -90,7 +59,7 @@ static void differential(void **state)
             char hex[sizeof line];
             name[0] = '\0';
             assert_true(sscanf(line, "P %15s %32767s %255s", flagstr, hex, name) >= 2);
-            plen = unhex(hex, pat, sizeof pat);
+            plen = gm_test_unhex(hex, pat, sizeof pat);
             unsigned flags = 0;
             if (strcmp(flagstr, "-"))
                 assert_int_equal(gm_re_flags_parse(flagstr, strlen(flagstr), &flags), strlen(flagstr));
@@ -120,7 +89,7 @@ static void differential(void **state)
             if (!have)
                 continue;
             int truth = line[2] == '1';
-            size_t n = unhex(line + 4, input, sizeof input);
+            size_t n = gm_test_unhex(line + 4, input, sizeof input);
             ncases++;
             npos += (unsigned long)truth;
             int got = gm_dfa_match(&min, input, n) != GM_LEX_NONE;
@@ -129,7 +98,7 @@ static void differential(void **state)
                 if (failures < 40) {
                     fprintf(stderr, "MISMATCH %s /%.*s/%s on ", name, (int)plen, pat,
                             strcmp(flagstr, "-") ? flagstr : "");
-                    show_bytes(input, n);
+                    gm_test_show_bytes(stderr, input, n);
                     fprintf(stderr, ": Python %s, gramask %s (unminimized %s)\n",
                             truth ? "match" : "no match", got ? "match" : "no match",
                             got_raw ? "match" : "no match");

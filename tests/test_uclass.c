@@ -24,10 +24,7 @@ static void add(gm_mem *m, gm_cpset *s, unsigned lo, unsigned hi)
 static void tables_agree_with_python(void **state)
 {
     (void)state;
-    const char *py = getenv("PYTHON3");
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "'%s' '%s'", py && *py ? py : "python3", gm_test_src_path("tests/unicode_py.py"));
-    FILE *f = popen(cmd, "r");
+    FILE *f = gm_test_python("tests/unicode_py.py", NULL);
     assert_non_null(f);
     gm_mem m;
     gm_mem_init(&m, NULL, 0);

@@ -25,6 +25,41 @@ const char *gm_test_src_path(const char *rel)
     return join(buf, sizeof buf, "GM_SRCDIR", ".", rel);
 }
 
+FILE *gm_test_python(const char *script, const char *arg)
+{
+    const char *py = getenv("PYTHON3");
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "'%s' '%s'%s%s%s", py && *py ? py : "python3",
+             gm_test_src_path(script), arg ? " '" : "", arg ? arg : "", arg ? "'" : "");
+    FILE *f = popen(cmd, "r");
+    if (!f)
+        fail_msg("cannot run %s", cmd);
+    return f;
+}
+
+size_t gm_test_unhex(const char *s, uint8_t *out, size_t cap)
+{
+    size_t n = 0;
+    unsigned v;
+    while (s[0] && s[1] && s[0] != ' ' && s[0] != '\n' && n < cap && sscanf(s, "%2x", &v) == 1) {
+        out[n++] = (uint8_t)v;
+        s += 2;
+    }
+    return n;
+}
+
+void gm_test_show_bytes(FILE *f, const uint8_t *b, size_t n)
+{
+    fputc('"', f);
+    for (size_t i = 0; i < n; i++) {
+        if (b[i] >= 0x20 && b[i] < 0x7f && b[i] != '"' && b[i] != '\\')
+            fputc(b[i], f);
+        else
+            fprintf(f, "\\x%02x", b[i]);
+    }
+    fputc('"', f);
+}
+
 char *gm_test_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");

@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cmocka.h>
 
@@ -19,6 +20,16 @@
 const char *gm_test_shared_path(const char *rel);
 /* $GM_SRCDIR joined with rel. */
 const char *gm_test_src_path(const char *rel);
+/*
+ * Runs `$PYTHON3 tests/SCRIPT [ARG]` (python3 when PYTHON3 is unset) and
+ * returns its standard output to read (pclose it); fails the test when the
+ * pipe cannot be opened. arg may be NULL.
+ */
+FILE *gm_test_python(const char *script, const char *arg);
+/* Bytes from hex digits, up to a space, a newline or the end; at most cap. */
+size_t gm_test_unhex(const char *s, uint8_t *out, size_t cap);
+/* Writes b[0..n) to f quoted, printable ASCII as is and other bytes as \xNN. */
+void gm_test_show_bytes(FILE *f, const uint8_t *b, size_t n);
 /* Whole file, NUL-terminated, malloc'ed; fails the test when unreadable. */
 char *gm_test_read_file(const char *path, size_t *len);
 

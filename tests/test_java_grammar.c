@@ -372,20 +372,19 @@ static void test_literals(void **state)
     static const char *bad[] = {"0x", "1_", "0b", "0b2", "09", "1e", "1e+", "0x1.8", "0x1p", "1__", "1_.0", "0x_1",
                                 "'ab'", "''", "'\\400'", "'\\q'", "\"a\\qb\"", "\"abc", "\"a\nb\"",
                                 "\"\"\"abc\"\"\"", "\"\"\"\nabc\"\"", "_", "0_", "1.e"};
-    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
-        expect_token(ints[i], "INTEGER_LITERAL");
-    for (size_t i = 0; i < sizeof floats / sizeof *floats; i++)
-        expect_token(floats[i], "FLOATING_POINT_LITERAL");
-    for (size_t i = 0; i < sizeof chars / sizeof *chars; i++)
-        expect_token(chars[i], "CHARACTER_LITERAL");
-    for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
-        expect_token(strings[i], "STRING_LITERAL");
-    for (size_t i = 0; i < sizeof blocks / sizeof *blocks; i++)
-        expect_token(blocks[i], "TEXT_BLOCK");
-    for (size_t i = 0; i < sizeof idents / sizeof *idents; i++)
-        expect_token(idents[i], "IDENTIFIER");
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-        expect_token(bad[i], NULL);
+#define GROUP(cases, terminal) {cases, sizeof cases / sizeof *cases, terminal}
+    static const struct {
+        const char *const *cases;
+        size_t n;
+        const char *terminal; /* NULL: not one token */
+    } groups[] = {GROUP(ints, "INTEGER_LITERAL"), GROUP(floats, "FLOATING_POINT_LITERAL"),
+                  GROUP(chars, "CHARACTER_LITERAL"), GROUP(strings, "STRING_LITERAL"),
+                  GROUP(blocks, "TEXT_BLOCK"),       GROUP(idents, "IDENTIFIER"),
+                  GROUP(bad, NULL)};
+#undef GROUP
+    for (size_t k = 0; k < sizeof groups / sizeof *groups; k++)
+        for (size_t i = 0; i < groups[k].n; i++)
+            expect_token(groups[k].cases[i], groups[k].terminal);
     /* Keywords and contextual keywords are their own literal terminals. */
     expect_token("class", "\"class\"");
     expect_token("record", "\"record\"");

@@ -74,7 +74,7 @@ struct gm_batch {
     pthread_mutex_t lock;
     pthread_cond_t start;     /* a job is posted, or shutdown */
     pthread_cond_t finish;    /* the last worker left the current job */
-    job *current;             /* under lock; NULL once the caller stops waiting */
+    job *current;             /* under lock; NULL once every row of the job is taken */
     atomic_uint generation;   /* bumped (under lock) per job so workers take each job once */
     atomic_uint busy;         /* workers inside the current job; registered under lock */
     atomic_bool shutdown;

@@ -239,11 +239,11 @@ int main(int argc, char **argv)
         reps = 0;
         t0 = now_ms();
         do {
-            uint32_t q = 0, emitted, n = 0;
+            uint32_t q = 0, emitted[GM_LEX_MAX_EMIT], nemitted, n = 0;
             for (size_t i = 0; i < len; i++) {
-                if (!gm_lexer_step(lx, q, (uint8_t)text[i], &q, &emitted))
+                if (!gm_lexer_step(lx, q, (uint8_t)text[i], &q, emitted, &nemitted))
                     break;
-                n += emitted != GM_LEX_NONE;
+                n += nemitted;
             }
             sink += n + q;
             reps++;

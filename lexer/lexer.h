@@ -23,6 +23,29 @@
  * pending". Every state is live: the DFA is minimal and trimmed, so from
  * every state some lexeme can still be completed and Prod(q) is not empty
  * (the start state excepted when no terminal matches anything).
+ *
+ * note [lexer backtracking]
+ * Lark's lexer matches with Python's re, which backtracks: when a longer
+ * lexeme dies, it falls back to the longest match found so far. SynCode's
+ * Python _NL needs this (a line end may continue into a docstring, so after
+ * "\n    f" the lexeme is still alive; "o" kills it and Lark falls back to
+ * the line end). gm_lexer_add_backtracking (lexer/backtrack.c) adds states
+ * ndfa..nstates-1 for it, each (main, fallback T, relex r, window length):
+ * the DFA state of the longer match, the terminal accepted where the window
+ * began, and the transducer state reached by re-lexing the window's bytes
+ * from the start. A byte the main match cannot take emits T and is stepped
+ * from r, so the bytes never need to be kept. Bounds, the departures from
+ * Lark: the window is at most GM_LEX_BACKTRACK_MAX bytes, holds no space,
+ * tab or line break (so a line width is the same for the main match and the
+ * fallback), re-lexing it must complete no lexeme, and the main match must
+ * still be able to become T itself (Lark's idiom: a terminal that may run
+ * on, as _NL into a docstring). Past any of these the longer match is
+ * committed to (a lexing error if it dies, where Lark would still fall
+ * back). The last bound keeps masks exact with one terminal of lookahead:
+ * Prod(s) = Prod(main) already holds T, and whenever T followed by the
+ * re-lexed window could be fed, T alone could, so the spanner's Prod sets
+ * (spanner.h, note [token classes]) need no sequences. gm_lexer_break gives what ends a pending lexeme
+ * for both kinds of state; relex[s] < s, so a chain of breaks ends.
  */
 #ifndef GM_LEXER_H
 #define GM_LEXER_H
@@ -57,6 +80,10 @@ size_t gm_re_flags_parse(const char *letters, size_t len, unsigned *flags);
 /* Sentinel for "no transition" and "no terminal". */
 #define GM_LEX_DEAD UINT32_MAX
 #define GM_LEX_NONE UINT32_MAX
+/* Longest backtracking window (note [lexer backtracking]). */
+#define GM_LEX_BACKTRACK_MAX 8
+/* Most terminals one byte can emit: a break per nested window, then the last lexeme's. */
+#define GM_LEX_MAX_EMIT (GM_LEX_BACKTRACK_MAX + 1)
 
 /* A terminal as the grammar front end hands it to the lexer builder. */
 typedef struct gm_terminal_spec {
@@ -89,11 +116,17 @@ typedef struct gm_lex_terminal {
 typedef struct gm_lexer {
     gm_mem *mem;             /* allocator of all arrays below (owned by the caller) */
     uint32_t nstates;        /* state 0 is the start state */
+    uint32_t ndfa;           /* states below are the DFA's, the others backtracking states
+                                (note [lexer backtracking]); nstates without backtracking */
     uint32_t nclasses;       /* byte equivalence classes */
     uint32_t nterminals;
     uint8_t byte_class[256]; /* byte -> class */
     uint32_t *next;          /* [nstates * nclasses] next state, or GM_LEX_DEAD */
-    uint32_t *accept;        /* [nstates] terminal accepted in the state, or GM_LEX_NONE */
+    uint32_t *accept;        /* [nstates] terminal accepted in the state, or GM_LEX_NONE
+                                (always for backtracking states) */
+    uint32_t *bt_main;       /* [nstates - ndfa] DFA state of the longer match */
+    uint32_t *bt_fallback;   /* [nstates - ndfa] terminal the window falls back to */
+    uint32_t *bt_relex;      /* [nstates - ndfa] state of the re-lexed window (< the state) */
     uint32_t prod_words;     /* 64-bit words per row of prod */
     uint64_t *prod;          /* [nstates * prod_words] Prod(q): terminals whose lexeme can
                                 still be completed from q (accept(q) included) */
@@ -123,26 +156,57 @@ gm_status gm_lexer_build(gm_mem *m, const gm_terminal_spec *specs, uint32_t n,
                          gm_lexer **out, gm_error *err);
 void gm_lexer_destroy(gm_lexer *lx);
 
-/* One byte of the transducer (note [lexing transducer]). False on a lexing error. */
+/*
+ * Adds the backtracking states of note [lexer backtracking] (Lark's
+ * semantics, bounded). GM_ERR_LIMIT past max_states of them. On failure
+ * the lexer is unchanged.
+ */
+gm_status gm_lexer_add_backtracking(gm_lexer *lx, uint32_t max_states, gm_error *err);
+
+/*
+ * What ends the lexeme pending in q when a byte cannot continue it: the
+ * terminal *t it becomes and the state *resume that takes the byte (0: a
+ * new lexeme). False when q's lexeme is no terminal (a lexing error).
+ */
+static inline bool gm_lexer_break(const gm_lexer *lx, uint32_t q, uint32_t *t, uint32_t *resume)
+{
+    if (q < lx->ndfa) {
+        *t = lx->accept[q];
+        *resume = 0;
+        return *t != GM_LEX_NONE;
+    }
+    *t = lx->bt_fallback[q - lx->ndfa];
+    *resume = lx->bt_relex[q - lx->ndfa];
+    return true;
+}
+
+/* The DFA state of transducer state q (the main match of a backtracking state). */
+static inline uint32_t gm_lexer_dfa_state(const gm_lexer *lx, uint32_t q)
+{
+    return q < lx->ndfa || q == GM_LEX_DEAD ? q : lx->bt_main[q - lx->ndfa];
+}
+
+/*
+ * One byte of the transducer (note [lexing transducer]): the terminals it
+ * completes go to emitted[0..*nemitted) (at most GM_LEX_MAX_EMIT). False on
+ * a lexing error.
+ */
 static inline bool gm_lexer_step(const gm_lexer *lx, uint32_t q, uint8_t b, uint32_t *q_next,
-                                 uint32_t *emitted)
+                                 uint32_t *emitted, uint32_t *nemitted)
 {
     uint32_t c = lx->byte_class[b];
-    uint32_t n = lx->next[(size_t)q * lx->nclasses + c];
-    if (n != GM_LEX_DEAD) {
-        *q_next = n;
-        *emitted = GM_LEX_NONE;
-        return true;
+    *nemitted = 0;
+    for (;;) {
+        uint32_t n = lx->next[(size_t)q * lx->nclasses + c];
+        if (n != GM_LEX_DEAD) {
+            *q_next = n;
+            return true;
+        }
+        uint32_t t;
+        if (q == 0 || !gm_lexer_break(lx, q, &t, &q))
+            return false;
+        emitted[(*nemitted)++] = t;
     }
-    uint32_t t = lx->accept[q];
-    if (t == GM_LEX_NONE)
-        return false;
-    n = lx->next[c];
-    if (n == GM_LEX_DEAD)
-        return false;
-    *q_next = n;
-    *emitted = t;
-    return true;
 }
 
 static inline bool gm_lexer_can_produce(const gm_lexer *lx, uint32_t q, uint32_t terminal)

@@ -265,6 +265,9 @@ void gm_lexer_destroy(gm_lexer *lx)
     gm_mem_free(m, lx->next);
     gm_mem_free(m, lx->accept);
     gm_mem_free(m, lx->prod);
+    gm_mem_free(m, lx->bt_main);
+    gm_mem_free(m, lx->bt_fallback);
+    gm_mem_free(m, lx->bt_relex);
     gm_mem_free(m, lx);
 }
 
@@ -449,7 +452,7 @@ gm_status gm_lexer_build(gm_mem *m, const gm_terminal_spec *specs, uint32_t n,
     if (!lx)
         goto nomem;
     lx->mem = m;
-    lx->nstates = min.nstates;
+    lx->nstates = lx->ndfa = min.nstates;
     lx->nclasses = min.nclasses;
     lx->nterminals = n;
     memcpy(lx->byte_class, min.byte_class, sizeof lx->byte_class);

@@ -1,57 +1,119 @@
-/* gm_lexer_run: the transducer of note [lexing transducer] over a whole buffer. */
+/*
+ * gm_lexer_run: the transducer of note [lexing transducer] over a whole
+ * buffer. With backtracking states it backtracks over the buffer itself, as
+ * a classic lexer does (remember the last accepting position, return to it
+ * when the lexeme dies), under the bounds of note [lexer backtracking]; it
+ * reads only the DFA's rows, so it is an independent statement of what the
+ * backtracking states compute (tests compare the two).
+ */
 #include "lexer/lexer.h"
 
 #include "src/base/error.h"
+
+static uint32_t dfa_next(const gm_lexer *lx, uint32_t q, uint8_t byte)
+{
+    return gm_lexer_dfa_state(lx, lx->next[(size_t)q * lx->nclasses + lx->byte_class[byte]]);
+}
+
+/*
+ * Whether Lark's fallback to terminal t ending at `from` is within the
+ * bounds, the lexeme having reached DFA state q at `to`.
+ */
+static bool window_ok(const gm_lexer *lx, uint32_t q, uint32_t t, const uint8_t *text, size_t from,
+                      size_t to)
+{
+    if (lx->ndfa == lx->nstates || t == GM_LEX_NONE || to - from > GM_LEX_BACKTRACK_MAX ||
+        !gm_lexer_can_produce(lx, q, t))
+        return false;
+    /* Re-lexing the window must complete no lexeme: the DFA never dies on it. */
+    uint32_t r = 0;
+    for (size_t i = from; i < to; i++) {
+        uint8_t b = text[i];
+        if (b == ' ' || b == '\t' || b == '\n')
+            return false;
+        r = dfa_next(lx, r, b);
+        if (r == GM_LEX_DEAD)
+            return false;
+    }
+    return true;
+}
+
+/* Lexemes wait until the byte that ended them is taken: a byte that fails emits nothing. */
+typedef struct held {
+    gm_lexeme v[GM_LEX_MAX_EMIT];
+    uint32_t n;
+    size_t until;            /* the byte that ended them */
+} held;
+
+static gm_status flush(held *h, gm_lexeme_fn fn, void *ud)
+{
+    for (uint32_t k = 0; k < h->n; k++) {
+        gm_status st = fn(ud, &h->v[k]);
+        if (st != GM_OK)
+            return st;
+    }
+    h->n = 0;
+    return GM_OK;
+}
 
 gm_status gm_lexer_run(const gm_lexer *lx, const uint8_t *text, size_t len, gm_lexeme_fn fn,
                        void *ud, size_t *error_offset, gm_error *err)
 {
     if (!lx || (!text && len) || !fn)
         return gm_error_set(err, GM_ERR_ARGUMENT, "gm_lexer_run: NULL argument");
-    const uint8_t *cls = lx->byte_class;
-    const uint32_t *next = lx->next;
-    const uint32_t k = lx->nclasses;
     uint32_t q = 0;
     size_t start = 0;
-    for (size_t i = 0; i < len; i++) {
-        uint32_t c = cls[text[i]];
-        uint32_t n = next[(size_t)q * k + c];
+    uint32_t last = GM_LEX_NONE; /* terminal of the longest match of the lexeme so far */
+    size_t last_end = 0;
+    size_t i = 0;
+    held h = {.n = 0};
+    for (;;) {
+        uint32_t n = i < len ? dfa_next(lx, q, text[i]) : GM_LEX_DEAD;
         if (n != GM_LEX_DEAD) {
+            if (h.n && i == h.until) {
+                gm_status st = flush(&h, fn, ud);
+                if (st != GM_OK)
+                    return st;
+            }
             q = n;
+            i++;
+            if (lx->accept[q] != GM_LEX_NONE) {
+                last = lx->accept[q];
+                last_end = i;
+            }
             continue;
         }
-        /* No transition: emit the pending lexeme and restart on this byte. */
-        uint32_t t = lx->accept[q];
-        n = next[c];
-        if (t == GM_LEX_NONE || n == GM_LEX_DEAD) {
+        if (q == 0) {
+            if (i == len)
+                return flush(&h, fn, ud);
             if (error_offset)
                 *error_offset = i;
-            if (q == 0 || t != GM_LEX_NONE)
+            return gm_error_set(err, GM_ERR_REJECTED,
+                                "no terminal can start with byte 0x%02x at offset %zu", text[i], i);
+        }
+        /* The lexeme dies at i (or the input ends): emit its longest match, if allowed. */
+        if (lx->accept[q] == GM_LEX_NONE && !window_ok(lx, q, last, text, last_end, i)) {
+            if (error_offset)
+                *error_offset = i;
+            if (i == len)
                 return gm_error_set(err, GM_ERR_REJECTED,
-                                    "no terminal can start with byte 0x%02x at offset %zu", text[i], i);
+                                    "the input ends inside a lexeme that started at offset %zu "
+                                    "and that no terminal matches",
+                                    start);
             return gm_error_set(err, GM_ERR_REJECTED,
                                 "byte 0x%02x at offset %zu does not continue the lexeme that "
                                 "started at offset %zu, which no terminal matches",
                                 text[i], i, start);
         }
-        gm_lexeme lexeme = {t, start, i};
-        gm_status st = fn(ud, &lexeme);
-        if (st != GM_OK)
-            return st;
-        start = i;
-        q = n;
+        if (h.n == GM_LEX_MAX_EMIT) {
+            gm_status st = flush(&h, fn, ud); /* not reached: windows nest at most that deep */
+            if (st != GM_OK)
+                return st;
+        }
+        h.v[h.n++] = (gm_lexeme){last, start, last_end};
+        h.until = i;
+        start = i = last_end;
+        q = 0;
+        last = GM_LEX_NONE;
     }
-    if (q == 0)
-        return GM_OK;
-    uint32_t t = lx->accept[q];
-    if (t == GM_LEX_NONE) {
-        if (error_offset)
-            *error_offset = len;
-        return gm_error_set(err, GM_ERR_REJECTED,
-                            "the input ends inside a lexeme that started at offset %zu and that no "
-                            "terminal matches",
-                            start);
-    }
-    gm_lexeme lexeme = {t, start, len};
-    return fn(ud, &lexeme);
 }

@@ -323,12 +323,12 @@ bool gm_mask_can_end(const gm_spanner *sp, const gm_mask_state *s)
     uint32_t buf[WALK_REGION], ibuf[WALK_INDENTS];
     gm_vstack vs;
     vs_init(&vs, s, buf, WALK_REGION, ibuf, WALK_INDENTS);
-    uint32_t emit, after;
-    if (!gm_spanner_finish(sp, s->q, &emit, &after))
+    uint32_t emit[GM_SPANNER_MAX_EMIT], nemit, after;
+    if (!gm_spanner_finish(sp, s->q, emit, &nemit, &after))
         return false;
-    if (emit != GM_LEX_NONE &&
-        gm_layer_vfeed(sp, &vs, emit, pending_width(sp, s->q)) != GM_VFEED_SHIFTED)
-        return false;
+    for (uint32_t k = 0; k < nemit; k++)
+        if (gm_layer_vfeed(sp, &vs, emit[k], pending_width(sp, s->q)) != GM_VFEED_SHIFTED)
+            return false;
     uint32_t end = gm_spanner_end(sp, after);
     if (end != GM_LEX_NONE && gm_vstack_feed(sp->lr, &vs, end) != GM_VFEED_SHIFTED)
         return false;

@@ -138,11 +138,11 @@ static gm_status advance(const gm_compiled *c, uint32_t q, gm_lr_node *stack,
     gm_lr_node_retain(stack);
     gm_status st = GM_OK;
     for (size_t i = 0; i < len && st == GM_OK; i++) {
-        uint32_t next, emitted;
-        if (!gm_spanner_step(c->spanner, q, bytes[i], &next, &emitted))
+        uint32_t next, emitted[GM_SPANNER_MAX_EMIT], nemitted;
+        if (!gm_spanner_step(c->spanner, q, bytes[i], &next, emitted, &nemitted))
             st = GM_ERR_REJECTED;
-        else if (emitted != GM_LEX_NONE)
-            st = gm_layer_feed(c->spanner, mem, &stack, &ls, emitted, 0);
+        for (uint32_t k = 0; st == GM_OK && k < nemitted; k++)
+            st = gm_layer_feed(c->spanner, mem, &stack, &ls, emitted[k], 0);
         q = next;
     }
     if (st == GM_OK) {

@@ -28,7 +28,7 @@
 
 #define GMC_MAGIC "GRAMASK\x1a"
 enum {
-    GMC_VERSION = 2,
+    GMC_VERSION = 3,
     GMC_BYTE_ORDER = 0x01020304,
     GMC_HEADER = 40,
     TAG_VOCB = 0x42434f56, /* "VOCB" little-endian */
@@ -86,6 +86,10 @@ static void put_lexer(writer *w, const gm_lexer *lx, const gm_postlex *pl)
     put(w, lx->next, (size_t)lx->nstates * lx->nclasses * 4);
     put(w, lx->accept, (size_t)lx->nstates * 4);
     put(w, lx->prod, (size_t)lx->nstates * lx->prod_words * 8);
+    put_u32(w, lx->ndfa);
+    put(w, lx->bt_main, (size_t)(lx->nstates - lx->ndfa) * 4);
+    put(w, lx->bt_fallback, (size_t)(lx->nstates - lx->ndfa) * 4);
+    put(w, lx->bt_relex, (size_t)(lx->nstates - lx->ndfa) * 4);
     for (uint32_t t = 0; t < lx->nterminals; t++) {
         uint32_t flags = (lx->terminals[t].ignored ? 1u : 0) |
                          (lx->terminals[t].declared_only ? 2u : 0);
@@ -305,6 +309,33 @@ static int read_vocab(reader *r, gm_vocab *v)
     return 0;
 }
 
+/*
+ * Backtracking states (lexer.h, note [lexer backtracking]): a break resumes
+ * in a smaller state, and no chain of them is longer than a window can be,
+ * so a byte's emissions fit in GM_LEX_MAX_EMIT and every break loop ends.
+ */
+static int check_backtracking(reader *r, const gm_lexer *lx)
+{
+    uint32_t nbt = lx->nstates - lx->ndfa;
+    uint8_t *depth = gm_mem_calloc(lx->mem, nbt ? nbt : 1, 1);
+    if (!depth) {
+        gm_mem_fail(lx->mem, r->err, "a loaded lexer");
+        return r->bad = 1, -1;
+    }
+    const char *why = NULL;
+    for (uint32_t i = 0; i < nbt && !why; i++) {
+        uint32_t s = lx->ndfa + i, relex = lx->bt_relex[i];
+        if (lx->accept[s] != GM_LEX_NONE || lx->bt_main[i] >= lx->ndfa ||
+            lx->bt_fallback[i] >= lx->nterminals || relex == 0 || relex >= s)
+            why = "malformed lexer backtracking state";
+        else if ((depth[i] = (uint8_t)(1 + (relex >= lx->ndfa ? depth[relex - lx->ndfa] : 0))) >
+                 GM_LEX_BACKTRACK_MAX)
+            why = "lexer backtracking states nest deeper than a window";
+    }
+    gm_mem_free(lx->mem, depth);
+    return why ? bad(r, why) : 0;
+}
+
 static int read_lexer(reader *r, gm_grammar *g)
 {
     gm_mem *m = &g->mem;
@@ -334,6 +365,15 @@ static int read_lexer(reader *r, gm_grammar *g)
     lx->next = get_array(r, m, (size_t)lx->nstates * lx->nclasses, 4, "lexer transitions");
     lx->accept = get_array(r, m, lx->nstates, 4, "lexer accepting terminals");
     lx->prod = get_array(r, m, (size_t)lx->nstates * lx->prod_words, 8, "lexer Prod sets");
+    lx->ndfa = get_u32(r, "lexer header");
+    if (r->bad)
+        return -1;
+    if (lx->ndfa == 0 || lx->ndfa > lx->nstates)
+        return bad(r, "lexer sizes out of range");
+    uint32_t nbt = lx->nstates - lx->ndfa;
+    lx->bt_main = get_array(r, m, nbt, 4, "lexer backtracking states");
+    lx->bt_fallback = get_array(r, m, nbt, 4, "lexer backtracking states");
+    lx->bt_relex = get_array(r, m, nbt, 4, "lexer backtracking states");
     lx->terminals = gm_mem_calloc(m, lx->nterminals ? lx->nterminals : 1, sizeof *lx->terminals);
     if (r->bad)
         return -1;
@@ -372,6 +412,8 @@ static int read_lexer(reader *r, gm_grammar *g)
             return bad(r, "lexer state accepts a terminal that does not exist");
     if (lx->accept[0] != GM_LEX_NONE)
         return bad(r, "the lexer's start state accepts the empty string");
+    if (check_backtracking(r, lx))
+        return -1;
     for (size_t i = 0; i < (size_t)lx->nstates * lx->nclasses; i++)
         if (lx->next[i] == 0)
             return bad(r, "a lexer transition re-enters the start state");

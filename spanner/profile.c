@@ -59,28 +59,46 @@ static int add_token(builder *b, uint32_t token, uint32_t prod, const uint32_t *
 }
 
 /*
- * Finishes a deep-split token: the lexeme ended with terminal t1 before
- * byte `from`; lex the rest from the start state. Returns 1 when the token
- * is lexically possible (class recorded), 0 when it is not, -1 on no memory.
+ * Finishes a token the walk could not share: its lexeme ended (or a
+ * virtual start state emitted) with elements pre[0..npre), leaving state q
+ * before byte `from`; lex the rest one by one. Returns 1 when the token is
+ * lexically possible (class recorded), 0 when it is not, -1 on no memory.
  */
-static int finish_token(builder *b, uint32_t token, size_t from, uint32_t emit, uint32_t q)
+static int finish_token(builder *b, uint32_t token, size_t from, const uint32_t *pre,
+                        uint32_t npre, uint32_t q)
 {
     const gm_spanner *sp = b->sp;
     size_t len;
     const uint8_t *bytes = gm_vocab_data_token(sp->vocab, token, &len);
     u32vec *seq = &b->seq;
     seq->n = 0;
-    if (emit != GM_LEX_NONE && gm_vec_push(b->mem, seq, emit))
+    if (gm_vec_reserve(b->mem, seq, npre))
         return -1;
+    for (uint32_t k = 0; k < npre; k++)
+        seq->v[seq->n++] = pre[k];
     for (size_t i = from; i < len; i++) {
-        uint32_t next;
-        if (!gm_spanner_step(sp, q, bytes[i], &next, &emit))
+        uint32_t next, emit[GM_SPANNER_MAX_EMIT], nemit;
+        if (!gm_spanner_step(sp, q, bytes[i], &next, emit, &nemit))
             return 0;
-        if (emit != GM_LEX_NONE && gm_vec_push(b->mem, seq, emit))
+        if (gm_vec_reserve(b->mem, seq, seq->n + nemit))
             return -1;
+        for (uint32_t k = 0; k < nemit; k++)
+            seq->v[seq->n++] = emit[k];
         q = next;
     }
     return add_token(b, token, sp->state_prod[q], seq->v, (uint32_t)seq->n) ? -1 : 1;
+}
+
+/* finish_token for every token of the trie subtree at node i. */
+static int finish_subtree(builder *b, uint32_t i, size_t from, const uint32_t *pre, uint32_t npre,
+                          uint32_t q)
+{
+    const gm_trie *tr = b->sp->trie;
+    for (uint32_t j = i; j < tr->nodes[i].skip; j++)
+        for (uint32_t k = tr->nodes[j].tok_begin; k < tr->nodes[j].tok_end; k++)
+            if (finish_token(b, tr->tokens[k], from, pre, npre, q) < 0)
+                return -1;
+    return 0;
 }
 
 /*
@@ -107,7 +125,7 @@ static int walk(builder *b, uint32_t q0)
     while (i < tr->nnodes) {
         const gm_trie_node *nd = &tr->nodes[i];
         uint32_t r = state[nd->depth - 1];
-        uint32_t next = GM_LEX_DEAD, emit = GM_LEX_NONE;
+        uint32_t next = GM_LEX_DEAD, emit[GM_SPANNER_MAX_EMIT], nemit = 0;
         if (r < sp->nlex) {
             /* Inside one lexeme the layers' state rides along (widths grow). */
             uint32_t n = lx->next[(size_t)sp->state_dfa[r] * lx->nclasses + lx->byte_class[nd->byte]];
@@ -116,9 +134,16 @@ static int walk(builder *b, uint32_t q0)
             absolute[nd->depth] = absolute[nd->depth - 1] || nd->byte == '\n';
         } else {
             /* A virtual start state: a space is stripped, else lexing starts (widths absolute). */
-            if (!gm_spanner_step(sp, r, nd->byte, &next, &emit))
+            if (!gm_spanner_step(sp, r, nd->byte, &next, emit, &nemit))
                 next = GM_LEX_DEAD;
             absolute[nd->depth] = 1;
+        }
+        if (next != GM_LEX_DEAD && nemit) {
+            /* Lexing started with a lexeme ended: the tokens below part ways. */
+            if (finish_subtree(b, i, nd->depth, emit, nemit, next))
+                goto nomem;
+            i = nd->skip;
+            continue;
         }
         if (next != GM_LEX_DEAD) {
             state[nd->depth] = next;
@@ -129,16 +154,18 @@ static int walk(builder *b, uint32_t q0)
             continue;
         }
         /* The lexeme ends before this byte; deeper than the first byte, finish each token
-         * (at the first byte too when the first-byte filters are switched off). */
+         * (at the first byte too when the first-byte filters are switched off, or for a
+         * backtracking state, which has none: its lexeme resumes in the re-lexed window). */
         uint32_t after;
-        bool deep = nd->depth > 1 || (sp->variant & GM_VARIANT_NO_SPLIT0);
-        if (deep && gm_spanner_finish(sp, r, &emit, &after)) {
-            if (emit != GM_LEX_NONE && (emit & GM_SEQ_LINE) && !absolute[nd->depth - 1])
-                emit = GM_SEQ_LINE_REL | GM_SEQ_WIDTH(emit);
-            for (uint32_t j = i; j < nd->skip; j++)
-                for (uint32_t k = tr->nodes[j].tok_begin; k < tr->nodes[j].tok_end; k++)
-                    if (finish_token(b, tr->tokens[k], (size_t)nd->depth - 1, emit, after) < 0)
-                        goto nomem;
+        bool deep = nd->depth > 1 || (sp->variant & GM_VARIANT_NO_SPLIT0) ||
+                    (r < sp->nlex && sp->state_dfa[r] >= lx->ndfa);
+        if (deep && r < sp->nlex && gm_spanner_pending(sp, r) &&
+            gm_spanner_break(sp, r, &emit[0], &after)) {
+            nemit = emit[0] != GM_LEX_NONE;
+            if (nemit && (emit[0] & GM_SEQ_LINE) && !absolute[nd->depth - 1])
+                emit[0] = GM_SEQ_LINE_REL | GM_SEQ_WIDTH(emit[0]);
+            if (finish_subtree(b, i, (size_t)nd->depth - 1, emit, nemit, after))
+                goto nomem;
         }
         i = nd->skip;
     }
@@ -263,7 +290,7 @@ void gm_profile_set_split0(const gm_spanner *sp, gm_profile *p)
     p->split0 = sp->variant & GM_VARIANT_NO_SPLIT0 ? GM_SPANNER_NONE : sp->state_split0[p->state];
     p->split0_emit = GM_SPANNER_NONE;
     p->split0_next = 0;
-    if (p->split0 != GM_SPANNER_NONE && gm_spanner_finish(sp, p->state, &emit, &after)) {
+    if (p->split0 != GM_SPANNER_NONE && gm_spanner_break(sp, p->state, &emit, &after)) {
         /* The profile state has width 0: a line end it completes is relative. */
         if (emit != GM_LEX_NONE && (emit & GM_SEQ_LINE))
             emit = GM_SEQ_LINE_REL | GM_SEQ_WIDTH(emit);

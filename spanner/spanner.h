@@ -212,52 +212,77 @@ static inline bool gm_spanner_enter(const gm_spanner *sp, uint32_t n, uint32_t f
     return true;
 }
 
-/* The transducer step over spanner states (note [spanner states]). False on a lexing error. */
+/* Most elements one byte (or the end of input) hands the parser. */
+#define GM_SPANNER_MAX_EMIT GM_LEX_MAX_EMIT
+
+/*
+ * Ends the lexeme pending in q (lexer.h, gm_lexer_break) because the next
+ * byte cannot continue it: *emit is what the parser gets (GM_LEX_NONE for
+ * nothing), *resume the state that takes the byte: a no-lexeme state, or
+ * the state of a re-lexed backtracking window. False when q's lexeme is no
+ * terminal. q must have a lexeme pending.
+ */
+static inline bool gm_spanner_break(const gm_spanner *sp, uint32_t q, uint32_t *emit,
+                                    uint32_t *resume)
+{
+    uint32_t t, r, flag = sp->state_flag[q];
+    if (!gm_lexer_break(sp->lexer, sp->state_dfa[q], &t, &r))
+        return false;
+    /* A backtracking window holds no space, tab or line break: the widths agree. */
+    *emit = gm_spanner_map(sp, t, &flag, sp->state_width[q]);
+    *resume = gm_spanner_id(sp, r, flag, 0);
+    return true;
+}
+
+/*
+ * The transducer step over spanner states (note [spanner states]): the
+ * elements for the parser go to emit[0..*nemit) (at most
+ * GM_SPANNER_MAX_EMIT). False on a lexing error.
+ */
 static inline bool gm_spanner_step(const gm_spanner *sp, uint32_t q, uint8_t b, uint32_t *q_next,
-                                   uint32_t *emit)
+                                   uint32_t *emit, uint32_t *nemit)
 {
     const gm_lexer *lx = sp->lexer;
+    *nemit = 0;
     if (q >= sp->nlex) {
         if (b == ' ') {
             *q_next = q + 1 < sp->nstates ? q + 1 : sp->lex_start;
-            *emit = GM_LEX_NONE;
             return true;
         }
         q = sp->lex_start;
     }
-    uint32_t dfa = sp->state_dfa[q], flag = sp->state_flag[q], w = sp->state_width[q];
     uint32_t cls = lx->byte_class[b];
-    uint32_t n = lx->next[(size_t)dfa * lx->nclasses + cls];
-    *emit = GM_LEX_NONE;
-    if (n != GM_LEX_DEAD)
-        return gm_spanner_enter(sp, n, flag, w, b, q_next);
-    uint32_t t = lx->accept[dfa];
-    n = lx->next[cls];
-    if (t == GM_LEX_NONE || n == GM_LEX_DEAD)
-        return false;
-    *emit = gm_spanner_map(sp, t, &flag, w);
-    return gm_spanner_enter(sp, n, flag, 0, b, q_next);
+    for (;;) {
+        uint32_t dfa = sp->state_dfa[q];
+        uint32_t n = lx->next[(size_t)dfa * lx->nclasses + cls];
+        if (n != GM_LEX_DEAD)
+            return gm_spanner_enter(sp, n, sp->state_flag[q], sp->state_width[q], b, q_next);
+        uint32_t e;
+        if (dfa == 0 || !gm_spanner_break(sp, q, &e, &q))
+            return false;
+        if (e != GM_LEX_NONE)
+            emit[(*nemit)++] = e;
+    }
 }
 
 /*
- * Ends the pending lexeme of q (at end of input or before a byte that
- * cannot continue it): false when it is not a complete terminal. *emit is
- * what the parser gets (GM_LEX_NONE for nothing), *after the no-lexeme
- * state that follows. With no lexeme pending: true, nothing, q itself.
+ * Ends the input in state q: the pending lexeme (and those of re-lexed
+ * backtracking windows) go to emit[0..*nemit) as the parser sees them,
+ * *after is the no-lexeme state that follows. False when a lexeme is not a
+ * complete terminal. With no lexeme pending: true, nothing, q itself.
  */
 static inline bool gm_spanner_finish(const gm_spanner *sp, uint32_t q, uint32_t *emit,
-                                     uint32_t *after)
+                                     uint32_t *nemit, uint32_t *after)
 {
-    *emit = GM_LEX_NONE;
-    if (!gm_spanner_pending(sp, q)) {
-        *after = q;
-        return true;
+    *nemit = 0;
+    while (gm_spanner_pending(sp, q)) {
+        uint32_t e;
+        if (!gm_spanner_break(sp, q, &e, &q))
+            return false;
+        if (e != GM_LEX_NONE)
+            emit[(*nemit)++] = e;
     }
-    uint32_t t = sp->lexer->accept[sp->state_dfa[q]], flag = sp->state_flag[q];
-    if (t == GM_LEX_NONE)
-        return false;
-    *emit = gm_spanner_map(sp, t, &flag, sp->state_width[q]);
-    *after = gm_spanner_id(sp, 0, flag, 0);
+    *after = q;
     return true;
 }
 

@@ -350,6 +350,90 @@ static void compiled_files(void **state)
     assert_int_equal(gm_compiled_save(w->compiled, "/nonexistent-dir/x.gmc", &err), GM_ERR_IO);
 }
 
+/* Whether token id is set in mask. */
+static bool has_bit(const uint32_t *mask, uint32_t id)
+{
+    return (mask[id >> 5] >> (id & 31)) & 1;
+}
+
+/*
+ * Lark mode falls back as Lark's lexer does: a line end that may run on into
+ * f"..." (SynCode's docstring idiom) ends before "fo". Masks say so, and a
+ * compiled file keeps it.
+ */
+static void lark_backtracking(void **state)
+{
+    (void)state;
+    static const char text[] = "start: (NAME _NL)+\nNAME: /[a-z]+/\n_NL: (/\\n/ | /f\"[a-z]*\"/)+\n";
+    /* ids: 0 "a" 1 "\n" 2 "\nf" 3 "o" 4 "\nfo" 5 "\"" 6 "<eos>" */
+    static const char *const toks[] = {"a", "\n", "\nf", "o", "\nfo", "\"", "<eos>"};
+    const uint8_t *bytes[7];
+    size_t lens[7];
+    bool special[7] = {0};
+    for (int i = 0; i < 7; i++) {
+        bytes[i] = (const uint8_t *)toks[i];
+        lens[i] = strlen(toks[i]);
+    }
+    special[6] = true;
+    uint32_t eos = 6;
+    gm_error err;
+    gm_vocab *v;
+    assert_int_equal(gm_vocab_create_from_tokens(bytes, lens, 7, special, &eos, 1, NULL, &v, &err), GM_OK);
+    gm_grammar_options lark;
+    gm_grammar_options_init_defaults(&lark);
+    lark.conflicts = GM_CONFLICTS_LARK;
+    gm_grammar *plain, *g;
+    assert_int_equal(gm_grammar_create(text, strlen(text), "nl.lark", NULL, &plain, &err), GM_OK);
+    assert_int_equal(gm_grammar_create(text, strlen(text), "nl.lark", &lark, &g, &err), GM_OK);
+    gm_compiled *cp, *c, *loaded;
+    assert_int_equal(gm_compiled_create(plain, v, NULL, &cp, &err), GM_OK);
+    assert_int_equal(gm_compiled_create(g, v, NULL, &c, &err), GM_OK);
+    char path[] = "/tmp/gramask_test_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(gm_compiled_save(c, path, &err), GM_OK);
+    assert_int_equal(gm_compiled_load(path, NULL, &loaded, &err), GM_OK);
+    unlink(path);
+    gm_matcher *mp, *m, *ml;
+    assert_int_equal(gm_matcher_create(cp, NULL, &mp, &err), GM_OK);
+    assert_int_equal(gm_matcher_create(c, NULL, &m, &err), GM_OK);
+    assert_int_equal(gm_matcher_create(loaded, NULL, &ml, &err), GM_OK);
+    uint32_t mask[1], again[1];
+    assert_int_equal(gm_matcher_accept_token(mp, 0, &err), GM_OK);
+    assert_int_equal(gm_matcher_fill_mask(mp, mask, 1, &err), GM_OK);
+    assert_false(has_bit(mask, 4)); /* without backtracking "\nfo" is no lexeme */
+    assert_int_equal(gm_matcher_accept_token(mp, 4, &err), GM_ERR_REJECTED);
+    /* "a" "\nf" "o" "\n" <eos>, and "a" "\nfo" "\n" <eos>. */
+    const uint32_t path1[] = {0, 2, 3, 1, 6}, path2[] = {0, 4, 1, 6};
+    const uint32_t *paths[] = {path1, path2};
+    const size_t lens2[] = {5, 4};
+    for (int p = 0; p < 2; p++) {
+        gm_matcher_reset(m);
+        gm_matcher_reset(ml);
+        for (size_t i = 0; i < lens2[p]; i++) {
+            assert_int_equal(gm_matcher_fill_mask(m, mask, 1, &err), GM_OK);
+            assert_int_equal(gm_matcher_fill_mask(ml, again, 1, &err), GM_OK);
+            assert_int_equal(mask[0], again[0]);
+            assert_true(has_bit(mask, paths[p][i]));
+            if (i == 2 && p == 0)
+                assert_true(has_bit(mask, 5)); /* "\nf" then "\"": the line end runs on */
+            assert_int_equal(gm_matcher_accept_token(m, paths[p][i], &err), GM_OK);
+            assert_int_equal(gm_matcher_accept_token(ml, paths[p][i], &err), GM_OK);
+        }
+        assert_true(gm_matcher_is_terminated(m));
+    }
+    gm_matcher_destroy(mp);
+    gm_matcher_destroy(m);
+    gm_matcher_destroy(ml);
+    gm_compiled_destroy(loaded);
+    gm_compiled_destroy(c);
+    gm_compiled_destroy(cp);
+    gm_grammar_destroy(g);
+    gm_grammar_destroy(plain);
+    gm_vocab_destroy(v);
+}
+
 static void misuse_is_reported(void **state)
 {
     world *w = *state;
@@ -420,6 +504,7 @@ int main(void)
         cmocka_unit_test(bytes_and_forced),
         cmocka_unit_test(batch_matches_single),
         cmocka_unit_test(compiled_files),
+        cmocka_unit_test(lark_backtracking),
         cmocka_unit_test(misuse_is_reported),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -345,10 +345,11 @@ static void step_agrees_with_run(void **state)
     uint32_t q = 0;
     size_t k = 0;
     for (size_t i = 0; text[i]; i++) {
-        uint32_t nq = 0, em = 0;
-        assert_true(gm_lexer_step(lx, q, (uint8_t)text[i], &nq, &em));
-        if (em != GM_LEX_NONE) {
-            assert_int_equal(em, s.all[k].terminal);
+        uint32_t nq = 0, em[GM_LEX_MAX_EMIT], nem;
+        assert_true(gm_lexer_step(lx, q, (uint8_t)text[i], &nq, em, &nem));
+        assert_true(nem <= 1);
+        if (nem) {
+            assert_int_equal(em[0], s.all[k].terminal);
             assert_int_equal(i, s.all[k].end);
             k++;
         }
@@ -356,6 +357,118 @@ static void step_agrees_with_run(void **state)
     }
     assert_int_equal(lx->accept[q], s.all[k].terminal);
     assert_int_equal(k + 1, s.nall);
+    gm_lexer_destroy(lx);
+}
+
+/* ---- backtracking (note [lexer backtracking]) ---- */
+
+/* SynCode's idiom: a line end may run on into a docstring, and a name may start like one. */
+static const char bt_terms[] =
+    "NL /(\\n[ \\t]*|[fr]?\"\"\"[^\"]*\"\"\"|<[a-z]*>)+/\n"
+    "NAME /<?[a-z]+/\n"
+    "STR /[fr]?\"[^\"\\n]*\"/\n"
+    "DOT \".\"\nELLIPSIS \"...\"\n"
+    "WS /[ ]+/\n%ignore WS\n";
+
+static void backtracking_as_lark(void **state)
+{
+    (void)state;
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_lexer *lx = must_build(&m, bt_terms);
+    expect_error(lx, "x\n  for", 5); /* 1-lookahead: "\n  fo" is no lexeme */
+    gm_error err;
+    assert_int_equal(gm_lexer_add_backtracking(lx, 1000, &err), GM_OK);
+    assert_true(lx->nstates > lx->ndfa);
+    assert_int_equal(gm_lexer_add_backtracking(lx, 1000, &err), GM_ERR_STATE);
+    expect_stream(lx, "x\n  for", "NAME NL NAME");
+    expect_stream(lx, "x\n  f\"a\"", "NAME NL STR");
+    expect_stream(lx, "x\n  f\"\"\"doc\"\"\"\n  y", "NAME NL NAME");
+    expect_stream(lx, "x\n<abc", "NAME NL NAME");
+    expect_stream(lx, "x\n<abcdefg", "NAME NL NAME"); /* a window of 8 bytes */
+    expect_error(lx, "x\n<abcdefgh", 11);            /* 9: Lark would still fall back */
+    expect_error(lx, "a..b", 3); /* ".." cannot become ".": no fallback (Lark: DOT DOT NAME) */
+    expect_stream(lx, "a...b", "NAME ELLIPSIS NAME");
+    gm_lexer_destroy(lx);
+    /* Too many states for the limit: an error, the lexer unchanged. */
+    lx = must_build(&m, bt_terms);
+    uint32_t n = lx->nstates;
+    assert_int_equal(gm_lexer_add_backtracking(lx, 2, &err), GM_ERR_LIMIT);
+    assert_non_null(strstr(err.message, "backtracking states"));
+    assert_int_equal(lx->nstates, n);
+    expect_error(lx, "x\n  for", 5);
+    gm_lexer_destroy(lx);
+    assert_int_equal(atomic_load(&m.used), 0);
+}
+
+/*
+ * The backtracking states (gm_lexer_step, then breaks at the end) against
+ * gm_lexer_run, which backtracks over the text itself. Returns the number
+ * of bytes that emitted more than one terminal.
+ */
+static int step_agrees_with_backtracking_run(const gm_lexer *lx, const char *text, size_t len)
+{
+    gm_error err;
+    stream s;
+    memset(&s, 0, sizeof s);
+    s.lx = lx;
+    size_t off = (size_t)-1;
+    gm_status st = gm_lexer_run(lx, (const uint8_t *)text, len, collect, &s, &off, &err);
+    uint32_t got[64], ngot = 0, q = 0;
+    size_t fail_at = (size_t)-1;
+    int multi = 0;
+    for (size_t i = 0; i < len && fail_at == (size_t)-1; i++) {
+        uint32_t em[GM_LEX_MAX_EMIT], nem;
+        if (!gm_lexer_step(lx, q, (uint8_t)text[i], &q, em, &nem))
+            fail_at = i;
+        multi += nem > 1;
+        for (uint32_t k = 0; k < nem && fail_at == (size_t)-1 && ngot < 64; k++)
+            got[ngot++] = em[k];
+    }
+    while (fail_at == (size_t)-1 && q != 0 && ngot < 64) {
+        uint32_t t;
+        if (!gm_lexer_break(lx, q, &t, &q))
+            fail_at = len;
+        else
+            got[ngot++] = t;
+    }
+    if ((st == GM_OK) != (fail_at == (size_t)-1) || (st != GM_OK && off != fail_at))
+        fail_msg("\"%.*s\": run status %d at %zu, steps fail at %zu", (int)len, text, st, off,
+                 fail_at);
+    if (st == GM_OK) {
+        assert_int_equal(ngot, s.nall);
+        for (uint32_t k = 0; k < ngot; k++)
+            assert_int_equal(got[k], s.all[k].terminal);
+    }
+    return multi;
+}
+
+static void backtracking_step_agrees_with_run(void **state)
+{
+    (void)state;
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_lexer *lx = must_build(&m, bt_terms);
+    gm_error err;
+    assert_int_equal(gm_lexer_add_backtracking(lx, 1000, &err), GM_OK);
+    static const char *cases[] = {"x\n  for", "x\n  f\"a\"", "x\n  f\"\"\"doc\"\"\"\n  y", "x\n<abc",
+                                  "x\n<abcdefg", "x\n<abcdefgh", "a..b", "a...b", "x\n<ab cd"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        step_agrees_with_backtracking_run(lx, cases[i], strlen(cases[i]));
+    static const char alphabet[] = "\n \tfr\"<>ax.";
+    unsigned seed = 12345;
+    int fell_back = 0;
+    for (int iter = 0; iter < 30000; iter++) {
+        char text[16];
+        seed = seed * 1103515245u + 12345u;
+        size_t len = (seed >> 16) % sizeof text;
+        for (size_t i = 0; i < len; i++) {
+            seed = seed * 1103515245u + 12345u;
+            text[i] = alphabet[(seed >> 16) % (sizeof alphabet - 1)];
+        }
+        fell_back += step_agrees_with_backtracking_run(lx, text, len);
+    }
+    assert_true(fell_back > 0); /* some byte emitted a fallback and a re-lexed lexeme */
     gm_lexer_destroy(lx);
 }
 
@@ -685,6 +798,8 @@ int main(void)
         cmocka_unit_test(declared_terminals),
         cmocka_unit_test(start_state_is_never_reentered),
         cmocka_unit_test(step_agrees_with_run),
+        cmocka_unit_test(backtracking_as_lark),
+        cmocka_unit_test(backtracking_step_agrees_with_run),
         cmocka_unit_test(allocation_failures_are_clean),
         cmocka_unit_test(reference_small_sets),
         cmocka_unit_test(reference_java_corpus),

@@ -33,6 +33,8 @@ typedef struct ref_state {
     int parens;
     uint8_t lexeme[512];     /* bytes of the pending lexeme (the last 512) */
     size_t lexlen;
+    uint32_t last;           /* with backtracking: the longest match of the lexeme so far */
+    size_t last_len;         /* its length in lexeme[] */
 } ref_state;
 
 typedef struct ref {
@@ -109,30 +111,86 @@ static int ref_emit(ref *r, ref_state *s, uint32_t t)
     return w == top;
 }
 
-/* Continues state s over bytes (the transducer of lexer.h, written out). */
+static uint32_t ref_dfa_next(const gm_lexer *lx, uint32_t q, uint8_t b)
+{
+    return gm_lexer_dfa_state(lx, lx->next[(size_t)q * lx->nclasses + lx->byte_class[b]]);
+}
+
+/*
+ * Lark-mode backtracking may fall back to s->last over the bytes after it
+ * (lexer.h, note [lexer backtracking]).
+ */
+static int ref_window_ok(const gm_lexer *lx, const ref_state *s)
+{
+    const uint8_t *w = s->lexeme + s->last_len;
+    size_t n = s->lexlen - s->last_len;
+    if (lx->ndfa == lx->nstates || s->last == GM_LEX_NONE || n > GM_LEX_BACKTRACK_MAX ||
+        !gm_lexer_can_produce(lx, s->q, s->last))
+        return 0;
+    uint32_t q = 0;
+    for (size_t i = 0; i < n && q != GM_LEX_DEAD; i++)
+        q = w[i] == ' ' || w[i] == '\t' || w[i] == '\n' ? GM_LEX_DEAD : ref_dfa_next(lx, q, w[i]);
+    return q != GM_LEX_DEAD;
+}
+
+static void ref_run(ref *r, ref_state *s, const uint8_t *b, size_t n);
+
+/*
+ * Ends the pending lexeme (a byte cannot continue it, or the input ends):
+ * its match, or with backtracking the longest earlier match, after which
+ * the rest of the lexeme is lexed again.
+ */
+static int ref_break(ref *r, ref_state *s)
+{
+    const gm_lexer *lx = r->lx;
+    uint32_t t = lx->accept[s->q];
+    uint8_t window[GM_LEX_BACKTRACK_MAX];
+    size_t wlen = 0;
+    if (t == GM_LEX_NONE) {
+        if (!ref_window_ok(lx, s))
+            return 0;
+        t = s->last;
+        wlen = s->lexlen - s->last_len;
+        memcpy(window, s->lexeme + s->last_len, wlen);
+        s->lexlen = s->last_len;
+    }
+    if (!ref_emit(r, s, t))
+        return 0;
+    s->q = 0;
+    s->lexlen = 0;
+    s->last = GM_LEX_NONE;
+    ref_run(r, s, window, wlen);
+    return s->ok;
+}
+
+/* Continues state s over bytes (the transducer of lexer.h, written out as a backtracking lexer). */
 static void ref_run(ref *r, ref_state *s, const uint8_t *b, size_t n)
 {
     const gm_lexer *lx = r->lx;
     for (size_t i = 0; i < n && s->ok; i++) {
-        uint32_t cls = lx->byte_class[b[i]];
-        uint32_t nx = lx->next[(size_t)s->q * lx->nclasses + cls];
-        if (nx == GM_LEX_DEAD) {
-            uint32_t t = lx->accept[s->q];
-            if (t == GM_LEX_NONE || lx->next[cls] == GM_LEX_DEAD || !ref_emit(r, s, t)) {
+        uint32_t nx;
+        while ((nx = ref_dfa_next(lx, s->q, b[i])) == GM_LEX_DEAD) {
+            if (s->q == 0 || !ref_break(r, s)) {
                 s->ok = 0;
                 return;
             }
-            s->lexlen = 0;
-            nx = lx->next[cls];
         }
         if (s->lexlen == sizeof s->lexeme) {
             memmove(s->lexeme, s->lexeme + 256, sizeof s->lexeme - 256);
             s->lexlen -= 256;
+            s->last = s->last_len >= 256 ? s->last : GM_LEX_NONE;
+            s->last_len -= s->last_len >= 256 ? 256 : 0;
         }
         s->lexeme[s->lexlen++] = b[i];
         s->q = nx;
+        if (lx->accept[nx] != GM_LEX_NONE) {
+            s->last = lx->accept[nx];
+            s->last_len = s->lexlen;
+        }
     }
 }
+
+static ref_state ref_copy(const ref_state *s);
 
 /* The pending lexeme can still become a terminal the stack accepts. */
 static int ref_pending_ok(ref *r, const ref_state *s)
@@ -153,7 +211,13 @@ static int ref_pending_ok(ref *r, const ref_state *s)
         if (gm_lr_can_feed(r->lr, s->stack, &one, 1))
             return 1;
     }
-    return 0;
+    /* Or the lexeme falls back to its longest match and the rest is lexed again. */
+    if (lx->accept[s->q] != GM_LEX_NONE || s->last == GM_LEX_NONE)
+        return 0;
+    ref_state c = ref_copy(s);
+    int ok = ref_break(r, &c) && ref_pending_ok(r, &c);
+    gm_lr_node_release(r->mem, c.stack);
+    return ok;
 }
 
 static ref_state ref_copy(const ref_state *s)
@@ -165,16 +229,13 @@ static ref_state ref_copy(const ref_state *s)
 
 static int ref_can_end(ref *r, const ref_state *s0)
 {
-    const gm_lexer *lx = r->lx;
     const gm_postlex *pl = &r->c->grammar->postlex;
     if (!s0->ok)
         return 0;
     ref_state s = ref_copy(s0);
     int ok = 1;
-    if (s.q != 0) {
-        uint32_t t = lx->accept[s.q];
-        ok = t != GM_LEX_NONE && ref_emit(r, &s, t);
-    }
+    while (ok && s.q != 0)
+        ok = ref_break(r, &s);
     for (; ok && pl->indentation && s.nwidths > 0; s.nwidths--)
         ok = ref_feed(r, &s, pl->dedent);
     ok = ok && gm_lr_accepts(r->lr, s.stack);
@@ -191,6 +252,7 @@ static void ref_init(ref *r, const gm_compiled *c)
     r->mem = (gm_mem *)&c->mem;
     r->strip_left = c->vocab->data->strip_leading;
     r->st.ok = 1;
+    r->st.last = GM_LEX_NONE;
     r->st.stack = gm_lr_stack_new(r->mem);
     assert_non_null(r->st.stack);
     /* The input starts after a virtual line end when the layer says so (postlex.h). */
@@ -778,7 +840,10 @@ static void syncode_java_sp32k(void **state)
 static void syncode_python_sp32k(void **state)
 {
     (void)state;
-    combo k = {SYNCODE "python_grammar.lark", "tokenizers/sp32k/tokenizer.json", NULL};
+    combo k = {SYNCODE "python_grammar.lark", "tokenizers/sp32k/tokenizer.json",
+               SYNCODE "programs/ids.sp32k.json"};
+    /* Lines start with "for", "from", "r'...'": Lark's _NL falls back (lexer backtracking). */
+    corpus_steps_only(&k, ".py", 5, 3);
     random_walks(&k, 4, 25, 8);
 }
 

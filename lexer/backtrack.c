@@ -1,0 +1,221 @@
+/*
+ * gm_lexer_add_backtracking: the bounded backtracking states of note
+ * [lexer backtracking], found by a breadth-first search from the
+ * transitions that leave an accepting state for a non-accepting one.
+ *
+ * A state (main, T, r, L) is interned on all four: windows of different
+ * lengths must stay apart for the bound to hold. The search runs in order
+ * of L, so when a state is expanded the state r of its re-lexed window
+ * (whose own window is shorter, or which is a DFA state) already has its
+ * final row, and every state it creates gets a larger id than r.
+ */
+#include <string.h>
+
+#include "lexer/lexer.h"
+#include "src/base/error.h"
+#include "src/base/hash.h"
+#include "src/base/vec.h"
+
+typedef GM_VEC(uint32_t) u32vec;
+
+typedef struct bt_key {
+    uint32_t main, fallback, relex, len;
+} bt_key;
+
+typedef struct builder {
+    gm_mem *mem;
+    const gm_lexer *lx;      /* the DFA as built (its rows are not changed here) */
+    uint32_t nclasses;       /* refined classes: spaces, tabs and line breaks apart */
+    uint8_t byte_class[256];
+    uint8_t class_ws[256];   /* [class] the class is a space, tab or line break */
+    uint32_t *class_old;     /* [nclasses] the DFA's class of each refined class */
+    u32vec rows;             /* [states * nclasses] transducer rows */
+    gm_intern keys;          /* bt_key -> backtracking state - ndfa */
+    uint32_t max_states;
+} builder;
+
+static uint32_t dfa_next(const builder *b, uint32_t q, uint32_t c)
+{
+    const gm_lexer *lx = b->lx;
+    return lx->next[(size_t)q * lx->nclasses + b->class_old[c]];
+}
+
+/* Spaces, tabs and line breaks get classes of their own: the window may not hold them. */
+static int refine_classes(builder *b)
+{
+    const gm_lexer *lx = b->lx;
+    uint32_t first[256 + 3];
+    memset(first, 0xff, sizeof first);
+    b->nclasses = 0;
+    b->class_old = gm_mem_calloc(b->mem, 256, sizeof *b->class_old);
+    if (!b->class_old)
+        return -1;
+    for (unsigned byte = 0; byte < 256; byte++) {
+        unsigned ws = byte == ' ' ? 1 : byte == '\t' ? 2 : byte == '\n' ? 3 : 0;
+        unsigned key = ws ? 255 + ws : lx->byte_class[byte];
+        if (first[key] == UINT32_MAX) {
+            first[key] = b->nclasses;
+            b->class_old[b->nclasses] = lx->byte_class[byte];
+            b->class_ws[b->nclasses] = ws != 0;
+            b->nclasses++;
+        }
+        b->byte_class[byte] = (uint8_t)first[key];
+    }
+    return 0;
+}
+
+/* The id of backtracking state k, created (with a dead row) if new; UINT32_MAX on failure. */
+static uint32_t intern(builder *b, const bt_key *k, gm_status *st, gm_error *err)
+{
+    uint32_t id;
+    int added;
+    if (gm_intern_put(&b->keys, k, sizeof *k, &id, &added)) {
+        *st = gm_mem_fail(b->mem, err, "the lexer's backtracking states");
+        return UINT32_MAX;
+    }
+    if (added) {
+        if (id >= b->max_states) {
+            *st = gm_error_set(err, GM_ERR_LIMIT,
+                               "the lexer needs more than %u backtracking states (Lark mode "
+                               "re-lexes up to %u bytes after a lexeme dies)",
+                               b->max_states, GM_LEX_BACKTRACK_MAX);
+            return UINT32_MAX;
+        }
+        size_t at = b->rows.n;
+        if (gm_vec_reserve(b->mem, &b->rows, at + b->nclasses)) {
+            *st = gm_mem_fail(b->mem, err, "the lexer's backtracking states");
+            return UINT32_MAX;
+        }
+        memset(b->rows.v + at, 0xff, b->nclasses * sizeof *b->rows.v);
+        b->rows.n = at + b->nclasses;
+    }
+    return b->lx->ndfa + id;
+}
+
+/*
+ * The row of backtracking state s: where the main match goes, as a DFA
+ * state when it accepts again or the window cannot grow, else as the next
+ * backtracking state with the window re-lexed one byte further.
+ */
+static gm_status expand(builder *b, uint32_t s, gm_error *err)
+{
+    const gm_lexer *lx = b->lx;
+    bt_key k;
+    size_t len;
+    memcpy(&k, gm_intern_key(&b->keys, s - lx->ndfa, &len), sizeof k);
+    gm_status st = GM_OK;
+    for (uint32_t c = 0; c < b->nclasses; c++) {
+        uint32_t n = dfa_next(b, k.main, c);
+        uint32_t to = n;
+        if (n != GM_LEX_DEAD && lx->accept[n] == GM_LEX_NONE && k.len < GM_LEX_BACKTRACK_MAX &&
+            !b->class_ws[c] && gm_lexer_can_produce(lx, n, k.fallback)) {
+            uint32_t r = b->rows.v[(size_t)k.relex * b->nclasses + c];
+            if (r != GM_LEX_DEAD) {
+                bt_key nk = {n, k.fallback, r, k.len + 1};
+                to = intern(b, &nk, &st, err);
+                if (to == UINT32_MAX)
+                    return st;
+            }
+        }
+        b->rows.v[(size_t)s * b->nclasses + c] = to;
+    }
+    return GM_OK;
+}
+
+/* Prod of a backtracking state: the main match's, which holds the fallback. */
+static void fill_prod(const gm_lexer *lx, uint64_t *prod, uint32_t s, const bt_key *k)
+{
+    uint32_t w = lx->prod_words;
+    memcpy(prod + (size_t)s * w, lx->prod + (size_t)k->main * w, w * sizeof *prod);
+    prod[(size_t)s * w + (k->fallback >> 6)] |= (uint64_t)1 << (k->fallback & 63);
+}
+
+gm_status gm_lexer_add_backtracking(gm_lexer *lx, uint32_t max_states, gm_error *err)
+{
+    if (!lx)
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_lexer_add_backtracking: lexer is NULL");
+    if (lx->ndfa != lx->nstates)
+        return gm_error_set(err, GM_ERR_STATE, "gm_lexer_add_backtracking: already added");
+    builder b;
+    memset(&b, 0, sizeof b);
+    b.mem = lx->mem;
+    b.lx = lx;
+    b.max_states = max_states;
+    gm_intern_init(&b.keys, b.mem);
+    gm_status st = GM_OK;
+    uint32_t *accept = NULL, *bmain = NULL, *bfall = NULL, *brelex = NULL;
+    uint64_t *prod = NULL;
+    if (refine_classes(&b) || gm_vec_reserve(b.mem, &b.rows, (size_t)lx->ndfa * b.nclasses))
+        goto nomem;
+    b.rows.n = (size_t)lx->ndfa * b.nclasses;
+    for (uint32_t q = 0; q < lx->ndfa; q++)
+        for (uint32_t c = 0; c < b.nclasses; c++)
+            b.rows.v[(size_t)q * b.nclasses + c] = dfa_next(&b, q, c);
+    /* Windows open where an accepted lexeme continues into a non-accepting state. */
+    for (uint32_t q = 1; q < lx->ndfa; q++) {
+        if (lx->accept[q] == GM_LEX_NONE)
+            continue;
+        for (uint32_t c = 0; c < b.nclasses; c++) {
+            uint32_t n = dfa_next(&b, q, c), r = dfa_next(&b, 0, c);
+            if (n == GM_LEX_DEAD || lx->accept[n] != GM_LEX_NONE || b.class_ws[c] ||
+                r == GM_LEX_DEAD || !gm_lexer_can_produce(lx, n, lx->accept[q]))
+                continue;
+            bt_key k = {n, lx->accept[q], r, 1};
+            uint32_t s = intern(&b, &k, &st, err);
+            if (s == UINT32_MAX)
+                goto fail;
+            b.rows.v[(size_t)q * b.nclasses + c] = s;
+        }
+    }
+    for (uint32_t s = lx->ndfa; s < lx->ndfa + b.keys.count; s++)
+        if ((st = expand(&b, s, err)) != GM_OK)
+            goto fail;
+
+    uint32_t nbt = b.keys.count, n = lx->ndfa + nbt, w = lx->prod_words;
+    accept = gm_mem_reallocarray(b.mem, NULL, n, sizeof *accept);
+    prod = gm_mem_calloc(b.mem, (size_t)n * w, sizeof *prod);
+    bmain = gm_mem_reallocarray(b.mem, NULL, nbt ? nbt : 1, sizeof *bmain);
+    bfall = gm_mem_reallocarray(b.mem, NULL, nbt ? nbt : 1, sizeof *bfall);
+    brelex = gm_mem_reallocarray(b.mem, NULL, nbt ? nbt : 1, sizeof *brelex);
+    if (!accept || !prod || !bmain || !bfall || !brelex)
+        goto nomem;
+    memcpy(accept, lx->accept, lx->ndfa * sizeof *accept);
+    memcpy(prod, lx->prod, (size_t)lx->ndfa * w * sizeof *prod);
+    for (uint32_t i = 0; i < nbt; i++) {
+        bt_key k;
+        size_t len;
+        memcpy(&k, gm_intern_key(&b.keys, i, &len), sizeof k);
+        accept[lx->ndfa + i] = GM_LEX_NONE;
+        bmain[i] = k.main;
+        bfall[i] = k.fallback;
+        brelex[i] = k.relex;
+        fill_prod(lx, prod, lx->ndfa + i, &k);
+    }
+    gm_mem_free(b.mem, lx->next);
+    gm_mem_free(b.mem, lx->accept);
+    gm_mem_free(b.mem, lx->prod);
+    lx->next = b.rows.v;
+    lx->accept = accept;
+    lx->prod = prod;
+    lx->bt_main = bmain;
+    lx->bt_fallback = bfall;
+    lx->bt_relex = brelex;
+    lx->nstates = n;
+    lx->nclasses = b.nclasses;
+    memcpy(lx->byte_class, b.byte_class, sizeof lx->byte_class);
+    gm_intern_free(&b.keys);
+    gm_mem_free(b.mem, b.class_old);
+    return GM_OK;
+nomem:
+    st = gm_mem_fail(b.mem, err, "the lexer's backtracking states");
+fail:
+    gm_vec_free(b.mem, &b.rows);
+    gm_intern_free(&b.keys);
+    gm_mem_free(b.mem, b.class_old);
+    gm_mem_free(b.mem, accept);
+    gm_mem_free(b.mem, prod);
+    gm_mem_free(b.mem, bmain);
+    gm_mem_free(b.mem, bfall);
+    gm_mem_free(b.mem, brelex);
+    return st;
+}

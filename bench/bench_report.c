@@ -526,6 +526,24 @@ static void run_gnuplot(const char *dir, const char *script)
         fprintf(stderr, "bench_masks: gnuplot %s failed\n", script);
 }
 
+/* Copies dir/name into the report, or says it is missing. */
+static void include_file(FILE *out, const char *dir, const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(out, "(no %s: run `make bench`)\n\n", name);
+        return;
+    }
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        fwrite(buf, 1, n, out);
+    fclose(f);
+    fprintf(out, "\n");
+}
+
 /* ------------------------------------------------------------------------
  * REPORT.md
  * ------------------------------------------------------------------------ */
@@ -607,12 +625,14 @@ int bm_report_write(const char *dir, json_t *results)
             syn += strcmp(g, "json") && strcmp(g, "go") && strcmp(g, "java") &&
                    strcmp(g, "python");
         }
-    if (!syn)
+    if (!syn) {
         fprintf(out, "Their Table 1 rows come from bench/bench_syncode (issue 8), which `make "
-                     "bench` runs before this suite and which prints its own table. They can "
-                     "also join the tables here through `GM_BENCH_GRAMMARS` in bench/local.mk "
-                     "(`NAME=PATH,lark,corpus=LANG`: Lark's conflict resolution).\n\n");
-    else
+                     "bench` runs before this suite; its table (`syncode.md` beside this "
+                     "report) follows. They can also join the tables above through "
+                     "`GM_BENCH_GRAMMARS` in bench/local.mk (`NAME=PATH,lark,corpus=LANG`: "
+                     "Lark's conflict resolution).\n\n");
+        include_file(out, dir, "syncode.md");
+    } else
         fprintf(out, "Rows above whose grammar is not json, go, java or python come from "
                      "`GM_BENCH_GRAMMARS` (SynCode's grammars, `--conflicts=lark`).\n\n");
 

@@ -17,9 +17,12 @@
  * stops its walk there and the row says so.
  *
  * usage: bench_syncode [--tokenizers a,b,c] [--grammars go,java,python] [--passes N]
- * Prints a Markdown table beside the paper's figures.
+ *                      [--out FILE]
+ * Prints a Markdown table beside the paper's figures, also to FILE (`make
+ * bench` writes bench/results/syncode.md, which bench_masks puts in REPORT.md).
  */
 #define _DEFAULT_SOURCE /* wait4, getloadavg */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,10 +257,30 @@ static int split(char *s, char **out, int cap)
     return n;
 }
 
+/* printf to stdout and, when open, to the --out file. */
+static FILE *copy_to;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    if (copy_to) {
+        va_start(ap, fmt);
+        vfprintf(copy_to, fmt, ap);
+        va_end(ap);
+    }
+    fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
     char toks_buf[256] = "sp32k,llama3,qwen3", gram_buf[256] = "go,java,python";
     int passes = 3;
+    const char *out_path = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--tokenizers") && i + 1 < argc)
             snprintf(toks_buf, sizeof toks_buf, "%s", argv[++i]);
@@ -265,10 +288,17 @@ int main(int argc, char **argv)
             snprintf(gram_buf, sizeof gram_buf, "%s", argv[++i]);
         else if (!strcmp(argv[i], "--passes") && i + 1 < argc)
             passes = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 1;
+        else if (!strcmp(argv[i], "--out") && i + 1 < argc)
+            out_path = argv[++i];
         else {
-            fprintf(stderr, "usage: bench_syncode [--tokenizers a,b] [--grammars go,java,python] [--passes N]\n");
+            fprintf(stderr, "usage: bench_syncode [--tokenizers a,b] [--grammars go,java,python] "
+                            "[--passes N] [--out FILE]\n");
             return 2;
         }
+    }
+    if (out_path && !(copy_to = fopen(out_path, "w"))) {
+        perror(out_path);
+        return 2;
     }
     const char *shared = getenv("GM_SHARED_DIR");
     if (!shared || !*shared)
@@ -277,12 +307,12 @@ int main(int argc, char **argv)
     int nt = split(toks_buf, toks, 8), ng = split(gram_buf, grams, 8);
     double load[3] = {0};
     getloadavg(load, 3);
-    printf("SynCode grammars as given (--conflicts=lark), Table 1 layout; load average %.2f %.2f %.2f on a "
+    say("SynCode grammars as given (--conflicts=lark), Table 1 layout; load average %.2f %.2f %.2f on a "
            "shared 2-core machine: wall times are inflated by contention, CPU (user) times are not.\n\n",
            load[0], load[1], load[2]);
-    printf("| grammar | tokenizer | vocab load s (cpu) | offline s (cpu) | first mask ms (cpu) | per-token mean / "
+    say("| grammar | tokenizer | vocab load s (cpu) | offline s (cpu) | first mask ms (cpu) | per-token mean / "
            "p50 / p99 us | masks | peak MB | tables MB | programs |\n");
-    printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    say("|---|---|---|---|---|---|---|---|---|---|\n");
     int bad = 0;
     for (int gi = 0; gi < ng; gi++)
         for (int ti = 0; ti < nt; ti++) {
@@ -290,7 +320,7 @@ int main(int argc, char **argv)
             memset(&r, 0, sizeof r);
             long rss = 0;
             if (run_child(shared, grams[gi], toks[ti], passes, &r, &rss) != 0) {
-                printf("| %s | %s | FAILED: %s |||||||||\n", grams[gi], toks[ti], r.failure);
+                say("| %s | %s | FAILED: %s |||||||||\n", grams[gi], toks[ti], r.failure);
                 bad = 1;
                 continue;
             }
@@ -299,13 +329,16 @@ int main(int argc, char **argv)
                 snprintf(progs, sizeof progs, "%ld of %ld fail (%s)", r.failed, r.programs, r.failure);
             else
                 snprintf(progs, sizeof progs, "%ld ok", r.programs);
-            printf("| %s | %s | %.2f (%.2f) | %.2f (%.2f) | %.1f (%.1f) | %.1f / %.1f / %.1f | %ld | %.0f | %.1f | %s |\n",
+            say("| %s | %s | %.2f (%.2f) | %.2f (%.2f) | %.1f (%.1f) | %.1f / %.1f / %.1f | %ld | %.0f | %.1f | %s |\n",
                    grams[gi], toks[ti], r.vocab_s, r.vocab_cpu, r.offline_s, r.offline_cpu, r.first_s * 1e3,
                    r.first_cpu * 1e3, r.mean_us, r.p50_us, r.p99_us, r.steps, rss / 1024.0, r.table_mb, progs);
-            fflush(stdout);
         }
-    printf("\nThe seed paper's tool on these grammars (issue 8, run on this machine): offline 26-57 s and "
+    say("\nThe seed paper's tool on these grammars (issue 8, run on this machine): offline 26-57 s and "
            "4-6 GB at 32K vocabularies; 167-180 s and 14 GB for Go at 128K/151K; out of 24 GB for Java "
            "and Python at 128K.\n");
+    if (copy_to && fclose(copy_to) != 0) {
+        perror(out_path);
+        return 2;
+    }
     return bad;
 }

@@ -29,7 +29,8 @@ GM_BENCH_COMMIT = `git -C $(srcdir) describe --always --dirty 2>/dev/null || ech
 
 bench: $(GM_BENCH) bench/bench_masks
 	@set -e; for b in $(GM_BENCH); do \
-	  echo "== $$b"; GM_SHARED_DIR='$(GM_SHARED_DIR)' GM_SRCDIR='$(abs_top_srcdir)' ./$$b; echo; \
+	  echo "== $$b"; out=; [ $$b = bench/bench_syncode ] && out="--out $(srcdir)/bench/results/syncode.md"; \
+	  GM_SHARED_DIR='$(GM_SHARED_DIR)' GM_SRCDIR='$(abs_top_srcdir)' ./$$b $$out; echo; \
 	done
 	@echo "== bench/bench_masks (writes $(srcdir)/bench/results)"
 	@command -v gnuplot >/dev/null || echo "bench: gnuplot missing, no plots (apt-get install -y gnuplot-nox)"

@@ -8,8 +8,9 @@
  *   0x04030201 and is refused), u64 payload length, u64 checksum of the
  *   payload (gm_hash_bytes), u32 flags, u32 reserved.
  *   payload: sections, each a u32 tag then its fields; arrays are a u32 or
- *   u64 count then the elements. VOCB (vocabulary), LEXR (lexing DFA), LRTB
- *   (LALR tables), PROF (the token-class profiles built so far). The trie
+ *   u64 count then the elements. VOCB (vocabulary), LEXR (lexing DFA and
+ *   its backtracking states, lexer/lexer.h), LRTB (LALR tables), PROF (the
+ *   token-class profiles built so far). The trie
  *   and the first-byte filters are rebuilt at load (milliseconds).
  * Loading checks the header, the checksum, and then every count and index
  * against the arrays it points into, so a corrupt or hostile file fails with

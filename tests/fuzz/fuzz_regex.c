@@ -7,7 +7,10 @@
  *   - errors carry a message, a known code and a column inside the pattern;
  *   - Hopcroft and Moore give the same minimal DFA;
  *   - the unminimized and minimal DFAs agree on strings derived from the input;
- *   - a regex never accepts ill-formed UTF-8.
+ *   - a regex never accepts ill-formed UTF-8;
+ *   - with bit 7 of byte 0 too, Lark-mode backtracking states are added and
+ *     the transducer (gm_lexer_step, gm_lexer_break) gives gm_lexer_run's
+ *     terminals on the input, and fails where it fails.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -54,6 +57,56 @@ static gm_status check_lexeme(void *ud, const gm_lexeme *l)
         abort();
     *next = l->end;
     return GM_OK;
+}
+
+typedef struct terms {
+    uint32_t v[1024];
+    size_t n;
+} terms;
+
+static gm_status collect(void *ud, const gm_lexeme *l)
+{
+    terms *t = ud;
+    if (t->n < 1024)
+        t->v[t->n++] = l->terminal;
+    return GM_OK;
+}
+
+/* lexer/lexer.h note [lexer backtracking]: the states against the backtracking run. */
+static void check_backtracking(gm_lexer *lx, const uint8_t *s, size_t n)
+{
+    gm_error err;
+    gm_status st = gm_lexer_add_backtracking(lx, 2000, &err);
+    if (st != GM_OK) {
+        if ((st != GM_ERR_LIMIT && st != GM_ERR_NOMEM) || !err.message[0])
+            abort();
+        return;
+    }
+    if (n > 512)
+        n = 512;
+    terms want = {.n = 0}, got = {.n = 0};
+    size_t off = 0;
+    st = gm_lexer_run(lx, s, n, collect, &want, &off, &err);
+    uint32_t q = 0;
+    size_t fail_at = SIZE_MAX;
+    for (size_t i = 0; i < n && fail_at == SIZE_MAX; i++) {
+        uint32_t em[GM_LEX_MAX_EMIT], nem;
+        if (!gm_lexer_step(lx, q, s[i], &q, em, &nem))
+            fail_at = i;
+        for (uint32_t k = 0; k < nem && fail_at == SIZE_MAX && got.n < 1024; k++)
+            got.v[got.n++] = em[k];
+    }
+    while (fail_at == SIZE_MAX && q != 0 && got.n < 1024) {
+        uint32_t t;
+        if (!gm_lexer_break(lx, q, &t, &q))
+            fail_at = n;
+        else
+            got.v[got.n++] = t;
+    }
+    if ((st == GM_OK) != (fail_at == SIZE_MAX) || (st != GM_OK && off != fail_at))
+        abort();
+    if (st == GM_OK && (got.n != want.n || memcmp(got.v, want.v, got.n * sizeof *got.v)))
+        abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -130,6 +183,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             gm_status rs = gm_lexer_run(lx, data + 1, len, check_lexeme, &next, &off, &err);
             if ((rs == GM_OK && next != len) || (rs != GM_OK && (rs != GM_ERR_REJECTED || off > len)))
                 abort();
+            if (data[0] & 0x80)
+                check_backtracking(lx, data + 1, len);
             gm_lexer_destroy(lx);
         } else if (!err.message[0] || lx) {
             abort();

@@ -72,21 +72,13 @@ static gm_status collect(void *ud, const gm_lexeme *l)
     return GM_OK;
 }
 
-/* lexer/lexer.h note [lexer backtracking]: the states against the backtracking run. */
-static void check_backtracking(gm_lexer *lx, const uint8_t *s, size_t n)
+/* lexer/lexer.h note [lexer backtracking]: the states against the backtracking run on s. */
+static void compare_backtracking(const gm_lexer *lx, const uint8_t *s, size_t n)
 {
     gm_error err;
-    gm_status st = gm_lexer_add_backtracking(lx, 2000, &err);
-    if (st != GM_OK) {
-        if ((st != GM_ERR_LIMIT && st != GM_ERR_NOMEM) || !err.message[0])
-            abort();
-        return;
-    }
-    if (n > 512)
-        n = 512;
     terms want = {.n = 0}, got = {.n = 0};
     size_t off = 0;
-    st = gm_lexer_run(lx, s, n, collect, &want, &off, &err);
+    gm_status st = gm_lexer_run(lx, s, n, collect, &want, &off, &err);
     uint32_t q = 0;
     size_t fail_at = SIZE_MAX;
     for (size_t i = 0; i < n && fail_at == SIZE_MAX; i++) {
@@ -107,6 +99,23 @@ static void check_backtracking(gm_lexer *lx, const uint8_t *s, size_t n)
         abort();
     if (st == GM_OK && (got.n != want.n || memcmp(got.v, want.v, got.n * sizeof *got.v)))
         abort();
+}
+
+/* Adds the backtracking states, then compares on the input and on substrings of its start. */
+static void check_backtracking(gm_lexer *lx, const uint8_t *s, size_t n)
+{
+    gm_error err;
+    gm_status st = gm_lexer_add_backtracking(lx, 2000, &err);
+    if (st != GM_OK) {
+        if ((st != GM_ERR_LIMIT && st != GM_ERR_NOMEM) || !err.message[0])
+            abort();
+        return;
+    }
+    compare_backtracking(lx, s, n < 512 ? n : 512);
+    size_t lim = n < 24 ? n : 24;
+    for (size_t a = 0; a < lim; a++)
+        for (size_t b = a + 1; b <= lim; b++)
+            compare_backtracking(lx, s + a, b - a);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,7 +1,8 @@
 /*
  * The lexer stage: terminal regexes -> one minimal byte-level DFA whose
  * accepting states are resolved to a single terminal -> the lexing
- * transducer (1-lookahead maximal munch) that later stages run byte by byte.
+ * transducer (1-lookahead maximal munch; in Lark mode with bounded
+ * backtracking, note [lexer backtracking]) that later stages run byte by byte.
  *
  * This header is the contract with the rest of gramask. The spanner walks
  * every vocabulary token through gm_lexer_step() from every state, so the
@@ -41,10 +42,13 @@
  * still be able to become T itself (Lark's idiom: a terminal that may run
  * on, as _NL into a docstring). Past any of these the longer match is
  * committed to (a lexing error if it dies, where Lark would still fall
- * back). The last bound keeps masks exact with one terminal of lookahead:
- * Prod(s) = Prod(main) already holds T, and whenever T followed by the
- * re-lexed window could be fed, T alone could, so the spanner's Prod sets
- * (spanner.h, note [token classes]) need no sequences. gm_lexer_break gives what ends a pending lexeme
+ * back). The last bound keeps masks as exact as for every other state (one
+ * terminal of lookahead, spanner.h note [token classes]): Prod(s) is
+ * Prod(main), which holds T, so a token that could go on through the
+ * fallback (T, then the re-lexed window) is allowed through the main match
+ * anyway, and Prod sets need no sequences of terminals. Without it, "....."
+ * with "." and "..." would be allowed at the start of a Python file and
+ * could never be finished. gm_lexer_break gives what ends a pending lexeme
  * for both kinds of state; relex[s] < s, so a chain of breaks ends.
  */
 #ifndef GM_LEXER_H

@@ -89,11 +89,20 @@ static int finish_token(builder *b, uint32_t token, size_t from, const uint32_t 
     return add_token(b, token, sp->state_prod[q], seq->v, (uint32_t)seq->n) ? -1 : 1;
 }
 
-/* finish_token for every token of the trie subtree at node i. */
+/*
+ * finish_token for every token of the trie subtree at node i. When `from`
+ * is node i's own byte, every token starts the rest with it: one step
+ * decides for all that they cannot be lexed (the common case after a
+ * backtracking state breaks, where most tokens are impossible).
+ */
 static int finish_subtree(builder *b, uint32_t i, size_t from, const uint32_t *pre, uint32_t npre,
                           uint32_t q)
 {
     const gm_trie *tr = b->sp->trie;
+    uint32_t next, emit[GM_SPANNER_MAX_EMIT], nemit;
+    if (from + 1 == tr->nodes[i].depth &&
+        !gm_spanner_step(b->sp, q, tr->nodes[i].byte, &next, emit, &nemit))
+        return 0;
     for (uint32_t j = i; j < tr->nodes[i].skip; j++)
         for (uint32_t k = tr->nodes[j].tok_begin; k < tr->nodes[j].tok_end; k++)
             if (finish_token(b, tr->tokens[k], from, pre, npre, q) < 0)

@@ -42,6 +42,11 @@ tests_test_mask_SOURCES = tests/test_mask.c
 tests_test_mask_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_mask_LDADD = $(GM_TEST_LDADD)
 
+GM_TESTS += tests/test_fuzz_seeds
+tests_test_fuzz_seeds_SOURCES = tests/test_fuzz_seeds.c
+tests_test_fuzz_seeds_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_fuzz_seeds_LDADD = $(GM_TEST_LDADD)
+
 GM_TESTS += tests/test_threads
 tests_test_threads_SOURCES = tests/test_threads.c
 tests_test_threads_CFLAGS = $(GM_TEST_CFLAGS)

@@ -47,6 +47,8 @@ gm_status gm_compiled_load_buffer(const uint8_t *data, size_t len, const char *n
                                   gm_error *err);
 /* The checksum a compiled file's header holds for its payload. */
 uint64_t gm_compiled_checksum(const uint8_t *payload, size_t len);
+/* The format version compiled files are written and read in (serialize.c). */
+#define GM_COMPILED_FORMAT 3
 
 /* Adjusts a gm_limits so every zero field takes its default. */
 void gm_limits_resolve(gm_limits *out, const gm_limits *in);

@@ -29,7 +29,7 @@
 
 #define GMC_MAGIC "GRAMASK\x1a"
 enum {
-    GMC_VERSION = 3,
+    GMC_VERSION = GM_COMPILED_FORMAT,
     GMC_BYTE_ORDER = 0x01020304,
     GMC_HEADER = 40,
     TAG_VOCB = 0x42434f56, /* "VOCB" little-endian */

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *file = malloc(size + 40);
     if (!file)
         return 0;
-    uint32_t version = 2, order = 0x01020304, flags = 0, reserved = 0;
+    uint32_t version = GM_COMPILED_FORMAT, order = 0x01020304, flags = 0, reserved = 0;
     uint64_t len = size, sum = gm_compiled_checksum(data, size);
     memcpy(file, "GRAMASK\x1a", 8);
     memcpy(file + 8, &version, 4);

@@ -31,7 +31,7 @@
 enum {
     GMC_VERSION = GM_COMPILED_FORMAT,
     GMC_BYTE_ORDER = 0x01020304,
-    GMC_HEADER = 40,
+    GMC_HEADER = GM_COMPILED_HEADER,
     TAG_VOCB = 0x42434f56, /* "VOCB" little-endian */
     TAG_LEXR = 0x5258454c,
     TAG_LRTB = 0x4254524c,
@@ -181,15 +181,8 @@ gm_status gm_compiled_save(const gm_compiled *c, const char *path, gm_error *err
         gm_mem_free(m, w.buf);
         return gm_mem_fail(m, err, "the compiled file");
     }
-    uint8_t header[GMC_HEADER] = {0};
-    memcpy(header, GMC_MAGIC, 8);
-    uint32_t version = GMC_VERSION, order = GMC_BYTE_ORDER, flags = 0;
-    uint64_t len = w.len, sum = gm_compiled_checksum(w.buf, w.len);
-    memcpy(header + 8, &version, 4);
-    memcpy(header + 12, &order, 4);
-    memcpy(header + 16, &len, 8);
-    memcpy(header + 24, &sum, 8);
-    memcpy(header + 32, &flags, 4);
+    uint8_t header[GM_COMPILED_HEADER];
+    gm_compiled_header(header, w.buf, w.len);
     FILE *f = fopen(path, "wb");
     int ok = f && fwrite(header, 1, sizeof header, f) == sizeof header &&
              fwrite(w.buf, 1, w.len, f) == w.len;
@@ -829,6 +822,19 @@ fail:
     gm_grammar_destroy(g);
     gm_vocab_destroy(v);
     return st;
+}
+
+void gm_compiled_header(uint8_t header[GM_COMPILED_HEADER], const uint8_t *payload, size_t len)
+{
+    uint32_t version = GMC_VERSION, order = GMC_BYTE_ORDER, flags = 0, reserved = 0;
+    uint64_t n = len, sum = gm_compiled_checksum(payload, len);
+    memcpy(header, GMC_MAGIC, 8);
+    memcpy(header + 8, &version, 4);
+    memcpy(header + 12, &order, 4);
+    memcpy(header + 16, &n, 8);
+    memcpy(header + 24, &sum, 8);
+    memcpy(header + 32, &flags, 4);
+    memcpy(header + 36, &reserved, 4);
 }
 
 uint64_t gm_compiled_checksum(const uint8_t *payload, size_t len)

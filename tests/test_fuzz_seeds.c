@@ -1,6 +1,6 @@
 /*
  * The fuzz targets' seeds do what they are there for: each compiled-file
- * seed, framed as fuzz_compiled frames its input (a valid header of the
+ * seed, framed as fuzz_compiled frames its input (gm_compiled_header: the
  * current format in front of the payload), loads and decodes. A format
  * bump that left the seeds or the harness behind would otherwise leave
  * fuzz_compiled rejecting every input at the header, testing nothing.
@@ -23,9 +23,9 @@ static uint8_t *read_seed(const char *name, size_t *n)
     fseek(f, 0, SEEK_END);
     *n = (size_t)ftell(f);
     fseek(f, 0, SEEK_SET);
-    uint8_t *file = malloc(*n + 40);
+    uint8_t *file = malloc(*n + GM_COMPILED_HEADER);
     assert_non_null(file);
-    assert_int_equal(fread(file + 40, 1, *n, f), *n);
+    assert_int_equal(fread(file + GM_COMPILED_HEADER, 1, *n, f), *n);
     fclose(f);
     return file;
 }
@@ -37,18 +37,10 @@ static void compiled_seeds_load(void **state)
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
         size_t n;
         uint8_t *file = read_seed(seeds[i], &n);
-        uint32_t version = GM_COMPILED_FORMAT, order = 0x01020304, zero = 0;
-        uint64_t len = n, sum = gm_compiled_checksum(file + 40, n);
-        memcpy(file, "GRAMASK\x1a", 8);
-        memcpy(file + 8, &version, 4);
-        memcpy(file + 12, &order, 4);
-        memcpy(file + 16, &len, 8);
-        memcpy(file + 24, &sum, 8);
-        memcpy(file + 32, &zero, 4);
-        memcpy(file + 36, &zero, 4);
+        gm_compiled_header(file, file + GM_COMPILED_HEADER, n);
         gm_compiled *c;
         gm_error err;
-        if (gm_compiled_load_buffer(file, n + 40, seeds[i], NULL, &c, &err) != GM_OK)
+        if (gm_compiled_load_buffer(file, n + GM_COMPILED_HEADER, seeds[i], NULL, &c, &err) != GM_OK)
             fail_msg("seed %s does not load: %s", seeds[i], err.message);
         gm_matcher *m;
         assert_int_equal(gm_matcher_create(c, NULL, &m, &err), GM_OK);

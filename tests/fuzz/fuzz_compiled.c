@@ -15,25 +15,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    uint8_t *file = malloc(size + 40);
+    uint8_t *file = malloc(size + GM_COMPILED_HEADER);
     if (!file)
         return 0;
-    uint32_t version = GM_COMPILED_FORMAT, order = 0x01020304, flags = 0, reserved = 0;
-    uint64_t len = size, sum = gm_compiled_checksum(data, size);
-    memcpy(file, "GRAMASK\x1a", 8);
-    memcpy(file + 8, &version, 4);
-    memcpy(file + 12, &order, 4);
-    memcpy(file + 16, &len, 8);
-    memcpy(file + 24, &sum, 8);
-    memcpy(file + 32, &flags, 4);
-    memcpy(file + 36, &reserved, 4);
-    memcpy(file + 40, data, size);
+    gm_compiled_header(file, data, size);
+    memcpy(file + GM_COMPILED_HEADER, data, size);
     gm_compile_options opts;
     gm_compile_options_init_defaults(&opts);
     opts.limits.max_memory = (size_t)512 << 20;
     gm_compiled *c;
     gm_error err;
-    if (gm_compiled_load_buffer(file, size + 40, "fuzz.gmc", &opts, &c, &err) == GM_OK) {
+    if (gm_compiled_load_buffer(file, size + GM_COMPILED_HEADER, "fuzz.gmc", &opts, &c, &err) == GM_OK) {
         gm_matcher *m;
         if (gm_matcher_create(c, NULL, &m, &err) == GM_OK) {
             size_t words = gm_compiled_mask_words(c);

@@ -27,7 +27,7 @@ typedef struct builder {
     const gm_lexer *lx;      /* the DFA as built (its rows are not changed here) */
     uint32_t nclasses;       /* refined classes: spaces, tabs and line breaks apart */
     uint8_t byte_class[256];
-    uint8_t class_ws[256];   /* [class] the class is a space, tab or line break */
+    uint8_t class_ws[256];   /* [class] the class's byte may not be in a window */
     uint32_t *class_old;     /* [nclasses] the DFA's class of each refined class */
     u32vec rows;             /* [states * nclasses] transducer rows */
     gm_intern keys;          /* bt_key -> backtracking state - ndfa */
@@ -40,23 +40,23 @@ static uint32_t dfa_next(const builder *b, uint32_t q, uint32_t c)
     return lx->next[(size_t)q * lx->nclasses + b->class_old[c]];
 }
 
-/* Spaces, tabs and line breaks get classes of their own: the window may not hold them. */
+/* Bytes a window may not hold (gm_lexer_window_stop) get classes of their own. */
 static int refine_classes(builder *b)
 {
     const gm_lexer *lx = b->lx;
-    uint32_t first[256 + 3];
+    uint32_t first[2 * 256]; /* by DFA class, then by the byte itself for stopping bytes */
     memset(first, 0xff, sizeof first);
     b->nclasses = 0;
     b->class_old = gm_mem_calloc(b->mem, 256, sizeof *b->class_old);
     if (!b->class_old)
         return -1;
     for (unsigned byte = 0; byte < 256; byte++) {
-        unsigned ws = byte == ' ' ? 1 : byte == '\t' ? 2 : byte == '\n' ? 3 : 0;
-        unsigned key = ws ? 255 + ws : lx->byte_class[byte];
+        bool stop = gm_lexer_window_stop((uint8_t)byte);
+        unsigned key = stop ? 256 + byte : lx->byte_class[byte];
         if (first[key] == UINT32_MAX) {
             first[key] = b->nclasses;
             b->class_old[b->nclasses] = lx->byte_class[byte];
-            b->class_ws[b->nclasses] = ws != 0;
+            b->class_ws[b->nclasses] = stop;
             b->nclasses++;
         }
         b->byte_class[byte] = (uint8_t)first[key];
@@ -122,12 +122,11 @@ static gm_status expand(builder *b, uint32_t s, gm_error *err)
     return GM_OK;
 }
 
-/* Prod of a backtracking state: the main match's, which holds the fallback. */
+/* Prod of a backtracking state: the main match's (states are only made when it holds T). */
 static void fill_prod(const gm_lexer *lx, uint64_t *prod, uint32_t s, const bt_key *k)
 {
     uint32_t w = lx->prod_words;
     memcpy(prod + (size_t)s * w, lx->prod + (size_t)k->main * w, w * sizeof *prod);
-    prod[(size_t)s * w + (k->fallback >> 6)] |= (uint64_t)1 << (k->fallback & 63);
 }
 
 gm_status gm_lexer_add_backtracking(gm_lexer *lx, uint32_t max_states, gm_error *err)

@@ -168,6 +168,22 @@ void gm_lexer_destroy(gm_lexer *lx);
 gm_status gm_lexer_add_backtracking(gm_lexer *lx, uint32_t max_states, gm_error *err);
 
 /*
+ * gm_lexer_build for a grammar; with lark set, as Lark runs it: equal-length
+ * ties go by Lark's lexer order (sets lark_ties on every spec) and the lexer
+ * falls back to the longest match (gm_lexer_add_backtracking, at most
+ * limits->max_dfa_states states), as Python's re does.
+ */
+gm_status gm_lexer_build_grammar(gm_mem *m, gm_terminal_spec *specs, uint32_t n, bool lark,
+                                 const gm_limits *limits, gm_warning_fn warn, void *warn_ud,
+                                 gm_lexer **out, gm_error *err);
+
+/* Bytes a backtracking window may not hold: they move line widths. */
+static inline bool gm_lexer_window_stop(uint8_t b)
+{
+    return b == ' ' || b == '\t' || b == '\n';
+}
+
+/*
  * What ends the lexeme pending in q when a byte cannot continue it: the
  * terminal *t it becomes and the state *resume that takes the byte (0: a
  * new lexeme). False when q's lexeme is no terminal (a lexing error).

@@ -253,6 +253,27 @@ done:
     return st;
 }
 
+gm_status gm_lexer_build_grammar(gm_mem *m, gm_terminal_spec *specs, uint32_t n, bool lark,
+                                 const gm_limits *limits, gm_warning_fn warn, void *warn_ud,
+                                 gm_lexer **out, gm_error *err)
+{
+    for (uint32_t i = 0; lark && specs && i < n; i++)
+        specs[i].lark_ties = true;
+    gm_status st = gm_lexer_build(m, specs, n, limits, warn, warn_ud, out, err);
+    if (st != GM_OK || !lark)
+        return st;
+    gm_limits lim;
+    gm_limits_init_defaults(&lim);
+    st = gm_lexer_add_backtracking(*out, limits && limits->max_dfa_states ? limits->max_dfa_states
+                                                                         : lim.max_dfa_states,
+                                   err);
+    if (st != GM_OK) {
+        gm_lexer_destroy(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 void gm_lexer_destroy(gm_lexer *lx)
 {
     if (!lx)

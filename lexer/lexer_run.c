@@ -28,10 +28,9 @@ static bool window_ok(const gm_lexer *lx, uint32_t q, uint32_t t, const uint8_t 
     /* Re-lexing the window must complete no lexeme: the DFA never dies on it. */
     uint32_t r = 0;
     for (size_t i = from; i < to; i++) {
-        uint8_t b = text[i];
-        if (b == ' ' || b == '\t' || b == '\n')
+        if (gm_lexer_window_stop(text[i]))
             return false;
-        r = dfa_next(lx, r, b);
+        r = dfa_next(lx, r, text[i]);
         if (r == GM_LEX_DEAD)
             return false;
     }

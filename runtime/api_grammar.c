@@ -51,15 +51,10 @@ static gm_status build(gm_grammar *g, const gm_grammar_options *opts, gm_error *
 {
     gm_limits lim;
     gm_limits_resolve(&lim, opts ? &opts->limits : NULL);
-    /* A grammar run as Lark runs it: Lark's lexer order settles equal-length ties too. */
-    for (uint32_t i = 0; opts && opts->conflicts == GM_CONFLICTS_LARK && i < g->cfg->nterminals; i++)
-        g->cfg->terminals[i].lark_ties = true;
-    gm_status st = gm_lexer_build(&g->mem, g->cfg->terminals, g->cfg->nterminals, &lim,
-                                  opts ? opts->warn : NULL, opts ? opts->warn_ud : NULL,
-                                  &g->lexer, err);
-    /* ... and its lexer falls back to the longest match, as Python's re does. */
-    if (st == GM_OK && opts && opts->conflicts == GM_CONFLICTS_LARK)
-        st = gm_lexer_add_backtracking(g->lexer, lim.max_dfa_states, err);
+    gm_status st = gm_lexer_build_grammar(&g->mem, g->cfg->terminals, g->cfg->nterminals,
+                                          opts && opts->conflicts == GM_CONFLICTS_LARK, &lim,
+                                          opts ? opts->warn : NULL, opts ? opts->warn_ud : NULL,
+                                          &g->lexer, err);
     if (st != GM_OK)
         return st;
     gm_lalr_options lo = {0};

@@ -337,12 +337,9 @@ int gm_cmd_parse(int argc, char **argv)
                                                                    : gm_bundled_grammar(gpath, &blen);
     gm_status lst = bundled ? gm_grammar_load(&m, gpath, bundled, blen, &gopts, &g, &err)
                             : gm_grammar_load_file(&m, gpath, &gopts, &g, &err);
-    for (uint32_t i = 0; lst == GM_OK && mode == GM_CONFLICTS_LARK && i < g->nterminals; i++)
-        g->terminals[i].lark_ties = true; /* as gm_grammar_create does in Lark mode */
-    if (lst != GM_OK ||
-        gm_lexer_build(&m, g->terminals, g->nterminals, &limits, print_warning, NULL, &lx, &err) != GM_OK ||
-        (mode == GM_CONFLICTS_LARK &&
-         gm_lexer_add_backtracking(lx, limits.max_dfa_states, &err) != GM_OK)) {
+    if (lst != GM_OK || gm_lexer_build_grammar(&m, g->terminals, g->nterminals,
+                                               mode == GM_CONFLICTS_LARK, &limits, print_warning,
+                                               NULL, &lx, &err) != GM_OK) {
         gm_cli_fail("parse", &err);
         goto done;
     }

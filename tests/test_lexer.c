@@ -474,12 +474,9 @@ static void backtracking_step_agrees_with_run(void **state)
 
 /* ---- allocation failures ---- */
 
-static void allocation_failures_are_clean(void **state)
+/* Every allocation of a build, failed in turn, gives GM_ERR_NOMEM and leaks nothing. */
+static void failing_allocations(const char *terms, bool lark)
 {
-    (void)state;
-    const char *terms =
-        "IF \"if\"\nELSE \"else\"\nID /[^\\W\\d]\\w*/\nNUM /\\d+(?:\\.\\d+)?/\nSTR /\"(?:[^\"\\\\]|\\\\.)*\"/\n"
-        "OP /[-+*\\/=]=?/\nKW \"select\"i\nWS /\\s+/\n%ignore WS\n";
     gm_mem pm;
     gm_mem_init(&pm, NULL, 0);
     gm_termfile tf;
@@ -491,7 +488,9 @@ static void allocation_failures_are_clean(void **state)
     gm_mem m;
     gm_mem_init(&m, &al, 0);
     gm_lexer *lx = NULL;
-    assert_int_equal(gm_lexer_build(&m, tf.specs, tf.n, NULL, NULL, NULL, &lx, &err), GM_OK);
+    assert_int_equal(gm_lexer_build_grammar(&m, tf.specs, tf.n, lark, NULL, NULL, NULL, &lx, &err),
+                     GM_OK);
+    assert_true(lark == (lx->nstates > lx->ndfa));
     gm_lexer_destroy(lx);
     assert_int_equal(fa.live, 0);
     unsigned long total = fa.count;
@@ -502,7 +501,7 @@ static void allocation_failures_are_clean(void **state)
         gm_mem_init(&m, &al, 0);
         lx = NULL;
         gm_error_clear(&err);
-        gm_status st = gm_lexer_build(&m, tf.specs, tf.n, NULL, NULL, NULL, &lx, &err);
+        gm_status st = gm_lexer_build_grammar(&m, tf.specs, tf.n, lark, NULL, NULL, NULL, &lx, &err);
         if (st != GM_ERR_NOMEM || lx != NULL || f2.live != 0 || atomic_load(&m.used) != 0)
             fail_msg("failing allocation %lu of %lu: status %d, lexer %p, %ld blocks leaked", n, total, st,
                      (void *)lx, f2.live);
@@ -510,6 +509,17 @@ static void allocation_failures_are_clean(void **state)
     }
     gm_termfile_free(&tf);
     assert_int_equal(atomic_load(&pm.used), 0);
+}
+
+static void allocation_failures_are_clean(void **state)
+{
+    (void)state;
+    failing_allocations(
+        "IF \"if\"\nELSE \"else\"\nID /[^\\W\\d]\\w*/\nNUM /\\d+(?:\\.\\d+)?/\nSTR /\"(?:[^\"\\\\]|\\\\.)*\"/\n"
+        "OP /[-+*\\/=]=?/\nKW \"select\"i\nWS /\\s+/\n%ignore WS\n",
+        false);
+    /* In Lark mode the backtracking states are built too (gm_lexer_add_backtracking). */
+    failing_allocations(bt_terms, true);
 }
 
 /* ---- differential test against a reference lexer ---- */

@@ -29,7 +29,9 @@ static void print_help(void)
            "                      (error) makes any conflict an error; the summary counts\n"
            "                      them as Lark does, per state and lookahead (a cell with a\n"
            "                      shift and two reductions is one of each); in Lark mode\n"
-           "                      equal-length lexer ties also go by Lark's lexer order\n"
+           "                      equal-length lexer ties also go by Lark's lexer order, and\n"
+           "                      the lexer backs up to the longest match as Lark's does\n"
+           "                      (bounded: README, Lark compatibility)\n"
            "  --start=RULE        start rule (default: start)\n\n"
            "Exit status: 0 ok, 1 the grammar is invalid or not LALR(1), 2 usage error.\n",
            USAGE);

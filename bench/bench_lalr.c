@@ -17,9 +17,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "parser/bundled.h"
 #include "parser/grammar.h"
 #include "parser/lr.h"
-#include "src/base/bitset.h"
+#include "base/bitset.h"
 
 enum { BUILD_RUNS = 51, STACKS = 2000 };
 

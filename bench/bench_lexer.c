@@ -26,7 +26,7 @@
 #include "lexer/nfa.h"
 #include "lexer/regex.h"
 #include "lexer/termfile.h"
-#include "src/base/file.h"
+#include "base/file.h"
 
 enum { BUILD_RUNS = 21 };
 

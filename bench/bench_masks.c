@@ -29,6 +29,7 @@
 
 #include "bench/bench_report.h"
 #include "bench/bench_util.h"
+#include "parser/bundled.h"
 #include "parser/grammar.h"
 #include "runtime/objects.h"
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "spanner/ids_file.h"
-#include "src/base/mem.h"
+#include "base/mem.h"
 
 double bm_ms_since(uint64_t t0_ns) { return (double)(gm_clock_ns() - t0_ns) / 1e6; }
 

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "gramask.h"
-#include "src/base/timing.h"
+#include "base/timing.h"
 
 double bm_ms_since(uint64_t t0_ns);
 /* CPU time of this process (robust to preemption for single-threaded work). */

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "src/base/vec.h"
+#include "base/vec.h"
 
 void gm_cpset_free(gm_mem *m, gm_cpset *s)
 {

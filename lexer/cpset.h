@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "src/base/mem.h"
+#include "base/mem.h"
 
 #define GM_CP_MAX 0x10FFFFu
 

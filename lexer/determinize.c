@@ -13,9 +13,9 @@
 
 #include "lexer/dfa.h"
 #include "lexer/lexer.h"
-#include "src/base/error.h"
-#include "src/base/hash.h"
-#include "src/base/vec.h"
+#include "base/error.h"
+#include "base/hash.h"
+#include "base/vec.h"
 
 typedef struct det {
     const gm_nfa *nfa;

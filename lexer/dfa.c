@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "lexer/lexer.h"
-#include "src/base/error.h"
-#include "src/base/hash.h"
+#include "base/error.h"
+#include "base/hash.h"
 
 void gm_dfa_free(gm_dfa *d)
 {

@@ -27,7 +27,7 @@
 #include "gramask.h"
 #include "lexer/nfa.h"
 #include "lexer/uclass.h"
-#include "src/base/mem.h"
+#include "base/mem.h"
 
 typedef struct gm_dfa {
     gm_mem *mem;

@@ -20,7 +20,7 @@
 
 #include "lexer/dfa.h"
 #include "lexer/lexer.h"
-#include "src/base/strbuf.h"
+#include "base/strbuf.h"
 
 /* The tables a dump needs; name(ud, label) names an accepting label. */
 typedef struct gm_dfa_view {

@@ -59,8 +59,8 @@
 #include <stdint.h>
 
 #include "gramask.h"
-#include "src/base/error.h"
-#include "src/base/mem.h"
+#include "base/error.h"
+#include "base/mem.h"
 
 /* Regex flags, as Python's re and Lark's /.../flags use them. */
 enum {

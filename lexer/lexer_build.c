@@ -24,9 +24,9 @@
 #include "lexer/nfa.h"
 #include "lexer/regex.h"
 #include "lexer/uclass.h"
-#include "src/base/error.h"
-#include "src/base/strbuf.h"
-#include "src/base/vec.h"
+#include "base/error.h"
+#include "base/strbuf.h"
+#include "base/vec.h"
 
 /* Records an error about terminal `spec`, with its location when it has one. */
 static gm_status spec_error(gm_error *err, gm_status code, const gm_terminal_spec *spec,

@@ -8,7 +8,7 @@
  */
 #include "lexer/lexer.h"
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 static uint32_t dfa_next(const gm_lexer *lx, uint32_t q, uint8_t byte)
 {

@@ -22,7 +22,7 @@ lexer_gen_unicode_tables_LDADD = $(UTF8PROC_LIBS)
 lexer/unicode_tables.c: lexer/gen_unicode_tables$(EXEEXT)
 	$(AM_V_GEN)$(MKDIR_P) lexer && ./lexer/gen_unicode_tables$(EXEEXT) > $@.tmp && mv $@.tmp $@
 
-gramask_SOURCES += src/cli/cmd_regex.c src/cli/cmd_lex.c
+gramask_SOURCES += cli/cmd_regex.c cli/cmd_lex.c
 
 GM_TESTS += tests/test_regex_diff
 tests_test_regex_diff_SOURCES = tests/test_regex_diff.c

@@ -25,8 +25,8 @@
 
 #include "lexer/dfa.h"
 #include "lexer/lexer.h"
-#include "src/base/error.h"
-#include "src/base/vec.h"
+#include "base/error.h"
+#include "base/vec.h"
 
 typedef struct part {
     uint32_t *elems;  /* states grouped by block */

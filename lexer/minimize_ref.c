@@ -9,8 +9,8 @@
 
 #include "lexer/dfa.h"
 #include "lexer/lexer.h"
-#include "src/base/error.h"
-#include "src/base/hash.h"
+#include "base/error.h"
+#include "base/hash.h"
 
 gm_status gm_dfa_minimize_ref(const gm_dfa *in, bool start_apart, gm_dfa *out, gm_error *err)
 {

@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "lexer/utf8_ranges.h"
-#include "src/base/error.h"
-#include "src/base/vec.h"
+#include "base/error.h"
+#include "base/vec.h"
 
 /* An edge of a frozen UTF-8 state as the cache key sees it (no padding garbage). */
 typedef struct key_edge {

@@ -17,8 +17,8 @@
 
 #include "gramask.h"
 #include "lexer/regex.h"
-#include "src/base/hash.h"
-#include "src/base/mem.h"
+#include "base/hash.h"
+#include "base/mem.h"
 
 #define GM_NFA_NO_TAG UINT32_MAX
 

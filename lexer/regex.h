@@ -44,8 +44,8 @@
 #include "gramask.h"
 #include "lexer/cpset.h"
 #include "lexer/uclass.h"
-#include "src/base/mem.h"
-#include "src/base/strbuf.h"
+#include "base/mem.h"
+#include "base/strbuf.h"
 
 #define GM_REGEX_MAX_DEPTH 200
 #define GM_RX_INF UINT32_MAX

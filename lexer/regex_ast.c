@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "lexer/regex.h"
-#include "src/base/vec.h"
+#include "base/vec.h"
 
 uint32_t gm_regex_add_node(gm_regex *re, gm_rx_kind kind)
 {

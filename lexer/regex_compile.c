@@ -5,7 +5,7 @@
 #include "lexer/lexer.h"
 #include "lexer/nfa.h"
 #include "lexer/regex.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 gm_status gm_regex_compile(gm_mem *m, gm_uclass *uc, const char *pattern, size_t len,
                            unsigned flags, const gm_limits *limits, gm_dfa *min, gm_dfa *dfa,

@@ -57,8 +57,8 @@
 #include <string.h>
 
 #include "lexer/utf8_ranges.h"
-#include "src/base/error.h"
-#include "src/base/vec.h"
+#include "base/error.h"
+#include "base/vec.h"
 
 #define NONE UINT32_MAX
 

@@ -14,8 +14,8 @@
 
 #include "lexer/lexer.h"
 #include "lexer/utf8_ranges.h"
-#include "src/base/error.h"
-#include "src/base/vec.h"
+#include "base/error.h"
+#include "base/vec.h"
 
 /* One token of the pattern: a character, or a backslash and the character after it. */
 typedef struct token {

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "lexer/utf8_ranges.h"
-#include "src/base/error.h"
-#include "src/base/vec.h"
+#include "base/error.h"
+#include "base/vec.h"
 
 typedef struct tparser {
     gm_termfile *tf;

@@ -2,7 +2,7 @@
 #include "lexer/uclass.h"
 
 #include "lexer/unicode_tables.h"
-#include "src/base/vec.h"
+#include "base/vec.h"
 
 void gm_uclass_init(gm_uclass *uc, gm_mem *m)
 {

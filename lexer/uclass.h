@@ -34,7 +34,7 @@
 #include <stdint.h>
 
 #include "lexer/cpset.h"
-#include "src/base/mem.h"
+#include "base/mem.h"
 
 typedef struct gm_uclass {
     gm_mem *mem;         /* allocator of the sets the functions below grow */

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "src/base/utf8.h"
+#include "base/utf8.h"
 
 typedef struct gm_utf8_seq {
     uint8_t len;      /* 1..4 */

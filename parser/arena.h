@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "src/base/mem.h"
+#include "base/mem.h"
 
 typedef struct gm_arena_chunk gm_arena_chunk;
 

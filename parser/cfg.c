@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "parser/lark_load.h"
+#include "parser/lark_pattern.h"
 
 void gm_cfg_destroy(gm_cfg *g)
 {

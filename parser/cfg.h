@@ -22,9 +22,9 @@
 #include "gramask.h"
 #include "lexer/lexer.h"
 #include "parser/postlex.h"
-#include "src/base/error.h"
-#include "src/base/mem.h"
-#include "src/base/strbuf.h"
+#include "base/error.h"
+#include "base/mem.h"
+#include "base/strbuf.h"
 
 typedef uint32_t gm_sym;
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "parser/lark_load.h"
-#include "src/base/file.h"
+#include "base/file.h"
 
 gm_status gm_grammar_load(gm_mem *m, const char *file, const char *text, size_t len,
                           const gm_grammar_options *opts, gm_cfg **out, gm_error *err)

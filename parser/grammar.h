@@ -45,11 +45,4 @@ gm_status gm_grammar_load(gm_mem *m, const char *file, const char *text, size_t 
 gm_status gm_grammar_load_file(gm_mem *m, const char *path, const gm_grammar_options *opts,
                                gm_cfg **out, gm_error *err);
 
-/*
- * The text of a grammar bundled into the library ("common", "json", "go",
- * "java", "python", ...), or NULL. Static storage; the library does not need
- * any file at run time.
- */
-const char *gm_bundled_grammar(const char *name, size_t *len);
-
 #endif

@@ -16,11 +16,11 @@
 
 #include "parser/cfg.h"
 #include "parser/lr.h"
-#include "src/base/error.h"
-#include "src/base/hash.h"
-#include "src/base/mem.h"
-#include "src/base/strbuf.h"
-#include "src/base/vec.h"
+#include "base/error.h"
+#include "base/hash.h"
+#include "base/mem.h"
+#include "base/strbuf.h"
+#include "base/vec.h"
 
 #define GM_NOSYM UINT32_MAX
 

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "parser/lalr_internal.h"
-#include "src/base/bitset.h"
+#include "base/bitset.h"
 
 #define INF UINT32_MAX
 

@@ -3,8 +3,6 @@
 
 #include <string.h>
 
-#include "parser/lark_parse.h"
-#include "parser/lark_scan.h"
 
 gm_lx *gm_lx_new(gm_arena *a, gm_lx_kind kind, gm_srcloc loc)
 {
@@ -91,38 +89,4 @@ bool gm_lark_one_char(const char *bytes, size_t n, uint32_t *cp)
         return false;
     *cp = v;
     return true;
-}
-
-gm_status gm_lark_parse(gm_arena *a, const char *file, const char *text, size_t len,
-                        gm_lmodule **out, gm_error *err)
-{
-    *out = NULL;
-    gm_lscan s;
-    memset(&s, 0, sizeof s);
-    s.arena = a;
-    s.file = file;
-    s.text = text;
-    s.len = len;
-    s.cur = (const unsigned char *)text;
-    s.lim = (const unsigned char *)text + len;
-    s.tok = s.cur;
-    s.line_start = s.cur;
-    s.line = 1;
-    s.last_was_nl = true;
-    s.err = err;
-    s.mod = gm_arena_alloc(a, sizeof *s.mod);
-    if (!s.mod)
-        return gm_mem_fail(a->mem, err, "parsing a grammar");
-    s.mod->file = file;
-    s.mod->text = text;
-    s.mod->len = len;
-    int r = gm_lark_yyparse(&s);
-    if (s.status != GM_OK)
-        return s.status;
-    if (r != 0) {
-        /* Bison gave up without a message of ours: only allocation can do that. */
-        return gm_lscan_nomem(&s);
-    }
-    *out = s.mod;
-    return GM_OK;
 }

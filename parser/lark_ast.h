@@ -16,7 +16,7 @@
 
 #include "gramask.h"
 #include "parser/arena.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 typedef enum gm_lx_kind {
     LX_SEQ,      /* kids in order; no kids = the empty string */
@@ -108,14 +108,6 @@ typedef struct gm_lmodule {
 
 /* Deepest nesting of ( [ { that a grammar may use. */
 #define GM_LARK_MAX_NESTING 100
-
-/*
- * Parses text[0..len) (text[len] must be '\0') into a module allocated in a.
- * Errors carry file:line:column and a caret line. GM_ERR_NOMEM on failure
- * of the arena's allocator (GM_ERR_LIMIT when its memory limit refused).
- */
-gm_status gm_lark_parse(gm_arena *a, const char *file, const char *text, size_t len,
-                        gm_lmodule **out, gm_error *err);
 
 /* Tree building, shared by the parser and the template expander. NULL on allocation failure. */
 gm_lx *gm_lx_new(gm_arena *a, gm_lx_kind kind, gm_srcloc loc);

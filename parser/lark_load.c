@@ -16,13 +16,15 @@
  * an imported name again needs %override. %ignore in imported grammars
  * has no effect (as in Lark), nor have gramask's %insert and %indent.
  */
+#include "parser/bundled.h"
 #include "parser/lark_load.h"
+#include "parser/lark_parse.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "src/base/file.h"
+#include "base/file.h"
 
 enum { MAX_IMPORT_DEPTH = 32 };
 

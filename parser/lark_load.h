@@ -11,10 +11,10 @@
 
 #include "parser/arena.h"
 #include "parser/cfg.h"
-#include "parser/grammar.h"
 #include "parser/lark_ast.h"
-#include "src/base/hash.h"
-#include "src/base/strbuf.h"
+#include "parser/lark_pattern.h"
+#include "base/hash.h"
+#include "base/strbuf.h"
 
 /* A source text the loader has read: the main grammar or an imported one. */
 typedef struct gm_lsource {
@@ -82,13 +82,6 @@ gm_status gm_lload_main(gm_lload *L, gm_lbuilder *b, const char *file, const cha
 void gm_lbuilder_free(gm_lbuilder *b);
 
 /* A terminal's pattern after composition (lark_terminals.c). */
-typedef struct gm_lpattern {
-    const char *bytes;       /* regex source, or the literal's bytes when is_literal */
-    size_t len;
-    unsigned flags;          /* GM_RE_*; 0 for a composed pattern */
-    bool is_literal;
-} gm_lpattern;
-
 /* Composition state for all terminals of a builder. */
 typedef struct gm_lterms {
     gm_lload *L;
@@ -102,9 +95,6 @@ typedef struct gm_lterms {
 gm_status gm_lterms_pattern(gm_lterms *t, const gm_ldef *d, gm_lpattern *out);
 /* The pattern of an expression used as a rule item or %ignore (a literal, regex or range). */
 gm_status gm_lterms_leaf(gm_lterms *t, const gm_lx *x, gm_lpattern *out);
-
-/* Writes a pattern as grammar text ("lit"i or /re/flags) for names and dumps. */
-void gm_lpattern_write(gm_strbuf *out, const gm_lpattern *p);
 
 /* Desugars the validated definitions of b into a gm_cfg (lark_bnf.c). */
 gm_status gm_lbnf_build(gm_lload *L, gm_lbuilder *b, const char *start, gm_cfg **out);

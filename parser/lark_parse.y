@@ -5,11 +5,20 @@
  * a newline, `|` after a newline continues them (note [Lark newlines]).
  */
 %code requires {
-#include "parser/lark_scan.h"
+#include "parser/lark_state.h"
 }
 
 %code provides {
+/* Implemented by the scanner (lark_scan.re). */
 int gm_lark_yylex(GM_LARK_YYSTYPE *lval, GM_LARK_YYLTYPE *lloc, gm_lscan *S);
+
+/*
+ * Parses text[0..len) (text[len] must be '\0') into a module allocated in a.
+ * Errors carry file:line:column and a caret line. GM_ERR_NOMEM on failure
+ * of the arena's allocator (GM_ERR_LIMIT when its memory limit refused).
+ */
+gm_status gm_lark_parse(gm_arena *a, const char *file, const char *text, size_t len,
+                        gm_lmodule **out, gm_error *err);
 }
 
 %code {
@@ -621,4 +630,38 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, gm_lscan *S)
     }
     gm_lscan_error(S, GM_ERR_SYNTAX, loc, "unexpected %s%s", what, list);
     return 0;
+}
+
+gm_status gm_lark_parse(gm_arena *a, const char *file, const char *text, size_t len,
+                        gm_lmodule **out, gm_error *err)
+{
+    *out = NULL;
+    gm_lscan s;
+    memset(&s, 0, sizeof s);
+    s.arena = a;
+    s.file = file;
+    s.text = text;
+    s.len = len;
+    s.cur = (const unsigned char *)text;
+    s.lim = (const unsigned char *)text + len;
+    s.tok = s.cur;
+    s.line_start = s.cur;
+    s.line = 1;
+    s.last_was_nl = true;
+    s.err = err;
+    s.mod = gm_arena_alloc(a, sizeof *s.mod);
+    if (!s.mod)
+        return gm_mem_fail(a->mem, err, "parsing a grammar");
+    s.mod->file = file;
+    s.mod->text = text;
+    s.mod->len = len;
+    int r = gm_lark_yyparse(&s);
+    if (s.status != GM_OK)
+        return s.status;
+    if (r != 0) {
+        /* Bison gave up without a message of ours: only allocation can do that. */
+        return gm_lscan_nomem(&s);
+    }
+    *out = s.mod;
+    return GM_OK;
 }

@@ -6,7 +6,8 @@
 libgmcore_la_SOURCES += \
 	parser/arena.c parser/arena.h \
 	parser/cfg.c parser/grammar.c parser/grammar.h \
-	parser/lark_ast.c parser/lark_ast.h parser/lark_scan.h \
+	parser/lark_ast.c parser/lark_ast.h parser/lark_state.c parser/lark_state.h \
+	parser/lark_pattern.c parser/lark_pattern.h parser/bundled.h \
 	parser/lark_bnf.c parser/lark_load.c parser/lark_load.h parser/lark_terminals.c \
 	parser/postlex.c parser/postlex.h
 
@@ -56,7 +57,7 @@ libgmcore_la_SOURCES += \
 	parser/lr_stack.c
 
 # The grammar and parse commands.
-gramask_SOURCES += src/cli/cmd_grammar.c src/cli/cmd_parse.c
+gramask_SOURCES += cli/cmd_grammar.c cli/cmd_parse.c
 
 # Tests of the LALR(1) construction and the LR runtime.
 check_LTLIBRARIES += tests/libgmlalrtest.la

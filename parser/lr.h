@@ -22,8 +22,8 @@
 
 #include "gramask.h"
 #include "parser/cfg.h"
-#include "src/base/mem.h"
-#include "src/base/strbuf.h"
+#include "base/mem.h"
+#include "base/strbuf.h"
 
 /* An action: kind in the low 2 bits, argument (state or production) above. */
 typedef uint32_t gm_lr_action;

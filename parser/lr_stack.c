@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "parser/lr.h"
-#include "src/base/bitset.h"
+#include "base/bitset.h"
 
 #define SEGMENT 256
 

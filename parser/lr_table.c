@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "parser/lalr_internal.h"
-#include "src/base/bitset.h"
+#include "base/bitset.h"
 
 #define MAX_STATES_CAP ((1u << 30) - 2)
 

@@ -49,8 +49,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "src/base/error.h"
-#include "src/base/mem.h"
+#include "base/error.h"
+#include "base/mem.h"
 
 #define GM_POSTLEX_NONE UINT32_MAX
 

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "runtime/objects.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 void gm_compile_options_init_defaults(gm_compile_options *opts)
 {

@@ -2,9 +2,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "parser/bundled.h"
 #include "parser/grammar.h"
 #include "runtime/objects.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 void gm_grammar_options_init_defaults(gm_grammar_options *opts)
 {

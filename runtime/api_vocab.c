@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "runtime/objects.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 void gm_vocab_options_init_defaults(gm_vocab_options *opts)
 {

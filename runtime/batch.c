@@ -41,8 +41,8 @@
 #endif
 
 #include "gramask.h"
-#include "src/base/error.h"
-#include "src/base/timing.h"
+#include "base/error.h"
+#include "base/timing.h"
 
 /* One thread's share of the rows of a job: rows [next, end) are still free. */
 typedef struct share {

@@ -4,6 +4,7 @@ libgmcore_la_SOURCES += \
 	runtime/api_grammar.c \
 	runtime/api_vocab.c \
 	runtime/batch.c \
+	runtime/indent.c runtime/indent.h \
 	runtime/layer.c runtime/layer.h \
 	runtime/mask.c runtime/mask.h \
 	runtime/matcher.c \
@@ -13,11 +14,11 @@ libgmcore_la_SOURCES += \
 
 # Decoding commands of the CLI.
 gramask_SOURCES += \
-	src/cli/session.c src/cli/session.h \
-	src/cli/cmd_compile.c \
-	src/cli/cmd_demo.c \
-	src/cli/cmd_generate.c \
-	src/cli/cmd_trace.c
+	cli/session.c cli/session.h \
+	cli/cmd_compile.c \
+	cli/cmd_demo.c \
+	cli/cmd_generate.c \
+	cli/cmd_trace.c
 gramask_CPPFLAGS = $(AM_CPPFLAGS) -DGM_SRCDATA='"$(abs_top_srcdir)/tests/data"' \
 	-DGM_PKGDATA='"$(pkgdatadir)"'
 demodatadir = $(pkgdatadir)

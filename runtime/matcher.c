@@ -10,8 +10,8 @@
 
 #include "runtime/mask.h"
 #include "runtime/objects.h"
-#include "src/base/error.h"
-#include "src/base/vec.h"
+#include "base/error.h"
+#include "base/vec.h"
 
 typedef struct history {
     uint32_t q;

@@ -15,7 +15,7 @@
 #include "parser/postlex.h"
 #include "spanner/spanner.h"
 #include "spanner/vocab.h"
-#include "src/base/mem.h"
+#include "base/mem.h"
 
 struct gm_vocab {
     atomic_uint refs;

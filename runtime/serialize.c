@@ -22,10 +22,10 @@
 
 #include "runtime/objects.h"
 #include "spanner/profile.h"
-#include "src/base/error.h"
-#include "src/base/file.h"
-#include "src/base/hash.h"
-#include "src/base/vec.h"
+#include "base/error.h"
+#include "base/file.h"
+#include "base/hash.h"
+#include "base/vec.h"
 
 #define GMC_MAGIC "GRAMASK\x1a"
 enum {

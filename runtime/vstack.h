@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "parser/lr.h"
-#include "runtime/layer.h"
+#include "runtime/indent.h"
 
 typedef struct gm_vstack {
     const gm_lr_node *base;  /* top of the part of the real stack still in place */

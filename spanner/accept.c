@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "src/base/hash.h"
+#include "base/hash.h"
 
 enum {
     ANCHOR_MAX = 320,         /* states on an anchored stack before giving up (-> D): tokens

@@ -28,7 +28,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "spanner/spanner.h"
+#include "spanner/tables.h"
 
 /* States of the stack top an entry is keyed on. */
 #define GM_ANCHOR_STATES 4

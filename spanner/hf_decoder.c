@@ -49,7 +49,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "spanner/vocab_impl.h"
+#include "spanner/vocab_data.h"
 
 /* The inverse GPT-2 byte map: code point (< 324) -> byte, or -1. */
 static void byte_level_inverse(int16_t inv[324])

@@ -12,10 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "src/base/utf8.h"
+#include "base/utf8.h"
 
 #include "gramask.h"
-#include "src/base/mem.h"
+#include "base/mem.h"
 
 typedef enum { GM_HF_BYTE_LEVEL, GM_HF_REPLACE, GM_HF_BYTE_FALLBACK, GM_HF_STRIP } gm_hf_op_kind;
 

@@ -4,8 +4,8 @@
 #include <jansson.h>
 #include <string.h>
 
-#include "src/base/error.h"
-#include "src/base/file.h"
+#include "base/error.h"
+#include "base/file.h"
 
 void gm_ids_file_destroy(gm_ids_file *f)
 {

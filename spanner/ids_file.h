@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "gramask.h"
-#include "src/base/mem.h"
+#include "base/mem.h"
 
 typedef struct gm_ids_entry {
     char *file;               /* NAME as written (NUL-terminated, no NUL inside) */

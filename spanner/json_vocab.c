@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "spanner/hf_decoder.h"
-#include "src/base/hash.h"
+#include "base/hash.h"
 
 enum { DECLINE = -1, NOMEM = -2 };
 

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "gramask.h"
-#include "src/base/mem.h"
+#include "base/mem.h"
 
 typedef struct gm_json_vocab {
     gm_mem *mem;

@@ -2,15 +2,15 @@
 # reference tokenization files; the token spanner tables build on them.
 libgmcore_la_SOURCES += \
 	spanner/ids_file.c spanner/ids_file.h \
-	spanner/trie.c \
-	spanner/vocab.c spanner/vocab.h spanner/vocab_impl.h \
+	spanner/trie.c spanner/trie.h \
+	spanner/vocab.c spanner/vocab.h spanner/vocab_data.c spanner/vocab_data.h \
 	spanner/hf_decoder.c spanner/hf_decoder.h \
 	spanner/json_skip.c spanner/json_skip.h \
 	spanner/json_vocab.c spanner/json_vocab.h \
-	spanner/vocab_hf.c \
-	spanner/vocab_plain.c
+	spanner/vocab_hf.c spanner/vocab_hf.h \
+	spanner/vocab_plain.c spanner/vocab_plain.h
 
-gramask_SOURCES += src/cli/cmd_vocab.c
+gramask_SOURCES += cli/cmd_vocab.c
 
 GM_TESTS += tests/test_vocab
 tests_test_vocab_SOURCES = tests/test_vocab.c
@@ -33,5 +33,5 @@ GM_FUZZ += tests/fuzz/fuzz_vocab tests/fuzz/fuzz_ids
 libgmcore_la_SOURCES += \
 	spanner/accept.c spanner/accept.h \
 	spanner/profile.c spanner/profile.h \
-	spanner/spanner.c spanner/spanner.h \
+	spanner/spanner.c spanner/spanner.h spanner/tables.h \
 	spanner/tokset.c spanner/tokset.h

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/base/error.h"
-#include "src/base/hash.h"
-#include "src/base/vec.h"
+#include "base/error.h"
+#include "base/hash.h"
+#include "base/vec.h"
 
 typedef GM_VEC(uint32_t) u32vec;
 

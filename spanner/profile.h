@@ -2,7 +2,7 @@
 #ifndef GM_SPANNER_PROFILE_H
 #define GM_SPANNER_PROFILE_H
 
-#include "spanner/spanner.h"
+#include "spanner/tables.h"
 
 gm_status gm_profile_build(const gm_spanner *sp, uint32_t q, gm_profile **out, gm_error *err);
 void gm_profile_destroy(gm_mem *m, gm_profile *p);

@@ -10,8 +10,8 @@
 
 #include "spanner/accept.h"
 #include "spanner/profile.h"
-#include "src/base/error.h"
-#include "src/base/hash.h"
+#include "base/error.h"
+#include "base/hash.h"
 
 static int compare_u32(const void *a, const void *b)
 {

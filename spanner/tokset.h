@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "src/base/mem.h"
+#include "base/mem.h"
 
 typedef enum gm_tokset_kind {
     GM_TOKSET_EMPTY = 0,

@@ -27,8 +27,8 @@
  */
 #include <string.h>
 
-#include "spanner/vocab.h"
-#include "src/base/error.h"
+#include "spanner/trie.h"
+#include "base/error.h"
 
 typedef struct sorter {
     const gm_vocab_data *v;

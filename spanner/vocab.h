@@ -38,68 +38,10 @@
 #ifndef GM_SPANNER_VOCAB_H
 #define GM_SPANNER_VOCAB_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include "gramask.h"
-#include "src/base/mem.h"
-
-struct gm_strbuf;
-
-/* Token flags. */
-enum {
-    GM_TOK_SPECIAL = 1u << 0, /* a special added token (<|eot_id|>, </s>, ...): never
-                                 allowed as text unless a grammar names it */
-    GM_TOK_ADDED = 1u << 1,   /* listed in added_tokens (special or not) */
-    GM_TOK_PADDING = 1u << 2, /* an id past the tokenizer's vocabulary (model padding):
-                                 never allowed; no bytes */
-    GM_TOK_EOS = 1u << 3,     /* an end-of-sequence id */
-};
-
-typedef struct gm_vocab_data {
-    gm_mem *mem;              /* allocator of the arrays below (owned by the caller) */
-    uint32_t size;            /* ids 0..size-1 (the model's vocabulary size) */
-    uint32_t ntokenizer;      /* ids the tokenizer defines (size - ntokenizer are padding) */
-    uint32_t *offsets;        /* [size + 1] token i's bytes are bytes[offsets[i], offsets[i+1]) */
-    uint8_t *bytes;
-    uint8_t *flags;           /* [size] GM_TOK_* */
-    uint32_t *eos;            /* EOS ids, sorted */
-    uint32_t neos;
-    uint32_t strip_leading;   /* text-level rule: decoding removes up to this many spaces
-                                 from the start of the whole text (SentencePiece's dummy
-                                 prefix); the tokens' bytes keep them */
-    uint8_t kind;             /* GM_VOCAB_* : where the bytes came from (for reports) */
-} gm_vocab_data;
-
-/* gm_vocab_data.kind */
-enum {
-    GM_VOCAB_PLAIN = 0,       /* the plain hex format */
-    GM_VOCAB_BYTE_LEVEL = 1,  /* tokenizer.json, ByteLevel decoder (GPT-2 byte map) */
-    GM_VOCAB_SENTENCEPIECE = 2,/* tokenizer.json, a character for space (U+2581), maybe
-                                  <0xNN> byte fallback */
-    GM_VOCAB_LITERAL = 3      /* tokenizer.json whose decoder keeps token text as it is */
-};
-
-/* Hard bounds (also the defaults of gm_vocab_load_options). */
-enum {
-    GM_VOCAB_MAX_TOKENS = 1u << 24,   /* ids in one vocabulary */
-    GM_VOCAB_MAX_TOKEN_BYTES = 65535  /* bytes of one token (gm_trie_node.depth is 16 bits) */
-};
-
-static inline const uint8_t *gm_vocab_data_token(const gm_vocab_data *v, uint32_t id, size_t *len)
-{
-    *len = v->offsets[id + 1] - v->offsets[id];
-    return v->bytes + v->offsets[id];
-}
-
-typedef struct gm_vocab_load_options {
-    uint32_t model_size;      /* 0 = the tokenizer's own size; larger = padding ids */
-    const uint32_t *extra_eos;/* ids to treat as EOS besides eos_token */
-    size_t nextra_eos;
-    uint32_t max_tokens;      /* 0 = GM_VOCAB_MAX_TOKENS; more ids fail with GM_ERR_LIMIT */
-    size_t max_file_bytes;    /* 0 = 1 GiB; a larger file fails with GM_ERR_LIMIT */
-} gm_vocab_load_options;
+#include "spanner/trie.h"
+#include "spanner/vocab_data.h"
+#include "spanner/vocab_hf.h"
+#include "spanner/vocab_plain.h"
 
 /*
  * Loads path: a tokenizer.json file (or a directory holding one), with
@@ -125,58 +67,5 @@ typedef struct gm_vocab_load_options {
  */
 gm_status gm_vocab_load(gm_mem *m, const char *path, const gm_vocab_load_options *opts,
                         gm_vocab_data **out, gm_error *err);
-/* Same from tokenizer.json text in memory (config_text may be NULL). */
-gm_status gm_vocab_load_json(gm_mem *m, const char *name, const char *text, size_t len,
-                             const char *config_text, size_t config_len,
-                             const gm_vocab_load_options *opts, gm_vocab_data **out,
-                             gm_error *err);
-void gm_vocab_data_destroy(gm_vocab_data *v);
-
-/*
- * Appends the text of ids[0..n) to out: the tokens' bytes, then the
- * text-level rule (strip_leading) applied to the start of what this call
- * appended. Fails with GM_ERR_ARGUMENT for an id out of range or a padding
- * id (naming its position), GM_ERR_NOMEM when out failed to grow.
- */
-gm_status gm_vocab_decode(const gm_vocab_data *v, const uint32_t *ids, size_t n,
-                          struct gm_strbuf *out, gm_error *err);
-
-/* Appends v in the plain format to out (see the top of this header). */
-void gm_vocab_write_plain(const gm_vocab_data *v, struct gm_strbuf *out);
-
-/*
- * The detokenizing trie as a flat pre-order array (llguidance toktrie):
- * node 0 is the root (empty string); the children of a node follow it in
- * byte order; `skip` is the index just past a node's subtree, so a walk
- * that rejects a prefix jumps over everything below it. Tokens with the
- * same bytes share a node. Special, padding and empty tokens are left out.
- */
-typedef struct gm_trie_node {
-    uint32_t skip;            /* index past this node's subtree */
-    uint32_t tok_begin;       /* tokens ending here: trie->tokens[tok_begin, tok_end) */
-    uint32_t tok_end;
-    uint16_t depth;           /* length of the byte string (root = 0) */
-    uint8_t byte;             /* the last byte of the string (unused for the root) */
-} gm_trie_node;
-
-typedef struct gm_trie {
-    gm_mem *mem;
-    gm_trie_node *nodes;
-    uint32_t nnodes;
-    uint32_t *tokens;         /* token ids grouped by node */
-    uint32_t ntokens;
-    uint16_t max_depth;
-} gm_trie;
-
-/*
- * Builds the trie of v (see trie.c, note [trie by sorting]). Within a node
- * the token ids are ascending. *out is owned by the caller; m must outlive
- * it. Fails only with GM_ERR_NOMEM / GM_ERR_LIMIT.
- */
-gm_status gm_trie_build(gm_mem *m, const gm_vocab_data *v, gm_trie **out, gm_error *err);
-void gm_trie_destroy(gm_trie *t);
-
-/* The node of the byte string s[0..len), or UINT32_MAX when no token starts with it. */
-uint32_t gm_trie_find(const gm_trie *t, const uint8_t *s, size_t len);
 
 #endif

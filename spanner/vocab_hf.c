@@ -22,7 +22,7 @@
 #include "spanner/hf_decoder.h"
 #include "spanner/json_skip.h"
 #include "spanner/json_vocab.h"
-#include "spanner/vocab_impl.h"
+#include "spanner/vocab_hf.h"
 
 /* What the loader reports errors with. */
 typedef struct loader {

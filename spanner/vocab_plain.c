@@ -2,11 +2,11 @@
  * The plain vocabulary format (defined at the top of vocab.h): reading it
  * into a gm_vocab_data and writing one out.
  */
-#include "spanner/vocab_impl.h"
+#include "spanner/vocab_plain.h"
 
 #include <string.h>
 
-#include "src/base/strbuf.h"
+#include "base/strbuf.h"
 
 static int hexval(unsigned char c)
 {

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "parser/grammar.h"
-#include "src/base/strbuf.h"
+#include "base/strbuf.h"
 
 static void on_warning(void *ud, const gm_error *w)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "parser/grammar.h"
-#include "src/base/bitset.h"
+#include "base/bitset.h"
 #include "tests/testutil.h"
 
 /* ---- loading ------------------------------------------------------------------ */

@@ -44,3 +44,8 @@ fuzz-run: fuzz
 	done
 .PHONY: fuzz fuzz-run
 EXTRA_DIST += tests/fuzz tests/cli_lib.sh
+
+# The include graph flows one way: stages include only stages below them, and
+# no two modules include each other (DESIGN.md, "Layout").
+TESTS += tests/include_graph.py
+EXTRA_DIST += tests/include_graph.py

@@ -1,14 +1,14 @@
-/* Unit tests of src/base: allocation accounting and limits, errors, intern table. */
+/* Unit tests of base: allocation accounting and limits, errors, intern table. */
 #include "tests/testutil.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "src/base/error.h"
-#include "src/base/hash.h"
-#include "src/base/mem.h"
-#include "src/base/strbuf.h"
-#include "src/base/vec.h"
+#include "base/error.h"
+#include "base/hash.h"
+#include "base/mem.h"
+#include "base/strbuf.h"
+#include "base/vec.h"
 
 static void mem_counts_and_limits(void **state)
 {

@@ -17,9 +17,10 @@
 #include <unistd.h>
 
 #include "lexer/lexer.h"
+#include "parser/bundled.h"
 #include "parser/grammar.h"
 #include "parser/lr.h"
-#include "src/base/strbuf.h"
+#include "base/strbuf.h"
 
 typedef struct warnings {
     int count;

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "lexer/lexer.h"
+#include "parser/bundled.h"
 #include "parser/grammar.h"
 #include "parser/lr.h"
 #include "tests/testutil.h"

@@ -32,7 +32,7 @@
 #include <cmocka.h>
 
 #include "parser/lr.h"
-#include "src/base/bitset.h"
+#include "base/bitset.h"
 #include "tests/lalr_testlib.h"
 #include "tests/testutil.h"
 

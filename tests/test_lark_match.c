@@ -24,7 +24,7 @@
 #include "lexer/lexer.h"
 #include "lexer/regex.h"
 #include "parser/grammar.h"
-#include "src/base/strbuf.h"
+#include "base/strbuf.h"
 
 /* Idioms as Lark and its users write them, beyond the SynCode grammars. */
 static const struct {

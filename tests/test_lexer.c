@@ -16,7 +16,7 @@
 #include "lexer/dump.h"
 #include "lexer/lexer.h"
 #include "lexer/termfile.h"
-#include "src/base/strbuf.h"
+#include "base/strbuf.h"
 
 /* ---- helpers ---- */
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "lexer/lexer.h"
+#include "parser/bundled.h"
 #include "parser/grammar.h"
 #include "parser/lr.h"
 #include "parser/postlex.h"

@@ -15,7 +15,7 @@
 #include "lexer/lexer.h"
 #include "runtime/objects.h"
 #include "spanner/spanner.h"
-#include "src/base/mem.h"
+#include "base/mem.h"
 
 /* ---- reference transducer ------------------------------------------------ */
 

@@ -12,7 +12,7 @@
 
 #include "spanner/ids_file.h"
 #include "spanner/vocab.h"
-#include "src/base/strbuf.h"
+#include "base/strbuf.h"
 
 static const char *const tokenizers[] = {"sp32k", "llama3", "qwen3", "gptoss"};
 

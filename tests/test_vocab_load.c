@@ -13,8 +13,8 @@
 #include "spanner/ids_file.h"
 #include "spanner/json_vocab.h"
 #include "spanner/vocab.h"
-#include "spanner/vocab_impl.h"
-#include "src/base/strbuf.h"
+#include "spanner/vocab.h"
+#include "base/strbuf.h"
 
 static const char *bad_dir(const char *file)
 {

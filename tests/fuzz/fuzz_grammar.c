@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "parser/grammar.h"
-#include "src/base/strbuf.h"
+#include "base/strbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

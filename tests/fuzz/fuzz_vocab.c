@@ -18,8 +18,8 @@
 
 #include "spanner/json_skip.h"
 #include "spanner/vocab.h"
-#include "spanner/vocab_impl.h"
-#include "src/base/strbuf.h"
+#include "spanner/vocab.h"
+#include "base/strbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

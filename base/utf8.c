@@ -1,0 +1,27 @@
+/* Strict UTF-8 decoding (RFC 3629). */
+#include "base/utf8.h"
+
+size_t gm_utf8_decode(const uint8_t *s, size_t len, uint32_t *cp)
+{
+    if (len == 0)
+        return 0;
+    uint8_t c = s[0];
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+    if (n == 0 || c > 0xf4 || n > len)
+        return 0;
+    uint32_t v = c & (0x7fu >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        v = v << 6 | (s[i] & 0x3f);
+    }
+    if ((n == 3 && v < 0x800) || (n == 4 && (v < 0x10000 || v > 0x10ffff)) ||
+        (v >= 0xd800 && v <= 0xdfff))
+        return 0;
+    *cp = v;
+    return n;
+}

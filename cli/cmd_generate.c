@@ -1,0 +1,260 @@
+/*
+ * gramask generate: random constrained generation. At each step a token is
+ * drawn uniformly among the allowed ones (EOS, when allowed, with a set
+ * probability). A dead end — no allowed token and no EOS — must never
+ * happen; it is reported with the text that led to it. Finished texts are
+ * checked again byte by byte with a fresh matcher.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/objects.h"
+#include "base/utf8.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/session.h"
+
+static const char usage[] =
+    "GRAMMAR --tokenizer T [--seed S] [-n N] [--max-tokens M] [--eos-prob P]\n"
+    "             [--out FILE] [--eager] [--conflicts=lark]\n"
+    "  Writes N random texts of the grammar's language (JSON lines to FILE or stdout) and\n"
+    "  reports dead ends (exit status 1). Defaults: seed 1, N 10, M 200, P 0.2.";
+
+static uint64_t next_random(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *s = x;
+}
+
+/*
+ * A JSON string of the bytes. Well-formed UTF-8 passes through; a byte that
+ * is not part of one (a text cut mid-character) is written as \udcXX, the
+ * lone surrogate Python's "surrogateescape" uses for it, so the bytes can be
+ * recovered exactly and the output stays valid JSON text.
+ */
+static void json_string(FILE *out, const uint8_t *b, size_t n)
+{
+    fputc('"', out);
+    for (size_t i = 0; i < n;) {
+        uint8_t c = b[i];
+        uint32_t cp;
+        size_t k = c >= 0x80 ? gm_utf8_decode(b + i, n - i, &cp) : 1;
+        if (k == 0) {
+            fprintf(out, "\\udc%02x", c);
+            i++;
+            continue;
+        }
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", out);
+        else if (c == '\t')
+            fputs("\\t", out);
+        else if (c < 0x20 || c == 0x7f)
+            fprintf(out, "\\u%04x", c);
+        else
+            fwrite(b + i, 1, k, out);
+        i += k;
+    }
+    fputc('"', out);
+}
+
+typedef struct text {
+    uint8_t *bytes;
+    size_t len, cap;
+} text;
+
+static int text_append(text *t, const uint8_t *b, size_t n)
+{
+    if (t->len + n > t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 256;
+        while (cap < t->len + n)
+            cap *= 2;
+        uint8_t *nb = realloc(t->bytes, cap);
+        if (!nb)
+            return -1;
+        t->bytes = nb;
+        t->cap = cap;
+    }
+    memcpy(t->bytes + t->len, b, n);
+    t->len += n;
+    return 0;
+}
+
+int gm_cmd_generate(int argc, char **argv)
+{
+    gm_cli_load_options lo = {0};
+    uint64_t seed = 1, count = 10, max_tokens = 200;
+    double eos_prob = 0.2;
+    const char *out_path = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help")) {
+            printf("usage: gramask generate %s\n", usage);
+            return 0;
+        } else if (!strcmp(a, "--tokenizer") && i + 1 < argc) {
+            lo.tokenizer = argv[++i];
+        } else if (!strcmp(a, "--seed") && i + 1 < argc) {
+            if (gm_cli_parse_u64(argv[++i], &seed))
+                return gm_cli_usage("generate", usage);
+        } else if (!strcmp(a, "-n") && i + 1 < argc) {
+            if (gm_cli_parse_u64(argv[++i], &count))
+                return gm_cli_usage("generate", usage);
+        } else if (!strcmp(a, "--max-tokens") && i + 1 < argc) {
+            if (gm_cli_parse_u64(argv[++i], &max_tokens))
+                return gm_cli_usage("generate", usage);
+        } else if (!strcmp(a, "--eos-prob") && i + 1 < argc) {
+            char *end;
+            eos_prob = strtod(argv[++i], &end);
+            if (*end || eos_prob < 0 || eos_prob > 1)
+                return gm_cli_usage("generate", usage);
+        } else if (!strcmp(a, "--out") && i + 1 < argc) {
+            out_path = argv[++i];
+        } else if (!strcmp(a, "--eager")) {
+            lo.eager = true;
+        } else if (!strcmp(a, "--conflicts=lark")) {
+            lo.conflicts = GM_CONFLICTS_LARK;
+        } else if (a[0] == '-' || lo.grammar) {
+            return gm_cli_usage("generate", usage);
+        } else {
+            lo.grammar = a;
+        }
+    }
+    if (!lo.grammar)
+        return gm_cli_usage("generate", usage);
+    gm_cli_session s;
+    int rc = gm_cli_session_open("generate", &lo, &s);
+    if (rc)
+        return rc;
+    FILE *out = stdout;
+    if (out_path && !(out = fopen(out_path, "w"))) {
+        fprintf(stderr, "gramask generate: cannot write %s\n", out_path);
+        gm_cli_session_close(&s);
+        return 1;
+    }
+    uint32_t nbits = gm_compiled_vocab_size(s.compiled);
+    size_t words = gm_compiled_mask_words(s.compiled);
+    uint32_t *mask = calloc(words, sizeof *mask);
+    uint32_t *allowed = calloc(nbits, sizeof *allowed);
+    uint64_t rng = seed * 0x9e3779b97f4a7c15ULL + 1;
+    size_t finished = 0, truncated = 0, dead = 0, bad_recheck = 0, total_tokens = 0;
+    const uint32_t *eos;
+    size_t neos = gm_vocab_eos_ids(s.vocab, &eos);
+    text t = {0};
+    gm_error err;
+    rc = 0;
+    if (!mask || !allowed) {
+        fprintf(stderr, "gramask generate: out of memory\n");
+        rc = 1;
+        goto done;
+    }
+    for (uint64_t k = 0; k < count && !rc; k++) {
+        gm_matcher *m;
+        if (gm_matcher_create(s.compiled, NULL, &m, &err) != GM_OK) {
+            rc = gm_cli_fail("generate", &err);
+            break;
+        }
+        t.len = 0;
+        uint32_t strip = s.vocab->data->strip_leading;
+        int ended = 0;
+        size_t ntok = 0;
+        for (; ntok < max_tokens; ntok++) {
+            if (gm_matcher_fill_mask(m, mask, words, &err) != GM_OK) {
+                rc = gm_cli_fail("generate", &err);
+                break;
+            }
+            size_t n = 0;
+            int eos_ok = 0;
+            for (uint32_t w = 0; w < words; w++)
+                for (uint32_t x = mask[w]; x; x &= x - 1) {
+                    uint32_t id = w * 32 + (uint32_t)__builtin_ctz(x);
+                    int is_eos = 0;
+                    for (size_t e = 0; e < neos; e++)
+                        is_eos |= eos[e] == id;
+                    if (is_eos)
+                        eos_ok = 1;
+                    else
+                        allowed[n++] = id;
+                }
+            if (n == 0 && !eos_ok) {
+                dead++;
+                fprintf(stderr, "gramask generate: DEAD END in text %llu after %zu tokens: ",
+                        (unsigned long long)k, ntok);
+                json_string(stderr, t.bytes, t.len);
+                fputc('\n', stderr);
+                break;
+            }
+            if (eos_ok && (n == 0 || (double)(next_random(&rng) % 1000000) / 1e6 < eos_prob)) {
+                if (gm_matcher_accept_token(m, eos[0], &err) != GM_OK) {
+                    rc = gm_cli_fail("generate", &err);
+                    break;
+                }
+                ended = 1;
+                break;
+            }
+            uint32_t id = allowed[next_random(&rng) % n];
+            if (gm_matcher_accept_token(m, id, &err) != GM_OK) {
+                fprintf(stderr, "gramask generate: token %u was in the mask but rejected: %s\n", id,
+                        err.message);
+                rc = 1;
+                break;
+            }
+            size_t len;
+            const uint8_t *b = gm_vocab_token(s.vocab, id, &len);
+            /* The decoded text: the tokenizer's decoder drops leading spaces of the whole
+             * text (SentencePiece's dummy prefix), and so does the grammar's view of it. */
+            while (t.len == 0 && strip && len && b[0] == ' ') {
+                b++;
+                len--;
+                strip--;
+            }
+            if (text_append(&t, b, len)) {
+                fprintf(stderr, "gramask generate: out of memory\n");
+                rc = 1;
+                break;
+            }
+        }
+        gm_matcher_destroy(m);
+        total_tokens += ntok;
+        if (rc)
+            break;
+        if (ended) {
+            finished++;
+            /* The finished text, fed as raw bytes to a fresh matcher, must be a sentence. */
+            gm_matcher *check = NULL;
+            int ok = gm_matcher_create(s.compiled, NULL, &check, &err) == GM_OK &&
+                     gm_matcher_accept_bytes(check, t.bytes, t.len, &err) == GM_OK &&
+                     gm_matcher_is_accepting(check);
+            if (check)
+                gm_matcher_destroy(check);
+            if (!ok) {
+                bad_recheck++;
+                fprintf(stderr, "gramask generate: finished text %llu is not accepted when re-read\n",
+                        (unsigned long long)k);
+            }
+        } else if (ntok == max_tokens) {
+            truncated++;
+        }
+        fprintf(out, "{\"text\": ");
+        json_string(out, t.bytes, t.len);
+        fprintf(out, ", \"tokens\": %zu, \"finished\": %s}\n", ntok, ended ? "true" : "false");
+    }
+    fprintf(stderr, "generate: %llu texts, %zu finished, %zu truncated at %llu tokens, %zu dead "
+                    "ends, %zu failed re-check, %zu tokens\n",
+            (unsigned long long)count, finished, truncated, (unsigned long long)max_tokens, dead,
+            bad_recheck, total_tokens);
+    if (dead || bad_recheck)
+        rc = 1;
+done:
+    free(t.bytes);
+    free(mask);
+    free(allowed);
+    if (out != stdout)
+        fclose(out);
+    gm_cli_session_close(&s);
+    return rc;
+}

@@ -1,0 +1,371 @@
+/*
+ * gramask parse GRAMMAR FILE... [--conflicts=lark] [--start=RULE] [--terminals]
+ *
+ * Lexes each FILE with the grammar's lexer (maximal munch, %ignore'd
+ * terminals dropped) and feeds the terminals to the LR runtime. Prints OK,
+ * or the first error as FILE:line:column with the terminals expected there.
+ * The grammar is built once for all files (make check-corpus parses
+ * thousands).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lexer/lexer.h"
+#include "parser/bundled.h"
+#include "parser/grammar.h"
+#include "parser/lr.h"
+#include "parser/postlex.h"
+#include "base/bitset.h"
+#include "base/file.h"
+#include "base/strbuf.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+
+static const char USAGE[] = "GRAMMAR FILE... [--conflicts=error|lark] [--start=RULE] [--terminals]";
+
+static void print_help(void)
+{
+    printf("usage: gramask parse %s\n\n"
+           "Lexes FILE with GRAMMAR's terminals (longest match; %%ignore'd terminals are\n"
+           "dropped) and parses the terminal stream with the LALR(1) tables. Prints OK,\n"
+           "or the first error with its line:column and the terminals expected there.\n"
+           "GRAMMAR is a .lark file or the name of a bundled grammar (json, go, python, ...).\n"
+           "With several files, one line each: FILE: OK (...), or the error line.\n\n"
+           "  --conflicts=lark    run the grammar as Lark does: its conflict resolution, lexer\n"
+           "                      ties and backing up (see gramask grammar)\n"
+           "  --start=RULE        start rule (default: start)\n"
+           "  --terminals         print each terminal the parser gets, as LINE:COLUMN NAME\n"
+           "                      (a post-lexing layer's terminals where their lexeme ends)\n\n"
+           "Exit status: 0 every file parses, 1 one does not (or the grammar is invalid), 2 usage.\n",
+           USAGE);
+}
+
+static void print_warning(void *ud, const gm_error *w)
+{
+    (void)ud;
+    fprintf(stderr, "gramask parse: %s\n", w->message);
+}
+
+typedef struct parse_ctx {
+    const gm_cfg *g;
+    const gm_lr_table *t;
+    gm_mem *mem;
+    const char *text;
+    gm_lr_node *top;
+    size_t tokens;
+    gm_lexeme bad;           /* where the parser stopped */
+    uint32_t bad_term;       /* the terminal it rejected (may come from a post-lexing layer) */
+    bool rejected;
+    bool bad_indent;         /* the post-lexing layer refused a line end */
+    gm_error layer_err;
+    gm_status failure;       /* allocation failure while feeding */
+    gm_postlex_stream layers; /* semicolon insertion, indentation (parser/postlex.h) */
+    bool print;              /* --terminals */
+    size_t shift;            /* bytes of the virtual line end before the file's text */
+    size_t line_off;         /* --terminals: offset, line and line start of the last one printed */
+    uint32_t line;
+    size_t line_start;
+} parse_ctx;
+
+/* --terminals: "LINE:COLUMN NAME" for a terminal at offset off (offsets never decrease). */
+static void print_terminal(parse_ctx *c, uint32_t term, size_t off)
+{
+    off = off > c->shift ? off - c->shift : 0; /* in the file's own text */
+    const char *text = c->text + c->shift;
+    for (; c->line_off < off; c->line_off++)
+        if (text[c->line_off] == '\n') {
+            c->line++;
+            c->line_start = c->line_off + 1;
+        }
+    printf("%u:%zu %s\n", c->line, off - c->line_start + 1, c->g->names[term]);
+}
+
+static gm_status feed_all(parse_ctx *c, const uint32_t *terms, size_t n, const gm_lexeme *lx)
+{
+    for (size_t i = 0; i < n; i++) {
+        gm_lr_node *next;
+        gm_status st = gm_lr_feed(c->t, c->mem, c->top, terms[i], &next);
+        if (st == GM_ERR_REJECTED) {
+            c->rejected = true;
+            c->bad = *lx;
+            c->bad_term = terms[i];
+            return GM_ERR_REJECTED;
+        }
+        if (st != GM_OK) {
+            c->failure = st;
+            return st;
+        }
+        gm_lr_node_release(c->mem, c->top);
+        c->top = next;
+        c->tokens++;
+        if (c->print)
+            print_terminal(c, terms[i], terms[i] == lx->terminal ? lx->start : lx->end);
+    }
+    return GM_OK;
+}
+
+static gm_status on_lexeme(void *ud, const gm_lexeme *lx)
+{
+    parse_ctx *c = ud;
+    if (c->g->terminals[lx->terminal].ignored)
+        return GM_OK;
+    const uint32_t *out;
+    size_t n;
+    if (gm_postlex_stream_feed(&c->layers, lx->terminal, (const uint8_t *)c->text + lx->start,
+                               lx->end - lx->start, &out, &n, &c->layer_err) != GM_OK) {
+        c->rejected = c->bad_indent = true;
+        c->bad = *lx;
+        return GM_ERR_REJECTED;
+    }
+    return feed_all(c, out, n, lx);
+}
+
+/* "expected: A, B or $end" from the terminals viable at top. */
+static void put_expected(gm_strbuf *b, const gm_cfg *g, const gm_lr_table *t, const gm_lr_node *top)
+{
+    uint64_t *bits = calloc(GM_BITSET_WORDS(t->nterms) + 1, sizeof *bits);
+    if (!bits)
+        return;
+    gm_lr_expected(t, top, bits);
+    size_t n = gm_bitset_count(bits, GM_BITSET_WORDS(t->nterms)), k = 0;
+    gm_strbuf_puts(b, n ? "; expected " : "; nothing can follow");
+    for (uint32_t term = 0; term < t->nterms; term++) {
+        if (!gm_bitset_get(bits, term))
+            continue;
+        k++;
+        if (k > 1)
+            gm_strbuf_puts(b, k == n ? " or " : ", ");
+        if (k > 40) {
+            gm_strbuf_printf(b, "... (%zu more)", n - 40);
+            break;
+        }
+        gm_strbuf_puts(b, term == t->eof ? "end of input" : g->names[term]);
+    }
+    free(bits);
+}
+
+static void put_lexeme_text(gm_strbuf *b, const char *text, size_t start, size_t end)
+{
+    size_t n = end - start;
+    gm_strbuf_putc(b, '"');
+    gm_strbuf_escaped(b, text + start, n > 40 ? 40 : n);
+    gm_strbuf_puts(b, n > 40 ? "\"..." : "\"");
+}
+
+/* The grammar's objects, built once for every file. */
+typedef struct parse_tables {
+    gm_mem *mem;
+    const gm_cfg *g;
+    const gm_lexer *lx;
+    const gm_lr_table *t;
+    gm_limits limits;
+    bool print;              /* --terminals */
+    bool many;               /* several files: "FILE: " before OK and read errors */
+} parse_tables;
+
+/* An offset in the lexed buffer as an offset in the file (the virtual line end maps to 0). */
+static size_t unshift(size_t off, size_t shift)
+{
+    return off > shift ? off - shift : 0;
+}
+
+/* Lexes and parses one file; prints its result line. 0 parses, 1 does not, -1 fatal. */
+static int parse_file(const parse_tables *pt, const char *fpath)
+{
+    gm_mem *m = pt->mem;
+    const gm_cfg *g = pt->g;
+    const gm_lr_table *t = pt->t;
+    gm_error err;
+    char *text = NULL, *lexed = NULL;
+    size_t len = 0, shift = 0;
+    gm_strbuf msg;
+    gm_strbuf_init(&msg, m);
+    parse_ctx c;
+    memset(&c, 0, sizeof c);
+    int rc = 1;
+    if (gm_file_read(m, fpath, pt->limits.max_input_bytes, &text, &len, &err) != GM_OK) {
+        if (pt->many)
+            printf("%s: cannot read: %s\n", fpath, err.message);
+        else
+            gm_cli_fail("parse", &err);
+        goto done;
+    }
+    /* An indentation layer with line_start reads the input after a virtual line end
+     * (parser/postlex.h): lex "\n" + text, and report offsets in the text itself. */
+    shift = g->postlex.indentation && g->postlex.line_start ? 1 : 0;
+    lexed = text;
+    if (shift) {
+        lexed = gm_mem_alloc(m, len + 2);
+        if (!lexed) {
+            gm_mem_fail(m, &err, "the input");
+            gm_cli_fail("parse", &err);
+            rc = -1;
+            goto done;
+        }
+        lexed[0] = '\n';
+        memcpy(lexed + 1, text, len + 1);
+    }
+    c.g = g;
+    c.t = t;
+    c.mem = m;
+    c.text = lexed;
+    c.print = pt->print;
+    c.line = 1;
+    c.shift = shift;
+    gm_postlex_stream_init(&c.layers, &g->postlex);
+    c.top = gm_lr_stack_new(m);
+    if (!c.top) {
+        gm_mem_fail(m, &err, "the parse stack");
+        gm_cli_fail("parse", &err);
+        rc = -1;
+        goto done;
+    }
+    size_t error_offset = 0;
+    gm_status st = gm_lexer_run(pt->lx, (const uint8_t *)lexed, len + shift, on_lexeme, &c,
+                                &error_offset, &err);
+    if (st == GM_OK) {
+        const uint32_t *out;
+        size_t n;
+        gm_lexeme at = {0, len + shift, len + shift};
+        gm_postlex_stream_end(&c.layers, &out, &n);
+        st = feed_all(&c, out, n, &at);
+    }
+    if (c.failure) {
+        gm_mem_fail(m, &err, "the parse stack");
+        gm_cli_fail("parse", &err);
+        rc = -1;
+        goto done;
+    }
+    gm_srcloc loc;
+    if (c.rejected && c.bad_indent) {
+        loc = gm_srcloc_of_offset(fpath, text, len, unshift(c.bad.end, shift));
+        gm_strbuf_printf(&msg, "%s:%u:%u: indentation error: %s", fpath, loc.line, loc.column, c.layer_err.message);
+    } else if (c.rejected) {
+        /* A terminal of a post-lexing layer is located where its lexeme ends. */
+        loc = gm_srcloc_of_offset(fpath, text, len,
+                                  unshift(c.bad_term == c.bad.terminal ? c.bad.start : c.bad.end, shift));
+        gm_strbuf_printf(&msg, "%s:%u:%u: syntax error: unexpected %s", fpath, loc.line, loc.column,
+                         g->names[c.bad_term]);
+        if (c.bad_term == c.bad.terminal && !g->terminals[c.bad_term].is_literal && c.bad.end > c.bad.start) {
+            gm_strbuf_putc(&msg, ' ');
+            put_lexeme_text(&msg, lexed, c.bad.start, c.bad.end);
+        }
+        put_expected(&msg, g, t, c.top);
+    } else if (st != GM_OK) {
+        loc = gm_srcloc_of_offset(fpath, text, len, unshift(error_offset, shift));
+        gm_strbuf_printf(&msg, "%s:%u:%u: lexical error: %s", fpath, loc.line, loc.column, err.message);
+        put_expected(&msg, g, t, c.top);
+    } else if (!gm_lr_accepts(t, c.top)) {
+        loc = gm_srcloc_of_offset(fpath, text, len, len);
+        gm_strbuf_printf(&msg, "%s:%u:%u: syntax error: unexpected end of input", fpath, loc.line, loc.column);
+        put_expected(&msg, g, t, c.top);
+    } else {
+        printf("%s%sOK (%zu terminals)\n", pt->many ? fpath : "", pt->many ? ": " : "", c.tokens);
+        rc = 0;
+        goto done;
+    }
+    if (msg.failed) {
+        gm_mem_fail(m, &err, "the error message");
+        gm_cli_fail("parse", &err);
+        rc = -1;
+    } else {
+        printf("%s\n", gm_strbuf_str(&msg));
+    }
+done:
+    gm_lr_node_release(m, c.top);
+    gm_strbuf_free(&msg);
+    if (lexed != text)
+        gm_mem_free(m, lexed);
+    gm_mem_free(m, text);
+    return rc;
+}
+
+int gm_cmd_parse(int argc, char **argv)
+{
+    const char *gpath = NULL, *start = NULL;
+    const char **files = calloc((size_t)argc, sizeof *files);
+    int nfiles = 0;
+    gm_conflicts mode = GM_CONFLICTS_ERROR;
+    bool print = false;
+    if (!files) {
+        fprintf(stderr, "gramask parse: out of memory\n");
+        return 1;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            free(files);
+            print_help();
+            return 0;
+        } else if (!strcmp(a, "--conflicts=lark")) {
+            mode = GM_CONFLICTS_LARK;
+        } else if (!strcmp(a, "--conflicts=error")) {
+            mode = GM_CONFLICTS_ERROR;
+        } else if (!strncmp(a, "--start=", 8) && a[8]) {
+            start = a + 8;
+        } else if (!strcmp(a, "--terminals")) {
+            print = true;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "gramask parse: unknown option '%s'\n", a);
+            free(files);
+            return gm_cli_usage("parse", USAGE);
+        } else if (!gpath) {
+            gpath = a;
+        } else {
+            files[nfiles++] = a;
+        }
+    }
+    if (!gpath || !nfiles) {
+        free(files);
+        return gm_cli_usage("parse", USAGE);
+    }
+
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_error err;
+    gm_limits limits;
+    gm_limits_init_defaults(&limits);
+    gm_grammar_options gopts;
+    memset(&gopts, 0, sizeof gopts);
+    gopts.start = start;
+    gopts.warn = print_warning;
+    gm_cfg *g = NULL;
+    gm_lexer *lx = NULL;
+    gm_lr_table *t = NULL;
+    int rc = 1;
+    size_t blen = 0;
+    const char *bundled = strchr(gpath, '/') || strchr(gpath, '.') ? NULL
+                                                                   : gm_bundled_grammar(gpath, &blen);
+    gm_status lst = bundled ? gm_grammar_load(&m, gpath, bundled, blen, &gopts, &g, &err)
+                            : gm_grammar_load_file(&m, gpath, &gopts, &g, &err);
+    if (lst != GM_OK || gm_lexer_build_grammar(&m, g->terminals, g->nterminals,
+                                               mode == GM_CONFLICTS_LARK, &limits, print_warning,
+                                               NULL, &lx, &err) != GM_OK) {
+        gm_cli_fail("parse", &err);
+        goto done;
+    }
+    gm_lalr_options lopts;
+    memset(&lopts, 0, sizeof lopts);
+    lopts.conflicts = mode;
+    lopts.warn = print_warning;
+    if (gm_lalr_build(&m, g, &lopts, &t, &err) != GM_OK) {
+        gm_cli_fail("parse", &err);
+        goto done;
+    }
+    parse_tables pt = {&m, g, lx, t, limits, print, nfiles > 1};
+    int bad = 0;
+    for (int i = 0; i < nfiles; i++) {
+        int r = parse_file(&pt, files[i]);
+        if (r < 0)
+            goto done;
+        bad += r;
+    }
+    rc = bad > 0;
+done:
+    gm_lr_table_destroy(t);
+    gm_lexer_destroy(lx);
+    gm_cfg_destroy(g);
+    free(files);
+    return rc;
+}

@@ -1,0 +1,118 @@
+/* Shared plumbing of the decoding commands. */
+#include "cli/session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "parser/bundled.h"
+#include "parser/grammar.h"
+#include "cli/cli.h"
+
+static double ms_since(uint64_t t0) { return (double)(gm_clock_ns() - t0) / 1e6; }
+
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && !strcmp(s + n - k, suffix);
+}
+
+bool gm_cli_is_bundled(const char *arg)
+{
+    return access(arg, F_OK) != 0 && !strchr(arg, '/') && !has_suffix(arg, ".lark");
+}
+
+gm_status gm_cli_load_cfg(gm_mem *m, const char *arg, const gm_grammar_options *opts,
+                          struct gm_cfg **out, gm_error *err)
+{
+    if (!gm_cli_is_bundled(arg))
+        return gm_grammar_load_file(m, arg, opts, out, err);
+    size_t len;
+    const char *text = gm_bundled_grammar(arg, &len);
+    if (!text)
+        return gm_error_set(err, GM_ERR_IO, "%s is neither a file nor a bundled grammar", arg);
+    char label[96];
+    snprintf(label, sizeof label, "<bundled>/%s.lark", arg);
+    return gm_grammar_load(m, label, text, len, opts, out, err);
+}
+
+int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli_session *s)
+{
+    memset(s, 0, sizeof *s);
+    gm_error err;
+    gm_compile_options co;
+    gm_compile_options_init_defaults(&co);
+    co.eager = opts->eager;
+    if (has_suffix(opts->grammar, ".gmc")) {
+        uint64_t t0 = gm_clock_ns();
+        if (gm_compiled_load(opts->grammar, &co, &s->compiled, &err) != GM_OK)
+            return gm_cli_fail(cmd, &err);
+        s->compile_ms = ms_since(t0);
+        s->vocab = gm_vocab_retain((gm_vocab *)gm_compiled_vocab(s->compiled));
+        return 0;
+    }
+    if (!opts->tokenizer) {
+        fprintf(stderr, "gramask %s: --tokenizer is required with a grammar (or give a .gmc file)\n",
+                cmd);
+        return 2;
+    }
+    gm_vocab_options vo;
+    gm_vocab_options_init_defaults(&vo);
+    vo.model_vocab_size = opts->model_vocab_size;
+    uint64_t t0 = gm_clock_ns();
+    if (gm_vocab_create_from_file(opts->tokenizer, &vo, &s->vocab, &err) != GM_OK)
+        return gm_cli_fail(cmd, &err);
+    s->load_vocab_ms = ms_since(t0);
+    gm_grammar_options go;
+    gm_grammar_options_init_defaults(&go);
+    go.conflicts = opts->conflicts;
+    t0 = gm_clock_ns();
+    gm_status st;
+    if (gm_cli_is_bundled(opts->grammar))
+        st = gm_grammar_create_bundled(opts->grammar, &go, &s->grammar, &err);
+    else
+        st = gm_grammar_create_from_file(opts->grammar, &go, &s->grammar, &err);
+    if (st != GM_OK) {
+        gm_cli_session_close(s);
+        return gm_cli_fail(cmd, &err);
+    }
+    s->load_grammar_ms = ms_since(t0);
+    t0 = gm_clock_ns();
+    if (gm_compiled_create(s->grammar, s->vocab, &co, &s->compiled, &err) != GM_OK) {
+        gm_cli_session_close(s);
+        return gm_cli_fail(cmd, &err);
+    }
+    s->compile_ms = ms_since(t0);
+    return 0;
+}
+
+void gm_cli_session_close(gm_cli_session *s)
+{
+    gm_compiled_destroy(s->compiled);
+    gm_grammar_destroy(s->grammar);
+    gm_vocab_destroy(s->vocab);
+    memset(s, 0, sizeof *s);
+}
+
+size_t gm_cli_mask_count(const uint32_t *mask, uint32_t nbits)
+{
+    size_t c = 0;
+    for (uint32_t w = 0; w < (nbits + 31) / 32; w++)
+        c += (size_t)__builtin_popcount(mask[w]);
+    return c;
+}
+
+int gm_cli_parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s)
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || s[0] == '-')
+        return -1;
+    *out = v;
+    return 0;
+}

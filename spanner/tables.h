@@ -1,0 +1,304 @@
+/*
+ * The token spanner: which vocabulary tokens realize which terminal
+ * sequences from which lexer state (seed paper §4, DESIGN.md §3).
+ *
+ * note [token classes]
+ * Run the lexing transducer over token t from lexer state q: it emits
+ * terminals E = T1..Tk (ignored ones dropped) and ends in state q'. t is
+ * allowed on a parser stack exactly when E·T can be fed to the stack for
+ * some T in Prod(q'), or E alone can when Prod(q') holds an ignored
+ * terminal. So for a fixed q, t is characterized by its class (E, P) with
+ * P = Prod(q'); the seed paper's realizable sequences from q are the E·T,
+ * and its inverse token spanner table T_inv(q, E·T) is the union of the
+ * token sets of the classes (E, P) with T in P. A profile holds the classes
+ * of one lexer state, sorted by E so that a walk over them shares the
+ * parser simulation of common prefixes (the sequences form a trie).
+ *
+ * note [first-byte split]
+ * Most tokens cannot continue the pending lexeme at all: their first byte
+ * has no transition from q. For all of them the transducer emits accept(q)
+ * and then lexes the whole token from the start state, so their mask is
+ * "the mask of the start state on the stack after accept(q)", filtered to
+ * the tokens whose first byte ends the lexeme. Profiles leave those tokens
+ * out and record the filter instead (one bitset per distinct set of
+ * stopping bytes, shared by all states with that set): the start state's
+ * profile serves every state, and per-state profiles stay small (only
+ * tokens that continue the lexeme for at least one byte).
+ *
+ * note [spanner states]
+ * The transducer the spanner composes with the vocabulary is the lexer
+ * followed by the post-lexing layers (parser/postlex.h), and its states are:
+ *   q < nlex: a lexer state with the layers' finite state: the semicolon
+ *     flag (nflags values: 2 when insertion is on, else 1) and, for lexer
+ *     states whose lexeme can still become the indentation layer's
+ *     _NEWLINE, the width of its last line so far (0..GM_INDENT_MAX_WIDTH);
+ *     state_dfa/state_flag/state_width decode q, gm_spanner_id builds it;
+ *   nlex <= q < nstates: virtual start states. A SentencePiece decoder
+ *     removes the first space(s) of the whole text (strip_leading), so the
+ *     grammar must not see them: before any byte is output the matcher is
+ *     in "start, k spaces still to strip" (k = strip_leading .. 1); a space
+ *     there only lowers k, any other byte is lexed from the start state.
+ * The lexer's start state has no incoming transitions, so lexer state 0
+ * (with either flag) and the virtual states are exactly the states with no
+ * lexeme pending. gm_spanner_step is the transducer step over these states;
+ * it reports the element the parser gets (never an ignored terminal): a
+ * terminal id, or GM_SEQ_LINE | width for a completed _NEWLINE, which the
+ * layer turns into _NEWLINE, _INDENT, _DEDENTs or nothing on the real stacks.
+ */
+#ifndef GM_SPANNER_TABLES_H
+#define GM_SPANNER_TABLES_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gramask.h"
+#include "lexer/lexer.h"
+#include "parser/lr.h"
+#include "parser/postlex.h"
+#include "spanner/tokset.h"
+#include "spanner/vocab.h"
+#include "base/mem.h"
+
+#define GM_SPANNER_NONE UINT32_MAX
+/*
+ * A completed indentation line end in a class sequence: GM_SEQ_LINE | its
+ * width, or GM_SEQ_LINE_REL | k when it completes the lexeme pending before
+ * the token and its last line continued that lexeme's last line: its width
+ * is then the state's pending width + k. Relative widths let all widths of
+ * one lexer state share one profile (gm_spanner_profile_state).
+ */
+#define GM_SEQ_LINE 0x80000000u
+#define GM_SEQ_LINE_REL 0xc0000000u
+#define GM_SEQ_WIDTH(e) ((e) & 0x3fffffffu)
+/* A pending indentation line end in a Prod set (its width is not final yet). */
+#define GM_SEQ_PENDING_LINE 0xfffffff0u
+
+/* One class (E, P) of a profile (note [token classes]). */
+typedef struct gm_class {
+    uint32_t seq;            /* offset of E in the profile's seqs */
+    uint32_t len;            /* |E| */
+    uint32_t shared;         /* length of the common prefix of E with the previous class's E */
+    uint32_t prod;           /* prod-set id of P */
+    gm_tokset tokens;        /* the tokens of the class, over ids [0, vocab size) */
+} gm_class;
+
+/* The classes of one lexer state, immutable once published. */
+typedef struct gm_profile {
+    uint32_t state;          /* lexer state q */
+    uint32_t nclasses;
+    gm_class *classes;       /* sorted by E (lexicographic), then by prod */
+    uint32_t *seqs;          /* terminal sequences of the classes */
+    uint32_t max_len;        /* longest E */
+    uint32_t split0;         /* note [first-byte split]: filter id, or GM_SPANNER_NONE when no
+                                token can end the lexeme at its first byte */
+    uint32_t split0_emit;    /* accept(q) as the parser sees it: the terminal, or
+                                GM_SPANNER_NONE when nothing reaches the parser */
+    uint32_t split0_next;    /* the no-lexeme state after it (whose profile lexes the rest) */
+    uint32_t ntokens;        /* tokens in the classes */
+    size_t bytes;            /* memory held */
+} gm_profile;
+
+/*
+ * Engine variants for the benchmark's ablation study (bench/): each switches
+ * one technique off, so its effect can be measured. Masks stay exact in
+ * every variant; only speed and size change. Set before the first use.
+ */
+enum {
+    GM_VARIANT_NO_SPLIT0 = 1u << 0,   /* profiles hold every token: no first-byte filters */
+    GM_VARIANT_NO_SHARING = 1u << 1,  /* the class walk re-feeds each class from the start */
+    GM_VARIANT_LISTS_ONLY = 1u << 2,  /* token sets always as id lists (no adaptive storage) */
+    GM_VARIANT_NO_ACCEPT_CACHE = 1u << 3, /* no always-accepted entries (spanner/accept.h) */
+};
+
+struct gm_accept_entry;
+
+typedef struct gm_spanner {
+    gm_mem *mem;
+    uint32_t variant;        /* GM_VARIANT_* (0: the full engine) */
+    const gm_lexer *lexer;   /* borrowed: must outlive the spanner */
+    const gm_lr_table *lr;
+    const gm_vocab_data *vocab;
+    const gm_trie *trie;
+    const gm_postlex *postlex; /* NULL when the grammar has no post-lexing layer */
+    uint32_t nbits;          /* vocabulary size: bits of a mask */
+    uint32_t nflags;         /* semicolon-layer flag values (note [spanner states]) */
+    uint32_t nlex;           /* states with a lexer state */
+    uint32_t nstates;        /* nlex + virtual start states */
+    uint32_t *state_dfa;     /* [nlex] lexer state of q */
+    uint8_t *state_flag;     /* [nlex] semicolon-layer flag of q */
+    uint8_t *state_width;    /* [nlex] width of a pending _NEWLINE's last line */
+    uint32_t *dfa_base;      /* [lexer states] first spanner state of a lexer state */
+    uint16_t *dfa_widths;    /* [lexer states] widths tracked: 1, or GM_INDENT_MAX_WIDTH + 1 */
+    uint32_t start;          /* the state of an empty output (virtual when strip_leading > 0) */
+    uint32_t lex_start;      /* where lexing starts: 0, or the state after the virtual line end
+                                of an indentation layer with line_start (postlex.h) */
+
+    /* Distinct Prod(q) sets. */
+    uint32_t nprods;
+    uint32_t *state_prod;    /* [nstates] prod-set id */
+    uint32_t *prod_off;      /* [nprods + 1] parser terminals of set i:
+                                prod_terms[prod_off[i], prod_off[i+1]) */
+    uint32_t *prod_terms;
+    uint8_t *prod_ignored;   /* [nprods] the lexeme may end as nothing the parser sees
+                                (an ignored terminal, or a line end that inserts nothing) */
+
+    /* First-byte split filters (note [first-byte split]). */
+    uint32_t nsplit0;
+    uint32_t *state_split0;  /* [nstates] filter id or GM_SPANNER_NONE */
+    uint8_t (*split0_bytes)[32]; /* [nsplit0] the stopping bytes of each filter */
+    _Atomic(uint32_t *) *split0_bits; /* [nsplit0] lazily built token bitsets */
+
+    _Atomic(gm_profile *) *profiles; /* [nstates] lazily built */
+    /* Always-accepted entries per profile state (spanner/accept.h): [nstates] rows of
+     * hash buckets, both built on first use. */
+    _Atomic(_Atomic(struct gm_accept_entry *) *) *accept_rows;
+} gm_spanner;
+
+static inline uint32_t gm_spanner_id(const gm_spanner *sp, uint32_t dfa, uint32_t flag,
+                                     uint32_t width)
+{
+    return sp->dfa_base[dfa] + flag * sp->dfa_widths[dfa] + (sp->dfa_widths[dfa] > 1 ? width : 0);
+}
+
+/* Whether a lexeme is under way in state q. */
+static inline bool gm_spanner_pending(const gm_spanner *sp, uint32_t q)
+{
+    return q < sp->nlex && sp->state_dfa[q] != 0;
+}
+
+/* The width after byte b on a line of width w (postlex.h, gm_postlex_width). */
+static inline uint32_t gm_spanner_width_step(const gm_spanner *sp, uint32_t w, uint8_t b)
+{
+    if (b == '\n')
+        return 0;
+    return w + (b == ' ') + (b == '\t') * sp->postlex->tab_width;
+}
+
+/*
+ * What the parser gets for lexer terminal t emitted with semicolon flag *flag
+ * (updated) and line width `width`: a terminal, GM_SEQ_LINE | width for the
+ * indentation layer's _NEWLINE, or GM_LEX_NONE for nothing.
+ */
+static inline uint32_t gm_spanner_map(const gm_spanner *sp, uint32_t t, uint32_t *flag,
+                                      uint32_t width)
+{
+    if (sp->lexer->terminals[t].ignored)
+        return GM_LEX_NONE;
+    if (!sp->postlex)
+        return t;
+    if (sp->postlex->indentation && t == sp->postlex->newline)
+        return GM_SEQ_LINE | width;
+    if (sp->nflags == 1)
+        return t;
+    uint8_t f = (uint8_t)*flag;
+    uint32_t out;
+    uint32_t n = gm_postlex_map(sp->postlex, t, &f, &out);
+    *flag = f;
+    return n ? out : GM_LEX_NONE;
+}
+
+/* The state entering lexer state n (a transition or a restart) on byte b. */
+static inline bool gm_spanner_enter(const gm_spanner *sp, uint32_t n, uint32_t flag, uint32_t w,
+                                    uint8_t b, uint32_t *q_next)
+{
+    if (sp->dfa_widths[n] > 1) {
+        /* Saturating: widths past GM_INDENT_MAX_WIDTH all count as that width. */
+        w = gm_spanner_width_step(sp, w, b);
+        if (w > GM_INDENT_MAX_WIDTH)
+            w = GM_INDENT_MAX_WIDTH;
+    }
+    *q_next = gm_spanner_id(sp, n, flag, w);
+    return true;
+}
+
+/* Most elements one byte (or the end of input) hands the parser. */
+#define GM_SPANNER_MAX_EMIT GM_LEX_MAX_EMIT
+
+/*
+ * Ends the lexeme pending in q (lexer.h, gm_lexer_break) because the next
+ * byte cannot continue it: *emit is what the parser gets (GM_LEX_NONE for
+ * nothing), *resume the state that takes the byte: a no-lexeme state, or
+ * the state of a re-lexed backtracking window. False when q's lexeme is no
+ * terminal. q must have a lexeme pending.
+ */
+static inline bool gm_spanner_break(const gm_spanner *sp, uint32_t q, uint32_t *emit,
+                                    uint32_t *resume)
+{
+    uint32_t t, r, flag = sp->state_flag[q];
+    if (!gm_lexer_break(sp->lexer, sp->state_dfa[q], &t, &r))
+        return false;
+    /* A backtracking window holds no space, tab or line break: the widths agree. */
+    *emit = gm_spanner_map(sp, t, &flag, sp->state_width[q]);
+    *resume = gm_spanner_id(sp, r, flag, 0);
+    return true;
+}
+
+/*
+ * The transducer step over spanner states (note [spanner states]): the
+ * elements for the parser go to emit[0..*nemit) (at most
+ * GM_SPANNER_MAX_EMIT). False on a lexing error.
+ */
+static inline bool gm_spanner_step(const gm_spanner *sp, uint32_t q, uint8_t b, uint32_t *q_next,
+                                   uint32_t *emit, uint32_t *nemit)
+{
+    const gm_lexer *lx = sp->lexer;
+    *nemit = 0;
+    if (q >= sp->nlex) {
+        if (b == ' ') {
+            *q_next = q + 1 < sp->nstates ? q + 1 : sp->lex_start;
+            return true;
+        }
+        q = sp->lex_start;
+    }
+    uint32_t cls = lx->byte_class[b];
+    for (;;) {
+        uint32_t dfa = sp->state_dfa[q];
+        uint32_t n = lx->next[(size_t)dfa * lx->nclasses + cls];
+        if (n != GM_LEX_DEAD)
+            return gm_spanner_enter(sp, n, sp->state_flag[q], sp->state_width[q], b, q_next);
+        uint32_t e;
+        if (dfa == 0 || !gm_spanner_break(sp, q, &e, &q))
+            return false;
+        if (e != GM_LEX_NONE)
+            emit[(*nemit)++] = e;
+    }
+}
+
+/*
+ * Ends the input in state q: the pending lexeme (and those of re-lexed
+ * backtracking windows) go to emit[0..*nemit) as the parser sees them,
+ * *after is the no-lexeme state that follows. False when a lexeme is not a
+ * complete terminal. With no lexeme pending: true, nothing, q itself.
+ */
+static inline bool gm_spanner_finish(const gm_spanner *sp, uint32_t q, uint32_t *emit,
+                                     uint32_t *nemit, uint32_t *after)
+{
+    *nemit = 0;
+    while (gm_spanner_pending(sp, q)) {
+        uint32_t e;
+        if (!gm_spanner_break(sp, q, &e, &q))
+            return false;
+        if (e != GM_LEX_NONE)
+            emit[(*nemit)++] = e;
+    }
+    *after = q;
+    return true;
+}
+
+/* The terminal the semicolon layer feeds at end of input in no-lexeme state q, or GM_LEX_NONE. */
+static inline uint32_t gm_spanner_end(const gm_spanner *sp, uint32_t q)
+{
+    uint32_t out;
+    if (q < sp->nlex && gm_postlex_end(sp->postlex, sp->state_flag[q], &out))
+        return out;
+    return GM_LEX_NONE;
+}
+
+/* The state whose profile serves q: widths share the profile of width 0. */
+static inline uint32_t gm_spanner_profile_state(const gm_spanner *sp, uint32_t q)
+{
+    return q < sp->nlex && sp->state_width[q] ? q - sp->state_width[q] : q;
+}
+
+#endif

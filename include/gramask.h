@@ -182,8 +182,29 @@ GM_API size_t gm_vocab_eos_ids(const gm_vocab *v, const uint32_t **ids);
  * 3. Grammar
  * ------------------------------------------------------------------------ */
 
-/* A grammar with its lexer and LALR(1) tables. Immutable, reference-counted. */
+/*
+ * A grammar, ready for either engine: a Lark grammar with its lexer and
+ * LALR(1) tables, or a character-level grammar (GBNF, EBNF, regex, JSON
+ * Schema) with its rule automata for the Earley engine. Immutable,
+ * reference-counted.
+ */
 typedef struct gm_grammar gm_grammar;
+
+/* The text format of a grammar. */
+typedef enum gm_grammar_format {
+    GM_FORMAT_AUTO = 0, /* gm_grammar_create: Lark; gm_grammar_create_from_file: by the
+                           file's extension (.gbnf, .ebnf, .regex; anything else is Lark) */
+    GM_FORMAT_LARK,     /* Lark EBNF: lexer + LALR(1) engine */
+    GM_FORMAT_GBNF,     /* llama.cpp's GBNF: Earley engine */
+    GM_FORMAT_EBNF,     /* XGrammar's EBNF dialect: Earley engine */
+    GM_FORMAT_REGEX     /* one regex (Python re syntax) as the whole grammar: Earley engine */
+} gm_grammar_format;
+
+/* Which engine produces a grammar's masks. */
+typedef enum gm_engine {
+    GM_ENGINE_LALR = 1, /* lexer + LALR(1) parser + token spanner tables */
+    GM_ENGINE_EARLEY    /* Earley recognizer + adaptive token-mask cache */
+} gm_engine;
 
 typedef enum gm_conflicts {
     GM_CONFLICTS_ERROR = 0, /* a grammar with LALR(1) conflicts is an error (default) */
@@ -194,7 +215,8 @@ typedef enum gm_conflicts {
 } gm_conflicts;
 
 typedef struct gm_grammar_options {
-    const char *start;        /* start rule; NULL = "start" */
+    gm_grammar_format format; /* the text's format (GM_FORMAT_AUTO = by extension / Lark) */
+    const char *start;        /* start rule; NULL = "start" (Lark) or "root" (GBNF, EBNF) */
     gm_conflicts conflicts;
     gm_warning_fn warn;       /* warnings (unused rules, resolved conflicts...); may be NULL */
     void *warn_ud;
@@ -220,6 +242,8 @@ GM_API gm_status gm_grammar_create_bundled(const char *name, const gm_grammar_op
                                            gm_grammar **out, gm_error *err);
 GM_API gm_grammar *gm_grammar_retain(gm_grammar *g);
 GM_API void gm_grammar_destroy(gm_grammar *g);
+/* The engine that produces g's masks. */
+GM_API gm_engine gm_grammar_engine(const gm_grammar *g);
 
 /* ------------------------------------------------------------------------
  * 4. Compiled grammar

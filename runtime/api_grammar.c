@@ -74,6 +74,11 @@ static gm_status create(const char *text, size_t len, const char *name, const ch
     if (!out)
         return gm_error_set(err, GM_ERR_ARGUMENT, "gm_grammar_create: out is NULL");
     *out = NULL;
+    if (opts && opts->format != GM_FORMAT_AUTO && opts->format != GM_FORMAT_LARK)
+        return gm_error_set(err, GM_ERR_UNSUPPORTED,
+                            "grammar format %d: only Lark grammars are built so far (the Earley "
+                            "engine for GBNF, EBNF and regex grammars is not wired in yet)",
+                            (int)opts->format);
     gm_grammar *g = grammar_new(opts);
     if (!g)
         return gm_error_set(err, GM_ERR_NOMEM, "out of memory creating a grammar");
@@ -130,4 +135,10 @@ void gm_grammar_destroy(gm_grammar *g)
 {
     if (g && atomic_fetch_sub(&g->refs, 1) == 1)
         grammar_free(g);
+}
+
+gm_engine gm_grammar_engine(const gm_grammar *g)
+{
+    (void)g;
+    return GM_ENGINE_LALR;
 }

@@ -1,0 +1,144 @@
+/*
+ * The grammar IR of the Earley engine: character-level rules built from
+ * literals, code point sets, rule references, sequences, alternatives and
+ * counted repetitions. Every front end produces it — GBNF and XGrammar's
+ * EBNF (ebnf_parse.c), a regex as a whole grammar (ebnf_regex.c), JSON
+ * Schema (schema/), TagDispatch (dispatch/) — and the engine compiles it to
+ * byte-level rule automata (earley/fsm.h). gm_ebnf_print writes it back as
+ * EBNF text that gm_ebnf_parse reads to the same grammar.
+ *
+ * note [ebnf ir]
+ * Expressions are nodes in one array, referred to by index (GM_EX_NONE for
+ * none); a node's children are a contiguous run of `kids`. Nodes are
+ * immutable once added and may be shared (a DAG): builders reuse a node
+ * wherever the same expression recurs. Literals are UTF-8 bytes (or any
+ * bytes: a literal matches its bytes exactly); sets are Unicode code point
+ * sets, matched as the UTF-8 encoding of one code point (surrogates match
+ * nothing); byte sets match one raw byte (for regexes over bytes and free
+ * text that may split a character). The language of a rule is the language
+ * of its body with references replaced by the referenced rules' languages;
+ * the grammar's language is its root rule's.
+ */
+#ifndef GM_EARLEY_EBNF_H
+#define GM_EARLEY_EBNF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gramask.h"
+#include "base/error.h"
+#include "base/mem.h"
+#include "base/strbuf.h"
+#include "lexer/cpset.h"
+
+#define GM_EX_NONE UINT32_MAX
+#define GM_EX_INF UINT32_MAX   /* REPEAT max: unbounded */
+
+typedef enum gm_ex_kind {
+    GM_EX_EMPTY,    /* matches "" */
+    GM_EX_NOTHING,  /* matches nothing (an empty set, a rule with no alternatives left) */
+    GM_EX_BYTES,    /* the literal bytes[off .. off+len) */
+    GM_EX_SET,      /* one code point of sets[set], as UTF-8 */
+    GM_EX_BYTESET,  /* one byte b with bit b of bytesets[set] set */
+    GM_EX_REF,      /* rule `rule` */
+    GM_EX_SEQ,      /* kids[first .. first+count) in order (count >= 2) */
+    GM_EX_ALT,      /* one of kids[first .. first+count) (count >= 2) */
+    GM_EX_REPEAT,   /* kids[first] repeated min..max times (max may be GM_EX_INF) */
+    GM_EX_TOKEN,    /* one special token of the vocabulary, named by its text
+                       bytes[first .. first+count): produced only by that token id
+                       (`<|channel|>`), resolved when the grammar meets a vocabulary */
+} gm_ex_kind;
+
+typedef struct gm_ex {
+    uint8_t kind;       /* gm_ex_kind */
+    uint32_t first;     /* SEQ, ALT, REPEAT: index into kids; BYTES, TOKEN: offset into bytes */
+    uint32_t count;     /* SEQ, ALT: number of kids; BYTES, TOKEN: length */
+    uint32_t arg;       /* SET, BYTESET: set index; REF: rule index */
+    uint32_t min, max;  /* REPEAT */
+} gm_ex;
+
+typedef struct gm_ebnf_rule {
+    char *name;         /* NUL-terminated, owned */
+    uint32_t body;      /* node, or GM_EX_NONE while declared but not defined */
+    uint32_t lookahead; /* XGrammar's `(= ...)` after the body, or GM_EX_NONE (note
+                           [lookahead assertions] in ebnf_parse.c says what is done with it) */
+    gm_srcloc loc;      /* where it is defined (loc.file points into the grammar's files) */
+} gm_ebnf_rule;
+
+typedef struct gm_ebnf {
+    gm_mem *mem;
+    gm_ex *nodes;
+    uint32_t nnodes, nodes_cap;
+    uint32_t *kids;
+    uint32_t nkids, kids_cap;
+    uint8_t *bytes;     /* literal bytes of all BYTES nodes */
+    uint32_t nbytes, bytes_cap;
+    gm_cpset *sets;
+    uint32_t nsets, sets_cap;
+    uint32_t (*bytesets)[8];  /* 256-bit byte sets */
+    uint32_t nbytesets, bytesets_cap;
+    gm_ebnf_rule *rules;
+    uint32_t nrules, rules_cap;
+    uint32_t root;      /* root rule, GM_EX_NONE until set */
+    char **files;       /* names that locations point to (owned) */
+    uint32_t nfiles;
+    void *index;        /* rule name -> index (owned by ebnf.c) */
+} gm_ebnf;
+
+void gm_ebnf_init(gm_ebnf *g, gm_mem *m);
+void gm_ebnf_free(gm_ebnf *g);
+
+/*
+ * Adding nodes. Each returns the new node's index, or GM_EX_NONE when memory
+ * ran out (the grammar stays valid; report with gm_mem_fail). Children must
+ * already exist. add_seq / add_alt with n == 0 give EMPTY / NOTHING and
+ * with n == 1 return ids[0] itself; add_set takes ownership of *set
+ * (reset to empty; freed on failure).
+ */
+uint32_t gm_ebnf_add_empty(gm_ebnf *g);
+uint32_t gm_ebnf_add_nothing(gm_ebnf *g);
+uint32_t gm_ebnf_add_bytes(gm_ebnf *g, const void *bytes, size_t len);
+uint32_t gm_ebnf_add_set(gm_ebnf *g, gm_cpset *set);
+uint32_t gm_ebnf_add_byteset(gm_ebnf *g, const uint32_t bits[8]);
+uint32_t gm_ebnf_add_ref(gm_ebnf *g, uint32_t rule);
+uint32_t gm_ebnf_add_seq(gm_ebnf *g, const uint32_t *ids, size_t n);
+uint32_t gm_ebnf_add_alt(gm_ebnf *g, const uint32_t *ids, size_t n);
+uint32_t gm_ebnf_add_repeat(gm_ebnf *g, uint32_t child, uint32_t min, uint32_t max);
+uint32_t gm_ebnf_add_token(gm_ebnf *g, const void *text, size_t len);
+
+/*
+ * Rules. gm_ebnf_rule_get returns the index of the rule called name,
+ * declaring it (body GM_EX_NONE) when new, or GM_EX_NONE when memory ran
+ * out; gm_ebnf_rule_find only looks it up. A front end defines a rule by
+ * setting its body (and loc). gm_ebnf_fresh_rule declares a rule under a
+ * new name made from `hint` (hint, hint_1, hint_2, ...), for builders that
+ * need helper rules.
+ */
+uint32_t gm_ebnf_rule_get(gm_ebnf *g, const char *name, size_t len);
+uint32_t gm_ebnf_rule_find(const gm_ebnf *g, const char *name, size_t len);
+uint32_t gm_ebnf_fresh_rule(gm_ebnf *g, const char *hint);
+/* A file name for locations, owned by g (NULL when memory ran out). */
+const char *gm_ebnf_file(gm_ebnf *g, const char *name);
+
+/*
+ * Checks a finished grammar: a root is set; every referenced rule is
+ * defined (GM_ERR_GRAMMAR naming the rule and where it is used, when the
+ * front end did not already report it); every rule reachable from the root
+ * derives some string (GM_ERR_GRAMMAR "rule X derives no finite string"
+ * with its location: this catches `a ::= a` and recursion without a way
+ * out); the root's language is not empty. Rules not reachable from the
+ * root are allowed (a warning through opts->warn when given). limits: at
+ * most limits->max_nfa_states nodes (GM_ERR_LIMIT).
+ */
+gm_status gm_ebnf_check(const gm_ebnf *g, const gm_grammar_options *opts, gm_error *err);
+
+/*
+ * Writes g as EBNF text (XGrammar's dialect, which gm_ebnf_parse reads
+ * back to a grammar with the same language): one `name ::= body` line per
+ * rule, the root first, literals and sets escaped so that the text is
+ * ASCII.
+ */
+void gm_ebnf_print(const gm_ebnf *g, gm_strbuf *out);
+
+#endif

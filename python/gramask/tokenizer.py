@@ -37,7 +37,15 @@ class TokenizerInfo:
             raise ValueError("TokenizerInfo needs stop_token_ids (the EOS id or ids)")
         if isinstance(stop_token_ids, int):
             stop_token_ids = [stop_token_ids]
-        tokens = [t.encode("utf-8") if isinstance(t, str) else bytes(t) for t in encoded_vocab]
+        tokens = []
+        for i, t in enumerate(encoded_vocab):
+            if isinstance(t, str):
+                t = t.encode("utf-8")
+            elif isinstance(t, (bytearray, memoryview)):
+                t = bytes(t)
+            elif not isinstance(t, bytes):
+                raise TypeError(f"token {i} is {type(t).__name__}, not bytes or str")
+            tokens.append(t)
         special = None
         if special_token_ids is not None:
             special = [False] * len(tokens)

@@ -21,9 +21,11 @@ def shared(*parts: str) -> str:
     return path
 
 
-def run_gramask(*args: str) -> subprocess.CompletedProcess:
-    """Runs the build tree's gramask command."""
-    return subprocess.run([os.path.join(BUILDDIR, "gramask"), *args], capture_output=True, text=True)
+def run_gramask(*args: str, cwd: str) -> subprocess.CompletedProcess:
+    """Runs the build tree's gramask command in cwd (not the source tree, whose python/
+    directory would shadow the bundled grammar of that name)."""
+    return subprocess.run([os.path.abspath(os.path.join(BUILDDIR, "gramask")), *args],
+                          capture_output=True, text=True, cwd=cwd)
 
 
 @pytest.fixture(scope="session")

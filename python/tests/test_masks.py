@@ -34,7 +34,7 @@ def test_masks_equal_cli_dump(tmp_path, grammar, tokenizer, nfiles):
     dump = tmp_path / "masks.jsonl"
     tok_dir = shared("tokenizers", tokenizer)
     r = run_gramask("trace", grammar, "--tokenizer", tok_dir, "--ids", str(ids_path),
-                    "--dump-masks", str(dump))
+                    "--dump-masks", str(dump), cwd=str(tmp_path))
     # Exit status 1 is expected: the cut files do not end where EOS is allowed.
     assert r.returncode in (0, 1), r.stderr
     with open(dump) as f:

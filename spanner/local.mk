@@ -8,7 +8,9 @@ libgmcore_la_SOURCES += \
 	spanner/json_skip.c spanner/json_skip.h \
 	spanner/json_vocab.c spanner/json_vocab.h \
 	spanner/vocab_hf.c spanner/vocab_hf.h \
-	spanner/vocab_plain.c spanner/vocab_plain.h
+	spanner/vocab_plain.c spanner/vocab_plain.h \
+	spanner/encoder.h spanner/encode_load.c spanner/encode_text.c spanner/encode_bpe.c \
+	spanner/encode_regex.c spanner/encode_regex.h
 
 gramask_SOURCES += cli/cmd_vocab.c
 

@@ -25,6 +25,7 @@ typedef struct loader {
     gm_error *err;
     gm_encoder *e;
     json_t *root;
+    bool slow;                /* jansson parsed the whole file */
 } loader;
 
 static gm_status bad(loader *L, gm_status code, const char *path, const char *what)
@@ -277,11 +278,8 @@ static gm_status parse_file(loader *L, const char *text, size_t len, merges_read
     if (!json_is_object(L->root))
         return gm_error_set_file(L->err, GM_ERR_FORMAT, L->name,
                                  "not a JSON object (%s at line %d)", je.text, je.line);
-    json_t *model = json_object_get(L->root, "model");
-    gm_status st = read_vocab_tree(L, json_object_get(model, "vocab"));
-    if (st == GM_OK)
-        st = read_merges_tree(L, json_object_get(model, "merges"), mr);
-    return st;
+    L->slow = true; /* model.vocab and model.merges are read from the tree */
+    return GM_OK;
 }
 
 /* The id of token text s[0..n) in model.vocab, or UINT32_MAX. */
@@ -437,11 +435,19 @@ static gm_status read_model(loader *L, json_t *model)
         st = opt_string(L, model, "end_of_word_suffix", "model", &e->suffix, &e->suffix_len);
     if (st != GM_OK)
         return st;
+    json_t *unk = json_object_get(model, "unk_token");
+    if (unk && !json_is_null(unk) && !json_is_string(unk))
+        return bad(L, GM_ERR_FORMAT, "model.unk_token", "not a string");
+    return GM_OK;
+}
+
+/* model.unk_token's id (once model.vocab is read). */
+static gm_status read_unk(loader *L, json_t *model)
+{
+    gm_encoder *e = L->e;
     e->unk = UINT32_MAX;
     json_t *unk = json_object_get(model, "unk_token");
-    if (unk && !json_is_null(unk)) {
-        if (!json_is_string(unk))
-            return bad(L, GM_ERR_FORMAT, "model.unk_token", "not a string");
+    if (json_is_string(unk)) {
         e->unk = vocab_id(e, json_string_value(unk), json_string_length(unk));
         if (e->unk == UINT32_MAX)
             return bad(L, GM_ERR_FORMAT, "model.unk_token", "not in model.vocab");
@@ -863,8 +869,14 @@ gm_status gm_encoder_load_json(gm_mem *m, const char *name, const char *text, si
     merges_read mr;
     memset(&mr, 0, sizeof mr);
     gm_status st = parse_file(&L, text, len, &mr);
+    json_t *model = json_object_get(L.root, "model");
     if (st == GM_OK)
-        st = read_model(&L, json_object_get(L.root, "model"));
+        st = read_model(&L, model);
+    if (st == GM_OK && L.slow) {
+        st = read_vocab_tree(&L, json_object_get(model, "vocab"));
+        if (st == GM_OK)
+            st = read_merges_tree(&L, json_object_get(model, "merges"), &mr);
+    }
     if (st == GM_OK) {
         for (size_t k = 0; k < L.e->vocab.n && st == GM_OK; k++) {
             int64_t id = L.e->vocab.ids[k];
@@ -879,6 +891,8 @@ gm_status gm_encoder_load_json(gm_mem *m, const char *name, const char *text, si
             }
         }
     }
+    if (st == GM_OK)
+        st = read_unk(&L, model);
     if (st == GM_OK)
         st = build_merges(&L, &mr);
     if (st == GM_OK) {

@@ -73,18 +73,16 @@ static int unicode_form(gm_mem *m, int kind, const uint8_t *s, size_t n, gm_byte
                 if (gm_vec_reserve(m, out, out->n + cap * 4))
                     return -1;
                 utf8proc_int32_t *buf = (utf8proc_int32_t *)(void *)(out->v + out->n);
+                /* as utf8proc_map does: decompose and reorder, then compose and encode */
                 utf8proc_ssize_t r = utf8proc_decompose_custom(
-                    s + i, (utf8proc_ssize_t)(j - i), buf, (utf8proc_ssize_t)cap,
-                    opt & ~UTF8PROC_COMPOSE, NULL, NULL);
+                    s + i, (utf8proc_ssize_t)(j - i), buf, (utf8proc_ssize_t)cap, opt, NULL,
+                    NULL);
                 if (r < 0)
                     return -1; /* cannot happen: the run is well-formed */
                 if ((size_t)r > cap) {
                     cap = (size_t)r;
                     continue;
                 }
-                r = utf8proc_normalize_utf32(buf, r, opt);
-                if (r < 0)
-                    return -1;
                 r = utf8proc_reencode(buf, r, opt);
                 if (r < 0)
                     return -1;

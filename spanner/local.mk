@@ -37,3 +37,11 @@ libgmcore_la_SOURCES += \
 	spanner/profile.c spanner/profile.h \
 	spanner/spanner.c spanner/spanner.h spanner/tables.h \
 	spanner/tokset.c spanner/tokset.h
+
+# The text encoder (gm_vocab_encode) against the corpus references and
+# Hugging Face tokenizers' own ids (tests/data/encode/README in make_texts.py).
+GM_TESTS += tests/test_encode
+tests_test_encode_SOURCES = tests/test_encode.c
+tests_test_encode_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_encode_LDADD = $(GM_TEST_LDADD)
+EXTRA_DIST += tests/data/encode

@@ -482,7 +482,8 @@ static int parse_group(rx_parser *P, uint8_t icase)
         } else if (c == '=' || c == '!' || c == '>') {
             P->i++;
             op = c == '=' ? OP_LOOK : c == '!' ? OP_NLOOK : OP_ATOMIC;
-        } else if (c == '<' && P->i + 1 < P->n && (P->p[P->i + 1] == '=' || P->p[P->i + 1] == '!')) {
+        } else if (c == '<' && P->i + 1 < P->n &&
+                   (P->p[P->i + 1] == '=' || P->p[P->i + 1] == '!')) {
             return fail(P, GM_ERR_UNSUPPORTED, "a lookbehind");
         } else if (c == '<' || c == 'P') {
             if (c == 'P')

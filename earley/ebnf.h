@@ -35,6 +35,17 @@
 #define GM_EX_NONE UINT32_MAX
 #define GM_EX_INF UINT32_MAX   /* REPEAT max: unbounded */
 
+/*
+ * Limits of the IR, enforced by gm_ebnf_check (GM_ERR_LIMIT naming the
+ * rule) and by the front ends (naming the place in the text): a finite
+ * REPEAT bound is at most GM_EBNF_MAX_REPEAT (the engine compresses large
+ * bounds, so they cost no states), and an expression is at most
+ * GM_EBNF_MAX_DEPTH nodes deep (so that recursive walks over the IR have
+ * bounded depth; text may nest parentheses that deep).
+ */
+#define GM_EBNF_MAX_REPEAT 1000000u
+#define GM_EBNF_MAX_DEPTH 1000u
+
 typedef enum gm_ex_kind {
     GM_EX_EMPTY,    /* matches "" */
     GM_EX_NOTHING,  /* matches nothing (an empty set, a rule with no alternatives left) */

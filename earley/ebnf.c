@@ -201,6 +201,15 @@ uint32_t gm_ebnf_add_repeat(gm_ebnf *g, uint32_t child, uint32_t min, uint32_t m
     return id;
 }
 
+uint32_t gm_ebnf_add_until(gm_ebnf *g, const uint32_t *strings, size_t n, uint32_t which)
+{
+    assert(n >= 1 && (which == GM_EX_NONE || which < n));
+    uint32_t id = add_parent(g, GM_EX_UNTIL, strings, n);
+    if (id != GM_EX_NONE)
+        g->nodes[id].arg = which;
+    return id;
+}
+
 /* ---- rules -------------------------------------------------------------- */
 
 static ebnf_index *get_index(gm_ebnf *g)
@@ -316,6 +325,24 @@ static bool set_matches_something(const gm_cpset *s)
         if (s->r[i].lo < 0xD800 || s->r[i].hi > 0xDFFF)
             return true;
     return false;
+}
+
+/* note [until]: UNTIL(L, i) is empty exactly when a string of L ends strictly inside L[i]. */
+static bool until_matches_something(const gm_ebnf *g, const gm_ex *x)
+{
+    if (x->arg == GM_EX_NONE)
+        return true;
+    const gm_ex *li = &g->nodes[g->kids[x->first + x->arg]];
+    const uint8_t *s = g->bytes + li->first;
+    for (uint32_t j = 0; j < x->count; j++) {
+        const gm_ex *lj = &g->nodes[g->kids[x->first + j]];
+        const uint8_t *t = g->bytes + lj->first;
+        /* an occurrence of L[j] in L[i] ending before L[i]'s last byte */
+        for (uint32_t end = lj->count; end < li->count; end++)
+            if (!memcmp(s + end - lj->count, t, lj->count))
+                return false;
+    }
+    return true;
 }
 
 static bool byteset_matches_something(const uint32_t bits[8])
@@ -540,6 +567,7 @@ static void productive(checker *c, bool nothing_ok)
         case GM_EX_BYTESET:
             now = nothing_ok || byteset_matches_something(g->bytesets[x->arg]);
             break;
+        case GM_EX_UNTIL: now = nothing_ok || until_matches_something(g, x); break;
         case GM_EX_REF:
         case GM_EX_ALT: break;
         case GM_EX_SEQ: c->need[i] = x->count; break;
@@ -1005,6 +1033,20 @@ static void print_node(const printer *p, uint32_t id, int ctx)
     case GM_EX_SET: print_set(b, &g->sets[x->arg]); break;
     case GM_EX_BYTESET: print_byteset(b, g->bytesets[x->arg]); break;
     case GM_EX_REF: gm_strbuf_puts(b, printed_name(p, x->arg)); break;
+    case GM_EX_UNTIL:
+        /* gramask's notation for note [until]: the strings, then which one ends the text. */
+        gm_strbuf_puts(b, "until(");
+        for (uint32_t i = 0; i < x->count; i++) {
+            const gm_ex *li = &g->nodes[g->kids[x->first + i]];
+            if (i)
+                gm_strbuf_puts(b, ", ");
+            print_bytes(b, g->bytes + li->first, li->count);
+        }
+        if (x->arg == GM_EX_NONE)
+            gm_strbuf_puts(b, "; none)");
+        else
+            gm_strbuf_printf(b, "; %u)", x->arg);
+        break;
     case GM_EX_SEQ:
         for (uint32_t i = 0; i < x->count; i++) {
             if (i)

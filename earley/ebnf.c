@@ -6,6 +6,7 @@
 
 #include <assert.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/hash.h"
@@ -766,8 +767,9 @@ out:
  * between GBNF and XGrammar); literals that are not UTF-8 print as byte
  * strings %"..." and byte sets as %[...] (note [ebnf dialect]); NOTHING
  * prints as [] and EMPTY as "". Rule names that the parser would not read
- * back (characters outside [A-Za-z0-9_-], or empty) print under a new
- * name made of their valid characters and a number.
+ * back (characters outside [A-Za-z0-9_-], empty, or the name of an
+ * XGrammar function such as Regex) print under a new name made of their
+ * valid characters and a number.
  */
 
 static bool name_char(char ch)
@@ -778,6 +780,12 @@ static bool name_char(char ch)
 
 static bool valid_name(const char *s)
 {
+    /* names of XGrammar's functions read as calls, not as rule references */
+    static const char *const macros[] = {"Regex", "TagDispatch", "TokenTagDispatch", "Token",
+                                         "ExcludeToken"};
+    for (size_t i = 0; i < sizeof macros / sizeof *macros; i++)
+        if (strcmp(s, macros[i]) == 0)
+            return false;
     if (!*s)
         return false;
     for (; *s; s++)
@@ -929,16 +937,20 @@ static void print_ranges(gm_strbuf *b, const gm_cprange *r, size_t n)
 
 static void print_set(gm_strbuf *b, const gm_cpset *s)
 {
-    /* A set holding both ends of the code space prints as its complement. */
-    bool negate = s->n && s->r[0].lo == 0 && s->r[s->n - 1].hi == GM_CP_MAX;
+    /* A set reaching the top of the code space (a [^...] class) prints as its complement. */
+    bool negate = s->n && s->r[s->n - 1].hi == GM_CP_MAX;
     gm_strbuf_putc(b, '[');
     if (!negate) {
         print_ranges(b, s->r, s->n);
     } else {
         gm_strbuf_putc(b, '^');
-        for (size_t i = 0; i + 1 < s->n; i++) {
-            gm_cprange gap = {s->r[i].hi + 1, s->r[i + 1].lo - 1};
-            print_ranges(b, &gap, 1);
+        uint32_t next = 0; /* first code point not yet known to be in the set */
+        for (size_t i = 0; i < s->n; i++) {
+            if (s->r[i].lo > next) {
+                gm_cprange gap = {next, s->r[i].lo - 1};
+                print_ranges(b, &gap, 1);
+            }
+            next = s->r[i].hi + 1;
         }
     }
     gm_strbuf_putc(b, ']');
@@ -948,7 +960,7 @@ static bool bit(const uint32_t bits[8], unsigned c) { return bits[c >> 5] >> (c 
 
 static void print_byteset(gm_strbuf *b, const uint32_t bits[8])
 {
-    bool negate = bit(bits, 0) && bit(bits, 255);
+    bool negate = bit(bits, 255);
     gm_strbuf_puts(b, negate ? "%[^" : "%[");
     bool first = !negate;
     for (unsigned c = 0; c < 256;) {
@@ -1058,6 +1070,28 @@ static void print_rule(const printer *p, uint32_t r)
     gm_strbuf_putc(b, '\n');
 }
 
+typedef struct rule_pos {
+    uint32_t file, line, column, rule;
+} rule_pos;
+
+static int cmp_rule_pos(const void *a, const void *b)
+{
+    const rule_pos *x = a, *y = b;
+    if (x->file != y->file)
+        return x->file < y->file ? -1 : 1;
+    if (x->line != y->line)
+        return x->line < y->line ? -1 : 1;
+    if (x->column != y->column)
+        return x->column < y->column ? -1 : 1;
+    return x->rule < y->rule ? -1 : x->rule > y->rule;
+}
+
+/*
+ * The root first, then the rules in the order of their definitions in
+ * the text (rule indices follow first mentions, which printing changes),
+ * then those without a location in index order: so parse -> print is a
+ * fixed point.
+ */
 void gm_ebnf_print(const gm_ebnf *g, gm_strbuf *out)
 {
     printer p = {.g = g, .out = out};
@@ -1065,9 +1099,25 @@ void gm_ebnf_print(const gm_ebnf *g, gm_strbuf *out)
         out->failed = true;
     if (g->root != GM_EX_NONE && g->root < g->nrules)
         print_rule(&p, g->root);
-    for (uint32_t r = 0; r < g->nrules; r++)
-        if (r != g->root)
-            print_rule(&p, r);
+    rule_pos *order = gm_mem_alloc(g->mem, (g->nrules ? g->nrules : 1) * sizeof *order);
+    if (!order)
+        out->failed = true;
+    for (uint32_t r = 0; order && r < g->nrules; r++) {
+        const gm_srcloc *l = &g->rules[r].loc;
+        uint32_t f = UINT32_MAX;
+        for (uint32_t i = 0; l->line && i < g->nfiles; i++)
+            if (g->files[i] == l->file)
+                f = i;
+        order[r] = (rule_pos){f, l->line, l->column, r};
+        if (f == UINT32_MAX)
+            order[r].line = order[r].column = 0;
+    }
+    if (order)
+        qsort(order, g->nrules, sizeof *order, cmp_rule_pos);
+    for (uint32_t i = 0; order && i < g->nrules; i++)
+        if (order[i].rule != g->root)
+            print_rule(&p, order[i].rule);
+    gm_mem_free(g->mem, order);
     if (p.names) {
         for (uint32_t r = 0; r < g->nrules; r++)
             gm_mem_free(g->mem, p.names[r]);

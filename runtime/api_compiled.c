@@ -85,11 +85,12 @@ void gm_compiled_get_stats(const gm_compiled *c, gm_compiled_stats *stats)
     if (!c)
         return;
     const gm_grammar *g = c->grammar;
+    stats->engine = g->engine;
     stats->lexer_states = g->lexer->nstates;
     stats->terminals = g->lexer->nterminals;
     stats->lr_states = g->lr->nstates;
     stats->productions = g->lr->nprods;
-    stats->vocab_size = c->spanner->nbits;
+    stats->vocab_size = c->vocab->data->size;
     gm_spanner_stats st;
     gm_spanner_stats_get(c->spanner, &st);
     stats->profiles_built = st.profiles;

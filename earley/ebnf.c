@@ -202,6 +202,18 @@ uint32_t gm_ebnf_add_repeat(gm_ebnf *g, uint32_t child, uint32_t min, uint32_t m
     return id;
 }
 
+uint32_t gm_ebnf_add_until(gm_ebnf *g, const uint32_t *strings, size_t n, uint32_t which)
+{
+    assert(n >= 1 && (which == GM_EX_NONE || which < n));
+    for (size_t i = 0; i < n; i++)
+        assert(strings[i] < g->nnodes && g->nodes[strings[i]].kind == GM_EX_BYTES &&
+               g->nodes[strings[i]].count > 0);
+    uint32_t id = add_parent(g, GM_EX_UNTIL, strings, n);
+    if (id != GM_EX_NONE)
+        g->nodes[id].arg = which;
+    return id;
+}
+
 /* ---- rules -------------------------------------------------------------- */
 
 static ebnf_index *get_index(gm_ebnf *g)
@@ -327,6 +339,40 @@ static bool byteset_matches_something(const uint32_t bits[8])
     return false;
 }
 
+/* The number of children of a node (kids[first ..]): SEQ, ALT, REPEAT and UNTIL have some. */
+static uint32_t nkids(const gm_ex *x)
+{
+    switch ((gm_ex_kind)x->kind) {
+    case GM_EX_SEQ:
+    case GM_EX_ALT:
+    case GM_EX_UNTIL: return x->count;
+    case GM_EX_REPEAT: return 1;
+    default: return 0;
+    }
+}
+
+/*
+ * Whether UNTIL(L, which) matches some string (note [until]). With which =
+ * i the shortest candidate is L[i] itself (a longer one has L[i]'s proper
+ * prefixes inside its own), so it is empty iff a string of L occurs in
+ * L[i] before its end; with which = NONE, "" matches.
+ */
+static bool until_matches_something(const gm_ebnf *g, const gm_ex *x)
+{
+    if (x->arg == GM_EX_NONE)
+        return true;
+    const gm_ex *t = &g->nodes[g->kids[x->first + x->arg]];
+    const uint8_t *s = g->bytes + t->first;
+    for (uint32_t j = 0; j < x->count; j++) {
+        const gm_ex *l = &g->nodes[g->kids[x->first + j]];
+        /* an occurrence of L[j] ending before the last byte of L[i] */
+        for (uint32_t end = l->count; end < t->count; end++)
+            if (memcmp(s + end - l->count, g->bytes + l->first, l->count) == 0)
+                return false;
+    }
+    return true;
+}
+
 /* Working arrays of a check. */
 typedef struct checker {
     const gm_ebnf *g;
@@ -416,14 +462,11 @@ static void walk(checker *c, uint32_t start, void (*visit)(checker *, uint32_t, 
         uint32_t n = c->stack[--sp];
         visit(c, n, ud);
         const gm_ex *x = &c->g->nodes[n];
-        if (x->kind == GM_EX_SEQ || x->kind == GM_EX_ALT || x->kind == GM_EX_REPEAT) {
-            uint32_t cnt = x->kind == GM_EX_REPEAT ? 1 : x->count;
-            for (uint32_t i = 0; i < cnt; i++) {
-                uint32_t k = c->g->kids[x->first + i];
-                if (c->mark[k] != c->gen) {
-                    c->mark[k] = c->gen;
-                    c->stack[sp++] = k;
-                }
+        for (uint32_t i = 0, cnt = nkids(x); i < cnt; i++) {
+            uint32_t k = c->g->kids[x->first + i];
+            if (c->mark[k] != c->gen) {
+                c->mark[k] = c->gen;
+                c->stack[sp++] = k;
             }
         }
     }
@@ -469,7 +512,7 @@ static bool build_reverse(checker *c, gm_mem *m)
     for (uint32_t i = 0; i < N; i++) {
         const gm_ex *x = &g->nodes[i];
         if (x->kind == GM_EX_SEQ || x->kind == GM_EX_ALT || x->kind == GM_EX_REPEAT) {
-            uint32_t cnt = x->kind == GM_EX_REPEAT ? 1 : x->count;
+            uint32_t cnt = nkids(x); /* UNTIL is a leaf for productivity */
             for (uint32_t j = 0; j < cnt; j++)
                 c->par_start[g->kids[x->first + j] + 1]++;
             npar += cnt;
@@ -502,7 +545,7 @@ static bool build_reverse(checker *c, gm_mem *m)
     for (uint32_t i = 0; i < N; i++) {
         const gm_ex *x = &g->nodes[i];
         if (x->kind == GM_EX_SEQ || x->kind == GM_EX_ALT || x->kind == GM_EX_REPEAT) {
-            uint32_t cnt = x->kind == GM_EX_REPEAT ? 1 : x->count;
+            uint32_t cnt = nkids(x);
             for (uint32_t j = 0; j < cnt; j++)
                 c->par[pfill[g->kids[x->first + j]]++] = i;
         } else if (x->kind == GM_EX_REF) {
@@ -545,6 +588,7 @@ static void productive(checker *c, bool nothing_ok)
         case GM_EX_ALT: break;
         case GM_EX_SEQ: c->need[i] = x->count; break;
         case GM_EX_REPEAT: now = x->min == 0; break;
+        case GM_EX_UNTIL: now = nothing_ok || until_matches_something(g, x); break;
         }
         if (now) {
             c->prod[i] = 1;
@@ -618,14 +662,11 @@ static gm_status check_nodes(checker *c, const gm_limits *lim)
     for (uint32_t i = 0; i < g->nnodes; i++) {
         const gm_ex *x = &g->nodes[i];
         uint32_t d = 0;
-        if (x->kind == GM_EX_SEQ || x->kind == GM_EX_ALT || x->kind == GM_EX_REPEAT) {
-            uint32_t cnt = x->kind == GM_EX_REPEAT ? 1 : x->count;
-            for (uint32_t j = 0; j < cnt; j++) {
-                uint32_t k = g->kids[x->first + j];
-                assert(k < i);
-                if (depth[k] > d)
-                    d = depth[k];
-            }
+        for (uint32_t j = 0, cnt = nkids(x); j < cnt; j++) {
+            uint32_t k = g->kids[x->first + j];
+            assert(k < i);
+            if (depth[k] > d)
+                d = depth[k];
         }
         depth[i] = d + 1;
         uint32_t owner = c->owner[i];
@@ -781,8 +822,8 @@ static bool name_char(char ch)
 static bool valid_name(const char *s)
 {
     /* names of XGrammar's functions read as calls, not as rule references */
-    static const char *const macros[] = {"Regex", "TagDispatch", "TokenTagDispatch", "Token",
-                                         "ExcludeToken"};
+    static const char *const macros[] = {"Regex", "Until", "TagDispatch", "TokenTagDispatch",
+                                         "Token", "ExcludeToken"};
     for (size_t i = 0; i < sizeof macros / sizeof *macros; i++)
         if (strcmp(s, macros[i]) == 0)
             return false;
@@ -1030,6 +1071,18 @@ static void print_node(const printer *p, uint32_t id, int ctx)
                 gm_strbuf_puts(b, " | ");
             print_node(p, g->kids[x->first + i], 1);
         }
+        break;
+    case GM_EX_UNTIL:
+        gm_strbuf_puts(b, "Until(");
+        for (uint32_t i = 0; i < x->count; i++) {
+            const gm_ex *l = &g->nodes[g->kids[x->first + i]];
+            if (i)
+                gm_strbuf_puts(b, ", ");
+            print_bytes(b, g->bytes + l->first, l->count);
+        }
+        if (x->arg != GM_EX_NONE)
+            gm_strbuf_printf(b, ", end=%u", x->arg);
+        gm_strbuf_putc(b, ')');
         break;
     case GM_EX_REPEAT:
         print_node(p, g->kids[x->first], 2);

@@ -42,9 +42,13 @@
  *   - our own additions, needed so that gm_ebnf_print can write every IR:
  *     byte strings %"..." and byte classes %[...] / %[^...] whose \xNN
  *     (exactly two digits) and plain ASCII characters are raw bytes
- *     (GM_EX_BYTES that are not UTF-8, GM_EX_BYTESET), and special tokens
+ *     (GM_EX_BYTES that are not UTF-8, GM_EX_BYTESET); special tokens
  *     with any text: <"..."> (a byte string between < and >; llama.cpp's
- *     <text> form works too).
+ *     <text> form works too); Until("s1", "s2", ...) and
+ *     Until("s1", "s2", ..., end=i), the free text GM_EX_UNTIL of
+ *     earley/ebnf.h note [until] (text holding none of the strings, or
+ *     text up to and including the first one, which is s_i; the strings
+ *     are literals or byte strings, not empty).
  * Not taken from XGrammar, each GM_ERR_UNSUPPORTED naming it: TagDispatch,
  * TokenTagDispatch, Token(ids), ExcludeToken(ids) (token-id sets: the IR
  * names tokens by text), rule attributes name[max_tokens=..., capture=...],
@@ -482,6 +486,25 @@ static gm_status parse_token(parser *p)
 
 static gm_status parse_alternates(parser *p, bool nested);
 
+/* Reads a repetition count at pos. */
+static gm_status read_count(parser *p, uint32_t *v)
+{
+    size_t start = p->pos;
+    uint64_t x = 0;
+    if (peek(p) < '0' || peek(p) > '9')
+        return unexpected(p, "a number in {...}");
+    while (peek(p) >= '0' && peek(p) <= '9') {
+        if (x <= GM_EBNF_MAX_REPEAT)
+            x = x * 10 + (uint64_t)(peek(p) - '0');
+        p->pos++;
+    }
+    if (x > GM_EBNF_MAX_REPEAT)
+        return error_at(p, GM_ERR_LIMIT, start, "repetition count %.*s is larger than %u",
+                        (int)(p->pos - start), p->text + start, GM_EBNF_MAX_REPEAT);
+    *v = (uint32_t)x;
+    return GM_OK;
+}
+
 /* Regex("pattern") of the XGrammar dialect, pos after the name. */
 static gm_status parse_regex_macro(parser *p, size_t start)
 {
@@ -514,6 +537,58 @@ static gm_status parse_regex_macro(parser *p, size_t start)
     return push(p, node);
 }
 
+/* Until("s", ..., end=i) of the XGrammar dialect, pos after the name. */
+static gm_status parse_until_macro(parser *p)
+{
+    size_t base = p->stack.n;
+    uint32_t which = GM_EX_NONE;
+    gm_status st;
+    p->pos++; /* ( */
+    for (;;) {
+        skip_space(p, true);
+        size_t at = p->pos;
+        if (p->stack.n > base && p->len - p->pos >= 3 && memcmp(p->text + p->pos, "end", 3) == 0) {
+            p->pos += 3;
+            skip_space(p, true);
+            if (peek(p) != '=')
+                return unexpected(p, "'=' after end in Until(...)");
+            p->pos++;
+            skip_space(p, true);
+            size_t num = p->pos;
+            if ((st = read_count(p, &which)))
+                return st;
+            if (which >= p->stack.n - base)
+                return error_at(p, GM_ERR_SYNTAX, num,
+                                "Until(...) has %zu strings, so end=%u names none of them",
+                                p->stack.n - base, which);
+            skip_space(p, true);
+            if (peek(p) != ')')
+                return unexpected(p, "')' to close Until(...)");
+            break;
+        }
+        bool bytes = peek(p) == '%' && peek_at(p, 1) == '"';
+        if (peek(p) != '"' && !bytes)
+            return unexpected(p, "a string literal in Until(...)");
+        p->pos += bytes;
+        if ((st = read_quoted(p, bytes)))
+            return st;
+        if (p->buf.n == 0)
+            return error_at(p, GM_ERR_SYNTAX, at, "the strings of Until(...) may not be empty");
+        if ((st = push(p, gm_ebnf_add_bytes(p->g, p->buf.v, p->buf.n))))
+            return st;
+        skip_space(p, true);
+        if (peek(p) == ')')
+            break;
+        if (peek(p) != ',')
+            return unexpected(p, "',' or ')' in Until(...)");
+        p->pos++;
+    }
+    p->pos++;
+    uint32_t id = gm_ebnf_add_until(p->g, p->stack.v + base, p->stack.n - base, which);
+    p->stack.n = base;
+    return push(p, id);
+}
+
 static const char *const unsupported_macros[] = {"TagDispatch", "TokenTagDispatch", "Token",
                                                  "ExcludeToken"};
 
@@ -532,6 +607,11 @@ static gm_status parse_name_item(parser *p)
                 return unexpected(p, "'(' after Regex");
             return parse_regex_macro(p, start);
         }
+        if (n == 5 && memcmp(name, "Until", 5) == 0) {
+            if (!call)
+                return unexpected(p, "'(' after Until");
+            return parse_until_macro(p);
+        }
         for (size_t i = 0; i < sizeof unsupported_macros / sizeof *unsupported_macros; i++)
             if (strlen(unsupported_macros[i]) == n && memcmp(name, unsupported_macros[i], n) == 0)
                 return error_at(p, GM_ERR_UNSUPPORTED, start,
@@ -545,25 +625,6 @@ static gm_status parse_name_item(parser *p)
     if (p->use_off.v[r] == SIZE_MAX)
         p->use_off.v[r] = start;
     return push(p, gm_ebnf_add_ref(p->g, r));
-}
-
-/* Reads a repetition count at pos. */
-static gm_status read_count(parser *p, uint32_t *v)
-{
-    size_t start = p->pos;
-    uint64_t x = 0;
-    if (peek(p) < '0' || peek(p) > '9')
-        return unexpected(p, "a number in {...}");
-    while (peek(p) >= '0' && peek(p) <= '9') {
-        if (x <= GM_EBNF_MAX_REPEAT)
-            x = x * 10 + (uint64_t)(peek(p) - '0');
-        p->pos++;
-    }
-    if (x > GM_EBNF_MAX_REPEAT)
-        return error_at(p, GM_ERR_LIMIT, start, "repetition count %.*s is larger than %u",
-                        (int)(p->pos - start), p->text + start, GM_EBNF_MAX_REPEAT);
-    *v = (uint32_t)x;
-    return GM_OK;
 }
 
 /* A postfix operator at pos applied to the item on top of the stack. */

@@ -90,6 +90,8 @@ static const form_case forms[] = {
      "root ::= %\"\\xFF\\x00a\" %[\\x80-\\xBF] %[^\\x00-\\x7F]\n"},
     {X, "root ::= Regex(\"[a-c]+x?\") \"!\"", "root ::= [a-c]+ \"x\"? \"!\"\n"},
     {X, "root ::= Regex ( \"ab|c{2}\" )", "root ::= \"ab\" | \"c\"{2}\n"},
+    {X, "root ::= Until(\"<a>\", %\"\\xFF\") \"x\" | Until(\"</b>\",\"<c>\" , end = 1) \"y\"",
+     "root ::= Until(\"<a>\", %\"\\xFF\") \"x\" | Until(\"</b>\", \"<c>\", end=1) \"y\"\n"},
 };
 
 static void test_forms(void **state)
@@ -168,6 +170,10 @@ static const err_case errors[] = {
     {X, "root ::= Regex(\"a\\\\1\")", GM_ERR_UNSUPPORTED, "backreference", 1, 16},
     {X, "root ::= Regex(\"a\", json_string=true)", GM_ERR_UNSUPPORTED, "named arguments", 1, 19},
     {X, "root ::= Regex", GM_ERR_SYNTAX, "expected '(' after Regex", 1, 15},
+    {X, "root ::= Until(\"a\", end=1)", GM_ERR_SYNTAX, "Until(...) has 1 strings, so end=1 names none", 1, 25},
+    {X, "root ::= Until(\"\")", GM_ERR_SYNTAX, "may not be empty", 1, 16},
+    {X, "root ::= Until(end=0)", GM_ERR_SYNTAX, "expected a string literal in Until(...)", 1, 16},
+    {X, "root ::= Until(\"ab\", \"a\", end=0)", GM_ERR_GRAMMAR, "language of the root rule 'root' is empty", 1, 1},
 };
 
 static void test_errors(void **state)

@@ -116,6 +116,14 @@ class TokenizerInfo:
         """The raw bytes of a sequence of token ids, joined (what a grammar sees)."""
         return self._handle.decode(token_ids)
 
+    def encode(self, text: Union[str, bytes], *, special_as_text: bool = False) -> List[int]:
+        """Token ids of a text exactly as Hugging Face tokenizers encodes it with the
+        tokenizer.json this was loaded from (added and special tokens, normalizer,
+        pre-tokenizer, BPE; no BOS/EOS added). ``special_as_text``: the text of special
+        tokens is encoded as plain text. Raises :class:`UnsupportedError` for tokenizers
+        gramask cannot encode (and for vocabularies not loaded from a file)."""
+        return self._handle.encode(text, special_as_text=special_as_text)
+
     def close(self) -> None:
         """Drops this object's reference to the C vocabulary now (compiled grammars keep
         their own). Later use raises ValueError."""

@@ -326,6 +326,39 @@ static PyObject *vocab_decode(gmpy_vocab *self, PyObject *arg)
     return out;
 }
 
+/* Hugging Face-exact encoding of text (str as UTF-8, or bytes) into ids. */
+static PyObject *vocab_encode(gmpy_vocab *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"text", "special_as_text", NULL};
+    const char *text;
+    Py_ssize_t len;
+    int special_as_text = 0;
+    gm_vocab *v = vocab_handle(self);
+    if (!v || !PyArg_ParseTupleAndKeywords(args, kw, "s#|$p:encode", kwlist, &text, &len,
+                                           &special_as_text))
+        return NULL;
+    gm_encode_options o = {.special_as_text = special_as_text};
+    uint32_t *ids = NULL;
+    size_t n = 0;
+    gm_error err;
+    gm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = gm_vocab_encode(v, text, (size_t)len, &o, &ids, &n, &err);
+    Py_END_ALLOW_THREADS
+    if (st != GM_OK)
+        return gmpy_raise(&err);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list && i < n; i++) {
+        PyObject *x = PyLong_FromUnsignedLong(ids[i]);
+        if (!x)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, x);
+    }
+    gm_vocab_free_ids(v, ids);
+    return list;
+}
+
 static PyObject *vocab_close(gmpy_vocab *self, PyObject *unused)
 {
     gm_vocab_destroy(self->v);
@@ -336,6 +369,8 @@ static PyObject *vocab_close(gmpy_vocab *self, PyObject *unused)
 static PyMethodDef vocab_methods[] = {
     {"token", (PyCFunction)vocab_token, METH_O, "token(id) -> bytes: the raw bytes of one token."},
     {"decode", (PyCFunction)vocab_decode, METH_O, "decode(ids) -> bytes: the tokens' bytes joined."},
+    {"encode", (PyCFunction)(void (*)(void))vocab_encode, METH_VARARGS | METH_KEYWORDS,
+     "encode(text, *, special_as_text=False) -> list[int]: Hugging Face's encoding."},
     {"close", (PyCFunction)vocab_close, METH_NOARGS, "Releases the C vocabulary (idempotent)."},
     {NULL, NULL, 0, NULL}};
 
@@ -694,11 +729,18 @@ static PyObject *compiled_stats(gmpy_compiled *self, PyObject *unused)
         return NULL;
     gm_compiled_stats s;
     gm_compiled_get_stats(c, &s);
-    return Py_BuildValue("{sIsIsIsIsIsIsKsnsn}", "lexer_states", s.lexer_states, "terminals",
-                         s.terminals, "lr_states", s.lr_states, "productions", s.productions,
-                         "vocab_size", s.vocab_size, "profiles_built", s.profiles_built, "classes",
-                         (unsigned long long)s.classes, "table_bytes", (Py_ssize_t)s.table_bytes,
-                         "memory_bytes", (Py_ssize_t)s.memory_bytes);
+    if (s.engine == GM_ENGINE_EARLEY)
+        return Py_BuildValue("{sssIsIsIsIsKsIsnsn}", "engine", "earley", "rules", s.rules,
+                             "fsm_states", s.fsm_states, "cache_entries", s.cache_entries,
+                             "cross_hits", s.cross_hits, "uncertain_tokens",
+                             (unsigned long long)s.uncertain_tokens, "vocab_size", s.vocab_size,
+                             "table_bytes", (Py_ssize_t)s.table_bytes, "memory_bytes",
+                             (Py_ssize_t)s.memory_bytes);
+    return Py_BuildValue("{sssIsIsIsIsIsKsIsnsn}", "engine", "lalr", "lexer_states", s.lexer_states,
+                         "terminals", s.terminals, "lr_states", s.lr_states, "productions",
+                         s.productions, "profiles_built", s.profiles_built, "classes",
+                         (unsigned long long)s.classes, "vocab_size", s.vocab_size, "table_bytes",
+                         (Py_ssize_t)s.table_bytes, "memory_bytes", (Py_ssize_t)s.memory_bytes);
 }
 
 static PyObject *compiled_close(gmpy_compiled *self, PyObject *unused)

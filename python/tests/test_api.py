@@ -338,3 +338,19 @@ def test_python_m_gramask():
     r = subprocess.run([sys.executable, "-m", "gramask"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "every sample token allowed: yes; EOS allowed at the end: yes" in r.stdout
+
+
+def test_encode_matches_reference_tokenization(llama3):
+    """TokenizerInfo.encode gives the ids of ../shared/corpus (a Hugging Face-compatible
+    reference encoder's), and decode gives the file back."""
+    with open(shared("corpus", "python", "ids.llama3.json")) as f:
+        entry = json.load(f)[0]
+    with open(shared("corpus", "python", entry["file"]), "rb") as f:
+        text = f.read()
+    assert llama3.encode(text) == entry["ids"]
+    assert llama3.decode(entry["ids"]) == text
+    assert llama3.encode("<|eot_id|>") == [128009]
+    assert llama3.encode("<|eot_id|>", special_as_text=True) != [128009]
+    toy = gm.TokenizerInfo([b"a"], stop_token_ids=[0])
+    with pytest.raises(gm.UnsupportedError):
+        toy.encode("a")

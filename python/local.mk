@@ -17,10 +17,11 @@ EXTRA_DIST += $(GM_PYTHON_FILES) $(GM_PYTHON_TESTFILES) python/tests/pytest.sh p
 	examples/decode.py
 
 python/lib/.built: $(GM_PYTHON_FILES:%=$(srcdir)/%) $(srcdir)/include/gramask.h libgramask.la
-	@rm -rf python/lib python/tmp && $(MKDIR_P) python
+	@rm -rf python/lib python/tmp && $(MKDIR_P) python/tmp
 	$(AM_V_GEN)cd $(srcdir)/python && GRAMASK_BUILD_DIR='$(abs_top_builddir)' \
 	  GRAMASK_SRC_DIR='$(abs_top_srcdir)' GRAMASK_WERROR=1 PYTHONDONTWRITEBYTECODE=1 \
-	  $(PYTHON3) -W ignore setup.py -q build --build-lib '$(abs_top_builddir)/python/lib' \
+	  $(PYTHON3) -W ignore setup.py -q egg_info --egg-base '$(abs_top_builddir)/python/tmp' \
+	  build --build-lib '$(abs_top_builddir)/python/lib' \
 	  --build-temp '$(abs_top_builddir)/python/tmp' >'$(abs_top_builddir)/python/build.log' 2>&1 \
 	  || { cat '$(abs_top_builddir)/python/build.log'; exit 1; }
 	@touch $@

@@ -260,7 +260,7 @@ gm_status gm_egrammar_read(gm_mem *m, const uint8_t *p, size_t len, size_t *used
     g->rules = gm_mem_calloc(m, nrules ? nrules : 1, sizeof *g->rules);
     g->state_rule = gm_mem_alloc(m, (nstates ? nstates : 1) * sizeof *g->state_rule);
     g->state_flags = gm_mem_alloc(m, nstates ? nstates : 1);
-    g->trans = gm_mem_alloc(m, ((size_t)nstates * nclasses ? (size_t)nstates * nclasses : 1) * 4);
+    g->trans = gm_mem_alloc(m, ((size_t)nstates * nclasses + 1) * 4);
     g->ref_off = gm_mem_alloc(m, ((size_t)nstates + 1) * 4);
     g->refs = gm_mem_alloc(m, (nrefs ? nrefs : 1) * sizeof *g->refs);
     g->tok_off = gm_mem_alloc(m, ((size_t)nstates + 1) * 4);

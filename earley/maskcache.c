@@ -395,7 +395,7 @@ static gm_status get_entry(gm_eengine *e, gm_escratch *w, uint32_t state, uint32
             return GM_OK;
         }
     }
-    gm_ementry *x;
+    gm_ementry *x = NULL;
     gm_status st = build_entry(e, w, state, count, key, &x, err);
     if (st != GM_OK)
         return st;

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "earley/fsm.h"
+#include "earley/until.h"
 #include "base/error.h"
 #include "base/hash.h"
 #include "base/vec.h"
@@ -353,111 +354,46 @@ static int add_utf8_seq(void *ud, const gm_utf8_seq *s)
 static uint32_t rule_symbol(builder *b, uint32_t src_rule);
 static uint32_t repeat_symbol(builder *b, uint32_t node);
 
-/*
- * UNTIL(L, which) (ebnf.h, note [until]) as the Aho-Corasick automaton of
- * L: a state per prefix of a string of L; a byte that completes a string
- * of L ends the text (into `out` when L[which] is among the strings ending
- * there, nowhere otherwise); with which = NONE every state without a
- * match may end the text.
- */
-static int add_until(builder *b, const gm_ex *e, uint32_t in, uint32_t out)
+/* UNTIL(L, which) (ebnf.h, note [until]): its Aho-Corasick automaton
+   (until.h), one NFA state per automaton state. */
+static int add_until(builder *b, uint32_t node, uint32_t in, uint32_t out)
 {
-    const gm_ebnf *g = b->src;
-    gm_mem *m = b->m;
-    size_t total = 1;
-    for (uint32_t i = 0; i < e->count; i++)
-        total += g->nodes[g->kids[e->first + i]].count;
-    if (total > b->lim.max_nfa_states) {
+    const gm_ex *e = &b->src->nodes[node];
+    gm_until u;
+    gm_status st = gm_until_build(b->m, b->src, node, b->lim.max_nfa_states, &u, b->err);
+    if (st != GM_OK) {
         if (b->st == GM_OK)
-            b->st = gm_error_set(b->err, GM_ERR_LIMIT,
-                                 "rule %s: free text with %zu bytes of triggers (max_nfa_states)",
-                                 rule_name(b, b->cur), total);
+            b->st = st;
         return -1;
     }
-    uint32_t *go = gm_mem_alloc(m, total * 256 * sizeof *go);
-    uint32_t *fail = gm_mem_calloc(m, total, sizeof *fail);
-    uint32_t *queue = gm_mem_alloc(m, total * sizeof *queue);
-    uint32_t *st = gm_mem_alloc(m, total * sizeof *st);
-    uint8_t *match = gm_mem_calloc(m, total, 2);
     int rc = -1;
-    if (!go || !fail || !queue || !st || !match) {
+    uint32_t *ns = gm_mem_alloc(b->m, (size_t)u.nstates * sizeof *ns);
+    if (!ns) {
         fail_mem(b, "a rule automaton");
         goto out;
     }
-    uint8_t *hasw = match + total;
-    memset(go, 0xff, total * 256 * sizeof *go);
-    uint32_t nn = 1;
-    for (uint32_t i = 0; i < e->count; i++) {
-        const gm_ex *x = &g->nodes[g->kids[e->first + i]];
-        uint32_t at = 0;
-        for (uint32_t k = 0; k < x->count; k++) {
-            uint8_t c = g->bytes[x->first + k];
-            if (go[at * 256 + c] == GM_FSM_NONE)
-                go[at * 256 + c] = nn++;
-            at = go[at * 256 + c];
-        }
-        match[at] = 1;
-        if (i == e->arg)
-            hasw[at] = 1;
-    }
-    /* Failure links breadth-first; goto made total. */
-    uint32_t qh = 0, qt = 0;
-    for (uint32_t c = 0; c < 256; c++) {
-        uint32_t t = go[c];
-        if (t == GM_FSM_NONE) {
-            go[c] = 0;
-        } else {
-            fail[t] = 0;
-            queue[qt++] = t;
-        }
-    }
-    while (qh < qt) {
-        uint32_t n = queue[qh++];
-        match[n] |= match[fail[n]];
-        hasw[n] |= hasw[fail[n]];
-        for (uint32_t c = 0; c < 256; c++) {
-            uint32_t t = go[n * 256 + c];
-            if (t == GM_FSM_NONE) {
-                go[n * 256 + c] = go[fail[n] * 256 + c];
-            } else {
-                fail[t] = go[fail[n] * 256 + c];
-                queue[qt++] = t;
-            }
-        }
-    }
-    for (uint32_t n = 0; n < nn; n++)
-        if (!match[n] && (st[n] = nfa_state(b)) == GM_FSM_NONE)
+    for (uint32_t s = 0; s < u.nstates; s++)
+        if ((ns[s] = nfa_state(b)) == GM_FSM_NONE)
             goto out;
-    if (nfa_eps(b, in, st[0]))
+    if (nfa_eps(b, in, ns[0]))
         goto out;
-    for (uint32_t n = 0; n < nn; n++) {
-        if (match[n])
-            continue;
-        if (e->arg == GM_EX_NONE && nfa_eps(b, st[n], out))
+    for (uint32_t s = 0; s < u.nstates; s++) {
+        if (gm_until_accepts(&u, s, e->arg) && nfa_eps(b, ns[s], out))
             goto out;
+        if (u.hit[s])
+            continue;
         for (uint32_t c = 0; c < 256;) {
-            uint32_t t = go[n * 256 + c];
-            uint32_t to = match[t] ? (hasw[t] && e->arg != GM_EX_NONE ? out : GM_FSM_NONE) : st[t];
-            uint32_t lo = c;
-            while (c < 256) {
-                uint32_t t2 = go[n * 256 + c];
-                uint32_t to2 = match[t2] ? (hasw[t2] && e->arg != GM_EX_NONE ? out : GM_FSM_NONE)
-                                         : st[t2];
-                if (to2 != to)
-                    break;
+            uint32_t t = u.next[(size_t)s * 256 + c], lo = c;
+            while (c < 256 && u.next[(size_t)s * 256 + c] == t)
                 c++;
-            }
-            if (to != GM_FSM_NONE && nfa_edge(b, st[n], lo, c - 1, to))
+            if (t != GM_UNTIL_NONE && nfa_edge(b, ns[s], lo, c - 1, ns[t]))
                 goto out;
         }
     }
     rc = 0;
 out:
-    gm_mem_free(m, go);
-    gm_mem_free(m, fail);
-    gm_mem_free(m, queue);
-    gm_mem_free(m, st);
-    gm_mem_free(m, match);
+    gm_mem_free(b->m, ns);
+    gm_until_free(&u);
     return rc;
 }
 
@@ -587,7 +523,7 @@ static int nfa_add(builder *b, uint32_t node, uint32_t in, uint32_t out, uint32_
         return nfa_edge(b, in, SYM_TOK + id, SYM_TOK + id, out);
     }
     case GM_EX_UNTIL:
-        return add_until(b, e, in, out);
+        return add_until(b, node, in, out);
     default:
         if (b->st == GM_OK)
             b->st = gm_error_set(b->err, GM_ERR_ARGUMENT, "grammar IR: node %u has kind %u",

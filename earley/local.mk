@@ -26,3 +26,10 @@ GM_TESTS += tests/test_earley
 tests_test_earley_SOURCES = tests/test_earley.c
 tests_test_earley_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_earley_LDADD = $(GM_TEST_LDADD)
+
+# UNTIL, the free text of TagDispatch: its Aho–Corasick automaton.
+libgmcore_la_SOURCES += earley/until.c earley/until.h
+GM_TESTS += tests/test_until
+tests_test_until_SOURCES = tests/test_until.c
+tests_test_until_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_until_LDADD = $(GM_TEST_LDADD)

@@ -1,7 +1,7 @@
 /*
  * Inside the Earley engine: the objects of engine.h as the recognizer
  * (eset.c), the token-mask cache (maskcache.c), the cross-grammar cache
- * (xcache.c) and the API glue (engine.c) share them.
+ * (xcache.c) and the API glue (engine_api.c) share them.
  *
  * note [hash-consed Earley sets]
  * An Earley set is an immutable object: its items (automaton state,

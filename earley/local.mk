@@ -19,7 +19,7 @@ CLEANFILES += ebnf_rt1.txt ebnf_rt2.txt
 # The engine: rule automata, the recognizer, the token-mask caches.
 libgmcore_la_SOURCES += \
 	earley/fsm.c earley/fsm.h earley/fsm_build.c earley/fsm_io.c \
-	earley/eengine.h earley/eset.c earley/maskcache.c earley/engine.c \
+	earley/eengine.h earley/eset.c earley/maskcache.c earley/engine_api.c \
 	earley/xcache.c
 
 GM_TESTS += tests/test_earley

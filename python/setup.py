@@ -72,7 +72,7 @@ setup(
     version=version(src),
     ext_modules=[Extension(
         "gramask._core",
-        sources=["src/core.c", "src/matcher.c", "src/arrays.c"],
+        sources=["src/core.c", "src/matcher.c", "src/arrays.c", "src/bench.c"],
         depends=["src/core.h"],
         include_dirs=incs,
         library_dirs=[libdir],

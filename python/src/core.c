@@ -806,6 +806,8 @@ static PyMethodDef module_methods[] = {
      "Loads a .gmc file."},
     {"apply_token_bitmask_inplace", (PyCFunction)(void (*)(void))gmpy_apply_token_bitmask_inplace,
      METH_VARARGS | METH_KEYWORDS, "Sets the logits of masked tokens to -inf, in place."},
+    {"_bench_steps", gmpy_bench_steps, METH_VARARGS,
+     "_bench_steps(matcher, bitmask, ids) -> ns: a fill + accept loop in C (bench/bench_python.py)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {

@@ -23,3 +23,21 @@ tests_test_earley_ref_SOURCES = tests/test_earley_ref.c
 tests_test_earley_ref_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_earley_ref_LDADD = $(GM_TEST_LDADD)
 EXTRA_DIST += tests/earley_ref_cases.py
+
+# The engine: rule automata, the recognizer, the token-mask caches.
+libgmcore_la_SOURCES += \
+	earley/fsm.c earley/fsm.h earley/fsm_build.c earley/fsm_io.c \
+	earley/eengine.h earley/eset.c earley/maskcache.c earley/engine_api.c \
+	earley/xcache.c
+
+GM_TESTS += tests/test_earley
+tests_test_earley_SOURCES = tests/test_earley.c
+tests_test_earley_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_earley_LDADD = $(GM_TEST_LDADD)
+
+# UNTIL, the free text of TagDispatch: its Aho–Corasick automaton.
+libgmcore_la_SOURCES += earley/until.c earley/until.h
+GM_TESTS += tests/test_until
+tests_test_until_SOURCES = tests/test_until.c
+tests_test_until_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_until_LDADD = $(GM_TEST_LDADD)

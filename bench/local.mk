@@ -60,3 +60,9 @@ bench_bench_earley_SOURCES = bench/bench_earley.c
 bench_bench_earley_LDADD = libgmcore.la
 EXTRA_DIST += bench/data/c/gcd.c bench/data/c/sum.c bench/data/c/fib.c bench/data/c/collatz.c \
 	bench/data/c/stats.c
+
+# Issue 20: text -> ids speed (gm_vocab_encode) on the corpus, and the cost of building
+# the encoder on the first encode.
+GM_BENCH += bench/bench_encode
+bench_bench_encode_SOURCES = bench/bench_encode.c
+bench_bench_encode_LDADD = libgmcore.la

@@ -119,8 +119,8 @@ class GrammarCompiler:
         """Compiles a :class:`Grammar`, or Lark text (with ``start`` and
         ``lark_conflicts`` as in :meth:`Grammar.from_lark`)."""
         if isinstance(grammar, Grammar):
-            # A Grammar object is its own cache key: it is immutable.
-            return self._compiled(("grammar", id(grammar), grammar), lambda: grammar)
+            # A Grammar object is its own cache key (by identity): it is immutable.
+            return self._compiled(("grammar", grammar), lambda: grammar)
         if not isinstance(grammar, str):
             raise TypeError(f"compile_grammar takes a Grammar or Lark text, not {type(grammar).__name__}")
         return self._compiled(("lark", grammar, start, lark_conflicts),

@@ -12,7 +12,7 @@
 #include "cli/session.h"
 
 static const char compile_usage[] =
-    "GRAMMAR --tokenizer T -o FILE.gmc [--eager] [--conflicts=lark] [--model-vocab-size N]\n"
+    "GRAMMAR --tokenizer T -o FILE.gmc [--eager] [--conflicts=lark] [--start=RULE] [--model-vocab-size N]\n"
     "  --eager builds every token table now (larger file, no lazy work at decoding time).";
 
 static void print_stats(const gm_compiled *c, const char *indent)
@@ -43,8 +43,7 @@ int gm_cmd_compile(int argc, char **argv)
             out = argv[++i];
         } else if (!strcmp(a, "--eager")) {
             lo.eager = true;
-        } else if (!strcmp(a, "--conflicts=lark")) {
-            lo.conflicts = GM_CONFLICTS_LARK;
+        } else if (gm_cli_grammar_option(a, &lo)) {
         } else if (!strcmp(a, "--model-vocab-size") && i + 1 < argc) {
             if (gm_cli_parse_u64(argv[++i], &n) || n > UINT32_MAX)
                 return gm_cli_usage("compile", compile_usage);

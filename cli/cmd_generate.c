@@ -17,7 +17,7 @@
 
 static const char usage[] =
     "GRAMMAR --tokenizer T [--seed S] [-n N] [--max-tokens M] [--eos-prob P]\n"
-    "             [--out FILE] [--eager] [--conflicts=lark]\n"
+    "             [--out FILE] [--eager] [--conflicts=lark] [--start=RULE]\n"
     "  Writes N random texts of the grammar's language (JSON lines to FILE or stdout) and\n"
     "  reports dead ends (exit status 1). Defaults: seed 1, N 10, M 200, P 0.2.";
 
@@ -116,8 +116,7 @@ int gm_cmd_generate(int argc, char **argv)
             out_path = argv[++i];
         } else if (!strcmp(a, "--eager")) {
             lo.eager = true;
-        } else if (!strcmp(a, "--conflicts=lark")) {
-            lo.conflicts = GM_CONFLICTS_LARK;
+        } else if (gm_cli_grammar_option(a, &lo)) {
         } else if (a[0] == '-' || lo.grammar) {
             return gm_cli_usage("generate", usage);
         } else {

@@ -15,7 +15,7 @@
 
 static const char usage[] =
     "GRAMMAR --tokenizer T --ids IDS.json [--json] [--dump-masks OUT] [--eager]\n"
-    "             [--conflicts=lark] [--only FILE]\n"
+    "             [--conflicts=lark] [--start=RULE] [--only FILE]\n"
     "  GRAMMAR: a .lark file, a bundled grammar name (json, go, java, python), or a .gmc file\n"
     "  Decodes every file of IDS.json (format of ../shared/corpus/*/ids.*.json) token by\n"
     "  token. Exit status 1 when a true token was masked or EOS was not allowed at the end.";
@@ -164,8 +164,7 @@ int gm_cmd_trace(int argc, char **argv)
             json = 1;
         } else if (!strcmp(a, "--eager")) {
             lo.eager = true;
-        } else if (!strcmp(a, "--conflicts=lark")) {
-            lo.conflicts = GM_CONFLICTS_LARK;
+        } else if (gm_cli_grammar_option(a, &lo)) {
         } else if (a[0] == '-' || lo.grammar) {
             return gm_cli_usage("trace", usage);
         } else {

@@ -68,6 +68,7 @@ int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli
     gm_grammar_options go;
     gm_grammar_options_init_defaults(&go);
     go.conflicts = opts->conflicts;
+    go.start = opts->start;
     t0 = gm_clock_ns();
     gm_status st;
     if (gm_cli_is_bundled(opts->grammar))
@@ -86,6 +87,19 @@ int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli
     }
     s->compile_ms = ms_since(t0);
     return 0;
+}
+
+int gm_cli_grammar_option(const char *a, gm_cli_load_options *opts)
+{
+    if (!strcmp(a, "--conflicts=lark") || !strcmp(a, "--lark"))
+        opts->conflicts = GM_CONFLICTS_LARK;
+    else if (!strcmp(a, "--conflicts=error"))
+        opts->conflicts = GM_CONFLICTS_ERROR;
+    else if (!strncmp(a, "--start=", 8) && a[8])
+        opts->start = a + 8;
+    else
+        return 0;
+    return 1;
 }
 
 void gm_cli_session_close(gm_cli_session *s)

@@ -29,7 +29,14 @@ typedef struct gm_cli_load_options {
     bool eager;
     gm_conflicts conflicts;
     uint32_t model_vocab_size;
+    const char *start;        /* --start=RULE, or NULL (the grammar's default) */
 } gm_cli_load_options;
+
+/*
+ * The grammar options the decoding commands share (--conflicts=error|lark,
+ * --start=RULE): 1 when argument a is one of them (opts updated), 0 when not.
+ */
+int gm_cli_grammar_option(const char *a, gm_cli_load_options *opts);
 
 /*
  * Whether a GRAMMAR argument names a bundled grammar ("json", "go", ...)

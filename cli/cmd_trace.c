@@ -14,9 +14,8 @@
 #include "cli/session.h"
 
 static const char usage[] =
-    "GRAMMAR --tokenizer T --ids IDS.json [--json] [--dump-masks OUT] [--eager]\n"
-    "             [--conflicts=lark] [--start=RULE] [--only FILE]\n"
-    "  GRAMMAR: a .lark file, a bundled grammar name (json, go, java, python), or a .gmc file\n"
+    "GRAMMAR --tokenizer T --ids IDS.json [--json] [--dump-masks OUT] [--only FILE]\n"
+    "             " GM_CLI_GRAMMAR_OPTIONS "\n" GM_CLI_GRAMMAR_HELP
     "  Decodes every file of IDS.json (format of ../shared/corpus/*/ids.*.json) token by\n"
     "  token. Exit status 1 when a true token was masked or EOS was not allowed at the end.";
 
@@ -149,11 +148,14 @@ int gm_cmd_trace(int argc, char **argv)
     int json = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        int taken = gm_cli_grammar_arg(&lo, argc, argv, &i);
+        if (taken < 0)
+            return gm_cli_usage("trace", usage);
+        if (taken)
+            continue;
         if (!strcmp(a, "--help")) {
             printf("usage: gramask trace %s\n", usage);
             return 0;
-        } else if (!strcmp(a, "--tokenizer") && i + 1 < argc) {
-            lo.tokenizer = argv[++i];
         } else if (!strcmp(a, "--ids") && i + 1 < argc) {
             ids_path = argv[++i];
         } else if (!strcmp(a, "--dump-masks") && i + 1 < argc) {
@@ -162,13 +164,8 @@ int gm_cmd_trace(int argc, char **argv)
             only = argv[++i];
         } else if (!strcmp(a, "--json")) {
             json = 1;
-        } else if (!strcmp(a, "--eager")) {
-            lo.eager = true;
-        } else if (gm_cli_grammar_option(a, &lo)) {
-        } else if (a[0] == '-' || lo.grammar) {
-            return gm_cli_usage("trace", usage);
         } else {
-            lo.grammar = a;
+            return gm_cli_usage("trace", usage);
         }
     }
     if (!lo.grammar || !ids_path)

@@ -293,14 +293,23 @@ GM_API const gm_vocab *gm_compiled_vocab(const gm_compiled *c);
 
 /* Sizes of the compiled tables (for reports). */
 typedef struct gm_compiled_stats {
+    gm_engine engine;
+    /* GM_ENGINE_LALR */
     uint32_t lexer_states;
     uint32_t terminals;
     uint32_t lr_states;
     uint32_t productions;
-    uint32_t vocab_size;
     uint32_t profiles_built;  /* lexer-state tables built so far (all when eager) */
     uint64_t classes;         /* token classes in those tables */
-    size_t table_bytes;       /* memory of the token tables */
+    /* GM_ENGINE_EARLEY */
+    uint32_t rules;           /* rules (after inlining) */
+    uint32_t fsm_states;      /* states of the rule automata */
+    uint32_t cache_entries;   /* token-mask cache entries built so far (all when eager) */
+    uint32_t cross_hits;      /* entries taken from the vocabulary's cross-grammar cache */
+    uint64_t uncertain_tokens;/* tokens left to check at run time in those entries */
+    /* both */
+    uint32_t vocab_size;
+    size_t table_bytes;       /* memory of the token tables / mask caches */
     size_t memory_bytes;      /* all memory held by the compiled grammar */
 } gm_compiled_stats;
 

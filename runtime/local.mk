@@ -4,6 +4,7 @@ libgmcore_la_SOURCES += \
 	runtime/api_grammar.c \
 	runtime/api_vocab.c \
 	runtime/batch.c \
+	runtime/engine.h runtime/engine_lalr.c \
 	runtime/indent.c runtime/indent.h \
 	runtime/layer.c runtime/layer.h \
 	runtime/mask.c runtime/mask.h \

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 
 #include "gramask.h"
+#include "earley/engine.h"
 #include "lexer/lexer.h"
 #include "parser/cfg.h"
 #include "parser/lr.h"
@@ -27,10 +28,14 @@ struct gm_vocab {
 struct gm_grammar {
     atomic_uint refs;
     gm_mem mem;
+    gm_engine engine;
+    /* GM_ENGINE_LALR */
     gm_cfg *cfg;              /* NULL when loaded from a compiled file */
     gm_lexer *lexer;
     gm_postlex postlex;       /* post-lexing layer (copied from the cfg; arrays owned) */
     gm_lr_table *lr;
+    /* GM_ENGINE_EARLEY */
+    gm_egrammar *eg;
 };
 
 struct gm_compiled {
@@ -38,7 +43,9 @@ struct gm_compiled {
     gm_mem mem;
     gm_grammar *grammar;      /* retained */
     gm_vocab *vocab;          /* retained */
-    gm_spanner *spanner;
+    const struct gm_engine_ops *ops; /* the grammar's engine (runtime/engine.h) */
+    gm_spanner *spanner;      /* GM_ENGINE_LALR */
+    gm_eengine *eengine;      /* GM_ENGINE_EARLEY */
 };
 
 /* gm_compiled_load from bytes in memory (`name` names them in errors). */

@@ -22,4 +22,21 @@ typedef struct gm_cli_command {
 int gm_cli_fail(const char *cmd, const gm_error *err);
 int gm_cli_usage(const char *cmd, const char *usage);
 
+/*
+ * A bad command line: prints "gramask CMD: REASON", the usage line of the
+ * subcommand and where its help is, to stderr; returns 2 (cli/args.c).
+ *   gramask encode: missing FILE (the text to encode)
+ *   usage: gramask encode TOKENIZER FILE... [-o OUT] [--special-as-text]
+ *   (gramask encode --help for details)
+ */
+int gm_cli_bad_arg(const char *cmd, const char *usage, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Reads a text file and encodes it with v (cmd_encode.c; also trace --text). */
+gm_status gm_cli_encode_file(const gm_vocab *v, const char *path, bool special_as_text,
+                             uint32_t **ids, size_t *n, gm_error *err);
+
 #endif

@@ -6,6 +6,7 @@
 
 #include <assert.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/hash.h"
@@ -201,6 +202,18 @@ uint32_t gm_ebnf_add_repeat(gm_ebnf *g, uint32_t child, uint32_t min, uint32_t m
     return id;
 }
 
+uint32_t gm_ebnf_add_until(gm_ebnf *g, const uint32_t *strings, size_t n, uint32_t which)
+{
+    assert(n >= 1 && (which == GM_EX_NONE || which < n));
+    for (size_t i = 0; i < n; i++)
+        assert(strings[i] < g->nnodes && g->nodes[strings[i]].kind == GM_EX_BYTES &&
+               g->nodes[strings[i]].count > 0);
+    uint32_t id = add_parent(g, GM_EX_UNTIL, strings, n);
+    if (id != GM_EX_NONE)
+        g->nodes[id].arg = which;
+    return id;
+}
+
 /* ---- rules -------------------------------------------------------------- */
 
 static ebnf_index *get_index(gm_ebnf *g)
@@ -326,6 +339,40 @@ static bool byteset_matches_something(const uint32_t bits[8])
     return false;
 }
 
+/* The number of children of a node (kids[first ..]): SEQ, ALT, REPEAT and UNTIL have some. */
+static uint32_t nkids(const gm_ex *x)
+{
+    switch ((gm_ex_kind)x->kind) {
+    case GM_EX_SEQ:
+    case GM_EX_ALT:
+    case GM_EX_UNTIL: return x->count;
+    case GM_EX_REPEAT: return 1;
+    default: return 0;
+    }
+}
+
+/*
+ * Whether UNTIL(L, which) matches some string (note [until]). With which =
+ * i the shortest candidate is L[i] itself (a longer one has L[i]'s proper
+ * prefixes inside its own), so it is empty iff a string of L occurs in
+ * L[i] before its end; with which = NONE, "" matches.
+ */
+static bool until_matches_something(const gm_ebnf *g, const gm_ex *x)
+{
+    if (x->arg == GM_EX_NONE)
+        return true;
+    const gm_ex *t = &g->nodes[g->kids[x->first + x->arg]];
+    const uint8_t *s = g->bytes + t->first;
+    for (uint32_t j = 0; j < x->count; j++) {
+        const gm_ex *l = &g->nodes[g->kids[x->first + j]];
+        /* an occurrence of L[j] ending before the last byte of L[i] */
+        for (uint32_t end = l->count; end < t->count; end++)
+            if (memcmp(s + end - l->count, g->bytes + l->first, l->count) == 0)
+                return false;
+    }
+    return true;
+}
+
 /* Working arrays of a check. */
 typedef struct checker {
     const gm_ebnf *g;
@@ -415,14 +462,11 @@ static void walk(checker *c, uint32_t start, void (*visit)(checker *, uint32_t, 
         uint32_t n = c->stack[--sp];
         visit(c, n, ud);
         const gm_ex *x = &c->g->nodes[n];
-        if (x->kind == GM_EX_SEQ || x->kind == GM_EX_ALT || x->kind == GM_EX_REPEAT) {
-            uint32_t cnt = x->kind == GM_EX_REPEAT ? 1 : x->count;
-            for (uint32_t i = 0; i < cnt; i++) {
-                uint32_t k = c->g->kids[x->first + i];
-                if (c->mark[k] != c->gen) {
-                    c->mark[k] = c->gen;
-                    c->stack[sp++] = k;
-                }
+        for (uint32_t i = 0, cnt = nkids(x); i < cnt; i++) {
+            uint32_t k = c->g->kids[x->first + i];
+            if (c->mark[k] != c->gen) {
+                c->mark[k] = c->gen;
+                c->stack[sp++] = k;
             }
         }
     }
@@ -468,7 +512,7 @@ static bool build_reverse(checker *c, gm_mem *m)
     for (uint32_t i = 0; i < N; i++) {
         const gm_ex *x = &g->nodes[i];
         if (x->kind == GM_EX_SEQ || x->kind == GM_EX_ALT || x->kind == GM_EX_REPEAT) {
-            uint32_t cnt = x->kind == GM_EX_REPEAT ? 1 : x->count;
+            uint32_t cnt = nkids(x); /* UNTIL is a leaf for productivity */
             for (uint32_t j = 0; j < cnt; j++)
                 c->par_start[g->kids[x->first + j] + 1]++;
             npar += cnt;
@@ -501,7 +545,7 @@ static bool build_reverse(checker *c, gm_mem *m)
     for (uint32_t i = 0; i < N; i++) {
         const gm_ex *x = &g->nodes[i];
         if (x->kind == GM_EX_SEQ || x->kind == GM_EX_ALT || x->kind == GM_EX_REPEAT) {
-            uint32_t cnt = x->kind == GM_EX_REPEAT ? 1 : x->count;
+            uint32_t cnt = nkids(x);
             for (uint32_t j = 0; j < cnt; j++)
                 c->par[pfill[g->kids[x->first + j]]++] = i;
         } else if (x->kind == GM_EX_REF) {
@@ -544,6 +588,7 @@ static void productive(checker *c, bool nothing_ok)
         case GM_EX_ALT: break;
         case GM_EX_SEQ: c->need[i] = x->count; break;
         case GM_EX_REPEAT: now = x->min == 0; break;
+        case GM_EX_UNTIL: now = nothing_ok || until_matches_something(g, x); break;
         }
         if (now) {
             c->prod[i] = 1;
@@ -617,14 +662,11 @@ static gm_status check_nodes(checker *c, const gm_limits *lim)
     for (uint32_t i = 0; i < g->nnodes; i++) {
         const gm_ex *x = &g->nodes[i];
         uint32_t d = 0;
-        if (x->kind == GM_EX_SEQ || x->kind == GM_EX_ALT || x->kind == GM_EX_REPEAT) {
-            uint32_t cnt = x->kind == GM_EX_REPEAT ? 1 : x->count;
-            for (uint32_t j = 0; j < cnt; j++) {
-                uint32_t k = g->kids[x->first + j];
-                assert(k < i);
-                if (depth[k] > d)
-                    d = depth[k];
-            }
+        for (uint32_t j = 0, cnt = nkids(x); j < cnt; j++) {
+            uint32_t k = g->kids[x->first + j];
+            assert(k < i);
+            if (depth[k] > d)
+                d = depth[k];
         }
         depth[i] = d + 1;
         uint32_t owner = c->owner[i];
@@ -766,8 +808,9 @@ out:
  * between GBNF and XGrammar); literals that are not UTF-8 print as byte
  * strings %"..." and byte sets as %[...] (note [ebnf dialect]); NOTHING
  * prints as [] and EMPTY as "". Rule names that the parser would not read
- * back (characters outside [A-Za-z0-9_-], or empty) print under a new
- * name made of their valid characters and a number.
+ * back (characters outside [A-Za-z0-9_-], empty, or the name of an
+ * XGrammar function such as Regex) print under a new name made of their
+ * valid characters and a number.
  */
 
 static bool name_char(char ch)
@@ -778,6 +821,12 @@ static bool name_char(char ch)
 
 static bool valid_name(const char *s)
 {
+    /* names of XGrammar's functions read as calls, not as rule references */
+    static const char *const macros[] = {"Regex", "Until", "TagDispatch", "TokenTagDispatch",
+                                         "Token", "ExcludeToken"};
+    for (size_t i = 0; i < sizeof macros / sizeof *macros; i++)
+        if (strcmp(s, macros[i]) == 0)
+            return false;
     if (!*s)
         return false;
     for (; *s; s++)
@@ -929,16 +978,20 @@ static void print_ranges(gm_strbuf *b, const gm_cprange *r, size_t n)
 
 static void print_set(gm_strbuf *b, const gm_cpset *s)
 {
-    /* A set holding both ends of the code space prints as its complement. */
-    bool negate = s->n && s->r[0].lo == 0 && s->r[s->n - 1].hi == GM_CP_MAX;
+    /* A set reaching the top of the code space (a [^...] class) prints as its complement. */
+    bool negate = s->n && s->r[s->n - 1].hi == GM_CP_MAX;
     gm_strbuf_putc(b, '[');
     if (!negate) {
         print_ranges(b, s->r, s->n);
     } else {
         gm_strbuf_putc(b, '^');
-        for (size_t i = 0; i + 1 < s->n; i++) {
-            gm_cprange gap = {s->r[i].hi + 1, s->r[i + 1].lo - 1};
-            print_ranges(b, &gap, 1);
+        uint32_t next = 0; /* first code point not yet known to be in the set */
+        for (size_t i = 0; i < s->n; i++) {
+            if (s->r[i].lo > next) {
+                gm_cprange gap = {next, s->r[i].lo - 1};
+                print_ranges(b, &gap, 1);
+            }
+            next = s->r[i].hi + 1;
         }
     }
     gm_strbuf_putc(b, ']');
@@ -948,7 +1001,7 @@ static bool bit(const uint32_t bits[8], unsigned c) { return bits[c >> 5] >> (c 
 
 static void print_byteset(gm_strbuf *b, const uint32_t bits[8])
 {
-    bool negate = bit(bits, 0) && bit(bits, 255);
+    bool negate = bit(bits, 255);
     gm_strbuf_puts(b, negate ? "%[^" : "%[");
     bool first = !negate;
     for (unsigned c = 0; c < 256;) {
@@ -1019,6 +1072,18 @@ static void print_node(const printer *p, uint32_t id, int ctx)
             print_node(p, g->kids[x->first + i], 1);
         }
         break;
+    case GM_EX_UNTIL:
+        gm_strbuf_puts(b, "Until(");
+        for (uint32_t i = 0; i < x->count; i++) {
+            const gm_ex *l = &g->nodes[g->kids[x->first + i]];
+            if (i)
+                gm_strbuf_puts(b, ", ");
+            print_bytes(b, g->bytes + l->first, l->count);
+        }
+        if (x->arg != GM_EX_NONE)
+            gm_strbuf_printf(b, ", end=%u", x->arg);
+        gm_strbuf_putc(b, ')');
+        break;
     case GM_EX_REPEAT:
         print_node(p, g->kids[x->first], 2);
         if (x->min == 0 && x->max == GM_EX_INF)
@@ -1058,6 +1123,28 @@ static void print_rule(const printer *p, uint32_t r)
     gm_strbuf_putc(b, '\n');
 }
 
+typedef struct rule_pos {
+    uint32_t file, line, column, rule;
+} rule_pos;
+
+static int cmp_rule_pos(const void *a, const void *b)
+{
+    const rule_pos *x = a, *y = b;
+    if (x->file != y->file)
+        return x->file < y->file ? -1 : 1;
+    if (x->line != y->line)
+        return x->line < y->line ? -1 : 1;
+    if (x->column != y->column)
+        return x->column < y->column ? -1 : 1;
+    return x->rule < y->rule ? -1 : x->rule > y->rule;
+}
+
+/*
+ * The root first, then the rules in the order of their definitions in
+ * the text (rule indices follow first mentions, which printing changes),
+ * then those without a location in index order: so parse -> print is a
+ * fixed point.
+ */
 void gm_ebnf_print(const gm_ebnf *g, gm_strbuf *out)
 {
     printer p = {.g = g, .out = out};
@@ -1065,9 +1152,25 @@ void gm_ebnf_print(const gm_ebnf *g, gm_strbuf *out)
         out->failed = true;
     if (g->root != GM_EX_NONE && g->root < g->nrules)
         print_rule(&p, g->root);
-    for (uint32_t r = 0; r < g->nrules; r++)
-        if (r != g->root)
-            print_rule(&p, r);
+    rule_pos *order = gm_mem_alloc(g->mem, (g->nrules ? g->nrules : 1) * sizeof *order);
+    if (!order)
+        out->failed = true;
+    for (uint32_t r = 0; order && r < g->nrules; r++) {
+        const gm_srcloc *l = &g->rules[r].loc;
+        uint32_t f = UINT32_MAX;
+        for (uint32_t i = 0; l->line && i < g->nfiles; i++)
+            if (g->files[i] == l->file)
+                f = i;
+        order[r] = (rule_pos){f, l->line, l->column, r};
+        if (f == UINT32_MAX)
+            order[r].line = order[r].column = 0;
+    }
+    if (order)
+        qsort(order, g->nrules, sizeof *order, cmp_rule_pos);
+    for (uint32_t i = 0; order && i < g->nrules; i++)
+        if (order[i].rule != g->root)
+            print_rule(&p, order[i].rule);
+    gm_mem_free(g->mem, order);
     if (p.names) {
         for (uint32_t r = 0; r < g->nrules; r++)
             gm_mem_free(g->mem, p.names[r]);

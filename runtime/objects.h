@@ -6,6 +6,7 @@
 #ifndef GM_RUNTIME_OBJECTS_H
 #define GM_RUNTIME_OBJECTS_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "gramask.h"
@@ -18,11 +19,16 @@
 #include "spanner/vocab.h"
 #include "base/mem.h"
 
+struct gm_encoder;
+
 struct gm_vocab {
     atomic_uint refs;
     gm_mem mem;
     gm_vocab_data *data;
     gm_trie *trie;
+    char *path;               /* the tokenizer.json it came from (for the encoder), or NULL */
+    struct gm_encoder *_Atomic encoder; /* built on the first encode (under encoder_lock) */
+    pthread_mutex_t encoder_lock;
 };
 
 struct gm_grammar {
@@ -59,6 +65,13 @@ uint64_t gm_compiled_checksum(const uint8_t *payload, size_t len);
 #define GM_COMPILED_HEADER 40
 /* The header of a compiled file of the current format in front of payload[0..len). */
 void gm_compiled_header(uint8_t header[GM_COMPILED_HEADER], const uint8_t *payload, size_t len);
+
+/*
+ * Records the tokenizer file behind `path` (a file, or a directory holding
+ * tokenizer.json) for gm_vocab_encode, and builds the encoder now when
+ * `now` (api_encode.c).
+ */
+gm_status gm_vocab_set_encoder_path_(gm_vocab *v, const char *path, bool now, gm_error *err);
 
 /* Adjusts a gm_limits so every zero field takes its default. */
 void gm_limits_resolve(gm_limits *out, const gm_limits *in);

@@ -78,9 +78,9 @@ enum {
     GM_RE_VERBOSE = 1u << 3,    /* x: whitespace and # comments in the pattern are ignored */
     GM_RE_UNICODE = 1u << 4,    /* u: Unicode classes (the default for str patterns) */
     GM_RE_ASCII = 1u << 5,      /* a: \w \d \s and case folding are ASCII-only */
-    GM_RE_LARK_MATCH = 1u << 6, /* no letter: the regex is a terminal that Lark matches with
-                                   re.match; lazy quantifiers and lookarounds are translated
-                                   (lexer/regex.h note [Lark idioms]); gm_lexer_build sets it */
+    GM_RE_LARK_MATCH = 1u << 6, /* no letter: the regex is a terminal, which means what re.match
+                                   finds: lazy quantifiers and lookarounds are kept for the
+                                   ordered determinizer (lexer/ordered.h); gm_lexer_build sets it */
 };
 
 /*

@@ -4,8 +4,9 @@ libgmcore_la_SOURCES += \
 	runtime/api_grammar.c \
 	runtime/api_vocab.c \
 	runtime/api_encode.c \
+	runtime/diagnose.h \
 	runtime/batch.c \
-	runtime/engine.h runtime/engine_lalr.c \
+	runtime/engine.h runtime/engine_lalr.c runtime/engine_earley.c \
 	runtime/indent.c runtime/indent.h \
 	runtime/layer.c runtime/layer.h \
 	runtime/mask.c runtime/mask.h \
@@ -59,3 +60,9 @@ GM_FUZZ += tests/fuzz/fuzz_compiled
 
 TESTS += tests/generate_check.sh
 EXTRA_DIST += tests/generate_check.sh
+
+# The public API over the Earley engine (only include/gramask.h, shared library).
+GM_TESTS += tests/test_api_earley
+tests_test_api_earley_SOURCES = tests/test_api_earley.c
+tests_test_api_earley_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_api_earley_LDADD = libgramask.la $(CMOCKA_LIBS)

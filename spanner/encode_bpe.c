@@ -18,8 +18,6 @@
 #include "spanner/encoder.h"
 #include "base/utf8.h"
 
-typedef gm_bpe_entry bpe_entry;
-
 void gm_bpe_scratch_free(gm_bpe_scratch *s)
 {
     gm_mem_free(s->mem, s->id);
@@ -52,50 +50,46 @@ const gm_enc_merge *gm_bpe_merge_find(const gm_encoder *e, uint32_t a, uint32_t 
     }
 }
 
-static inline uint64_t key_of(uint32_t rank, uint32_t pos) { return (uint64_t)rank << 32 | pos; }
-
-static inline bool less(const bpe_entry *x, const bpe_entry *y)
+/*
+ * The queue holds (rank << 32 | position): ordering these integers is the
+ * order of note [BPE merges]; the entry's merged id is the id of its rank.
+ */
+static int heap_push(gm_mem *m, gm_bpe_heap *h, uint32_t rank, uint32_t pos)
 {
-    return key_of(x->rank, x->pos) < key_of(y->rank, y->pos);
-}
-
-typedef gm_bpe_heap entry_vec;
-
-static int heap_push(gm_mem *m, entry_vec *h, bpe_entry x)
-{
+    uint64_t x = (uint64_t)rank << 32 | pos;
     if (gm_vec_push(m, h, x))
         return -1;
+    uint64_t *v = h->v;
     size_t i = h->n - 1;
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (!less(&h->v[i], &h->v[p]))
+        if (v[p] <= x)
             break;
-        bpe_entry t = h->v[i];
-        h->v[i] = h->v[p];
-        h->v[p] = t;
+        v[i] = v[p];
         i = p;
     }
+    v[i] = x;
     return 0;
 }
 
-static bpe_entry heap_pop(entry_vec *h)
+static uint64_t heap_pop(gm_bpe_heap *h)
 {
-    bpe_entry top = h->v[0];
-    h->v[0] = h->v[--h->n];
-    size_t i = 0;
+    uint64_t *v = h->v;
+    uint64_t top = v[0], x = v[--h->n];
+    size_t n = h->n, i = 0;
     for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < h->n && less(&h->v[l], &h->v[m]))
-            m = l;
-        if (r < h->n && less(&h->v[r], &h->v[m]))
-            m = r;
-        if (m == i)
+        size_t l = 2 * i + 1;
+        if (l >= n)
             break;
-        bpe_entry t = h->v[i];
-        h->v[i] = h->v[m];
-        h->v[m] = t;
-        i = m;
+        if (l + 1 < n && v[l + 1] < v[l])
+            l++;
+        if (x <= v[l])
+            break;
+        v[i] = v[l];
+        i = l;
     }
+    if (n)
+        v[i] = x;
     return top;
 }
 
@@ -217,24 +211,24 @@ int gm_bpe_word(const gm_encoder *e, const uint8_t *w, size_t n, gm_bpe_scratch 
         s->prev[k] = (int32_t)k - 1;
         s->next[k] = k + 1 < ns ? (int32_t)k + 1 : -1;
     }
-    entry_vec *heap = &s->heap;
+    gm_bpe_heap *heap = &s->heap;
     heap->n = 0;
     for (uint32_t k = 0; k + 1 < ns; k++) {
         const gm_enc_merge *g = gm_bpe_merge_find(e, s->id[k], s->id[k + 1]);
-        if (g && heap_push(s->mem, heap, (bpe_entry){g->rank, k, g->id}))
+        if (g && heap_push(s->mem, heap, g->rank, k))
             return -1;
     }
     /* removed symbols get id UINT32_MAX (no real id is: ids are < 2^24) */
     while (heap->n) {
-        bpe_entry top = heap_pop(heap);
-        uint32_t p = top.pos;
+        uint64_t top = heap_pop(heap);
+        uint32_t p = (uint32_t)top, merged = e->rank_id[top >> 32];
         if (s->id[p] == UINT32_MAX || s->next[p] < 0)
             continue;
         uint32_t r = (uint32_t)s->next[p];
         const gm_enc_merge *g = gm_bpe_merge_find(e, s->id[p], s->id[r]);
-        if (!g || g->id != top.id)
+        if (!g || g->id != merged)
             continue;
-        s->id[p] = top.id;
+        s->id[p] = merged;
         s->id[r] = UINT32_MAX;
         s->next[p] = s->next[r];
         if (s->next[r] >= 0)
@@ -242,12 +236,12 @@ int gm_bpe_word(const gm_encoder *e, const uint8_t *w, size_t n, gm_bpe_scratch 
         if (s->prev[p] >= 0) {
             uint32_t q = (uint32_t)s->prev[p];
             g = gm_bpe_merge_find(e, s->id[q], s->id[p]);
-            if (g && heap_push(s->mem, heap, (bpe_entry){g->rank, q, g->id}))
+            if (g && heap_push(s->mem, heap, g->rank, q))
                 return -1;
         }
         if (s->next[p] >= 0) {
             g = gm_bpe_merge_find(e, s->id[p], s->id[s->next[p]]);
-            if (g && heap_push(s->mem, heap, (bpe_entry){g->rank, p, g->id}))
+            if (g && heap_push(s->mem, heap, g->rank, p))
                 return -1;
         }
     }

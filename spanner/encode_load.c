@@ -313,6 +313,9 @@ static gm_status build_merges(loader *L, const merges_read *mr)
     if (!e->merges)
         return nomem(L);
     memset(e->merges, 0xff, slots * sizeof *e->merges);
+    e->rank_id = gm_mem_reallocarray(L->m, NULL, mr->n ? mr->n : 1, sizeof *e->rank_id);
+    if (!e->rank_id)
+        return nomem(L);
     e->merge_slots = slots;
     char *joined = NULL;
     size_t jcap = 0;
@@ -352,6 +355,7 @@ static gm_status build_merges(loader *L, const merges_read *mr)
             if (g->a == UINT32_MAX || (g->a == a && g->b == b)) {
                 /* a repeated pair: the later one wins, as in tokenizers' HashMap */
                 *g = (gm_enc_merge){a, b, (uint32_t)i, id};
+                e->rank_id[i] = id;
                 break;
             }
         }
@@ -576,7 +580,7 @@ static gm_status read_normalizer(loader *L, json_t *jn)
         if (!json_is_object(s) || !json_is_string(jt))
             return bad(L, GM_ERR_FORMAT, path, "not an object with a \"type\"");
         const char *type = json_string_value(jt);
-        gm_enc_norm *k = &e->norm[e->nnorm];
+        gm_enc_norm *k = &e->norm[e->nnorm++]; /* counted now: destroy frees a half-read one */
         if (!strcmp(type, "Prepend")) {
             json_t *p = json_object_get(s, "prepend");
             if (!json_is_string(p))
@@ -614,7 +618,6 @@ static gm_status read_normalizer(loader *L, json_t *jn)
                      type);
             return bad(L, GM_ERR_UNSUPPORTED, p, what);
         }
-        e->nnorm++;
     }
     return GM_OK;
 }
@@ -646,7 +649,7 @@ static gm_status read_pre_tokenizer(loader *L, json_t *jp)
         if (!json_is_object(s) || !json_is_string(jt))
             return bad(L, GM_ERR_FORMAT, path, "not an object with a \"type\"");
         const char *type = json_string_value(jt);
-        gm_enc_pre *k = &e->pre[e->npre];
+        gm_enc_pre *k = &e->pre[e->npre++]; /* counted now: destroy frees a half-read one */
         if (!strcmp(type, "Split")) {
             k->kind = GM_PRE_SPLIT;
             snprintf(p, sizeof p, "%s.pattern", path);
@@ -697,7 +700,6 @@ static gm_status read_pre_tokenizer(loader *L, json_t *jp)
                      type);
             return bad(L, GM_ERR_UNSUPPORTED, p, what);
         }
-        e->npre++;
     }
     return GM_OK;
 }
@@ -832,6 +834,7 @@ void gm_encoder_destroy(gm_encoder *e)
     gm_mem *m = e->mem;
     gm_json_vocab_free(&e->vocab);
     gm_mem_free(m, e->merges);
+    gm_mem_free(m, e->rank_id);
     gm_mem_free(m, e->prefix);
     gm_mem_free(m, e->suffix);
     for (size_t i = 0; i < e->nnorm; i++) {

@@ -27,7 +27,9 @@
  * {n,} {n,m} with lazy (?) and possessive (+) forms, ^ $ \A \z. Anything
  * else (lookbehind, backreferences, \b, script properties) is
  * GM_ERR_UNSUPPORTED naming the character. The engine has a step budget
- * (proportional to the text) so a hostile pattern fails instead of hanging.
+ * (proportional to the text) so a hostile pattern fails instead of hanging:
+ * 1000 steps per byte, where the pre-tokenizers of llama3, qwen3 and
+ * gpt-oss take 15-25 on the corpus (at most 28 on a file).
  */
 #include "spanner/encode_regex.h"
 
@@ -931,6 +933,5 @@ static long run(const gm_pre_regex *re, const uint8_t *s, size_t n, uint32_t pc,
 long gm_pre_regex_match_at(const gm_pre_regex *re, const uint8_t *s, size_t n, size_t pos,
                            gm_pre_scratch *sc)
 {
-    size_t budget = 4096 + 256 * (n - pos);
-    return run(re, s, n, 0, pos, sc, 0, &budget);
+    return run(re, s, n, 0, pos, sc, 0, &sc->budget);
 }

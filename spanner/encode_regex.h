@@ -24,12 +24,22 @@ gm_status gm_pre_regex_compile(gm_mem *m, const char *pat, size_t n, gm_pre_rege
                                char *why, size_t cap);
 void gm_pre_regex_destroy(gm_pre_regex *re);
 
-/* A backtracking stack; one per thread (zero-initialized with its mem set). */
+/*
+ * A backtracking stack and a step budget; one per thread (zero-initialized
+ * with its mem set). The budget is shared by every match run with it: the
+ * caller sets it in proportion to the whole text, so that a hostile pattern
+ * fails with GM_PRE_TOO_LONG instead of running for hours (tokenizers'
+ * patterns take a few dozen steps per byte: note [pre-tokenizer regex]).
+ */
 typedef struct gm_pre_scratch {
     gm_mem *mem;
     uint32_t *stack;          /* (pc, position) pairs */
     size_t cap;
+    size_t budget;            /* steps left */
 } gm_pre_scratch;
+
+/* The budget to give a text of n bytes. */
+#define GM_PRE_BUDGET(n) ((size_t)100000 + (size_t)1000 * (n))
 
 void gm_pre_scratch_free(gm_pre_scratch *sc);
 

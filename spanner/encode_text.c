@@ -167,6 +167,7 @@ gm_status gm_encoder_normalize(const gm_encoder *e, const uint8_t *s, size_t n, 
     C.e = e;
     C.m = e->mem;
     C.rx.mem = e->mem;
+    C.rx.budget = GM_PRE_BUDGET(n);
     int rc = normalize(&C, s, n, out);
     gm_pre_scratch_free(&C.rx);
     if (rc)
@@ -536,6 +537,7 @@ gm_status gm_encoder_run(const gm_encoder *e, const uint8_t *text, size_t len,
     C.parse_special = parse_special;
     C.out = out;
     C.rx.mem = e->mem;
+    C.rx.budget = GM_PRE_BUDGET(len);
     C.bpe.mem = e->mem;
     int rc = len ? split_added(&C, &e->raw_trie, text, len, raw_segment) : 0;
     gm_vec_free(C.m, &C.norm);

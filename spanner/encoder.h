@@ -102,6 +102,7 @@ typedef struct gm_encoder {
     gm_json_vocab vocab;      /* model.vocab: token text -> id */
     gm_enc_merge *merges;     /* open addressing over (a, b) */
     size_t merge_slots;       /* power of two */
+    uint32_t *rank_id;        /* [number of merges] the id merge rank r makes */
     uint32_t char_id[0x800];  /* id of the one-character token of code point c < 0x800
                                  (no prefix / suffix), UINT32_MAX when none */
     uint32_t byte_id[256];    /* byte fallback: id of <0xNN>, UINT32_MAX when none */
@@ -158,12 +159,8 @@ gm_status gm_encoder_run(const gm_encoder *e, const uint8_t *text, size_t len,
 
 /* ---- internals shared by encode_*.c ---- */
 
-/* A pending merge (note [BPE merges]). */
-typedef struct gm_bpe_entry {
-    uint32_t rank, pos, id;
-} gm_bpe_entry;
-
-typedef GM_VEC(gm_bpe_entry) gm_bpe_heap;
+/* Pending merges (note [BPE merges]): rank << 32 | position. */
+typedef GM_VEC(uint64_t) gm_bpe_heap;
 
 /* Per-call scratch of the BPE step (encode_bpe.c). */
 typedef struct gm_bpe_scratch {

@@ -461,7 +461,7 @@ static void test_regex(void **state)
     };
     gm_mem mem;
     gm_mem_init(&mem, NULL, 0);
-    gm_pre_scratch sc = {.mem = &mem};
+    gm_pre_scratch sc = {.mem = &mem, .budget = GM_PRE_BUDGET(100)};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         gm_pre_regex *re;
         char why[200];
@@ -482,6 +482,7 @@ static void test_regex(void **state)
     assert_int_equal(gm_pre_regex_compile(&mem, "(a*)*b", 6, &re, why, sizeof why), GM_OK);
     char text[64];
     memset(text, 'a', sizeof text);
+    sc.budget = GM_PRE_BUDGET(sizeof text);
     assert_int_equal(gm_pre_regex_match_at(re, (const uint8_t *)text, sizeof text, 0, &sc),
                      GM_PRE_TOO_LONG);
     gm_pre_regex_destroy(re);

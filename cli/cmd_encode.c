@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spanner/ids_file.h"
 #include "base/file.h"
 #include "base/mem.h"
 #include "cli/cli.h"
@@ -63,6 +64,40 @@ gm_status gm_cli_encode_file(const gm_vocab *v, const char *path, bool special_a
     st = gm_vocab_encode(v, text, len, &eo, ids, n, err);
     gm_mem_free(&mem, text);
     return st;
+}
+
+gm_status gm_cli_encode_files(const gm_vocab *v, const char *const *paths, size_t n, gm_mem *m,
+                              gm_ids_file **out, gm_error *err)
+{
+    gm_ids_file *f = gm_mem_calloc(m, 1, sizeof *f);
+    if (!f || !(f->entries = gm_mem_calloc(m, n ? n : 1, sizeof *f->entries))) {
+        gm_mem_free(m, f);
+        return gm_mem_fail(m, err, "the encoded texts");
+    }
+    f->mem = m;
+    gm_status st = GM_OK;
+    for (size_t i = 0; i < n && st == GM_OK; i++) {
+        uint32_t *ids;
+        size_t nids;
+        st = gm_cli_encode_file(v, paths[i], false, &ids, &nids, err);
+        if (st != GM_OK)
+            break;
+        gm_ids_entry *e = &f->entries[f->n++];
+        e->file = gm_mem_strndup(m, paths[i], strlen(paths[i]));
+        e->ids = gm_mem_reallocarray(m, NULL, nids ? nids : 1, sizeof *e->ids);
+        e->nids = nids;
+        if (e->ids)
+            memcpy(e->ids, ids, nids * sizeof *ids);
+        gm_vocab_free_ids(v, ids);
+        if (!e->file || !e->ids)
+            st = gm_mem_fail(m, err, "the encoded texts");
+    }
+    if (st != GM_OK) {
+        gm_ids_file_destroy(f);
+        return st;
+    }
+    *out = f;
+    return GM_OK;
 }
 
 int gm_cmd_encode(int argc, char **argv)

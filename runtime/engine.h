@@ -41,6 +41,8 @@ typedef union gm_mscratch {
     void *none;
 } gm_mscratch;
 
+struct gm_strbuf;
+
 typedef struct gm_engine_ops {
     gm_engine kind;
     /* A matcher's scratch, and the state before any input (new references). */
@@ -66,6 +68,8 @@ typedef struct gm_engine_ops {
     /* Jump-forward bytes (gm_matcher_forced_bytes). */
     gm_status (*forced_bytes)(const gm_compiled *c, gm_mscratch *w, const gm_mstate *s,
                               uint8_t *buf, size_t cap, size_t *len, gm_error *err);
+    /* What may come next, in words (runtime/diagnose.h); NULL: the engine cannot say. */
+    void (*expected)(const gm_compiled *c, const gm_mstate *s, struct gm_strbuf *out);
 } gm_engine_ops;
 
 extern const gm_engine_ops gm_engine_lalr;

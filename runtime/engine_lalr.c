@@ -8,9 +8,13 @@
  */
 #include "runtime/engine.h"
 
+#include <string.h>
+
 #include "runtime/mask.h"
 #include "runtime/objects.h"
+#include "base/bitset.h"
 #include "base/error.h"
+#include "base/strbuf.h"
 
 static gm_mem *cmem(const gm_compiled *c) { return (gm_mem *)&c->mem; }
 
@@ -185,6 +189,84 @@ static gm_status lalr_forced_bytes(const gm_compiled *c, gm_mscratch *w, const g
     return st;
 }
 
+static void put_term(gm_strbuf *out, const gm_grammar *g, uint32_t term)
+{
+    if (term == g->lr->eof)
+        gm_strbuf_puts(out, "end of input");
+    else if (g->cfg)
+        gm_strbuf_puts(out, g->cfg->names[term]);
+    else if (term < g->lexer->nterminals)
+        gm_strbuf_puts(out, g->lexer->terminals[term].name);
+    else
+        gm_strbuf_printf(out, "terminal %u", term);
+}
+
+/* "A, B or C": the terminals the LR stack `top` can take next (cmd_parse's wording). */
+static void put_viable(const gm_compiled *c, const gm_lr_node *top, gm_strbuf *out)
+{
+    const gm_grammar *g = c->grammar;
+    const gm_lr_table *t = g->lr;
+    uint64_t bits_small[8];
+    size_t words = GM_BITSET_WORDS(t->nterms) + 1;
+    uint64_t *bits = words <= 8 ? bits_small : gm_mem_calloc(cmem(c), words, sizeof *bits);
+    if (!bits) {
+        gm_strbuf_puts(out, "(out of memory)");
+        return;
+    }
+    memset(bits, 0, words * sizeof *bits);
+    gm_lr_expected(t, top, bits);
+    size_t n = gm_bitset_count(bits, GM_BITSET_WORDS(t->nterms)), k = 0;
+    if (!n)
+        gm_strbuf_puts(out, "nothing");
+    for (uint32_t term = 0; term < t->nterms; term++) {
+        if (!gm_bitset_get(bits, term))
+            continue;
+        if (++k > 1)
+            gm_strbuf_puts(out, k == n ? " or " : ", ");
+        if (k > 40) {
+            gm_strbuf_printf(out, "... (%zu more)", n - 40);
+            break;
+        }
+        put_term(out, g, term);
+    }
+    if (bits != bits_small)
+        gm_mem_free(cmem(c), bits);
+}
+
+/*
+ * What may come next: the terminals the stack takes; when a lexeme is
+ * pending (the text so far ends inside a token, e.g. "2" of a NUMBER), the
+ * terminals that may follow once it ends, the way the text would end it.
+ */
+static void lalr_expected(const gm_compiled *c, const gm_mstate *s, gm_strbuf *out)
+{
+    const gm_spanner *sp = c->spanner;
+    uint32_t emit[GM_SPANNER_MAX_EMIT], nemit = 0, after;
+    if (s->lalr.q == sp->start || !gm_spanner_finish(sp, s->lalr.q, emit, &nemit, &after) ||
+        nemit == 0) {
+        put_viable(c, s->lalr.stack, out);
+        return;
+    }
+    gm_lr_node *top = s->lalr.stack;
+    gm_lr_node_retain(top);
+    for (uint32_t k = 0; k < nemit && top; k++) {
+        gm_lr_node *next = NULL;
+        if (gm_lr_feed(c->grammar->lr, cmem(c), top, emit[k], &next) != GM_OK)
+            next = NULL;
+        gm_lr_node_release(cmem(c), top);
+        top = next;
+    }
+    if (!top) { /* the pending lexeme cannot end here: what the stack takes */
+        put_viable(c, s->lalr.stack, out);
+        return;
+    }
+    put_viable(c, top, out);
+    gm_strbuf_puts(out, " after the ");
+    put_term(out, c->grammar, emit[nemit - 1]);
+    gm_strbuf_puts(out, " being lexed (or more of it)");
+    gm_lr_node_release(cmem(c), top);
+}
+
 const gm_engine_ops gm_engine_lalr = {
     .kind = GM_ENGINE_LALR,
     .new_scratch = lalr_new_scratch,
@@ -197,4 +279,5 @@ const gm_engine_ops gm_engine_lalr = {
     .can_end = lalr_can_end,
     .fill_mask = lalr_fill_mask,
     .forced_bytes = lalr_forced_bytes,
+    .expected = lalr_expected,
 };

@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "runtime/diagnose.h"
 #include "runtime/engine.h"
 #include "runtime/objects.h"
 #include "base/error.h"
@@ -387,4 +388,12 @@ gm_status gm_matcher_forced_bytes(gm_matcher *m, uint8_t *buf, size_t cap, size_
     if (st != GM_OK)
         gm_error_prefix(err, "gm_matcher_forced_bytes");
     return st;
+}
+
+gm_status gm_matcher_expected_(const gm_matcher *m, gm_strbuf *out)
+{
+    if (!m->ops->expected)
+        return GM_ERR_UNSUPPORTED;
+    m->ops->expected(m->compiled, &m->s, out);
+    return GM_OK;
 }

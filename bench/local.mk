@@ -52,3 +52,9 @@ CLEANFILES += $(GM_BENCH) bench/bench_masks
 GM_BENCH += bench/bench_syncode
 bench_bench_syncode_SOURCES = bench/bench_syncode.c
 bench_bench_syncode_LDADD = libgmcore.la $(JANSSON_LIBS)
+
+# Issue 20: text -> ids speed (gm_vocab_encode) on the corpus, and the cost of building
+# the encoder on the first encode.
+GM_BENCH += bench/bench_encode
+bench_bench_encode_SOURCES = bench/bench_encode.c
+bench_bench_encode_LDADD = libgmcore.la

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "gramask.h"
+#include "base/mem.h"
 
 typedef struct gm_cli_command {
     const char *name;
@@ -21,5 +22,38 @@ typedef struct gm_cli_command {
 /* Prints "gramask <cmd>: message" from err (or a plain message) to stderr; returns 1. */
 int gm_cli_fail(const char *cmd, const gm_error *err);
 int gm_cli_usage(const char *cmd, const char *usage);
+
+/*
+ * A bad command line: prints "gramask CMD: REASON", the usage line of the
+ * subcommand and where its help is, to stderr; returns 2 (cli/args.c).
+ *   gramask encode: missing FILE (the text to encode)
+ *   usage: gramask encode TOKENIZER FILE... [-o OUT] [--special-as-text]
+ *   (gramask encode --help for details)
+ */
+int gm_cli_bad_arg(const char *cmd, const char *usage, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/*
+ * Reports (to stderr) the true token ids[step] that the grammar rejected in
+ * `file`: file:line:column, its text, the text before it, and `expected`
+ * (what the grammar could take there; NULL when not known). trace_report.c.
+ */
+void gm_cli_report_rejected(const gm_vocab *v, const char *file, const uint32_t *ids,
+                            size_t step, const char *expected);
+
+/* Reads a text file and encodes it with v (cmd_encode.c; also trace --text). */
+gm_status gm_cli_encode_file(const gm_vocab *v, const char *path, bool special_as_text,
+                             uint32_t **ids, size_t *n, gm_error *err);
+
+/*
+ * Encodes each of paths[0..n) into an ids file in memory (entry names: the
+ * paths as given), from m. *out: gm_ids_file_destroy.
+ */
+struct gm_ids_file;
+gm_status gm_cli_encode_files(const gm_vocab *v, const char *const *paths, size_t n, gm_mem *m,
+                              struct gm_ids_file **out, gm_error *err);
 
 #endif

@@ -12,7 +12,8 @@
 #include "cli/session.h"
 
 static const char compile_usage[] =
-    "GRAMMAR --tokenizer T -o FILE.gmc [--eager] [--conflicts=lark] [--model-vocab-size N]\n"
+    "GRAMMAR --tokenizer T -o FILE.gmc [--model-vocab-size N]\n"
+    "             " GM_CLI_GRAMMAR_OPTIONS "\n" GM_CLI_GRAMMAR_HELP
     "  --eager builds every token table now (larger file, no lazy work at decoding time).";
 
 static void print_stats(const gm_compiled *c, const char *indent)
@@ -20,10 +21,22 @@ static void print_stats(const gm_compiled *c, const char *indent)
     gm_compiled_stats st;
     gm_compiled_get_stats(c, &st);
     printf("%svocabulary      %u ids\n", indent, st.vocab_size);
-    printf("%sterminals       %u (lexer: %u states)\n", indent, st.terminals, st.lexer_states);
-    printf("%sLALR(1)         %u states, %u productions\n", indent, st.lr_states, st.productions);
-    printf("%stoken tables    %u lexer-state profiles, %llu classes, %.2f MB\n", indent,
-           st.profiles_built, (unsigned long long)st.classes, (double)st.table_bytes / 1e6);
+    if (st.engine == GM_ENGINE_EARLEY) {
+        printf("%sengine          Earley\n", indent);
+        printf("%srules           %u (automata: %u states)\n", indent, st.rules, st.fsm_states);
+        printf("%smask cache      %u entries (%u from the cross-grammar cache), %llu uncertain "
+               "tokens, %.2f MB\n",
+               indent, st.cache_entries, st.cross_hits, (unsigned long long)st.uncertain_tokens,
+               (double)st.table_bytes / 1e6);
+    } else {
+        printf("%sengine          LALR(1)\n", indent);
+        printf("%sterminals       %u (lexer: %u states)\n", indent, st.terminals,
+               st.lexer_states);
+        printf("%sLALR(1)         %u states, %u productions\n", indent, st.lr_states,
+               st.productions);
+        printf("%stoken tables    %u lexer-state profiles, %llu classes, %.2f MB\n", indent,
+               st.profiles_built, (unsigned long long)st.classes, (double)st.table_bytes / 1e6);
+    }
     printf("%smemory          %.2f MB\n", indent, (double)st.memory_bytes / 1e6);
 }
 
@@ -33,26 +46,18 @@ int gm_cmd_compile(int argc, char **argv)
     const char *out = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        uint64_t n;
+        int taken = gm_cli_grammar_arg(&lo, argc, argv, &i);
+        if (taken < 0)
+            return gm_cli_usage("compile", compile_usage);
+        if (taken)
+            continue;
         if (!strcmp(a, "--help")) {
             printf("usage: gramask compile %s\n", compile_usage);
             return 0;
-        } else if (!strcmp(a, "--tokenizer") && i + 1 < argc) {
-            lo.tokenizer = argv[++i];
         } else if (!strcmp(a, "-o") && i + 1 < argc) {
             out = argv[++i];
-        } else if (!strcmp(a, "--eager")) {
-            lo.eager = true;
-        } else if (!strcmp(a, "--conflicts=lark")) {
-            lo.conflicts = GM_CONFLICTS_LARK;
-        } else if (!strcmp(a, "--model-vocab-size") && i + 1 < argc) {
-            if (gm_cli_parse_u64(argv[++i], &n) || n > UINT32_MAX)
-                return gm_cli_usage("compile", compile_usage);
-            lo.model_vocab_size = (uint32_t)n;
-        } else if (a[0] == '-' || lo.grammar) {
-            return gm_cli_usage("compile", compile_usage);
         } else {
-            lo.grammar = a;
+            return gm_cli_usage("compile", compile_usage);
         }
     }
     if (!lo.grammar || !out)

@@ -16,8 +16,8 @@
 #include "cli/session.h"
 
 static const char usage[] =
-    "GRAMMAR --tokenizer T [--seed S] [-n N] [--max-tokens M] [--eos-prob P]\n"
-    "             [--out FILE] [--eager] [--conflicts=lark]\n"
+    "GRAMMAR --tokenizer T [--seed S] [-n N] [--max-tokens M] [--eos-prob P] [--out FILE]\n"
+    "             " GM_CLI_GRAMMAR_OPTIONS "\n" GM_CLI_GRAMMAR_HELP
     "  Writes N random texts of the grammar's language (JSON lines to FILE or stdout) and\n"
     "  reports dead ends (exit status 1). Defaults: seed 1, N 10, M 200, P 0.2.";
 
@@ -93,11 +93,14 @@ int gm_cmd_generate(int argc, char **argv)
     const char *out_path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        int taken = gm_cli_grammar_arg(&lo, argc, argv, &i);
+        if (taken < 0)
+            return gm_cli_usage("generate", usage);
+        if (taken)
+            continue;
         if (!strcmp(a, "--help")) {
             printf("usage: gramask generate %s\n", usage);
             return 0;
-        } else if (!strcmp(a, "--tokenizer") && i + 1 < argc) {
-            lo.tokenizer = argv[++i];
         } else if (!strcmp(a, "--seed") && i + 1 < argc) {
             if (gm_cli_parse_u64(argv[++i], &seed))
                 return gm_cli_usage("generate", usage);
@@ -114,14 +117,8 @@ int gm_cmd_generate(int argc, char **argv)
                 return gm_cli_usage("generate", usage);
         } else if (!strcmp(a, "--out") && i + 1 < argc) {
             out_path = argv[++i];
-        } else if (!strcmp(a, "--eager")) {
-            lo.eager = true;
-        } else if (!strcmp(a, "--conflicts=lark")) {
-            lo.conflicts = GM_CONFLICTS_LARK;
-        } else if (a[0] == '-' || lo.grammar) {
-            return gm_cli_usage("generate", usage);
         } else {
-            lo.grammar = a;
+            return gm_cli_usage("generate", usage);
         }
     }
     if (!lo.grammar)

@@ -7,18 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/diagnose.h"
 #include "spanner/ids_file.h"
+#include "base/strbuf.h"
 #include "base/mem.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/session.h"
 
 static const char usage[] =
-    "GRAMMAR --tokenizer T --ids IDS.json [--json] [--dump-masks OUT] [--eager]\n"
-    "             [--conflicts=lark] [--only FILE]\n"
-    "  GRAMMAR: a .lark file, a bundled grammar name (json, go, java, python), or a .gmc file\n"
+    "GRAMMAR --tokenizer T (--ids IDS.json | --text FILE...) [--json] [--dump-masks OUT]\n"
+    "             [--only FILE] " GM_CLI_GRAMMAR_OPTIONS "\n" GM_CLI_GRAMMAR_HELP
     "  Decodes every file of IDS.json (format of ../shared/corpus/*/ids.*.json) token by\n"
-    "  token. Exit status 1 when a true token was masked or EOS was not allowed at the end.";
+    "  token, or with --text each text FILE encoded as the tokenizer does (gramask encode).\n"
+    "  A rejected token is reported with its file:line:column, its text, the text before\n"
+    "  it and what the grammar expected there.\n"
+    "  Exit status 1 when a true token was masked or EOS was not allowed at the end.";
 
 typedef struct file_result {
     const char *name;
@@ -28,6 +32,7 @@ typedef struct file_result {
     uint32_t bad_token;
     gm_latency mask;
     double accept_us;         /* mean accept_token time */
+    char *expected;           /* at a rejected token or a refused EOS: what could come (malloc) */
 } file_result;
 
 static void dump_step(FILE *out, const char *file, size_t step, const uint32_t *mask,
@@ -64,6 +69,20 @@ static int mask_has_eos(const uint32_t *mask, const gm_vocab *v)
     return 0;
 }
 
+/* What m's grammar expected in its current state, as a malloc'ed string (or NULL). */
+static char *expected_of(const gm_matcher *m)
+{
+    gm_mem mem;
+    gm_mem_init(&mem, NULL, 0);
+    gm_strbuf sb;
+    gm_strbuf_init(&sb, &mem);
+    char *r = NULL;
+    if (gm_matcher_expected_(m, &sb) == GM_OK && !sb.failed)
+        r = strdup(gm_strbuf_str(&sb));
+    gm_strbuf_free(&sb);
+    return r;
+}
+
 static int trace_file(gm_cli_session *s, const gm_ids_entry *e, FILE *dump, uint32_t *mask,
                       uint64_t *ns, file_result *r)
 {
@@ -91,6 +110,8 @@ static int trace_file(gm_cli_session *s, const gm_ids_entry *e, FILE *dump, uint
             dump_step(dump, e->file, i, mask, s->vocab, nbits);
         if (i == e->nids) {
             r->eos_at_end = mask_has_eos(mask, s->vocab);
+            if (!r->eos_at_end)
+                r->expected = expected_of(m);
             break;
         }
         uint32_t t = e->ids[i];
@@ -98,6 +119,7 @@ static int trace_file(gm_cli_session *s, const gm_ids_entry *e, FILE *dump, uint
             r->all_allowed = 0;
             r->bad_step = i;
             r->bad_token = t;
+            r->expected = expected_of(m);
             break;
         }
         t0 = gm_clock_ns();
@@ -119,73 +141,82 @@ static int trace_file(gm_cli_session *s, const gm_ids_entry *e, FILE *dump, uint
     return 0;
 }
 
-/* Text of the tokens around step i, escaped, for a failure report. */
-static void print_context(const gm_vocab *v, const gm_ids_entry *e, size_t i)
-{
-    fprintf(stderr, "    ...");
-    for (size_t k = i > 12 ? i - 12 : 0; k <= i && k < e->nids; k++) {
-        size_t len;
-        const uint8_t *b = gm_vocab_token(v, e->ids[k], &len);
-        if (k == i)
-            fprintf(stderr, " >>>");
-        for (size_t j = 0; b && j < len; j++) {
-            if (b[j] == '\n')
-                fprintf(stderr, "\\n");
-            else if (b[j] < 0x20)
-                fprintf(stderr, "\\x%02x", b[j]);
-            else
-                fputc(b[j], stderr);
-        }
-        if (k == i)
-            fprintf(stderr, "<<<");
-    }
-    fprintf(stderr, "\n");
-}
-
 int gm_cmd_trace(int argc, char **argv)
 {
     gm_cli_load_options lo = {0};
     const char *ids_path = NULL, *dump_path = NULL, *only = NULL;
     int json = 0;
-    for (int i = 1; i < argc; i++) {
+    bool text = false;
+    const char **texts = calloc((size_t)argc, sizeof *texts);
+    size_t ntexts = 0;
+    if (!texts) {
+        fprintf(stderr, "gramask trace: out of memory\n");
+        return 1;
+    }
+    int bad = 0;
+    for (int i = 1; i < argc && !bad; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--help")) {
+        int taken = gm_cli_grammar_arg(&lo, argc, argv, &i);
+        if (taken < 0)
+            bad = gm_cli_bad_arg("trace", usage, "bad value for %s", a);
+        if (taken)
+            continue;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             printf("usage: gramask trace %s\n", usage);
+            free(texts);
             return 0;
-        } else if (!strcmp(a, "--tokenizer") && i + 1 < argc) {
-            lo.tokenizer = argv[++i];
-        } else if (!strcmp(a, "--ids") && i + 1 < argc) {
-            ids_path = argv[++i];
-        } else if (!strcmp(a, "--dump-masks") && i + 1 < argc) {
-            dump_path = argv[++i];
-        } else if (!strcmp(a, "--only") && i + 1 < argc) {
-            only = argv[++i];
+        } else if (!strcmp(a, "--ids") || !strcmp(a, "--dump-masks") || !strcmp(a, "--only")) {
+            if (i + 1 >= argc)
+                bad = gm_cli_bad_arg("trace", usage, "%s needs a value", a);
+            else
+                *(!strcmp(a, "--ids") ? &ids_path : !strcmp(a, "--only") ? &only : &dump_path) =
+                    argv[++i];
+        } else if (!strcmp(a, "--text")) {
+            text = true;
         } else if (!strcmp(a, "--json")) {
             json = 1;
-        } else if (!strcmp(a, "--eager")) {
-            lo.eager = true;
-        } else if (!strcmp(a, "--conflicts=lark")) {
-            lo.conflicts = GM_CONFLICTS_LARK;
-        } else if (a[0] == '-' || lo.grammar) {
-            return gm_cli_usage("trace", usage);
+        } else if (a[0] == '-') {
+            bad = gm_cli_bad_arg("trace", usage, "unknown option '%s'", a);
         } else {
-            lo.grammar = a;
+            texts[ntexts++] = a;
         }
     }
-    if (!lo.grammar || !ids_path)
-        return gm_cli_usage("trace", usage);
+    if (!bad && !lo.grammar)
+        bad = gm_cli_bad_arg("trace", usage, "missing GRAMMAR");
+    else if (!bad && ntexts && !text)
+        bad = gm_cli_bad_arg("trace", usage, "unexpected argument '%s' (text files go after --text)",
+                             texts[0]);
+    else if (!bad && text && ids_path)
+        bad = gm_cli_bad_arg("trace", usage, "--ids and --text exclude each other");
+    else if (!bad && text && !ntexts)
+        bad = gm_cli_bad_arg("trace", usage, "--text needs at least one FILE");
+    else if (!bad && !text && !ids_path)
+        bad = gm_cli_bad_arg("trace", usage, "missing --ids IDS.json or --text FILE...");
+    if (bad) {
+        free(texts);
+        return bad;
+    }
     gm_mem mem;
     gm_mem_init(&mem, NULL, 0);
-    gm_ids_file *ids;
+    gm_ids_file *ids = NULL;
     gm_error err;
-    if (gm_ids_file_load(&mem, ids_path, &ids, &err) != GM_OK)
+    if (!text && gm_ids_file_load(&mem, ids_path, &ids, &err) != GM_OK) {
+        free(texts);
         return gm_cli_fail("trace", &err);
+    }
     gm_cli_session s;
     int rc = gm_cli_session_open("trace", &lo, &s);
+    if (!rc && text && gm_cli_encode_files(s.vocab, texts, ntexts, &mem, &ids, &err) != GM_OK) {
+        gm_cli_session_close(&s);
+        rc = gm_cli_fail("trace", &err);
+    }
+    free(texts);
     if (rc) {
         gm_ids_file_destroy(ids);
         return rc;
     }
+    if (text)
+        ids_path = "--text";
     FILE *dump = NULL;
     if (dump_path && !(dump = fopen(dump_path, "w"))) {
         fprintf(stderr, "gramask trace: cannot write %s\n", dump_path);
@@ -193,7 +224,7 @@ int gm_cmd_trace(int argc, char **argv)
         gm_ids_file_destroy(ids);
         return 1;
     }
-    size_t maxn = 0;
+    size_t maxn = 0, nresults = 0, nall;
     for (size_t f = 0; f < ids->n; f++)
         if (ids->entries[f].nids > maxn)
             maxn = ids->entries[f].nids;
@@ -209,7 +240,7 @@ int gm_cmd_trace(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    size_t nresults = 0, nall = 0;
+    nall = 0;
     int failures = 0;
     for (size_t f = 0; f < ids->n; f++) {
         const gm_ids_entry *e = &ids->entries[f];
@@ -223,13 +254,11 @@ int gm_cmd_trace(int argc, char **argv)
         nall += r->steps;
         if (!r->all_allowed || !r->eos_at_end) {
             failures++;
-            if (!r->all_allowed) {
-                fprintf(stderr, "gramask trace: %s: true token %u at step %zu was masked\n",
-                        e->file, r->bad_token, r->bad_step);
-                print_context(s.vocab, e, r->bad_step);
-            } else {
-                fprintf(stderr, "gramask trace: %s: EOS not allowed at the end\n", e->file);
-            }
+            if (!r->all_allowed)
+                gm_cli_report_rejected(s.vocab, e->file, e->ids, r->bad_step, r->expected);
+            else
+                fprintf(stderr, "gramask trace: %s: EOS not allowed at the end\n  expected: %s\n",
+                        e->file, r->expected ? r->expected : "(not known)");
         }
     }
     gm_latency all = gm_latency_of(all_ns, nall);
@@ -267,6 +296,8 @@ out:
     free(mask);
     free(ns);
     free(all_ns);
+    for (size_t i = 0; results && i < nresults; i++)
+        free(results[i].expected);
     free(results);
     gm_cli_session_close(&s);
     gm_ids_file_destroy(ids);

@@ -14,6 +14,7 @@ int gm_cmd_trace(int argc, char **argv);
 int gm_cmd_generate(int argc, char **argv);
 int gm_cmd_compile(int argc, char **argv);
 int gm_cmd_info(int argc, char **argv);
+int gm_cmd_encode(int argc, char **argv);
 
 static const gm_cli_command gm_cli_commands[] = {
     {"demo", gm_cmd_demo, "the main job on bundled data: compile JSON for a tokenizer, decode a sample"},
@@ -26,6 +27,7 @@ static const gm_cli_command gm_cli_commands[] = {
     {"lex", gm_cmd_lex, "lex a file with a set of terminals and print the terminal stream"},
     {"grammar", gm_cmd_grammar, "load a grammar, build its LALR(1) tables: summary or --report"},
     {"parse", gm_cmd_parse, "lex and parse a file with a grammar: OK or the first error"},
+    {"encode", gm_cmd_encode, "encode text files into token ids (an ids file), as the tokenizer does"},
     {NULL, NULL, NULL}, /* end of table */
 };
 

@@ -21,7 +21,59 @@ static int has_suffix(const char *s, const char *suffix)
 
 bool gm_cli_is_bundled(const char *arg)
 {
-    return access(arg, F_OK) != 0 && !strchr(arg, '/') && !has_suffix(arg, ".lark");
+    static const char *const files[] = {".lark", ".gbnf", ".ebnf", ".regex", ".gmc"};
+    if (access(arg, F_OK) == 0 || strchr(arg, '/'))
+        return false;
+    for (size_t k = 0; k < sizeof files / sizeof *files; k++)
+        if (has_suffix(arg, files[k]))
+            return false;
+    return true;
+}
+
+int gm_cli_grammar_arg(gm_cli_load_options *lo, int argc, char **argv, int *i)
+{
+    static const struct {
+        const char *name;
+        gm_grammar_format format;
+    } formats[] = {{"lark", GM_FORMAT_LARK},
+                   {"gbnf", GM_FORMAT_GBNF},
+                   {"ebnf", GM_FORMAT_EBNF},
+                   {"regex", GM_FORMAT_REGEX}};
+    const char *a = argv[*i];
+    bool has_value = *i + 1 < argc;
+    if (!strcmp(a, "--tokenizer")) {
+        if (!has_value)
+            return -1;
+        lo->tokenizer = argv[++*i];
+    } else if (!strcmp(a, "--format")) {
+        if (!has_value)
+            return -1;
+        const char *f = argv[++*i];
+        size_t k = 0;
+        while (k < sizeof formats / sizeof *formats && strcmp(formats[k].name, f))
+            k++;
+        if (k == sizeof formats / sizeof *formats)
+            return -1;
+        lo->format = formats[k].format;
+    } else if (!strcmp(a, "--start")) {
+        if (!has_value)
+            return -1;
+        lo->start = argv[++*i];
+    } else if (!strcmp(a, "--eager")) {
+        lo->eager = true;
+    } else if (!strcmp(a, "--conflicts=lark")) {
+        lo->conflicts = GM_CONFLICTS_LARK;
+    } else if (!strcmp(a, "--model-vocab-size")) {
+        uint64_t n;
+        if (!has_value || gm_cli_parse_u64(argv[++*i], &n) || n > UINT32_MAX)
+            return -1;
+        lo->model_vocab_size = (uint32_t)n;
+    } else if (a[0] != '-' && !lo->grammar) {
+        lo->grammar = a;
+    } else {
+        return 0;
+    }
+    return 1;
 }
 
 gm_status gm_cli_load_cfg(gm_mem *m, const char *arg, const gm_grammar_options *opts,
@@ -68,9 +120,11 @@ int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli
     gm_grammar_options go;
     gm_grammar_options_init_defaults(&go);
     go.conflicts = opts->conflicts;
+    go.format = opts->format;
+    go.start = opts->start;
     t0 = gm_clock_ns();
     gm_status st;
-    if (gm_cli_is_bundled(opts->grammar))
+    if (gm_cli_is_bundled(opts->grammar) && opts->format == GM_FORMAT_AUTO)
         st = gm_grammar_create_bundled(opts->grammar, &go, &s->grammar, &err);
     else
         st = gm_grammar_create_from_file(opts->grammar, &go, &s->grammar, &err);

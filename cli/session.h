@@ -24,12 +24,32 @@ typedef struct gm_cli_session {
 } gm_cli_session;
 
 typedef struct gm_cli_load_options {
-    const char *grammar;      /* path of a .lark or .gmc file, or a bundled grammar name */
+    const char *grammar;      /* path of a .lark, .gbnf, .ebnf, .regex or .gmc file, or a
+                                 bundled grammar name */
     const char *tokenizer;    /* required unless grammar is a .gmc file */
     bool eager;
     gm_conflicts conflicts;
+    gm_grammar_format format; /* --format (GM_FORMAT_AUTO: by the file's extension) */
+    const char *start;        /* --start RULE */
     uint32_t model_vocab_size;
 } gm_cli_load_options;
+
+/* The options that say which grammar to compile for which tokenizer, as one usage line. */
+#define GM_CLI_GRAMMAR_OPTIONS \
+    "[--format lark|gbnf|ebnf|regex] [--start RULE] [--eager] [--conflicts=lark]"
+#define GM_CLI_GRAMMAR_HELP \
+    "  GRAMMAR: a .lark, .gbnf, .ebnf or .regex file (--format overrides the extension),\n" \
+    "  a bundled grammar name (json, go, java, python), or a .gmc compiled file.\n"
+
+/*
+ * Takes argv[*i] when it is the GRAMMAR argument or one of the grammar
+ * options shared by the decoding commands (--tokenizer T, --format F,
+ * --start RULE, --eager, --conflicts=lark, --model-vocab-size N), advancing
+ * *i past an option's value. Returns 1 when taken, 0 when argv[*i] is not
+ * one of them, -1 when it is but its value is missing or malformed (the
+ * caller prints its usage).
+ */
+int gm_cli_grammar_arg(gm_cli_load_options *lo, int argc, char **argv, int *i);
 
 /*
  * Whether a GRAMMAR argument names a bundled grammar ("json", "go", ...)

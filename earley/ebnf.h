@@ -18,6 +18,17 @@
  * text that may split a character). The language of a rule is the language
  * of its body with references replaced by the referenced rules' languages;
  * the grammar's language is its root rule's.
+ *
+ * note [until]
+ * UNTIL(L, which) is the free text of TagDispatch (dispatch/): the byte
+ * strings w in which no string of L occurs except at the very end —
+ * no proper prefix of w contains a string of L — and
+ *   which = i (arg < count): w ends with L[i];
+ *   which = GM_EX_NONE:      w contains no string of L at all.
+ * So `UNTIL(L, i) X_i` for each i, plus `UNTIL(L, NONE)`, reads free text up
+ * to the first trigger (Aho–Corasick) and dispatches on it. Engines compile
+ * it to the Aho–Corasick automaton of L; it is regular, like everything
+ * else here that is not a rule reference.
  */
 #ifndef GM_EARLEY_EBNF_H
 #define GM_EARLEY_EBNF_H
@@ -35,6 +46,17 @@
 #define GM_EX_NONE UINT32_MAX
 #define GM_EX_INF UINT32_MAX   /* REPEAT max: unbounded */
 
+/*
+ * Limits of the IR, enforced by gm_ebnf_check (GM_ERR_LIMIT naming the
+ * rule) and by the front ends (naming the place in the text): a finite
+ * REPEAT bound is at most GM_EBNF_MAX_REPEAT (the engine compresses large
+ * bounds, so they cost no states), and an expression is at most
+ * GM_EBNF_MAX_DEPTH nodes deep (so that recursive walks over the IR have
+ * bounded depth; text may nest parentheses that deep).
+ */
+#define GM_EBNF_MAX_REPEAT 1000000u
+#define GM_EBNF_MAX_DEPTH 1000u
+
 typedef enum gm_ex_kind {
     GM_EX_EMPTY,    /* matches "" */
     GM_EX_NOTHING,  /* matches nothing (an empty set, a rule with no alternatives left) */
@@ -48,13 +70,16 @@ typedef enum gm_ex_kind {
     GM_EX_TOKEN,    /* one special token of the vocabulary, named by its text
                        bytes[first .. first+count): produced only by that token id
                        (`<|channel|>`), resolved when the grammar meets a vocabulary */
+    GM_EX_UNTIL,    /* free text up to the first occurrence of one of the strings
+                       L = kids[first .. first+count) (BYTES nodes, non-empty):
+                       note [until] */
 } gm_ex_kind;
 
 typedef struct gm_ex {
     uint8_t kind;       /* gm_ex_kind */
     uint32_t first;     /* SEQ, ALT, REPEAT: index into kids; BYTES, TOKEN: offset into bytes */
     uint32_t count;     /* SEQ, ALT: number of kids; BYTES, TOKEN: length */
-    uint32_t arg;       /* SET, BYTESET: set index; REF: rule index */
+    uint32_t arg;       /* SET, BYTESET: set index; REF: rule index; UNTIL: which */
     uint32_t min, max;  /* REPEAT */
 } gm_ex;
 
@@ -106,6 +131,8 @@ uint32_t gm_ebnf_add_seq(gm_ebnf *g, const uint32_t *ids, size_t n);
 uint32_t gm_ebnf_add_alt(gm_ebnf *g, const uint32_t *ids, size_t n);
 uint32_t gm_ebnf_add_repeat(gm_ebnf *g, uint32_t child, uint32_t min, uint32_t max);
 uint32_t gm_ebnf_add_token(gm_ebnf *g, const void *text, size_t len);
+/* UNTIL(L, which) of note [until]: strings = ids of n >= 1 non-empty BYTES nodes. */
+uint32_t gm_ebnf_add_until(gm_ebnf *g, const uint32_t *strings, size_t n, uint32_t which);
 
 /*
  * Rules. gm_ebnf_rule_get returns the index of the rule called name,

@@ -143,6 +143,9 @@ typedef struct gm_vocab_options {
     size_t n_extra_eos_ids;
     gm_allocator allocator;        /* zero = libc */
     gm_limits limits;              /* zero fields = defaults */
+    bool load_encoder;             /* build the text encoder (gm_vocab_encode) while loading,
+                                      not on the first encode; fails the load when the
+                                      tokenizer cannot encode */
 } gm_vocab_options;
 
 GM_API void gm_vocab_options_init_defaults(gm_vocab_options *opts);
@@ -177,6 +180,39 @@ GM_API uint32_t gm_vocab_size(const gm_vocab *v);
 GM_API const uint8_t *gm_vocab_token(const gm_vocab *v, uint32_t id, size_t *len);
 /* EOS ids (sorted; valid while v lives); returns their number. */
 GM_API size_t gm_vocab_eos_ids(const gm_vocab *v, const uint32_t **ids);
+
+/* Options of gm_vocab_encode; zero = defaults. */
+typedef struct gm_encode_options {
+    bool special_as_text;     /* encode the text of special tokens ("<|eot_id|>") as plain
+                                 text, like tokenizers' split_special_tokens; by default
+                                 (false) such text is the special token's one id, as Hugging
+                                 Face encodes it. Non-special added tokens are always one id */
+} gm_encode_options;
+
+/*
+ * Encodes text[0..len) (UTF-8) into token ids exactly as Hugging Face
+ * tokenizers encodes it with the tokenizer.json v was loaded from: added
+ * and special tokens first, then its normalizer, pre-tokenizer (Split
+ * regexes, ByteLevel) and BPE model (merges by rank, byte fallback); no
+ * BOS/EOS or other post-processing is added. Bytes that are not UTF-8 are
+ * encoded too (byte-level and byte-fallback tokenizers give them back
+ * exactly when decoded). opts may be NULL.
+ * On success *ids is an array of *n_ids ids (NULL when empty) owned by the
+ * caller: free it with gm_vocab_free_ids. The encoder (the merges and the
+ * rest of tokenizer.json that loading skips) is built from the file on the
+ * first call unless gm_vocab_options.load_encoder was set; that first call
+ * takes longer (about as long as loading). Thread-safe.
+ * Fails with GM_ERR_UNSUPPORTED when the tokenizer cannot encode (a model
+ * other than BPE, an unsupported normalizer or pre-tokenizer step: the
+ * message names its JSON path; a vocabulary not loaded from tokenizer.json),
+ * GM_ERR_STATE when the file changed since v was loaded, GM_ERR_IO /
+ * GM_ERR_FORMAT reading it, GM_ERR_ARGUMENT, GM_ERR_NOMEM, GM_ERR_LIMIT.
+ */
+GM_API gm_status gm_vocab_encode(const gm_vocab *v, const char *text, size_t len,
+                                 const gm_encode_options *opts, uint32_t **ids, size_t *n_ids,
+                                 gm_error *err);
+/* Frees an array returned by gm_vocab_encode (NULL is fine). */
+GM_API void gm_vocab_free_ids(const gm_vocab *v, uint32_t *ids);
 
 /* ------------------------------------------------------------------------
  * 3. Grammar
@@ -353,14 +389,23 @@ GM_API const gm_vocab *gm_compiled_vocab(const gm_compiled *c);
 
 /* Sizes of the compiled tables (for reports). */
 typedef struct gm_compiled_stats {
+    gm_engine engine;
+    /* GM_ENGINE_LALR */
     uint32_t lexer_states;
     uint32_t terminals;
     uint32_t lr_states;
     uint32_t productions;
-    uint32_t vocab_size;
     uint32_t profiles_built;  /* lexer-state tables built so far (all when eager) */
     uint64_t classes;         /* token classes in those tables */
-    size_t table_bytes;       /* memory of the token tables */
+    /* GM_ENGINE_EARLEY */
+    uint32_t rules;           /* rules (after inlining) */
+    uint32_t fsm_states;      /* states of the rule automata */
+    uint32_t cache_entries;   /* token-mask cache entries built so far (all when eager) */
+    uint32_t cross_hits;      /* entries taken from the vocabulary's cross-grammar cache */
+    uint64_t uncertain_tokens;/* tokens left to check at run time in those entries */
+    /* both */
+    uint32_t vocab_size;
+    size_t table_bytes;       /* memory of the token tables / mask caches */
     size_t memory_bytes;      /* all memory held by the compiled grammar */
 } gm_compiled_stats;
 

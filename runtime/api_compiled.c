@@ -1,6 +1,7 @@
 /* Public compiled grammars: a grammar and a vocabulary joined by the spanner. */
 #include <string.h>
 
+#include "runtime/engine.h"
 #include "runtime/objects.h"
 #include "base/error.h"
 
@@ -41,6 +42,7 @@ gm_status gm_compiled_create(gm_grammar *g, gm_vocab *v, const gm_compile_option
     atomic_init(&c->refs, 1);
     c->grammar = gm_grammar_retain(g);
     c->vocab = gm_vocab_retain(v);
+    c->ops = &gm_engine_lalr;
     gm_status st = gm_spanner_create(&c->mem, g->lexer, &g->postlex, g->lr, v->data, v->trie,
                                      &c->spanner, err);
     if (st == GM_OK && opts && opts->eager)
@@ -66,11 +68,11 @@ void gm_compiled_destroy(gm_compiled *c)
         compiled_free(c);
 }
 
-uint32_t gm_compiled_vocab_size(const gm_compiled *c) { return c ? c->spanner->nbits : 0; }
+uint32_t gm_compiled_vocab_size(const gm_compiled *c) { return c ? c->vocab->data->size : 0; }
 
 size_t gm_compiled_mask_words(const gm_compiled *c)
 {
-    return c ? GM_MASK_WORDS(c->spanner->nbits) : 0;
+    return c ? GM_MASK_WORDS(c->vocab->data->size) : 0;
 }
 
 const gm_vocab *gm_compiled_vocab(const gm_compiled *c) { return c ? c->vocab : NULL; }
@@ -83,11 +85,12 @@ void gm_compiled_get_stats(const gm_compiled *c, gm_compiled_stats *stats)
     if (!c)
         return;
     const gm_grammar *g = c->grammar;
+    stats->engine = g->engine;
     stats->lexer_states = g->lexer->nstates;
     stats->terminals = g->lexer->nterminals;
     stats->lr_states = g->lr->nstates;
     stats->productions = g->lr->nprods;
-    stats->vocab_size = c->spanner->nbits;
+    stats->vocab_size = c->vocab->data->size;
     gm_spanner_stats st;
     gm_spanner_stats_get(c->spanner, &st);
     stats->profiles_built = st.profiles;

@@ -28,6 +28,7 @@ static gm_grammar *grammar_new(const gm_grammar_options *opts)
     memset(g, 0, sizeof *g);
     gm_mem_init(&g->mem, &al, lim.max_memory);
     atomic_init(&g->refs, 1);
+    g->engine = GM_ENGINE_LALR;
     return g;
 }
 
@@ -137,8 +138,4 @@ void gm_grammar_destroy(gm_grammar *g)
         grammar_free(g);
 }
 
-gm_engine gm_grammar_engine(const gm_grammar *g)
-{
-    (void)g;
-    return GM_ENGINE_LALR;
-}
+gm_engine gm_grammar_engine(const gm_grammar *g) { return g ? g->engine : GM_ENGINE_LALR; }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "runtime/objects.h"
+#include "spanner/encoder.h"
 #include "base/error.h"
 
 void gm_vocab_options_init_defaults(gm_vocab_options *opts)
@@ -48,6 +49,8 @@ static gm_vocab *vocab_new(const gm_vocab_options *opts)
     memset(v, 0, sizeof *v);
     gm_mem_init(&v->mem, &al, lim.max_memory);
     atomic_init(&v->refs, 1);
+    atomic_init(&v->encoder, NULL);
+    pthread_mutex_init(&v->encoder_lock, NULL);
     return v;
 }
 
@@ -55,6 +58,9 @@ static void vocab_free(gm_vocab *v)
 {
     gm_trie_destroy(v->trie);
     gm_vocab_data_destroy(v->data);
+    gm_encoder_destroy(atomic_load(&v->encoder));
+    gm_mem_free(&v->mem, v->path);
+    pthread_mutex_destroy(&v->encoder_lock);
     gm_realloc_fn fn = v->mem.fn;
     void *ud = v->mem.ud;
     fn(ud, v, 0);
@@ -87,6 +93,8 @@ gm_status gm_vocab_create_from_file(const char *path, const gm_vocab_options *op
         lo.nextra_eos = opts->n_extra_eos_ids;
     }
     gm_status st = gm_vocab_load(&v->mem, path, &lo, &v->data, err);
+    if (st == GM_OK && v->data->kind != GM_VOCAB_PLAIN)
+        st = gm_vocab_set_encoder_path_(v, path, opts && opts->load_encoder, err);
     if (st != GM_OK) {
         vocab_free(v);
         return st;

@@ -3,7 +3,10 @@ libgmcore_la_SOURCES += \
 	runtime/api_compiled.c \
 	runtime/api_grammar.c \
 	runtime/api_vocab.c \
+	runtime/api_encode.c \
+	runtime/diagnose.h \
 	runtime/batch.c \
+	runtime/engine.h runtime/engine_lalr.c \
 	runtime/indent.c runtime/indent.h \
 	runtime/layer.c runtime/layer.h \
 	runtime/mask.c runtime/mask.h \

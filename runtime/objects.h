@@ -6,9 +6,11 @@
 #ifndef GM_RUNTIME_OBJECTS_H
 #define GM_RUNTIME_OBJECTS_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "gramask.h"
+#include "earley/engine.h"
 #include "lexer/lexer.h"
 #include "parser/cfg.h"
 #include "parser/lr.h"
@@ -17,20 +19,29 @@
 #include "spanner/vocab.h"
 #include "base/mem.h"
 
+struct gm_encoder;
+
 struct gm_vocab {
     atomic_uint refs;
     gm_mem mem;
     gm_vocab_data *data;
     gm_trie *trie;
+    char *path;               /* the tokenizer.json it came from (for the encoder), or NULL */
+    struct gm_encoder *_Atomic encoder; /* built on the first encode (under encoder_lock) */
+    pthread_mutex_t encoder_lock;
 };
 
 struct gm_grammar {
     atomic_uint refs;
     gm_mem mem;
+    gm_engine engine;
+    /* GM_ENGINE_LALR */
     gm_cfg *cfg;              /* NULL when loaded from a compiled file */
     gm_lexer *lexer;
     gm_postlex postlex;       /* post-lexing layer (copied from the cfg; arrays owned) */
     gm_lr_table *lr;
+    /* GM_ENGINE_EARLEY */
+    gm_egrammar *eg;
 };
 
 struct gm_compiled {
@@ -38,7 +49,9 @@ struct gm_compiled {
     gm_mem mem;
     gm_grammar *grammar;      /* retained */
     gm_vocab *vocab;          /* retained */
-    gm_spanner *spanner;
+    const struct gm_engine_ops *ops; /* the grammar's engine (runtime/engine.h) */
+    gm_spanner *spanner;      /* GM_ENGINE_LALR */
+    gm_eengine *eengine;      /* GM_ENGINE_EARLEY */
 };
 
 /* gm_compiled_load from bytes in memory (`name` names them in errors). */
@@ -52,6 +65,13 @@ uint64_t gm_compiled_checksum(const uint8_t *payload, size_t len);
 #define GM_COMPILED_HEADER 40
 /* The header of a compiled file of the current format in front of payload[0..len). */
 void gm_compiled_header(uint8_t header[GM_COMPILED_HEADER], const uint8_t *payload, size_t len);
+
+/*
+ * Records the tokenizer file behind `path` (a file, or a directory holding
+ * tokenizer.json) for gm_vocab_encode, and builds the encoder now when
+ * `now` (api_encode.c).
+ */
+gm_status gm_vocab_set_encoder_path_(gm_vocab *v, const char *path, bool now, gm_error *err);
 
 /* Adjusts a gm_limits so every zero field takes its default. */
 void gm_limits_resolve(gm_limits *out, const gm_limits *in);

@@ -784,8 +784,10 @@ gm_status gm_compiled_load_buffer(const uint8_t *b, size_t len, const char *path
     g = object_new(opts, sizeof *g, offsetof(gm_grammar, mem));
     if (v)
         atomic_init(&v->refs, 1);
-    if (g)
+    if (g) {
         atomic_init(&g->refs, 1);
+        g->engine = GM_ENGINE_LALR;
+    }
     if (!v || !g) {
         st = gm_error_set(err, GM_ERR_NOMEM, "out of memory loading %s", path);
         goto fail;

@@ -75,11 +75,7 @@ static size_t put_utf8(char *o, uint32_t cp)
     return 4;
 }
 
-/*
- * Decodes the string at s[*i] (its opening quote) into out (room for the
- * raw length); returns the decoded length, or DECLINE. Advances *i past it.
- */
-static long read_string(const char *s, size_t n, size_t *i, char *out)
+long gm_json_read_string(const char *s, size_t n, size_t *i, char *out)
 {
     size_t p = *i + 1, o = 0;
     while (p < n) {
@@ -181,6 +177,28 @@ static int insert(gm_json_vocab *v, size_t k)
     }
 }
 
+/* Builds the hash set over keys[0..n); DECLINE on a duplicate key. */
+static int index_keys(gm_json_vocab *v)
+{
+    size_t ns = 64;
+    while (ns < 2 * v->n)
+        ns *= 2;
+    v->slots = gm_mem_calloc(v->mem, ns, sizeof *v->slots);
+    if (!v->slots)
+        return NOMEM;
+    v->nslots = ns;
+    for (size_t k = 0; k < v->n; k++)
+        if (insert(v, k) < 0)
+            return DECLINE;
+    return 0;
+}
+
+gm_status gm_json_vocab_index(gm_json_vocab *v)
+{
+    int r = index_keys(v);
+    return r == 0 ? GM_OK : r == NOMEM ? GM_ERR_NOMEM : GM_ERR_FORMAT;
+}
+
 static int parse(gm_json_vocab *v, const char *s, size_t n)
 {
     gm_mem *m = v->mem;
@@ -211,7 +229,7 @@ static int parse(gm_json_vocab *v, const char *s, size_t n)
                 v->ids = ni;
                 cap *= 2;
             }
-            long k = read_string(s, n, &i, v->keys + o);
+            long k = gm_json_read_string(s, n, &i, v->keys + o);
             if (k < 0)
                 return DECLINE;
             o += (size_t)k;
@@ -237,17 +255,7 @@ static int parse(gm_json_vocab *v, const char *s, size_t n)
     }
     if (skip_ws(s, i, n) != n)
         return DECLINE;
-    size_t ns = 64;
-    while (ns < 2 * v->n)
-        ns *= 2;
-    v->slots = gm_mem_calloc(m, ns, sizeof *v->slots);
-    if (!v->slots)
-        return NOMEM;
-    v->nslots = ns;
-    for (size_t k = 0; k < v->n; k++)
-        if (insert(v, k) < 0)
-            return DECLINE;
-    return 0;
+    return index_keys(v);
 }
 
 void gm_json_vocab_free(gm_json_vocab *v)

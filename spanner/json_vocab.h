@@ -34,6 +34,20 @@ typedef struct gm_json_vocab {
 gm_status gm_json_vocab_parse(gm_mem *m, const char *text, size_t len, gm_json_vocab *out);
 void gm_json_vocab_free(gm_json_vocab *v);
 
+/*
+ * Decodes the JSON string at s[*i] (its opening quote) into out (room for
+ * its raw length) under the subset above; returns the decoded length and
+ * advances *i past it, or returns -1 (declined).
+ */
+long gm_json_read_string(const char *s, size_t n, size_t *i, char *out);
+
+/*
+ * Builds the hash set of a gm_json_vocab whose keys, off, ids and n were
+ * filled by the caller (from another reader): GM_ERR_FORMAT on a duplicate
+ * key, GM_ERR_NOMEM.
+ */
+gm_status gm_json_vocab_index(gm_json_vocab *v);
+
 /* The index of key s[0..n), or SIZE_MAX. */
 size_t gm_json_vocab_find(const gm_json_vocab *v, const char *s, size_t n);
 

@@ -8,7 +8,9 @@ libgmcore_la_SOURCES += \
 	spanner/json_skip.c spanner/json_skip.h \
 	spanner/json_vocab.c spanner/json_vocab.h \
 	spanner/vocab_hf.c spanner/vocab_hf.h \
-	spanner/vocab_plain.c spanner/vocab_plain.h
+	spanner/vocab_plain.c spanner/vocab_plain.h \
+	spanner/encoder.h spanner/encode_load.c spanner/encode_text.c spanner/encode_bpe.c \
+	spanner/encode_regex.c spanner/encode_regex.h
 
 gramask_SOURCES += cli/cmd_vocab.c
 
@@ -35,3 +37,11 @@ libgmcore_la_SOURCES += \
 	spanner/profile.c spanner/profile.h \
 	spanner/spanner.c spanner/spanner.h spanner/tables.h \
 	spanner/tokset.c spanner/tokset.h
+
+# The text encoder (gm_vocab_encode) against the corpus references and
+# Hugging Face tokenizers' own ids (tests/data/encode/README in make_texts.py).
+GM_TESTS += tests/test_encode
+tests_test_encode_SOURCES = tests/test_encode.c
+tests_test_encode_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_encode_LDADD = $(GM_TEST_LDADD)
+EXTRA_DIST += tests/data/encode

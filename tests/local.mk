@@ -49,3 +49,4 @@ EXTRA_DIST += tests/fuzz tests/cli_lib.sh
 # no two modules include each other (DESIGN.md, "Layout").
 TESTS += tests/include_graph.py
 EXTRA_DIST += tests/include_graph.py
+GM_FUZZ += tests/fuzz/fuzz_encode

@@ -107,3 +107,11 @@ gm_allocator gm_test_failing_allocator(gm_test_failing_alloc *state)
     gm_allocator a = {gm_test_failing_realloc, state};
     return a;
 }
+
+uint64_t gm_test_rand(uint64_t *seed)
+{
+    uint64_t z = (*seed += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}

@@ -17,6 +17,9 @@
 #include "gramask.h"
 
 /* $GM_SHARED_DIR (../shared beside the checkout) joined with rel; static buffer per call site is not kept: copy it. */
+/* A deterministic pseudo-random sequence (splitmix64) for tests: the next value of *seed. */
+uint64_t gm_test_rand(uint64_t *seed);
+
 const char *gm_test_shared_path(const char *rel);
 /* $GM_SRCDIR joined with rel. */
 const char *gm_test_src_path(const char *rel);

@@ -1,0 +1,164 @@
+/*
+ * Inside the Earley engine: the objects of engine.h as the recognizer
+ * (eset.c), the token-mask cache (maskcache.c), the cross-grammar cache
+ * (xcache.c) and the API glue (engine_api.c) share them.
+ *
+ * note [hash-consed Earley sets]
+ * An Earley set is an immutable object: its items (automaton state,
+ * repetition counter, origin) where an origin is a pointer to the set the
+ * item's rule started in (NULL: this set itself), plus flags. Sets are
+ * hash-consed: two sets with the same items and the same origin objects
+ * are one object. The set after reading a symbol is then a function of
+ * the set object alone, so (set, symbol) -> next set is cached, and masks
+ * are memoized per set object: inside a JSON string the set after every
+ * plain character is the same object, and the second object of an array
+ * of objects reuses the sets of the first from its second element on.
+ * Positions never appear: origins are objects, not indices.
+ *
+ * References go from newer sets to older ones (an origin exists before the
+ * items naming it), so reference counts free everything (no cycles). The
+ * hash-cons table and the transition cache hold one reference to each set
+ * they contain; past their memory budget both are emptied (sets in use
+ * live on through their own references; later equal sets are new objects,
+ * which is correct, only less shared).
+ *
+ * note [earley pruning]
+ * (ZapFormat, "Earley-Driven Dynamic Pruning".) An item whose state has no
+ * outgoing edge has done all it can once its completion is processed: it
+ * is dropped. And an origin is only ever asked for its items that wait on
+ * a rule (completion), so items name as origin the *projection* of a set
+ * onto its waiting items, itself a hash-consed set: two sets that differ
+ * only in items that scan give equal origins, and what is built on them is
+ * shared. GM_EVARIANT_NO_PRUNING keeps both out.
+ *
+ * Threads: the tables, the scratch-free parts of stepping and the mask
+ * cache's lazy entries are guarded by one mutex per engine; a set's mask
+ * memo is published with a compare-and-swap and read without the lock.
+ */
+#ifndef GM_EARLEY_EENGINE_H
+#define GM_EARLEY_EENGINE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "earley/engine.h"
+#include "earley/fsm.h"
+#include "base/vec.h"
+
+typedef struct gm_eitem {
+    uint32_t state;
+    uint32_t count;       /* repetition rules: counter << 1 | progress bit; else 0 */
+    gm_estate *origin;    /* NULL: the set holding the item */
+} gm_eitem;
+
+typedef struct gm_ewait {
+    uint32_t rule;        /* an item waits on this rule... */
+    uint32_t item;        /* ...at this index */
+} gm_ewait;
+
+/* gm_estate.flags */
+enum {
+    GM_ES_ACCEPTING = 1,  /* the root completed from the start: EOS allowed */
+    GM_ES_ESCAPED = 2,    /* a rule started at the mask cache's outer set completed */
+    GM_ES_START = 4,      /* the start set, or its projection */
+    GM_ES_OUTER = 8,      /* the outer set of the mask cache (no items) */
+    GM_ES_INTERNED = 16,  /* in the hash-cons table */
+};
+
+struct gm_estate {
+    atomic_uint refs;
+    uint32_t nitems;
+    uint32_t nwait;
+    uint8_t flags;        /* GM_ES_* */
+    uint64_t hash;
+    _Atomic(gm_estate *) proj;   /* projection onto waiting items (note [earley pruning]) */
+    _Atomic(void *) memo;        /* mask memo (maskcache.c) */
+    gm_eitem *items;      /* sorted by state, count, origin */
+    gm_ewait *wait;       /* sorted by rule */
+};
+
+typedef struct gm_etrans {
+    gm_estate *from;      /* NULL = empty slot */
+    uint32_t sym;         /* byte, or 256 + special-token symbol */
+    gm_estate *to;        /* NULL = dead */
+} gm_etrans;
+
+typedef struct gm_ementry gm_ementry;
+
+struct gm_eengine {
+    gm_mem *mem;
+    const gm_egrammar *g;
+    const gm_vocab_data *v;
+    const gm_trie *t;
+    gm_excache *x;
+    uint32_t variant;
+    gm_limits lim;
+    uint32_t max_items;   /* Earley items in one set */
+    pthread_mutex_t lock;
+    /* Hash-cons table (note [hash-consed Earley sets]). */
+    gm_estate **sets;
+    size_t sets_slots, sets_n;
+    /* Transition cache. */
+    gm_etrans *tc;
+    size_t tc_slots, tc_n;
+    size_t table_bytes;   /* memory of the sets the tables hold */
+    size_t table_budget;
+    gm_estate *start, *outer;
+    /* Special-token symbols -> vocabulary ids. */
+    uint32_t *sym_off;    /* [ntokens + 1] */
+    uint32_t *sym_ids;
+    /* Token-mask cache (maskcache.c). */
+    uint32_t T;           /* counter classes (note [repetition classes]) */
+    uint32_t words;       /* 32-bit words of a mask */
+    uint32_t *tok_node;   /* [vocab] trie node of each token, UINT32_MAX if none */
+    _Atomic(gm_ementry *) *entry;   /* [states] entries of items without counters */
+    gm_ementry **rep_entries;       /* hash table of repetition entries */
+    size_t rep_slots, rep_n;
+    atomic_size_t memo_bytes, cache_bytes;
+    size_t memo_budget;
+    atomic_uint nentries, ncross;
+    atomic_ullong nuncertain;
+};
+
+struct gm_escratch {
+    GM_VEC(gm_eitem) items;
+    uint64_t *slots;      /* dedup of items: generation << 32 | (index + 1) */
+    uint32_t slot_mask;
+    uint32_t gen;
+    uint8_t flags;
+    /* Mask walks (maskcache.c). */
+    gm_estate **stack;    /* [max trie depth + 1] */
+    uint8_t *unc;
+    uint32_t *bits;       /* [words] */
+    uint32_t *acc;        /* [words] */
+    GM_VEC(uint32_t) nodes;
+};
+
+/* Stepping (eset.c). The engine's lock is held by the caller. */
+gm_status gm_eset_init(gm_eengine *e, gm_error *err);
+void gm_eset_fini(gm_eengine *e);
+/*
+ * The set after s reads sym (a byte, or 256 + special-token symbol): a new
+ * reference in *out, NULL when no item can read it (GM_OK). Errors:
+ * GM_ERR_NOMEM, GM_ERR_LIMIT.
+ */
+gm_status gm_eset_step(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t sym,
+                       gm_estate **out, gm_error *err);
+/* The set holding item (state, count) with origin `origin` and its closure
+   (the mask cache's walks start from one with the outer set as origin). */
+gm_status gm_eset_seed(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t count,
+                       gm_estate *origin, gm_estate **out, gm_error *err);
+void gm_eset_free(gm_eengine *e, gm_estate *s);
+gm_status gm_escratch_init_items(gm_eengine *e, gm_escratch *w, gm_error *err);
+
+/* Token masks (maskcache.c). */
+gm_status gm_emask_init(gm_eengine *e, gm_error *err);
+void gm_emask_fini(gm_eengine *e);
+gm_status gm_emask_fill(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t *mask,
+                        gm_error *err);
+gm_status gm_emask_build_all(gm_eengine *e, gm_escratch *w, gm_error *err);
+void gm_emask_free_memo(gm_eengine *e, void *memo);
+/* The memo of s expanded into mask, if there is one (no lock needed). */
+bool gm_emask_memo(gm_eengine *e, gm_estate *s, uint32_t *mask);
+
+#endif

@@ -1,0 +1,639 @@
+/*
+ * The Earley recognizer over rule automata: one step (scan a symbol, then
+ * complete and predict to closure), hash-consed sets and the transition
+ * cache (note [hash-consed Earley sets] and note [earley pruning] in
+ * eengine.h).
+ *
+ * Nullable rules are handled as Aycock and Horspool do: an item that
+ * predicts a nullable rule also moves past it at once, so a completion
+ * whose origin is the set being built (an empty derivation) has nothing
+ * left to do and is skipped. Left recursion needs nothing special: a rule
+ * is predicted once per set (items are deduplicated), and its completion
+ * advances every item waiting on it, the predicting item included.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "earley/eengine.h"
+#include "base/error.h"
+#include "base/hash.h"
+
+enum { TABLE_MIN_SLOTS = 1024 };
+
+/* ---- sets ---------------------------------------------------------------- */
+
+static size_t set_bytes(uint32_t nitems, uint32_t nwait)
+{
+    return sizeof(gm_estate) + (size_t)nitems * sizeof(gm_eitem) +
+           (size_t)nwait * sizeof(gm_ewait);
+}
+
+void gm_estate_retain(gm_estate *s)
+{
+    if (s)
+        atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+}
+
+static bool drop_ref(gm_estate *s)
+{
+    return atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1;
+}
+
+/* Frees s and every set only it kept alive (iteratively: origin chains are
+   as deep as the input is nested). */
+void gm_eset_free(gm_eengine *e, gm_estate *s)
+{
+    gm_estate *todo = s;
+    /* The list of sets to free is threaded through their `proj` fields
+       once those are released. */
+    while (todo) {
+        gm_estate *x = todo;
+        gm_estate *p = atomic_load(&x->proj);
+        todo = NULL;
+        /* Pop: the rest of the list was stored in x->hash's place. */
+        todo = (gm_estate *)(uintptr_t)x->hash;
+        if (p && p != x && drop_ref(p)) {
+            p->hash = (uint64_t)(uintptr_t)todo;
+            todo = p;
+        }
+        for (uint32_t i = 0; i < x->nitems; i++) {
+            gm_estate *o = x->items[i].origin;
+            if (o && drop_ref(o)) {
+                o->hash = (uint64_t)(uintptr_t)todo;
+                todo = o;
+            }
+        }
+        void *memo = atomic_load(&x->memo);
+        if (memo)
+            gm_emask_free_memo(e, memo);
+        gm_mem_free(e->mem, x);
+    }
+}
+
+void gm_estate_release(gm_eengine *e, gm_estate *s)
+{
+    if (s && drop_ref(s)) {
+        s->hash = 0;
+        gm_eset_free(e, s);
+    }
+}
+
+static uint64_t items_hash(const gm_eitem *it, uint32_t n, uint8_t flags)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ flags ^ ((uint64_t)n << 8);
+    for (uint32_t i = 0; i < n; i++) {
+        h = gm_hash_mix64(h ^ it[i].state ^ ((uint64_t)it[i].count << 32));
+        h = gm_hash_mix64(h ^ (uint64_t)(uintptr_t)it[i].origin);
+    }
+    return h;
+}
+
+static bool same_set(const gm_estate *s, const gm_eitem *it, uint32_t n, uint8_t flags,
+                     uint64_t h)
+{
+    return s->hash == h && s->nitems == n &&
+           (s->flags & ~GM_ES_INTERNED) == flags &&
+           (n == 0 || memcmp(s->items, it, (size_t)n * sizeof *it) == 0);
+}
+
+static int cmp_item(const void *a, const void *b)
+{
+    const gm_eitem *x = a, *y = b;
+    if (x->state != y->state)
+        return x->state < y->state ? -1 : 1;
+    if (x->count != y->count)
+        return x->count < y->count ? -1 : 1;
+    uintptr_t p = (uintptr_t)x->origin, q = (uintptr_t)y->origin;
+    return p < q ? -1 : p > q;
+}
+
+static int cmp_wait(const void *a, const void *b)
+{
+    const gm_ewait *x = a, *y = b;
+    if (x->rule != y->rule)
+        return x->rule < y->rule ? -1 : 1;
+    return x->item < y->item ? -1 : x->item > y->item;
+}
+
+/* A new set object holding copies of it[0..n) (origins retained). */
+static gm_estate *new_set(gm_eengine *e, const gm_eitem *it, uint32_t n, uint8_t flags,
+                          uint64_t h)
+{
+    const gm_egrammar *g = e->g;
+    uint32_t nwait = 0;
+    for (uint32_t i = 0; i < n; i++)
+        nwait += g->ref_off[it[i].state + 1] - g->ref_off[it[i].state];
+    gm_estate *s = gm_mem_alloc(e->mem, set_bytes(n, nwait));
+    if (!s)
+        return NULL;
+    atomic_init(&s->refs, 1);
+    s->nitems = n;
+    s->nwait = nwait;
+    s->flags = flags;
+    s->hash = h;
+    atomic_init(&s->proj, NULL);
+    atomic_init(&s->memo, NULL);
+    s->items = (gm_eitem *)(s + 1);
+    s->wait = (gm_ewait *)(s->items + n);
+    if (n)
+        memcpy(s->items, it, (size_t)n * sizeof *it);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        gm_estate_retain(it[i].origin);
+        for (uint32_t j = g->ref_off[it[i].state]; j < g->ref_off[it[i].state + 1]; j++) {
+            s->wait[k].rule = g->refs[j].sym;
+            s->wait[k++].item = i;
+        }
+    }
+    if (nwait > 1)
+        qsort(s->wait, nwait, sizeof *s->wait, cmp_wait);
+    return s;
+}
+
+/* ---- the tables ------------------------------------------------------------ */
+
+static void tables_clear(gm_eengine *e)
+{
+    gm_estate **sets = e->sets;
+    gm_etrans *tc = e->tc;
+    size_t ns = e->sets_slots, nt = e->tc_slots;
+    for (size_t i = 0; i < nt; i++)
+        if (tc[i].from) {
+            gm_estate *from = tc[i].from, *to = tc[i].to;
+            tc[i].from = tc[i].to = NULL;
+            gm_estate_release(e, from);
+            gm_estate_release(e, to);
+        }
+    e->tc_n = 0;
+    for (size_t i = 0; i < ns; i++)
+        if (sets[i]) {
+            gm_estate *s = sets[i];
+            sets[i] = NULL;
+            gm_estate_release(e, s);
+        }
+    e->sets_n = 0;
+    e->table_bytes = 0;
+}
+
+static int sets_grow(gm_eengine *e)
+{
+    size_t nslots = e->sets_slots ? e->sets_slots * 2 : TABLE_MIN_SLOTS;
+    gm_estate **t = gm_mem_calloc(e->mem, nslots, sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < e->sets_slots; i++) {
+        gm_estate *s = e->sets[i];
+        if (!s)
+            continue;
+        size_t j = s->hash & (nslots - 1);
+        while (t[j])
+            j = (j + 1) & (nslots - 1);
+        t[j] = s;
+    }
+    gm_mem_free(e->mem, e->sets);
+    e->sets = t;
+    e->sets_slots = nslots;
+    return 0;
+}
+
+/*
+ * The interned set equal to it[0..n) with flags: a new reference in *out
+ * (an existing object, or a new one added to the table).
+ */
+static gm_status intern(gm_eengine *e, const gm_eitem *it, uint32_t n, uint8_t flags,
+                        gm_estate **out, gm_error *err)
+{
+    uint64_t h = items_hash(it, n, flags);
+    bool share = !(e->variant & GM_EVARIANT_NO_STATE_CACHE);
+    if (share && e->sets_slots) {
+        for (size_t j = h & (e->sets_slots - 1); e->sets[j]; j = (j + 1) & (e->sets_slots - 1))
+            if (same_set(e->sets[j], it, n, flags, h)) {
+                gm_estate_retain(e->sets[j]);
+                *out = e->sets[j];
+                return GM_OK;
+            }
+    }
+    gm_estate *s = new_set(e, it, n, flags, h);
+    if (!s)
+        return gm_mem_fail(e->mem, err, "an Earley set");
+    if (share) {
+        if ((e->sets_n + 1) * 2 > e->sets_slots && sets_grow(e)) {
+            gm_estate_release(e, s);
+            return gm_mem_fail(e->mem, err, "the Earley set table");
+        }
+        size_t j = h & (e->sets_slots - 1);
+        while (e->sets[j])
+            j = (j + 1) & (e->sets_slots - 1);
+        gm_estate_retain(s);
+        s->flags |= GM_ES_INTERNED;
+        e->sets[j] = s;
+        e->sets_n++;
+        e->table_bytes += set_bytes(s->nitems, s->nwait);
+    }
+    *out = s;
+    return GM_OK;
+}
+
+static size_t tc_slot(const gm_eengine *e, const gm_estate *from, uint32_t sym)
+{
+    uint64_t h = gm_hash_mix64((uint64_t)(uintptr_t)from * 31 + sym);
+    return h & (e->tc_slots - 1);
+}
+
+static int tc_put(gm_eengine *e, gm_estate *from, uint32_t sym, gm_estate *to)
+{
+    if ((e->tc_n + 1) * 2 > e->tc_slots) {
+        size_t nslots = e->tc_slots ? e->tc_slots * 2 : TABLE_MIN_SLOTS;
+        gm_etrans *t = gm_mem_calloc(e->mem, nslots, sizeof *t);
+        if (!t)
+            return -1;
+        gm_etrans *old = e->tc;
+        size_t nold = e->tc_slots;
+        e->tc = t;
+        e->tc_slots = nslots;
+        for (size_t i = 0; i < nold; i++)
+            if (old[i].from) {
+                size_t j = tc_slot(e, old[i].from, old[i].sym);
+                while (t[j].from)
+                    j = (j + 1) & (nslots - 1);
+                t[j] = old[i];
+            }
+        gm_mem_free(e->mem, old);
+    }
+    size_t j = tc_slot(e, from, sym);
+    while (e->tc[j].from)
+        j = (j + 1) & (e->tc_slots - 1);
+    gm_estate_retain(from);
+    gm_estate_retain(to);
+    e->tc[j].from = from;
+    e->tc[j].sym = sym;
+    e->tc[j].to = to;
+    e->tc_n++;
+    e->table_bytes += sizeof(gm_etrans) * 2;
+    return 0;
+}
+
+/* ---- building one set ------------------------------------------------------- */
+
+gm_status gm_escratch_init_items(gm_eengine *e, gm_escratch *w, gm_error *err)
+{
+    (void)e;
+    (void)err;
+    w->items.n = 0;
+    w->flags = 0;
+    return GM_OK;
+}
+
+static uint64_t item_key_hash(uint32_t state, uint32_t count, const gm_estate *origin)
+{
+    return gm_hash_mix64(((uint64_t)state << 32 | count) ^
+                         gm_hash_mix64((uint64_t)(uintptr_t)origin));
+}
+
+/*
+ * The dedup table of the items being built: slots hold generation << 32 |
+ * (index + 1), so starting a new set is one increment, not a clear.
+ */
+static int dedup_rebuild(gm_eengine *e, gm_escratch *w, size_t want)
+{
+    size_t nslots = 64;
+    while (nslots < want * 2)
+        nslots *= 2;
+    if (!w->slots || nslots - 1 > w->slot_mask) {
+        gm_mem_free(e->mem, w->slots);
+        w->slots = gm_mem_calloc(e->mem, nslots, sizeof *w->slots);
+        if (!w->slots) {
+            w->slot_mask = 0;
+            return -1;
+        }
+        w->slot_mask = (uint32_t)(nslots - 1);
+    }
+    if (++w->gen == 0) {
+        memset(w->slots, 0, ((size_t)w->slot_mask + 1) * sizeof *w->slots);
+        w->gen = 1;
+    }
+    uint64_t tag = (uint64_t)w->gen << 32;
+    for (size_t i = 0; i < w->items.n; i++) {
+        const gm_eitem *it = &w->items.v[i];
+        size_t j = item_key_hash(it->state, it->count, it->origin) & w->slot_mask;
+        while ((w->slots[j] >> 32) == w->gen)
+            j = (j + 1) & w->slot_mask;
+        w->slots[j] = tag | (uint32_t)(i + 1);
+    }
+    return 0;
+}
+
+/* Adds an item unless present. 0, or -1 on failure (*st set). */
+static int add_item(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t count,
+                    gm_estate *origin, gm_status *st, gm_error *err)
+{
+    size_t j = item_key_hash(state, count, origin) & w->slot_mask;
+    for (uint64_t v; ((v = w->slots[j]) >> 32) == w->gen; j = (j + 1) & w->slot_mask) {
+        const gm_eitem *it = &w->items.v[(uint32_t)v - 1];
+        if (it->state == state && it->count == count && it->origin == origin)
+            return 0;
+    }
+    if (w->items.n >= e->max_items) {
+        *st = gm_error_set(err, GM_ERR_LIMIT,
+                           "an Earley set would hold more than %u items (max_nfa_states)",
+                           e->max_items);
+        return -1;
+    }
+    gm_eitem it = {state, count, origin};
+    if (gm_vec_push(e->mem, &w->items, it)) {
+        *st = gm_mem_fail(e->mem, err, "an Earley set");
+        return -1;
+    }
+    if (w->items.n * 2 > (size_t)w->slot_mask + 1) {
+        if (dedup_rebuild(e, w, w->items.n)) {
+            *st = gm_mem_fail(e->mem, err, "an Earley set");
+            return -1;
+        }
+    } else {
+        w->slots[j] = (uint64_t)w->gen << 32 | (uint32_t)w->items.n;
+    }
+    return 0;
+}
+
+static gm_status begin(gm_eengine *e, gm_escratch *w, gm_error *err)
+{
+    w->items.n = 0;
+    w->flags = 0;
+    if (dedup_rebuild(e, w, 32))
+        return gm_mem_fail(e->mem, err, "an Earley set");
+    return GM_OK;
+}
+
+/* The origin an item advanced from origin `o` of set `s` records. */
+static gm_estate *origin_of(gm_estate *o, gm_estate *s)
+{
+    return o ? o : s;
+}
+
+/*
+ * Closes w->items: completion, repetition iteration ends, prediction.
+ * `self` is what a NULL origin means for items taken from elsewhere (not
+ * used: items in w always have explicit origins or NULL = the new set).
+ */
+static gm_status closure(gm_eengine *e, gm_escratch *w, gm_error *err)
+{
+    const gm_egrammar *g = e->g;
+    gm_status st = GM_OK;
+    for (size_t i = 0; i < w->items.n; i++) {
+        gm_eitem it = w->items.v[i];
+        uint32_t q = it.state;
+        uint8_t f = g->state_flags[q];
+        uint32_t r = g->state_rule[q];
+        const gm_frule *fr = &g->rules[r];
+        bool complete;
+        if (fr->repeat) {
+            uint32_t c = it.count >> 1;
+            if ((f & GM_FS_ITER_END) && (it.count & 1)) {
+                uint32_t c1 = c + 1;
+                if (fr->rep_max == GM_EX_INF && c1 > fr->rep_min)
+                    c1 = fr->rep_min;
+                if ((fr->rep_max == GM_EX_INF || c1 <= fr->rep_max) &&
+                    add_item(e, w, fr->start, c1 << 1, it.origin, &st, err))
+                    return st;
+            }
+            complete = (f & GM_FS_REP_START) && c >= fr->rep_min;
+        } else {
+            complete = (f & GM_FS_ACCEPT) != 0;
+        }
+        if (complete && it.origin) {
+            gm_estate *o = it.origin;
+            if (o->flags & GM_ES_OUTER) {
+                w->flags |= GM_ES_ESCAPED;
+            } else {
+                if (r == g->root && (o->flags & GM_ES_START))
+                    w->flags |= GM_ES_ACCEPTING;
+                /* Items of o waiting on r: a binary search in its index. */
+                uint32_t lo = 0, hi = o->nwait;
+                while (lo < hi) {
+                    uint32_t mid = lo + (hi - lo) / 2;
+                    if (o->wait[mid].rule < r)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                for (; lo < o->nwait && o->wait[lo].rule == r; lo++) {
+                    const gm_eitem *wi = &o->items[o->wait[lo].item];
+                    uint32_t to = gm_fsm_ref_next(g, wi->state, r);
+                    uint32_t cnt = wi->count;
+                    if (g->rules[g->state_rule[wi->state]].repeat)
+                        cnt |= 1;
+                    if (add_item(e, w, to, cnt, origin_of(wi->origin, o), &st, err))
+                        return st;
+                }
+            }
+        }
+        if (f & GM_FS_WAITS) {
+            for (uint32_t j = g->ref_off[q]; j < g->ref_off[q + 1]; j++) {
+                const gm_frule *b = &g->rules[g->refs[j].sym];
+                if (add_item(e, w, b->start, 0, NULL, &st, err))
+                    return st;
+                if (b->nullable && add_item(e, w, g->refs[j].to, it.count, it.origin, &st, err))
+                    return st;
+            }
+        }
+    }
+    return GM_OK;
+}
+
+/* Whether an item can still do something in a later set (note [earley pruning]). */
+static bool item_alive(const gm_egrammar *g, const gm_eitem *it)
+{
+    uint8_t f = g->state_flags[it->state];
+    if (f & (GM_FS_WAITS | GM_FS_TOKENS))
+        return true;
+    if (!(f & GM_FS_SCANS))
+        return false;
+    if (f & GM_FS_REP_START) {
+        const gm_frule *fr = &g->rules[g->state_rule[it->state]];
+        return fr->rep_max == GM_EX_INF || (it->count >> 1) < fr->rep_max;
+    }
+    return true;
+}
+
+/* Prunes, sorts and interns w's items as a set with w->flags | extra. */
+static gm_status finish(gm_eengine *e, gm_escratch *w, uint8_t extra, gm_estate **out,
+                        gm_error *err)
+{
+    const gm_egrammar *g = e->g;
+    size_t n = w->items.n;
+    if (!(e->variant & GM_EVARIANT_NO_PRUNING)) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (item_alive(g, &w->items.v[i]))
+                w->items.v[k++] = w->items.v[i];
+        n = w->items.n = k;
+    }
+    uint8_t flags = w->flags | extra;
+    if (n == 0 && !(flags & (GM_ES_ACCEPTING | GM_ES_ESCAPED))) {
+        *out = NULL;
+        return GM_OK;
+    }
+    if (n > 1)
+        qsort(w->items.v, n, sizeof *w->items.v, cmp_item);
+    return intern(e, w->items.v, (uint32_t)n, flags, out, err);
+}
+
+/* The projection of s onto its waiting items: what items name as origin. */
+static gm_status projection(gm_eengine *e, gm_escratch *w, gm_estate *s, gm_estate **out,
+                            gm_error *err)
+{
+    (void)w;
+    if (e->variant & GM_EVARIANT_NO_PRUNING) {
+        *out = s;
+        return GM_OK;
+    }
+    gm_estate *p = atomic_load_explicit(&s->proj, memory_order_acquire);
+    if (p) {
+        *out = p;
+        return GM_OK;
+    }
+    const gm_egrammar *g = e->g;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < s->nitems; i++)
+        if (g->state_flags[s->items[i].state] & GM_FS_WAITS)
+            k++;
+    if (k == s->nitems && !(s->flags & GM_ES_ACCEPTING)) {
+        /* Already its own projection (no reference to itself is kept). */
+        atomic_store_explicit(&s->proj, s, memory_order_release);
+        *out = s;
+        return GM_OK;
+    }
+    gm_eitem *it = gm_mem_alloc(e->mem, (k ? k : 1) * sizeof *it);
+    if (!it)
+        return gm_mem_fail(e->mem, err, "an Earley set");
+    k = 0;
+    for (uint32_t i = 0; i < s->nitems; i++)
+        if (g->state_flags[s->items[i].state] & GM_FS_WAITS)
+            it[k++] = s->items[i];
+    gm_status st = intern(e, it, k, s->flags & GM_ES_START, &p, err);
+    gm_mem_free(e->mem, it);
+    if (st != GM_OK)
+        return st;
+    if (p == s) {
+        gm_estate_release(e, p);
+    }
+    atomic_store_explicit(&s->proj, p, memory_order_release);
+    *out = p;
+    return GM_OK;
+}
+
+gm_status gm_eset_step(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t sym,
+                       gm_estate **out, gm_error *err)
+{
+    const gm_egrammar *g = e->g;
+    bool cache = !(e->variant & GM_EVARIANT_NO_STATE_CACHE);
+    *out = NULL;
+    if (cache && e->tc_slots) {
+        for (size_t j = tc_slot(e, s, sym); e->tc[j].from; j = (j + 1) & (e->tc_slots - 1))
+            if (e->tc[j].from == s && e->tc[j].sym == sym) {
+                gm_estate_retain(e->tc[j].to);
+                *out = e->tc[j].to;
+                return GM_OK;
+            }
+    }
+    if (cache && e->table_bytes > e->table_budget)
+        tables_clear(e);
+    gm_status st = begin(e, w, err);
+    if (st != GM_OK)
+        return st;
+    gm_estate *self = NULL;
+    for (uint32_t i = 0; i < s->nitems; i++) {
+        const gm_eitem *it = &s->items[i];
+        uint32_t q = it->state, to = GM_FSM_NONE;
+        uint8_t f = g->state_flags[q];
+        if (sym < 256) {
+            if (f & GM_FS_SCANS)
+                to = gm_fsm_next(g, q, (uint8_t)sym);
+        } else if (f & GM_FS_TOKENS) {
+            for (uint32_t j = g->tok_off[q]; j < g->tok_off[q + 1]; j++)
+                if (g->toks[j].sym == sym - 256)
+                    to = g->toks[j].to;
+        }
+        if (to == GM_FSM_NONE)
+            continue;
+        uint32_t cnt = it->count;
+        const gm_frule *fr = &g->rules[g->state_rule[q]];
+        if (fr->repeat) {
+            if ((f & GM_FS_REP_START) && fr->rep_max != GM_EX_INF && (cnt >> 1) >= fr->rep_max)
+                continue;
+            cnt |= 1;
+        }
+        gm_estate *o = it->origin;
+        if (!o) {
+            if (!self && (st = projection(e, w, s, &self, err)) != GM_OK)
+                return st;
+            o = self;
+        }
+        if (add_item(e, w, to, cnt, o, &st, err))
+            return st;
+    }
+    if (w->items.n == 0) {
+        /* Dead: nothing read the symbol. */
+        if (cache && tc_put(e, s, sym, NULL))
+            return gm_mem_fail(e->mem, err, "the Earley transition cache");
+        return GM_OK;
+    }
+    if ((st = closure(e, w, err)) != GM_OK || (st = finish(e, w, 0, out, err)) != GM_OK)
+        return st;
+    if (cache && tc_put(e, s, sym, *out)) {
+        gm_estate_release(e, *out);
+        *out = NULL;
+        return gm_mem_fail(e->mem, err, "the Earley transition cache");
+    }
+    return GM_OK;
+}
+
+gm_status gm_eset_seed(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t count,
+                       gm_estate *origin, gm_estate **out, gm_error *err)
+{
+    gm_status st = begin(e, w, err);
+    if (st != GM_OK || add_item(e, w, state, count, origin, &st, err) ||
+        (st = closure(e, w, err)) != GM_OK)
+        return st;
+    /* The seed's completion at the start of a walk is not an escape the
+       mask cache acts on (note [token-mask cache]); the flag is dropped. */
+    w->flags &= (uint8_t)~GM_ES_ESCAPED;
+    return finish(e, w, 0, out, err);
+}
+
+/* ---- engine setup ------------------------------------------------------------- */
+
+gm_status gm_eset_init(gm_eengine *e, gm_error *err)
+{
+    const gm_egrammar *g = e->g;
+    e->outer = new_set(e, NULL, 0, GM_ES_OUTER, 0);
+    if (!e->outer)
+        return gm_mem_fail(e->mem, err, "the Earley engine");
+    gm_escratch w;
+    memset(&w, 0, sizeof w);
+    gm_status st = begin(e, &w, err);
+    if (st == GM_OK && !add_item(e, &w, g->rules[g->root].start, 0, NULL, &st, err) &&
+        (st = closure(e, &w, err)) == GM_OK) {
+        uint8_t extra = GM_ES_START | (g->rules[g->root].nullable ? GM_ES_ACCEPTING : 0);
+        st = finish(e, &w, extra, &e->start, err);
+        if (st == GM_OK && !e->start)
+            st = gm_error_set(err, GM_ERR_GRAMMAR, "the grammar accepts nothing");
+    }
+    gm_vec_free(e->mem, &w.items);
+    gm_mem_free(e->mem, w.slots);
+    return st;
+}
+
+void gm_eset_fini(gm_eengine *e)
+{
+    if (e->sets || e->tc)
+        tables_clear(e);
+    gm_mem_free(e->mem, e->sets);
+    gm_mem_free(e->mem, e->tc);
+    e->sets = NULL;
+    e->tc = NULL;
+    e->sets_slots = e->tc_slots = 0;
+    gm_estate_release(e, e->start);
+    gm_estate_release(e, e->outer);
+    e->start = e->outer = NULL;
+}

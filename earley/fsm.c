@@ -1,0 +1,262 @@
+/*
+ * What every rule-automata grammar derives from its automata, whether it
+ * was just built (fsm_build.c) or read from a file (fsm_io.c): state
+ * flags, nullable rules, the check that every rule derives a string, and
+ * the follow sets the token-mask cache uses (note [follow sets]).
+ */
+#include <string.h>
+
+#include "earley/fsm.h"
+#include "base/error.h"
+
+void gm_fsm_limits(gm_limits *out, const gm_limits *in)
+{
+    gm_limits d;
+    gm_limits_init_defaults(&d);
+    *out = d;
+    if (!in)
+        return;
+    if (in->max_memory)
+        out->max_memory = in->max_memory;
+    if (in->max_dfa_states)
+        out->max_dfa_states = in->max_dfa_states;
+    if (in->max_nfa_states)
+        out->max_nfa_states = in->max_nfa_states;
+    if (in->max_regex_repeat)
+        out->max_regex_repeat = in->max_regex_repeat;
+    if (in->max_lr_states)
+        out->max_lr_states = in->max_lr_states;
+    if (in->max_input_bytes)
+        out->max_input_bytes = in->max_input_bytes;
+}
+
+uint32_t gm_fsm_ref_next(const gm_egrammar *g, uint32_t s, uint32_t rule)
+{
+    uint32_t lo = g->ref_off[s], hi = g->ref_off[s + 1];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g->refs[mid].sym < rule)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->ref_off[s + 1] && g->refs[lo].sym == rule ? g->refs[lo].to : GM_FSM_NONE;
+}
+
+static bool or4(uint64_t *dst, const uint64_t *src)
+{
+    bool changed = false;
+    for (int i = 0; i < 4; i++) {
+        uint64_t x = dst[i] | src[i];
+        changed |= x != dst[i];
+        dst[i] = x;
+    }
+    return changed;
+}
+
+/* Whether the rule of state s may complete at s (over-approximated for
+   repetition rules: their counters are not known here). */
+static bool ends_here(const gm_egrammar *g, uint32_t s)
+{
+    return (g->state_flags[s] & (GM_FS_ACCEPT | GM_FS_ITER_END)) ||
+           ((g->state_flags[s] & GM_FS_REP_START) && g->rules[g->state_rule[s]].rep_min == 0);
+}
+
+/*
+ * note [follow sets]
+ * follow(B) is a superset of the bytes that can come right after a
+ * completion of B in any sentence: FIRST of what follows each reference
+ * to B, and follow(A) when that rest of A can be empty. The token-mask
+ * cache classifies a token whose walk completes the item's rule before
+ * its last byte as uncertain only when the next byte is in the rule's
+ * follow set, rejected otherwise; a superset keeps that exact (the
+ * runtime check decides the uncertain ones).
+ */
+gm_status gm_fsm_finish(gm_egrammar *g, gm_error *err)
+{
+    gm_mem *m = g->mem;
+    uint32_t n = g->nstates;
+    for (uint32_t s = 0; s < n; s++) {
+        uint8_t f = g->state_flags[s] & (GM_FS_ACCEPT | GM_FS_ITER_END | GM_FS_REP_START);
+        for (uint32_t c = 0; c < g->nclasses; c++)
+            if (g->trans[(size_t)s * g->nclasses + c] != GM_FSM_NONE) {
+                f |= GM_FS_SCANS;
+                break;
+            }
+        if (g->ref_off[s + 1] > g->ref_off[s])
+            f |= GM_FS_WAITS;
+        if (g->tok_off[s + 1] > g->tok_off[s])
+            f |= GM_FS_TOKENS;
+        g->state_flags[s] = f;
+    }
+    /* Nullable rules (fixpoint). A repetition rule whose x can be empty
+       (through references) needs no iterations: min becomes 0. */
+    uint8_t *reach = gm_mem_alloc(m, n ? n : 1);
+    uint32_t *stack = gm_mem_alloc(m, (size_t)(n ? n : 1) * sizeof *stack);
+    uint64_t (*first)[4] = gm_mem_calloc(m, n ? n : 1, sizeof *first);
+    if (!reach || !stack || !first) {
+        gm_mem_free(m, reach);
+        gm_mem_free(m, stack);
+        gm_mem_free(m, first);
+        return gm_mem_fail(m, err, "the grammar's follow sets");
+    }
+    for (uint32_t r = 0; r < g->nrules; r++)
+        g->rules[r].nullable = g->rules[r].repeat && g->rules[r].rep_min == 0;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t r = 0; r < g->nrules; r++) {
+            gm_frule *fr = &g->rules[r];
+            if (fr->nullable)
+                continue;
+            memset(reach + fr->first, 0, fr->nstates);
+            size_t sp = 0;
+            stack[sp++] = fr->start;
+            reach[fr->start] = 1;
+            bool found = false;
+            while (sp && !found) {
+                uint32_t s = stack[--sp];
+                if (g->state_flags[s] & (GM_FS_ACCEPT | GM_FS_ITER_END)) {
+                    found = true;
+                    break;
+                }
+                for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1]; j++) {
+                    uint32_t t = g->refs[j].to;
+                    if (g->rules[g->refs[j].sym].nullable && !reach[t]) {
+                        reach[t] = 1;
+                        stack[sp++] = t;
+                    }
+                }
+            }
+            if (found) {
+                fr->nullable = 1;
+                fr->rep_min = 0;
+                changed = true;
+            }
+        }
+    }
+    /* Every rule derives some string: productive rules (fixpoint). */
+    {
+        uint8_t *prod = gm_mem_calloc(m, g->nrules ? g->nrules : 1, 1);
+        if (!prod) {
+            gm_mem_free(m, reach);
+            gm_mem_free(m, stack);
+            gm_mem_free(m, first);
+            return gm_mem_fail(m, err, "the grammar");
+        }
+        for (bool changed = true; changed;) {
+            changed = false;
+            for (uint32_t r = 0; r < g->nrules; r++) {
+                gm_frule *fr = &g->rules[r];
+                if (prod[r])
+                    continue;
+                if (fr->nullable) {
+                    prod[r] = changed = 1;
+                    continue;
+                }
+                memset(reach + fr->first, 0, fr->nstates);
+                size_t sp = 0;
+                stack[sp++] = fr->start;
+                reach[fr->start] = 1;
+                while (sp && !prod[r]) {
+                    uint32_t s = stack[--sp];
+                    if (g->state_flags[s] & (GM_FS_ACCEPT | GM_FS_ITER_END)) {
+                        prod[r] = changed = 1;
+                        break;
+                    }
+                    for (uint32_t c = 0; c < g->nclasses; c++) {
+                        uint32_t t = g->trans[(size_t)s * g->nclasses + c];
+                        if (t != GM_FSM_NONE && !reach[t]) {
+                            reach[t] = 1;
+                            stack[sp++] = t;
+                        }
+                    }
+                    for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1]; j++) {
+                        uint32_t t = g->refs[j].to;
+                        if (prod[g->refs[j].sym] && !reach[t]) {
+                            reach[t] = 1;
+                            stack[sp++] = t;
+                        }
+                    }
+                    for (uint32_t j = g->tok_off[s]; j < g->tok_off[s + 1]; j++) {
+                        uint32_t t = g->toks[j].to;
+                        if (!reach[t]) {
+                            reach[t] = 1;
+                            stack[sp++] = t;
+                        }
+                    }
+                }
+            }
+        }
+        uint32_t bad = GM_FSM_NONE;
+        for (uint32_t r = 0; r < g->nrules && bad == GM_FSM_NONE; r++)
+            if (!prod[r])
+                bad = r;
+        gm_mem_free(m, prod);
+        if (bad != GM_FSM_NONE) {
+            gm_mem_free(m, reach);
+            gm_mem_free(m, stack);
+            gm_mem_free(m, first);
+            return gm_error_set(err, GM_ERR_GRAMMAR, "rule %s derives no finite string",
+                                g->names + g->rules[bad].name);
+        }
+    }
+    /* FIRST of each state (fixpoint). */
+    for (uint32_t s = 0; s < n; s++)
+        for (uint32_t b = 0; b < 256; b++)
+            if (gm_fsm_next(g, s, (uint8_t)b) != GM_FSM_NONE)
+                first[s][b >> 6] |= (uint64_t)1 << (b & 63);
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t s = 0; s < n; s++) {
+            for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1]; j++) {
+                const gm_frule *b = &g->rules[g->refs[j].sym];
+                changed |= or4(first[s], first[b->start]);
+                if (b->nullable)
+                    changed |= or4(first[s], first[g->refs[j].to]);
+            }
+            if (g->state_flags[s] & GM_FS_ITER_END)
+                changed |= or4(first[s], first[g->rules[g->state_rule[s]].start]);
+        }
+    }
+    /* Which states may end their rule without input (fixpoint), in reach. */
+    for (uint32_t s = 0; s < n; s++)
+        reach[s] = ends_here(g, s);
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t s = 0; s < n; s++) {
+            if (reach[s])
+                continue;
+            for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1]; j++)
+                if (g->rules[g->refs[j].sym].nullable && reach[g->refs[j].to]) {
+                    reach[s] = 1;
+                    changed = true;
+                    break;
+                }
+        }
+    }
+    for (uint32_t r = 0; r < g->nrules; r++) {
+        memset(g->rules[r].follow, 0, sizeof g->rules[r].follow);
+        g->rules[r].follow_eof = 0;
+    }
+    g->rules[g->root].follow_eof = 1;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t s = 0; s < n; s++) {
+            gm_frule *a = &g->rules[g->state_rule[s]];
+            for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1]; j++) {
+                gm_frule *b = &g->rules[g->refs[j].sym];
+                uint32_t t = g->refs[j].to;
+                changed |= or4(b->follow, first[t]);
+                if (reach[t]) {
+                    changed |= or4(b->follow, a->follow);
+                    if (a->follow_eof && !b->follow_eof)
+                        b->follow_eof = changed = 1;
+                }
+            }
+        }
+    }
+    gm_mem_free(m, reach);
+    gm_mem_free(m, stack);
+    gm_mem_free(m, first);
+    return GM_OK;
+}

@@ -1,0 +1,1256 @@
+/*
+ * gm_egrammar_build: the grammar IR (ebnf.h) to rule automata (fsm.h).
+ *
+ * Each rule body becomes an NFA over symbols (bytes 0..255, then one
+ * symbol per rule reference, then one per special token), code point sets
+ * expanded to UTF-8 byte sequences (lexer/utf8_ranges.h); subset
+ * construction over the intervals of that symbol space, Moore's partition
+ * refinement, trimming. References count as ordinary symbols, so a rule's
+ * automaton is minimal for its body read as a regular expression over
+ * bytes and references.
+ *
+ * note [rule inlining]
+ * A rule that takes part in no recursion and is small is inlined into its
+ * users: its body is built in place of each reference. The Earley sets get
+ * fewer items, and the token-mask cache, which classifies tokens by one
+ * item alone (note [token-mask cache]), sees the inlined rule together
+ * with what follows it in its user: a JSON string inlined into an object
+ * decides `":` by itself instead of leaving it to the runtime check. The
+ * root is never inlined.
+ *
+ * Bounded repetitions with small counts are expanded; larger ones become
+ * repetition rules (note [repetition rules] in fsm.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "earley/fsm.h"
+#include "earley/until.h"
+#include "base/error.h"
+#include "base/hash.h"
+#include "base/vec.h"
+#include "lexer/utf8_ranges.h"
+
+enum {
+    INLINE_MAX_NODES = 128,   /* note [rule inlining] */
+    EXPAND_MAX_COPIES = 32,   /* x{m,n} expanded when at most this many copies of x... */
+    EXPAND_MAX_NODES = 1024,  /* ...and that many IR nodes in all */
+    MAX_DEPTH = 4000,         /* nesting of IR nodes (recursion of the builder) */
+};
+
+#define SYM_REF 256u           /* symbols SYM_REF + rule */
+#define SYM_TOK 0x80000000u    /* symbols SYM_TOK + special-token symbol */
+
+typedef struct nedge {
+    uint32_t lo, hi;      /* symbol range; lo > hi for an epsilon edge */
+    uint32_t to;
+} nedge;
+
+typedef struct nraw {
+    uint32_t from;
+    nedge e;
+} nraw;
+
+typedef struct dedge {
+    uint32_t lo, hi, to;
+} dedge;
+
+/* One rule's DFA, local state numbers, start 0. */
+typedef struct rdfa {
+    uint32_t nstates;
+    uint32_t *off;        /* [nstates + 1] */
+    dedge *edges;
+    uint8_t *flags;       /* GM_FS_ACCEPT (ITER_END, REP_START for repetition rules) */
+} rdfa;
+
+typedef struct orule {
+    uint32_t src;         /* IR rule, or GM_EX_NONE for a repetition rule */
+    uint32_t body;        /* IR node */
+    uint32_t rep_min, rep_max;
+    uint8_t repeat;
+    uint8_t x_nullable;   /* repetition rule whose x accepts "" by bytes alone */
+    uint32_t host;        /* repetition rule: the rule it was found in (for its name) */
+    rdfa dfa;
+} orule;
+
+typedef struct builder {
+    gm_mem *m;
+    const gm_ebnf *src;
+    gm_limits lim;
+    gm_error *err;
+    gm_status st;
+    uint32_t *out_rule;   /* [src rules] output rule, GM_EX_NONE */
+    uint8_t *inl;         /* [src rules] inlined (note [rule inlining]) */
+    uint32_t *rep_rule;   /* [src nodes] repetition rule made for a REPEAT node */
+    uint32_t *size;       /* [src nodes] IR nodes of its expansion, 0 = not computed */
+    GM_VEC(orule) rules;
+    gm_intern toks;       /* special-token texts -> symbols */
+    uint32_t cur;         /* output rule being built */
+    /* The NFA of the rule being built. */
+    GM_VEC(nraw) raw;
+    uint32_t nnfa;
+} builder;
+
+static gm_status fail_mem(builder *b, const char *what)
+{
+    if (b->st == GM_OK)
+        b->st = gm_mem_fail(b->m, b->err, what);
+    return b->st;
+}
+
+static void rdfa_free(gm_mem *m, rdfa *d)
+{
+    gm_mem_free(m, d->off);
+    gm_mem_free(m, d->edges);
+    gm_mem_free(m, d->flags);
+    memset(d, 0, sizeof *d);
+}
+
+static const char *rule_name(builder *b, uint32_t r)
+{
+    const orule *o = &b->rules.v[r];
+    if (o->src != GM_EX_NONE)
+        return b->src->rules[o->src].name;
+    return b->rules.v[o->host].src != GM_EX_NONE ? b->src->rules[b->rules.v[o->host].src].name
+                                                  : "(repetition)";
+}
+
+/* ---- which rules are inlined --------------------------------------------- */
+
+/* The rules referenced by the body of r (DAG walk with a visit stamp). */
+static int collect_refs(builder *b, uint32_t node, uint32_t *stamp, uint32_t mark,
+                        uint32_t **out, size_t *n, size_t *cap, uint32_t depth)
+{
+    const gm_ebnf *g = b->src;
+    if (node == GM_EX_NONE || node >= g->nnodes || stamp[node] == mark)
+        return 0;
+    if (depth > MAX_DEPTH)
+        return -2;
+    stamp[node] = mark;
+    const gm_ex *e = &g->nodes[node];
+    if (e->kind == GM_EX_REF) {
+        if (*n == *cap) {
+            size_t nc = *cap ? *cap * 2 : 8;
+            uint32_t *p = gm_mem_reallocarray(b->m, *out, nc, sizeof *p);
+            if (!p)
+                return -1;
+            *out = p;
+            *cap = nc;
+        }
+        (*out)[(*n)++] = e->arg;
+    } else if (e->kind == GM_EX_SEQ || e->kind == GM_EX_ALT || e->kind == GM_EX_REPEAT) {
+        uint32_t k = e->kind == GM_EX_REPEAT ? 1 : e->count;
+        for (uint32_t i = 0; i < k; i++) {
+            int r = collect_refs(b, g->kids[e->first + i], stamp, mark, out, n, cap, depth + 1);
+            if (r)
+                return r;
+        }
+    }
+    return 0;
+}
+
+/* IR nodes of node's expansion with inlined references replaced (capped). */
+static uint32_t node_size(builder *b, uint32_t node, uint32_t depth)
+{
+    const gm_ebnf *g = b->src;
+    if (b->size[node])
+        return b->size[node];
+    if (depth > MAX_DEPTH)
+        return UINT32_MAX / 4;
+    const gm_ex *e = &g->nodes[node];
+    uint64_t s = 1;
+    switch (e->kind) {
+    case GM_EX_BYTES:
+        s = e->count ? e->count : 1;
+        break;
+    case GM_EX_UNTIL:
+        for (uint32_t i = 0; i < e->count; i++)
+            s += g->nodes[g->kids[e->first + i]].count;
+        break;
+    case GM_EX_REF:
+        if (b->inl[e->arg])
+            s += node_size(b, g->rules[e->arg].body, depth + 1);
+        break;
+    case GM_EX_SEQ:
+    case GM_EX_ALT:
+        for (uint32_t i = 0; i < e->count; i++)
+            s += node_size(b, g->kids[e->first + i], depth + 1);
+        break;
+    case GM_EX_REPEAT: {
+        uint64_t x = node_size(b, g->kids[e->first], depth + 1);
+        uint64_t copies = e->max == GM_EX_INF ? (uint64_t)e->min + 1 : e->max;
+        s += copies <= EXPAND_MAX_COPIES && copies * x <= EXPAND_MAX_NODES ? copies * x : x;
+        break;
+    }
+    default:
+        break;
+    }
+    if (s > UINT32_MAX / 4)
+        s = UINT32_MAX / 4;
+    b->size[node] = (uint32_t)s;
+    return (uint32_t)s;
+}
+
+/*
+ * Marks the rules to inline: reachable from the root, not the root, in no
+ * cycle of references, small (sizes computed bottom-up: a rule's size
+ * counts the rules inlined into it).
+ */
+static gm_status choose_inlining(builder *b)
+{
+    const gm_ebnf *g = b->src;
+    uint32_t n = g->nrules;
+    gm_status st = GM_OK;
+    uint32_t *stamp = gm_mem_calloc(b->m, g->nnodes ? g->nnodes : 1, sizeof *stamp);
+    uint32_t **refs = gm_mem_calloc(b->m, n ? n : 1, sizeof *refs);
+    size_t *nrefs = gm_mem_calloc(b->m, n ? n : 1, sizeof *nrefs);
+    uint8_t *recursive = gm_mem_calloc(b->m, n ? n : 1, 1);
+    uint32_t *seen = gm_mem_calloc(b->m, n ? n : 1, sizeof *seen);
+    uint32_t *stack = gm_mem_alloc(b->m, (size_t)(n ? n : 1) * sizeof *stack);
+    uint32_t *order = gm_mem_alloc(b->m, (size_t)(n ? n : 1) * sizeof *order);
+    if (!stamp || !refs || !nrefs || !recursive || !seen || !stack || !order) {
+        st = fail_mem(b, "the rule graph");
+        goto done;
+    }
+    for (uint32_t r = 0; r < n; r++) {
+        size_t cap = 0;
+        int rc = collect_refs(b, g->rules[r].body, stamp, r + 1, &refs[r], &nrefs[r], &cap, 0);
+        if (rc == -1) {
+            st = fail_mem(b, "the rule graph");
+            goto done;
+        }
+        if (rc == -2) {
+            st = b->st = gm_error_set(b->err, GM_ERR_LIMIT,
+                                      "rule %s: expressions nested deeper than %d",
+                                      g->rules[r].name, MAX_DEPTH);
+            goto done;
+        }
+    }
+    /* r is recursive iff r reaches itself: one search per rule (grammars have
+       at most a few thousand rules). */
+    for (uint32_t r = 0; r < n; r++) {
+        size_t sp = 0;
+        for (size_t i = 0; i < nrefs[r]; i++)
+            if (seen[refs[r][i]] != r + 1) {
+                seen[refs[r][i]] = r + 1;
+                stack[sp++] = refs[r][i];
+            }
+        while (sp && !recursive[r]) {
+            uint32_t x = stack[--sp];
+            if (x == r) {
+                recursive[r] = 1;
+                break;
+            }
+            for (size_t i = 0; i < nrefs[x]; i++)
+                if (seen[refs[x][i]] != r + 1) {
+                    seen[refs[x][i]] = r + 1;
+                    stack[sp++] = refs[x][i];
+                }
+        }
+    }
+    /* Non-recursive rules in dependency order (a DFS post-order), so that
+       sizes see the decisions of the rules they reference. */
+    memset(seen, 0, (size_t)n * sizeof *seen);
+    size_t norder = 0;
+    for (uint32_t r0 = 0; r0 < n; r0++) {
+        if (seen[r0])
+            continue;
+        /* Iterative post-order: stack holds rules, seen = 1 entered, 2 done. */
+        size_t sp = 0;
+        stack[sp++] = r0;
+        seen[r0] = 1;
+        while (sp) {
+            uint32_t x = stack[sp - 1];
+            bool pushed = false;
+            for (size_t i = 0; i < nrefs[x]; i++) {
+                uint32_t y = refs[x][i];
+                if (!seen[y]) {
+                    seen[y] = 1;
+                    stack[sp++] = y;
+                    pushed = true;
+                    break;
+                }
+            }
+            if (!pushed) {
+                seen[x] = 2;
+                order[norder++] = x;
+                sp--;
+            }
+        }
+    }
+    for (size_t i = 0; i < norder; i++) {
+        uint32_t r = order[i];
+        if (r == g->root || recursive[r] || g->rules[r].body == GM_EX_NONE ||
+            g->rules[r].lookahead != GM_EX_NONE)
+            continue;
+        if (node_size(b, g->rules[r].body, 0) <= INLINE_MAX_NODES) {
+            b->inl[r] = 1;
+            /* Sizes cached for nodes referring to r were computed with r not
+               inlined: start over (cheap: sizes are memoized per pass). */
+            memset(b->size, 0, (size_t)g->nnodes * sizeof *b->size);
+        }
+    }
+done:
+    if (refs)
+        for (uint32_t r = 0; r < n; r++)
+            gm_mem_free(b->m, refs[r]);
+    gm_mem_free(b->m, refs);
+    gm_mem_free(b->m, nrefs);
+    gm_mem_free(b->m, stamp);
+    gm_mem_free(b->m, recursive);
+    gm_mem_free(b->m, seen);
+    gm_mem_free(b->m, stack);
+    gm_mem_free(b->m, order);
+    return st;
+}
+
+/* ---- the NFA of one rule ----------------------------------------------- */
+
+static uint32_t nfa_state(builder *b)
+{
+    if (b->nnfa >= b->lim.max_nfa_states) {
+        if (b->st == GM_OK)
+            b->st = gm_error_set(b->err, GM_ERR_LIMIT,
+                                 "rule %s: more than %u NFA states (max_nfa_states)",
+                                 rule_name(b, b->cur), b->lim.max_nfa_states);
+        return GM_FSM_NONE;
+    }
+    return b->nnfa++;
+}
+
+static int nfa_edge(builder *b, uint32_t from, uint32_t lo, uint32_t hi, uint32_t to)
+{
+    nraw r = {from, {lo, hi, to}};
+    if (gm_vec_push(b->m, &b->raw, r)) {
+        fail_mem(b, "a rule automaton");
+        return -1;
+    }
+    return 0;
+}
+
+static int nfa_eps(builder *b, uint32_t from, uint32_t to)
+{
+    return nfa_edge(b, from, 1, 0, to);
+}
+
+typedef struct seq_ctx {
+    builder *b;
+    uint32_t in, out;
+} seq_ctx;
+
+static int add_utf8_seq(void *ud, const gm_utf8_seq *s)
+{
+    seq_ctx *c = ud;
+    uint32_t at = c->in;
+    for (uint8_t i = 0; i < s->len; i++) {
+        uint32_t to = i + 1 == s->len ? c->out : nfa_state(c->b);
+        if (to == GM_FSM_NONE || nfa_edge(c->b, at, s->lo[i], s->hi[i], to))
+            return -1;
+        at = to;
+    }
+    return 0;
+}
+
+static uint32_t rule_symbol(builder *b, uint32_t src_rule);
+static uint32_t repeat_symbol(builder *b, uint32_t node);
+
+/* UNTIL(L, which) (ebnf.h, note [until]): its Aho-Corasick automaton
+   (until.h), one NFA state per automaton state. */
+static int add_until(builder *b, uint32_t node, uint32_t in, uint32_t out)
+{
+    const gm_ex *e = &b->src->nodes[node];
+    gm_until u;
+    gm_status st = gm_until_build(b->m, b->src, node, b->lim.max_nfa_states, &u, b->err);
+    if (st != GM_OK) {
+        if (b->st == GM_OK)
+            b->st = st;
+        return -1;
+    }
+    int rc = -1;
+    uint32_t *ns = gm_mem_alloc(b->m, (size_t)u.nstates * sizeof *ns);
+    if (!ns) {
+        fail_mem(b, "a rule automaton");
+        goto out;
+    }
+    for (uint32_t s = 0; s < u.nstates; s++)
+        if ((ns[s] = nfa_state(b)) == GM_FSM_NONE)
+            goto out;
+    if (nfa_eps(b, in, ns[0]))
+        goto out;
+    for (uint32_t s = 0; s < u.nstates; s++) {
+        if (gm_until_accepts(&u, s, e->arg) && nfa_eps(b, ns[s], out))
+            goto out;
+        if (u.hit[s])
+            continue;
+        for (uint32_t c = 0; c < 256;) {
+            uint32_t t = u.next[(size_t)s * 256 + c], lo = c;
+            while (c < 256 && u.next[(size_t)s * 256 + c] == t)
+                c++;
+            if (t != GM_UNTIL_NONE && nfa_edge(b, ns[s], lo, c - 1, ns[t]))
+                goto out;
+        }
+    }
+    rc = 0;
+out:
+    gm_mem_free(b->m, ns);
+    gm_until_free(&u);
+    return rc;
+}
+
+static int nfa_add(builder *b, uint32_t node, uint32_t in, uint32_t out, uint32_t depth)
+{
+    const gm_ebnf *g = b->src;
+    if (depth > MAX_DEPTH) {
+        if (b->st == GM_OK)
+            b->st = gm_error_set(b->err, GM_ERR_LIMIT,
+                                 "rule %s: expressions nested deeper than %d",
+                                 rule_name(b, b->cur), MAX_DEPTH);
+        return -1;
+    }
+    const gm_ex *e = &g->nodes[node];
+    switch (e->kind) {
+    case GM_EX_EMPTY:
+        return nfa_eps(b, in, out);
+    case GM_EX_NOTHING:
+        return 0;
+    case GM_EX_BYTES: {
+        if (e->count == 0)
+            return nfa_eps(b, in, out);
+        uint32_t at = in;
+        for (uint32_t i = 0; i < e->count; i++) {
+            uint32_t to = i + 1 == e->count ? out : nfa_state(b);
+            uint8_t c = g->bytes[e->first + i];
+            if (to == GM_FSM_NONE || nfa_edge(b, at, c, c, to))
+                return -1;
+            at = to;
+        }
+        return 0;
+    }
+    case GM_EX_SET: {
+        const gm_cpset *s = &g->sets[e->arg];
+        seq_ctx c = {b, in, out};
+        for (size_t i = 0; i < s->n; i++) {
+            uint32_t hi = s->r[i].hi > GM_CP_MAX ? GM_CP_MAX : s->r[i].hi;
+            if (s->r[i].lo <= hi && gm_utf8_sequences(s->r[i].lo, hi, add_utf8_seq, &c))
+                return -1;
+        }
+        return 0;
+    }
+    case GM_EX_BYTESET: {
+        const uint32_t *bits = g->bytesets[e->arg];
+        for (uint32_t c = 0; c < 256;) {
+            if (!(bits[c >> 5] >> (c & 31) & 1)) {
+                c++;
+                continue;
+            }
+            uint32_t lo = c;
+            while (c < 256 && (bits[c >> 5] >> (c & 31) & 1))
+                c++;
+            if (nfa_edge(b, in, lo, c - 1, out))
+                return -1;
+        }
+        return 0;
+    }
+    case GM_EX_REF: {
+        uint32_t r = e->arg;
+        if (g->rules[r].lookahead != GM_EX_NONE) {
+            if (b->st == GM_OK)
+                b->st = gm_error_set_at(b->err, GM_ERR_UNSUPPORTED, g->rules[r].loc, NULL, 0,
+                                        "rule %s: lookahead assertions are not supported by "
+                                        "the Earley engine",
+                                        g->rules[r].name);
+            return -1;
+        }
+        if (b->inl[r])
+            return nfa_add(b, g->rules[r].body, in, out, depth + 1);
+        uint32_t sym = rule_symbol(b, r);
+        return sym == GM_FSM_NONE ? -1 : nfa_edge(b, in, sym, sym, out);
+    }
+    case GM_EX_SEQ: {
+        uint32_t at = in;
+        for (uint32_t i = 0; i < e->count; i++) {
+            uint32_t to = i + 1 == e->count ? out : nfa_state(b);
+            if (to == GM_FSM_NONE || nfa_add(b, g->kids[e->first + i], at, to, depth + 1))
+                return -1;
+            at = to;
+        }
+        return 0;
+    }
+    case GM_EX_ALT:
+        for (uint32_t i = 0; i < e->count; i++)
+            if (nfa_add(b, g->kids[e->first + i], in, out, depth + 1))
+                return -1;
+        return 0;
+    case GM_EX_REPEAT: {
+        uint32_t x = g->kids[e->first], min = e->min, max = e->max;
+        if (max == 0)
+            return nfa_eps(b, in, out);
+        if (min > max)
+            return 0;
+        uint64_t copies = max == GM_EX_INF ? (uint64_t)min + 1 : max;
+        uint64_t xs = node_size(b, x, depth + 1);
+        if (copies > EXPAND_MAX_COPIES || copies * xs > EXPAND_MAX_NODES) {
+            uint32_t sym = repeat_symbol(b, node);
+            return sym == GM_FSM_NONE ? -1 : nfa_edge(b, in, sym, sym, out);
+        }
+        uint32_t at = in;
+        for (uint32_t i = 0; i < min; i++) {
+            uint32_t to = nfa_state(b);
+            if (to == GM_FSM_NONE || nfa_add(b, x, at, to, depth + 1))
+                return -1;
+            at = to;
+        }
+        if (max == GM_EX_INF) {
+            uint32_t loop = nfa_state(b);
+            if (loop == GM_FSM_NONE || nfa_eps(b, at, loop) || nfa_add(b, x, loop, loop, depth + 1))
+                return -1;
+            return nfa_eps(b, loop, out);
+        }
+        for (uint32_t i = min; i < max; i++) {
+            uint32_t to = nfa_state(b);
+            if (to == GM_FSM_NONE || nfa_eps(b, at, out) || nfa_add(b, x, at, to, depth + 1))
+                return -1;
+            at = to;
+        }
+        return nfa_eps(b, at, out);
+    }
+    case GM_EX_TOKEN: {
+        uint32_t id;
+        if (gm_intern_put(&b->toks, g->bytes + e->first, e->count, &id, NULL)) {
+            fail_mem(b, "special tokens");
+            return -1;
+        }
+        return nfa_edge(b, in, SYM_TOK + id, SYM_TOK + id, out);
+    }
+    case GM_EX_UNTIL:
+        return add_until(b, node, in, out);
+    default:
+        if (b->st == GM_OK)
+            b->st = gm_error_set(b->err, GM_ERR_ARGUMENT, "grammar IR: node %u has kind %u",
+                                 node, e->kind);
+        return -1;
+    }
+}
+
+static uint32_t new_orule(builder *b, uint32_t src, uint32_t body)
+{
+    orule o;
+    memset(&o, 0, sizeof o);
+    o.src = src;
+    o.body = body;
+    o.host = b->cur;
+    if (gm_vec_push(b->m, &b->rules, o)) {
+        fail_mem(b, "rules");
+        return GM_FSM_NONE;
+    }
+    return (uint32_t)b->rules.n - 1;
+}
+
+static uint32_t rule_symbol(builder *b, uint32_t src_rule)
+{
+    if (b->out_rule[src_rule] == GM_EX_NONE) {
+        uint32_t r = new_orule(b, src_rule, b->src->rules[src_rule].body);
+        if (r == GM_FSM_NONE)
+            return GM_FSM_NONE;
+        b->out_rule[src_rule] = r;
+    }
+    return SYM_REF + b->out_rule[src_rule];
+}
+
+static uint32_t repeat_symbol(builder *b, uint32_t node)
+{
+    if (b->rep_rule[node] == GM_EX_NONE) {
+        const gm_ex *e = &b->src->nodes[node];
+        uint32_t r = new_orule(b, GM_EX_NONE, b->src->kids[e->first]);
+        if (r == GM_FSM_NONE)
+            return GM_FSM_NONE;
+        b->rules.v[r].repeat = 1;
+        b->rules.v[r].rep_min = e->min;
+        b->rules.v[r].rep_max = e->max;
+        b->rep_rule[node] = r;
+    }
+    return SYM_REF + b->rep_rule[node];
+}
+
+/* ---- NFA -> DFA -> minimal DFA --------------------------------------------- */
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct nfa_csr {
+    uint32_t *off;
+    nedge *e;
+} nfa_csr;
+
+typedef struct det {
+    builder *b;
+    nfa_csr n;
+    uint32_t *mark;       /* [nnfa] closure stamp */
+    uint32_t stamp;
+    GM_VEC(uint32_t) set; /* closure being built */
+    GM_VEC(uint32_t) stack;
+    gm_intern sets;
+} det;
+
+/* Closes det->set under epsilon edges, sorts it; interns it: the DFA state id. */
+static int close_and_intern(det *d, uint32_t *id)
+{
+    builder *b = d->b;
+    d->stamp++;
+    d->stack.n = 0;
+    for (size_t i = 0; i < d->set.n; i++)
+        if (d->mark[d->set.v[i]] != d->stamp) {
+            d->mark[d->set.v[i]] = d->stamp;
+            if (gm_vec_push(b->m, &d->stack, d->set.v[i]))
+                return -1;
+        }
+    d->set.n = 0;
+    while (d->stack.n) {
+        uint32_t s = d->stack.v[--d->stack.n];
+        if (gm_vec_push(b->m, &d->set, s))
+            return -1;
+        for (uint32_t i = d->n.off[s]; i < d->n.off[s + 1]; i++) {
+            const nedge *e = &d->n.e[i];
+            if (e->lo > e->hi && d->mark[e->to] != d->stamp) {
+                d->mark[e->to] = d->stamp;
+                if (gm_vec_push(b->m, &d->stack, e->to))
+                    return -1;
+            }
+        }
+    }
+    qsort(d->set.v, d->set.n, sizeof *d->set.v, cmp_u32);
+    return gm_intern_put(&d->sets, d->set.v, d->set.n * sizeof *d->set.v, id, NULL);
+}
+
+/* Subset construction from NFA state `start` with accepting NFA state `acc`. */
+static gm_status determinize(builder *b, uint32_t start, uint32_t acc, rdfa *out)
+{
+    gm_mem *m = b->m;
+    det d;
+    memset(&d, 0, sizeof d);
+    d.b = b;
+    gm_intern_init(&d.sets, m);
+    GM_VEC(dedge) edges = {0};
+    GM_VEC(uint32_t) off = {0};
+    GM_VEC(uint8_t) flags = {0};
+    GM_VEC(dedge) cand = {0};
+    GM_VEC(uint64_t) points = {0};
+    uint32_t nn = b->nnfa;
+    d.n.off = gm_mem_calloc(m, (size_t)nn + 1, sizeof *d.n.off);
+    d.n.e = gm_mem_alloc(m, (b->raw.n ? b->raw.n : 1) * sizeof *d.n.e);
+    d.mark = gm_mem_calloc(m, nn ? nn : 1, sizeof *d.mark);
+    if (!d.n.off || !d.n.e || !d.mark)
+        goto nomem;
+    for (size_t i = 0; i < b->raw.n; i++)
+        d.n.off[b->raw.v[i].from + 1]++;
+    for (uint32_t s = 0; s < nn; s++)
+        d.n.off[s + 1] += d.n.off[s];
+    {
+        uint32_t *fill = gm_mem_alloc(m, (size_t)(nn ? nn : 1) * sizeof *fill);
+        if (!fill)
+            goto nomem;
+        memcpy(fill, d.n.off, (size_t)nn * sizeof *fill);
+        for (size_t i = 0; i < b->raw.n; i++)
+            d.n.e[fill[b->raw.v[i].from]++] = b->raw.v[i].e;
+        gm_mem_free(m, fill);
+    }
+    uint32_t id;
+    if (gm_vec_push(m, &d.set, start) || close_and_intern(&d, &id))
+        goto nomem;
+    for (uint32_t cur = 0; cur < d.sets.count; cur++) {
+        if (cur >= b->lim.max_dfa_states) {
+            b->st = gm_error_set(b->err, GM_ERR_LIMIT,
+                                 "rule %s: more than %u automaton states (max_dfa_states)",
+                                 rule_name(b, b->cur), b->lim.max_dfa_states);
+            goto out;
+        }
+        size_t klen;
+        const uint32_t *key = gm_intern_key(&d.sets, cur, &klen);
+        size_t kn = klen / sizeof *key;
+        uint8_t f = 0;
+        cand.n = points.n = 0;
+        /* Copy the key: interning below may move it. */
+        d.stack.n = 0;
+        for (size_t i = 0; i < kn; i++)
+            if (gm_vec_push(m, &d.stack, key[i]))
+                goto nomem;
+        for (size_t i = 0; i < kn; i++) {
+            uint32_t s = d.stack.v[i];
+            if (s == acc)
+                f |= GM_FS_ACCEPT;
+            for (uint32_t j = d.n.off[s]; j < d.n.off[s + 1]; j++) {
+                const nedge *e = &d.n.e[j];
+                if (e->lo > e->hi)
+                    continue;
+                dedge c = {e->lo, e->hi, e->to};
+                if (gm_vec_push(m, &cand, c) || gm_vec_push(m, &points, (uint64_t)e->lo) ||
+                    gm_vec_push(m, &points, (uint64_t)e->hi + 1))
+                    goto nomem;
+            }
+        }
+        /* Members are consumed: d.stack is reused by close_and_intern. */
+        if (gm_vec_push(m, &off, (uint32_t)edges.n) || gm_vec_push(m, &flags, f))
+            goto nomem;
+        qsort(points.v, points.n, sizeof *points.v, cmp_u64);
+        size_t np = 0;
+        for (size_t i = 0; i < points.n; i++)
+            if (!np || points.v[np - 1] != points.v[i])
+                points.v[np++] = points.v[i];
+        for (size_t i = 0; i + 1 < np; i++) {
+            uint64_t p = points.v[i];
+            d.set.n = 0;
+            for (size_t j = 0; j < cand.n; j++)
+                if (cand.v[j].lo <= p && p <= cand.v[j].hi &&
+                    gm_vec_push(m, &d.set, cand.v[j].to))
+                    goto nomem;
+            if (!d.set.n)
+                continue;
+            uint32_t to;
+            if (close_and_intern(&d, &to))
+                goto nomem;
+            dedge ne = {(uint32_t)p, (uint32_t)(points.v[i + 1] - 1), to};
+            if (edges.n > off.v[off.n - 1] && edges.v[edges.n - 1].to == to &&
+                (uint64_t)edges.v[edges.n - 1].hi + 1 == p)
+                edges.v[edges.n - 1].hi = ne.hi;
+            else if (gm_vec_push(m, &edges, ne))
+                goto nomem;
+        }
+    }
+    if (gm_vec_push(m, &off, (uint32_t)edges.n))
+        goto nomem;
+    out->nstates = d.sets.count;
+    out->off = off.v;
+    out->edges = edges.v;
+    out->flags = flags.v;
+    off.v = NULL;
+    edges.v = NULL;
+    flags.v = NULL;
+    goto out;
+nomem:
+    fail_mem(b, "a rule automaton");
+out:
+    gm_vec_free(m, &edges);
+    gm_vec_free(m, &off);
+    gm_vec_free(m, &flags);
+    gm_vec_free(m, &cand);
+    gm_vec_free(m, &points);
+    gm_vec_free(m, &d.set);
+    gm_vec_free(m, &d.stack);
+    gm_intern_free(&d.sets);
+    gm_mem_free(m, d.n.off);
+    gm_mem_free(m, d.n.e);
+    gm_mem_free(m, d.mark);
+    return b->st;
+}
+
+/*
+ * Keeps the states reachable from `start` that can reach an accepting
+ * state, renumbered in breadth-first order from the start (start = 0).
+ * `accepting` flags decide co-reachability. An empty result (the start
+ * cannot reach acceptance) has 0 states.
+ */
+static gm_status trim(builder *b, rdfa *d, uint32_t start, uint8_t accepting)
+{
+    gm_mem *m = b->m;
+    uint32_t n = d->nstates;
+    uint8_t *live = gm_mem_calloc(m, n ? n : 1, 1);
+    uint32_t *num = gm_mem_alloc(m, (size_t)(n ? n : 1) * sizeof *num);
+    uint32_t *queue = gm_mem_alloc(m, (size_t)(n ? n : 1) * sizeof *queue);
+    rdfa o;
+    memset(&o, 0, sizeof o);
+    if (!live || !num || !queue)
+        goto nomem;
+    for (uint32_t s = 0; s < n; s++)
+        live[s] = (d->flags[s] & accepting) != 0;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t s = 0; s < n; s++) {
+            if (live[s])
+                continue;
+            for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++)
+                if (live[d->edges[j].to]) {
+                    live[s] = 1;
+                    changed = true;
+                    break;
+                }
+        }
+    }
+    for (uint32_t s = 0; s < n; s++)
+        num[s] = GM_FSM_NONE;
+    uint32_t nq = 0;
+    if (n && live[start]) {
+        num[start] = 0;
+        queue[nq++] = start;
+    }
+    size_t nedges = 0;
+    for (uint32_t qi = 0; qi < nq; qi++) {
+        uint32_t s = queue[qi];
+        for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++) {
+            uint32_t t = d->edges[j].to;
+            if (!live[t])
+                continue;
+            nedges++;
+            if (num[t] == GM_FSM_NONE) {
+                num[t] = nq;
+                queue[nq++] = t;
+            }
+        }
+    }
+    o.nstates = nq;
+    o.off = gm_mem_alloc(m, ((size_t)nq + 1) * sizeof *o.off);
+    o.edges = gm_mem_alloc(m, (nedges ? nedges : 1) * sizeof *o.edges);
+    o.flags = gm_mem_alloc(m, nq ? nq : 1);
+    if (!o.off || !o.edges || !o.flags)
+        goto nomem;
+    size_t k = 0;
+    for (uint32_t qi = 0; qi < nq; qi++) {
+        uint32_t s = queue[qi];
+        o.off[qi] = (uint32_t)k;
+        o.flags[qi] = d->flags[s];
+        for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++) {
+            uint32_t t = d->edges[j].to;
+            if (live[t]) {
+                o.edges[k] = d->edges[j];
+                o.edges[k++].to = num[t];
+            }
+        }
+    }
+    o.off[nq] = (uint32_t)k;
+    rdfa_free(m, d);
+    *d = o;
+    memset(&o, 0, sizeof o);
+    goto out;
+nomem:
+    fail_mem(b, "a rule automaton");
+out:
+    rdfa_free(m, &o);
+    gm_mem_free(m, live);
+    gm_mem_free(m, num);
+    gm_mem_free(m, queue);
+    return b->st;
+}
+
+/*
+ * Moore's partition refinement: a state's signature is its block and its
+ * edges with targets replaced by blocks (adjacent ranges into one block
+ * merged); rounds until the number of blocks stops growing. Rule automata
+ * are small (large repetitions are rules of their own), so the simple
+ * algorithm is enough.
+ */
+static gm_status minimize(builder *b, rdfa *d)
+{
+    gm_mem *m = b->m;
+    uint32_t n = d->nstates;
+    uint32_t *cls = gm_mem_alloc(m, (size_t)(n ? n : 1) * sizeof *cls);
+    uint32_t *ncls = gm_mem_alloc(m, (size_t)(n ? n : 1) * sizeof *ncls);
+    GM_VEC(uint32_t) sig = {0};
+    gm_intern t;
+    gm_intern_init(&t, m);
+    rdfa o;
+    memset(&o, 0, sizeof o);
+    if (!cls || !ncls)
+        goto nomem;
+    uint32_t nblocks = 0;
+    /* Partial DFAs: dead states first, or edges into them would keep
+       equivalent states apart. */
+    if (trim(b, d, 0, GM_FS_ACCEPT))
+        goto out;
+    n = d->nstates;
+    for (uint32_t s = 0; s < n; s++) {
+        uint32_t f = d->flags[s];
+        if (gm_intern_put(&t, &f, sizeof f, &cls[s], NULL))
+            goto nomem;
+    }
+    nblocks = t.count;
+    for (;;) {
+        gm_intern_free(&t);
+        gm_intern_init(&t, m);
+        for (uint32_t s = 0; s < n; s++) {
+            sig.n = 0;
+            if (gm_vec_push(m, &sig, cls[s]))
+                goto nomem;
+            for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++) {
+                const dedge *e = &d->edges[j];
+                uint32_t c = cls[e->to];
+                if (sig.n > 1 && sig.v[sig.n - 1] == c && sig.v[sig.n - 2] + 1 == e->lo) {
+                    sig.v[sig.n - 2] = e->hi;
+                    continue;
+                }
+                if (gm_vec_push(m, &sig, e->lo) || gm_vec_push(m, &sig, e->hi) ||
+                    gm_vec_push(m, &sig, c))
+                    goto nomem;
+            }
+            if (gm_intern_put(&t, sig.v, sig.n * sizeof *sig.v, &ncls[s], NULL))
+                goto nomem;
+        }
+        bool stable = t.count == nblocks;
+        uint32_t *tmp = cls;
+        cls = ncls;
+        ncls = tmp;
+        nblocks = t.count;
+        if (stable)
+            break;
+    }
+    /* The quotient: block i's representative is its first state. */
+    o.nstates = nblocks;
+    o.off = gm_mem_calloc(m, (size_t)nblocks + 1, sizeof *o.off);
+    o.flags = gm_mem_alloc(m, nblocks ? nblocks : 1);
+    uint32_t *rep = ncls;
+    for (uint32_t i = 0; i < nblocks; i++)
+        rep[i] = GM_FSM_NONE;
+    for (uint32_t s = 0; s < n; s++)
+        if (rep[cls[s]] == GM_FSM_NONE)
+            rep[cls[s]] = s;
+    size_t ne = 0;
+    for (uint32_t i = 0; i < nblocks; i++)
+        ne += d->off[rep[i] + 1] - d->off[rep[i]];
+    o.edges = gm_mem_alloc(m, (ne ? ne : 1) * sizeof *o.edges);
+    if (!o.off || !o.flags || !o.edges)
+        goto nomem;
+    size_t k = 0;
+    for (uint32_t i = 0; i < nblocks; i++) {
+        uint32_t s = rep[i];
+        o.off[i] = (uint32_t)k;
+        o.flags[i] = d->flags[s];
+        for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++) {
+            dedge e = d->edges[j];
+            e.to = cls[e.to];
+            if (k > o.off[i] && o.edges[k - 1].to == e.to && o.edges[k - 1].hi + 1 == e.lo)
+                o.edges[k - 1].hi = e.hi;
+            else
+                o.edges[k++] = e;
+        }
+    }
+    o.off[nblocks] = (uint32_t)k;
+    uint32_t start = n ? cls[0] : 0;
+    rdfa_free(m, d);
+    *d = o;
+    memset(&o, 0, sizeof o);
+    if (n)
+        trim(b, d, start, GM_FS_ACCEPT);
+    goto out;
+nomem:
+    fail_mem(b, "a rule automaton");
+out:
+    rdfa_free(m, &o);
+    gm_vec_free(m, &sig);
+    gm_intern_free(&t);
+    gm_mem_free(m, cls);
+    gm_mem_free(m, ncls);
+    return b->st;
+}
+
+/* Repetition rule: a fresh start (a copy of the start's edges, no incoming
+   edges), accepting states become iteration ends (note [repetition rules]). */
+static gm_status make_repeat(builder *b, orule *o)
+{
+    gm_mem *m = b->m;
+    rdfa *d = &o->dfa;
+    uint32_t n = d->nstates;
+    if (n == 0)
+        return b->st;
+    o->x_nullable = (d->flags[0] & GM_FS_ACCEPT) != 0;
+    uint32_t ns = d->off[1] - d->off[0];
+    size_t ne = d->off[n];
+    uint32_t *off = gm_mem_alloc(m, ((size_t)n + 2) * sizeof *off);
+    dedge *edges = gm_mem_alloc(m, (ne + ns ? ne + ns : 1) * sizeof *edges);
+    uint8_t *flags = gm_mem_alloc(m, (size_t)n + 1);
+    if (!off || !edges || !flags) {
+        gm_mem_free(m, off);
+        gm_mem_free(m, edges);
+        gm_mem_free(m, flags);
+        return fail_mem(b, "a rule automaton");
+    }
+    /* New state 0 is the fresh start; old state s becomes s + 1. */
+    off[0] = 0;
+    flags[0] = GM_FS_REP_START;
+    for (uint32_t j = 0; j < ns; j++) {
+        edges[j] = d->edges[d->off[0] + j];
+        edges[j].to++;
+    }
+    for (uint32_t s = 0; s < n; s++) {
+        off[s + 1] = (uint32_t)(ns + d->off[s]);
+        flags[s + 1] = (d->flags[s] & GM_FS_ACCEPT) ? GM_FS_ITER_END : 0;
+        for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++) {
+            edges[ns + j] = d->edges[j];
+            edges[ns + j].to++;
+        }
+    }
+    off[n + 1] = (uint32_t)(ns + ne);
+    rdfa_free(m, d);
+    d->nstates = n + 1;
+    d->off = off;
+    d->edges = edges;
+    d->flags = flags;
+    /* Drop states unreachable from the fresh start (often the old start). */
+    return trim(b, d, 0, GM_FS_ITER_END | GM_FS_REP_START);
+}
+
+static gm_status build_rule(builder *b, uint32_t r)
+{
+    b->cur = r;
+    b->raw.n = 0;
+    b->nnfa = 0;
+    uint32_t in = nfa_state(b), out = nfa_state(b);
+    uint32_t body = b->rules.v[r].body;
+    if (in == GM_FSM_NONE || out == GM_FSM_NONE)
+        return b->st;
+    if (body == GM_EX_NONE || body >= b->src->nnodes) {
+        const gm_ebnf_rule *sr = &b->src->rules[b->rules.v[r].src];
+        return b->st = gm_error_set_at(b->err, GM_ERR_GRAMMAR, sr->loc, NULL, 0,
+                                       "rule %s is used but not defined", sr->name);
+    }
+    if (nfa_add(b, body, in, out, 0))
+        return b->st;
+    orule *o = &b->rules.v[r];
+    if (determinize(b, in, out, &o->dfa) || minimize(b, &o->dfa))
+        return b->st;
+    o = &b->rules.v[r];
+    if (o->repeat && make_repeat(b, o))
+        return b->st;
+    if (o->dfa.nstates == 0) {
+        gm_srcloc loc = {0};
+        if (o->src != GM_EX_NONE)
+            loc = b->src->rules[o->src].loc;
+        return b->st = gm_error_set_at(b->err, GM_ERR_GRAMMAR, loc, NULL, 0,
+                                       "rule %s derives no string", rule_name(b, r));
+    }
+    return GM_OK;
+}
+
+/* ---- assembling the grammar ---------------------------------------------- */
+
+static gm_status assemble(builder *b, gm_egrammar *g)
+{
+    gm_mem *m = b->m;
+    uint32_t nr = (uint32_t)b->rules.n;
+    size_t nstates = 0, nrefs = 0, ntoks = 0, names = 0;
+    for (uint32_t r = 0; r < nr; r++) {
+        const rdfa *d = &b->rules.v[r].dfa;
+        nstates += d->nstates;
+        for (size_t j = 0; j < d->off[d->nstates]; j++) {
+            const dedge *e = &d->edges[j];
+            for (uint64_t s = e->lo; s <= e->hi; s++) {
+                if (s >= SYM_TOK) {
+                    ntoks += e->hi - s + 1;
+                    break;
+                }
+                if (s >= SYM_REF) {
+                    uint64_t top = e->hi < SYM_TOK ? e->hi : SYM_TOK - 1;
+                    nrefs += top - s + 1;
+                    s = top;
+                }
+            }
+        }
+        names += strlen(rule_name(b, r)) + 8;
+    }
+    if (nstates > UINT32_MAX / 2)
+        return b->st = gm_error_set(b->err, GM_ERR_LIMIT, "too many automaton states");
+    g->nrules = nr;
+    g->root = 0;
+    g->nstates = (uint32_t)nstates;
+    g->rules = gm_mem_calloc(m, nr, sizeof *g->rules);
+    g->names = gm_mem_alloc(m, names + 1);
+    g->state_rule = gm_mem_alloc(m, (nstates ? nstates : 1) * sizeof *g->state_rule);
+    g->state_flags = gm_mem_calloc(m, nstates ? nstates : 1, 1);
+    g->ref_off = gm_mem_calloc(m, nstates + 1, sizeof *g->ref_off);
+    g->refs = gm_mem_alloc(m, (nrefs ? nrefs : 1) * sizeof *g->refs);
+    g->tok_off = gm_mem_calloc(m, nstates + 1, sizeof *g->tok_off);
+    g->toks = gm_mem_alloc(m, (ntoks ? ntoks : 1) * sizeof *g->toks);
+    g->ntokens = b->toks.count;
+    g->tok_text_off = gm_mem_alloc(m, ((size_t)g->ntokens + 1) * sizeof *g->tok_text_off);
+    g->tok_text = gm_mem_alloc(m, b->toks.data_len ? b->toks.data_len : 1);
+    if (!g->rules || !g->names || !g->state_rule || !g->state_flags || !g->ref_off ||
+        !g->refs || !g->tok_off || !g->toks || !g->tok_text_off || !g->tok_text)
+        return fail_mem(b, "rule automata");
+    g->tok_text_off[0] = 0;
+    for (uint32_t i = 0; i < g->ntokens; i++) {
+        size_t len;
+        const void *k = gm_intern_key(&b->toks, i, &len);
+        memcpy(g->tok_text + g->tok_text_off[i], k, len);
+        g->tok_text_off[i + 1] = g->tok_text_off[i] + (uint32_t)len;
+    }
+    /* Byte classes: the boundaries of every byte range of every state. */
+    uint8_t cut[257];
+    memset(cut, 0, sizeof cut);
+    for (uint32_t r = 0; r < nr; r++) {
+        const rdfa *d = &b->rules.v[r].dfa;
+        for (size_t j = 0; j < d->off[d->nstates]; j++) {
+            const dedge *e = &d->edges[j];
+            if (e->lo < 256) {
+                cut[e->lo] = 1;
+                cut[(e->hi < 255 ? e->hi : 255) + 1] = 1;
+            }
+        }
+    }
+    uint32_t k = 0;
+    for (uint32_t c = 0; c < 256; c++) {
+        if (c > 0 && cut[c])
+            k++;
+        g->byte_class[c] = (uint8_t)k;
+    }
+    g->nclasses = k + 1;
+    g->trans = gm_mem_alloc(m, (nstates ? nstates : 1) * g->nclasses * sizeof *g->trans);
+    if (!g->trans)
+        return fail_mem(b, "rule automata");
+    memset(g->trans, 0xff, nstates * g->nclasses * sizeof *g->trans);
+    uint32_t base = 0, nm = 0;
+    size_t ri = 0, ti = 0;
+    for (uint32_t r = 0; r < nr; r++) {
+        const orule *o = &b->rules.v[r];
+        const rdfa *d = &o->dfa;
+        gm_frule *fr = &g->rules[r];
+        fr->first = base;
+        fr->nstates = d->nstates;
+        fr->start = base;
+        fr->repeat = o->repeat;
+        fr->rep_min = o->rep_min;
+        fr->rep_max = o->rep_max;
+        /* x nullable by bytes alone: min is 0 (gm_fsm_finish also catches
+           x nullable through references). */
+        if (o->repeat && o->x_nullable)
+            fr->rep_min = 0;
+        fr->name = nm;
+        const char *name = rule_name(b, r);
+        size_t len = strlen(name);
+        memcpy(g->names + nm, name, len);
+        if (o->src == GM_EX_NONE) {
+            memcpy(g->names + nm + len, "{rep}", 5);
+            len += 5;
+        }
+        g->names[nm + len] = 0;
+        nm += (uint32_t)len + 1;
+        for (uint32_t s = 0; s < d->nstates; s++) {
+            uint32_t gs = base + s;
+            g->state_rule[gs] = r;
+            g->state_flags[gs] = d->flags[s];
+            g->ref_off[gs] = (uint32_t)ri;
+            g->tok_off[gs] = (uint32_t)ti;
+            for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++) {
+                const dedge *e = &d->edges[j];
+                uint32_t to = base + e->to;
+                for (uint64_t sym = e->lo; sym <= e->hi; sym++) {
+                    if (sym < 256) {
+                        g->trans[(size_t)gs * g->nclasses + g->byte_class[sym]] = to;
+                    } else if (sym < SYM_TOK) {
+                        g->refs[ri].sym = (uint32_t)(sym - SYM_REF);
+                        g->refs[ri++].to = to;
+                    } else {
+                        g->toks[ti].sym = (uint32_t)(sym - SYM_TOK);
+                        g->toks[ti++].to = to;
+                    }
+                }
+            }
+        }
+        base += d->nstates;
+    }
+    g->ref_off[nstates] = (uint32_t)ri;
+    g->tok_off[nstates] = (uint32_t)ti;
+    g->names_len = nm;
+    return GM_OK;
+}
+
+void gm_egrammar_destroy(gm_egrammar *g)
+{
+    if (!g)
+        return;
+    gm_mem *m = g->mem;
+    gm_mem_free(m, g->rules);
+    gm_mem_free(m, g->names);
+    gm_mem_free(m, g->state_rule);
+    gm_mem_free(m, g->state_flags);
+    gm_mem_free(m, g->trans);
+    gm_mem_free(m, g->ref_off);
+    gm_mem_free(m, g->refs);
+    gm_mem_free(m, g->tok_off);
+    gm_mem_free(m, g->toks);
+    gm_mem_free(m, g->tok_text_off);
+    gm_mem_free(m, g->tok_text);
+    gm_mem_free(m, g->hash);
+    gm_mem_free(m, g);
+}
+
+gm_status gm_egrammar_build(gm_mem *m, const gm_ebnf *src, const gm_limits *limits,
+                            gm_egrammar **out, gm_error *err)
+{
+    *out = NULL;
+    builder b;
+    memset(&b, 0, sizeof b);
+    b.m = m;
+    b.src = src;
+    b.err = err;
+    gm_fsm_limits(&b.lim, limits);
+    gm_intern_init(&b.toks, m);
+    gm_egrammar *g = NULL;
+    {
+        gm_grammar_options o;
+        memset(&o, 0, sizeof o);
+        o.limits = b.lim;
+        gm_status cs = gm_ebnf_check(src, &o, err);
+        if (cs != GM_OK)
+            return cs;
+    }
+    uint32_t nn = src->nnodes ? src->nnodes : 1, nr = src->nrules ? src->nrules : 1;
+    b.out_rule = gm_mem_alloc(m, (size_t)nr * sizeof *b.out_rule);
+    b.inl = gm_mem_calloc(m, nr, 1);
+    b.rep_rule = gm_mem_alloc(m, (size_t)nn * sizeof *b.rep_rule);
+    b.size = gm_mem_calloc(m, nn, sizeof *b.size);
+    if (!b.out_rule || !b.inl || !b.rep_rule || !b.size) {
+        fail_mem(&b, "the grammar");
+        goto done;
+    }
+    memset(b.out_rule, 0xff, (size_t)nr * sizeof *b.out_rule);
+    memset(b.rep_rule, 0xff, (size_t)nn * sizeof *b.rep_rule);
+    if (choose_inlining(&b))
+        goto done;
+    if (src->root >= src->nrules) {
+        b.st = gm_error_set(err, GM_ERR_GRAMMAR, "the grammar has no root rule");
+        goto done;
+    }
+    if (src->rules[src->root].lookahead != GM_EX_NONE) {
+        b.st = gm_error_set_at(err, GM_ERR_UNSUPPORTED, src->rules[src->root].loc, NULL, 0,
+                               "rule %s: lookahead assertions are not supported by the "
+                               "Earley engine", src->rules[src->root].name);
+        goto done;
+    }
+    b.cur = 0;
+    if (rule_symbol(&b, src->root) == GM_FSM_NONE)
+        goto done;
+    for (uint32_t r = 0; r < b.rules.n; r++)
+        if (build_rule(&b, r))
+            goto done;
+    g = gm_mem_calloc(m, 1, sizeof *g);
+    if (!g) {
+        fail_mem(&b, "the grammar");
+        goto done;
+    }
+    g->mem = m;
+    if (assemble(&b, g) || gm_fsm_finish(g, err)) {
+        if (b.st == GM_OK)
+            b.st = err ? err->code : GM_ERR_GRAMMAR;
+        gm_egrammar_destroy(g);
+        g = NULL;
+        goto done;
+    }
+    *out = g;
+done:
+    for (size_t r = 0; r < b.rules.n; r++)
+        rdfa_free(m, &b.rules.v[r].dfa);
+    gm_vec_free(m, &b.rules);
+    gm_vec_free(m, &b.raw);
+    gm_intern_free(&b.toks);
+    gm_mem_free(m, b.out_rule);
+    gm_mem_free(m, b.inl);
+    gm_mem_free(m, b.rep_rule);
+    gm_mem_free(m, b.size);
+    return b.st;
+}

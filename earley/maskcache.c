@@ -1,0 +1,595 @@
+/*
+ * Token masks of the Earley engine: the adaptive token-mask cache
+ * (XGrammar; XGrammar 2 §3.4), the runtime check of uncertain tokens, and
+ * masks memoized per Earley set object.
+ *
+ * note [token-mask cache]
+ * Every item the recognizer keeps can be completed (rule automata are
+ * trimmed, rules are productive), and so can the items that wait on its
+ * rule: an item is viable whatever set it sits in. For an item (state q,
+ * counter c) alone, put it in a set whose origin is the outer set (no
+ * items) and walk the vocabulary trie from there with the recognizer
+ * itself. A token is
+ *   accepted   when the walk is still alive after its last byte (an item
+ *              still in progress, or the item's rule completed exactly at
+ *              the end): then every set holding such an item accepts it;
+ *   uncertain  when it is not accepted but the item's rule completed
+ *              after some of its bytes, and the next byte may follow the
+ *              rule (note [follow sets]): the rest depends on the context;
+ *   rejected   otherwise.
+ * The rule completing before the first byte is left out: in a real set
+ * that completion has already been made, and the items it advanced are
+ * seeds of their own.
+ *
+ * A set's mask is then the union of the accepted tokens of its seeds (the
+ * items whose origin is another set: every other item was predicted from
+ * them) plus those of the seeds' uncertain tokens the set really accepts,
+ * found by walking them through the trie on the set itself (prefixes
+ * shared, each step a transition-cache lookup). Plus EOS ids when the set
+ * is accepting and the ids of special tokens its items can read.
+ * Entries are built on first use (or all at once for eager engines) and
+ * stored in the smallest of three forms: a list of accepted ids, a list
+ * of the other ids, or a bitset.
+ *
+ * note [repetition classes]
+ * An item of a repetition rule has a counter; what one token can do with
+ * it depends only on whether min and max are within reach. A token of L
+ * bytes ends at most L iterations (each reads a byte), so counters are
+ * classed by (min - c, max - c) each clamped to T = longest token + 1:
+ * counters farther than T from both bounds share one entry, the last T
+ * before each bound stay exact. [a-z]{0,65536} needs about 2T entries.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "earley/eengine.h"
+#include "base/error.h"
+#include "base/hash.h"
+
+enum { FORM_LIST = 0, FORM_NOT = 1, FORM_BITS = 2 };
+
+struct gm_ementry {
+    uint64_t key;
+    uint8_t form;         /* FORM_* of acc */
+    uint32_t nacc;        /* ids in the list (FORM_LIST, FORM_NOT) */
+    uint32_t *acc;        /* ids ascending, or the bitset */
+    uint32_t nunc;
+    uint32_t *unc;        /* trie nodes of the uncertain tokens, ascending */
+};
+
+/* A memoized mask: same three forms. */
+typedef struct memo {
+    uint8_t form;
+    uint32_t n;
+    uint32_t v[];
+} memo;
+
+static size_t entry_bytes(const gm_eengine *e, const gm_ementry *x)
+{
+    size_t acc = x->form == FORM_BITS ? (size_t)e->words * 4 : (size_t)x->nacc * 4;
+    return sizeof *x + acc + (size_t)x->nunc * 4;
+}
+
+static void entry_free(gm_eengine *e, gm_ementry *x)
+{
+    if (!x)
+        return;
+    gm_mem_free(e->mem, x->acc);
+    gm_mem_free(e->mem, x->unc);
+    gm_mem_free(e->mem, x);
+}
+
+void gm_emask_free_memo(gm_eengine *e, void *p)
+{
+    memo *mo = p;
+    size_t bytes = sizeof *mo + (size_t)mo->n * 4;
+    atomic_fetch_sub(&e->memo_bytes, bytes);
+    gm_mem_free(e->mem, mo);
+}
+
+gm_status gm_emask_init(gm_eengine *e, gm_error *err)
+{
+    const gm_vocab_data *v = e->v;
+    const gm_trie *t = e->t;
+    e->words = (v->size + 31) / 32;
+    e->T = (uint32_t)t->max_depth + 1;
+    e->tok_node = gm_mem_alloc(e->mem, (size_t)(v->size ? v->size : 1) * sizeof *e->tok_node);
+    e->entry = gm_mem_calloc(e->mem, e->g->nstates ? e->g->nstates : 1, sizeof *e->entry);
+    if (!e->tok_node || !e->entry)
+        return gm_mem_fail(e->mem, err, "the token-mask cache");
+    memset(e->tok_node, 0xff, (size_t)v->size * sizeof *e->tok_node);
+    for (uint32_t i = 0; i < t->nnodes; i++)
+        for (uint32_t k = t->nodes[i].tok_begin; k < t->nodes[i].tok_end; k++)
+            e->tok_node[t->tokens[k]] = i;
+    return GM_OK;
+}
+
+void gm_emask_fini(gm_eengine *e)
+{
+    if (e->entry)
+        for (uint32_t s = 0; s < e->g->nstates; s++)
+            entry_free(e, atomic_load(&e->entry[s]));
+    for (size_t i = 0; i < e->rep_slots; i++)
+        entry_free(e, e->rep_entries[i]);
+    gm_mem_free(e->mem, e->entry);
+    gm_mem_free(e->mem, e->rep_entries);
+    gm_mem_free(e->mem, e->tok_node);
+    e->entry = NULL;
+    e->rep_entries = NULL;
+    e->tok_node = NULL;
+}
+
+/* ---- scratch buffers --------------------------------------------------------- */
+
+static gm_status scratch_ready(gm_eengine *e, gm_escratch *w, gm_error *err)
+{
+    if (w->stack)
+        return GM_OK;
+    size_t depth = (size_t)e->t->max_depth + 2;
+    w->stack = gm_mem_calloc(e->mem, depth, sizeof *w->stack);
+    w->unc = gm_mem_calloc(e->mem, depth, 1);
+    w->bits = gm_mem_calloc(e->mem, e->words ? e->words : 1, sizeof *w->bits);
+    w->acc = gm_mem_calloc(e->mem, e->words ? e->words : 1, sizeof *w->acc);
+    if (!w->stack || !w->unc || !w->bits || !w->acc)
+        return gm_mem_fail(e->mem, err, "mask buffers");
+    return GM_OK;
+}
+
+static void stack_release(gm_eengine *e, gm_escratch *w, size_t upto)
+{
+    for (size_t d = 1; d <= upto; d++) {
+        gm_estate_release(e, w->stack[d]);
+        w->stack[d] = NULL;
+    }
+}
+
+static inline void set_bit(uint32_t *bits, uint32_t i)
+{
+    bits[i >> 5] |= 1u << (i & 31);
+}
+
+static inline bool get_bit(const uint32_t *bits, uint32_t i)
+{
+    return (bits[i >> 5] >> (i & 31)) & 1;
+}
+
+static void set_node_tokens(const gm_trie *t, uint32_t node, uint32_t *bits)
+{
+    for (uint32_t k = t->nodes[node].tok_begin; k < t->nodes[node].tok_end; k++)
+        set_bit(bits, t->tokens[k]);
+}
+
+/*
+ * Walks the whole trie from `from` (a set; depth 0), pruned where the
+ * recognizer dies. Tokens whose walk is alive go to `acc`; with `follow`
+ * (the mask cache's walks from an outer seed), tokens whose walk escaped
+ * earlier with a following byte in follow go to w->nodes as uncertain.
+ */
+static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
+                           const uint64_t *follow, uint32_t *acc, gm_error *err)
+{
+    const gm_trie *t = e->t;
+    gm_status st = GM_OK;
+    size_t maxd = 0;
+    w->stack[0] = from;
+    w->unc[0] = 0;
+    for (uint32_t i = 1; i < t->nnodes;) {
+        const gm_trie_node *nd = &t->nodes[i];
+        uint32_t d = nd->depth;
+        gm_estate *p = w->stack[d - 1];
+        gm_estate *s = NULL;
+        if (p && (st = gm_eset_step(e, w, p, nd->byte, &s, err)) != GM_OK)
+            break;
+        bool u = w->unc[d - 1] ||
+                 (follow && p && (p->flags & GM_ES_ESCAPED) &&
+                  ((follow[nd->byte >> 6] >> (nd->byte & 63)) & 1));
+        if (!s) {
+            if (u) {
+                for (uint32_t k = i; k < nd->skip; k++)
+                    if (t->nodes[k].tok_end > t->nodes[k].tok_begin &&
+                        gm_vec_push(e->mem, &w->nodes, k)) {
+                        st = gm_mem_fail(e->mem, err, "the token-mask cache");
+                        goto out;
+                    }
+            }
+            i = nd->skip;
+            continue;
+        }
+        if (nd->tok_end > nd->tok_begin)
+            set_node_tokens(t, i, acc);
+        gm_estate_release(e, w->stack[d]);
+        w->stack[d] = s;
+        w->unc[d] = u;
+        if (d > maxd)
+            maxd = d;
+        i++;
+    }
+out:
+    stack_release(e, w, maxd);
+    w->stack[0] = NULL;
+    return st;
+}
+
+/* ---- entries ------------------------------------------------------------------ */
+
+static uint64_t entry_key(const gm_eengine *e, uint32_t state, uint32_t count)
+{
+    const gm_egrammar *g = e->g;
+    const gm_frule *fr = &g->rules[g->state_rule[state]];
+    if (!fr->repeat)
+        return (uint64_t)state << 32;
+    uint32_t c = count >> 1, p = count & 1;
+    if (e->variant & GM_EVARIANT_NO_REPEAT_COMPRESS)
+        return (uint64_t)state << 32 | count;
+    uint32_t T = e->T > 0x7fff ? 0x7fff : e->T;
+    uint32_t dmin = c >= fr->rep_min ? 0 : fr->rep_min - c;
+    uint32_t dmax = fr->rep_max == GM_EX_INF ? T : fr->rep_max - c;
+    if (dmin > T)
+        dmin = T;
+    if (dmax > T)
+        dmax = T;
+    return (uint64_t)state << 32 | dmin << 16 | dmax << 1 | p;
+}
+
+static gm_ementry **rep_find(gm_eengine *e, uint64_t key)
+{
+    if (!e->rep_slots)
+        return NULL;
+    size_t j = gm_hash_mix64(key) & (e->rep_slots - 1);
+    for (; e->rep_entries[j]; j = (j + 1) & (e->rep_slots - 1))
+        if (e->rep_entries[j]->key == key)
+            return &e->rep_entries[j];
+    return &e->rep_entries[j];
+}
+
+static int rep_put(gm_eengine *e, gm_ementry *x)
+{
+    if ((e->rep_n + 1) * 2 > e->rep_slots) {
+        size_t n = e->rep_slots ? e->rep_slots * 2 : 64;
+        gm_ementry **t = gm_mem_calloc(e->mem, n, sizeof *t);
+        if (!t)
+            return -1;
+        for (size_t i = 0; i < e->rep_slots; i++)
+            if (e->rep_entries[i]) {
+                size_t j = gm_hash_mix64(e->rep_entries[i]->key) & (n - 1);
+                while (t[j])
+                    j = (j + 1) & (n - 1);
+                t[j] = e->rep_entries[i];
+            }
+        gm_mem_free(e->mem, e->rep_entries);
+        e->rep_entries = t;
+        e->rep_slots = n;
+    }
+    *rep_find(e, x->key) = x;
+    e->rep_n++;
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Stores bits[0..words) in the smallest form: *form, *n, a new array in *out. */
+static int store_bits(gm_eengine *e, const uint32_t *bits, uint8_t *form, uint32_t *n,
+                      uint32_t **out)
+{
+    uint32_t V = e->v->size, ones = 0;
+    for (uint32_t i = 0; i < e->words; i++)
+        ones += (uint32_t)__builtin_popcount(bits[i]);
+    uint32_t zeros = V - ones;
+    uint32_t *a;
+    if (ones <= zeros && ones < e->words) {
+        *form = FORM_LIST;
+        *n = ones;
+        a = gm_mem_alloc(e->mem, (ones ? ones : 1) * sizeof *a);
+        if (!a)
+            return -1;
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < e->words; i++)
+            for (uint32_t x = bits[i]; x; x &= x - 1)
+                a[k++] = i * 32 + (uint32_t)__builtin_ctz(x);
+    } else if (zeros < e->words) {
+        *form = FORM_NOT;
+        *n = zeros;
+        a = gm_mem_alloc(e->mem, (zeros ? zeros : 1) * sizeof *a);
+        if (!a)
+            return -1;
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < V; i++)
+            if (!get_bit(bits, i))
+                a[k++] = i;
+    } else {
+        *form = FORM_BITS;
+        *n = 0;
+        a = gm_mem_alloc(e->mem, (size_t)(e->words ? e->words : 1) * sizeof *a);
+        if (!a)
+            return -1;
+        memcpy(a, bits, (size_t)e->words * sizeof *a);
+    }
+    *out = a;
+    return 0;
+}
+
+/* mask |= the set stored as (form, n, a). */
+static void or_stored(const gm_eengine *e, uint32_t *mask, uint8_t form, uint32_t n,
+                      const uint32_t *a)
+{
+    uint32_t V = e->v->size;
+    if (form == FORM_LIST) {
+        for (uint32_t i = 0; i < n; i++)
+            set_bit(mask, a[i]);
+    } else if (form == FORM_BITS) {
+        for (uint32_t i = 0; i < e->words; i++)
+            mask[i] |= a[i];
+    } else {
+        /* Everything but a[0..n): walk the gaps. */
+        uint32_t from = 0;
+        for (uint32_t i = 0; i <= n; i++) {
+            uint32_t to = i < n ? a[i] : V;
+            for (uint32_t b = from; b < to;) {
+                if ((b & 31) == 0 && b + 32 <= to) {
+                    mask[b >> 5] = ~0u;
+                    b += 32;
+                } else {
+                    set_bit(mask, b++);
+                }
+            }
+            from = to + 1;
+        }
+    }
+}
+
+static gm_status build_entry(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t count,
+                             uint64_t key, gm_ementry **out, gm_error *err)
+{
+    const gm_egrammar *g = e->g;
+    gm_estate *seed = NULL;
+    gm_status st = gm_eset_seed(e, w, state, count, e->outer, &seed, err);
+    if (st != GM_OK)
+        return st;
+    memset(w->bits, 0, (size_t)e->words * sizeof *w->bits);
+    w->nodes.n = 0;
+    if (seed)
+        st = walk_trie(e, w, seed, g->rules[g->state_rule[state]].follow, w->bits, err);
+    gm_estate_release(e, seed);
+    if (st != GM_OK)
+        return st;
+    gm_ementry *x = gm_mem_calloc(e->mem, 1, sizeof *x);
+    if (!x)
+        return gm_mem_fail(e->mem, err, "the token-mask cache");
+    x->key = key;
+    /* Walk order is pre-order: nodes come out ascending already. */
+    x->nunc = (uint32_t)w->nodes.n;
+    x->unc = gm_mem_alloc(e->mem, (w->nodes.n ? w->nodes.n : 1) * sizeof *x->unc);
+    if (!x->unc || store_bits(e, w->bits, &x->form, &x->nacc, &x->acc)) {
+        entry_free(e, x);
+        return gm_mem_fail(e->mem, err, "the token-mask cache");
+    }
+    if (w->nodes.n)
+        memcpy(x->unc, w->nodes.v, w->nodes.n * sizeof *x->unc);
+    atomic_fetch_add(&e->cache_bytes, entry_bytes(e, x));
+    atomic_fetch_add(&e->nentries, 1);
+    atomic_fetch_add(&e->nuncertain, x->nunc);
+    *out = x;
+    return GM_OK;
+}
+
+/* The entry of (state, count), built when missing. The lock is held. */
+static gm_status get_entry(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t count,
+                           gm_ementry **out, gm_error *err)
+{
+    uint64_t key = entry_key(e, state, count);
+    bool rep = e->g->rules[e->g->state_rule[state]].repeat;
+    if (!rep) {
+        gm_ementry *x = atomic_load_explicit(&e->entry[state], memory_order_acquire);
+        if (x) {
+            *out = x;
+            return GM_OK;
+        }
+    } else {
+        gm_ementry **slot = rep_find(e, key);
+        if (slot && *slot) {
+            *out = *slot;
+            return GM_OK;
+        }
+    }
+    gm_ementry *x = NULL;
+    gm_status st = build_entry(e, w, state, count, key, &x, err);
+    if (st != GM_OK)
+        return st;
+    if (!rep) {
+        atomic_store_explicit(&e->entry[state], x, memory_order_release);
+    } else if (rep_put(e, x)) {
+        entry_free(e, x);
+        return gm_mem_fail(e->mem, err, "the token-mask cache");
+    }
+    *out = x;
+    return GM_OK;
+}
+
+/* Whether an item of s seeds its mask (note [token-mask cache]). */
+static bool is_seed(const gm_eengine *e, const gm_estate *s, const gm_eitem *it)
+{
+    const gm_egrammar *g = e->g;
+    if (!(g->state_flags[it->state] & (GM_FS_SCANS | GM_FS_WAITS)))
+        return false;
+    if (it->origin)
+        return true;
+    return (s->flags & GM_ES_START) && it->state == g->rules[g->root].start;
+}
+
+gm_status gm_emask_build_all(gm_eengine *e, gm_escratch *w, gm_error *err)
+{
+    gm_status st = scratch_ready(e, w, err);
+    if (st != GM_OK)
+        return st;
+    const gm_egrammar *g = e->g;
+    for (uint32_t s = 0; s < g->nstates; s++) {
+        if (g->rules[g->state_rule[s]].repeat ||
+            !(g->state_flags[s] & (GM_FS_SCANS | GM_FS_WAITS)))
+            continue;
+        gm_ementry *x;
+        if ((st = get_entry(e, w, s, 0, &x, err)) != GM_OK)
+            return st;
+    }
+    return GM_OK;
+}
+
+/*
+ * Walks the nodes in w->nodes (ascending, deduplicated) on the real set s,
+ * setting the bits of the tokens s accepts.
+ */
+static gm_status check_nodes(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t *mask,
+                             gm_error *err)
+{
+    const gm_trie *t = e->t;
+    const gm_vocab_data *v = e->v;
+    gm_status st = GM_OK;
+    const uint8_t *prev = NULL;
+    size_t prevlen = 0, valid = 0, maxd = 0;
+    w->stack[0] = s;
+    for (size_t i = 0; i < w->nodes.n; i++) {
+        uint32_t node = w->nodes.v[i];
+        const gm_trie_node *nd = &t->nodes[node];
+        if (get_bit(mask, t->tokens[nd->tok_begin]))
+            continue;
+        size_t len;
+        const uint8_t *bytes = gm_vocab_data_token(v, t->tokens[nd->tok_begin], &len);
+        size_t l = 0, lim = valid < len ? valid : len;
+        if (lim > prevlen)
+            lim = prevlen;
+        while (l < lim && prev[l] == bytes[l])
+            l++;
+        size_t d = l;
+        while (d < len) {
+            gm_estate *p = w->stack[d], *nx = NULL;
+            if (p && (st = gm_eset_step(e, w, p, bytes[d], &nx, err)) != GM_OK)
+                goto out;
+            gm_estate_release(e, w->stack[d + 1]);
+            w->stack[d + 1] = nx;
+            d++;
+            if (d > maxd)
+                maxd = d;
+            if (!nx)
+                break;
+        }
+        valid = d;
+        prev = bytes;
+        prevlen = len;
+        if (d == len && w->stack[len])
+            set_node_tokens(t, node, mask);
+    }
+out:
+    stack_release(e, w, maxd);
+    w->stack[0] = NULL;
+    return st;
+}
+
+static void add_specials(gm_eengine *e, gm_estate *s, uint32_t *mask)
+{
+    const gm_egrammar *g = e->g;
+    if (s->flags & GM_ES_ACCEPTING)
+        for (uint32_t i = 0; i < e->v->neos; i++)
+            set_bit(mask, e->v->eos[i]);
+    for (uint32_t i = 0; i < s->nitems; i++) {
+        uint32_t q = s->items[i].state;
+        if (!(g->state_flags[q] & GM_FS_TOKENS))
+            continue;
+        for (uint32_t j = g->tok_off[q]; j < g->tok_off[q + 1]; j++) {
+            uint32_t sym = g->toks[j].sym;
+            for (uint32_t k = e->sym_off[sym]; k < e->sym_off[sym + 1]; k++)
+                set_bit(mask, e->sym_ids[k]);
+        }
+    }
+}
+
+static void expand_memo(const gm_eengine *e, const memo *mo, uint32_t *mask)
+{
+    memset(mask, 0, (size_t)e->words * sizeof *mask);
+    or_stored(e, mask, mo->form, mo->n, mo->v);
+}
+
+/* Memoizes mask on s (under the memory budget; a lost race frees ours). */
+static void put_memo(gm_eengine *e, gm_estate *s, const uint32_t *mask)
+{
+    if (atomic_load(&e->memo_bytes) > e->memo_budget)
+        return;
+    uint8_t form;
+    uint32_t n, *a;
+    if (store_bits(e, mask, &form, &n, &a))
+        return;
+    uint32_t cnt = form == FORM_BITS ? e->words : n;
+    memo *mo = gm_mem_alloc(e->mem, sizeof *mo + (size_t)cnt * 4);
+    if (!mo) {
+        gm_mem_free(e->mem, a);
+        return;
+    }
+    mo->form = form;
+    mo->n = cnt;
+    memcpy(mo->v, a, (size_t)cnt * 4);
+    gm_mem_free(e->mem, a);
+    if (form == FORM_BITS)
+        mo->n = e->words;
+    void *expected = NULL;
+    if (atomic_compare_exchange_strong(&s->memo, &expected, mo))
+        atomic_fetch_add(&e->memo_bytes, sizeof *mo + (size_t)cnt * 4);
+    else
+        gm_mem_free(e->mem, mo);
+}
+
+bool gm_emask_memo(gm_eengine *e, gm_estate *s, uint32_t *mask)
+{
+    const memo *mo = atomic_load_explicit(&s->memo, memory_order_acquire);
+    if (!mo)
+        return false;
+    if (mo->form == FORM_BITS) {
+        memcpy(mask, mo->v, (size_t)e->words * sizeof *mask);
+        return true;
+    }
+    expand_memo(e, mo, mask);
+    return true;
+}
+
+gm_status gm_emask_fill(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t *mask,
+                        gm_error *err)
+{
+    gm_status st = scratch_ready(e, w, err);
+    if (st != GM_OK)
+        return st;
+    memset(mask, 0, (size_t)e->words * sizeof *mask);
+    w->nodes.n = 0;
+    if (e->variant & GM_EVARIANT_NO_MASK_CACHE) {
+        if ((st = walk_trie(e, w, s, NULL, mask, err)) != GM_OK)
+            return st;
+    } else {
+        for (uint32_t i = 0; i < s->nitems; i++) {
+            const gm_eitem *it = &s->items[i];
+            if (!is_seed(e, s, it))
+                continue;
+            gm_ementry *x;
+            if ((st = get_entry(e, w, it->state, it->count, &x, err)) != GM_OK)
+                return st;
+            or_stored(e, mask, x->form, x->nacc, x->acc);
+            if (x->nunc && gm_vec_reserve(e->mem, &w->nodes, w->nodes.n + x->nunc))
+                return gm_mem_fail(e->mem, err, "mask buffers");
+            for (uint32_t k = 0; k < x->nunc; k++)
+                w->nodes.v[w->nodes.n++] = x->unc[k];
+        }
+        if (w->nodes.n) {
+            qsort(w->nodes.v, w->nodes.n, sizeof *w->nodes.v, cmp_u32);
+            size_t k = 0;
+            for (size_t i = 0; i < w->nodes.n; i++)
+                if (!k || w->nodes.v[k - 1] != w->nodes.v[i])
+                    w->nodes.v[k++] = w->nodes.v[i];
+            w->nodes.n = k;
+            if ((st = check_nodes(e, w, s, mask, err)) != GM_OK)
+                return st;
+        }
+    }
+    add_specials(e, s, mask);
+    if (!(e->variant & GM_EVARIANT_NO_STATE_CACHE))
+        put_memo(e, s, mask);
+    return GM_OK;
+}

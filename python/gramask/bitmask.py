@@ -1,0 +1,50 @@
+"""Token bitmasks: allocation and application to logits.
+
+A bitmask row holds ceil(vocab_size / 32) int32 words; bit ``t % 32`` of word
+``t // 32`` is 1 when token ``t`` is allowed (the layout of XGrammar, vLLM and
+SGLang; int32 because old torch versions have no uint32).
+"""
+
+import math
+from typing import Any, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _core
+
+bitmask_dtype = np.int32
+"""The dtype of a bitmask: int32."""
+
+
+def get_bitmask_shape(batch_size: int, vocab_size: int) -> Tuple[int, int]:
+    """The shape of a bitmask: ``(batch_size, ceil(vocab_size / 32))``."""
+    if batch_size < 0 or vocab_size < 0:
+        raise ValueError("batch_size and vocab_size must be >= 0")
+    return (batch_size, math.ceil(vocab_size / 32))
+
+
+def allocate_token_bitmask(batch_size: int, vocab_size: int) -> np.ndarray:
+    """A bitmask of ``batch_size`` rows for ``vocab_size`` tokens, every token allowed:
+    an int32 numpy array of shape ``(batch_size, ceil(vocab_size / 32))``. For torch,
+    ``torch.from_numpy(bitmask)`` shares its memory."""
+    return np.full(get_bitmask_shape(batch_size, vocab_size), -1, dtype=bitmask_dtype)
+
+
+def reset_token_bitmask(bitmask: Any) -> None:
+    """Sets every bit (every token allowed)."""
+    bitmask.fill(-1) if hasattr(bitmask, "fill") else bitmask.fill_(-1)
+
+
+def apply_token_bitmask_inplace(logits: Any, bitmask: Any, *, vocab_size: Optional[int] = None,
+                                indices: Optional[Sequence[int]] = None) -> None:
+    """Sets ``logits[i, t]`` to -inf for every token ``t`` whose bit is 0 in ``bitmask[i]``.
+
+    ``logits``: a numpy array or torch CPU tensor of shape ``(batch, V)`` or ``(V,)``,
+    float32, float64, float16 (or bfloat16, torch); ``bitmask``: int32 of shape
+    ``(batch, ceil(V / 32))`` or ``(ceil(V / 32),)``. Only the first ``vocab_size``
+    columns are touched (default ``min(V, 32 * bitmask words)``), so padded logits keep
+    their values as in XGrammar. ``indices``: the rows to mask (default all; then logits
+    and bitmask must have as many rows). Runs in C without the GIL; both arrays must be
+    contiguous.
+    """
+    _core.apply_token_bitmask_inplace(logits, bitmask, vocab_size=vocab_size, indices=indices)

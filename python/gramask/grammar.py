@@ -1,0 +1,153 @@
+"""Grammars: Lark text and files, bundled grammars, GBNF, EBNF, regexes, JSON Schema."""
+
+import json
+import os
+from typing import Any, Dict, List, Optional, Type, Union
+
+from . import _core
+from .errors import UnsupportedError
+
+PathLike = Union[str, "os.PathLike[str]"]
+JSONSchema = Union[str, Dict[str, Any], bool, Type[Any]]
+
+_FORMATS = {
+    None: _core.FORMAT_AUTO,
+    "auto": _core.FORMAT_AUTO,
+    "lark": _core.FORMAT_LARK,
+    "gbnf": _core.FORMAT_GBNF,
+    "ebnf": _core.FORMAT_EBNF,
+    "regex": _core.FORMAT_REGEX,
+}
+
+
+def _format(fmt: Optional[str]) -> int:
+    try:
+        return _FORMATS[fmt]
+    except KeyError:
+        raise ValueError(f"unknown grammar format {fmt!r} (one of: lark, gbnf, ebnf, regex)") from None
+
+
+def schema_text(schema: JSONSchema) -> str:
+    """A JSON Schema as JSON text: from a dict (or bool), a JSON string, or a
+    Pydantic-style class (its ``model_json_schema()``, or ``schema()`` for Pydantic 1)."""
+    if isinstance(schema, str):
+        json.loads(schema)  # a clear JSONDecodeError here rather than a C one later
+        return schema
+    if isinstance(schema, (dict, bool)):
+        return json.dumps(schema)
+    for method in ("model_json_schema", "schema"):
+        fn = getattr(schema, method, None)
+        if callable(fn):
+            return json.dumps(fn())
+    raise TypeError("a JSON Schema must be a dict, a JSON string, or a class with "
+                    f"model_json_schema(), not {type(schema).__name__}")
+
+
+class Grammar:
+    """A grammar, ready to compile for any vocabulary. Immutable; reusable.
+
+    Lark grammars (and the bundled ones) run on gramask's lexer + LALR(1) engine;
+    GBNF, EBNF, regexes and JSON Schemas on its Earley engine (:attr:`engine`).
+    Constructors mirror XGrammar's ``Grammar.from_*``. Errors raise
+    :class:`GrammarSyntaxError`, :class:`GrammarError` (with ``file``, ``line``,
+    ``column``), :class:`UnsupportedError` or :class:`FileError`.
+    """
+
+    def __init__(self, handle: "_core.Grammar", source: str) -> None:
+        self._handle = handle
+        self._source = source
+
+    @staticmethod
+    def from_lark(text: str, *, start: Optional[str] = None, name: Optional[str] = None,
+                  lark_conflicts: bool = False, no_file_imports: bool = False) -> "Grammar":
+        """A grammar from Lark EBNF text.
+
+        Args:
+            start: the start rule (default ``start``).
+            name: names the grammar in error messages and anchors relative imports.
+            lark_conflicts: resolve LALR conflicts as Lark does (each one is reported in
+                :attr:`warnings`) instead of failing.
+            no_file_imports: refuse ``%import`` of files (only bundled grammars), for
+                untrusted text.
+        """
+        return Grammar(_core.grammar_create(text, name, format=_core.FORMAT_LARK, start=start,
+                                            lark_conflicts=lark_conflicts,
+                                            no_file_imports=no_file_imports), f"lark:{name or '<text>'}")
+
+    @staticmethod
+    def from_file(path: PathLike, *, format: Optional[str] = None, start: Optional[str] = None,
+                  lark_conflicts: bool = False, no_file_imports: bool = False) -> "Grammar":
+        """A grammar from a file; the format comes from the extension (``.gbnf``,
+        ``.ebnf``, ``.regex``; anything else is Lark) unless ``format`` says."""
+        return Grammar(_core.grammar_from_file(path, format=_format(format), start=start,
+                                               lark_conflicts=lark_conflicts,
+                                               no_file_imports=no_file_imports), f"file:{os.fspath(path)}")
+
+    @staticmethod
+    def bundled(name: str, *, start: Optional[str] = None) -> "Grammar":
+        """A grammar bundled with gramask: ``json``, ``json_bounded``, ``go``, ``java``,
+        ``python``."""
+        return Grammar(_core.grammar_bundled(name, start=start), f"bundled:{name}")
+
+    @staticmethod
+    def builtin_json_grammar() -> "Grammar":
+        """The bundled JSON grammar (any JSON value), as XGrammar's."""
+        return Grammar.bundled("json")
+
+    @staticmethod
+    def from_gbnf(text: str, *, root_rule_name: str = "root") -> "Grammar":
+        """A grammar from llama.cpp's GBNF text (Earley engine)."""
+        return Grammar(_core.grammar_create(text, None, format=_core.FORMAT_GBNF, start=root_rule_name),
+                       "gbnf")
+
+    @staticmethod
+    def from_ebnf(text: str, *, root_rule_name: str = "root") -> "Grammar":
+        """A grammar from XGrammar's EBNF dialect (Earley engine)."""
+        return Grammar(_core.grammar_create(text, None, format=_core.FORMAT_EBNF, start=root_rule_name),
+                       "ebnf")
+
+    @staticmethod
+    def from_regex(pattern: str) -> "Grammar":
+        """A grammar whose language is one regex (Python ``re`` syntax), matched in full."""
+        return Grammar(_core.grammar_create(pattern, None, format=_core.FORMAT_REGEX), "regex")
+
+    @staticmethod
+    def from_json_schema(schema: JSONSchema, *, strict_mode: bool = True) -> "Grammar":
+        """A grammar for the JSON documents valid under a JSON Schema (a dict, a JSON
+        string, or a Pydantic-style class). With ``strict_mode`` an unsupported keyword is
+        an error naming it; otherwise it is ignored."""
+        text = schema_text(schema)
+        create = getattr(_core, "grammar_from_json_schema", None)
+        if create is None:
+            raise UnsupportedError("JSON Schema grammars are not in this build of the gramask C "
+                                   "library yet (gm_grammar_from_json_schema)", 5)
+        return Grammar(create(text, strict=strict_mode), "json_schema")
+
+    @staticmethod
+    def from_structural_tag(tags: Any, triggers: Any = None) -> "Grammar":
+        """Structural tags (XGrammar's shape): not in the C library yet."""
+        raise UnsupportedError("structural tags are not in the gramask C library yet", 5)
+
+    @property
+    def engine(self) -> str:
+        """``"lalr"`` or ``"earley"``: which engine produces this grammar's masks."""
+        return self._handle.engine
+
+    @property
+    def warnings(self) -> List[str]:
+        """What building the grammar reported (resolved conflicts, unused rules...)."""
+        return self._handle.warnings
+
+    def close(self) -> None:
+        """Drops this object's reference to the C grammar now (compiled grammars keep
+        their own)."""
+        self._handle.close()
+
+    def __enter__(self) -> "Grammar":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Grammar({self._source})"

@@ -1,0 +1,37 @@
+# python: the gramask Python package (python/gramask, the C extension in
+# python/src). `make check` builds it against this build tree into
+# python/lib (setup.py build: what `pip install` would install) and runs its
+# pytest suite there, plus an offline `pip install` into a fresh virtual
+# environment. The extension links libgramask.so with an rpath to .libs.
+GM_PYTHON_PKG = \
+	python/gramask/__init__.py python/gramask/__main__.py python/gramask/_core.pyi \
+	python/gramask/bitmask.py python/gramask/compiler.py python/gramask/errors.py \
+	python/gramask/grammar.py python/gramask/logits.py python/gramask/py.typed \
+	python/gramask/tokenizer.py
+GM_PYTHON_FILES = $(GM_PYTHON_PKG) python/src/core.h python/src/core.c python/src/matcher.c \
+	python/src/arrays.c python/setup.py python/pyproject.toml python/README.md
+GM_PYTHON_TESTFILES = python/tests/conftest.py python/tests/test_api.py python/tests/test_masks.py \
+	python/tests/test_misuse.py python/tests/test_threads.py python/tests/test_memory.py \
+	python/tests/test_decode_example.py
+EXTRA_DIST += $(GM_PYTHON_FILES) $(GM_PYTHON_TESTFILES) python/tests/pytest.sh python/tests/pip_install.sh \
+	examples/decode.py
+
+python/lib/.built: $(GM_PYTHON_FILES:%=$(srcdir)/%) $(srcdir)/include/gramask.h libgramask.la
+	@rm -rf python/lib python/tmp && $(MKDIR_P) python/tmp
+	$(AM_V_GEN)cd $(srcdir)/python && GRAMASK_BUILD_DIR='$(abs_top_builddir)' \
+	  GRAMASK_SRC_DIR='$(abs_top_srcdir)' GRAMASK_WERROR=1 PYTHONDONTWRITEBYTECODE=1 \
+	  $(PYTHON3) -W ignore setup.py -q egg_info --egg-base '$(abs_top_builddir)/python/tmp' \
+	  build --build-lib '$(abs_top_builddir)/python/lib' \
+	  --build-temp '$(abs_top_builddir)/python/tmp' >'$(abs_top_builddir)/python/build.log' 2>&1 \
+	  || { cat '$(abs_top_builddir)/python/build.log'; exit 1; }
+	@touch $@
+check_DATA = python/lib/.built
+python: python/lib/.built
+.PHONY: python
+
+TESTS += python/tests/pytest.sh python/tests/pip_install.sh
+
+clean-local: clean-python
+clean-python:
+	rm -rf python/lib python/tmp python/build.log
+.PHONY: clean-python

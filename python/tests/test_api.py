@@ -1,0 +1,356 @@
+"""The Python API end to end: tokenizers, grammars, the compiler cache, matcher
+operations, bitmask application (checked against numpy's unpackbits), the logits
+processor, compiled files, errors with their C message and location."""
+
+import copy
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gramask as gm
+from conftest import allowed, shared
+
+TOY_VOCAB = [b"a", b"b", b"ab", b"ba", b"c", b"<eos>", b"<ctl>"]
+
+
+@pytest.fixture
+def toy():
+    info = gm.TokenizerInfo(TOY_VOCAB, stop_token_ids=[5], special_token_ids=[6])
+    grammar = gm.Grammar.from_lark('start: "a"+ "b"')
+    return info, gm.GrammarCompiler(info).compile_grammar(grammar)
+
+
+def brute_force(prefix: bytes, vocab, lang) -> set:
+    """Tokens t such that prefix + t is a prefix of some sentence of lang (a regex)."""
+    out = set()
+    for t, b in enumerate(vocab):
+        s = (prefix + b).decode()
+        if b.startswith(b"<"):
+            continue
+        # a+b: a string is a viable prefix when it is a*  or a+b.
+        if re.fullmatch(lang + "|a*", s):
+            out.add(t)
+    return out
+
+
+def test_toy_masks_brute_force(toy):
+    info, compiled = toy
+    assert info.vocab_size == 7 and info.stop_token_ids == [5]
+    bitmask = gm.allocate_token_bitmask(1, info.vocab_size)
+    assert bitmask.shape == (1, 1) and bitmask.dtype == np.int32
+    m = gm.GrammarMatcher(compiled)
+    prefix = b""
+    for token in [0, 0, 2]:  # "a" "a" "ab"
+        assert m.fill_next_token_bitmask(bitmask) is True
+        want = brute_force(prefix, TOY_VOCAB, "a+b")
+        if re.fullmatch(b"a+b", prefix):
+            want.add(5)
+        assert allowed(bitmask[0]) == want, prefix
+        assert m.accept_token(token)
+        prefix += TOY_VOCAB[token]
+    m.fill_next_token_bitmask(bitmask)
+    assert allowed(bitmask[0]) == {5}
+    assert not m.accept_token(0)  # rejected: state unchanged
+    assert m.is_accepting() and not m.is_terminated()
+    assert m.accept_token(5) and m.is_terminated()
+
+
+def test_tokenizer_info(sp32k, llama3):
+    assert sp32k.vocab_size == 32000 and sp32k.stop_token_ids == [2]
+    assert llama3.vocab_size == 128256
+    assert sp32k.token_bytes(272) == b" the"
+    assert sp32k.decode([272, 272]) == b" the the"
+    assert len(sp32k.decoded_vocab) == 32000
+    padded = gm.TokenizerInfo.from_file(shared("tokenizers", "sp32k"), vocab_size=32064,
+                                        stop_token_ids=[1])
+    assert padded.vocab_size == 32064 and padded.stop_token_ids == [1, 2]
+    assert padded.token_bytes(32063) == b""
+    with pytest.raises(IndexError):
+        sp32k.token_bytes(32000)
+
+
+def test_from_huggingface_duck_typed():
+    path = os.path.join(shared("tokenizers", "sp32k"), "tokenizer.json")
+
+    class Backend:
+        def to_str(self):
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+
+    class FastTokenizer:
+        backend_tokenizer = Backend()
+        eos_token_id = 2
+
+    info = gm.TokenizerInfo.from_huggingface(FastTokenizer())
+    assert info.vocab_size == 32000 and info.stop_token_ids == [2]
+    with pytest.raises(TypeError, match="fast tokenizer"):
+        gm.TokenizerInfo.from_huggingface(object())
+
+
+def test_grammar_error_location():
+    with pytest.raises(gm.GrammarError) as e:
+        gm.Grammar.from_lark('start: "a" b\n')
+    assert isinstance(e.value, ValueError)
+    assert (e.value.line, e.value.column) == (1, 12)
+    assert "undefined rule 'b'" in str(e.value) and "^" in str(e.value)
+    assert e.value.status == "grammar error"
+    with pytest.raises(gm.GrammarSyntaxError) as e:
+        gm.Grammar.from_lark('start: "a" |\nb: (\n', name="broken.lark")
+    assert e.value.line == 2 and "broken.lark:2:" in str(e.value)
+
+
+def test_grammar_files_and_warnings(tmp_path):
+    p = tmp_path / "g.lark"
+    p.write_text('start: x\nx: "x"\nunused: "u"\n')
+    g = gm.Grammar.from_file(p)
+    assert g.engine == "lalr"
+    assert any("unused" in w for w in g.warnings), g.warnings
+    with pytest.raises(gm.FileError) as e:
+        gm.Grammar.from_file(tmp_path / "missing.lark")
+    assert isinstance(e.value, OSError) and "missing.lark" in str(e.value)
+    with pytest.raises(gm.ArgumentError, match="no bundled grammar"):
+        gm.Grammar.bundled("nope")
+
+
+def test_earley_formats_bound():
+    """GBNF, EBNF and regex go to the C library's Earley formats: a grammar when that
+    engine is in the build, else an UnsupportedError naming the format."""
+    for make in (lambda: gm.Grammar.from_gbnf('root ::= "a"'),
+                 lambda: gm.Grammar.from_ebnf('root ::= "a"'),
+                 lambda: gm.Grammar.from_regex("a+")):
+        try:
+            assert make().engine == "earley"
+        except gm.UnsupportedError as e:
+            assert "format" in str(e)
+
+
+def test_json_schema_inputs():
+    from gramask.grammar import schema_text
+
+    class Model:
+        @classmethod
+        def model_json_schema(cls):
+            return {"type": "object", "properties": {"x": {"type": "integer"}}}
+
+    assert json.loads(schema_text(Model)) == Model.model_json_schema()
+    assert json.loads(schema_text({"type": "string"})) == {"type": "string"}
+    assert schema_text('{"type": "string"}') == '{"type": "string"}'
+    with pytest.raises(json.JSONDecodeError):
+        schema_text("{nope")
+    with pytest.raises(TypeError):
+        schema_text(42)
+
+
+def test_compiler_cache(sp32k):
+    c = gm.GrammarCompiler(sp32k)
+    a = c.compile_lark('start: "x"+')
+    assert c.compile_lark('start: "x"+') is a
+    assert c.compile_grammar('start: "x"+') is not None
+    assert c.compile_bundled("json") is c.compile_builtin_json_grammar()
+    assert c.cache_size == 3 and c.get_cache_size_bytes() > 0
+    c.clear_cache()
+    assert c.cache_size == 0
+    assert c.compile_lark('start: "x"+') is not a
+    nc = gm.GrammarCompiler(sp32k, cache_enabled=False)
+    assert nc.compile_bundled("json") is not nc.compile_bundled("json")
+    assert a.vocab_size == 32000 and a.mask_words == 1000
+    assert a.stats["lr_states"] > 0 and a.tokenizer_info.vocab_size == 32000
+
+
+def test_matcher_operations(json_sp32k, sp32k):
+    m = gm.GrammarMatcher(json_sp32k)
+    bm = gm.allocate_token_bitmask(1, sp32k.vocab_size)
+    assert m.accept_string('{"a": [1, tr')
+    assert m.find_jump_forward_string() == "ue"
+    assert m.find_jump_forward_bytes() == b"ue"
+    m.fill_next_token_bitmask(bm)
+    before = allowed(bm[0])
+    fork = m.fork()
+    assert fork.accept_string("ue]}")
+    assert fork.is_accepting() and not m.is_accepting()
+    m.fill_next_token_bitmask(bm)
+    assert allowed(bm[0]) == before  # the fork did not move m
+    assert not m.accept_string("x")   # rejected, state unchanged
+    assert m.accept_string(b"ue")
+    m.rollback()
+    m.fill_next_token_bitmask(bm)
+    assert allowed(bm[0]) == before
+    assert copy.copy(m).accept_string("ue") and copy.deepcopy(m).accept_string("ue")
+    vocab = sp32k.decoded_vocab
+    ids = [vocab.index(b"ue"), vocab.index(b"]"), vocab.index(b"]")]
+    assert m.validate_tokens(ids) == 2
+    m.reset()
+    assert m.accept_string("[]") and m.is_accepting()
+    assert m.compiled_grammar is json_sp32k
+    assert m.stop_token_ids == [2] and m.vocab_size == 32000
+    with gm.GrammarMatcher(json_sp32k, max_rollback_tokens=2) as m2:
+        assert m2.max_rollback_tokens == 2
+        for s in ["[", "1", ",", "2"]:
+            assert m2.accept_string(s)
+        m2.rollback(2)
+        with pytest.raises(gm.ArgumentError):
+            m2.rollback(1)
+    assert m2.closed
+
+
+def test_jump_forward_cut_to_whole_characters(llama3):
+    g = gm.GrammarCompiler(llama3).compile_lark('start: "é" "x"')
+    m = gm.GrammarMatcher(g)
+    assert m.find_jump_forward_string() == "éx"
+    assert m.accept_string(b"\xc3")
+    assert m.find_jump_forward_bytes() == b"\xa9x"
+    assert m.find_jump_forward_string() == ""
+
+
+def unpack(bitmask, vocab):
+    return np.unpackbits(np.ascontiguousarray(bitmask).view(np.uint8), axis=-1,
+                         bitorder="little")[..., :vocab].astype(bool)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_apply_token_bitmask_matches_numpy(dtype):
+    rng = np.random.default_rng(7)
+    vocab = 1000
+    logits = rng.standard_normal((4, vocab)).astype(dtype)
+    bitmask = rng.integers(-2**31, 2**31, size=(4, 32), dtype=np.int64).astype(np.int32)
+    bitmask[1] = 0
+    bitmask[2] = -1
+    want = np.where(unpack(bitmask, vocab), logits, -np.inf).astype(dtype)
+    got = logits.copy()
+    gm.apply_token_bitmask_inplace(got, bitmask)
+    assert np.array_equal(got, want)
+    # indices: only those rows; vocab_size: only the first columns
+    got = logits.copy()
+    gm.apply_token_bitmask_inplace(got, bitmask, indices=[3, 1], vocab_size=500)
+    assert np.array_equal(got[[0, 2]], logits[[0, 2]])
+    assert np.array_equal(got[[1, 3], :500], want[[1, 3], :500])
+    assert np.array_equal(got[:, 500:], logits[:, 500:])
+    # one row
+    row = logits[0].copy()
+    gm.apply_token_bitmask_inplace(row, bitmask[0])
+    assert np.array_equal(row, want[0])
+
+
+class DLPackOnly:
+    """An array offering only __dlpack__ (as torch tensors do), to test that path
+    without torch."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, stream=None):
+        return self.a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+def test_dlpack_path():
+    rng = np.random.default_rng(1)
+    logits = rng.standard_normal((2, 100)).astype(np.float32)
+    bitmask = rng.integers(-2**31, 2**31, size=(2, 4), dtype=np.int64).astype(np.int32)
+    want = np.where(unpack(bitmask, 100), logits, -np.inf)
+    gm.apply_token_bitmask_inplace(DLPackOnly(logits), DLPackOnly(bitmask))
+    assert np.array_equal(logits, want)
+    # a DLPack bitmask for a matcher too
+    info = gm.TokenizerInfo(TOY_VOCAB, stop_token_ids=[5])
+    m = gm.GrammarMatcher(gm.GrammarCompiler(info).compile_lark('start: "ab"'))
+    bm = np.zeros((1, 1), dtype=np.int32)
+    m.fill_next_token_bitmask(DLPackOnly(bm))
+    assert allowed(bm[0]) == {0, 2}
+
+
+def test_torch_tensors(json_sp32k):
+    torch = pytest.importorskip("torch")
+    m = gm.GrammarMatcher(json_sp32k)
+    bitmask = torch.from_numpy(gm.allocate_token_bitmask(2, json_sp32k.vocab_size))
+    m.fill_next_token_bitmask(bitmask, 1)
+    want = allowed(bitmask[1].numpy())
+    for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
+        logits = torch.randn(2, json_sp32k.vocab_size).to(dtype)
+        gm.apply_token_bitmask_inplace(logits, bitmask, indices=[1])
+        assert set(torch.nonzero(torch.isfinite(logits[1])).flatten().tolist()) == want
+        assert torch.isfinite(logits[0]).all()
+
+
+def test_logits_processor_numpy(llama3):
+    """A batch of 3 decoded with seeded random logits under a bounded grammar: every
+    output matches the grammar's language (checked with Python's re)."""
+    grammar = 'start: WORD ("," WORD)~0..3\nWORD: /[a-z]{1,6}/\n'
+    compiled = gm.GrammarCompiler(llama3).compile_lark(grammar)
+    eos = llama3.stop_token_ids[0]
+    proc = gm.LogitsProcessor(compiled, max_threads=2)
+    rng = np.random.default_rng(3)
+    batch, prompt = 3, 4
+    input_ids = np.ones((batch, prompt), dtype=np.int64)
+    for _ in range(100):
+        scores = rng.standard_normal((batch, 128300)).astype(np.float32)  # padded model vocab
+        scores[:, eos] += 3.0  # lean towards EOS once it is allowed
+        out = proc(input_ids, scores)
+        assert out is scores
+        for i, m in enumerate(proc.matchers):
+            if not m.is_terminated():  # finished rows are left alone
+                assert np.isneginf(scores[i, 128256:]).all()
+        nxt = scores.argmax(axis=1)
+        input_ids = np.concatenate([input_ids, nxt[:, None]], axis=1)
+        if proc.is_terminated():
+            break
+    assert proc.is_terminated()
+    for row in input_ids:
+        ids = [int(t) for t in row[prompt:]]
+        end = ids.index(eos)
+        text = llama3.decode(ids[:end]).decode()
+        assert re.fullmatch(r"[a-z]{1,6}(,[a-z]{1,6}){0,3}", text), text
+    proc.close()
+
+
+def test_save_load(tmp_path, json_sp32k, sp32k):
+    path = tmp_path / "json.gmc"
+    json_sp32k.save(path)
+    loaded = gm.CompiledGrammar.load(path)
+    assert loaded.vocab_size == 32000 and loaded.grammar is None
+    a, b = gm.GrammarMatcher(json_sp32k), gm.GrammarMatcher(loaded)
+    ba, bb = gm.allocate_token_bitmask(1, 32000), gm.allocate_token_bitmask(1, 32000)
+    for s in ["{", '"k"', ":", " [", "1"]:
+        a.fill_next_token_bitmask(ba)
+        b.fill_next_token_bitmask(bb)
+        assert np.array_equal(ba, bb)
+        assert a.accept_string(s) and b.accept_string(s)
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(gm.FormatError):
+        gm.CompiledGrammar.load(path)
+
+
+def test_bad_tokenizer_file(tmp_path):
+    p = tmp_path / "tokenizer.json"
+    p.write_text('{"model": {"type": "BPE", "vocab": [1, 2]}}')
+    with pytest.raises(gm.FormatError) as e:
+        gm.TokenizerInfo.from_file(p)
+    assert "tokenizer.json" in str(e.value)
+
+
+def test_python_m_gramask():
+    r = subprocess.run([sys.executable, "-m", "gramask"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "every sample token allowed: yes; EOS allowed at the end: yes" in r.stdout
+
+
+def test_encode_matches_reference_tokenization(llama3):
+    """TokenizerInfo.encode gives the ids of ../shared/corpus (a Hugging Face-compatible
+    reference encoder's), and decode gives the file back."""
+    with open(shared("corpus", "python", "ids.llama3.json")) as f:
+        entry = json.load(f)[0]
+    with open(shared("corpus", "python", entry["file"]), "rb") as f:
+        text = f.read()
+    assert llama3.encode(text) == entry["ids"]
+    assert llama3.decode(entry["ids"]) == text
+    assert llama3.encode("<|eot_id|>") == [128009]
+    assert llama3.encode("<|eot_id|>", special_as_text=True) != [128009]
+    toy = gm.TokenizerInfo([b"a"], stop_token_ids=[0])
+    with pytest.raises(gm.UnsupportedError):
+        toy.encode("a")

@@ -1,0 +1,559 @@
+/*
+ * Encoding a text: added tokens, normalizer, pre-tokenizer, BPE, in the
+ * order of note [encoder pipeline] (encoder.h).
+ */
+#include <string.h>
+#include <utf8proc.h>
+
+#include "spanner/encoder.h"
+#include "base/utf8.h"
+
+typedef struct span {
+    size_t off, len;
+    uint8_t matched;          /* Split: this span is a match of the pattern */
+} span;
+
+typedef GM_VEC(span) span_vec;
+
+/* Everything one call allocates. */
+typedef struct enc_ctx {
+    const gm_encoder *e;
+    gm_mem *m;
+    bool parse_special;
+    gm_u32vec *out;
+    gm_bytevec norm;          /* the normalized text of one segment */
+    gm_bytevec text[2];       /* piece texts of the pre-tokenizer steps */
+    gm_bytevec tmp;
+    span_vec spans[2], found;
+    gm_pre_scratch rx;
+    gm_bpe_scratch bpe;
+    gm_status st;             /* GM_ERR_LIMIT for a regex past its budget */
+} enc_ctx;
+
+/* ------------------------------------------------------------------------
+ * Normalizer
+ * ------------------------------------------------------------------------ */
+
+static int put(gm_mem *m, gm_bytevec *v, const void *s, size_t n)
+{
+    if (gm_vec_reserve(m, v, v->n + n))
+        return -1;
+    if (n)
+        memcpy(v->v + v->n, s, n);
+    v->n += n;
+    return 0;
+}
+
+/*
+ * Unicode normalization of s[0..n) appended to out: well-formed runs go
+ * through utf8proc, ill-formed bytes are kept (note [encoder pipeline]).
+ */
+static int unicode_form(gm_mem *m, int kind, const uint8_t *s, size_t n, gm_bytevec *out)
+{
+    bool ascii = true;
+    for (size_t i = 0; i < n && ascii; i++)
+        ascii = s[i] < 0x80;
+    if (ascii) /* every form leaves ASCII alone */
+        return put(m, out, s, n);
+    utf8proc_option_t opt = UTF8PROC_STABLE;
+    opt |= kind == GM_NORM_NFC || kind == GM_NORM_NFKC ? UTF8PROC_COMPOSE : UTF8PROC_DECOMPOSE;
+    if (kind == GM_NORM_NFKC || kind == GM_NORM_NFKD)
+        opt |= UTF8PROC_COMPAT;
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i;
+        uint32_t cp;
+        size_t k;
+        while (j < n && (k = gm_utf8_decode(s + j, n - j, &cp)) > 0)
+            j += k;
+        if (j > i) {
+            /* utf8proc writes code points, then re-encodes them in place as UTF-8 */
+            size_t cap = (j - i) + 16;
+            for (;;) {
+                if (gm_vec_reserve(m, out, out->n + cap * 4))
+                    return -1;
+                utf8proc_int32_t *buf = (utf8proc_int32_t *)(void *)(out->v + out->n);
+                /* as utf8proc_map does: decompose and reorder, then compose and encode */
+                utf8proc_ssize_t r = utf8proc_decompose_custom(
+                    s + i, (utf8proc_ssize_t)(j - i), buf, (utf8proc_ssize_t)cap, opt, NULL,
+                    NULL);
+                if (r < 0)
+                    return -1; /* cannot happen: the run is well-formed */
+                if ((size_t)r > cap) {
+                    cap = (size_t)r;
+                    continue;
+                }
+                r = utf8proc_reencode(buf, r, opt);
+                if (r < 0)
+                    return -1;
+                out->n += (size_t)r;
+                break;
+            }
+        }
+        if (j < n && put(m, out, s + j, 1))
+            return -1;
+        i = j < n ? j + 1 : j;
+    }
+    return 0;
+}
+
+/* Replaces every match of step k in s[0..n) by its content, appending to out. */
+static int replace_all(enc_ctx *C, const gm_enc_norm *k, const uint8_t *s, size_t n,
+                       gm_bytevec *out)
+{
+    size_t prev = 0, pos = 0;
+    while (pos < n) {
+        long r;
+        if (k->re) {
+            r = gm_pre_regex_match_at(k->re, s, n, pos, &C->rx);
+            if (r < GM_PRE_NOMATCH) {
+                C->st = r == GM_PRE_TOO_LONG ? GM_ERR_LIMIT : GM_ERR_NOMEM;
+                return -1;
+            }
+        } else {
+            r = n - pos >= k->alen && !memcmp(s + pos, k->a, k->alen) ? (long)(pos + k->alen)
+                                                                     : GM_PRE_NOMATCH;
+        }
+        if (r > (long)pos) {
+            if (put(C->m, out, s + prev, pos - prev) || put(C->m, out, k->b, k->blen))
+                return -1;
+            prev = pos = (size_t)r;
+        } else {
+            pos += gm_pre_char_len(s, n, pos);
+        }
+    }
+    return put(C->m, out, s + prev, n - prev);
+}
+
+static int normalize(enc_ctx *C, const uint8_t *s, size_t n, gm_bytevec *out)
+{
+    const gm_encoder *e = C->e;
+    if (e->nnorm == 0)
+        return put(C->m, out, s, n);
+    /* steps alternate between two buffers; the last writes to out */
+    gm_bytevec bufs[2] = {{0}, {0}};
+    const uint8_t *cur = s;
+    size_t ncur = n;
+    int rc = 0;
+    for (size_t i = 0; i < e->nnorm && !rc; i++) {
+        const gm_enc_norm *k = &e->norm[i];
+        gm_bytevec *dst = i + 1 == e->nnorm ? out : &bufs[i & 1];
+        size_t start = dst == out ? out->n : 0;
+        if (dst != out)
+            dst->n = 0;
+        switch (k->kind) {
+        case GM_NORM_PREPEND:
+            rc = (ncur ? put(C->m, dst, k->a, k->alen) : 0) || put(C->m, dst, cur, ncur);
+            break;
+        case GM_NORM_REPLACE:
+            rc = replace_all(C, k, cur, ncur, dst);
+            break;
+        default:
+            rc = unicode_form(C->m, k->kind, cur, ncur, dst);
+            break;
+        }
+        cur = dst->v + start;
+        ncur = dst->n - start;
+    }
+    gm_vec_free(C->m, &bufs[0]);
+    gm_vec_free(C->m, &bufs[1]);
+    return rc;
+}
+
+gm_status gm_encoder_normalize(const gm_encoder *e, const uint8_t *s, size_t n, gm_bytevec *out)
+{
+    enc_ctx C;
+    memset(&C, 0, sizeof C);
+    C.e = e;
+    C.m = e->mem;
+    C.rx.mem = e->mem;
+    C.rx.budget = GM_PRE_BUDGET(n);
+    int rc = normalize(&C, s, n, out);
+    gm_pre_scratch_free(&C.rx);
+    if (rc)
+        return C.st != GM_OK ? C.st : GM_ERR_NOMEM;
+    return GM_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Pre-tokenizer
+ * ------------------------------------------------------------------------ */
+
+static int push_span(gm_mem *m, span_vec *v, size_t off, size_t len, bool matched)
+{
+    span s = {off, len, matched};
+    return gm_vec_push(m, v, s);
+}
+
+/* The matches of a Split step in t[0..n) into C->found (gaps as unmatched spans). */
+static int find_matches(enc_ctx *C, const gm_enc_pre *k, const uint8_t *t, size_t n)
+{
+    span_vec *f = &C->found;
+    f->n = 0;
+    size_t prev = 0, pos = 0;
+    while (pos < n) {
+        long r;
+        if (k->re) {
+            r = gm_pre_regex_match_at(k->re, t, n, pos, &C->rx);
+            if (r < GM_PRE_NOMATCH) {
+                C->st = r == GM_PRE_TOO_LONG ? GM_ERR_LIMIT : GM_ERR_NOMEM;
+                return -1;
+            }
+        } else {
+            r = n - pos >= k->litlen && !memcmp(t + pos, k->lit, k->litlen)
+                    ? (long)(pos + k->litlen) : GM_PRE_NOMATCH;
+        }
+        if (r > (long)pos) {
+            if ((prev < pos && push_span(C->m, f, prev, pos - prev, false)) ||
+                push_span(C->m, f, pos, (size_t)r - pos, true))
+                return -1;
+            prev = pos = (size_t)r;
+        } else {
+            pos += gm_pre_char_len(t, n, pos);
+        }
+    }
+    if (prev < n && push_span(C->m, f, prev, n - prev, false))
+        return -1;
+    return 0;
+}
+
+/*
+ * One Split step: the spans of piece `p` (offsets into the same text) are
+ * appended to dst, as tokenizers' SplitDelimiterBehavior defines them.
+ */
+static int split_piece(enc_ctx *C, const gm_enc_pre *k, const uint8_t *text, span p,
+                       span_vec *dst)
+{
+    if (find_matches(C, k, text + p.off, p.len))
+        return -1;
+    span_vec *f = &C->found;
+    if (k->invert)
+        for (size_t i = 0; i < f->n; i++)
+            f->v[i].matched = !f->v[i].matched;
+    size_t first = dst->n;
+    bool prev_match = false;
+    switch (k->behavior) {
+    case GM_SPLIT_ISOLATED:
+    case GM_SPLIT_REMOVED:
+        for (size_t i = 0; i < f->n; i++)
+            if (!(k->behavior == GM_SPLIT_REMOVED && f->v[i].matched) &&
+                push_span(C->m, dst, p.off + f->v[i].off, f->v[i].len, false))
+                return -1;
+        return 0;
+    case GM_SPLIT_PREVIOUS:
+    case GM_SPLIT_CONTIGUOUS:
+        for (size_t i = 0; i < f->n; i++) {
+            bool m = f->v[i].matched;
+            bool join = k->behavior == GM_SPLIT_PREVIOUS ? m && !prev_match : m == prev_match;
+            if (join && dst->n > first)
+                dst->v[dst->n - 1].len = p.off + f->v[i].off + f->v[i].len - dst->v[dst->n - 1].off;
+            else if (push_span(C->m, dst, p.off + f->v[i].off, f->v[i].len, false))
+                return -1;
+            prev_match = m;
+        }
+        return 0;
+    default: /* GM_SPLIT_NEXT: the same from the right, then reversed */
+        for (size_t i = f->n; i-- > 0;) {
+            bool m = f->v[i].matched;
+            if (m && !prev_match && dst->n > first) {
+                span *last = &dst->v[dst->n - 1];
+                last->len += last->off - (p.off + f->v[i].off);
+                last->off = p.off + f->v[i].off;
+            } else if (push_span(C->m, dst, p.off + f->v[i].off, f->v[i].len, false)) {
+                return -1;
+            }
+            prev_match = m;
+        }
+        for (size_t a = first, b = dst->n; a + 1 < b; a++, b--) {
+            span t = dst->v[a];
+            dst->v[a] = dst->v[b - 1];
+            dst->v[b - 1] = t;
+        }
+        return 0;
+    }
+}
+
+/* The GPT-2 byte map as UTF-8: byte b is gpt2[b].s[0..n). */
+typedef struct gpt2_char {
+    uint8_t s[2], n;
+} gpt2_char;
+
+static gpt2_char gpt2_of(unsigned b)
+{
+    static const uint16_t extra_base = 256;
+    unsigned cp;
+    if ((b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174) {
+        cp = b;
+    } else {
+        unsigned k = b <= 32 ? b : b <= 160 ? 33 + (b - 127) : 33 + 34;
+        cp = extra_base + k;
+    }
+    gpt2_char c;
+    if (cp < 0x80) {
+        c.s[0] = (uint8_t)cp;
+        c.n = 1;
+    } else {
+        c.s[0] = (uint8_t)(0xc0 | cp >> 6);
+        c.s[1] = (uint8_t)(0x80 | (cp & 0x3f));
+        c.n = 2;
+    }
+    return c;
+}
+
+/* Maps t[0..n) through the GPT-2 byte map onto the end of out. */
+static int byte_map(gm_mem *m, const uint8_t *t, size_t n, gm_bytevec *out)
+{
+    if (gm_vec_reserve(m, out, out->n + 2 * n))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        gpt2_char c = gpt2_of(t[i]);
+        out->v[out->n++] = c.s[0];
+        if (c.n == 2)
+            out->v[out->n++] = c.s[1];
+    }
+    return 0;
+}
+
+/* A ByteLevel step on piece p of text: spans of the mapped text appended to dst in out. */
+static int byte_level_piece(enc_ctx *C, const gm_enc_pre *k, const uint8_t *text, span p,
+                            gm_bytevec *out, span_vec *dst)
+{
+    const uint8_t *t = text + p.off;
+    size_t n = p.len;
+    if (k->add_prefix_space && (n == 0 || t[0] != ' ')) {
+        C->tmp.n = 0;
+        if (put(C->m, &C->tmp, " ", 1) || put(C->m, &C->tmp, t, n))
+            return -1;
+        t = C->tmp.v;
+        n = C->tmp.n;
+    }
+    if (!k->re) {
+        size_t at = out->n;
+        return byte_map(C->m, t, n, out) || push_span(C->m, dst, at, out->n - at, false);
+    }
+    if (find_matches(C, k, t, n))
+        return -1;
+    for (size_t i = 0; i < C->found.n; i++) {
+        size_t at = out->n;
+        if (byte_map(C->m, t + C->found.v[i].off, C->found.v[i].len, out) ||
+            push_span(C->m, dst, at, out->n - at, false))
+            return -1;
+    }
+    return 0;
+}
+
+/* Pre-tokenizes s[0..n) and encodes every word with the model. */
+static int encode_segment(enc_ctx *C, const uint8_t *s, size_t n)
+{
+    const gm_encoder *e = C->e;
+    if (n == 0)
+        return 0;
+    const uint8_t *text = s;
+    span_vec *cur = &C->spans[0], *next = &C->spans[1];
+    cur->n = 0;
+    if (push_span(C->m, cur, 0, n, false))
+        return -1;
+    int buf = 0;
+    for (size_t i = 0; i < e->npre; i++) {
+        const gm_enc_pre *k = &e->pre[i];
+        next->n = 0;
+        if (k->kind == GM_PRE_SPLIT) {
+            for (size_t j = 0; j < cur->n; j++)
+                if (split_piece(C, k, text, cur->v[j], next))
+                    return -1;
+        } else {
+            gm_bytevec *out = &C->text[buf];
+            out->n = 0;
+            for (size_t j = 0; j < cur->n; j++)
+                if (byte_level_piece(C, k, text, cur->v[j], out, next))
+                    return -1;
+            text = out->v;
+            buf ^= 1;
+        }
+        span_vec *t = cur;
+        cur = next;
+        next = t;
+    }
+    for (size_t j = 0; j < cur->n; j++)
+        if (gm_bpe_word(e, text + cur->v[j].off, cur->v[j].len, &C->bpe, C->out))
+            return -1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Added tokens
+ * ------------------------------------------------------------------------ */
+
+static bool is_ws(uint32_t c)
+{
+    return (c >= 9 && c <= 13) || c == ' ' || c == 0x85 || c == 0xa0 || c == 0x1680 ||
+           (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f ||
+           c == 0x205f || c == 0x3000;
+}
+
+/* The start of the whitespace run that ends at s[end] (char::is_whitespace). */
+static size_t ws_run_start(const uint8_t *s, size_t end)
+{
+    while (end > 0) {
+        size_t b = end - 1;
+        while (b > 0 && (s[b] & 0xc0) == 0x80 && end - b < 4)
+            b--;
+        uint32_t cp;
+        if (gm_utf8_decode(s + b, end - b, &cp) != end - b || !is_ws(cp))
+            break;
+        end = b;
+    }
+    return end;
+}
+
+/* The length of the whitespace run at s[0..n). */
+static size_t ws_run_len(const uint8_t *s, size_t n)
+{
+    size_t i = 0;
+    uint32_t cp;
+    size_t k;
+    while (i < n && (k = gm_utf8_decode(s + i, n - i, &cp)) > 0 && is_ws(cp))
+        i += k;
+    return i;
+}
+
+/* Is the character before s[at] (or from s[at]) a word character (letter or digit)? */
+static bool word_char_at(const uint8_t *s, size_t n, size_t at, bool before)
+{
+    size_t b = at;
+    if (before) {
+        if (at == 0)
+            return false;
+        b = at - 1;
+        while (b > 0 && (s[b] & 0xc0) == 0x80 && at - b < 4)
+            b--;
+    } else if (at >= n) {
+        return false;
+    }
+    uint32_t cp;
+    if (!gm_utf8_decode(s + b, n - b, &cp))
+        return false;
+    utf8proc_category_t c = utf8proc_category((utf8proc_int32_t)cp);
+    return (c >= UTF8PROC_CATEGORY_LU && c <= UTF8PROC_CATEGORY_LO) ||
+           (c >= UTF8PROC_CATEGORY_ND && c <= UTF8PROC_CATEGORY_NO);
+}
+
+/* The longest pattern of t starting at s[pos]: its added[] index (and *len), or -1. */
+static int32_t longest_at(const gm_enc_trie *t, const uint8_t *s, size_t n, size_t pos,
+                          size_t *len)
+{
+    int32_t best = -1;
+    uint32_t at = 0;
+    for (size_t i = pos; i < n; i++) {
+        uint32_t c = t->nodes[at].child;
+        while (c && t->nodes[c].byte != s[i])
+            c = t->nodes[c].sibling;
+        if (!c)
+            break;
+        at = c;
+        if (t->nodes[at].token >= 0) {
+            best = t->nodes[at].token;
+            *len = i + 1 - pos;
+        }
+    }
+    return best;
+}
+
+typedef int (*segment_fn)(enc_ctx *C, const uint8_t *s, size_t n);
+
+/*
+ * Cuts the added tokens of trie t out of s[0..n) as tokenizers'
+ * AddedVocabulary does (leftmost-longest, then the flags); the text between
+ * goes to `rest`, the tokens to the output.
+ */
+static int split_added(enc_ctx *C, const gm_enc_trie *t, const uint8_t *s, size_t n,
+                       segment_fn rest)
+{
+    const gm_encoder *e = C->e;
+    size_t start_offset = 0, pos = 0;
+    if (!t->nodes)
+        return rest(C, s, n);
+    while (pos < n) {
+        if (!((t->first[s[pos] >> 5] >> (s[pos] & 31)) & 1)) {
+            pos++;
+            continue;
+        }
+        size_t len = 0;
+        int32_t k = longest_at(t, s, n, pos, &len);
+        if (k < 0) {
+            pos++;
+            continue;
+        }
+        const gm_enc_added *a = &e->added[k];
+        size_t start = pos, stop = pos + len;
+        pos = stop; /* the next search starts after this match, taken or not */
+        if (a->special && !C->parse_special)
+            continue;
+        if (a->single_word &&
+            (word_char_at(s, n, start, true) || word_char_at(s, n, stop, false)))
+            continue;
+        if (a->lstrip) {
+            size_t ns = ws_run_start(s, start);
+            start = ns > start_offset ? ns : start_offset;
+        }
+        if (a->rstrip)
+            stop += ws_run_len(s + stop, n - stop);
+        if (start < start_offset)
+            start = start_offset;
+        if (start_offset < start && rest(C, s + start_offset, start - start_offset))
+            return -1;
+        if (gm_vec_push(C->m, C->out, a->id))
+            return -1;
+        start_offset = stop;
+        if (pos < stop)
+            pos = stop;
+    }
+    return start_offset < n ? rest(C, s + start_offset, n - start_offset) : 0;
+}
+
+/* A piece of normalized text: cut the normalized added tokens, encode the rest. */
+static int normalized_segment(enc_ctx *C, const uint8_t *s, size_t n)
+{
+    return split_added(C, &C->e->norm_trie, s, n, encode_segment);
+}
+
+/* A piece of raw text between added tokens: normalize, then go on. */
+static int raw_segment(enc_ctx *C, const uint8_t *s, size_t n)
+{
+    C->norm.n = 0;
+    if (normalize(C, s, n, &C->norm))
+        return -1;
+    /* normalized_segment does not touch C->norm, so it may read from it */
+    return normalized_segment(C, C->norm.v, C->norm.n);
+}
+
+gm_status gm_encoder_run(const gm_encoder *e, const uint8_t *text, size_t len,
+                         bool parse_special, gm_u32vec *out, gm_error *err)
+{
+    enc_ctx C;
+    memset(&C, 0, sizeof C);
+    C.e = e;
+    C.m = e->mem;
+    C.parse_special = parse_special;
+    C.out = out;
+    C.rx.mem = e->mem;
+    C.rx.budget = GM_PRE_BUDGET(len);
+    C.bpe.mem = e->mem;
+    int rc = len ? split_added(&C, &e->raw_trie, text, len, raw_segment) : 0;
+    gm_vec_free(C.m, &C.norm);
+    gm_vec_free(C.m, &C.text[0]);
+    gm_vec_free(C.m, &C.text[1]);
+    gm_vec_free(C.m, &C.tmp);
+    gm_vec_free(C.m, &C.spans[0]);
+    gm_vec_free(C.m, &C.spans[1]);
+    gm_vec_free(C.m, &C.found);
+    gm_pre_scratch_free(&C.rx);
+    gm_bpe_scratch_free(&C.bpe);
+    if (!rc)
+        return GM_OK;
+    if (C.st == GM_ERR_LIMIT)
+        return gm_error_set(err, GM_ERR_LIMIT,
+                            "encoding: a pre-tokenizer or normalizer regex backtracked past "
+                            "its step budget");
+    return gm_mem_fail(e->mem, err, "encoding the text");
+}

@@ -1,0 +1,506 @@
+/*
+ * The text encoder (gm_vocab_encode) against references nobody here wrote:
+ * - every file of ../shared/corpus with sp32k, llama3 and qwen3, against
+ *   the corpus's own reference tokenizations, id for id;
+ * - tests/data/encode/texts.json (Harmony and other chat texts with special
+ *   tokens, Unicode and whitespace mixtures) with all four tokenizers,
+ *   against ids from Hugging Face tokenizers 0.22.2 itself
+ *   (tests/data/encode/make_texts.py and reference.js say how);
+ * plus properties: special-token text is one id, the text between special
+ *   tokens encodes as it does alone, special_as_text, decode(encode(x)) == x
+ *   for lossless tokenizers on random bytes (invalid UTF-8 included), and
+ *   the errors (unsupported steps named by JSON path, vocabularies that
+ *   cannot encode, a file changed after loading).
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "runtime/objects.h"
+#include "spanner/encoder.h"
+#include "spanner/encode_regex.h"
+#include "spanner/ids_file.h"
+#include "base/strbuf.h"
+
+static const char *const corpus_langs[] = {"go", "java", "json", "python"};
+
+static gm_vocab *load(const char *tok)
+{
+    char rel[128];
+    snprintf(rel, sizeof rel, "tokenizers/%s", tok);
+    gm_vocab *v;
+    gm_error err;
+    gm_status st = gm_vocab_create_from_file(gm_test_shared_path(rel), NULL, &v, &err);
+    if (st != GM_OK)
+        fail_msg("%s: %s", tok, err.message);
+    return v;
+}
+
+static void expect_ids(const char *what, const uint32_t *got, size_t ngot, const uint32_t *want,
+                       size_t nwant)
+{
+    size_t i = 0;
+    while (i < ngot && i < nwant && got[i] == want[i])
+        i++;
+    if (i == ngot && i == nwant)
+        return;
+    fail_msg("%s: ids differ at index %zu (got %zu ids, want %zu): got %u, want %u", what, i,
+             ngot, nwant, i < ngot ? got[i] : 0, i < nwant ? want[i] : 0);
+}
+
+static void encode(const gm_vocab *v, const char *text, size_t len, bool special_as_text,
+                   uint32_t **ids, size_t *n)
+{
+    gm_error err;
+    gm_encode_options eo = {.special_as_text = special_as_text};
+    gm_status st = gm_vocab_encode(v, text, len, &eo, ids, n, &err);
+    if (st != GM_OK)
+        fail_msg("encode: %s", err.message);
+}
+
+/* Every corpus file, every tokenizer with a reference: exactly the reference ids. */
+static void test_corpus(void **state)
+{
+    (void)state;
+    static const char *const toks[] = {"sp32k", "llama3", "qwen3"};
+    size_t files = 0;
+    for (size_t t = 0; t < 3; t++) {
+        gm_vocab *v = load(toks[t]);
+        for (size_t l = 0; l < 4; l++) {
+            char rel[256];
+            snprintf(rel, sizeof rel, "corpus/%s/ids.%s.json", corpus_langs[l], toks[t]);
+            gm_mem mem;
+            gm_mem_init(&mem, NULL, 0);
+            gm_ids_file *ref;
+            gm_error err;
+            if (gm_ids_file_load(&mem, gm_test_shared_path(rel), &ref, &err) != GM_OK)
+                fail_msg("%s", err.message);
+            assert_true(ref->n >= 20);
+            for (size_t f = 0; f < ref->n; f++) {
+                snprintf(rel, sizeof rel, "corpus/%s/%s", corpus_langs[l], ref->entries[f].file);
+                size_t len;
+                char *text = gm_test_read_file(gm_test_shared_path(rel), &len);
+                uint32_t *ids;
+                size_t n;
+                encode(v, text, len, false, &ids, &n);
+                char what[300];
+                snprintf(what, sizeof what, "%s with %s", rel, toks[t]);
+                expect_ids(what, ids, n, ref->entries[f].ids, ref->entries[f].nids);
+                gm_vocab_free_ids(v, ids);
+                free(text);
+                files++;
+            }
+            gm_ids_file_destroy(ref);
+        }
+        gm_vocab_destroy(v);
+    }
+    assert_int_equal(files, 3 * 80);
+}
+
+/* texts.json with each tokenizer, against Hugging Face tokenizers' own ids. */
+static void test_reference_texts(void **state)
+{
+    (void)state;
+    static const char *const toks[] = {"sp32k", "llama3", "qwen3", "gptoss"};
+    json_error_t je;
+    json_t *texts = json_load_file(gm_test_src_path("tests/data/encode/texts.json"), 0, &je);
+    if (!json_is_array(texts))
+        fail_msg("texts.json: %s", je.text);
+    for (size_t t = 0; t < 4; t++) {
+        gm_vocab *v = load(toks[t]);
+        char rel[128];
+        snprintf(rel, sizeof rel, "tests/data/encode/ids.%s.json", toks[t]);
+        gm_mem mem;
+        gm_mem_init(&mem, NULL, 0);
+        gm_ids_file *ref;
+        gm_error err;
+        if (gm_ids_file_load(&mem, gm_test_src_path(rel), &ref, &err) != GM_OK)
+            fail_msg("%s", err.message);
+        assert_int_equal(ref->n, json_array_size(texts));
+        for (size_t i = 0; i < ref->n; i++) {
+            json_t *e = json_array_get(texts, i);
+            json_t *text = json_object_get(e, "text");
+            assert_string_equal(json_string_value(json_object_get(e, "name")),
+                                ref->entries[i].file);
+            uint32_t *ids;
+            size_t n;
+            encode(v, json_string_value(text), json_string_length(text), false, &ids, &n);
+            char what[200];
+            snprintf(what, sizeof what, "%s with %s", ref->entries[i].file, toks[t]);
+            expect_ids(what, ids, n, ref->entries[i].ids, ref->entries[i].nids);
+            gm_vocab_free_ids(v, ids);
+        }
+        gm_ids_file_destroy(ref);
+        gm_vocab_destroy(v);
+    }
+    json_decref(texts);
+}
+
+/* The id whose bytes are s (scanning the vocabulary), or UINT32_MAX. */
+static uint32_t token_id(const gm_vocab *v, const char *s)
+{
+    uint32_t found = UINT32_MAX;
+    for (uint32_t id = 0; id < gm_vocab_size(v); id++) {
+        size_t len;
+        const uint8_t *b = gm_vocab_token(v, id, &len);
+        if (len == strlen(s) && !memcmp(b, s, len)) {
+            assert_int_equal(found, UINT32_MAX); /* one token per text here */
+            found = id;
+        }
+    }
+    return found;
+}
+
+/*
+ * Harmony texts with gpt-oss: a short case derived by hand from
+ * tokenizer.json; then, on every Harmony text of texts.json, each special
+ * token's text is its one id and the text between them encodes as it does
+ * alone (the BPE path checked on the corpus).
+ */
+static void test_harmony(void **state)
+{
+    (void)state;
+    gm_vocab *v = load("gptoss");
+    uint32_t start = token_id(v, "<|start|>"), channel = token_id(v, "<|channel|>");
+    uint32_t message = token_id(v, "<|message|>"), end = token_id(v, "<|end|>");
+    assert_int_equal(start, 200006);
+    assert_int_equal(channel, 200005);
+    assert_int_equal(message, 200008);
+    assert_int_equal(end, 200007);
+    /* "assistant", "analysis", "Hi" and " there" are single tokens of the vocabulary */
+    uint32_t want[] = {start, token_id(v, "assistant"), channel, token_id(v, "analysis"),
+                       message, token_id(v, "Hi"), token_id(v, " there"), end};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        assert_int_not_equal(want[i], UINT32_MAX);
+    static const char text[] = "<|start|>assistant<|channel|>analysis<|message|>Hi there<|end|>";
+    uint32_t *ids;
+    size_t n;
+    encode(v, text, strlen(text), false, &ids, &n);
+    expect_ids("short Harmony text", ids, n, want, sizeof want / sizeof *want);
+    gm_vocab_free_ids(v, ids);
+
+    /* segment property on the Harmony texts */
+    json_error_t je;
+    json_t *texts = json_load_file(gm_test_src_path("tests/data/encode/texts.json"), 0, &je);
+    assert_non_null(texts);
+    size_t checked = 0;
+    for (size_t i = 0; i < json_array_size(texts); i++) {
+        json_t *e = json_array_get(texts, i);
+        if (strncmp(json_string_value(json_object_get(e, "name")), "harmony", 7))
+            continue;
+        const char *s = json_string_value(json_object_get(e, "text"));
+        size_t len = strlen(s);
+        uint32_t *whole;
+        size_t nwhole;
+        encode(v, s, len, false, &whole, &nwhole);
+        /* rebuild: split at special tokens (every "<|...|>" that is a token) */
+        GM_VEC(uint32_t) expect = {0};
+        gm_mem mem;
+        gm_mem_init(&mem, NULL, 0);
+        size_t seg = 0;
+        for (size_t p = 0; p <= len; p++) {
+            uint32_t sid = UINT32_MAX;
+            size_t slen = 0;
+            if (p < len && s[p] == '<' && s[p + 1] == '|') {
+                const char *q = strstr(s + p + 2, "|>");
+                if (q) {
+                    char tok[64];
+                    slen = (size_t)(q + 2 - (s + p));
+                    if (slen < sizeof tok) {
+                        memcpy(tok, s + p, slen);
+                        tok[slen] = '\0';
+                        sid = token_id(v, tok);
+                    }
+                }
+            }
+            if (p < len && sid == UINT32_MAX)
+                continue;
+            if (p > seg) {
+                uint32_t *part;
+                size_t npart;
+                encode(v, s + seg, p - seg, false, &part, &npart);
+                for (size_t k = 0; k < npart; k++)
+                    assert_int_equal(gm_vec_push(&mem, &expect, part[k]), 0);
+                gm_vocab_free_ids(v, part);
+            }
+            if (sid != UINT32_MAX) {
+                assert_int_equal(gm_vec_push(&mem, &expect, sid), 0);
+                p += slen - 1;
+                seg = p + 1;
+            }
+        }
+        expect_ids(json_string_value(json_object_get(e, "name")), whole, nwhole, expect.v,
+                   expect.n);
+        gm_vec_free(&mem, &expect);
+        gm_vocab_free_ids(v, whole);
+        checked++;
+    }
+    assert_int_equal(checked, 10);
+    json_decref(texts);
+    gm_vocab_destroy(v);
+}
+
+/* Decodes ids with the vocabulary's bytes (and its leading-space rule). */
+static void decode(const gm_vocab *v, const uint32_t *ids, size_t n, gm_strbuf *out)
+{
+    gm_error err;
+    if (gm_vocab_decode(v->data, ids, n, out, &err) != GM_OK)
+        fail_msg("decode: %s", err.message);
+}
+
+/* special_as_text: special tokens become text; non-special added tokens stay one id. */
+static void test_special_as_text(void **state)
+{
+    (void)state;
+    gm_vocab *v = load("qwen3");
+    static const char text[] = "<|im_start|>user\n<tool_call>x</tool_call><|im_end|>";
+    uint32_t *a, *b;
+    size_t na, nb;
+    encode(v, text, strlen(text), false, &a, &na);
+    encode(v, text, strlen(text), true, &b, &nb);
+    assert_int_equal(a[0], 151644);
+    assert_int_equal(a[na - 1], 151645);
+    gm_mem mem;
+    gm_mem_init(&mem, NULL, 0);
+    gm_strbuf sb;
+    gm_strbuf_init(&sb, &mem);
+    decode(v, b, nb, &sb);
+    assert_string_equal(gm_strbuf_str(&sb), text);
+    bool tool_call = false;
+    for (size_t i = 0; i < nb; i++) {
+        assert_int_not_equal(b[i], 151644); /* <|im_start|> is text now */
+        assert_int_not_equal(b[i], 151645);
+        tool_call |= b[i] == 151657;        /* <tool_call> (not special) is still one id */
+    }
+    assert_true(tool_call);
+    assert_true(nb > na);
+    gm_strbuf_free(&sb);
+    gm_vocab_free_ids(v, a);
+    gm_vocab_free_ids(v, b);
+    gm_vocab_destroy(v);
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/*
+ * Random bytes (much of it invalid UTF-8): llama3 and gpt-oss give the
+ * bytes back; sp32k too with special_as_text and without U+2581 (which it
+ * decodes as a space).
+ */
+static void test_round_trip(void **state)
+{
+    (void)state;
+    static const char *const toks[] = {"llama3", "gptoss", "sp32k"};
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    for (size_t t = 0; t < 3; t++) {
+        gm_vocab *v = load(toks[t]);
+        bool sp = t == 2;
+        gm_mem mem;
+        gm_mem_init(&mem, NULL, 0);
+        for (int round = 0; round < 300; round++) {
+            char buf[200];
+            size_t len = rng_next(&seed) % sizeof buf;
+            static const char alphabet[] = "ab <|>\n\t\xe2\x96\x81\xc3\xa9\xff\x80\xf0\x9f";
+            for (size_t i = 0; i < len; i++) {
+                uint64_t r = rng_next(&seed);
+                buf[i] = r & 1 ? (char)(r >> 8) : alphabet[(r >> 8) % (sizeof alphabet - 1)];
+            }
+            if (sp)
+                for (size_t i = 0; i + 2 < len; i++)
+                    if (!memcmp(buf + i, "\xe2\x96\x81", 3))
+                        buf[i] = 'x';
+            uint32_t *ids;
+            size_t n;
+            encode(v, buf, len, sp, &ids, &n);
+            gm_strbuf sb;
+            gm_strbuf_init(&sb, &mem);
+            decode(v, ids, n, &sb);
+            if (sb.n != len || memcmp(sb.s, buf, len)) {
+                fprintf(stderr, "%s: input ", toks[t]);
+                gm_test_show_bytes(stderr, (const uint8_t *)buf, len);
+                fprintf(stderr, "\n decoded ");
+                gm_test_show_bytes(stderr, (const uint8_t *)sb.s, sb.n);
+                fail_msg("round trip failed");
+            }
+            gm_strbuf_free(&sb);
+            gm_vocab_free_ids(v, ids);
+        }
+        gm_vocab_destroy(v);
+    }
+}
+
+static void expect_load_error(const char *json, gm_status code, const char *needle)
+{
+    gm_mem mem;
+    gm_mem_init(&mem, NULL, 0);
+    gm_encoder *e;
+    gm_error err;
+    gm_status st = gm_encoder_load_json(&mem, "t.json", json, strlen(json), &e, &err);
+    if (st != code || !strstr(err.message, needle))
+        fail_msg("want %s with \"%s\", got %s: %s", gm_status_name(code), needle,
+                 gm_status_name(st), err.message);
+    assert_int_equal(atomic_load(&mem.used), 0);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    expect_load_error("{\"model\": {\"type\": \"Unigram\", \"vocab\": [[\"a\", 0]]}}",
+                      GM_ERR_UNSUPPORTED, "t.json: model.type: \"Unigram\": only BPE models");
+    expect_load_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []},"
+                      " \"pre_tokenizer\": {\"type\": \"Sequence\", \"pretokenizers\": "
+                      "[{\"type\": \"Metaspace\"}]}}",
+                      GM_ERR_UNSUPPORTED,
+                      "t.json: pre_tokenizer.pretokenizers[0].type: the pre-tokenizer "
+                      "\"Metaspace\" is not supported");
+    expect_load_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []},"
+                      " \"normalizer\": {\"type\": \"Lowercase\"}}",
+                      GM_ERR_UNSUPPORTED, "t.json: normalizer.type: the normalizer \"Lowercase\"");
+    expect_load_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []},"
+                      " \"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": {\"Regex\": "
+                      "\"(?<=a)b\"}, \"behavior\": \"Isolated\"}}",
+                      GM_ERR_UNSUPPORTED, "pre_tokenizer.pattern.Regex: the encoder cannot run "
+                                          "this regex: a lookbehind at byte");
+    expect_load_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1}, "
+                      "\"merges\": [\"a b\"]}}",
+                      GM_ERR_FORMAT, "t.json: model.merges[0]: \"ab\" is not in model.vocab");
+    expect_load_error("{\"model\": {\"type\": \"BPE\", \"dropout\": 0.1, \"vocab\": {}, "
+                      "\"merges\": []}}",
+                      GM_ERR_UNSUPPORTED, "model.dropout");
+
+    /* a vocabulary from a token table cannot encode */
+    const uint8_t *toks[] = {(const uint8_t *)"a"};
+    size_t lens[] = {1};
+    gm_vocab *v;
+    gm_error err;
+    assert_int_equal(gm_vocab_create_from_tokens(toks, lens, 1, NULL, NULL, 0, NULL, &v, &err),
+                     GM_OK);
+    uint32_t *ids = (uint32_t *)1;
+    size_t n = 7;
+    assert_int_equal(gm_vocab_encode(v, "a", 1, NULL, &ids, &n, &err), GM_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "not loaded from a tokenizer.json"));
+    assert_null(ids);
+    assert_int_equal(n, 0);
+    assert_int_equal(gm_vocab_encode(v, NULL, 1, NULL, &ids, &n, &err), GM_ERR_ARGUMENT);
+    assert_int_equal(gm_vocab_encode(v, "a", 1, NULL, NULL, &n, &err), GM_ERR_ARGUMENT);
+    gm_vocab_destroy(v);
+}
+
+/* A tokenizer file that changes after loading is refused, not half-used. */
+static void test_changed_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gm_test_encode_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("{\"decoder\": {\"type\": \"Fuse\"}, \"model\": {\"type\": \"BPE\", "
+          "\"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2}, "
+          "\"merges\": [\"a b\"]}}", f);
+    fclose(f);
+    gm_vocab *v;
+    gm_error err;
+    assert_int_equal(gm_vocab_create_from_file(path, NULL, &v, &err), GM_OK);
+    f = fopen(path, "w");
+    fputs("{\"decoder\": {\"type\": \"Fuse\"}, \"model\": {\"type\": \"BPE\", "
+          "\"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": []}}", f);
+    fclose(f);
+    uint32_t *ids;
+    size_t n;
+    assert_int_equal(gm_vocab_encode(v, "ab", 2, NULL, &ids, &n, &err), GM_ERR_STATE);
+    assert_non_null(strstr(err.message, "changed since the vocabulary was loaded"));
+    gm_vocab_destroy(v);
+    /* loaded with load_encoder, the file may change (or go) afterwards */
+    f = fopen(path, "w");
+    fputs("{\"decoder\": {\"type\": \"Fuse\"}, \"model\": {\"type\": \"BPE\", "
+          "\"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2}, "
+          "\"merges\": [\"a b\"]}}", f);
+    fclose(f);
+    gm_vocab_options vo;
+    gm_vocab_options_init_defaults(&vo);
+    vo.load_encoder = true;
+    assert_int_equal(gm_vocab_create_from_file(path, &vo, &v, &err), GM_OK);
+    remove(path);
+    assert_int_equal(gm_vocab_encode(v, "abba", 4, NULL, &ids, &n, &err), GM_OK);
+    uint32_t want[] = {2, 1, 0};
+    expect_ids("abba", ids, n, want, 3);
+    gm_vocab_free_ids(v, ids);
+    gm_vocab_destroy(v);
+}
+
+/* The regex engine's semantics where tokenizers' patterns depend on them. */
+static void test_regex(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *re, *text;
+        long end;
+    } cases[] = {
+        {"a|ab", "ab", 1},                  /* ordered alternation, not longest */
+        {"ab|a", "ab", 2},
+        {"\\s+(?!\\S)", "   x", 2},         /* lookahead steps back one space */
+        {"\\s+(?!\\S)", "   ", 3},
+        {"\\p{N}{1,3}", "12345", 3},
+        {"a*?b", "aab", 3},
+        {"a++a", "aaa", -1},                /* possessive: no backtracking */
+        {"(?i:'s)", "'S", 2},
+        {"(?i:'s)", "'\xc5\xbf", 3},        /* long s folds to s */
+        {"[^\\s\\p{L}\\p{N}]+", "+-\xff\xfe", 4}, /* ill-formed bytes: no class */
+        {"\\p{L}+", "h\xc3\xa9llo!", 6},
+        {"[\\p{Lu}\\p{Lt}]*[\\p{Ll}]+", "HEllo", 5},
+        {"x{2}", "xxx", 2},
+        {"(?=a)a", "a", 1},
+        {"^a$", "a", 1},
+    };
+    gm_mem mem;
+    gm_mem_init(&mem, NULL, 0);
+    gm_pre_scratch sc = {.mem = &mem, .budget = GM_PRE_BUDGET(100)};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        gm_pre_regex *re;
+        char why[200];
+        gm_status st = gm_pre_regex_compile(&mem, cases[i].re, strlen(cases[i].re), &re, why,
+                                            sizeof why);
+        if (st != GM_OK)
+            fail_msg("%s: %s", cases[i].re, why);
+        long r = gm_pre_regex_match_at(re, (const uint8_t *)cases[i].text,
+                                       strlen(cases[i].text), 0, &sc);
+        if (r != cases[i].end)
+            fail_msg("/%s/ on \"%s\": end %ld, want %ld", cases[i].re, cases[i].text, r,
+                     cases[i].end);
+        gm_pre_regex_destroy(re);
+    }
+    /* a hostile pattern runs out of steps instead of hanging */
+    gm_pre_regex *re;
+    char why[200];
+    assert_int_equal(gm_pre_regex_compile(&mem, "(a*)*b", 6, &re, why, sizeof why), GM_OK);
+    char text[64];
+    memset(text, 'a', sizeof text);
+    sc.budget = GM_PRE_BUDGET(sizeof text);
+    assert_int_equal(gm_pre_regex_match_at(re, (const uint8_t *)text, sizeof text, 0, &sc),
+                     GM_PRE_TOO_LONG);
+    gm_pre_regex_destroy(re);
+    gm_pre_scratch_free(&sc);
+    assert_int_equal(atomic_load(&mem.used), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_corpus),
+        cmocka_unit_test(test_reference_texts),
+        cmocka_unit_test(test_harmony),
+        cmocka_unit_test(test_special_as_text),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_changed_file),
+        cmocka_unit_test(test_regex),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

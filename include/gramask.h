@@ -310,12 +310,23 @@ typedef enum gm_schema_whitespace {
 
 #define GM_SCHEMA_MAX_WS_RUN_DEFAULT 32
 
+/* The draft a schema is read as when it has no $schema (or an unknown one). */
+typedef enum gm_schema_draft {
+    GM_SCHEMA_DRAFT_DEFAULT = 0, /* 2020-12 */
+    GM_SCHEMA_DRAFT_4 = 4,
+    GM_SCHEMA_DRAFT_6 = 6,
+    GM_SCHEMA_DRAFT_7 = 7,
+    GM_SCHEMA_DRAFT_2019_09 = 2019,
+    GM_SCHEMA_DRAFT_2020_12 = 2020
+} gm_schema_draft;
+
 typedef struct gm_schema_options {
     gm_schema_whitespace whitespace;
     uint32_t indent;          /* spaces per level for GM_SCHEMA_WS_INDENT [2] */
     uint32_t max_ws_run;      /* longest whitespace run for GM_SCHEMA_WS_FLEXIBLE
                                  [GM_SCHEMA_MAX_WS_RUN_DEFAULT] */
     bool any_order;           /* properties in any order (default: as the schema lists them) */
+    gm_schema_draft draft;    /* for schemas without $schema [2020-12] */
     bool lenient;             /* over-approximate what a grammar cannot enforce; each
                                  relaxation reported through warn */
     gm_warning_fn warn;       /* relaxations, ignored unknown formats; may be NULL */

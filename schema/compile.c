@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "schema/emit.h"
+#include "schema/numrange.h"
 #include "schema/schema.h"
 #include "schema/uri.h"
 #include "schema/validate.h"
@@ -236,6 +237,61 @@ uint32_t sc_any_value(sctx *c, uint32_t depth)
 
 /* ---- constants ---- */
 
+/* Members order[i..n) after order[0..i): every permutation (note [any order] in emit_struct.c). */
+static uint32_t literal_perms(sctx *c, const uint32_t *members, uint32_t *order, uint32_t i,
+                              uint32_t n, uint32_t sep)
+{
+    if (i == n)
+        return gm_irb_empty(&c->b);
+    uint32_t alts[8];
+    uint32_t k = 0;
+    for (uint32_t j = i; j < n; j++) {
+        uint32_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+        uint32_t head = i ? gm_irb_seq2(&c->b, sep, members[order[i]]) : members[order[i]];
+        alts[k++] = gm_irb_seq2(&c->b, head, literal_perms(c, members, order, i + 1, n, sep));
+        t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    return gm_irb_alt(&c->b, alts, k);
+}
+
+/* An object constant in the any-order layout: its members in every order (at most 5 of them). */
+static uint32_t literal_any_order(sctx *c, const gm_jv *v, uint32_t depth)
+{
+    gm_irb *b = &c->b;
+    uint32_t members[8], order[8];
+    uint32_t n = v->n;
+    if (n > 5) {
+        if (!sc_relax(c, v->id, NULL, "an object constant of more than 5 members in any order "
+                      "(members may repeat in the grammar)"))
+            return GM_EX_NONE;
+    }
+    GM_VEC(uint32_t) ms = {0};
+    for (uint32_t i = 0; i < n && b->st == GM_OK; i++) {
+        const gm_jmember *m = &v->u.members[i];
+        uint32_t e = gm_irb_seq3(b, sc_quoted(c, gm_irb_json_text(b, m->key, m->klen)), sc_key_sep(c),
+                                 sc_literal(c, m->value, depth + 1));
+        if (gm_vec_push(c->mem, &ms, e))
+            gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+    }
+    uint32_t sep = sc_item_sep(c, depth), body;
+    if (n > 5) {
+        uint32_t any = gm_irb_alt(b, ms.v, ms.n);
+        body = gm_irb_seq2(b, any, gm_irb_repeat(b, gm_irb_seq2(b, sep, any), n - 1, n - 1));
+    } else {
+        for (uint32_t i = 0; i < n && i < ms.n; i++) {
+            members[i] = ms.v[i];
+            order[i] = i;
+        }
+        body = b->st == GM_OK ? literal_perms(c, members, order, 0, n, sep) : GM_EX_NONE;
+    }
+    gm_vec_free(c->mem, &ms);
+    return gm_irb_seq3(b, sc_open(c, '{', depth), body, sc_close(c, '{', depth));
+}
+
 uint32_t sc_literal(sctx *c, const gm_jv *v, uint32_t depth)
 {
     gm_irb *b = &c->b;
@@ -271,6 +327,8 @@ uint32_t sc_literal(sctx *c, const gm_jv *v, uint32_t depth)
     case GM_JV_OBJECT: {
         if (v->n == 0)
             return sc_empty_pair(c, '{');
+        if (c->opts.any_order && v->n > 1)
+            return literal_any_order(c, v, depth);
         uint32_t acc = sc_open(c, '{', depth);
         for (uint32_t i = 0; i < v->n && b->st == GM_OK; i++) {
             const gm_jmember *m = &v->u.members[i];
@@ -693,6 +751,12 @@ gm_status gm_schema_compile(gm_mem *m, const char *name, const char *json, size_
         gm_mem_free(m, c);
         return gm_error_set(err, GM_ERR_ARGUMENT, "gm_schema_options.whitespace: unknown mode %d",
                             (int)c->opts.whitespace);
+    }
+    if (c->opts.draft && c->opts.draft != 4 && c->opts.draft != 6 && c->opts.draft != 7 &&
+        c->opts.draft != 2019 && c->opts.draft != 2020) {
+        gm_mem_free(m, c);
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_schema_options.draft: unknown draft %d",
+                            (int)c->opts.draft);
     }
     if (c->opts.indent > 16)
         c->opts.indent = 16;

@@ -365,7 +365,8 @@ static uint32_t extras(objctx *o)
     if (closed)
         return gm_irb_nothing(b);
     if (sh->pnames.n &&
-        !sc_relax(c, sh->pnames.v[0], NULL, "'propertyNames' on properties the schema does not list"))
+        !sc_relax(c, c->parent[sh->pnames.v[0]], "propertyNames",
+                  "'propertyNames' on properties the schema does not list"))
         return GM_EX_NONE;
     if (with_pp == 0) {
         uint32_t ids[MAX_SCHEMAS];
@@ -462,6 +463,117 @@ static uint32_t ordered(objctx *o, const bool *req, const bool *forb, bool *all_
     return A;
 }
 
+/*
+ * note [any order]
+ * With opts.any_order the members may come in any order. Required ones are
+ * tracked by the order of their first occurrence: for each permutation
+ * r1..rk of the required slots, the lists
+ *   P0 r1 P1 r2 ... rk Pk,   Pi = any members but r(i+1)..rk,
+ * which is exact for k <= MAX_ANY_ORDER_REQUIRED (k! branches); beyond, the
+ * required properties are relaxed (lenient) or refused. A listed property
+ * may repeat in this layout (JSON parsers keep one of the values, and each
+ * one is valid); the default ordered layout has each at most once.
+ */
+#define MAX_ANY_ORDER_REQUIRED 5
+
+typedef struct perm {
+    objctx *o;
+    uint32_t sep;
+    uint32_t *req;       /* required slot indices */
+    size_t k;
+    uint32_t opt;        /* the optional members and the extras */
+    GM_VEC(uint32_t) out;
+} perm;
+
+/* After members req[0..i) (in *order) appeared: the rest of the list, first occurrences in order. */
+static void permute(perm *p, uint32_t *order, size_t i, uint32_t seen_alt, bool first)
+{
+    sctx *c = p->o->c;
+    gm_irb *b = &c->b;
+    /* the repeated tail allowed now */
+    uint32_t tail = gm_irb_repeat(b, gm_irb_seq2(b, p->sep, seen_alt), 0, GM_EX_INF);
+    if (i == p->k) {
+        gm_vec_push(c->mem, &p->out, tail);
+        return;
+    }
+    size_t base = p->out.n;
+    for (size_t j = i; j < p->k && b->st == GM_OK; j++) {
+        uint32_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+        uint32_t m = p->o->slots.v[order[i]].member;
+        uint32_t next_alt = gm_irb_alt2(b, seen_alt, m);
+        size_t mark = p->out.n;
+        permute(p, order, i + 1, next_alt, false);
+        uint32_t rest = gm_irb_alt(b, p->out.v + mark, p->out.n - mark);
+        p->out.n = mark;
+        uint32_t step = first ? m : gm_irb_seq2(b, p->sep, m);
+        gm_vec_push(c->mem, &p->out, gm_irb_seq2(b, step, rest));
+        t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    uint32_t choices = gm_irb_alt(b, p->out.v + base, p->out.n - base);
+    p->out.n = base;
+    /* members seen so far may repeat before the next first occurrence */
+    if (first) {
+        uint32_t lead = gm_irb_seq2(b, seen_alt, tail);
+        uint32_t with_lead = gm_irb_seq3(b, lead, p->sep, choices);
+        gm_vec_push(c->mem, &p->out, gm_irb_alt2(b, choices, with_lead));
+    } else {
+        gm_vec_push(c->mem, &p->out, gm_irb_seq2(b, tail, choices));
+    }
+}
+
+static uint32_t any_order(objctx *o, const bool *req, const bool *forb, bool *all_optional)
+{
+    sctx *c = o->c;
+    gm_irb *b = &c->b;
+    perm p = {o, sc_item_sep(c, o->depth), NULL, 0, gm_irb_nothing(b), {0}};
+    p.req = gm_mem_alloc(c->mem, (o->slots.n + 1) * sizeof *p.req);
+    if (!p.req)
+        return gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+    bool relaxed = false;
+    size_t nreq = 0;
+    for (size_t i = 0; i < o->slots.n; i++)
+        nreq += req[i] && !forb[i] && !o->slots.v[i].forbidden;
+    if (nreq > MAX_ANY_ORDER_REQUIRED) {
+        if (!sc_relax(c, o->sh->props_node ? o->sh->props_node : o->sh->nodes.v[0], "required",
+                      "more than 5 required properties in any order"))
+            goto fail;
+        relaxed = true;
+    }
+    for (size_t i = 0; i < o->slots.n && b->st == GM_OK; i++) {
+        const slot *s = &o->slots.v[i];
+        if (forb[i] || s->forbidden) {
+            if (req[i]) {
+                gm_mem_free(c->mem, p.req);
+                return gm_irb_nothing(b);
+            }
+            continue;
+        }
+        if (req[i] && !relaxed)
+            p.req[p.k++] = (uint32_t)i;
+        else
+            p.opt = gm_irb_alt2(b, p.opt, s->member);
+    }
+    p.opt = gm_irb_alt2(b, p.opt, o->extra);
+    *all_optional = p.k == 0;
+    uint32_t r;
+    if (p.k == 0) {
+        r = gm_irb_seq2(b, p.opt, gm_irb_repeat(b, gm_irb_seq2(b, p.sep, p.opt), 0, GM_EX_INF));
+    } else {
+        permute(&p, p.req, 0, p.opt, true);
+        r = b->st == GM_OK && p.out.n == 1 ? p.out.v[0] : GM_EX_NONE;
+    }
+    gm_vec_free(c->mem, &p.out);
+    gm_mem_free(c->mem, p.req);
+    return r;
+fail:
+    gm_mem_free(c->mem, p.req);
+    return GM_EX_NONE;
+}
+
 /* Counted members (min/maxProperties) without extras: a product with the count. */
 static uint32_t ordered_counted(objctx *o, const bool *req, const bool *forb, uint32_t mn, uint32_t mx)
 {
@@ -492,7 +604,7 @@ static uint32_t ordered_counted(objctx *o, const bool *req, const bool *forb, ui
         }
         uint32_t step = gm_irb_seq2(b, sep, s->member);
         for (size_t k = 0; k < width; k++) {
-            uint32_t alts[3];
+            uint32_t alts[4];
             size_t n = 0;
             if (!req[i])
                 alts[n++] = A[k];
@@ -501,8 +613,6 @@ static uint32_t ordered_counted(objctx *o, const bool *req, const bool *forb, ui
             if (k == cap && mx == UINT32_MAX)
                 alts[n++] = gm_irb_seq2(b, A[k], step);
             if (k == 1 && Z)
-                alts[n++] = s->member;
-            if (k == cap && mx == UINT32_MAX && cap == 0 && Z)
                 alts[n++] = s->member;
             next[k] = gm_irb_alt(b, alts, n);
         }
@@ -553,14 +663,14 @@ static uint32_t object_variant(objctx *o, const bool *req, const bool *forb)
             return mn == 0 ? gm_irb_alt2(b, sc_empty_pair(c, '{'), obj) : obj;
         }
         uint64_t cap = mx == UINT32_MAX ? mn : mx;
-        if (!has_x && cap * o->slots.n <= MAX_COUNT_PRODUCT)
+        if (!has_x && !c->opts.any_order && cap * o->slots.n <= MAX_COUNT_PRODUCT)
             return ordered_counted(o, req, forb, mn, mx);
         if (!sc_relax(c, sh->props_node, mx != UINT32_MAX ? "maxProperties" : "minProperties",
                       "a property count bound on an object with many or additional properties"))
             return GM_EX_NONE;
     }
-    bool Z;
-    uint32_t A = ordered(o, req, forb, &Z);
+    bool Z = false;
+    uint32_t A = c->opts.any_order ? any_order(o, req, forb, &Z) : ordered(o, req, forb, &Z);
     uint32_t obj = gm_irb_seq3(b, sc_open(c, '{', o->depth), A, sc_close(c, '{', o->depth));
     if (Z && mn == 0)
         obj = gm_irb_alt2(b, sc_empty_pair(c, '{'), obj);

@@ -6,11 +6,12 @@
  * note [formats]
  * The regexes follow the RFCs the specification cites: date, time and
  * date-time are RFC 3339 (month lengths and leap years exact; a leap second
- * :60 is allowed where the time is 23:59 UTC for whole-hour offsets, and at
- * minute 59 minus the offset's minutes otherwise); duration is RFC 3339
+ * :60 only where the time is 23:59 UTC, except that with an offset of a
+ * fractional hour its minute is not checked); duration is RFC 3339
  * appendix A; email is RFC 5321's Mailbox (dot-atom or quoted local part,
  * host name or address literal); hostname is RFC 1123 labels of at most 63
- * characters (the 253-character total is not counted); ipv4 is dotted decimal
+ * characters (the 253-character total is not counted, and an A-label
+ * "xn--..." is not decoded to check its Punycode); ipv4 is dotted decimal
  * without leading zeros; ipv6 is RFC 4291 text (with an embedded ipv4, no zone);
  * uri, uri-reference, iri, iri-reference are RFC 3986 / 3987; uri-template RFC
  * 6570 level 4; json-pointer RFC 6901; relative-json-pointer its draft; uuid
@@ -33,8 +34,10 @@
 #define MM "[0-5][0-9]"
 #define FRAC "(?:\\.[0-9]+)?"
 #define OFFSET "(?:[Zz]|[+-]" HH ":" MM ")"
-/* leap seconds: 23:59:60Z; HH:59:60 at whole-hour offsets where HH -/+ offset is 23;
-   MM:60 with a fractional offset when the hour matches (minutes unchecked) */
+/* leap seconds: 23:59:60 UTC. At a whole-hour offset the local time is HH:59:60 with HH the
+   offset's image of 23; at a fractional one (OM minutes) the hour is exact (+OH:OM: HH = OH,
+   -OH:OM: HH = 23 - OH) but the minute is not checked (it is OM - 1 or 59 - OM: pairing the
+   two would take 24 x 59 alternatives in every date-time grammar) */
 #define LEAP_PLUS \
     "(?:00:59:60" FRAC "\\+01:00|01:59:60" FRAC "\\+02:00|02:59:60" FRAC "\\+03:00|" \
     "03:59:60" FRAC "\\+04:00|04:59:60" FRAC "\\+05:00|05:59:60" FRAC "\\+06:00|" \
@@ -53,8 +56,27 @@
     "07:59:60" FRAC "-16:00|06:59:60" FRAC "-17:00|05:59:60" FRAC "-18:00|" \
     "04:59:60" FRAC "-19:00|03:59:60" FRAC "-20:00|02:59:60" FRAC "-21:00|" \
     "01:59:60" FRAC "-22:00|00:59:60" FRAC "-23:00)"
-#define LEAP_FRAC                                                                                \
-    "(?:" HH ":" MM ":60" FRAC "[+-]" HH ":(?:0[1-9]|[1-5][0-9]))"
+#define LEAP_FRAC_PLUS \
+    "(?:(?:00:" MM ":60" FRAC "\\+00:|01:" MM ":60" FRAC "\\+01:|02:" MM ":60" FRAC "\\+02:|" \
+    "03:" MM ":60" FRAC "\\+03:|04:" MM ":60" FRAC "\\+04:|05:" MM ":60" FRAC "\\+05:|" \
+    "06:" MM ":60" FRAC "\\+06:|07:" MM ":60" FRAC "\\+07:|08:" MM ":60" FRAC "\\+08:|" \
+    "09:" MM ":60" FRAC "\\+09:|10:" MM ":60" FRAC "\\+10:|11:" MM ":60" FRAC "\\+11:|" \
+    "12:" MM ":60" FRAC "\\+12:|13:" MM ":60" FRAC "\\+13:|14:" MM ":60" FRAC "\\+14:|" \
+    "15:" MM ":60" FRAC "\\+15:|16:" MM ":60" FRAC "\\+16:|17:" MM ":60" FRAC "\\+17:|" \
+    "18:" MM ":60" FRAC "\\+18:|19:" MM ":60" FRAC "\\+19:|20:" MM ":60" FRAC "\\+20:|" \
+    "21:" MM ":60" FRAC "\\+21:|22:" MM ":60" FRAC "\\+22:|" \
+    "23:" MM ":60" FRAC "\\+23:)(?:0[1-9]|[1-5][0-9]))"
+#define LEAP_FRAC_MINUS \
+    "(?:(?:23:" MM ":60" FRAC "-00:|22:" MM ":60" FRAC "-01:|21:" MM ":60" FRAC "-02:|" \
+    "20:" MM ":60" FRAC "-03:|19:" MM ":60" FRAC "-04:|18:" MM ":60" FRAC "-05:|" \
+    "17:" MM ":60" FRAC "-06:|16:" MM ":60" FRAC "-07:|15:" MM ":60" FRAC "-08:|" \
+    "14:" MM ":60" FRAC "-09:|13:" MM ":60" FRAC "-10:|12:" MM ":60" FRAC "-11:|" \
+    "11:" MM ":60" FRAC "-12:|10:" MM ":60" FRAC "-13:|09:" MM ":60" FRAC "-14:|" \
+    "08:" MM ":60" FRAC "-15:|07:" MM ":60" FRAC "-16:|06:" MM ":60" FRAC "-17:|" \
+    "05:" MM ":60" FRAC "-18:|04:" MM ":60" FRAC "-19:|03:" MM ":60" FRAC "-20:|" \
+    "02:" MM ":60" FRAC "-21:|01:" MM ":60" FRAC "-22:|" \
+    "00:" MM ":60" FRAC "-23:)(?:0[1-9]|[1-5][0-9]))"
+#define LEAP_FRAC "(?:" LEAP_FRAC_PLUS "|" LEAP_FRAC_MINUS ")"
 #define TIME                                                                                     \
     "(?:" HH ":" MM ":[0-5][0-9]" FRAC OFFSET "|23:59:60" FRAC "(?:[Zz]|[+-]00:00)|"             \
     "(?:" LEAP_PLUS "|" LEAP_MINUS ")" "|" LEAP_FRAC ")"
@@ -90,7 +112,7 @@
 /* RFC 3986 (URI) and, with UCS, RFC 3987 (IRI) */
 #define PCT "%" HEX HEX
 #define SUB "!$&'()*+,;="
-#define UNRES_A "A-Za-z0-9._~-"
+#define UNRES_A "A-Za-z0-9._~\\-"
 #define UCS "\\u00A0-\\uD7FF\\uF900-\\uFDCF\\uFDF0-\\uFFEF\\u{10000}-\\u{EFFFD}"
 #define PRIV "\\uE000-\\uF8FF\\u{F0000}-\\u{FFFFD}\\u{100000}-\\u{10FFFD}"
 #define SCHEME "[A-Za-z][A-Za-z0-9+.-]*"
@@ -98,7 +120,7 @@
 #define SEGMENT(U) PCHAR(U) "*"
 #define SEGMENT_NZ(U) PCHAR(U) "+"
 #define SEGMENT_NZ_NC(U) "(?:[" UNRES_A SUB "@" U "]|" PCT ")+"
-#define IPVFUTURE "v" HEX "+\\.[" UNRES_A SUB ":]+"
+#define IPVFUTURE "[vV]" HEX "+\\.[" UNRES_A SUB ":]+"
 #define HOST(U) "(?:\\[(?:" IPV6 "|" IPVFUTURE ")\\]|" IPV4 "|(?:[" UNRES_A SUB U "]|" PCT ")*)"
 #define AUTHORITY(U) "(?:(?:[" UNRES_A SUB ":" U "]|" PCT ")*@)?" HOST(U) "(?::[0-9]*)?"
 #define PATH_ABEMPTY(U) "(?:/" SEGMENT(U) ")*"
@@ -112,7 +134,8 @@
 #define ABSURI(U, P) SCHEME ":" HIER(U) QUERY(U, P) FRAGMENT(U)
 #define RELREF(U, P) RELPART(U) QUERY(U, P) FRAGMENT(U)
 
-#define URI_TEMPLATE_LITERAL "(?:[!#$&(-;=?-\\[\\]_a-z~" UCS PRIV "]|" PCT ")"
+/* RFC 6570 literals, with the apostrophe of its errata */
+#define URI_TEMPLATE_LITERAL "(?:[!#$&'(-;=?-\\[\\]_a-z~" UCS PRIV "]|" PCT ")"
 #define VARCHAR "(?:[A-Za-z0-9_]|" PCT ")"
 #define VARNAME VARCHAR "(?:\\.?" VARCHAR ")*"
 #define VARSPEC VARNAME "(?::[1-9][0-9]{0,3}|\\*)?"

@@ -1,6 +1,6 @@
 /*
  * The schema compiler's shared state (schema.h describes the pipeline).
- * Only schema/*.c include this header.
+ * Only the .c files of schema/ include this header.
  *
  * note [conjunctions]
  * What the compiler turns into a rule is a conjunction: a set of schema

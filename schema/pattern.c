@@ -4,6 +4,7 @@
  * minimal DFA built on first use for matching constant strings (enum
  * members, property names) against them.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "lexer/dfa.h"

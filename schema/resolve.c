@@ -230,9 +230,14 @@ static gm_status visit(sctx *c, const gm_jv *v, const char *base, uint32_t draft
     }
     if (v->kind != GM_JV_OBJECT || c->draft[v->id])
         return GM_OK;
-    uint32_t d = draft_of(gm_jv_get(v, "$schema"));
+    const gm_jv *sv = gm_jv_get(v, "$schema");
+    uint32_t d = draft_of(sv);
     if (d)
         draft = d;
+    else if (sv && sv->kind == GM_JV_STRING && !strstr(sv->u.s, "json-schema.org/schema") &&
+             !sc_relax(c, v->id, "$schema", "an unknown metaschema (its vocabularies are unknown; "
+                       "the schema is read with the standard ones)"))
+        return c->st;
     bool has_ref = gm_jv_get(v, "$ref") != NULL;
     const gm_jv *id = gm_jv_get(v, draft == SC_DRAFT4 ? "id" : "$id");
     if (id && id->kind == GM_JV_STRING && !(has_ref && draft <= SC_DRAFT7)) {
@@ -298,7 +303,7 @@ gm_status sc_index(sctx *c)
         return c->st = gm_mem_fail(c->mem, c->err, "a schema index");
     link_values(c, c->doc.root, UINT32_MAX);
     uint32_t d = draft_of(gm_jv_get(c->doc.root, "$schema"));
-    c->default_draft = d ? d : SC_DRAFT2020;
+    c->default_draft = d ? d : c->opts.draft ? (uint32_t)c->opts.draft : SC_DRAFT2020;
     if (add_uri(c, ROOT_BASE, strlen(ROOT_BASE), c->doc.root->id))
         return c->st;
     return visit(c, c->doc.root, ROOT_BASE, c->default_draft);
@@ -333,20 +338,6 @@ uint32_t sc_resolve_ref(sctx *c, uint32_t node, const char *kw, const gm_jv *ref
     }
     const char *text = ref->u.s;
     size_t tlen = ref->n;
-    if (!strcmp(kw, "$dynamicRef") || !strcmp(kw, "$recursiveRef")) {
-        /* exact when at most one dynamic anchor of that name exists: then the dynamic scope
-           can only resolve to it (or, with none, the reference is a plain $ref) */
-        const char *name = !strcmp(kw, "$recursiveRef") ? "" : (text[0] == '#' ? text + 1 : NULL);
-        if (name) {
-            uint32_t id = gm_intern_find(&c->dyn, name, strlen(name));
-            if (id != UINT32_MAX && c->dyn_count.v[id] > 1) {
-                sc_relax(c, node, kw, "a dynamic reference with several candidate anchors");
-                return UINT32_MAX - 1; /* relaxed: any instance */
-            }
-            if (id != UINT32_MAX && (name[0] || c->dyn_count.v[id] == 1))
-                return c->dyn_node.v[id];
-        }
-    }
     gm_strbuf u;
     gm_strbuf_init(&u, c->mem);
     gm_uri_resolve(c->base[node] ? c->base[node] : ROOT_BASE, text, tlen, &u);
@@ -394,5 +385,22 @@ uint32_t sc_resolve_ref(sctx *c, uint32_t node, const char *kw, const gm_jv *ref
             result = a;
     }
     gm_strbuf_free(&u);
+    if (result < UINT32_MAX - 1 && (!strcmp(kw, "$dynamicRef") || !strcmp(kw, "$recursiveRef"))) {
+        /* dynamic only when the static target carries the matching dynamic anchor; then exact
+           when that anchor is the only one of its name (the dynamic scope can find no other) */
+        const gm_jv *t = c->value[result];
+        bool recursive = kw[1] == 'r';
+        const char *hash = memchr(text, '#', tlen);
+        const char *name = recursive ? "" : hash && hash[1] != '/' ? hash + 1 : NULL;
+        const gm_jv *a = gm_jv_get(t, recursive ? "$recursiveAnchor" : "$dynamicAnchor");
+        bool dynamic = name && a &&
+                       (recursive ? a->kind == GM_JV_TRUE : a->kind == GM_JV_STRING && !strcmp(a->u.s, name));
+        uint32_t id = dynamic ? gm_intern_find(&c->dyn, name, strlen(name)) : UINT32_MAX;
+        if (id != UINT32_MAX && c->dyn_count.v[id] > 1) {
+            if (!sc_relax(c, node, kw, "a dynamic reference with several candidate anchors"))
+                return UINT32_MAX;
+            return UINT32_MAX - 1;
+        }
+    }
     return result;
 }

@@ -1,6 +1,7 @@
 /* Gathering the keywords of a conjunction into one shape (shape.h). */
 #include "schema/shape.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 bool sc_has(const uint32_t *v, size_t n, uint32_t id)
@@ -224,7 +225,7 @@ static gm_status keyword(builder *b, uint32_t id, const gm_jmember *m, bool noal
             gm_dec d;
             if (!number_value(b, id, k, v, &d))
                 return c->st;
-            tighten(k[9] == 'i' ? &sh->lo : &sh->hi, &d, true, id, k[9] == 'i');
+            tighten(k[10] == 'i' ? &sh->lo : &sh->hi, &d, true, id, k[10] == 'i');
             return GM_OK;
         }
         if (!strcmp(k, "else") && !gm_jv_get(obj, "if"))
@@ -239,8 +240,9 @@ static gm_status keyword(builder *b, uint32_t id, const gm_jmember *m, bool noal
         }
         if (!strcmp(k, "contains")) {
             const gm_jv *mc = gm_jv_get(obj, "minContains");
-            if (mc && mc->kind == GM_JV_NUMBER && mc->n == 1 && mc->u.s[0] == '0')
-                return GM_OK; /* minContains 0: contains asserts nothing */
+            if (mc && mc->kind == GM_JV_NUMBER && mc->n == 1 && mc->u.s[0] == '0' &&
+                !gm_jv_get(obj, "maxContains"))
+                return GM_OK; /* minContains 0 without maxContains: contains asserts nothing */
             return unsup(b, id, k, T_ARR, "'contains' (an array must hold an item matching a schema)");
         }
         return GM_OK;
@@ -434,8 +436,7 @@ static gm_status visit(builder *b, uint32_t id)
     if (ref && draft <= SC_DRAFT7) {
         visit_ref(b, id, "$ref", ref); /* draft 7 and before: the siblings of $ref are ignored */
     } else {
-        for (uint32_t i = 0; i < v->n && c->st == GM_OK; i++)
-            keyword(b, id, &v->u.members[i], noalt);
+        /* the schema's own properties first, then those of what it applies (allOf, $ref) */
         const gm_jv *props = gm_jv_get(v, "properties"), *pp = gm_jv_get(v, "patternProperties"),
                     *ap = gm_jv_get(v, "additionalProperties");
         if (c->st == GM_OK && (props || pp || ap)) {
@@ -459,6 +460,8 @@ static gm_status visit(builder *b, uint32_t id)
                 }
             }
         }
+        for (uint32_t i = 0; i < v->n && c->st == GM_OK; i++)
+            keyword(b, id, &v->u.members[i], noalt);
         const gm_jv *items = gm_jv_get(v, "items"), *pi = gm_jv_get(v, "prefixItems"),
                     *ai = gm_jv_get(v, "additionalItems");
         if (c->st == GM_OK && (items || (pi && draft >= SC_DRAFT2020))) {

@@ -15,6 +15,7 @@ tests_test_ebnf_parse_SOURCES = tests/test_ebnf_parse.c
 tests_test_ebnf_parse_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_ebnf_parse_LDADD = $(GM_TEST_LDADD)
 CLEANFILES += ebnf_rt1.txt ebnf_rt2.txt
+GM_FUZZ += tests/fuzz/fuzz_gbnf
 
 # The reference recognizer of the IR (tests/earley_ref.h), for every test that needs a judge.
 tests_libgmtest_la_SOURCES += tests/earley_ref.c tests/earley_ref.h
@@ -41,3 +42,9 @@ GM_TESTS += tests/test_until
 tests_test_until_SOURCES = tests/test_until.c
 tests_test_until_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_until_LDADD = $(GM_TEST_LDADD)
+
+GM_TESTS += tests/test_earley_json
+tests_test_earley_json_SOURCES = tests/test_earley_json.c
+tests_test_earley_json_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_earley_json_LDADD = $(GM_TEST_LDADD)
+EXTRA_DIST += tests/data/json_lark.gbnf

@@ -125,7 +125,8 @@ def main() -> int:
 
     if not args.python_only:
         try:
-            compiled = compiler.compile_json_schema(SCHEMA)
+            # indent=2: the layout of json.dumps(indent=2) (default: JSON's free whitespace)
+            compiled = compiler.compile_json_schema(SCHEMA, indent=2)
             kind = "json schema"
         except gm.UnsupportedError as e:
             print(f"note: {e}; using the schema's shape written in Lark", file=sys.stderr)

@@ -32,8 +32,7 @@ def schema_text(schema: JSONSchema) -> str:
     """A JSON Schema as JSON text: from a dict (or bool), a JSON string, or a
     Pydantic-style class (its ``model_json_schema()``, or ``schema()`` for Pydantic 1)."""
     if isinstance(schema, str):
-        json.loads(schema)  # a clear JSONDecodeError here rather than a C one later
-        return schema
+        return schema  # malformed JSON: the C library's GrammarSyntaxError, with line:column
     if isinstance(schema, (dict, bool)):
         return json.dumps(schema)
     for method in ("model_json_schema", "schema"):

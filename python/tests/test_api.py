@@ -405,8 +405,6 @@ def test_earley_formats_brute_force(name, make):
             prefix += EARLEY_VOCAB[t].decode()
 
 
-@pytest.mark.skipif(not hasattr(gm._core, "grammar_from_json_schema"),
-                    reason="the C library has no gm_grammar_from_json_schema yet")
 def test_json_schema(llama3):
     class Item:  # Pydantic-style: a class with model_json_schema()
         @classmethod
@@ -440,3 +438,12 @@ def test_json_schema(llama3):
     with pytest.raises(gm.GrammarSyntaxError) as e:
         gm.Grammar.from_json_schema('{"type": "object",\n "x": }')
     assert e.value.line == 2
+    # exclusiveMaximum: a boolean in draft 4, a number since draft 6
+    for draft, schema in [("4", {"type": "integer", "maximum": 5, "exclusiveMaximum": True}),
+                          ("2020-12", {"type": "integer", "exclusiveMaximum": 5})]:
+        compiled = compiler.compile_json_schema(schema, draft=draft)
+        for text, ok in [("4", True), ("5", False)]:
+            m = gm.GrammarMatcher(compiled)
+            assert (m.accept_string(text) and m.is_accepting()) == ok, (draft, text)
+    with pytest.raises(ValueError, match="draft"):
+        gm.Grammar.from_json_schema({}, draft="3")

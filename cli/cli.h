@@ -60,6 +60,13 @@ typedef struct gm_cli_progress {
 bool gm_cli_progress_wanted(bool quiet);
 void gm_cli_progress_fn(void *ud, uint64_t done, uint64_t total);
 
+/*
+ * gm_cli_bad_arg for argv[i], the argument a command did not take: "unexpected
+ * argument 'x'", "unknown option '--x'", "--x needs a value" or "bad value
+ * 'v' for --x", telling the last two by whether usage shows "--x VALUE".
+ */
+int gm_cli_bad_arg_at(const char *cmd, const char *usage, int argc, char **argv, int i);
+
 /* Reads a text file and encodes it with v (cmd_encode.c; also trace --text). */
 gm_status gm_cli_encode_file(const gm_vocab *v, const char *path, bool special_as_text,
                              uint32_t **ids, size_t *n, gm_error *err);

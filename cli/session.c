@@ -191,3 +191,9 @@ int gm_cli_parse_u64(const char *s, uint64_t *out)
     *out = v;
     return 0;
 }
+
+int gm_cli_grammar_arg_fail(const char *cmd, const char *usage, int argc, char **argv, int i0)
+{
+    char why[256];
+    return gm_cli_bad_arg(cmd, usage, "%s", gm_cli_grammar_arg_why(argc, argv, i0, why, sizeof why));
+}

@@ -53,6 +53,9 @@ typedef struct gm_cli_load_options {
  */
 int gm_cli_grammar_arg(gm_cli_load_options *lo, int argc, char **argv, int *i);
 
+/* gm_cli_bad_arg with gm_cli_grammar_arg_why's reason for argv[i0]; returns 2. */
+int gm_cli_grammar_arg_fail(const char *cmd, const char *usage, int argc, char **argv, int i0);
+
 /* Why gm_cli_grammar_arg returned -1 for argv[i] (i as before the call): a reason in buf. */
 const char *gm_cli_grammar_arg_why(int argc, char **argv, int i, char *buf, size_t cap);
 

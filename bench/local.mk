@@ -30,6 +30,7 @@ GM_BENCH_COMMIT = `git -C $(srcdir) describe --always --dirty 2>/dev/null || ech
 bench: $(GM_BENCH) bench/bench_masks
 	@set -e; for b in $(GM_BENCH); do \
 	  echo "== $$b"; out=; [ $$b = bench/bench_syncode ] && out="--out $(srcdir)/bench/results/syncode.md"; \
+	  [ $$b = bench/bench_earley ] && out="--out $(srcdir)/bench/results/earley.md"; \
 	  GM_SHARED_DIR='$(GM_SHARED_DIR)' GM_SRCDIR='$(abs_top_srcdir)' ./$$b $$out; echo; \
 	done
 	@echo "== bench/bench_masks (writes $(srcdir)/bench/results)"
@@ -52,6 +53,13 @@ CLEANFILES += $(GM_BENCH) bench/bench_masks
 GM_BENCH += bench/bench_syncode
 bench_bench_syncode_SOURCES = bench/bench_syncode.c
 bench_bench_syncode_LDADD = libgmcore.la $(JANSSON_LIBS)
+
+# Issue 15: the Earley engine (bench/results/earley.md, which bench_masks puts in REPORT.md).
+GM_BENCH += bench/bench_earley
+bench_bench_earley_SOURCES = bench/bench_earley.c
+bench_bench_earley_LDADD = libgmcore.la
+EXTRA_DIST += bench/data/c/gcd.c bench/data/c/sum.c bench/data/c/fib.c bench/data/c/collatz.c \
+	bench/data/c/stats.c
 
 # Issue 20: text -> ids speed (gm_vocab_encode) on the corpus, and the cost of building
 # the encoder on the first encode.

@@ -131,7 +131,8 @@ struct gm_escratch {
     uint8_t *unc;
     uint32_t *bits;       /* [words] */
     uint32_t *acc;        /* [words] */
-    GM_VEC(uint32_t) nodes;
+    GM_VEC(uint32_t) nodes;   /* uncertain trie nodes of a mask being filled */
+    GM_VEC(uint32_t) enodes;  /* uncertain trie nodes of an entry being built */
 };
 
 /* Stepping (eset.c). The engine's lock is held by the caller. */

@@ -176,6 +176,7 @@ void gm_escratch_destroy(gm_eengine *e, gm_escratch *w)
         return;
     gm_vec_free(e->mem, &w->items);
     gm_vec_free(e->mem, &w->nodes);
+    gm_vec_free(e->mem, &w->enodes);
     gm_mem_free(e->mem, w->slots);
     gm_mem_free(e->mem, w->stack);
     gm_mem_free(e->mem, w->unc);

@@ -41,3 +41,9 @@ GM_TESTS += tests/test_until
 tests_test_until_SOURCES = tests/test_until.c
 tests_test_until_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_until_LDADD = $(GM_TEST_LDADD)
+
+GM_TESTS += tests/test_earley_json
+tests_test_earley_json_SOURCES = tests/test_earley_json.c
+tests_test_earley_json_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_earley_json_LDADD = $(GM_TEST_LDADD)
+EXTRA_DIST += tests/data/json_lark.gbnf

@@ -163,11 +163,13 @@ static void set_node_tokens(const gm_trie *t, uint32_t node, uint32_t *bits)
  * Walks the whole trie from `from` (a set; depth 0), pruned where the
  * recognizer dies. Tokens whose walk is alive go to `acc`; with `follow`
  * (the mask cache's walks from an outer seed), tokens whose walk escaped
- * earlier with a following byte in follow go to w->nodes as uncertain.
+ * earlier with a following byte in follow go to w->enodes as uncertain.
  */
 static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
                            const uint64_t *follow, uint32_t *acc, gm_error *err)
 {
+    /* (w->nodes may hold the uncertain nodes of the mask being filled: an
+       entry's own go to w->enodes.) */
     const gm_trie *t = e->t;
     gm_status st = GM_OK;
     size_t maxd = 0;
@@ -187,7 +189,7 @@ static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
             if (u) {
                 for (uint32_t k = i; k < nd->skip; k++)
                     if (t->nodes[k].tok_end > t->nodes[k].tok_begin &&
-                        gm_vec_push(e->mem, &w->nodes, k)) {
+                        gm_vec_push(e->mem, &w->enodes, k)) {
                         st = gm_mem_fail(e->mem, err, "the token-mask cache");
                         goto out;
                     }
@@ -350,7 +352,7 @@ static gm_status build_entry(gm_eengine *e, gm_escratch *w, uint32_t state, uint
     if (st != GM_OK)
         return st;
     memset(w->bits, 0, (size_t)e->words * sizeof *w->bits);
-    w->nodes.n = 0;
+    w->enodes.n = 0;
     if (seed)
         st = walk_trie(e, w, seed, g->rules[g->state_rule[state]].follow, w->bits, err);
     gm_estate_release(e, seed);
@@ -361,14 +363,14 @@ static gm_status build_entry(gm_eengine *e, gm_escratch *w, uint32_t state, uint
         return gm_mem_fail(e->mem, err, "the token-mask cache");
     x->key = key;
     /* Walk order is pre-order: nodes come out ascending already. */
-    x->nunc = (uint32_t)w->nodes.n;
-    x->unc = gm_mem_alloc(e->mem, (w->nodes.n ? w->nodes.n : 1) * sizeof *x->unc);
+    x->nunc = (uint32_t)w->enodes.n;
+    x->unc = gm_mem_alloc(e->mem, (w->enodes.n ? w->enodes.n : 1) * sizeof *x->unc);
     if (!x->unc || store_bits(e, w->bits, &x->form, &x->nacc, &x->acc)) {
         entry_free(e, x);
         return gm_mem_fail(e->mem, err, "the token-mask cache");
     }
-    if (w->nodes.n)
-        memcpy(x->unc, w->nodes.v, w->nodes.n * sizeof *x->unc);
+    if (w->enodes.n)
+        memcpy(x->unc, w->enodes.v, w->enodes.n * sizeof *x->unc);
     atomic_fetch_add(&e->cache_bytes, entry_bytes(e, x));
     atomic_fetch_add(&e->nentries, 1);
     atomic_fetch_add(&e->nuncertain, x->nunc);

@@ -325,12 +325,68 @@ static void test_real_grammars(void **state)
         real_walks(files[i], toks[i % 3], 2, 40, 13);
 }
 
+/*
+ * Real texts: the C programs of bench/data/c, encoded with llama3's own
+ * encoder, under c.gbnf, masks checked at every step (the first masks of a
+ * fresh engine build the cache entries while they are filled).
+ */
+static void test_c_programs(void **state)
+{
+    (void)state;
+    eg x;
+    memset(&x, 0, sizeof x);
+    gm_mem_init(&x.mem, NULL, 0);
+    gm_error err;
+    const char *tpath = gm_test_shared_path("tokenizers/llama3/tokenizer.json");
+    char vpath[1024];
+    snprintf(vpath, sizeof vpath, "%s", tpath);
+    gm_vocab *pv;
+    assert_int_equal(gm_vocab_create_from_file(vpath, NULL, &pv, &err), GM_OK);
+    gm_vocab_data *v;
+    assert_int_equal(gm_vocab_load(&x.mem, vpath, NULL, &v, &err), GM_OK);
+    size_t len;
+    char *text = gm_test_read_file(gm_test_shared_path("grammars/gbnf/c.gbnf"), &len);
+    if (eg_open(&x, text, GM_EBNF_GBNF, v, 0, &err) != GM_OK)
+        fail_msg("%s", err.message);
+    free(text);
+    size_t words = (v->size + 31) / 32;
+    uint32_t *mask = malloc(words * 4);
+    static const char *const files[] = {"gcd.c", "collatz.c"};
+    for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+        char rel[256];
+        snprintf(rel, sizeof rel, "bench/data/c/%s", files[f]);
+        text = gm_test_read_file(gm_test_src_path(rel), &len);
+        uint32_t *ids;
+        size_t n;
+        assert_int_equal(gm_vocab_encode(pv, text, len, NULL, &ids, &n, &err), GM_OK);
+        gm_estate *s = gm_estate_start(x.e, &err);
+        for (size_t k = 0; k <= n; k++) {
+            check_mask(&x, s, mask, words, files[f]);
+            if (k == n)
+                break;
+            gm_estate *nx;
+            assert_int_equal(gm_estate_accept_token(x.e, x.w, s, ids[k], &nx, &err), GM_OK);
+            gm_estate_release(x.e, s);
+            s = nx;
+        }
+        assert_true(gm_estate_accepting(x.e, s));
+        gm_estate_release(x.e, s);
+        gm_vocab_free_ids(pv, ids);
+        free(text);
+    }
+    free(mask);
+    eg_close(&x, true);
+    gm_vocab_destroy(pv);
+    assert_int_equal(atomic_load(&x.mem.used), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_languages),
         cmocka_unit_test(test_small_masks),
         cmocka_unit_test(test_real_grammars),
+        cmocka_unit_test(test_c_programs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,1 @@
+int steps(int n){int count = 0;while(n!=1){if(n-( n/2 )*2==0){n = n/2;}else{n = 3*n+1;}count = count+1;}return count;}int main(){int best = 0;int arg = 0;for(int i = 1; i<1000; i = i+1){int s = steps(i);if(s>best){best = s;arg = i;}}print (arg, best);return 0;}

@@ -1,0 +1,1 @@
+int fib(int n){if(n<2){return n;}return fib(n-1)+fib(n-2);}int main(){/* the first twenty Fibonacci numbers */for(int k = 0; k<20; k = k+1){print (fib(k));}return 0;}

@@ -1,0 +1,1 @@
+int gcd(int a){int b = 12;while(b!=0){int t = b;b = a-( a/b )*b;a = t;}return a;}int main(){int g = gcd(48);print (g);return 0;}

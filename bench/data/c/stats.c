@@ -1,0 +1,2 @@
+float mean(int n){float total = 0;for(int i = 0; i<n; i = i+1){total = total+value(i);}return total/n;}float variance(int n){float m = mean(n);float acc = 0;for(int i = 0; i<n; i = i+1){float d = value(i)-m;acc = acc+d*d;}return acc/n;}char grade(int score){if(score>=90){return 65;}if(score>=80){return 66;}return 67;}int main(){//print the summary
+report (mean(100), variance(100), grade(85));return 0;}

@@ -1,0 +1,1 @@
+int square(int x){return x*x;}int sum(int n){int s = 0;for(int i = 0; i<n; i = i+1){s = s+square(i);}return s;}int main(){int total = sum(10);print (total);return 0;}

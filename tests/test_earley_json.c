@@ -1,0 +1,139 @@
+/*
+ * Cross-engine differential test: tests/data/json_lark.gbnf, written to
+ * accept exactly the language of the bundled grammars/json.lark, run on the
+ * Earley engine, and json.lark on the LALR engine (public API), give the
+ * same mask at every step of every ../shared/corpus/json file decoded with
+ * its reference token ids (llama3 and qwen3): two independent engines
+ * checking each other. Every true token must be allowed and EOS allowed
+ * exactly at the end.
+ */
+#include "tests/testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "earley/ebnf_parse.h"
+#include "earley/engine.h"
+#include "spanner/ids_file.h"
+#include "spanner/trie.h"
+#include "spanner/vocab.h"
+
+static void run_tokenizer(const char *tok)
+{
+    gm_error err;
+    char path[512];
+    snprintf(path, sizeof path, "tokenizers/%s/tokenizer.json", tok);
+    char vpath[512];
+    snprintf(vpath, sizeof vpath, "%s", gm_test_shared_path(path));
+
+    /* LALR side: public API. */
+    gm_vocab *pv;
+    assert_int_equal(gm_vocab_create_from_file(vpath, NULL, &pv, &err), GM_OK);
+    gm_grammar *lg;
+    assert_int_equal(gm_grammar_create_bundled("json", NULL, &lg, &err), GM_OK);
+    gm_compiled *lc;
+    assert_int_equal(gm_compiled_create(lg, pv, NULL, &lc, &err), GM_OK);
+    size_t words = gm_compiled_mask_words(lc);
+
+    /* Earley side. */
+    gm_mem mem;
+    gm_mem_init(&mem, NULL, 0);
+    gm_vocab_data *v;
+    assert_int_equal(gm_vocab_load(&mem, vpath, NULL, &v, &err), GM_OK);
+    assert_int_equal((v->size + 31) / 32, words);
+    gm_trie *t;
+    assert_int_equal(gm_trie_build(&mem, v, &t, &err), GM_OK);
+    size_t glen;
+    char *gtext = gm_test_read_file(gm_test_src_path("tests/data/json_lark.gbnf"), &glen);
+    gm_ebnf src;
+    gm_ebnf_init(&src, &mem);
+    if (gm_ebnf_parse(&src, "json_lark.gbnf", gtext, glen, GM_EBNF_GBNF, NULL, &err) != GM_OK)
+        fail_msg("%s", err.message);
+    free(gtext);
+    gm_egrammar *g;
+    assert_int_equal(gm_egrammar_build(&mem, &src, NULL, &g, &err), GM_OK);
+    gm_ebnf_free(&src);
+    gm_eengine *e;
+    assert_int_equal(gm_eengine_create(&mem, g, v, t, NULL, NULL, &e, &err), GM_OK);
+    gm_escratch *w;
+    assert_int_equal(gm_escratch_create(e, &w, &err), GM_OK);
+
+    snprintf(path, sizeof path, "corpus/json/ids.%s.json", tok);
+    gm_ids_file *ids;
+    assert_int_equal(gm_ids_file_load(&mem, gm_test_shared_path(path), &ids, &err), GM_OK);
+    uint32_t *m1 = malloc(words * 4), *m2 = malloc(words * 4);
+    size_t steps = 0;
+    for (size_t f = 0; f < ids->n; f++) {
+        const gm_ids_entry *en = &ids->entries[f];
+        gm_matcher *lm;
+        assert_int_equal(gm_matcher_create(lc, NULL, &lm, &err), GM_OK);
+        gm_estate *s = gm_estate_start(e, &err);
+        for (size_t k = 0; k <= en->nids; k++) {
+            assert_int_equal(gm_matcher_fill_mask(lm, m1, words, &err), GM_OK);
+            if (gm_estate_fill_mask(e, w, s, m2, words, &err) != GM_OK)
+                fail_msg("%s step %zu: %s", en->file, k, err.message);
+            steps++;
+            if (memcmp(m1, m2, words * 4)) {
+                for (uint32_t i = 0; i < words * 32 && i < v->size; i++) {
+                    bool a = (m1[i / 32] >> (i % 32)) & 1, b = (m2[i / 32] >> (i % 32)) & 1;
+                    if (a != b) {
+                        size_t l;
+                        const uint8_t *bytes = gm_vocab_data_token(v, i, &l);
+                        fprintf(stderr, "token %u ", i);
+                        gm_test_show_bytes(stderr, bytes, l);
+                        fprintf(stderr, ": LALR %d, Earley %d\n", a, b);
+                    }
+                }
+                fail_msg("%s (%s): masks differ at step %zu", en->file, tok, k);
+            }
+            if (k == en->nids)
+                break;
+            uint32_t id = en->ids[k];
+            if (!((m2[id / 32] >> (id % 32)) & 1))
+                fail_msg("%s: true token %u masked at step %zu", en->file, id, k);
+            assert_int_equal(gm_matcher_accept_token(lm, id, &err), GM_OK);
+            gm_estate *n;
+            if (gm_estate_accept_token(e, w, s, id, &n, &err) != GM_OK)
+                fail_msg("%s step %zu: %s", en->file, k, err.message);
+            gm_estate_release(e, s);
+            s = n;
+        }
+        assert_true(gm_estate_accepting(e, s));
+        gm_estate_release(e, s);
+        gm_matcher_destroy(lm);
+    }
+    print_message("%s: %zu files, %zu steps, identical masks\n", tok, ids->n, steps);
+    free(m1);
+    free(m2);
+    gm_ids_file_destroy(ids);
+    gm_escratch_destroy(e, w);
+    gm_eengine_destroy(e);
+    gm_egrammar_destroy(g);
+    gm_trie_destroy(t);
+    gm_vocab_data_destroy(v);
+    assert_int_equal(atomic_load(&mem.used), 0);
+    gm_compiled_destroy(lc);
+    gm_grammar_destroy(lg);
+    gm_vocab_destroy(pv);
+}
+
+static void test_llama3(void **state)
+{
+    (void)state;
+    run_tokenizer("llama3");
+}
+
+static void test_qwen3(void **state)
+{
+    (void)state;
+    run_tokenizer("qwen3");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_llama3),
+        cmocka_unit_test(test_qwen3),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

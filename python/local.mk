@@ -9,7 +9,7 @@ GM_PYTHON_PKG = \
 	python/gramask/grammar.py python/gramask/logits.py python/gramask/py.typed \
 	python/gramask/tokenizer.py
 GM_PYTHON_FILES = $(GM_PYTHON_PKG) python/src/core.h python/src/core.c python/src/matcher.c \
-	python/src/arrays.c python/setup.py python/pyproject.toml python/README.md
+	python/src/arrays.c python/src/bench.c python/setup.py python/pyproject.toml python/README.md
 GM_PYTHON_TESTFILES = python/tests/conftest.py python/tests/test_api.py python/tests/test_masks.py \
 	python/tests/test_misuse.py python/tests/test_threads.py python/tests/test_memory.py \
 	python/tests/test_decode_example.py
@@ -35,3 +35,13 @@ clean-local: clean-python
 clean-python:
 	rm -rf python/lib python/tmp python/build.log
 .PHONY: clean-python
+
+# `make bench` also runs the binding's benchmark (bench/bench_python.py: per-step
+# overhead over the C call, mask application, batch fill on 1 and 2 threads).
+bench: bench-python
+bench-python: python/lib/.built
+	@echo "== bench/bench_python.py (writes $(srcdir)/bench/results/python.md)"
+	PYTHONPATH='$(abs_top_builddir)/python/lib' $(PYTHON3) $(srcdir)/bench/bench_python.py \
+	  --shared '$(GM_SHARED_DIR)' --out '$(srcdir)/bench/results/python.md'
+.PHONY: bench-python
+EXTRA_DIST += bench/bench_python.py

@@ -45,7 +45,7 @@ def pkg_config(*args):
 
 
 def library():
-    """(include dirs, library dir, data dirs, source dir for the version)."""
+    """(include dirs, library dir, data dirs, the library's version)."""
     build = os.environ.get("GRAMASK_BUILD_DIR")
     if build:
         src = os.path.abspath(os.environ.get("GRAMASK_SRC_DIR") or os.path.dirname(HERE))
@@ -55,24 +55,24 @@ def library():
             fail(f"no include/gramask.h under {src}: set GRAMASK_SRC_DIR to the source tree")
         if not any(n.startswith("libgramask.so") for n in os.listdir(libdir) if os.path.isdir(libdir)):
             fail(f"no libgramask.so in {libdir}: run `make` in {build} first")
-        return [os.path.join(src, "include")], libdir, [os.path.join(src, "tests", "data")], src
+        return [os.path.join(src, "include")], libdir, [os.path.join(src, "tests", "data")], version(src)
     incs = [f[2:] for f in pkg_config("--cflags-only-I") if f.startswith("-I")]
     libdir = pkg_config("--variable=libdir")[0]
     prefix = pkg_config("--variable=prefix")[0]
-    return incs, libdir, [os.path.join(prefix, "share", "gramask")], os.path.dirname(HERE)
+    return incs, libdir, [os.path.join(prefix, "share", "gramask")], pkg_config("--modversion")[0]
 
 
-incs, libdir, data_dirs, src = library()
+incs, libdir, data_dirs, ver = library()
 cflags = ["-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter",
           "-Wno-missing-field-initializers", "-fvisibility=hidden"]
 if os.environ.get("GRAMASK_WERROR") == "1":
     cflags.append("-Werror")
 
 setup(
-    version=version(src),
+    version=ver,
     ext_modules=[Extension(
         "gramask._core",
-        sources=["src/core.c", "src/matcher.c", "src/arrays.c"],
+        sources=["src/core.c", "src/matcher.c", "src/arrays.c", "src/bench.c"],
         depends=["src/core.h"],
         include_dirs=incs,
         library_dirs=[libdir],

@@ -15,6 +15,7 @@ void gm_compile_options_init_defaults(gm_compile_options *opts)
 
 static void compiled_free(gm_compiled *c)
 {
+    gm_eengine_destroy(c->eengine);
     gm_spanner_destroy(c->spanner);
     gm_grammar_destroy(c->grammar);
     gm_vocab_destroy(c->vocab);
@@ -42,11 +43,23 @@ gm_status gm_compiled_create(gm_grammar *g, gm_vocab *v, const gm_compile_option
     atomic_init(&c->refs, 1);
     c->grammar = gm_grammar_retain(g);
     c->vocab = gm_vocab_retain(v);
-    c->ops = &gm_engine_lalr;
-    gm_status st = gm_spanner_create(&c->mem, g->lexer, &g->postlex, g->lr, v->data, v->trie,
-                                     &c->spanner, err);
-    if (st == GM_OK && opts && opts->eager)
-        st = gm_spanner_build_all_progress(c->spanner, opts->progress, opts->progress_ud, err);
+    gm_status st;
+    if (g->engine == GM_ENGINE_EARLEY) {
+        c->ops = &gm_engine_earley;
+        gm_eengine_options eo = {0};
+        eo.eager = opts && opts->eager;
+        eo.limits = lim;
+        gm_excache *x = gm_vocab_excache(v, err);
+        st = x ? gm_eengine_create(&c->mem, g->eg, v->data, v->trie, x, &eo, &c->eengine, err)
+               : err && err->code != GM_OK ? err->code : GM_ERR_NOMEM;
+    } else {
+        c->ops = &gm_engine_lalr;
+        st = gm_spanner_create(&c->mem, g->lexer, &g->postlex, g->lr, v->data, v->trie,
+                               &c->spanner, err);
+        if (st == GM_OK && opts && opts->eager)
+            st = gm_spanner_build_all_progress(c->spanner, opts->progress, opts->progress_ud,
+                                               err);
+    }
     if (st != GM_OK) {
         compiled_free(c);
         return st;
@@ -86,16 +99,29 @@ void gm_compiled_get_stats(const gm_compiled *c, gm_compiled_stats *stats)
         return;
     const gm_grammar *g = c->grammar;
     stats->engine = g->engine;
-    stats->lexer_states = g->lexer->nstates;
-    stats->terminals = g->lexer->nterminals;
-    stats->lr_states = g->lr->nstates;
-    stats->productions = g->lr->nprods;
     stats->vocab_size = c->vocab->data->size;
-    gm_spanner_stats st;
-    gm_spanner_stats_get(c->spanner, &st);
-    stats->profiles_built = st.profiles;
-    stats->classes = st.classes;
-    stats->table_bytes = st.bytes;
+    if (g->engine == GM_ENGINE_EARLEY) {
+        gm_egrammar_stats gs;
+        gm_egrammar_get_stats(g->eg, &gs);
+        stats->rules = gs.rules;
+        stats->fsm_states = gs.states;
+        gm_eengine_stats es;
+        gm_eengine_get_stats(c->eengine, &es);
+        stats->cache_entries = es.cache_entries;
+        stats->cross_hits = es.cross_hits;
+        stats->uncertain_tokens = es.uncertain;
+        stats->table_bytes = es.cache_bytes;
+    } else {
+        stats->lexer_states = g->lexer->nstates;
+        stats->terminals = g->lexer->nterminals;
+        stats->lr_states = g->lr->nstates;
+        stats->productions = g->lr->nprods;
+        gm_spanner_stats st;
+        gm_spanner_stats_get(c->spanner, &st);
+        stats->profiles_built = st.profiles;
+        stats->classes = st.classes;
+        stats->table_bytes = st.bytes;
+    }
     stats->memory_bytes = atomic_load(&c->mem.used) + atomic_load(&g->mem.used) +
                           atomic_load(&c->vocab->mem.used);
 }

@@ -1,7 +1,12 @@
-/* Public grammar objects: Lark text -> cfg -> lexer + LALR(1) tables, refcounted. */
+/*
+ * Public grammar objects, refcounted: Lark text -> cfg -> lexer + LALR(1)
+ * tables; GBNF, EBNF or regex text -> grammar IR -> Earley rule automata.
+ */
 #include <stdio.h>
 #include <string.h>
 
+#include "earley/ebnf_parse.h"
+#include "base/file.h"
 #include "parser/bundled.h"
 #include "parser/grammar.h"
 #include "runtime/objects.h"
@@ -34,6 +39,7 @@ static gm_grammar *grammar_new(const gm_grammar_options *opts)
 
 static void grammar_free(gm_grammar *g)
 {
+    gm_egrammar_destroy(g->eg);
     gm_lr_table_destroy(g->lr);
     gm_lexer_destroy(g->lexer);
     if (!g->cfg) {
@@ -69,24 +75,107 @@ static gm_status build(gm_grammar *g, const gm_grammar_options *opts, gm_error *
     return st;
 }
 
+/* The format of a grammar text: opts->format, else by the file name's extension. */
+static gm_grammar_format format_of(const char *name, const gm_grammar_options *opts)
+{
+    if (opts && opts->format != GM_FORMAT_AUTO)
+        return opts->format;
+    const char *dot = name ? strrchr(name, '.') : NULL;
+    if (dot && !strchr(dot, '/')) {
+        if (!strcmp(dot, ".gbnf"))
+            return GM_FORMAT_GBNF;
+        if (!strcmp(dot, ".ebnf"))
+            return GM_FORMAT_EBNF;
+        if (!strcmp(dot, ".regex"))
+            return GM_FORMAT_REGEX;
+    }
+    return GM_FORMAT_LARK;
+}
+
+/* Compiles a checked grammar IR into g's Earley automata. */
+static gm_status build_earley(gm_grammar *g, const gm_ebnf *src, const gm_grammar_options *opts,
+                              gm_error *err)
+{
+    gm_limits lim;
+    gm_limits_resolve(&lim, opts ? &opts->limits : NULL);
+    g->engine = GM_ENGINE_EARLEY;
+    return gm_egrammar_build(&g->mem, src, &lim, &g->eg, err);
+}
+
+/* GBNF, EBNF or regex text -> IR -> automata. */
+static gm_status load_earley(gm_grammar *g, gm_grammar_format format, const char *name,
+                             const char *text, size_t len, const gm_grammar_options *opts,
+                             gm_error *err)
+{
+    gm_ebnf ir;
+    gm_ebnf_init(&ir, &g->mem);
+    gm_status st;
+    if (format == GM_FORMAT_REGEX) {
+        /* A regex file's trailing line break is not part of the pattern. */
+        while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
+            len--;
+        st = gm_ebnf_from_regex(&ir, name, text, len, 0, opts, err);
+    } else {
+        st = gm_ebnf_parse(&ir, name, text, len,
+                           format == GM_FORMAT_GBNF ? GM_EBNF_GBNF : GM_EBNF_XGRAMMAR, opts, err);
+    }
+    if (st == GM_OK)
+        st = build_earley(g, &ir, opts, err);
+    gm_ebnf_free(&ir);
+    return st;
+}
+
 static gm_status create(const char *text, size_t len, const char *name, const char *path,
                         const gm_grammar_options *opts, gm_grammar **out, gm_error *err)
 {
     if (!out)
         return gm_error_set(err, GM_ERR_ARGUMENT, "gm_grammar_create: out is NULL");
     *out = NULL;
-    if (opts && opts->format != GM_FORMAT_AUTO && opts->format != GM_FORMAT_LARK)
-        return gm_error_set(err, GM_ERR_UNSUPPORTED,
-                            "grammar format %d: only Lark grammars are built so far (the Earley "
-                            "engine for GBNF, EBNF and regex grammars is not wired in yet)",
-                            (int)opts->format);
+    gm_grammar_format format = format_of(path ? path : name, opts);
+    if (format < GM_FORMAT_AUTO || format > GM_FORMAT_REGEX)
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_grammar_options.format %d is not a format",
+                            (int)format);
     gm_grammar *g = grammar_new(opts);
     if (!g)
         return gm_error_set(err, GM_ERR_NOMEM, "out of memory creating a grammar");
-    gm_status st = path ? gm_grammar_load_file(&g->mem, path, opts, &g->cfg, err)
-                        : gm_grammar_load(&g->mem, name, text, len, opts, &g->cfg, err);
+    gm_status st;
+    if (format == GM_FORMAT_LARK) {
+        st = path ? gm_grammar_load_file(&g->mem, path, opts, &g->cfg, err)
+                  : gm_grammar_load(&g->mem, name, text, len, opts, &g->cfg, err);
+        if (st == GM_OK)
+            st = build(g, opts, err);
+    } else if (path) {
+        gm_limits lim;
+        gm_limits_resolve(&lim, opts ? &opts->limits : NULL);
+        char *file_text = NULL;
+        size_t file_len = 0;
+        st = gm_file_read(&g->mem, path, lim.max_input_bytes, &file_text, &file_len, err);
+        if (st == GM_OK)
+            st = load_earley(g, format, path, file_text, file_len, opts, err);
+        gm_mem_free(&g->mem, file_text);
+    } else {
+        st = load_earley(g, format, name, text, len, opts, err);
+    }
+    if (st != GM_OK) {
+        grammar_free(g);
+        return st;
+    }
+    *out = g;
+    return GM_OK;
+}
+
+gm_status gm_grammar_from_ebnf(const gm_ebnf *src, const gm_grammar_options *opts,
+                               gm_grammar **out, gm_error *err)
+{
+    if (!out || !src)
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_grammar_from_ebnf: NULL argument");
+    *out = NULL;
+    gm_grammar *g = grammar_new(opts);
+    if (!g)
+        return gm_error_set(err, GM_ERR_NOMEM, "out of memory creating a grammar");
+    gm_status st = gm_ebnf_check(src, opts, err);
     if (st == GM_OK)
-        st = build(g, opts, err);
+        st = build_earley(g, src, opts, err);
     if (st != GM_OK) {
         grammar_free(g);
         return st;

@@ -56,6 +56,7 @@ static gm_vocab *vocab_new(const gm_vocab_options *opts)
 
 static void vocab_free(gm_vocab *v)
 {
+    gm_excache_destroy(atomic_load(&v->excache));
     gm_trie_destroy(v->trie);
     gm_vocab_data_destroy(v->data);
     gm_encoder_destroy(atomic_load(&v->encoder));
@@ -228,4 +229,21 @@ size_t gm_vocab_eos_ids(const gm_vocab *v, const uint32_t **ids)
     if (ids)
         *ids = v->data->eos;
     return v->data->neos;
+}
+
+gm_excache *gm_vocab_excache(gm_vocab *v, gm_error *err)
+{
+    gm_excache *x = atomic_load_explicit(&v->excache, memory_order_acquire);
+    if (x)
+        return x;
+    if (gm_excache_create(&v->mem, v->data, v->trie, &x, err) != GM_OK)
+        return NULL;
+    gm_excache *expected = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&v->excache, &expected, x, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        /* Another thread made one first: use it. */
+        gm_excache_destroy(x);
+        x = expected;
+    }
+    return x;
 }

@@ -6,7 +6,7 @@ libgmcore_la_SOURCES += \
 	runtime/api_encode.c \
 	runtime/diagnose.h \
 	runtime/batch.c \
-	runtime/engine.h runtime/engine_lalr.c \
+	runtime/engine.h runtime/engine_lalr.c runtime/engine_earley.c \
 	runtime/indent.c runtime/indent.h \
 	runtime/layer.c runtime/layer.h \
 	runtime/mask.c runtime/mask.h \
@@ -24,9 +24,13 @@ gramask_SOURCES += \
 	cli/cmd_trace.c
 gramask_CPPFLAGS = $(AM_CPPFLAGS) -DGM_SRCDATA='"$(abs_top_srcdir)/tests/data"' \
 	-DGM_PKGDATA='"$(pkgdatadir)"'
-demodatadir = $(pkgdatadir)
-nobase_dist_demodata_DATA = tests/data/sp32k/tokenizer.json tests/data/sp32k/tokenizer_config.json \
-	tests/data/sp32k/PACKAGE-LICENSE tests/data/demo/sample.json
+# Installed as $(pkgdatadir)/sp32k/... and $(pkgdatadir)/demo/..., where the demo (and
+# the Python package's) look for them (nobase_ would have kept tests/data/ in the path).
+demosp32kdir = $(pkgdatadir)/sp32k
+dist_demosp32k_DATA = tests/data/sp32k/tokenizer.json tests/data/sp32k/tokenizer_config.json \
+	tests/data/sp32k/PACKAGE-LICENSE
+demosampledir = $(pkgdatadir)/demo
+dist_demosample_DATA = tests/data/demo/sample.json
 EXTRA_DIST += tests/data/README.md
 
 GM_TESTS += tests/test_spanner
@@ -60,3 +64,9 @@ GM_FUZZ += tests/fuzz/fuzz_compiled
 
 TESTS += tests/generate_check.sh
 EXTRA_DIST += tests/generate_check.sh
+
+# The public API over the Earley engine (only include/gramask.h, shared library).
+GM_TESTS += tests/test_api_earley
+tests_test_api_earley_SOURCES = tests/test_api_earley.c
+tests_test_api_earley_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_api_earley_LDADD = libgramask.la $(CMOCKA_LIBS)

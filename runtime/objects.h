@@ -29,7 +29,13 @@ struct gm_vocab {
     char *path;               /* the tokenizer.json it came from (for the encoder), or NULL */
     struct gm_encoder *_Atomic encoder; /* built on the first encode (under encoder_lock) */
     pthread_mutex_t encoder_lock;
+    /* The Earley engine's cross-grammar cache for this vocabulary, made by the
+       first Earley grammar compiled for it (gm_vocab_excache). */
+    _Atomic(gm_excache *) excache;
 };
+
+/* v's cross-grammar cache, created on first use (thread-safe); NULL when out of memory. */
+gm_excache *gm_vocab_excache(gm_vocab *v, gm_error *err);
 
 struct gm_grammar {
     atomic_uint refs;
@@ -54,6 +60,14 @@ struct gm_compiled {
     gm_eengine *eengine;      /* GM_ENGINE_EARLEY */
 };
 
+/*
+ * A grammar for the Earley engine from a grammar IR (checked here; src is
+ * borrowed): the constructor behind JSON Schema and TagDispatch grammars.
+ * opts may be NULL (its format is ignored).
+ */
+gm_status gm_grammar_from_ebnf(const gm_ebnf *src, const gm_grammar_options *opts,
+                               gm_grammar **out, gm_error *err);
+
 /* gm_compiled_load from bytes in memory (`name` names them in errors). */
 gm_status gm_compiled_load_buffer(const uint8_t *data, size_t len, const char *name,
                                   const gm_compile_options *opts, gm_compiled **out,
@@ -61,7 +75,7 @@ gm_status gm_compiled_load_buffer(const uint8_t *data, size_t len, const char *n
 /* The checksum a compiled file's header holds for its payload. */
 uint64_t gm_compiled_checksum(const uint8_t *payload, size_t len);
 /* The format version compiled files are written and read in (serialize.c). */
-#define GM_COMPILED_FORMAT 3
+#define GM_COMPILED_FORMAT 4
 #define GM_COMPILED_HEADER 40
 /* The header of a compiled file of the current format in front of payload[0..len). */
 void gm_compiled_header(uint8_t header[GM_COMPILED_HEADER], const uint8_t *payload, size_t len);

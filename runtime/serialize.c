@@ -8,10 +8,13 @@
  *   0x04030201 and is refused), u64 payload length, u64 checksum of the
  *   payload (gm_hash_bytes), u32 flags, u32 reserved.
  *   payload: sections, each a u32 tag then its fields; arrays are a u32 or
- *   u64 count then the elements. VOCB (vocabulary), LEXR (lexing DFA and
- *   its backtracking states, lexer/lexer.h), LRTB (LALR tables), PROF (the
- *   token-class profiles built so far). The trie
- *   and the first-byte filters are rebuilt at load (milliseconds).
+ *   u64 count then the elements. VOCB (vocabulary), then for the LALR
+ *   engine LEXR (lexing DFA and its backtracking states, lexer/lexer.h),
+ *   LRTB (LALR tables), PROF (the token-class profiles built so far); for
+ *   the Earley engine EARL (u64 length, then the rule automata as
+ *   gm_egrammar_write lays them out; earley/engine.h). The trie, the
+ *   first-byte filters and the Earley mask caches are rebuilt at load
+ *   (lazily, or all of them with an eager load).
  * Loading checks the header, the checksum, and then every count and index
  * against the arrays it points into, so a corrupt or hostile file fails with
  * GM_ERR_FORMAT instead of reading out of bounds.
@@ -35,7 +38,8 @@ enum {
     TAG_VOCB = 0x42434f56, /* "VOCB" little-endian */
     TAG_LEXR = 0x5258454c,
     TAG_LRTB = 0x4254524c,
-    TAG_PROF = 0x464f5250
+    TAG_PROF = 0x464f5250,
+    TAG_EARL = 0x4c524145  /* "EARL" */
 };
 
 /* ---- writing ------------------------------------------------------------- */
@@ -174,9 +178,21 @@ gm_status gm_compiled_save(const gm_compiled *c, const char *path, gm_error *err
     gm_mem *m = (gm_mem *)&c->mem;
     writer w = {.mem = m};
     put_vocab(&w, c->vocab->data);
-    put_lexer(&w, c->grammar->lexer, &c->grammar->postlex);
-    put_lr(&w, c->grammar->lr);
-    put_profiles(&w, c->spanner);
+    if (c->grammar->engine == GM_ENGINE_EARLEY) {
+        gm_strbuf eb;
+        gm_strbuf_init(&eb, m);
+        gm_egrammar_write(c->grammar->eg, &eb);
+        w.failed |= eb.failed;
+        uint64_t n = eb.n;
+        put_u32(&w, TAG_EARL);
+        put(&w, &n, 8);
+        put(&w, eb.s, eb.n);
+        gm_strbuf_free(&eb);
+    } else {
+        put_lexer(&w, c->grammar->lexer, &c->grammar->postlex);
+        put_lr(&w, c->grammar->lr);
+        put_profiles(&w, c->spanner);
+    }
     if (w.failed) {
         gm_mem_free(m, w.buf);
         return gm_mem_fail(m, err, "the compiled file");
@@ -255,6 +271,32 @@ static int expect_tag(reader *r, uint32_t tag, const char *name)
 {
     if (get_u32(r, name) != tag)
         return bad(r, name);
+    return 0;
+}
+
+/* The EARL section: the Earley grammar's automata (earley/engine.h). */
+static int read_earley(reader *r, gm_grammar *g)
+{
+    uint64_t n;
+    if (get(r, &n, 8, "truncated Earley section"))
+        return -1;
+    if (n > r->left)
+        return bad(r, "Earley section longer than the file");
+    size_t used = 0;
+    gm_status st = gm_egrammar_read(&g->mem, r->p, (size_t)n, &used, &g->eg, r->err);
+    if (st != GM_OK) {
+        if (st != GM_ERR_FORMAT)
+            r->bad = 1;
+        else
+            gm_error_prefix(r->err, "%s: corrupt compiled file", r->path);
+        r->bad = 1;
+        return -1;
+    }
+    if (used != n)
+        return bad(r, "trailing bytes in the Earley section");
+    r->p += n;
+    r->left -= n;
+    g->engine = GM_ENGINE_EARLEY;
     return 0;
 }
 
@@ -792,28 +834,37 @@ gm_status gm_compiled_load_buffer(const uint8_t *b, size_t len, const char *path
         st = gm_error_set(err, GM_ERR_NOMEM, "out of memory loading %s", path);
         goto fail;
     }
-    if (read_vocab(&r, v) || read_lexer(&r, g) || read_lr(&r, g)) {
-        st = err->code;
-        goto fail;
+    uint32_t section = 0;
+    if (read_vocab(&r, v))
+        goto fail_read;
+    if (r.left >= 4)
+        memcpy(&section, r.p, 4);
+    if (section == TAG_EARL) {
+        r.p += 4;
+        r.left -= 4;
+        if (read_earley(&r, g))
+            goto fail_read;
+    } else if (read_lexer(&r, g) || read_lr(&r, g)) {
+        goto fail_read;
     }
     st = gm_trie_build(&v->mem, v->data, &v->trie, err);
     if (st != GM_OK)
         goto fail;
     gm_compile_options co = opts ? *opts : (gm_compile_options){0};
-    co.eager = false;
+    /* LALR: the profiles in the file come first, then what eager still lacks. */
+    if (g->engine == GM_ENGINE_LALR)
+        co.eager = false;
     st = gm_compiled_create(g, v, &co, &c, err);
     if (st != GM_OK)
         goto fail;
-    if (read_profiles(&r, c)) {
-        st = err->code;
-        goto fail;
-    }
+    if (g->engine == GM_ENGINE_LALR && read_profiles(&r, c))
+        goto fail_read;
     if (r.left) {
         bad(&r, "trailing bytes after the last section");
         st = err->code;
         goto fail;
     }
-    if (opts && opts->eager &&
+    if (opts && opts->eager && g->engine == GM_ENGINE_LALR &&
         (st = gm_spanner_build_all_progress(c->spanner, opts->progress, opts->progress_ud,
                                             err)) != GM_OK)
         goto fail;
@@ -821,6 +872,8 @@ gm_status gm_compiled_load_buffer(const uint8_t *b, size_t len, const char *path
     gm_vocab_destroy(v);
     *out = c;
     return GM_OK;
+fail_read:
+    st = err->code;
 fail:
     gm_compiled_destroy(c);
     gm_grammar_destroy(g);

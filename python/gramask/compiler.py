@@ -173,11 +173,12 @@ class GrammarCompiler:
         """Compiles one regex as the whole grammar."""
         return self._compiled(("regex", pattern), lambda: Grammar.from_regex(pattern))
 
-    def compile_json_schema(self, schema: JSONSchema, *, strict_mode: bool = True) -> CompiledGrammar:
-        """Compiles a JSON Schema (a dict, a JSON string, or a Pydantic-style class)."""
+    def compile_json_schema(self, schema: JSONSchema, **options: Any) -> CompiledGrammar:
+        """Compiles a JSON Schema (a dict, a JSON string, or a Pydantic-style class), with
+        the options of :meth:`Grammar.from_json_schema`."""
         text = schema_text(schema)
-        return self._compiled(("json_schema", text, strict_mode),
-                              lambda: Grammar.from_json_schema(text, strict_mode=strict_mode))
+        return self._compiled(("json_schema", text, tuple(sorted(options.items()))),
+                              lambda: Grammar.from_json_schema(text, **options))
 
     def clear_cache(self) -> None:
         """Forgets every cached compiled grammar (those in use stay valid)."""

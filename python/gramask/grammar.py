@@ -112,16 +112,36 @@ class Grammar:
         return Grammar(_core.grammar_create(pattern, None, format=_core.FORMAT_REGEX), "regex")
 
     @staticmethod
-    def from_json_schema(schema: JSONSchema, *, strict_mode: bool = True) -> "Grammar":
-        """A grammar for the JSON documents valid under a JSON Schema (a dict, a JSON
-        string, or a Pydantic-style class). With ``strict_mode`` an unsupported keyword is
-        an error naming it; otherwise it is ignored."""
+    def from_json_schema(schema: JSONSchema, *, any_whitespace: bool = True,
+                         indent: Optional[int] = None, max_whitespace_run: Optional[int] = None,
+                         any_order: bool = False, lenient: bool = False) -> "Grammar":
+        """A grammar for the JSON texts that are valid instances of a JSON Schema (a
+        dict, a JSON string, or a Pydantic-style class), on the Earley engine.
+
+        Args:
+            any_whitespace: JSON's whitespace between tokens, at most
+                ``max_whitespace_run`` characters in a row (default 32); False: none.
+            indent: the layout of ``json.dumps(indent=indent)`` instead.
+            any_order: properties in any order (default: as the schema lists them).
+            lenient: a keyword a grammar cannot enforce exactly (``uniqueItems``,
+                ``not``...) is relaxed to a superset and reported in :attr:`warnings`,
+                instead of an :class:`UnsupportedError` naming it and its JSON pointer.
+
+        Unlike XGrammar's default ``strict_mode``, additional properties follow the
+        specification: allowed unless the schema says ``additionalProperties: false``.
+        """
         text = schema_text(schema)
         create = getattr(_core, "grammar_from_json_schema", None)
         if create is None:
             raise UnsupportedError("JSON Schema grammars are not in this build of the gramask C "
-                                   "library yet (gm_grammar_from_json_schema)", 5)
-        return Grammar(create(text, strict=strict_mode), "json_schema")
+                                   "library (no gm_grammar_from_json_schema in its gramask.h)", 5)
+        if indent is not None:
+            layout, indent_n = 2, indent
+        else:
+            layout, indent_n = (0 if any_whitespace else 1), 0
+        return Grammar(create(text, whitespace=layout, indent=indent_n,
+                              max_ws_run=max_whitespace_run or 0, any_order=any_order,
+                              lenient=lenient), "json_schema")
 
     @staticmethod
     def from_structural_tag(tags: Any, triggers: Any = None) -> "Grammar":

@@ -193,7 +193,9 @@ uint32_t *gmpy_bitmask_row(const gmpy_array *a, Py_ssize_t index, size_t words)
 /*
  * Sets every element of row[0..n) whose bit is 0 in mask to `neg`, the
  * bit pattern of -inf in the element type. Whole words of zeros (the usual
- * case: few tokens are allowed) are plain stores the compiler vectorizes.
+ * case: few tokens are allowed) are plain stores the compiler vectorizes; in
+ * other words only the 0 bits are visited (a mask inside a string allows
+ * nearly every token).
  */
 #define DEFINE_MASK_ROW(NAME, T)                                                   \
     static void NAME(T *row, const uint32_t *mask, size_t n, T neg)                \
@@ -209,9 +211,8 @@ uint32_t *gmpy_bitmask_row(const gmpy_array *a, Py_ssize_t index, size_t words)
                     p[k] = neg;                                                    \
                 continue;                                                          \
             }                                                                      \
-            for (int k = 0; k < 32; k++)                                           \
-                if (!((bits >> k) & 1))                                            \
-                    p[k] = neg;                                                    \
+            for (uint32_t z = ~bits; z; z &= z - 1) /* each 0 bit */                \
+                p[__builtin_ctz(z)] = neg;                                         \
         }                                                                          \
         for (size_t t = full * 32; t < n; t++)                                     \
             if (!((mask[t / 32] >> (t % 32)) & 1))                                 \

@@ -562,6 +562,55 @@ static PyObject *mod_grammar_bundled(PyObject *mod, PyObject *args, PyObject *kw
     return grammar_wrap(g, &w);
 }
 
+/*
+ * JSON Schema grammars, when the C library has them (gramask.h defines
+ * GM_SCHEMA_MAX_WS_RUN_DEFAULT with gm_grammar_from_json_schema); without
+ * them the module lacks the function and gramask.Grammar.from_json_schema
+ * raises UnsupportedError.
+ */
+#ifdef GM_SCHEMA_MAX_WS_RUN_DEFAULT
+static PyObject *mod_grammar_from_json_schema(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"schema", "whitespace", "indent", "max_ws_run", "any_order", "lenient",
+                             NULL};
+    const char *text;
+    Py_ssize_t len;
+    int whitespace = GM_SCHEMA_WS_FLEXIBLE, any_order = 0, lenient = 0;
+    unsigned int indent = 0, max_ws_run = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#|$iIIpp:grammar_from_json_schema", kwlist, &text,
+                                     &len, &whitespace, &indent, &max_ws_run, &any_order, &lenient))
+        return NULL;
+    if (whitespace < GM_SCHEMA_WS_FLEXIBLE || whitespace > GM_SCHEMA_WS_INDENT) {
+        PyErr_Format(PyExc_ValueError, "unknown whitespace layout %d", whitespace);
+        return NULL;
+    }
+    gm_schema_options o;
+    gm_schema_options_init_defaults(&o);
+    warning_list w = {0};
+    o.whitespace = (gm_schema_whitespace)whitespace;
+    if (indent)
+        o.indent = indent;
+    if (max_ws_run)
+        o.max_ws_run = max_ws_run;
+    o.any_order = any_order;
+    o.lenient = lenient;
+    o.warn = collect_warning;
+    o.warn_ud = &w;
+    gm_grammar *g = NULL;
+    gm_error err;
+    gm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = gm_grammar_from_json_schema(text, (size_t)len, &o, &g, &err);
+    Py_END_ALLOW_THREADS
+    if (st != GM_OK) {
+        PyObject *l = warnings_to_list(&w);
+        Py_XDECREF(l);
+        return gmpy_raise(&err);
+    }
+    return grammar_wrap(g, &w);
+}
+#endif
+
 static PyObject *grammar_get_engine(gmpy_grammar *self, void *closure)
 {
     if (!self->g)
@@ -800,12 +849,18 @@ static PyMethodDef module_methods[] = {
      METH_VARARGS | METH_KEYWORDS, "A grammar from a file."},
     {"grammar_bundled", (PyCFunction)(void (*)(void))mod_grammar_bundled,
      METH_VARARGS | METH_KEYWORDS, "A grammar bundled with gramask."},
+#ifdef GM_SCHEMA_MAX_WS_RUN_DEFAULT
+    {"grammar_from_json_schema", (PyCFunction)(void (*)(void))mod_grammar_from_json_schema,
+     METH_VARARGS | METH_KEYWORDS, "A grammar from a JSON Schema's text."},
+#endif
     {"compile", (PyCFunction)(void (*)(void))mod_compile, METH_VARARGS | METH_KEYWORDS,
      "Compiles a grammar for a vocabulary."},
     {"compiled_load", (PyCFunction)(void (*)(void))mod_compiled_load, METH_VARARGS | METH_KEYWORDS,
      "Loads a .gmc file."},
     {"apply_token_bitmask_inplace", (PyCFunction)(void (*)(void))gmpy_apply_token_bitmask_inplace,
      METH_VARARGS | METH_KEYWORDS, "Sets the logits of masked tokens to -inf, in place."},
+    {"_bench_steps", gmpy_bench_steps, METH_VARARGS,
+     "_bench_steps(matcher, bitmask, ids) -> ns: a fill + accept loop in C (bench/bench_python.py)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {

@@ -105,4 +105,8 @@ uint32_t *gmpy_bitmask_row(const gmpy_array *a, Py_ssize_t index, size_t words);
 
 PyObject *gmpy_apply_token_bitmask_inplace(PyObject *mod, PyObject *args, PyObject *kw);
 
+/* --- bench.c --- */
+
+PyObject *gmpy_bench_steps(PyObject *mod, PyObject *args);
+
 #endif

@@ -13,4 +13,4 @@ if ldd "$b/.libs/libgramask.so" 2>/dev/null | grep -q libasan; then
     export LD_PRELOAD ASAN_OPTIONS GRAMASK_SANITIZERS
 fi
 PYTHONPATH="$b/python/lib" PYTHONDONTWRITEBYTECODE=1 exec "$py" -m pytest -q -p no:cacheprovider \
-    --rootdir "$s/python/tests" "$s/python/tests"
+    --rootdir "$s/python/tests" "$s/python/tests" "$@"

@@ -354,3 +354,22 @@ def test_encode_matches_reference_tokenization(llama3):
     toy = gm.TokenizerInfo([b"a"], stop_token_ids=[0])
     with pytest.raises(gm.UnsupportedError):
         toy.encode("a")
+
+
+def test_logits_processor_torch(llama3):
+    """The Hugging Face shapes and types: input_ids a LongTensor, scores a FloatTensor."""
+    torch = pytest.importorskip("torch")
+    compiled = gm.GrammarCompiler(llama3).compile_lark('start: ("a" | "b")~1..3 "!"')
+    proc = gm.LogitsProcessor(compiled)
+    eos = llama3.stop_token_ids[0]
+    gen = torch.Generator().manual_seed(5)
+    input_ids = torch.zeros((2, 3), dtype=torch.long)
+    while not proc.is_terminated():
+        scores = torch.randn((2, llama3.vocab_size), generator=gen)
+        scores[:, eos] += 3.0
+        scores = proc(input_ids, scores)
+        input_ids = torch.cat([input_ids, scores.argmax(dim=1, keepdim=True)], dim=1)
+        assert input_ids.shape[1] < 20
+    for row in input_ids.tolist():
+        ids = row[3:row.index(eos)]
+        assert re.fullmatch(r"[ab]{1,3}!", llama3.decode(ids).decode())

@@ -21,6 +21,7 @@
 #include "base/strbuf.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/parse_earley.h"
 
 static const char USAGE[] = "GRAMMAR FILE... [--conflicts=error|lark] [--start=RULE] [--terminals]";
 
@@ -30,7 +31,8 @@ static void print_help(void)
            "Lexes FILE with GRAMMAR's terminals (longest match; %%ignore'd terminals are\n"
            "dropped) and parses the terminal stream with the LALR(1) tables. Prints OK,\n"
            "or the first error with its line:column and the terminals expected there.\n"
-           "GRAMMAR is a .lark file or the name of a bundled grammar (json, go, python, ...).\n"
+           "GRAMMAR is a .lark file or the name of a bundled grammar (json, go, python, ...);\n"
+           "a .gbnf, .ebnf or .regex grammar is checked byte by byte by the Earley engine.\n"
            "With several files, one line each: FILE: OK (...), or the error line.\n\n"
            "  --conflicts=lark    run the grammar as Lark does: its conflict resolution, lexer\n"
            "                      ties and backing up (see gramask grammar)\n"
@@ -298,7 +300,7 @@ int gm_cmd_parse(int argc, char **argv)
             free(files);
             print_help();
             return 0;
-        } else if (!strcmp(a, "--conflicts=lark")) {
+        } else if (!strcmp(a, "--conflicts=lark") || !strcmp(a, "--lark")) {
             mode = GM_CONFLICTS_LARK;
         } else if (!strcmp(a, "--conflicts=error")) {
             mode = GM_CONFLICTS_ERROR;
@@ -319,6 +321,12 @@ int gm_cmd_parse(int argc, char **argv)
         free(files);
         return gm_cli_bad_arg("parse", USAGE, !gpath ? "missing GRAMMAR and FILE"
                                                      : "missing FILE (the text to parse)");
+    }
+    const char *dot = strrchr(gpath, '.');
+    if (dot && (!strcmp(dot, ".gbnf") || !strcmp(dot, ".ebnf") || !strcmp(dot, ".regex"))) {
+        int rc = gm_cli_parse_earley(gpath, GM_FORMAT_AUTO, start, files, nfiles);
+        free(files);
+        return rc;
     }
 
     gm_mem m;

@@ -57,7 +57,7 @@ libgmcore_la_SOURCES += \
 	parser/lr_stack.c
 
 # The grammar and parse commands.
-gramask_SOURCES += cli/cmd_grammar.c cli/cmd_parse.c
+gramask_SOURCES += cli/cmd_grammar.c cli/cmd_parse.c cli/parse_earley.c cli/parse_earley.h
 
 # Tests of the LALR(1) construction and the LR runtime.
 check_LTLIBRARIES += tests/libgmlalrtest.la

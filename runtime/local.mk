@@ -70,3 +70,5 @@ GM_TESTS += tests/test_api_earley
 tests_test_api_earley_SOURCES = tests/test_api_earley.c
 tests_test_api_earley_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_api_earley_LDADD = libgramask.la $(CMOCKA_LIBS)
+TESTS += tests/cli_earley.sh
+EXTRA_DIST += tests/cli_earley.sh

@@ -281,6 +281,79 @@ GM_API void gm_grammar_destroy(gm_grammar *g);
 /* The engine that produces g's masks. */
 GM_API gm_engine gm_grammar_engine(const gm_grammar *g);
 
+/*
+ * JSON Schema (drafts 4, 6, 7, 2019-09, 2020-12) compiled to a grammar for
+ * the Earley engine: the grammar accepts exactly the JSON texts, in the
+ * layout the options choose, that are valid instances of the schema.
+ *
+ * What a grammar cannot enforce exactly (uniqueItems, not, if/then/else,
+ * contains, dependentSchemas, remote $ref, overlapping oneOf branches, ...)
+ * is an error, GM_ERR_UNSUPPORTED, naming the keyword and its JSON pointer
+ * ("keyword 'uniqueItems' at /properties/tags"); with `lenient` it is
+ * relaxed to a superset instead (a valid instance is never refused) and
+ * each relaxation is reported through `warn` as a warning naming keyword
+ * and pointer. No keyword is ever dropped silently; unknown keywords are
+ * annotations (the specification's rule) and unknown formats too (a
+ * warning each).
+ *
+ * Layout: strings are spelled as serializers that write UTF-8 as is
+ * (ensure_ascii=False) spell them: see the README's JSON Schema section.
+ * The default whitespace is JSON's own between tokens, at most
+ * max_ws_run characters in a row (so that a model cannot loop on
+ * whitespace), none before or after the value.
+ */
+typedef enum gm_schema_whitespace {
+    GM_SCHEMA_WS_FLEXIBLE = 0, /* [ \t\n\r]{0,max_ws_run} between tokens */
+    GM_SCHEMA_WS_COMPACT,      /* no whitespace: {"a":1,"b":[1,2]} */
+    GM_SCHEMA_WS_INDENT        /* json.dumps(indent=N): one member or item per line, ": " */
+} gm_schema_whitespace;
+
+#define GM_SCHEMA_MAX_WS_RUN_DEFAULT 32
+
+/* The draft a schema is read as when it has no $schema (or an unknown one). */
+typedef enum gm_schema_draft {
+    GM_SCHEMA_DRAFT_DEFAULT = 0, /* 2020-12 */
+    GM_SCHEMA_DRAFT_4 = 4,
+    GM_SCHEMA_DRAFT_6 = 6,
+    GM_SCHEMA_DRAFT_7 = 7,
+    GM_SCHEMA_DRAFT_2019_09 = 2019,
+    GM_SCHEMA_DRAFT_2020_12 = 2020
+} gm_schema_draft;
+
+typedef struct gm_schema_options {
+    gm_schema_whitespace whitespace;
+    uint32_t indent;          /* spaces per level for GM_SCHEMA_WS_INDENT [2] */
+    uint32_t max_ws_run;      /* longest whitespace run for GM_SCHEMA_WS_FLEXIBLE
+                                 [GM_SCHEMA_MAX_WS_RUN_DEFAULT] */
+    bool any_order;           /* properties in any order (default: as the schema lists them) */
+    gm_schema_draft draft;    /* for schemas without $schema [2020-12] */
+    bool lenient;             /* over-approximate what a grammar cannot enforce; each
+                                 relaxation reported through warn */
+    gm_warning_fn warn;       /* relaxations, ignored unknown formats; may be NULL */
+    void *warn_ud;
+    gm_allocator allocator;
+    gm_limits limits;         /* max_input_bytes bounds the schema text, max_nfa_states the
+                                 grammar's expression nodes, max_regex_repeat counts in
+                                 patterns */
+} gm_schema_options;
+
+GM_API void gm_schema_options_init_defaults(gm_schema_options *opts);
+
+/*
+ * Compiles the JSON Schema text json[0..len) to a grammar (engine
+ * GM_ENGINE_EARLEY). opts may be NULL (defaults). Errors: GM_ERR_SYNTAX
+ * for malformed JSON (line:column), GM_ERR_GRAMMAR for a malformed schema
+ * (a keyword of the wrong type, an unresolvable local $ref), GM_ERR_UNSUPPORTED
+ * as above, GM_ERR_LIMIT for schemas past the limits (nesting deeper than
+ * 512, grammars past max_nfa_states nodes); the message names the keyword
+ * and its JSON pointer.
+ */
+GM_API gm_status gm_grammar_from_json_schema(const char *json, size_t len,
+                                             const gm_schema_options *opts, gm_grammar **out,
+                                             gm_error *err);
+
+
+
 /* ------------------------------------------------------------------------
  * 4. Compiled grammar
  * ------------------------------------------------------------------------ */
@@ -292,10 +365,20 @@ GM_API gm_engine gm_grammar_engine(const gm_grammar *g);
  */
 typedef struct gm_compiled gm_compiled;
 
+/*
+ * Progress of a long operation: `done` of `total` steps (done <= total;
+ * called with done == total at the end). Called on the thread doing the
+ * work, at most a few thousand times; it must not call back into gramask.
+ */
+typedef void (*gm_progress_fn)(void *ud, uint64_t done, uint64_t total);
+
 typedef struct gm_compile_options {
     bool eager;               /* build every table now instead of on first use */
     gm_allocator allocator;
     gm_limits limits;
+    gm_progress_fn progress;  /* eager compiles: called as the tables are built (LALR
+                                 engine: one step per lexer-state table); NULL = none */
+    void *progress_ud;        /* passed to progress unchanged */
 } gm_compile_options;
 
 GM_API void gm_compile_options_init_defaults(gm_compile_options *opts);

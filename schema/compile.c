@@ -65,9 +65,10 @@ static uint32_t shared(sctx *c, uint32_t *slot, const char *name, uint32_t (*mk)
         if (r == GM_EX_NONE)
             return gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory building a grammar");
         *slot = gm_irb_ref(&c->b, r);
-        c->g->rules[r].body = mk(c);
-        if (c->g->rules[r].body == GM_EX_NONE)
+        uint32_t body = mk(c); /* may grow c->g->rules: index after the call */
+        if (body == GM_EX_NONE)
             return GM_EX_NONE;
+        c->g->rules[r].body = body;
     }
     return *slot;
 }
@@ -230,7 +231,8 @@ uint32_t sc_any_value(sctx *c, uint32_t depth)
         if (r == GM_EX_NONE)
             return gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory building a grammar");
         *slot = gm_irb_ref(&c->b, r);
-        c->g->rules[r].body = any_value_body(c, depth);
+        uint32_t body = any_value_body(c, depth); /* may grow c->g->rules */
+        c->g->rules[r].body = body;
     }
     return *slot;
 }
@@ -363,6 +365,7 @@ static uint32_t emit_enum(sctx *c, sc_shape *sh, uint32_t depth)
     static const gm_jv null_value = {.kind = GM_JV_NULL};
     uint32_t n = e0->single ? 1 : e0->list->n;
     GM_VEC(uint32_t) alts = {0};
+    GM_VEC(uint32_t) strs = {0}; /* string bodies: one pair of quotes around their alternatives */
     for (uint32_t i = 0; i <= n && c->st == GM_OK; i++) {
         const gm_jv *x = i < n ? (e0->single ? e0->single : e0->list->u.items[i])
                                : (e0->plus_null ? &null_value : NULL);
@@ -381,13 +384,18 @@ static uint32_t emit_enum(sctx *c, sc_shape *sh, uint32_t depth)
         int r = sc_validate_all(c, x, sh->nodes.v, sh->nodes.n);
         if (r < 0)
             break;
-        if (r == 1 && gm_vec_push(c->mem, &alts, sc_literal(c, x, depth))) {
+        if (r == 1 && (x->kind == GM_JV_STRING
+                           ? gm_vec_push(c->mem, &strs, gm_irb_json_text(&c->b, x->u.s, x->n))
+                           : gm_vec_push(c->mem, &alts, sc_literal(c, x, depth)))) {
             gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory");
             break;
         }
     }
+    if (strs.n && c->st == GM_OK && gm_vec_push(c->mem, &alts, sc_quoted(c, gm_irb_alt(&c->b, strs.v, strs.n))))
+        gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory");
     uint32_t r = c->st == GM_OK ? gm_irb_alt(&c->b, alts.v, alts.n) : GM_EX_NONE;
     gm_vec_free(c->mem, &alts);
+    gm_vec_free(c->mem, &strs);
     return r;
 }
 

@@ -107,8 +107,9 @@ static uint32_t multiples_of(sctx *c, uint32_t k, uint32_t node)
             if (some && gm_vec_push(c->mem, &alts, gm_irb_seq2(b, gm_irb_ref(b, rules[p]), gm_irb_byteset(b, bits))))
                 gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
         }
+        uint32_t body = gm_irb_alt(b, alts.v, alts.n);
         if (b->st == GM_OK)
-            c->g->rules[rules[r]].body = gm_irb_alt(b, alts.v, alts.n);
+            c->g->rules[rules[r]].body = body;
     }
     gm_vec_free(c->mem, &alts);
     uint32_t r0 = b->st == GM_OK ? gm_irb_ref(b, rules[0]) : GM_EX_NONE;

@@ -12,7 +12,7 @@ void gm_irb_init(gm_irb *b, gm_ebnf *g, size_t max_nodes, gm_error *err)
     b->g = g;
     b->st = GM_OK;
     b->err = err;
-    b->empty = b->nothing = b->hexdigit = GM_EX_NONE;
+    b->empty = b->nothing = b->hexdigit = b->all_escapes = GM_EX_NONE;
     b->max_nodes = max_nodes ? max_nodes : 1000000;
 }
 
@@ -335,9 +335,14 @@ uint32_t gm_irb_json_set(gm_irb *b, const gm_cpset *s)
     uint32_t esc[5];
     size_t ne = 0;
     uint32_t ctl = 0;
-    for (uint32_t c = 0; c < 0x20; c++)
-        if (gm_cpset_has(s, c))
+    for (size_t i = 0; i < s->n && s->r[i].lo < 0x20; i++)
+        for (uint32_t c = s->r[i].lo; c <= s->r[i].hi && c < 0x20; c++)
             ctl |= 1u << c;
+    bool all = ctl == UINT32_MAX && gm_cpset_has(s, '"') && gm_cpset_has(s, '\\') && gm_cpset_has(s, '/');
+    if (all && b->all_escapes != GM_EX_NONE) {
+        alts[n++] = b->all_escapes;
+        return gm_irb_alt(b, alts, n);
+    }
     uint32_t bits[8] = {0};
     bool any_bits = false;
     if (gm_cpset_has(s, '"'))
@@ -350,8 +355,12 @@ uint32_t gm_irb_json_set(gm_irb *b, const gm_cpset *s)
         esc[ne++] = gm_irb_byteset(b, bits);
     if (ctl)
         esc[ne++] = control_escapes(b, ctl);
-    if (ne)
-        alts[n++] = gm_irb_seq2(b, gm_irb_lit(b, "\\"), gm_irb_alt(b, esc, ne));
+    if (ne) {
+        alts[n] = gm_irb_seq2(b, gm_irb_lit(b, "\\"), gm_irb_alt(b, esc, ne));
+        if (all)
+            b->all_escapes = alts[n];
+        n++;
+    }
     return gm_irb_alt(b, alts, n);
 }
 

@@ -38,6 +38,7 @@ typedef struct gm_irb {
     gm_error *err;
     uint32_t empty, nothing; /* shared nodes (GM_EX_NONE until first use) */
     uint32_t hexdigit;    /* [0-9a-fA-F] */
+    uint32_t all_escapes; /* "\\" and every escape: the escape part of a set holding all specials */
     size_t max_nodes;     /* node budget (GM_ERR_LIMIT past it) */
 } gm_irb;
 

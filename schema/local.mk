@@ -12,7 +12,7 @@ libgmcore_la_SOURCES += \
 	schema/formats.c schema/formats.h \
 	schema/numrange.c schema/numrange.h \
 	schema/emit.h schema/compile.c schema/emit_scalar.c schema/emit_struct.c
-gramask_SOURCES += cli/cmd_schema.c
+gramask_SOURCES += cli/cmd_schema.c cli/cmd_maskbench.c
 
 GM_TESTS += tests/test_schema_suite
 tests_test_schema_suite_SOURCES = tests/test_schema_suite.c

@@ -23,7 +23,10 @@
 #include <string.h>
 
 #include "base/utf8.h"
+#include "schema/ecma_regex.h"
 #include "schema/emit.h"
+#include "schema/formats.h"
+#include "schema/strdfa.h"
 #include "schema/validate.h"
 
 #define MAX_SCHEMAS 256   /* schemas applying to one property */
@@ -126,13 +129,11 @@ bool sc_prop_schemas(sctx *c, sc_shape *sh, const char *name, uint32_t nlen, uin
     *n = 0;
     for (size_t i = 0; i < sh->objs.n; i++) {
         const sc_objsrc *o = &sh->objs.v[i];
+        /* properties and every matching pattern apply; additionalProperties when neither does */
         const gm_jv *p = o->props ? gm_jv_getn(o->props, name, nlen) : NULL;
-        if (p) {
-            if (*n < cap)
-                out[(*n)++] = p->id;
-            continue;
-        }
-        bool matched = false;
+        bool matched = p != NULL;
+        if (p && *n < cap)
+            out[(*n)++] = p->id;
         for (uint32_t j = 0; o->pprops && j < o->pprops->n; j++) {
             sc_pattern *pat = sc_pattern_get(c, o->node, "patternProperties", o->pprops->u.members[j].key,
                                              o->pprops->u.members[j].klen, 0);
@@ -340,35 +341,217 @@ static uint32_t keys_except(objctx *o)
 }
 
 /*
+ * The languages a propertyNames schema's strings must all be in, appended
+ * to langs (their ASTs in re, or the patterns' own); false when the schema
+ * is not a plain string language.
+ */
+static bool pnames_langs(sctx *c, uint32_t id, gm_regex *re, sc_lang *langs, size_t *n, size_t cap)
+{
+    sc_shape sh;
+    bool ok = sc_shape_build(c, &id, 1, &sh) == GM_OK;
+    for (size_t i = 0; ok && i < sh.unsup.n; i++)
+        if (sh.unsup.v[i].types & T_STR)
+            ok = false;
+    if (ok && (sh.groups.n || sh.mults.n))
+        ok = false; /* anyOf in propertyNames: not handled as one string language here */
+    if (ok && (sh.impossible || !(sh.types & T_STR) || sh.enums.n)) {
+        /* a finite set of names: the enum's strings that are valid names */
+        GM_VEC(const char *) words = {0};
+        GM_VEC(uint32_t) lens = {0};
+        if (!sh.impossible && (sh.types & T_STR)) {
+            const sc_enum *e = &sh.enums.v[0];
+            uint32_t m = e->single ? 1 : e->list->n;
+            for (uint32_t i = 0; i < m && ok; i++) {
+                const gm_jv *x = e->single ? e->single : e->list->u.items[i];
+                if (x->kind != GM_JV_STRING || sc_validate(c, x, id) != 1)
+                    continue;
+                if (gm_vec_push(c->mem, &words, x->u.s) || gm_vec_push(c->mem, &lens, x->n))
+                    ok = false;
+            }
+        }
+        uint32_t root = ok ? sc_regex_words(re, words.v, lens.v, words.n) : UINT32_MAX;
+        if (root == UINT32_MAX || *n >= cap)
+            ok = false;
+        else
+            langs[(*n)++] = (sc_lang){re, root};
+        gm_vec_free(c->mem, &words);
+        gm_vec_free(c->mem, &lens);
+        sc_shape_free(c, &sh);
+        return ok;
+    }
+    for (size_t i = 0; ok && i < sh.strs.n; i++) {
+        const sc_strc *st = &sh.strs.v[i];
+        sc_pattern *p;
+        if (st->kw[0] == 'p') {
+            p = sc_pattern_get(c, st->node, "pattern", st->value->u.s, st->value->n, 0);
+        } else {
+            const sc_format *f = sc_format_find(st->value->u.s);
+            if (!f)
+                continue;
+            p = f->approximate ? NULL : sc_pattern_get(c, st->node, "format", f->regex, strlen(f->regex),
+                                                       GM_ECMA_WHOLE);
+        }
+        if (!p || *n >= cap)
+            ok = false;
+        else
+            langs[(*n)++] = (sc_lang){sc_pattern_regex(p), sc_pattern_regex(p)->root};
+    }
+    if (ok && (sh.min_len > 0 || sh.max_len != UINT32_MAX)) {
+        uint32_t root = sh.max_len != UINT32_MAX && sh.max_len > 2000 ? UINT32_MAX
+                                                                      : sc_regex_length(re, sh.min_len, sh.max_len);
+        if (root == UINT32_MAX || *n >= cap)
+            ok = false;
+        else
+            langs[(*n)++] = (sc_lang){re, root};
+    }
+    sc_shape_free(c, &sh);
+    return ok;
+}
+
+/* A pattern of patternProperties: its source schema and member. */
+typedef struct pprop {
+    size_t src;
+    const gm_jmember *m;
+} pprop;
+
+/*
+ * Exact extras through string automata (note [string automata]): the
+ * product of the patterns, the listed names and the propertyNames
+ * languages; one member alternative per reachable set of matching
+ * patterns, with the schemas that set brings (and additionalProperties of
+ * the sources none of whose patterns match). false: too large (the caller
+ * falls back).
+ */
+static bool extras_exact(objctx *o, uint32_t *out)
+{
+    sctx *c = o->c;
+    gm_irb *b = &c->b;
+    sc_shape *sh = o->sh;
+    pprop pps[SC_SDFA_MAX_PARTS];
+    sc_lang langs[SC_SDFA_MAX_PARTS];
+    size_t np = 0, nl = 0;
+    bool ok = true;
+    gm_regex re;
+    gm_regex_init(&re, c->mem);
+    for (size_t i = 0; i < sh->objs.n && ok; i++)
+        for (uint32_t j = 0; sh->objs.v[i].pprops && j < sh->objs.v[i].pprops->n && ok; j++) {
+            const gm_jmember *m = &sh->objs.v[i].pprops->u.members[j];
+            sc_pattern *p = sc_pattern_get(c, sh->objs.v[i].node, "patternProperties", m->key, m->klen, 0);
+            if (!p || nl + 2 >= SC_SDFA_MAX_PARTS) {
+                ok = false;
+                break;
+            }
+            pps[np++] = (pprop){i, m};
+            langs[nl++] = (sc_lang){sc_pattern_regex(p), sc_pattern_regex(p)->root};
+        }
+    /* the listed names */
+    size_t names_bit = nl;
+    if (ok) {
+        const char **w = gm_mem_alloc(c->mem, (o->slots.n + 1) * sizeof *w);
+        uint32_t *l = gm_mem_alloc(c->mem, (o->slots.n + 1) * sizeof *l);
+        uint32_t root = UINT32_MAX;
+        if (w && l) {
+            for (size_t i = 0; i < o->slots.n; i++) {
+                w[i] = o->slots.v[i].name;
+                l[i] = o->slots.v[i].nlen;
+            }
+            root = sc_regex_words(&re, w, l, o->slots.n);
+        }
+        if (root == UINT32_MAX)
+            ok = false;
+        else
+            langs[nl++] = (sc_lang){&re, root};
+        gm_mem_free(c->mem, w);
+        gm_mem_free(c->mem, l);
+    }
+    size_t pn_first = nl;
+    for (size_t i = 0; i < sh->pnames.n && ok; i++)
+        ok = pnames_langs(c, sh->pnames.v[i], &re, langs, &nl, SC_SDFA_MAX_PARTS);
+    sc_sdfa a = {0};
+    if (ok)
+        ok = sc_sdfa_product(c, langs, nl, &a) == GM_OK;
+    if (!ok && c->st == GM_ERR_LIMIT) {
+        c->st = GM_OK; /* too large: the caller falls back to a superset */
+        gm_error_clear(c->err);
+    }
+    uint32_t r = GM_EX_NONE;
+    if (ok) {
+        uint32_t mask = (uint32_t)((1ull << nl) - 1);
+        uint32_t pn_bits = (uint32_t)(((1ull << nl) - 1) & ~((1ull << pn_first) - 1));
+        GM_VEC(uint32_t) labels = {0};
+        GM_VEC(uint32_t) alts = {0};
+        for (uint32_t s = 0; s < a.nstates; s++) {
+            uint32_t l = a.label[s];
+            if ((l >> names_bit & 1) || (l & pn_bits) != pn_bits)
+                continue;
+            bool seen = false;
+            for (size_t k = 0; k < labels.n && !seen; k++)
+                seen = labels.v[k] == l;
+            if (!seen && gm_vec_push(c->mem, &labels, l))
+                gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+        }
+        for (size_t k = 0; k < labels.n && b->st == GM_OK && c->st == GM_OK; k++) {
+            uint32_t l = labels.v[k];
+            uint32_t ids[MAX_SCHEMAS];
+            size_t n = 0;
+            bool forbidden = false;
+            for (size_t i = 0; i < sh->objs.n && !forbidden; i++) {
+                bool matched = false;
+                for (size_t j = 0; j < np; j++)
+                    if (pps[j].src == i && (l >> j & 1)) {
+                        matched = true;
+                        if (n < MAX_SCHEMAS)
+                            ids[n++] = pps[j].m->value->id;
+                    }
+                const gm_jv *ad = sh->objs.v[i].addl;
+                if (!matched && ad) {
+                    if (ad->kind == GM_JV_FALSE)
+                        forbidden = true;
+                    else if (n < MAX_SCHEMAS)
+                        ids[n++] = ad->id;
+                }
+            }
+            if (forbidden)
+                continue;
+            uint32_t v = sc_conj(c, ids, n, o->depth + 1);
+            if (v == GM_EX_NONE || gm_irb_is_nothing(b, v))
+                continue;
+            uint32_t key = sc_quoted(c, sc_sdfa_emit(c, &a, mask, l, "key"));
+            if (gm_vec_push(c->mem, &alts, gm_irb_seq3(b, key, sc_key_sep(c), v)))
+                gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+        }
+        if (b->st == GM_OK && c->st == GM_OK)
+            r = gm_irb_alt(b, alts.v, alts.n);
+        gm_vec_free(c->mem, &labels);
+        gm_vec_free(c->mem, &alts);
+    }
+    sc_sdfa_free(c, &a);
+    gm_regex_free(&re);
+    *out = r;
+    return ok;
+}
+
+/*
  * The extra members: keys not listed, with the schemas that apply to
- * them. Exact cases: no patternProperties (any other key, the conjunction
- * of the additionalProperties); patternProperties in one schema with
- * additionalProperties false there and a single pattern that no listed
- * name matches. Other combinations are relaxed to a superset.
+ * them. Without patternProperties and propertyNames: any other key (a
+ * trie of the names), the conjunction of the additionalProperties. With
+ * them: extras_exact. Should that be too large, a superset (each pattern
+ * with its own schema, additionalProperties for any other key), relaxed.
  */
 static uint32_t extras(objctx *o)
 {
     sctx *c = o->c;
     gm_irb *b = &c->b;
     sc_shape *sh = o->sh;
-    size_t with_pp = 0, pp_src = 0;
-    bool closed = false;
+    size_t with_pp = 0;
     for (size_t i = 0; i < sh->objs.n; i++) {
         const sc_objsrc *s = &sh->objs.v[i];
-        if (s->pprops) {
+        if (s->pprops)
             with_pp++;
-            pp_src = i;
-        } else if (s->addl && s->addl->kind == GM_JV_FALSE) {
-            closed = true;
-        }
+        else if (s->addl && s->addl->kind == GM_JV_FALSE)
+            return gm_irb_nothing(b);
     }
-    if (closed)
-        return gm_irb_nothing(b);
-    if (sh->pnames.n &&
-        !sc_relax(c, c->parent[sh->pnames.v[0]], "propertyNames",
-                  "'propertyNames' on properties the schema does not list"))
-        return GM_EX_NONE;
-    if (with_pp == 0) {
+    if (with_pp == 0 && sh->pnames.n == 0) {
         uint32_t ids[MAX_SCHEMAS];
         size_t n = 0;
         for (size_t i = 0; i < sh->objs.n && n < MAX_SCHEMAS; i++)
@@ -379,12 +562,16 @@ static uint32_t extras(objctx *o)
             return v;
         return gm_irb_seq3(b, keys_except(o), sc_key_sep(c), v);
     }
-    /* patternProperties */
-    const sc_objsrc *s = &sh->objs.v[pp_src];
-    bool exact = with_pp == 1 && s->pprops->n == 1 && s->addl && s->addl->kind == GM_JV_FALSE;
-    for (size_t i = 0; i < sh->objs.n && exact; i++)
-        if (i != pp_src && sh->objs.v[i].addl)
-            exact = false;
+    uint32_t r;
+    if (extras_exact(o, &r))
+        return r;
+    if (c->st != GM_OK)
+        return GM_EX_NONE;
+    uint32_t where = sh->pnames.n ? c->parent[sh->pnames.v[0]] : sh->objs.v[0].node;
+    if (!sc_relax(c, where, sh->pnames.n ? "propertyNames" : "patternProperties",
+                  "property-name constraints too large for an exact key automaton"))
+        return GM_EX_NONE;
+    /* superset: every pattern with its schema, any other key with the additionalProperties */
     GM_VEC(uint32_t) alts = {0};
     for (size_t k = 0; k < sh->objs.n && b->st == GM_OK; k++) {
         const sc_objsrc *src = &sh->objs.v[k];
@@ -393,44 +580,18 @@ static uint32_t extras(objctx *o)
             sc_pattern *p = sc_pattern_get(c, src->node, "patternProperties", m->key, m->klen, 0);
             if (!p)
                 break;
-            for (size_t i = 0; i < o->slots.n && exact; i++) {
-                int r = sc_pattern_match(c, src->node, "patternProperties", p, o->slots.v[i].name,
-                                         o->slots.v[i].nlen);
-                if (r < 0)
-                    break;
-                if (r)
-                    exact = false;
-            }
             uint32_t id = m->value->id;
-            uint32_t v = sc_conj(c, &id, 1, o->depth + 1);
             gm_regex *re = sc_pattern_regex(p);
             uint32_t key = sc_quoted(c, gm_irb_json_regex(b, re, re->root));
-            if (gm_vec_push(c->mem, &alts, gm_irb_seq3(b, key, sc_key_sep(c), v)))
+            if (gm_vec_push(c->mem, &alts, gm_irb_seq3(b, key, sc_key_sep(c), sc_conj(c, &id, 1, o->depth + 1))))
                 gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
         }
-        if (src->addl && !src->pprops) {
-            uint32_t id = src->addl->id;
-            uint32_t v = sc_conj(c, &id, 1, o->depth + 1);
-            if (gm_vec_push(c->mem, &alts, gm_irb_seq3(b, keys_except(o), sc_key_sep(c), v)))
-                gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
-        }
-    }
-    if (s->addl && s->addl->kind != GM_JV_FALSE && b->st == GM_OK) {
-        uint32_t id = s->addl->id;
-        uint32_t v = sc_conj(c, &id, 1, o->depth + 1);
+        uint32_t v = src->addl ? sc_conj(c, &src->addl->id, 1, o->depth + 1) : sc_any_value(c, o->depth + 1);
         if (gm_vec_push(c->mem, &alts, gm_irb_seq3(b, keys_except(o), sc_key_sep(c), v)))
             gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
-    } else if (!s->addl && with_pp == 1) {
-        if (gm_vec_push(c->mem, &alts, gm_irb_seq3(b, keys_except(o), sc_key_sep(c), sc_any_value(c, o->depth + 1))))
-            gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
     }
-    uint32_t r = gm_irb_alt(b, alts.v, alts.n);
+    r = gm_irb_alt(b, alts.v, alts.n);
     gm_vec_free(c->mem, &alts);
-    if (!exact && b->st == GM_OK &&
-        !sc_relax(c, s->node, "patternProperties", "patternProperties that overlap the listed "
-                  "properties, each other, or additionalProperties (keys are not yet split "
-                  "between them exactly)"))
-        return GM_EX_NONE;
     return r;
 }
 

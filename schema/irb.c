@@ -474,6 +474,36 @@ uint32_t gm_irb_json_regex(gm_irb *b, const gm_regex *re, uint32_t node)
     return r;
 }
 
+uint32_t gm_irb_json_byteset(gm_irb *b, const uint32_t bits[8])
+{
+    if (b->st != GM_OK)
+        return GM_EX_NONE;
+    uint32_t lit[8];
+    memcpy(lit, bits, sizeof lit);
+    uint32_t ctl = bits[0]; /* bytes 0x00-0x1F */
+    lit[0] = 0;
+    lit['"' >> 5] &= ~(1u << ('"' & 31));
+    lit['\\' >> 5] &= ~(1u << ('\\' & 31));
+    uint32_t esc_bits[8] = {0};
+    bool any_esc = false;
+    const char specials[] = {'"', '\\', '/'};
+    for (size_t i = 0; i < 3; i++)
+        if (bits[(unsigned char)specials[i] >> 5] >> (specials[i] & 31) & 1) {
+            esc_bits[(unsigned char)specials[i] >> 5] |= 1u << (specials[i] & 31);
+            any_esc = true;
+        }
+    uint32_t esc[2], alts[2];
+    size_t ne = 0, n = 0;
+    if (any_esc)
+        esc[ne++] = gm_irb_byteset(b, esc_bits);
+    if (ctl)
+        esc[ne++] = control_escapes(b, ctl);
+    alts[n++] = gm_irb_byteset(b, lit);
+    if (ne)
+        alts[n++] = gm_irb_seq2(b, gm_irb_lit(b, "\\"), gm_irb_alt(b, esc, ne));
+    return gm_irb_alt(b, alts, n);
+}
+
 uint32_t gm_irb_json_char(gm_irb *b)
 {
     gm_cpset all = {0};

@@ -80,6 +80,9 @@ uint32_t gm_irb_json_set(gm_irb *b, const gm_cpset *s);
 uint32_t gm_irb_json_text(gm_irb *b, const char *s, size_t n);
 /* The spellings of the strings of a regex AST node (code points) inside a JSON string. */
 uint32_t gm_irb_json_regex(gm_irb *b, const gm_regex *re, uint32_t node);
+/* The spellings of one byte of bits (256-bit set) of UTF-8 text: ASCII specials escaped,
+   other bytes as they are (for byte-level string automata, strdfa.c). */
+uint32_t gm_irb_json_byteset(gm_irb *b, const uint32_t bits[8]);
 /* The spellings of one character of any kind (the body of the shared `char` rule). */
 uint32_t gm_irb_json_char(gm_irb *b);
 

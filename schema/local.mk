@@ -11,6 +11,7 @@ libgmcore_la_SOURCES += \
 	schema/validate.c schema/validate.h \
 	schema/formats.c schema/formats.h \
 	schema/numrange.c schema/numrange.h \
+	schema/strdfa.c schema/strdfa.h \
 	schema/emit.h schema/compile.c schema/emit_scalar.c schema/emit_struct.c
 gramask_SOURCES += cli/cmd_schema.c cli/cmd_maskbench.c
 

@@ -218,6 +218,7 @@ typedef struct mb_result {
     uint64_t *tbm;           /* ns */
     size_t ntbm;
     char *verdicts;          /* per test: '.' right, 'I' valid rejected, 'V' invalid accepted, 'E' error */
+    char where[200];         /* the first rejection of a valid instance: test, step, text around */
 } mb_result;
 
 static bool mask_has(const uint32_t *mask, uint32_t t)
@@ -304,6 +305,7 @@ static void run_schema(const mb_schema *s, gm_vocab *vocab, const gm_schema_opti
         if (ti > 0)
             gm_matcher_reset(m);
         bool accepted = true, error = false;
+        size_t stop = t->n; /* the step that was refused */
         for (size_t k = 0; k <= t->n && accepted && !error; k++) {
             if (!first_mask_ready) {
                 uint64_t a = gm_clock_ns();
@@ -325,12 +327,32 @@ static void run_schema(const mb_schema *s, gm_vocab *vocab, const gm_schema_opti
             }
             if (!mask_has(mask, t->ids[k])) {
                 accepted = false;
+                stop = k;
                 break;
             }
             if (gm_matcher_accept_token(m, t->ids[k], &err) != GM_OK)
                 error = true; /* the mask allowed a token the matcher refuses */
         }
         char v = '.';
+        if (t->valid && !accepted && !error && !r->where[0]) {
+            /* where: the text before the rejected token, then the token (or EOS) */
+            char text[4096];
+            size_t n = 0;
+            for (size_t k = 0; k < stop && n < sizeof text - 1; k++) {
+                size_t len;
+                const uint8_t *tb = gm_vocab_token(vocab, t->ids[k], &len);
+                for (size_t j = 0; j < len && n < sizeof text - 1; j++)
+                    text[n++] = (char)tb[j];
+            }
+            text[n] = 0;
+            size_t tl = 0;
+            const uint8_t *tb = stop < t->n ? gm_vocab_token(vocab, t->ids[stop], &tl) : NULL;
+            snprintf(r->where, sizeof r->where, "test %zu: ...%.80s[%.*s]", ti,
+                     n > 80 ? text + n - 80 : text, tb ? (int)tl : 3, tb ? (const char *)tb : "EOS");
+            for (char *p = r->where; *p; p++)
+                if ((unsigned char)*p < 0x20 || *p == '"' || *p == '\\')
+                    *p = ' ';
+        }
         if (error) {
             v = 'E';
             r->engine_errors++;
@@ -374,6 +396,7 @@ static void worker(const mb_schema *all, size_t nall, size_t first, size_t strid
                 r.invalidation, r.validation, r.engine_errors, r.right,
                 r.verdicts && r.verdicts[0] ? r.verdicts : "-");
         fprintf(out, "X %s\n", r.status ? r.error : "");
+        fprintf(out, "W %s\n", r.where);
         fputc('T', out);
         for (size_t k = 0; k < tbm.n; k++)
             fprintf(out, " %llu", (unsigned long long)tbm.v[k]);
@@ -395,6 +418,7 @@ typedef struct mb_done {
     double ttfm_ms, schema_ms, grammar_ms, compile_ms, memory_kb;
     size_t invalidation, validation, engine_errors, right;
     char *verdicts;
+    char *where;             /* the first rejection of a valid instance */
     uint64_t *tbm;
     size_t ntbm;
     bool have;
@@ -486,6 +510,9 @@ static void handle_line(bench *b, wproc *w, char *line)
     } else if (line[0] == 'X') {
         if (w->current >= 0 && line[1] == ' ' && line[2])
             b->done[w->current].error = strdup(line + 2);
+    } else if (line[0] == 'W') {
+        if (w->current >= 0 && line[1] == ' ' && line[2])
+            b->done[w->current].where = strdup(line + 2);
     } else if (line[0] == 'T') {
         if (w->current < 0)
             return;
@@ -558,6 +585,7 @@ static void run_inline(bench *b)
         d->engine_errors = r.engine_errors;
         d->right = r.right;
         d->verdicts = r.verdicts;
+        d->where = r.where[0] ? strdup(r.where) : NULL;
         d->tbm = malloc((tbm.n + 1) * sizeof *d->tbm);
         if (d->tbm)
             memcpy(d->tbm, tbm.v, tbm.n * sizeof *d->tbm);
@@ -902,6 +930,7 @@ int gm_cmd_maskbench(int argc, char **argv)
                     fprintf(f, "\\%c", *e);
                 else if ((unsigned char)*e >= 0x20)
                     fputc(*e, f);
+            fprintf(f, "\", \"where\": \"%s", d->where ? d->where : "");
             fputs("\"}\n", f);
         }
         if (f)

@@ -412,12 +412,28 @@ static uint32_t emit_shape(sctx *c, sc_shape *sh, uint32_t depth)
             return GM_EX_NONE;
     if (sh->enums.n)
         return emit_enum(c, sh, depth);
-    uint32_t alts[6];
+    /* values excluded by a negated enum (synth.c): null, booleans here, numbers and strings
+       by their emitters */
+    bool no_null = false, no_true = false, no_false = false, structured = false;
+    for (size_t i = 0; i < sh->notenums.n; i++)
+        for (uint32_t j = 0; j < sh->notenums.v[i]->n; j++) {
+            uint8_t k = sh->notenums.v[i]->u.items[j]->kind;
+            no_null |= k == GM_JV_NULL;
+            no_true |= k == GM_JV_TRUE;
+            no_false |= k == GM_JV_FALSE;
+            structured |= k == GM_JV_ARRAY || k == GM_JV_OBJECT;
+        }
+    if (structured && (sh->types & (T_ARR | T_OBJ)) &&
+        !sc_relax(c, sh->nodes.v[0], "not", "'not' of an enum or const holding arrays or objects"))
+        return GM_EX_NONE;
+    uint32_t alts[7];
     size_t n = 0;
-    if (sh->types & T_NULL)
+    if ((sh->types & T_NULL) && !no_null)
         alts[n++] = gm_irb_lit(b, "null");
-    if (sh->types & T_BOOL)
-        alts[n++] = gm_irb_alt2(b, gm_irb_lit(b, "true"), gm_irb_lit(b, "false"));
+    if ((sh->types & T_BOOL) && !no_true)
+        alts[n++] = gm_irb_lit(b, "true");
+    if ((sh->types & T_BOOL) && !no_false)
+        alts[n++] = gm_irb_lit(b, "false");
     if (sh->types & (T_INT | T_NUM))
         alts[n++] = sc_emit_number(c, sh);
     if (sh->types & T_STR)
@@ -742,6 +758,8 @@ static void sctx_free(sctx *c)
     gm_vec_free(c->mem, &c->conj_expr);
     gm_vec_free(c->mem, &c->conj_rule);
     sc_patterns_free(c);
+    gm_intern_free(&c->derived);
+    gm_vec_free(c->mem, &c->derived_id);
     gm_jdoc_free(&c->doc);
 }
 
@@ -772,6 +790,7 @@ gm_status gm_schema_compile(gm_mem *m, const char *name, const char *json, size_
     gm_intern_init(&c->dyn, m);
     gm_intern_init(&c->conj, m);
     gm_intern_init(&c->pat_index, m);
+    gm_intern_init(&c->derived, m);
     memset(&c->sh, 0xFF, sizeof c->sh); /* every slot GM_EX_NONE */
     gm_irb_init(&c->b, g, c->opts.limits.max_nfa_states, err);
     c->st = gm_jdoc_parse(&c->doc, m, name ? name : "schema", json, len, 512, &c->opts.limits, err);

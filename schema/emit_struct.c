@@ -626,91 +626,86 @@ static uint32_t ordered(objctx *o, const bool *req, const bool *forb, bool *all_
 
 /*
  * note [any order]
- * With opts.any_order the members may come in any order. Required ones are
- * tracked by the order of their first occurrence: for each permutation
- * r1..rk of the required slots, the lists
- *   P0 r1 P1 r2 ... rk Pk,   Pi = any members but r(i+1)..rk,
- * which is exact for k <= MAX_ANY_ORDER_REQUIRED (k! branches); beyond, the
- * required properties are relaxed (lenient) or refused. A listed property
- * may repeat in this layout (JSON parsers keep one of the values, and each
- * one is valid); the default ordered layout has each at most once.
+ * With opts.any_order the members may come in any order. The required ones
+ * are tracked by the set already seen: one rule per subset S of the
+ * required slots,
+ *   R_S = (sep O_S)* ( sep r R_{S+r}  for each r not in S  |  "" when S is all )
+ * where O_S is any optional member, extra, or required member of S (so a
+ * member may repeat: JSON parsers keep one of the values, each valid).
+ * That is exact for up to MAX_ANY_ORDER_REQUIRED required properties (2^k
+ * rules; no grammar of polynomial size exists for "each of k names at
+ * least once" in any order); past it the required properties are relaxed
+ * (lenient) or refused. The default ordered layout has each at most once.
  */
-#define MAX_ANY_ORDER_REQUIRED 5
+#define MAX_ANY_ORDER_REQUIRED 8
 
-typedef struct perm {
+typedef struct subsets {
     objctx *o;
     uint32_t sep;
-    uint32_t *req;       /* required slot indices */
-    size_t k;
-    uint32_t opt;        /* the optional members and the extras */
-    GM_VEC(uint32_t) out;
-} perm;
+    uint32_t req[MAX_ANY_ORDER_REQUIRED];
+    uint32_t k;
+    uint32_t opt;            /* optional members and extras */
+    uint32_t *rule;          /* [2^k] rule of subset S, or GM_EX_NONE */
+} subsets;
 
-/* After members req[0..i) (in *order) appeared: the rest of the list, first occurrences in order. */
-static void permute(perm *p, uint32_t *order, size_t i, uint32_t seen_alt, bool first)
+/* O_S: the members that may come any number of times once S was seen. */
+static uint32_t seen_members(subsets *p, uint32_t S)
+{
+    gm_irb *b = &p->o->c->b;
+    uint32_t alts[MAX_ANY_ORDER_REQUIRED + 1];
+    size_t n = 0;
+    alts[n++] = p->opt;
+    for (uint32_t i = 0; i < p->k; i++)
+        if (S >> i & 1)
+            alts[n++] = p->o->slots.v[p->req[i]].member;
+    return gm_irb_alt(b, alts, n);
+}
+
+static uint32_t subset_ref(subsets *p, uint32_t S)
 {
     sctx *c = p->o->c;
     gm_irb *b = &c->b;
-    /* the repeated tail allowed now */
-    uint32_t tail = gm_irb_repeat(b, gm_irb_seq2(b, p->sep, seen_alt), 0, GM_EX_INF);
-    if (i == p->k) {
-        gm_vec_push(c->mem, &p->out, tail);
-        return;
+    if (p->rule[S] == GM_EX_NONE) {
+        uint32_t r = gm_ebnf_fresh_rule(c->g, "members");
+        if (r == GM_EX_NONE)
+            return gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+        p->rule[S] = r;
+        uint32_t alts[MAX_ANY_ORDER_REQUIRED + 1];
+        size_t n = 0;
+        if (S == (1u << p->k) - 1)
+            alts[n++] = gm_irb_empty(b);
+        for (uint32_t i = 0; i < p->k; i++)
+            if (!(S >> i & 1))
+                alts[n++] = gm_irb_seq3(b, p->sep, p->o->slots.v[p->req[i]].member, subset_ref(p, S | 1u << i));
+        uint32_t body = gm_irb_seq2(b, gm_irb_repeat(b, gm_irb_seq2(b, p->sep, seen_members(p, S)), 0, GM_EX_INF),
+                                    gm_irb_alt(b, alts, n));
+        if (body == GM_EX_NONE)
+            return GM_EX_NONE;
+        c->g->rules[r].body = body;
     }
-    size_t base = p->out.n;
-    for (size_t j = i; j < p->k && b->st == GM_OK; j++) {
-        uint32_t t = order[i];
-        order[i] = order[j];
-        order[j] = t;
-        uint32_t m = p->o->slots.v[order[i]].member;
-        uint32_t next_alt = gm_irb_alt2(b, seen_alt, m);
-        size_t mark = p->out.n;
-        permute(p, order, i + 1, next_alt, false);
-        uint32_t rest = gm_irb_alt(b, p->out.v + mark, p->out.n - mark);
-        p->out.n = mark;
-        uint32_t step = first ? m : gm_irb_seq2(b, p->sep, m);
-        gm_vec_push(c->mem, &p->out, gm_irb_seq2(b, step, rest));
-        t = order[i];
-        order[i] = order[j];
-        order[j] = t;
-    }
-    uint32_t choices = gm_irb_alt(b, p->out.v + base, p->out.n - base);
-    p->out.n = base;
-    /* members seen so far may repeat before the next first occurrence */
-    if (first) {
-        uint32_t lead = gm_irb_seq2(b, seen_alt, tail);
-        uint32_t with_lead = gm_irb_seq3(b, lead, p->sep, choices);
-        gm_vec_push(c->mem, &p->out, gm_irb_alt2(b, choices, with_lead));
-    } else {
-        gm_vec_push(c->mem, &p->out, gm_irb_seq2(b, tail, choices));
-    }
+    return gm_irb_ref(b, p->rule[S]);
 }
 
 static uint32_t any_order(objctx *o, const bool *req, const bool *forb, bool *all_optional)
 {
     sctx *c = o->c;
     gm_irb *b = &c->b;
-    perm p = {o, sc_item_sep(c, o->depth), NULL, 0, gm_irb_nothing(b), {0}};
-    p.req = gm_mem_alloc(c->mem, (o->slots.n + 1) * sizeof *p.req);
-    if (!p.req)
-        return gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+    subsets p = {o, sc_item_sep(c, o->depth), {0}, 0, gm_irb_nothing(b), NULL};
     bool relaxed = false;
     size_t nreq = 0;
     for (size_t i = 0; i < o->slots.n; i++)
         nreq += req[i] && !forb[i] && !o->slots.v[i].forbidden;
     if (nreq > MAX_ANY_ORDER_REQUIRED) {
         if (!sc_relax(c, o->sh->props_node ? o->sh->props_node : o->sh->nodes.v[0], "required",
-                      "more than 5 required properties in any order"))
-            goto fail;
+                      "more than 8 required properties in any order"))
+            return GM_EX_NONE;
         relaxed = true;
     }
     for (size_t i = 0; i < o->slots.n && b->st == GM_OK; i++) {
         const slot *s = &o->slots.v[i];
         if (forb[i] || s->forbidden) {
-            if (req[i]) {
-                gm_mem_free(c->mem, p.req);
+            if (req[i])
                 return gm_irb_nothing(b);
-            }
             continue;
         }
         if (req[i] && !relaxed)
@@ -720,19 +715,22 @@ static uint32_t any_order(objctx *o, const bool *req, const bool *forb, bool *al
     }
     p.opt = gm_irb_alt2(b, p.opt, o->extra);
     *all_optional = p.k == 0;
-    uint32_t r;
-    if (p.k == 0) {
-        r = gm_irb_seq2(b, p.opt, gm_irb_repeat(b, gm_irb_seq2(b, p.sep, p.opt), 0, GM_EX_INF));
-    } else {
-        permute(&p, p.req, 0, p.opt, true);
-        r = b->st == GM_OK && p.out.n == 1 ? p.out.v[0] : GM_EX_NONE;
-    }
-    gm_vec_free(c->mem, &p.out);
-    gm_mem_free(c->mem, p.req);
+    if (p.k == 0)
+        return gm_irb_seq2(b, p.opt, gm_irb_repeat(b, gm_irb_seq2(b, p.sep, p.opt), 0, GM_EX_INF));
+    p.rule = gm_mem_alloc(c->mem, ((size_t)1 << p.k) * sizeof *p.rule);
+    if (!p.rule)
+        return gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+    for (size_t S = 0; S < (size_t)1 << p.k; S++)
+        p.rule[S] = GM_EX_NONE;
+    /* the first member: an optional one, then R_{}; or a required one, then R_{it} */
+    uint32_t alts[MAX_ANY_ORDER_REQUIRED + 1];
+    size_t n = 0;
+    alts[n++] = gm_irb_seq2(b, p.opt, subset_ref(&p, 0));
+    for (uint32_t i = 0; i < p.k; i++)
+        alts[n++] = gm_irb_seq2(b, o->slots.v[p.req[i]].member, subset_ref(&p, 1u << i));
+    uint32_t r = gm_irb_alt(b, alts, n);
+    gm_mem_free(c->mem, p.rule);
     return r;
-fail:
-    gm_mem_free(c->mem, p.req);
-    return GM_EX_NONE;
 }
 
 /* Counted members (min/maxProperties) without extras: a product with the count. */

@@ -513,78 +513,100 @@ static bool provably_disjoint(sctx *c, sc_shape *x, sc_shape *y, unsigned depth)
     return false;
 }
 
-/* Distributes the anyOf/oneOf groups of sh over the rest of conj. */
+/*
+ * Distributes the anyOf/oneOf groups of sh over the rest of conj: one
+ * alternative per choice of a branch in each group. A oneOf branch i is
+ * exact as it is when it cannot overlap the other branches given the rest
+ * (provably_disjoint); for each branch j it may overlap, the alternative
+ * also takes not(branch j) (synth.c), so that exactly one branch matches.
+ */
 static uint32_t distribute(sctx *c, const uint32_t *conj, size_t n, sc_shape *sh, uint32_t depth)
 {
     size_t ng = sh->groups.n;
     uint64_t combos = 1;
+    size_t extra = 0;
     for (size_t g = 0; g < ng; g++) {
         combos *= sh->groups.v[g].list->n;
+        extra += sh->groups.v[g].list->n;
         if (combos > SC_MAX_DISTRIBUTE)
             return sc_fail(c, GM_ERR_LIMIT, sh->groups.v[g].owner, sh->groups.v[g].one ? "oneOf" : "anyOf",
                            "distributing anyOf/oneOf over the rest of the schema needs more than %d "
                            "branch combinations", SC_MAX_DISTRIBUTE);
     }
-    size_t cap = n + 2 * ng;
-    uint32_t *buf = gm_mem_alloc(c->mem, (cap + ng) * sizeof *buf);
-    if (!buf)
-        return gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory");
+    uint32_t *buf = gm_mem_alloc(c->mem, (n + 2 * ng + extra + 1) * sizeof *buf);
+    uint32_t *yb = gm_mem_alloc(c->mem, (n + ng + 2) * sizeof *yb);
+    /* overlap[g][i * m + j]: branches i and j of oneOf group g may both match */
+    bool **overlap = gm_mem_calloc(c->mem, ng + 1, sizeof *overlap);
+    uint32_t r = GM_EX_NONE;
+    GM_VEC(uint32_t) alts = {0};
+    if (!buf || !yb || !overlap) {
+        gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory");
+        goto out;
+    }
     memcpy(buf, conj, n * sizeof *buf);
     for (size_t g = 0; g < ng; g++)
         buf[n + g] = sh->groups.v[g].owner | SC_NOALT;
     size_t base = n + ng;
-    /* oneOf: exact only when its branches are disjoint given the rest */
     for (size_t g = 0; g < ng && c->st == GM_OK; g++) {
         const sc_group *gr = &sh->groups.v[g];
         if (!gr->one)
             continue;
-        for (uint32_t i = 0; i < gr->list->n && c->st == GM_OK; i++)
-            for (uint32_t j = i + 1; j < gr->list->n && c->st == GM_OK; j++) {
-                uint32_t *xa = buf + base;
-                xa[0] = gr->list->u.items[i]->id;
-                uint32_t ya[1] = {gr->list->u.items[j]->id};
-                size_t nx = base + 1;
-                uint32_t *yb = gm_mem_alloc(c->mem, nx * sizeof *yb);
-                if (!yb) {
-                    gm_mem_free(c->mem, buf);
-                    return gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory");
-                }
+        uint32_t m = gr->list->n;
+        overlap[g] = gm_mem_calloc(c->mem, (size_t)m * m, sizeof **overlap);
+        if (!overlap[g]) {
+            gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory");
+            goto out;
+        }
+        for (uint32_t i = 0; i < m && c->st == GM_OK; i++)
+            for (uint32_t j = i + 1; j < m && c->st == GM_OK; j++) {
+                buf[base] = gr->list->u.items[i]->id;
                 memcpy(yb, buf, base * sizeof *yb);
-                yb[base] = ya[0];
-                bool dis = conj_disjoint(c, buf, nx, yb, nx, 0);
-                gm_mem_free(c->mem, yb);
-                if (c->st != GM_OK)
-                    break;
-                if (!dis) {
-                    char why[200];
-                    snprintf(why, sizeof why, "branches %u and %u may both match an instance "
-                             "(oneOf needs exactly one; it is exact here only for disjoint branches)", i, j);
-                    if (!sc_relax(c, gr->owner, "oneOf", why)) {
-                        gm_mem_free(c->mem, buf);
-                        return GM_EX_NONE;
-                    }
-                    i = j = gr->list->n; /* one report per group */
-                }
+                yb[base] = gr->list->u.items[j]->id;
+                bool dis = conj_disjoint(c, buf, base + 1, yb, base + 1, 0);
+                overlap[g][i * m + j] = overlap[g][j * m + i] = !dis;
             }
     }
-    GM_VEC(uint32_t) alts = {0};
-    for (uint64_t k = 0; k < combos && c->st == GM_OK; k++) {
+    for (uint64_t k = 0; k < combos && c->st == GM_OK && c->b.st == GM_OK; k++) {
         uint64_t rest = k;
+        size_t len = base;
         for (size_t g = 0; g < ng; g++) {
-            uint32_t m = sh->groups.v[g].list->n;
-            buf[base + g] = sh->groups.v[g].list->u.items[rest % m]->id;
+            const sc_group *gr = &sh->groups.v[g];
+            uint32_t m = gr->list->n, i = (uint32_t)(rest % m);
             rest /= m;
+            buf[len++] = gr->list->u.items[i]->id;
+            for (uint32_t j = 0; overlap[g] && j < m; j++) {
+                if (j == i || !overlap[g][i * m + j])
+                    continue;
+                const char *why;
+                uint32_t nj = sc_derived(c, 0, gr->list->u.items[j]->id, &why);
+                if (nj == UINT32_MAX) {
+                    if (c->st != GM_OK)
+                        goto out;
+                    char msg[300];
+                    snprintf(msg, sizeof msg, "branches %u and %u may both match an instance, and "
+                             "%s (oneOf needs exactly one)", i, j, why);
+                    if (!sc_relax(c, gr->owner, "oneOf", msg))
+                        goto out;
+                    gm_mem_free(c->mem, overlap[g]);
+                    overlap[g] = NULL; /* relaxed: anyOf from here on */
+                    break;
+                }
+                buf[len++] = nj;
+            }
         }
-        uint32_t e = sc_conj(c, buf, base + ng, depth);
+        uint32_t e = sc_conj(c, buf, len, depth);
         if (e == GM_EX_NONE || gm_vec_push(c->mem, &alts, e))
-            break;
+            goto out;
     }
-    uint32_t r = c->st == GM_OK && c->b.st == GM_OK && alts.n == combos ? gm_irb_alt(&c->b, alts.v, alts.n)
-                                                                     : GM_EX_NONE;
-    if (r == GM_EX_NONE && c->st == GM_OK && c->b.st == GM_OK)
-        gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory");
+    if (c->st == GM_OK && c->b.st == GM_OK)
+        r = gm_irb_alt(&c->b, alts.v, alts.n);
+out:
+    for (size_t g = 0; overlap && g < ng; g++)
+        gm_mem_free(c->mem, overlap[g]);
+    gm_mem_free(c->mem, overlap);
     gm_vec_free(c->mem, &alts);
     gm_mem_free(c->mem, buf);
+    gm_mem_free(c->mem, yb);
     return r;
 }
 

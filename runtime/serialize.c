@@ -415,6 +415,7 @@ static int read_lexer(reader *r, gm_grammar *g)
     lx->bt_main = get_array(r, m, nbt, 4, "lexer backtracking states");
     lx->bt_fallback = get_array(r, m, nbt, 4, "lexer backtracking states");
     lx->bt_relex = get_array(r, m, nbt, 4, "lexer backtracking states");
+    lx->line_end = GM_LEX_NONE; /* only the builder and gm_lexer_run read it */
     lx->ncond = get_u32(r, "lexer header");
     if (!r->bad && lx->ncond > lx->ndfa)
         return bad(r, "lexer sizes out of range");
@@ -883,7 +884,8 @@ gm_status gm_compiled_load_buffer(const uint8_t *b, size_t len, const char *path
         goto fail;
     }
     if (opts && opts->eager && g->engine == GM_ENGINE_LALR &&
-        (st = gm_spanner_build_all(c->spanner, err)) != GM_OK)
+        (st = gm_spanner_build_all_progress(c->spanner, opts->progress, opts->progress_ud,
+                                            err)) != GM_OK)
         goto fail;
     gm_grammar_destroy(g);
     gm_vocab_destroy(v);

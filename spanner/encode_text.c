@@ -141,8 +141,8 @@ static int normalize(enc_ctx *C, const uint8_t *s, size_t n, gm_bytevec *out)
             rc = unicode_form(C->m, k->kind, cur, ncur, dst);
             break;
         }
-        cur = dst->v + start;
         ncur = dst->n - start;
+        cur = ncur ? dst->v + start : (const uint8_t *)""; /* an empty vector has no array */
     }
     gm_vec_free(C->m, &bufs[0]);
     gm_vec_free(C->m, &bufs[1]);

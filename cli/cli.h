@@ -56,4 +56,12 @@ struct gm_ids_file;
 gm_status gm_cli_encode_files(const gm_vocab *v, const char *const *paths, size_t n, gm_mem *m,
                               struct gm_ids_file **out, gm_error *err);
 
+/*
+ * One JSON Schema layout option (--compact, --indent[=N], --max-ws=N,
+ * --any-order, --lenient) into opts: 1 taken, 0 not such an option, -1 a
+ * bad value (cmd_schema.c; also maskbench and the --schema of trace,
+ * generate, compile).
+ */
+int gm_cli_schema_option(const char *arg, gm_schema_options *opts);
+
 #endif

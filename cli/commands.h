@@ -14,6 +14,7 @@ int gm_cmd_trace(int argc, char **argv);
 int gm_cmd_generate(int argc, char **argv);
 int gm_cmd_compile(int argc, char **argv);
 int gm_cmd_info(int argc, char **argv);
+int gm_cmd_schema(int argc, char **argv);
 int gm_cmd_encode(int argc, char **argv);
 
 static const gm_cli_command gm_cli_commands[] = {
@@ -28,6 +29,7 @@ static const gm_cli_command gm_cli_commands[] = {
     {"grammar", gm_cmd_grammar, "load a grammar, build its LALR(1) tables: summary or --report"},
     {"parse", gm_cmd_parse, "lex and parse a file with a grammar: OK or the first error"},
     {"encode", gm_cmd_encode, "encode text files into token ids (an ids file), as the tokenizer does"},
+    {"schema", gm_cmd_schema, "compile a JSON Schema to a grammar and print it"},
     {NULL, NULL, NULL}, /* end of table */
 };
 

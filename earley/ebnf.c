@@ -1053,7 +1053,12 @@ static void print_node(const printer *p, uint32_t id, int ctx)
     switch ((gm_ex_kind)x->kind) {
     case GM_EX_EMPTY: gm_strbuf_puts(b, "\"\""); break;
     case GM_EX_NOTHING: gm_strbuf_puts(b, "[]"); break;
-    case GM_EX_BYTES: print_bytes(b, g->bytes + x->first, x->count); break;
+    case GM_EX_BYTES:
+        if (x->count == 0)
+            gm_strbuf_puts(b, "\"\""); /* g->bytes may be NULL */
+        else
+            print_bytes(b, g->bytes + x->first, x->count);
+        break;
     case GM_EX_TOKEN: print_token(b, g->bytes + x->first, x->count); break;
     case GM_EX_SET: print_set(b, &g->sets[x->arg]); break;
     case GM_EX_BYTESET: print_byteset(b, g->bytesets[x->arg]); break;

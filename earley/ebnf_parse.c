@@ -324,8 +324,8 @@ static gm_status push(parser *p, uint32_t id)
 static gm_status reduce(parser *p, size_t base, bool alt)
 {
     size_t n = p->stack.n - base;
-    uint32_t id = alt ? gm_ebnf_add_alt(p->g, p->stack.v + base, n)
-                      : gm_ebnf_add_seq(p->g, p->stack.v + base, n);
+    const uint32_t *ids = n ? p->stack.v + base : NULL;
+    uint32_t id = alt ? gm_ebnf_add_alt(p->g, ids, n) : gm_ebnf_add_seq(p->g, ids, n);
     p->stack.n = base;
     return push(p, id);
 }
@@ -527,7 +527,8 @@ static gm_status parse_regex_macro(parser *p, size_t start)
     uint32_t node;
     gm_error rerr;
     gm_error_clear(&rerr);
-    st = gm_ebnf_add_regex(p->g, (const char *)p->buf.v, p->buf.n, 0, p->limits, &node, &rerr);
+    const char *pattern = p->buf.n ? (const char *)p->buf.v : "";
+    st = gm_ebnf_add_regex(p->g, pattern, p->buf.n, 0, p->limits, &node, &rerr);
     if (st == GM_ERR_NOMEM)
         return nomem(p);
     if (st)

@@ -73,6 +73,12 @@ struct gm_estate {
     uint64_t hash;
     _Atomic(gm_estate *) proj;   /* projection onto waiting items (note [earley pruning]) */
     _Atomic(void *) memo;        /* mask memo (maskcache.c) */
+    uint64_t loops;       /* groups of byte classes that all lead back to this set, once loops_known
+                             (note [closed subtrees] in maskcache.c; under the lock) */
+    uint8_t loops_known;
+    gm_estate **next;     /* interned sets: the set after each byte class, NULL = not
+                             known yet, the engine's outer set = dead (note
+                             [transition arrays] in eset.c; under the lock) */
     gm_eitem *items;      /* sorted by state, count, origin */
     gm_ewait *wait;       /* sorted by rule */
 };
@@ -111,6 +117,9 @@ struct gm_eengine {
     uint32_t T;           /* counter classes (note [repetition classes]) */
     uint32_t words;       /* 32-bit words of a mask */
     uint32_t *tok_node;   /* [vocab] trie node of each token, UINT32_MAX if none */
+    uint64_t *sub_cls;    /* [trie nodes] groups of byte classes below each node, or NULL
+                             (note [closed subtrees]) */
+    uint8_t byte_group[256]; /* byte -> group (0..63) of its class */
     _Atomic(gm_ementry *) *entry;   /* [states] entries of items without counters */
     gm_ementry **rep_entries;       /* hash table of repetition entries */
     size_t rep_slots, rep_n;
@@ -125,6 +134,7 @@ struct gm_escratch {
     uint64_t *slots;      /* dedup of items: generation << 32 | (index + 1) */
     uint32_t slot_mask;
     uint32_t gen;
+    uint32_t *predicted;  /* [rules] gen when the rule's prediction closure was added */
     uint8_t flags;
     /* Mask walks (maskcache.c). */
     gm_estate **stack;    /* [max trie depth + 1] */
@@ -145,6 +155,15 @@ void gm_eset_fini(gm_eengine *e);
  */
 gm_status gm_eset_step(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t sym,
                        gm_estate **out, gm_error *err);
+/*
+ * The same, for the walks of the mask cache when the state cache is on: a
+ * borrowed pointer to an interned set, valid until gm_eset_maintain (which
+ * the top-level operations call first, under the lock, to empty tables
+ * past their budget).
+ */
+gm_status gm_eset_step_borrowed(gm_eengine *e, gm_escratch *w, gm_estate *s, uint8_t b,
+                                gm_estate **out, gm_error *err);
+void gm_eset_maintain(gm_eengine *e);
 /* The set holding item (state, count) with origin `origin` and its closure
    (the mask cache's walks start from one with the outer set as origin). */
 gm_status gm_eset_seed(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t count,

@@ -178,6 +178,7 @@ void gm_escratch_destroy(gm_eengine *e, gm_escratch *w)
     gm_vec_free(e->mem, &w->nodes);
     gm_vec_free(e->mem, &w->enodes);
     gm_mem_free(e->mem, w->slots);
+    gm_mem_free(e->mem, w->predicted);
     gm_mem_free(e->mem, w->stack);
     gm_mem_free(e->mem, w->unc);
     gm_mem_free(e->mem, w->bits);
@@ -218,6 +219,7 @@ gm_status gm_estate_accept_bytes(gm_eengine *e, gm_escratch *w, gm_estate *s,
 {
     *out = NULL;
     pthread_mutex_lock(&e->lock);
+    gm_eset_maintain(e);
     gm_status st = step_bytes(e, w, s, bytes, len, out, err);
     pthread_mutex_unlock(&e->lock);
     return st;
@@ -251,6 +253,7 @@ gm_status gm_estate_accept_token(gm_eengine *e, gm_escratch *w, gm_estate *s, ui
                                 token);
         }
         pthread_mutex_lock(&e->lock);
+        gm_eset_maintain(e);
         gm_status st = gm_eset_step(e, w, s, 256 + sym, out, err);
         pthread_mutex_unlock(&e->lock);
         if (st == GM_OK && !*out)
@@ -263,6 +266,7 @@ gm_status gm_estate_accept_token(gm_eengine *e, gm_escratch *w, gm_estate *s, ui
     if (len == 0)
         return gm_error_set(err, GM_ERR_REJECTED, "token %u has no bytes", token);
     pthread_mutex_lock(&e->lock);
+    gm_eset_maintain(e);
     gm_status st = step_bytes(e, w, s, b, len, out, err);
     pthread_mutex_unlock(&e->lock);
     if (st == GM_ERR_REJECTED)
@@ -279,6 +283,7 @@ gm_status gm_estate_fill_mask(gm_eengine *e, gm_escratch *w, gm_estate *s, uint3
     if (gm_emask_memo(e, s, mask))
         return GM_OK;
     pthread_mutex_lock(&e->lock);
+    gm_eset_maintain(e);
     gm_status st = gm_emask_fill(e, w, s, mask, err);
     pthread_mutex_unlock(&e->lock);
     return st;
@@ -291,6 +296,7 @@ gm_status gm_estate_forced_bytes(gm_eengine *e, gm_escratch *w, gm_estate *s, ui
     gm_status st = GM_OK;
     *len = 0;
     pthread_mutex_lock(&e->lock);
+    gm_eset_maintain(e);
     gm_estate *cur = s;
     gm_estate_retain(cur);
     while (*len < cap && !(cur->flags & GM_ES_ACCEPTING)) {

@@ -10,6 +10,15 @@
  * left to do and is skipped. Left recursion needs nothing special: a rule
  * is predicted once per set (items are deduplicated), and its completion
  * advances every item waiting on it, the predicting item included.
+ *
+ * note [transition arrays]
+ * What a set does with a byte depends only on the byte's class (fsm.h), so
+ * an interned set caches its successors in an array over byte classes: a
+ * step that was taken before is one load. The arrays hold no references
+ * (a set's successors may include itself: references would make cycles);
+ * their targets are interned, so alive while the tables are, and emptying
+ * the tables frees every array first. Special-token symbols go through the
+ * transition cache, which holds references.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +75,7 @@ void gm_eset_free(gm_eengine *e, gm_estate *s)
         void *memo = atomic_load(&x->memo);
         if (memo)
             gm_emask_free_memo(e, memo);
+        gm_mem_free(e->mem, x->next);
         gm_mem_free(e->mem, x);
     }
 }
@@ -133,6 +143,9 @@ static gm_estate *new_set(gm_eengine *e, const gm_eitem *it, uint32_t n, uint8_t
     s->hash = h;
     atomic_init(&s->proj, NULL);
     atomic_init(&s->memo, NULL);
+    s->next = NULL;
+    s->loops = 0;
+    s->loops_known = 0;
     s->items = (gm_eitem *)(s + 1);
     s->wait = (gm_ewait *)(s->items + n);
     if (n)
@@ -165,6 +178,12 @@ static void tables_clear(gm_eengine *e)
             gm_estate_release(e, to);
         }
     e->tc_n = 0;
+    for (size_t i = 0; i < ns; i++)
+        if (sets[i]) {
+            gm_mem_free(e->mem, sets[i]->next);
+            sets[i]->next = NULL;
+            sets[i]->loops_known = 0;
+        }
     for (size_t i = 0; i < ns; i++)
         if (sets[i]) {
             gm_estate *s = sets[i];
@@ -359,8 +378,17 @@ static gm_status begin(gm_eengine *e, gm_escratch *w, gm_error *err)
 {
     w->items.n = 0;
     w->flags = 0;
+    if (!w->predicted) {
+        w->predicted = gm_mem_calloc(e->mem, e->g->nrules ? e->g->nrules : 1,
+                                     sizeof *w->predicted);
+        if (!w->predicted)
+            return gm_mem_fail(e->mem, err, "an Earley set");
+    }
+    uint32_t gen0 = w->gen;
     if (dedup_rebuild(e, w, 32))
         return gm_mem_fail(e->mem, err, "an Earley set");
+    if (w->gen < gen0) /* wrapped: old stamps could match */
+        memset(w->predicted, 0, (size_t)e->g->nrules * sizeof *w->predicted);
     return GM_OK;
 }
 
@@ -375,12 +403,32 @@ static gm_estate *origin_of(gm_estate *o, gm_estate *s)
  * `self` is what a NULL origin means for items taken from elsewhere (not
  * used: items in w always have explicit origins or NULL = the new set).
  */
+/* Adds the prediction closure of rule b (note [prediction closures]), once per set. */
+static int predict(gm_eengine *e, gm_escratch *w, uint32_t b, gm_status *st, gm_error *err)
+{
+    const gm_egrammar *g = e->g;
+    if (w->predicted[b] == w->gen)
+        return 0;
+    w->predicted[b] = w->gen;
+    for (uint32_t k = g->pred_off[b]; k < g->pred_off[b + 1]; k++)
+        if (add_item(e, w, g->pred[k], 0, NULL, st, err))
+            return -1;
+    return 0;
+}
+
+/*
+ * Closes w->items: completion, repetition iteration ends, prediction.
+ * Items with this set as origin (NULL) come from prediction closures and
+ * need nothing more.
+ */
 static gm_status closure(gm_eengine *e, gm_escratch *w, gm_error *err)
 {
     const gm_egrammar *g = e->g;
     gm_status st = GM_OK;
     for (size_t i = 0; i < w->items.n; i++) {
         gm_eitem it = w->items.v[i];
+        if (!it.origin)
+            continue;
         uint32_t q = it.state;
         uint8_t f = g->state_flags[q];
         uint32_t r = g->state_rule[q];
@@ -400,7 +448,7 @@ static gm_status closure(gm_eengine *e, gm_escratch *w, gm_error *err)
         } else {
             complete = (f & GM_FS_ACCEPT) != 0;
         }
-        if (complete && it.origin) {
+        if (complete) {
             gm_estate *o = it.origin;
             if (o->flags & GM_ES_OUTER) {
                 w->flags |= GM_ES_ESCAPED;
@@ -430,7 +478,7 @@ static gm_status closure(gm_eengine *e, gm_escratch *w, gm_error *err)
         if (f & GM_FS_WAITS) {
             for (uint32_t j = g->ref_off[q]; j < g->ref_off[q + 1]; j++) {
                 const gm_frule *b = &g->rules[g->refs[j].sym];
-                if (add_item(e, w, b->start, 0, NULL, &st, err))
+                if (predict(e, w, g->refs[j].sym, &st, err))
                     return st;
                 if (b->nullable && add_item(e, w, g->refs[j].to, it.count, it.origin, &st, err))
                     return st;
@@ -528,7 +576,16 @@ gm_status gm_eset_step(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t sym
     const gm_egrammar *g = e->g;
     bool cache = !(e->variant & GM_EVARIANT_NO_STATE_CACHE);
     *out = NULL;
-    if (cache && e->tc_slots) {
+    uint32_t cls = sym < 256 ? g->byte_class[sym] : 0;
+    if (cache && sym < 256 && s->next && s->next[cls]) {
+        gm_estate *t = s->next[cls];
+        if (t == e->outer)
+            return GM_OK;
+        gm_estate_retain(t);
+        *out = t;
+        return GM_OK;
+    }
+    if (cache && sym >= 256 && e->tc_slots) {
         for (size_t j = tc_slot(e, s, sym); e->tc[j].from; j = (j + 1) & (e->tc_slots - 1))
             if (e->tc[j].from == s && e->tc[j].sym == sym) {
                 gm_estate_retain(e->tc[j].to);
@@ -536,8 +593,6 @@ gm_status gm_eset_step(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t sym
                 return GM_OK;
             }
     }
-    if (cache && e->table_bytes > e->table_budget)
-        tables_clear(e);
     gm_status st = begin(e, w, err);
     if (st != GM_OK)
         return st;
@@ -572,20 +627,52 @@ gm_status gm_eset_step(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t sym
         if (add_item(e, w, to, cnt, o, &st, err))
             return st;
     }
-    if (w->items.n == 0) {
-        /* Dead: nothing read the symbol. */
-        if (cache && tc_put(e, s, sym, NULL))
+    if (w->items.n != 0 &&
+        ((st = closure(e, w, err)) != GM_OK || (st = finish(e, w, 0, out, err)) != GM_OK))
+        return st;
+    if (!cache)
+        return GM_OK;
+    if (sym >= 256) {
+        if (tc_put(e, s, sym, *out)) {
+            gm_estate_release(e, *out);
+            *out = NULL;
             return gm_mem_fail(e->mem, err, "the Earley transition cache");
+        }
         return GM_OK;
     }
-    if ((st = closure(e, w, err)) != GM_OK || (st = finish(e, w, 0, out, err)) != GM_OK)
-        return st;
-    if (cache && tc_put(e, s, sym, *out)) {
-        gm_estate_release(e, *out);
-        *out = NULL;
-        return gm_mem_fail(e->mem, err, "the Earley transition cache");
+    if (!(s->flags & GM_ES_INTERNED))
+        return GM_OK;
+    if (!s->next) {
+        s->next = gm_mem_calloc(e->mem, g->nclasses, sizeof *s->next);
+        if (!s->next)
+            return GM_OK; /* only a cache */
+        e->table_bytes += g->nclasses * sizeof *s->next;
     }
+    s->next[cls] = *out ? *out : e->outer;
     return GM_OK;
+}
+
+void gm_eset_maintain(gm_eengine *e)
+{
+    if (e->table_bytes > e->table_budget)
+        tables_clear(e);
+}
+
+gm_status gm_eset_step_borrowed(gm_eengine *e, gm_escratch *w, gm_estate *s, uint8_t b,
+                                gm_estate **out, gm_error *err)
+{
+    if (s->next) {
+        gm_estate *t = s->next[e->g->byte_class[b]];
+        if (t) {
+            *out = t == e->outer ? NULL : t;
+            return GM_OK;
+        }
+    }
+    gm_status st = gm_eset_step(e, w, s, b, out, err);
+    /* The tables keep what they hold alive until gm_eset_maintain. */
+    if (st == GM_OK && *out)
+        atomic_fetch_sub_explicit(&(*out)->refs, 1, memory_order_relaxed);
+    return st;
 }
 
 gm_status gm_eset_seed(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t count,
@@ -612,8 +699,7 @@ gm_status gm_eset_init(gm_eengine *e, gm_error *err)
     gm_escratch w;
     memset(&w, 0, sizeof w);
     gm_status st = begin(e, &w, err);
-    if (st == GM_OK && !add_item(e, &w, g->rules[g->root].start, 0, NULL, &st, err) &&
-        (st = closure(e, &w, err)) == GM_OK) {
+    if (st == GM_OK && !predict(e, &w, g->root, &st, err) && (st = closure(e, &w, err)) == GM_OK) {
         uint8_t extra = GM_ES_START | (g->rules[g->root].nullable ? GM_ES_ACCEPTING : 0);
         st = finish(e, &w, extra, &e->start, err);
         if (st == GM_OK && !e->start)
@@ -621,6 +707,7 @@ gm_status gm_eset_init(gm_eengine *e, gm_error *err)
     }
     gm_vec_free(e->mem, &w.items);
     gm_mem_free(e->mem, w.slots);
+    gm_mem_free(e->mem, w.predicted);
     return st;
 }
 

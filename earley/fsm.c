@@ -4,6 +4,7 @@
  * flags, nullable rules, the check that every rule derives a string, and
  * the follow sets the token-mask cache uses (note [follow sets]).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "earley/fsm.h"
@@ -60,6 +61,80 @@ static bool ends_here(const gm_egrammar *g, uint32_t s)
 {
     return (g->state_flags[s] & (GM_FS_ACCEPT | GM_FS_ITER_END)) ||
            ((g->state_flags[s] & GM_FS_REP_START) && g->rules[g->state_rule[s]].rep_min == 0);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * note [prediction closures]
+ * Predicting rule B in a set adds items (s, counter 0, origin: this set)
+ * for every state s of the closure of B's start under prediction and under
+ * moving past nullable rules. Those items never complete anything (a
+ * completion with this set as origin is an empty derivation, already
+ * taken care of: eset.c) and never end an iteration (no input read), so
+ * the recognizer adds the precomputed closure at once and never looks at
+ * them again.
+ */
+static gm_status prediction_closures(gm_egrammar *g, uint32_t *stack, uint8_t *mark,
+                                     gm_error *err)
+{
+    gm_mem *m = g->mem;
+    size_t cap = 0, n = 0;
+    uint32_t *pred = NULL;
+    gm_mem_free(m, g->pred_off);
+    gm_mem_free(m, g->pred);
+    g->pred = NULL;
+    g->pred_off = gm_mem_alloc(m, ((size_t)g->nrules + 1) * sizeof *g->pred_off);
+    if (!g->pred_off)
+        return gm_mem_fail(m, err, "the grammar's prediction closures");
+    memset(mark, 0, g->nstates);
+    for (uint32_t r = 0; r < g->nrules; r++) {
+        g->pred_off[r] = (uint32_t)n;
+        size_t first = n, sp = 0;
+        stack[sp++] = g->rules[r].start;
+        mark[g->rules[r].start] = 1;
+        while (sp) {
+            uint32_t q = stack[--sp];
+            if (n == cap) {
+                size_t nc = cap ? cap * 2 : 256;
+                uint32_t *p = gm_mem_reallocarray(m, pred, nc, sizeof *p);
+                if (!p) {
+                    gm_mem_free(m, pred);
+                    return gm_mem_fail(m, err, "the grammar's prediction closures");
+                }
+                pred = p;
+                cap = nc;
+            }
+            pred[n++] = q;
+            for (uint32_t j = g->ref_off[q]; j < g->ref_off[q + 1]; j++) {
+                const gm_frule *b = &g->rules[g->refs[j].sym];
+                if (!mark[b->start]) {
+                    mark[b->start] = 1;
+                    stack[sp++] = b->start;
+                }
+                if (b->nullable && !mark[g->refs[j].to]) {
+                    mark[g->refs[j].to] = 1;
+                    stack[sp++] = g->refs[j].to;
+                }
+            }
+        }
+        for (size_t i = first; i < n; i++)
+            mark[pred[i]] = 0;
+        qsort(pred + first, n - first, sizeof *pred, cmp_u32);
+        if (n > UINT32_MAX / 2) {
+            gm_mem_free(m, pred);
+            return gm_error_set(err, GM_ERR_LIMIT, "the grammar's prediction closures are too large");
+        }
+    }
+    g->pred_off[g->nrules] = (uint32_t)n;
+    g->pred = pred ? pred : gm_mem_alloc(m, sizeof *pred);
+    if (!g->pred)
+        return gm_mem_fail(m, err, "the grammar's prediction closures");
+    return GM_OK;
 }
 
 /*
@@ -255,8 +330,9 @@ gm_status gm_fsm_finish(gm_egrammar *g, gm_error *err)
             }
         }
     }
+    gm_status st = prediction_closures(g, stack, reach, err);
     gm_mem_free(m, reach);
     gm_mem_free(m, stack);
     gm_mem_free(m, first);
-    return GM_OK;
+    return st;
 }

@@ -85,6 +85,8 @@ struct gm_egrammar {
     uint32_t ntokens;     /* special-token symbols */
     uint32_t *tok_text_off; /* [ntokens + 1] text of symbol i: tok_text[off[i] .. off[i+1]) */
     uint8_t *tok_text;
+    uint32_t *pred_off;   /* [nrules + 1] prediction closures (note [prediction closures]) */
+    uint32_t *pred;       /* the states predicted with rule r: pred[pred_off[r] ..), sorted */
     uint64_t *hash;       /* [nstates] structural hash of what a state's items can read
                              (note [cross-grammar hashing] in xcache.c) */
 };

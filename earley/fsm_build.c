@@ -1176,6 +1176,8 @@ void gm_egrammar_destroy(gm_egrammar *g)
     gm_mem_free(m, g->tok_text_off);
     gm_mem_free(m, g->tok_text);
     gm_mem_free(m, g->hash);
+    gm_mem_free(m, g->pred_off);
+    gm_mem_free(m, g->pred);
     gm_mem_free(m, g);
 }
 

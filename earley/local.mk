@@ -15,6 +15,7 @@ tests_test_ebnf_parse_SOURCES = tests/test_ebnf_parse.c
 tests_test_ebnf_parse_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_ebnf_parse_LDADD = $(GM_TEST_LDADD)
 CLEANFILES += ebnf_rt1.txt ebnf_rt2.txt
+GM_FUZZ += tests/fuzz/fuzz_gbnf
 
 # The reference recognizer of the IR (tests/earley_ref.h), for every test that needs a judge.
 tests_libgmtest_la_SOURCES += tests/earley_ref.c tests/earley_ref.h

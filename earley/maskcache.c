@@ -31,6 +31,16 @@
  * stored in the smallest of three forms: a list of accepted ids, a list
  * of the other ids, or a bitset.
  *
+ * note [closed subtrees]
+ * Under a state that reads any identifier character or any plain string
+ * byte, most of the trie leads back to the same set. Byte classes are put
+ * in 64 groups of adjacent classes, and the groups of the bytes below each
+ * trie node are precomputed; a walk that reaches node n in set X where
+ * every group below n leads from X back to X (all of its classes) accepts
+ * the whole subtree without visiting it: its tokens are one contiguous run
+ * of the trie's token array. X's loops are found once per set by stepping
+ * it over every class.
+ *
  * note [repetition classes]
  * An item of a repetition rule has a counter; what one token can do with
  * it depends only on whether min and max are within reach. A token of L
@@ -101,6 +111,31 @@ gm_status gm_emask_init(gm_eengine *e, gm_error *err)
     for (uint32_t i = 0; i < t->nnodes; i++)
         for (uint32_t k = t->nodes[i].tok_begin; k < t->nodes[i].tok_end; k++)
             e->tok_node[t->tokens[k]] = i;
+    for (uint32_t b = 0; b < 256; b++)
+        e->byte_group[b] = (uint8_t)(e->g->byte_class[b] * 64 / e->g->nclasses);
+    if (!(e->variant & GM_EVARIANT_NO_STATE_CACHE) && t->nnodes) {
+        /* Parents by a forward pass (a stack by depth), then each node's
+           classes added to its parent's in reverse pre-order. */
+        e->sub_cls = gm_mem_calloc(e->mem, t->nnodes, sizeof *e->sub_cls);
+        uint32_t *parent = gm_mem_alloc(e->mem, (size_t)t->nnodes * sizeof *parent);
+        uint32_t *at = gm_mem_alloc(e->mem, ((size_t)t->max_depth + 1) * sizeof *at);
+        if (!e->sub_cls || !parent || !at) {
+            gm_mem_free(e->mem, parent);
+            gm_mem_free(e->mem, at);
+            return gm_mem_fail(e->mem, err, "the token-mask cache");
+        }
+        at[0] = 0;
+        parent[0] = 0;
+        for (uint32_t i = 1; i < t->nnodes; i++) {
+            uint32_t d = t->nodes[i].depth;
+            parent[i] = at[d - 1];
+            at[d] = i;
+        }
+        for (uint32_t i = t->nnodes - 1; i >= 1; i--)
+            e->sub_cls[parent[i]] |= e->sub_cls[i] | (uint64_t)1 << e->byte_group[t->nodes[i].byte];
+        gm_mem_free(e->mem, parent);
+        gm_mem_free(e->mem, at);
+    }
     return GM_OK;
 }
 
@@ -114,6 +149,8 @@ void gm_emask_fini(gm_eengine *e)
     gm_mem_free(e->mem, e->entry);
     gm_mem_free(e->mem, e->rep_entries);
     gm_mem_free(e->mem, e->tok_node);
+    gm_mem_free(e->mem, e->sub_cls);
+    e->sub_cls = NULL;
     e->entry = NULL;
     e->rep_entries = NULL;
     e->tok_node = NULL;
@@ -165,12 +202,34 @@ static void set_node_tokens(const gm_trie *t, uint32_t node, uint32_t *bits)
  * (the mask cache's walks from an outer seed), tokens whose walk escaped
  * earlier with a following byte in follow go to w->enodes as uncertain.
  */
+/* The byte classes leading from x back to x (note [closed subtrees]). */
+static gm_status set_loops(gm_eengine *e, gm_escratch *w, gm_estate *x, gm_error *err)
+{
+    const gm_egrammar *g = e->g;
+    uint8_t rep[256];
+    for (int b = 255; b >= 0; b--)
+        rep[g->byte_class[b]] = (uint8_t)b;
+    uint64_t loops = ~(uint64_t)0;
+    for (uint32_t c = 0; c < g->nclasses; c++) {
+        gm_estate *n;
+        gm_status st = gm_eset_step_borrowed(e, w, x, rep[c], &n, err);
+        if (st != GM_OK)
+            return st;
+        if (n != x)
+            loops &= ~((uint64_t)1 << e->byte_group[rep[c]]);
+    }
+    x->loops = loops;
+    x->loops_known = 1;
+    return GM_OK;
+}
+
 static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
                            const uint64_t *follow, uint32_t *acc, gm_error *err)
 {
     /* (w->nodes may hold the uncertain nodes of the mask being filled: an
        entry's own go to w->enodes.) */
     const gm_trie *t = e->t;
+    bool owned = (e->variant & GM_EVARIANT_NO_STATE_CACHE) != 0;
     gm_status st = GM_OK;
     size_t maxd = 0;
     w->stack[0] = from;
@@ -180,10 +239,14 @@ static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
         uint32_t d = nd->depth;
         gm_estate *p = w->stack[d - 1];
         gm_estate *s = NULL;
-        if (p && (st = gm_eset_step(e, w, p, nd->byte, &s, err)) != GM_OK)
+        if (owned)
+            st = gm_eset_step(e, w, p, nd->byte, &s, err);
+        else
+            st = gm_eset_step_borrowed(e, w, p, nd->byte, &s, err);
+        if (st != GM_OK)
             break;
         bool u = w->unc[d - 1] ||
-                 (follow && p && (p->flags & GM_ES_ESCAPED) &&
+                 (follow && (p->flags & GM_ES_ESCAPED) &&
                   ((follow[nd->byte >> 6] >> (nd->byte & 63)) & 1));
         if (!s) {
             if (u) {
@@ -199,7 +262,20 @@ static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
         }
         if (nd->tok_end > nd->tok_begin)
             set_node_tokens(t, i, acc);
-        gm_estate_release(e, w->stack[d]);
+        if (e->sub_cls && nd->skip > i + 1 && (s->flags & GM_ES_INTERNED)) {
+            if (!s->loops_known && (st = set_loops(e, w, s, err)) != GM_OK)
+                break;
+            if (!(e->sub_cls[i] & ~s->loops)) {
+                /* Closed: every token below is accepted. */
+                uint32_t k0 = t->nodes[i + 1].tok_begin, k1 = t->nodes[nd->skip - 1].tok_end;
+                for (uint32_t k = k0; k < k1; k++)
+                    set_bit(acc, t->tokens[k]);
+                i = nd->skip;
+                continue;
+            }
+        }
+        if (owned)
+            gm_estate_release(e, w->stack[d]);
         w->stack[d] = s;
         w->unc[d] = u;
         if (d > maxd)
@@ -207,7 +283,10 @@ static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
         i++;
     }
 out:
-    stack_release(e, w, maxd);
+    if (owned)
+        stack_release(e, w, maxd);
+    else
+        memset(w->stack + 1, 0, maxd * sizeof *w->stack);
     w->stack[0] = NULL;
     return st;
 }
@@ -448,6 +527,7 @@ static gm_status check_nodes(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32
 {
     const gm_trie *t = e->t;
     const gm_vocab_data *v = e->v;
+    bool owned = (e->variant & GM_EVARIANT_NO_STATE_CACHE) != 0;
     gm_status st = GM_OK;
     const uint8_t *prev = NULL;
     size_t prevlen = 0, valid = 0, maxd = 0;
@@ -467,9 +547,14 @@ static gm_status check_nodes(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32
         size_t d = l;
         while (d < len) {
             gm_estate *p = w->stack[d], *nx = NULL;
-            if (p && (st = gm_eset_step(e, w, p, bytes[d], &nx, err)) != GM_OK)
-                goto out;
-            gm_estate_release(e, w->stack[d + 1]);
+            if (p) {
+                st = owned ? gm_eset_step(e, w, p, bytes[d], &nx, err)
+                           : gm_eset_step_borrowed(e, w, p, bytes[d], &nx, err);
+                if (st != GM_OK)
+                    goto out;
+            }
+            if (owned)
+                gm_estate_release(e, w->stack[d + 1]);
             w->stack[d + 1] = nx;
             d++;
             if (d > maxd)
@@ -484,7 +569,10 @@ static gm_status check_nodes(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32
             set_node_tokens(t, node, mask);
     }
 out:
-    stack_release(e, w, maxd);
+    if (owned)
+        stack_release(e, w, maxd);
+    else
+        memset(w->stack + 1, 0, maxd * sizeof *w->stack);
     w->stack[0] = NULL;
     return st;
 }

@@ -281,6 +281,66 @@ GM_API void gm_grammar_destroy(gm_grammar *g);
 /* The engine that produces g's masks. */
 GM_API gm_engine gm_grammar_engine(const gm_grammar *g);
 
+/*
+ * JSON Schema (drafts 4, 6, 7, 2019-09, 2020-12) compiled to a grammar for
+ * the Earley engine: the grammar accepts exactly the JSON texts, in the
+ * layout the options choose, that are valid instances of the schema.
+ *
+ * What a grammar cannot enforce exactly (uniqueItems, not, if/then/else,
+ * contains, dependentSchemas, remote $ref, overlapping oneOf branches, ...)
+ * is an error, GM_ERR_UNSUPPORTED, naming the keyword and its JSON pointer
+ * ("keyword 'uniqueItems' at /properties/tags"); with `lenient` it is
+ * relaxed to a superset instead (a valid instance is never refused) and
+ * each relaxation is reported through `warn` as a warning naming keyword
+ * and pointer. No keyword is ever dropped silently; unknown keywords are
+ * annotations (the specification's rule) and unknown formats too (a
+ * warning each).
+ *
+ * Layout: strings are spelled as serializers that write UTF-8 as is
+ * (ensure_ascii=False) spell them: see the README's JSON Schema section.
+ * The default whitespace is JSON's own between tokens, at most
+ * max_ws_run characters in a row (so that a model cannot loop on
+ * whitespace), none before or after the value.
+ */
+typedef enum gm_schema_whitespace {
+    GM_SCHEMA_WS_FLEXIBLE = 0, /* [ \t\n\r]{0,max_ws_run} between tokens */
+    GM_SCHEMA_WS_COMPACT,      /* no whitespace: {"a":1,"b":[1,2]} */
+    GM_SCHEMA_WS_INDENT        /* json.dumps(indent=N): one member or item per line, ": " */
+} gm_schema_whitespace;
+
+#define GM_SCHEMA_MAX_WS_RUN_DEFAULT 32
+
+/* The draft a schema is read as when it has no $schema (or an unknown one). */
+typedef enum gm_schema_draft {
+    GM_SCHEMA_DRAFT_DEFAULT = 0, /* 2020-12 */
+    GM_SCHEMA_DRAFT_4 = 4,
+    GM_SCHEMA_DRAFT_6 = 6,
+    GM_SCHEMA_DRAFT_7 = 7,
+    GM_SCHEMA_DRAFT_2019_09 = 2019,
+    GM_SCHEMA_DRAFT_2020_12 = 2020
+} gm_schema_draft;
+
+typedef struct gm_schema_options {
+    gm_schema_whitespace whitespace;
+    uint32_t indent;          /* spaces per level for GM_SCHEMA_WS_INDENT [2] */
+    uint32_t max_ws_run;      /* longest whitespace run for GM_SCHEMA_WS_FLEXIBLE
+                                 [GM_SCHEMA_MAX_WS_RUN_DEFAULT] */
+    bool any_order;           /* properties in any order (default: as the schema lists them) */
+    gm_schema_draft draft;    /* for schemas without $schema [2020-12] */
+    bool lenient;             /* over-approximate what a grammar cannot enforce; each
+                                 relaxation reported through warn */
+    gm_warning_fn warn;       /* relaxations, ignored unknown formats; may be NULL */
+    void *warn_ud;
+    gm_allocator allocator;
+    gm_limits limits;         /* max_input_bytes bounds the schema text, max_nfa_states the
+                                 grammar's expression nodes, max_regex_repeat counts in
+                                 patterns */
+} gm_schema_options;
+
+GM_API void gm_schema_options_init_defaults(gm_schema_options *opts);
+
+
+
 /* ------------------------------------------------------------------------
  * 4. Compiled grammar
  * ------------------------------------------------------------------------ */

@@ -346,7 +346,7 @@ static uint32_t build_node(builder *b, uint32_t id)
     gm_eref *r = b->r;
     const gm_ebnf *g = b->g;
     const gm_ex *x = &g->nodes[id];
-    const uint32_t *kids = g->kids + x->first;
+    const uint32_t *kids = g->kids ? g->kids + x->first : NULL;
     switch ((gm_ex_kind)x->kind) {
     case GM_EX_EMPTY: return r->eps;
     case GM_EX_NOTHING: return new_nt(r);
@@ -783,7 +783,8 @@ static void closure(gm_eref *r, size_t k)
         if (r->nullable[sym])
             add_item(s, it.prod, it.dot + 1, it.origin, 0);
     }
-    qsort(s->wait, s->nwait, sizeof *s->wait, cmp_u64);
+    if (s->nwait > 1)
+        qsort(s->wait, s->nwait, sizeof *s->wait, cmp_u64);
 }
 
 /* Builds set k + 1 from set k and one input symbol (a byte, or a special token's text). */

@@ -358,6 +358,35 @@ static void test_round_trip_forms(void **state)
         round_trip("form", forms[i].text, strlen(forms[i].text), forms[i].d);
 }
 
+/* The seeds of fuzz_gbnf parse (byte 0 picks the front end as the harness does). */
+static void test_fuzz_seeds(void **state)
+{
+    (void)state;
+    static const char *const seeds[] = {"arithmetic", "c", "chess", "english", "japanese", "json",
+                                        "json_arr", "list", "ebnf_features", "gbnf_features",
+                                        "regex"};
+    for (size_t i = 0; i < sizeof seeds / sizeof *seeds; i++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "tests/fuzz/corpus/gbnf/%s", seeds[i]);
+        size_t len;
+        char *data = gm_test_read_file(gm_test_src_path(rel), &len);
+        assert_true(len > 1);
+        gm_mem m;
+        gm_mem_init(&m, NULL, 0);
+        gm_ebnf g;
+        gm_ebnf_init(&g, &m);
+        gm_error err;
+        int mode = data[0] & 3;
+        gm_status st = mode == 2 ? gm_ebnf_from_regex(&g, rel, data + 1, len - 1, 0, NULL, &err)
+                                 : gm_ebnf_parse(&g, rel, data + 1, len - 1,
+                                                 mode == 0 ? G : X, NULL, &err);
+        if (st != GM_OK)
+            fail_msg("seed %s: %s", seeds[i], err.message);
+        gm_ebnf_free(&g);
+        free(data);
+    }
+}
+
 /* ---- regex ---- */
 
 static void test_regex(void **state)
@@ -455,6 +484,7 @@ int main(void)
         cmocka_unit_test(test_tokens),
         cmocka_unit_test(test_gbnf_files),
         cmocka_unit_test(test_round_trip_forms),
+        cmocka_unit_test(test_fuzz_seeds),
         cmocka_unit_test(test_regex),
         cmocka_unit_test(test_alloc_failures),
     };

@@ -1,0 +1,493 @@
+/*
+ * Numbers and strings: numeric ranges with multipleOf (numrange.c does the
+ * digit work), strings with lengths, patterns and formats.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "schema/ecma_regex.h"
+#include "schema/emit.h"
+#include "schema/formats.h"
+#include "schema/numrange.h"
+
+/* ---- numbers ---- */
+
+#define MAX_ENUMERATED 1000 /* multiples listed one by one in a bounded range */
+#define MAX_MODULUS 1000    /* divisibility automata for unbounded ranges */
+
+static bool fits_i64(const gm_dec *d, int64_t *out)
+{
+    char buf[64];
+    if (!gm_dec_is_integer(d) || gm_dec_int_digits(d, buf, sizeof buf) || strlen(buf) > 17)
+        return false;
+    int64_t v = 0;
+    for (const char *p = buf; *p; p++)
+        v = v * 10 + (*p - '0');
+    *out = d->neg ? -v : v;
+    return true;
+}
+
+/* Integer bounds of the shape as an inclusive int64 range (false when they do not fit). */
+static bool int_bounds(const sc_shape *sh, int64_t *lo, int64_t *hi)
+{
+    if (!sh->lo.set || !sh->hi.set)
+        return false;
+    /* ceil / floor through the integer part, then exclusivity */
+    gm_dec l = sh->lo.v, h = sh->hi.v;
+    char buf[64];
+    if (gm_dec_int_digits(&l, buf, sizeof buf) || strlen(buf) > 17 ||
+        gm_dec_int_digits(&h, buf, sizeof buf) || strlen(buf) > 17)
+        return false;
+    double dl = gm_dec_to_double(&l), dh = gm_dec_to_double(&h);
+    int64_t a = (int64_t)dl, b = (int64_t)dh; /* truncation toward zero; fixed below */
+    gm_dec t;
+    gm_dec_from_int(&t, a);
+    while (gm_dec_cmp(&t, &l) < 0 || (sh->lo.excl && gm_dec_cmp(&t, &l) == 0))
+        gm_dec_from_int(&t, ++a);
+    gm_dec_from_int(&t, a - 1);
+    while (gm_dec_cmp(&t, &l) > 0 || (!sh->lo.excl && gm_dec_cmp(&t, &l) == 0))
+        gm_dec_from_int(&t, --a - 1);
+    gm_dec_from_int(&t, b);
+    while (gm_dec_cmp(&t, &h) > 0 || (sh->hi.excl && gm_dec_cmp(&t, &h) == 0))
+        gm_dec_from_int(&t, --b);
+    gm_dec_from_int(&t, b + 1);
+    while (gm_dec_cmp(&t, &h) < 0 || (!sh->hi.excl && gm_dec_cmp(&t, &h) == 0))
+        gm_dec_from_int(&t, ++b + 1);
+    *lo = a;
+    *hi = b;
+    return true;
+}
+
+/* The texts of the single value v (as a decimal string). */
+static uint32_t value_texts(sctx *c, const gm_dec *v, bool integer, bool int_frac)
+{
+    sc_numspec sp = {0};
+    sp.max_frac = -1;
+    sp.has_lo = sp.has_hi = true;
+    sp.lo = sp.hi = *v;
+    sp.integer = integer;
+    sp.int_frac = int_frac;
+    return sc_numrange(&c->b, &sp);
+}
+
+/* Left-linear rules for the positive integers that are multiples of k: the REF to R_0. */
+static uint32_t multiples_of(sctx *c, uint32_t k, uint32_t node)
+{
+    gm_irb *b = &c->b;
+    uint32_t *rules = gm_mem_alloc(c->mem, k * sizeof *rules);
+    if (!rules)
+        return gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+    char hint[32];
+    snprintf(hint, sizeof hint, "mod%u_", k);
+    for (uint32_t r = 0; r < k && b->st == GM_OK; r++) {
+        rules[r] = gm_ebnf_fresh_rule(c->g, hint);
+        if (rules[r] == GM_EX_NONE)
+            gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+    }
+    GM_VEC(uint32_t) alts = {0};
+    for (uint32_t r = 0; r < k && b->st == GM_OK; r++) {
+        alts.n = 0;
+        uint32_t first[8] = {0};
+        bool any = false;
+        for (uint32_t d = 1; d <= 9; d++)
+            if (d % k == r) {
+                first[('0' + d) >> 5] |= 1u << (('0' + d) & 31);
+                any = true;
+            }
+        if (any && gm_vec_push(c->mem, &alts, gm_irb_byteset(b, first)))
+            gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+        for (uint32_t p = 0; p < k && b->st == GM_OK; p++) {
+            uint32_t bits[8] = {0};
+            bool some = false;
+            for (uint32_t d = 0; d <= 9; d++)
+                if ((uint64_t)(10 * (uint64_t)p + d) % k == r) {
+                    bits[('0' + d) >> 5] |= 1u << (('0' + d) & 31);
+                    some = true;
+                }
+            if (some && gm_vec_push(c->mem, &alts, gm_irb_seq2(b, gm_irb_ref(b, rules[p]), gm_irb_byteset(b, bits))))
+                gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+        }
+        if (b->st == GM_OK)
+            c->g->rules[rules[r]].body = gm_irb_alt(b, alts.v, alts.n);
+    }
+    gm_vec_free(c->mem, &alts);
+    uint32_t r0 = b->st == GM_OK ? gm_irb_ref(b, rules[0]) : GM_EX_NONE;
+    gm_mem_free(c->mem, rules);
+    (void)node;
+    return r0;
+}
+
+/* Multiples of the integer m (> 1) within the shape's bounds. */
+static uint32_t int_multiples(sctx *c, sc_shape *sh, const gm_dec *m, uint32_t node, bool integer,
+                              bool int_frac)
+{
+    gm_irb *b = &c->b;
+    int64_t k, lo, hi;
+    if (!fits_i64(m, &k) || k <= 0)
+        return sc_relax(c, node, "multipleOf", "a multipleOf too large to enforce") ? sc_number(c) : GM_EX_NONE;
+    bool frac_zero = int_frac || !integer; /* 10.0 is a multiple of 5 */
+    if (int_bounds(sh, &lo, &hi)) {
+        if (hi < lo)
+            return gm_irb_nothing(b);
+        int64_t first = lo >= 0 ? (lo + k - 1) / k * k : -((-lo) / k * k);
+        if (first < lo)
+            first += k;
+        uint64_t count = first > hi ? 0 : (uint64_t)((hi - first) / k) + 1;
+        if (count <= MAX_ENUMERATED) {
+            GM_VEC(uint32_t) alts = {0};
+            for (int64_t v = first; v <= hi && b->st == GM_OK; v += k) {
+                gm_dec d;
+                gm_dec_from_int(&d, v);
+                if (gm_vec_push(c->mem, &alts, value_texts(c, &d, true, frac_zero)))
+                    gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+            }
+            uint32_t r = gm_irb_alt(b, alts.v, alts.n);
+            gm_vec_free(c->mem, &alts);
+            return r;
+        }
+    }
+    /* unbounded: a divisibility automaton, with bounds only at zero */
+    bool lo_zero = sh->lo.set && gm_dec_is_zero(&sh->lo.v), hi_zero = sh->hi.set && gm_dec_is_zero(&sh->hi.v);
+    if ((sh->lo.set && !lo_zero) || (sh->hi.set && !hi_zero) || k > MAX_MODULUS) {
+        if (!sc_relax(c, node, "multipleOf", "multipleOf with a range that is too wide to list "
+                      "(the range is kept, the divisibility is not)"))
+            return GM_EX_NONE;
+        sc_numspec sp = {0};
+        sp.max_frac = -1;
+        sp.integer = true;
+        sp.int_frac = frac_zero;
+        sp.has_lo = sh->lo.set, sp.lo_excl = sh->lo.excl, sp.lo = sh->lo.v;
+        sp.has_hi = sh->hi.set, sp.hi_excl = sh->hi.excl, sp.hi = sh->hi.v;
+        return sc_numrange(b, &sp);
+    }
+    uint32_t pos = multiples_of(c, (uint32_t)k, node);
+    uint32_t frac = frac_zero ? gm_irb_opt(b, gm_irb_seq2(b, gm_irb_lit(b, "."),
+                                           gm_irb_repeat(b, gm_irb_lit(b, "0"), 1, GM_EX_INF)))
+                              : gm_irb_empty(b);
+    uint32_t zero = gm_irb_seq2(b, gm_irb_lit(b, "0"), frac);
+    uint32_t nonzero = gm_irb_seq2(b, pos, frac);
+    bool zero_ok = !(lo_zero && sh->lo.excl) && !(hi_zero && sh->hi.excl);
+    uint32_t alts[4];
+    size_t n = 0;
+    if (zero_ok) {
+        alts[n++] = zero;
+        alts[n++] = gm_irb_seq2(b, gm_irb_lit(b, "-"), zero);
+    }
+    if (!hi_zero)
+        alts[n++] = nonzero;
+    if (!lo_zero)
+        alts[n++] = gm_irb_seq2(b, gm_irb_lit(b, "-"), nonzero);
+    return gm_irb_alt(b, alts, n);
+}
+
+uint32_t sc_emit_number(sctx *c, sc_shape *sh)
+{
+    bool integer = !(sh->types & T_NUM);
+    bool int_frac = !sh->int_strict;
+    sc_numspec sp = {0};
+    sp.max_frac = -1;
+    sp.integer = integer;
+    sp.int_frac = int_frac;
+    sp.has_lo = sh->lo.set, sp.lo_excl = sh->lo.excl, sp.lo = sh->lo.v;
+    sp.has_hi = sh->hi.set, sp.hi_excl = sh->hi.excl, sp.hi = sh->hi.v;
+    if (sh->mults.n) {
+        const sc_mult *m = NULL;
+        for (size_t i = 0; i < sh->mults.n && !m; i++) {
+            bool all = true;
+            for (size_t j = 0; j < sh->mults.n && all; j++)
+                all = gm_dec_is_multiple(&sh->mults.v[i].m, &sh->mults.v[j].m) == 1;
+            if (all)
+                m = &sh->mults.v[i];
+        }
+        if (!m) {
+            if (!sc_relax(c, sh->mults.v[0].node, "multipleOf", "several multipleOf values, none a "
+                          "multiple of the others"))
+                return GM_EX_NONE;
+        } else if (gm_dec_is_integer(&m->m)) {
+            if (m->m.nd == 1 && m->m.d[0] == '1' && m->m.exp == 0) {
+                sp.integer = true;
+                sp.int_frac = true; /* 5.0 is a multiple of 1 in every draft */
+            } else {
+                return int_multiples(c, sh, &m->m, m->node, integer, int_frac);
+            }
+        } else if (m->m.nd == 1 && m->m.d[0] == '1') {
+            if (!integer)
+                sp.max_frac = -m->m.exp; /* multipleOf 0.01: at most two decimals */
+        } else {
+            /* a x 10^-s with a > 1: scaled, an integer multiple problem; list it when bounded */
+            int64_t lo, hi;
+            gm_dec scaled_lo = sh->lo.v, scaled_hi = sh->hi.v;
+            (void)scaled_lo;
+            (void)scaled_hi;
+            if (!int_bounds(sh, &lo, &hi) || integer) {
+                if (!sc_relax(c, m->node, "multipleOf", "a fractional multipleOf over an unbounded "
+                              "range (the range is kept, the divisibility is not)"))
+                    return GM_EX_NONE;
+                return sc_numrange(&c->b, &sp);
+            }
+            /* enumerate the multiples q*m in [lo', hi'] with q integer */
+            double mv = gm_dec_to_double(&m->m);
+            double qlo = gm_dec_to_double(&sh->lo.v) / mv, qhi = gm_dec_to_double(&sh->hi.v) / mv;
+            if (qhi - qlo > MAX_ENUMERATED) {
+                if (!sc_relax(c, m->node, "multipleOf", "a fractional multipleOf over a wide range "
+                              "(the range is kept, the divisibility is not)"))
+                    return GM_EX_NONE;
+                return sc_numrange(&c->b, &sp);
+            }
+            GM_VEC(uint32_t) alts = {0};
+            for (int64_t q = (int64_t)qlo - 1; q <= (int64_t)qhi + 1 && c->b.st == GM_OK; q++) {
+                /* v = q * m exactly: the digits of m times q, same exponent */
+                gm_dec v;
+                char buf[GM_DEC_MAX_DIGITS + 40];
+                snprintf(buf, sizeof buf, "%lld%.*se%d", (long long)q, (int)m->m.nd, m->m.d, m->m.exp);
+                /* q * digits: multiply through a double-free path */
+                unsigned __int128 digits = 0;
+                for (uint32_t i = 0; i < m->m.nd; i++)
+                    digits = digits * 10 + (unsigned)(m->m.d[i] - '0');
+                unsigned __int128 prod = digits * (unsigned __int128)(q < 0 ? -q : q);
+                char pd[64];
+                int pn = 0;
+                char rev[64];
+                do {
+                    rev[pn++] = (char)('0' + (int)(prod % 10));
+                    prod /= 10;
+                } while (prod && pn < 60);
+                for (int i = 0; i < pn; i++)
+                    pd[i] = rev[pn - 1 - i];
+                snprintf(buf, sizeof buf, "%s%.*se%d", q < 0 ? "-" : "", pn, pd, m->m.exp);
+                if (gm_dec_parse(&v, buf, strlen(buf)))
+                    continue;
+                int cl = gm_dec_cmp(&v, &sh->lo.v), ch = gm_dec_cmp(&v, &sh->hi.v);
+                if (cl < 0 || (cl == 0 && sh->lo.excl) || ch > 0 || (ch == 0 && sh->hi.excl))
+                    continue;
+                if (gm_vec_push(c->mem, &alts, value_texts(c, &v, false, true)))
+                    gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory");
+            }
+            uint32_t r = gm_irb_alt(&c->b, alts.v, alts.n);
+            gm_vec_free(c->mem, &alts);
+            return r;
+        }
+    }
+    if (!sp.has_lo && !sp.has_hi && sp.max_frac < 0) {
+        if (!sp.integer)
+            return sc_number(c);
+        if (sp.int_frac)
+            return sc_integer(c);
+    }
+    return sc_numrange(&c->b, &sp);
+}
+
+/* ---- strings ---- */
+
+/* Length range (code points) of a regex node; *max UINT32_MAX = unbounded. */
+static void rx_len(const gm_regex *re, uint32_t node, uint32_t *min, uint32_t *max)
+{
+    const gm_rx_node *x = &re->nodes[node];
+    switch (x->kind) {
+    case GM_RX_EMPTY:
+        *min = *max = 0;
+        return;
+    case GM_RX_CHAR:
+    case GM_RX_BYTE:
+        *min = *max = 1;
+        return;
+    case GM_RX_SET:
+        if (re->sets[x->set].n == 0) {
+            *min = UINT32_MAX; /* matches nothing */
+            *max = 0;
+            return;
+        }
+        *min = *max = 1;
+        return;
+    case GM_RX_CONCAT: {
+        uint64_t lo = 0, hi = 0;
+        for (uint32_t i = 0; i < x->count; i++) {
+            uint32_t a, b;
+            rx_len(re, re->kids[x->first + i], &a, &b);
+            lo = lo + a > UINT32_MAX ? UINT32_MAX : lo + a;
+            hi = b == UINT32_MAX || hi + b >= UINT32_MAX ? UINT32_MAX : hi + b;
+        }
+        *min = (uint32_t)lo;
+        *max = (uint32_t)hi;
+        return;
+    }
+    case GM_RX_ALT: {
+        uint32_t lo = UINT32_MAX, hi = 0;
+        for (uint32_t i = 0; i < x->count; i++) {
+            uint32_t a, b;
+            rx_len(re, re->kids[x->first + i], &a, &b);
+            if (a < lo)
+                lo = a;
+            if (b > hi || b == UINT32_MAX)
+                hi = b;
+        }
+        *min = lo;
+        *max = hi;
+        return;
+    }
+    case GM_RX_REPEAT: {
+        uint32_t a, b;
+        rx_len(re, re->kids[x->first], &a, &b);
+        uint64_t lo = (uint64_t)a * x->min;
+        *min = x->min == 0 ? 0 : lo >= UINT32_MAX ? UINT32_MAX : (uint32_t)lo;
+        if (x->max == GM_RX_INF)
+            *max = b == 0 ? 0 : UINT32_MAX;
+        else {
+            uint64_t hi = (uint64_t)b * x->max;
+            *max = b == UINT32_MAX || hi >= UINT32_MAX ? UINT32_MAX : (uint32_t)hi;
+        }
+        return;
+    }
+    default:
+        *min = 0;
+        *max = UINT32_MAX;
+    }
+}
+
+#define RX_FAILED UINT32_MAX
+
+/*
+ * node's language restricted to lengths [lo, hi] by rewriting counted
+ * repetitions (a fixed-width body in a concatenation with one variable
+ * part); RX_FAILED when the shape does not allow it.
+ */
+static uint32_t restrict_len(gm_regex *re, uint32_t node, uint32_t lo, uint32_t hi, int depth)
+{
+    uint32_t mn, mx;
+    rx_len(re, node, &mn, &mx);
+    if (lo <= mn && (hi == UINT32_MAX || (mx != UINT32_MAX && mx <= hi)))
+        return node;
+    if (depth > 50)
+        return RX_FAILED;
+    const gm_rx_node *x = &re->nodes[node];
+    if (x->kind == GM_RX_REPEAT) {
+        uint32_t kid = re->kids[x->first];
+        uint32_t a, b;
+        rx_len(re, kid, &a, &b);
+        if (a != b || a == 0 || a == UINT32_MAX)
+            return RX_FAILED;
+        uint32_t nmin = x->min, nmax = x->max == GM_RX_INF ? UINT32_MAX : x->max;
+        uint32_t need = (lo + a - 1) / a;
+        if (need > nmin)
+            nmin = need;
+        if (hi != UINT32_MAX && hi / a < nmax)
+            nmax = hi / a;
+        uint32_t id = gm_regex_add_parent(re, GM_RX_REPEAT, &kid, 1);
+        if (id == UINT32_MAX)
+            return RX_FAILED;
+        re->nodes[id].min = nmin;
+        re->nodes[id].max = nmax == UINT32_MAX ? GM_RX_INF : nmax;
+        if (nmax != UINT32_MAX && nmax < nmin) {
+            gm_cpset none = {0};
+            return gm_regex_add_set(re, &none);
+        }
+        return id;
+    }
+    if (x->kind == GM_RX_CONCAT) {
+        uint32_t var = UINT32_MAX;
+        uint64_t fixed = 0;
+        for (uint32_t i = 0; i < x->count; i++) {
+            uint32_t a, b;
+            rx_len(re, re->kids[x->first + i], &a, &b);
+            if (a == b) {
+                fixed += a;
+            } else if (var == UINT32_MAX) {
+                var = i;
+            } else {
+                return RX_FAILED;
+            }
+        }
+        if (var == UINT32_MAX || fixed > lo + (uint64_t)UINT32_MAX)
+            return RX_FAILED;
+        uint32_t vlo = lo > fixed ? lo - (uint32_t)fixed : 0;
+        uint32_t vhi = hi == UINT32_MAX ? UINT32_MAX : (hi >= fixed ? hi - (uint32_t)fixed : 0);
+        if (hi != UINT32_MAX && hi < fixed) {
+            gm_cpset none = {0};
+            return gm_regex_add_set(re, &none);
+        }
+        uint32_t nv = restrict_len(re, re->kids[x->first + var], vlo, vhi, depth + 1);
+        if (nv == RX_FAILED)
+            return RX_FAILED;
+        uint32_t kids[64];
+        if (x->count > 64)
+            return RX_FAILED;
+        for (uint32_t i = 0; i < x->count; i++)
+            kids[i] = i == var ? nv : re->kids[re->nodes[node].first + i];
+        uint32_t id = gm_regex_add_parent(re, GM_RX_CONCAT, kids, x->count);
+        return id == UINT32_MAX ? RX_FAILED : id;
+    }
+    if (x->kind == GM_RX_ALT) {
+        uint32_t kids[64];
+        if (x->count > 64)
+            return RX_FAILED;
+        for (uint32_t i = 0; i < x->count; i++) {
+            kids[i] = restrict_len(re, re->kids[re->nodes[node].first + i], lo, hi, depth + 1);
+            if (kids[i] == RX_FAILED)
+                return RX_FAILED;
+        }
+        uint32_t id = gm_regex_add_parent(re, GM_RX_ALT, kids, x->count);
+        return id == UINT32_MAX ? RX_FAILED : id;
+    }
+    return RX_FAILED;
+}
+
+uint32_t sc_emit_string(sctx *c, sc_shape *sh)
+{
+    gm_irb *b = &c->b;
+    sc_pattern *pats[8];
+    size_t np = 0;
+    uint32_t pnode[8];
+    const char *pkw[8];
+    for (size_t i = 0; i < sh->strs.n; i++) {
+        const sc_strc *s = &sh->strs.v[i];
+        sc_pattern *p = NULL;
+        if (s->kw[0] == 'p') {
+            p = sc_pattern_get(c, s->node, "pattern", s->value->u.s, s->value->n, 0);
+        } else {
+            const sc_format *f = sc_format_find(s->value->u.s);
+            if (!f) {
+                sc_warn(c, s->node, "format", "unknown format '%s' ignored (an annotation)",
+                        s->value->u.s);
+                continue;
+            }
+            if (f->approximate) {
+                char why[160];
+                snprintf(why, sizeof why, "the format '%s' is checked only approximately", f->name);
+                if (!sc_relax(c, s->node, "format", why))
+                    return GM_EX_NONE;
+            }
+            p = sc_pattern_get(c, s->node, "format", f->regex, strlen(f->regex), GM_ECMA_WHOLE);
+        }
+        if (!p)
+            return GM_EX_NONE;
+        if (np == 8 || (np >= 1 && !sc_relax(c, s->node, s->kw, "several patterns or formats on one "
+                                             "string (only the first is enforced)")))
+            return np == 8 ? gm_irb_fail(b, GM_ERR_LIMIT, "too many patterns") : GM_EX_NONE;
+        pnode[np] = s->node;
+        pkw[np] = s->kw;
+        pats[np++] = p;
+    }
+    uint32_t lo = sh->min_len, hi = sh->max_len;
+    if (hi != UINT32_MAX && lo > hi)
+        return gm_irb_nothing(b);
+    if (np == 0) {
+        if (lo == 0 && hi == UINT32_MAX)
+            return sc_string(c);
+        return sc_quoted(c, gm_irb_repeat(b, sc_char(c), lo, hi == UINT32_MAX ? GM_EX_INF : hi));
+    }
+    gm_regex *re = sc_pattern_regex(pats[0]);
+    uint32_t root = re->root;
+    if (lo > 0 || hi != UINT32_MAX) {
+        uint32_t r = restrict_len(re, root, lo, hi, 0);
+        if (r == RX_FAILED) {
+            if (!sc_relax(c, sh->len_node, hi != UINT32_MAX ? "maxLength" : "minLength",
+                          "a length bound together with a pattern or format of this shape"))
+                return GM_EX_NONE;
+        } else {
+            root = r;
+        }
+    }
+    (void)pnode;
+    (void)pkw;
+    return sc_quoted(c, gm_irb_json_regex(b, re, root));
+}

@@ -1,0 +1,778 @@
+/*
+ * Arrays and objects.
+ *
+ * note [ordered members]
+ * By default the listed properties appear in the order the schema lists
+ * them (as XGrammar and LLGuidance generate them), each at most once,
+ * required ones exactly once; properties the schema does not list
+ * ("extras": additionalProperties, patternProperties) may appear anywhere
+ * between them. With slots 1..n, A_i = the nonempty member lists over slots
+ * 1..i, Z_i = "slots 1..i may all be absent", X one extra and T = (sep X)*:
+ *   A_0 = X T (when extras exist)
+ *   A_i = A_{i-1} (sep M_i T)? | [Z_{i-1}] M_i T     (slot i optional)
+ *   A_i = A_{i-1}  sep M_i T   | [Z_{i-1}] M_i T     (slot i required)
+ * so each A_{i-1} is used once and the expression grows linearly; every 64
+ * slots the prefix becomes a rule of its own, so the expression stays
+ * shallow. The object is "{" A_n "}", or "{}" when Z_n. An extra's key is
+ * any string but the listed names (a trie of the names, note
+ * [string encoding] for the spellings), so a listed property never slips
+ * in as an extra with the wrong schema or out of order.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/utf8.h"
+#include "schema/emit.h"
+#include "schema/validate.h"
+
+#define MAX_SCHEMAS 256   /* schemas applying to one property */
+#define MAX_DEP_SPLITS 4  /* dependentRequired entries split into alternatives */
+#define CHUNK 64          /* slots per rule of a long property list */
+#define MAX_COUNT_PRODUCT 4096
+
+/* ---- arrays ---- */
+
+uint32_t sc_emit_array(sctx *c, sc_shape *sh, uint32_t depth)
+{
+    gm_irb *b = &c->b;
+    uint32_t mn = sh->min_items, mx = sh->max_items;
+    if (mx != UINT32_MAX && mn > mx)
+        return gm_irb_nothing(b);
+    if (sh->unique_items && mx > 1 &&
+        !sc_relax(c, sh->unique_node, "uniqueItems", "'uniqueItems' (items must differ)"))
+        return GM_EX_NONE;
+    uint32_t K = 0;
+    for (size_t i = 0; i < sh->arrs.n; i++)
+        if (sh->arrs.v[i].prefix && sh->arrs.v[i].prefix->n > K)
+            K = sh->arrs.v[i].prefix->n;
+    if (mx != UINT32_MAX && K > mx)
+        K = mx;
+    uint32_t *items = gm_mem_calloc(c->mem, (size_t)K + 1, sizeof *items);
+    uint32_t *conj = gm_mem_calloc(c->mem, sh->arrs.n + 1, sizeof *conj);
+    if (!items || !conj) {
+        gm_mem_free(c->mem, items);
+        gm_mem_free(c->mem, conj);
+        return gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t j = 0; j <= K && b->st == GM_OK; j++) {
+        size_t n = 0;
+        for (size_t i = 0; i < sh->arrs.n; i++) {
+            const sc_arrsrc *a = &sh->arrs.v[i];
+            if (j < K && a->prefix && j < a->prefix->n)
+                conj[n++] = a->prefix->u.items[j]->id;
+            else if (a->rest)
+                conj[n++] = a->rest->id;
+        }
+        if (j == K && (mx != UINT32_MAX && K >= mx)) {
+            items[j] = gm_irb_nothing(b);
+            break;
+        }
+        items[j] = sc_conj(c, conj, n, depth + 1);
+        if (items[j] != GM_EX_NONE && gm_irb_is_nothing(b, items[j]) && (mx == UINT32_MAX || j < mx))
+            mx = j; /* no item can stand at position j */
+    }
+    gm_mem_free(c->mem, conj);
+    uint32_t r = GM_EX_NONE;
+    if (b->st != GM_OK)
+        goto out;
+    if (mx != UINT32_MAX && mn > mx) {
+        r = gm_irb_nothing(b);
+        goto out;
+    }
+    if (mx == 0) {
+        r = sc_empty_pair(c, '[');
+        goto out;
+    }
+    /* right to left: tail(j) = what follows item j-1 */
+    uint32_t sep = sc_item_sep(c, depth);
+    uint32_t rest = items[K];
+    uint32_t tail;
+    {
+        uint32_t tmin = mn > K + 1 ? mn - K - 1 : 0;
+        uint32_t tmax = mx == UINT32_MAX ? GM_EX_INF : mx - K - 1;
+        /* the repeated rest after the prefix (item K is the first rest item) */
+        tail = mx != UINT32_MAX && mx <= K ? gm_irb_empty(b)
+                                            : gm_irb_repeat(b, gm_irb_seq2(b, sep, rest), tmin, tmax);
+    }
+    /* tail now follows item K; build the prefix items backwards */
+    uint32_t after = tail; /* what follows item j */
+    uint32_t first_elt = GM_EX_NONE;
+    for (uint32_t j = K + 1; j-- > 0 && b->st == GM_OK;) {
+        uint32_t elt = items[j];
+        if (j == K && mx != UINT32_MAX && mx <= K) {
+            after = gm_irb_empty(b);
+            continue;
+        }
+        if (j == 0) {
+            first_elt = gm_irb_seq2(b, elt, after);
+            break;
+        }
+        uint32_t piece = gm_irb_seq3(b, sep, elt, after);
+        after = j >= mn ? gm_irb_opt(b, piece) : piece;
+    }
+    uint32_t nonempty = gm_irb_seq3(b, sc_open(c, '[', depth), first_elt, sc_close(c, '[', depth));
+    r = mn == 0 ? gm_irb_alt2(b, sc_empty_pair(c, '['), nonempty) : nonempty;
+out:
+    gm_mem_free(c->mem, items);
+    return r;
+}
+
+/* ---- objects ---- */
+
+bool sc_prop_schemas(sctx *c, sc_shape *sh, const char *name, uint32_t nlen, uint32_t *out,
+                     size_t *n, size_t cap)
+{
+    *n = 0;
+    for (size_t i = 0; i < sh->objs.n; i++) {
+        const sc_objsrc *o = &sh->objs.v[i];
+        const gm_jv *p = o->props ? gm_jv_getn(o->props, name, nlen) : NULL;
+        if (p) {
+            if (*n < cap)
+                out[(*n)++] = p->id;
+            continue;
+        }
+        bool matched = false;
+        for (uint32_t j = 0; o->pprops && j < o->pprops->n; j++) {
+            sc_pattern *pat = sc_pattern_get(c, o->node, "patternProperties", o->pprops->u.members[j].key,
+                                             o->pprops->u.members[j].klen, 0);
+            if (!pat)
+                return true;
+            int r = sc_pattern_match(c, o->node, "patternProperties", pat, name, nlen);
+            if (r < 0)
+                return true;
+            if (r) {
+                matched = true;
+                if (*n < cap)
+                    out[(*n)++] = o->pprops->u.members[j].value->id;
+            }
+        }
+        if (!matched && o->addl) {
+            if (o->addl->kind == GM_JV_FALSE)
+                return false;
+            if (*n < cap)
+                out[(*n)++] = o->addl->id;
+        }
+    }
+    return true;
+}
+
+typedef struct slot {
+    const char *name;
+    uint32_t nlen;
+    bool required;
+    bool forbidden;
+    uint32_t member;     /* "name" sep value */
+} slot;
+
+typedef struct objctx {
+    sctx *c;
+    sc_shape *sh;
+    uint32_t depth;
+    GM_VEC(slot) slots;
+    uint32_t extra;      /* one extra member, or NOTHING */
+} objctx;
+
+static bool names_equal(const char *a, uint32_t na, const char *b, uint32_t nb)
+{
+    return na == nb && !memcmp(a, b, na);
+}
+
+static int find_slot(objctx *o, const char *name, uint32_t n)
+{
+    for (size_t i = 0; i < o->slots.n; i++)
+        if (names_equal(o->slots.v[i].name, o->slots.v[i].nlen, name, n))
+            return (int)i;
+    return -1;
+}
+
+static gm_status add_slot(objctx *o, const char *name, uint32_t n)
+{
+    if (find_slot(o, name, n) >= 0)
+        return GM_OK;
+    slot s = {name, n, false, false, GM_EX_NONE};
+    if (gm_vec_push(o->c->mem, &o->slots, s))
+        return gm_irb_fail(&o->c->b, GM_ERR_NOMEM, "out of memory"), GM_ERR_NOMEM;
+    return GM_OK;
+}
+
+/* The member expression of slot i (or forbidden). */
+static void slot_member(objctx *o, slot *s)
+{
+    sctx *c = o->c;
+    uint32_t ids[MAX_SCHEMAS];
+    size_t n;
+    if (!sc_prop_schemas(c, o->sh, s->name, s->nlen, ids, &n, MAX_SCHEMAS)) {
+        s->forbidden = true;
+        return;
+    }
+    if (n == MAX_SCHEMAS) {
+        gm_irb_fail(&c->b, GM_ERR_LIMIT, "more than %d schemas apply to one property", MAX_SCHEMAS);
+        return;
+    }
+    /* propertyNames: a listed name must be a valid name */
+    gm_jv name = {.kind = GM_JV_STRING, .u.s = s->name, .n = s->nlen};
+    for (size_t i = 0; i < o->sh->pnames.n; i++) {
+        int r = sc_validate(c, &name, o->sh->pnames.v[i]);
+        if (r < 0)
+            return;
+        if (r == 0) {
+            s->forbidden = true;
+            return;
+        }
+    }
+    uint32_t v = sc_conj(c, ids, n, o->depth + 1);
+    if (v == GM_EX_NONE)
+        return;
+    if (gm_irb_is_nothing(&c->b, v)) {
+        s->forbidden = true;
+        return;
+    }
+    uint32_t key = sc_quoted(c, gm_irb_json_text(&c->b, s->name, s->nlen));
+    s->member = gm_irb_seq3(&c->b, key, sc_key_sep(c), v);
+}
+
+/* ---- keys that are none of the listed names (a trie) ---- */
+
+typedef struct kname {
+    const char *s;
+    uint32_t n;
+} kname;
+
+static int cmp_kname(const void *a, const void *b)
+{
+    const kname *x = a, *y = b;
+    uint32_t n = x->n < y->n ? x->n : y->n;
+    int r = memcmp(x->s, y->s, n);
+    return r ? r : (x->n < y->n ? -1 : x->n > y->n);
+}
+
+static uint32_t cp_at(const kname *k, uint32_t pos, uint32_t *len)
+{
+    uint32_t cp;
+    size_t n = gm_utf8_decode((const uint8_t *)k->s + pos, k->n - pos, &cp);
+    if (!n) {
+        *len = 1;
+        return (uint8_t)k->s[pos];
+    }
+    *len = (uint32_t)n;
+    return cp;
+}
+
+/* Strings (then the closing quote) that are none of names[i0..i1), which share pos bytes. */
+static uint32_t trie_node(sctx *c, const kname *names, size_t i0, size_t i1, uint32_t pos,
+                          uint32_t free_rest, unsigned depth)
+{
+    gm_irb *b = &c->b;
+    if (depth > 900)
+        return gm_irb_fail(b, GM_ERR_LIMIT, "a property name longer than 900 characters");
+    GM_VEC(uint32_t) alts = {0};
+    size_t i = i0;
+    bool ends = false;
+    if (names[i].n == pos) {
+        ends = true;
+        i++;
+    }
+    if (!ends && gm_vec_push(c->mem, &alts, gm_irb_lit(b, "\"")))
+        goto nomem;
+    gm_cpset others = {0};
+    if (gm_cpset_add_range(c->mem, &others, 0, GM_CP_MAX))
+        goto nomem;
+    while (i < i1 && b->st == GM_OK) {
+        uint32_t len;
+        uint32_t cp = cp_at(&names[i], pos, &len);
+        size_t j = i + 1;
+        uint32_t l2;
+        while (j < i1 && cp_at(&names[j], pos, &l2) == cp)
+            j++;
+        gm_cpset one = {0};
+        if (gm_cpset_add_range(c->mem, &one, cp, cp)) {
+            gm_cpset_free(c->mem, &others);
+            goto nomem;
+        }
+        uint32_t e = gm_irb_seq2(b, gm_irb_json_set(b, &one), trie_node(c, names, i, j, pos + len, free_rest, depth + 1));
+        gm_cpset_free(c->mem, &one);
+        /* others := others minus cp */
+        gm_cpset neg = {0};
+        if (gm_cpset_copy(c->mem, &neg, &others) || gm_cpset_negate(c->mem, &neg) ||
+            gm_cpset_add_range(c->mem, &neg, cp, cp) || gm_cpset_negate(c->mem, &neg)) {
+            gm_cpset_free(c->mem, &neg);
+            gm_cpset_free(c->mem, &others);
+            goto nomem;
+        }
+        gm_cpset_free(c->mem, &others);
+        others = neg;
+        if (gm_vec_push(c->mem, &alts, e)) {
+            gm_cpset_free(c->mem, &others);
+            goto nomem;
+        }
+        i = j;
+    }
+    if (others.n && gm_vec_push(c->mem, &alts, gm_irb_seq2(b, gm_irb_json_set(b, &others), free_rest))) {
+        gm_cpset_free(c->mem, &others);
+        goto nomem;
+    }
+    gm_cpset_free(c->mem, &others);
+    uint32_t r = gm_irb_alt(b, alts.v, alts.n);
+    gm_vec_free(c->mem, &alts);
+    return r;
+nomem:
+    gm_vec_free(c->mem, &alts);
+    return gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+}
+
+/* A quoted key that is none of the slot names. */
+static uint32_t keys_except(objctx *o)
+{
+    sctx *c = o->c;
+    if (o->slots.n == 0)
+        return sc_string(c);
+    kname *names = gm_mem_alloc(c->mem, o->slots.n * sizeof *names);
+    if (!names)
+        return gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < o->slots.n; i++)
+        names[i] = (kname){o->slots.v[i].name, o->slots.v[i].nlen};
+    qsort(names, o->slots.n, sizeof *names, cmp_kname);
+    uint32_t free_rest = gm_irb_seq2(&c->b, gm_irb_repeat(&c->b, sc_char(c), 0, GM_EX_INF), gm_irb_lit(&c->b, "\""));
+    uint32_t body = trie_node(c, names, 0, o->slots.n, 0, free_rest, 0);
+    gm_mem_free(c->mem, names);
+    return gm_irb_seq2(&c->b, gm_irb_lit(&c->b, "\""), body);
+}
+
+/*
+ * The extra members: keys not listed, with the schemas that apply to
+ * them. Exact cases: no patternProperties (any other key, the conjunction
+ * of the additionalProperties); patternProperties in one schema with
+ * additionalProperties false there and a single pattern that no listed
+ * name matches. Other combinations are relaxed to a superset.
+ */
+static uint32_t extras(objctx *o)
+{
+    sctx *c = o->c;
+    gm_irb *b = &c->b;
+    sc_shape *sh = o->sh;
+    size_t with_pp = 0, pp_src = 0;
+    bool closed = false;
+    for (size_t i = 0; i < sh->objs.n; i++) {
+        const sc_objsrc *s = &sh->objs.v[i];
+        if (s->pprops) {
+            with_pp++;
+            pp_src = i;
+        } else if (s->addl && s->addl->kind == GM_JV_FALSE) {
+            closed = true;
+        }
+    }
+    if (closed)
+        return gm_irb_nothing(b);
+    if (sh->pnames.n &&
+        !sc_relax(c, c->parent[sh->pnames.v[0]], "propertyNames",
+                  "'propertyNames' on properties the schema does not list"))
+        return GM_EX_NONE;
+    if (with_pp == 0) {
+        uint32_t ids[MAX_SCHEMAS];
+        size_t n = 0;
+        for (size_t i = 0; i < sh->objs.n && n < MAX_SCHEMAS; i++)
+            if (sh->objs.v[i].addl)
+                ids[n++] = sh->objs.v[i].addl->id;
+        uint32_t v = sc_conj(c, ids, n, o->depth + 1);
+        if (v == GM_EX_NONE || gm_irb_is_nothing(b, v))
+            return v;
+        return gm_irb_seq3(b, keys_except(o), sc_key_sep(c), v);
+    }
+    /* patternProperties */
+    const sc_objsrc *s = &sh->objs.v[pp_src];
+    bool exact = with_pp == 1 && s->pprops->n == 1 && s->addl && s->addl->kind == GM_JV_FALSE;
+    for (size_t i = 0; i < sh->objs.n && exact; i++)
+        if (i != pp_src && sh->objs.v[i].addl)
+            exact = false;
+    GM_VEC(uint32_t) alts = {0};
+    for (size_t k = 0; k < sh->objs.n && b->st == GM_OK; k++) {
+        const sc_objsrc *src = &sh->objs.v[k];
+        for (uint32_t j = 0; src->pprops && j < src->pprops->n && b->st == GM_OK; j++) {
+            const gm_jmember *m = &src->pprops->u.members[j];
+            sc_pattern *p = sc_pattern_get(c, src->node, "patternProperties", m->key, m->klen, 0);
+            if (!p)
+                break;
+            for (size_t i = 0; i < o->slots.n && exact; i++) {
+                int r = sc_pattern_match(c, src->node, "patternProperties", p, o->slots.v[i].name,
+                                         o->slots.v[i].nlen);
+                if (r < 0)
+                    break;
+                if (r)
+                    exact = false;
+            }
+            uint32_t id = m->value->id;
+            uint32_t v = sc_conj(c, &id, 1, o->depth + 1);
+            gm_regex *re = sc_pattern_regex(p);
+            uint32_t key = sc_quoted(c, gm_irb_json_regex(b, re, re->root));
+            if (gm_vec_push(c->mem, &alts, gm_irb_seq3(b, key, sc_key_sep(c), v)))
+                gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+        }
+        if (src->addl && !src->pprops) {
+            uint32_t id = src->addl->id;
+            uint32_t v = sc_conj(c, &id, 1, o->depth + 1);
+            if (gm_vec_push(c->mem, &alts, gm_irb_seq3(b, keys_except(o), sc_key_sep(c), v)))
+                gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+        }
+    }
+    if (s->addl && s->addl->kind != GM_JV_FALSE && b->st == GM_OK) {
+        uint32_t id = s->addl->id;
+        uint32_t v = sc_conj(c, &id, 1, o->depth + 1);
+        if (gm_vec_push(c->mem, &alts, gm_irb_seq3(b, keys_except(o), sc_key_sep(c), v)))
+            gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+    } else if (!s->addl && with_pp == 1) {
+        if (gm_vec_push(c->mem, &alts, gm_irb_seq3(b, keys_except(o), sc_key_sep(c), sc_any_value(c, o->depth + 1))))
+            gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+    }
+    uint32_t r = gm_irb_alt(b, alts.v, alts.n);
+    gm_vec_free(c->mem, &alts);
+    if (!exact && b->st == GM_OK &&
+        !sc_relax(c, s->node, "patternProperties", "patternProperties that overlap the listed "
+                  "properties, each other, or additionalProperties (keys are not yet split "
+                  "between them exactly)"))
+        return GM_EX_NONE;
+    return r;
+}
+
+/* The ordered member list of note [ordered members]; *all_optional = Z_n. */
+static uint32_t ordered(objctx *o, const bool *req, const bool *forb, bool *all_optional)
+{
+    sctx *c = o->c;
+    gm_irb *b = &c->b;
+    uint32_t sep = sc_item_sep(c, o->depth);
+    bool has_x = !gm_irb_is_nothing(b, o->extra);
+    uint32_t T = has_x ? gm_irb_repeat(b, gm_irb_seq2(b, sep, o->extra), 0, GM_EX_INF) : gm_irb_empty(b);
+    uint32_t A = has_x ? gm_irb_seq2(b, o->extra, T) : gm_irb_nothing(b);
+    bool Z = true;
+    for (size_t i = 0; i < o->slots.n && b->st == GM_OK; i++) {
+        const slot *s = &o->slots.v[i];
+        if (forb[i] || s->forbidden) {
+            if (req[i])
+                return gm_irb_nothing(b);
+            continue;
+        }
+        uint32_t MT = gm_irb_seq2(b, s->member, T);
+        uint32_t step = gm_irb_seq2(b, sep, MT);
+        uint32_t cont = gm_irb_seq2(b, A, req[i] ? step : gm_irb_opt(b, step));
+        A = Z ? gm_irb_alt2(b, cont, MT) : cont;
+        Z = Z && !req[i];
+        if (i % CHUNK == CHUNK - 1 && !gm_irb_is_nothing(b, A))
+            A = gm_irb_rule(b, "members", A);
+    }
+    *all_optional = Z;
+    return A;
+}
+
+/*
+ * note [any order]
+ * With opts.any_order the members may come in any order. Required ones are
+ * tracked by the order of their first occurrence: for each permutation
+ * r1..rk of the required slots, the lists
+ *   P0 r1 P1 r2 ... rk Pk,   Pi = any members but r(i+1)..rk,
+ * which is exact for k <= MAX_ANY_ORDER_REQUIRED (k! branches); beyond, the
+ * required properties are relaxed (lenient) or refused. A listed property
+ * may repeat in this layout (JSON parsers keep one of the values, and each
+ * one is valid); the default ordered layout has each at most once.
+ */
+#define MAX_ANY_ORDER_REQUIRED 5
+
+typedef struct perm {
+    objctx *o;
+    uint32_t sep;
+    uint32_t *req;       /* required slot indices */
+    size_t k;
+    uint32_t opt;        /* the optional members and the extras */
+    GM_VEC(uint32_t) out;
+} perm;
+
+/* After members req[0..i) (in *order) appeared: the rest of the list, first occurrences in order. */
+static void permute(perm *p, uint32_t *order, size_t i, uint32_t seen_alt, bool first)
+{
+    sctx *c = p->o->c;
+    gm_irb *b = &c->b;
+    /* the repeated tail allowed now */
+    uint32_t tail = gm_irb_repeat(b, gm_irb_seq2(b, p->sep, seen_alt), 0, GM_EX_INF);
+    if (i == p->k) {
+        gm_vec_push(c->mem, &p->out, tail);
+        return;
+    }
+    size_t base = p->out.n;
+    for (size_t j = i; j < p->k && b->st == GM_OK; j++) {
+        uint32_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+        uint32_t m = p->o->slots.v[order[i]].member;
+        uint32_t next_alt = gm_irb_alt2(b, seen_alt, m);
+        size_t mark = p->out.n;
+        permute(p, order, i + 1, next_alt, false);
+        uint32_t rest = gm_irb_alt(b, p->out.v + mark, p->out.n - mark);
+        p->out.n = mark;
+        uint32_t step = first ? m : gm_irb_seq2(b, p->sep, m);
+        gm_vec_push(c->mem, &p->out, gm_irb_seq2(b, step, rest));
+        t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    uint32_t choices = gm_irb_alt(b, p->out.v + base, p->out.n - base);
+    p->out.n = base;
+    /* members seen so far may repeat before the next first occurrence */
+    if (first) {
+        uint32_t lead = gm_irb_seq2(b, seen_alt, tail);
+        uint32_t with_lead = gm_irb_seq3(b, lead, p->sep, choices);
+        gm_vec_push(c->mem, &p->out, gm_irb_alt2(b, choices, with_lead));
+    } else {
+        gm_vec_push(c->mem, &p->out, gm_irb_seq2(b, tail, choices));
+    }
+}
+
+static uint32_t any_order(objctx *o, const bool *req, const bool *forb, bool *all_optional)
+{
+    sctx *c = o->c;
+    gm_irb *b = &c->b;
+    perm p = {o, sc_item_sep(c, o->depth), NULL, 0, gm_irb_nothing(b), {0}};
+    p.req = gm_mem_alloc(c->mem, (o->slots.n + 1) * sizeof *p.req);
+    if (!p.req)
+        return gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+    bool relaxed = false;
+    size_t nreq = 0;
+    for (size_t i = 0; i < o->slots.n; i++)
+        nreq += req[i] && !forb[i] && !o->slots.v[i].forbidden;
+    if (nreq > MAX_ANY_ORDER_REQUIRED) {
+        if (!sc_relax(c, o->sh->props_node ? o->sh->props_node : o->sh->nodes.v[0], "required",
+                      "more than 5 required properties in any order"))
+            goto fail;
+        relaxed = true;
+    }
+    for (size_t i = 0; i < o->slots.n && b->st == GM_OK; i++) {
+        const slot *s = &o->slots.v[i];
+        if (forb[i] || s->forbidden) {
+            if (req[i]) {
+                gm_mem_free(c->mem, p.req);
+                return gm_irb_nothing(b);
+            }
+            continue;
+        }
+        if (req[i] && !relaxed)
+            p.req[p.k++] = (uint32_t)i;
+        else
+            p.opt = gm_irb_alt2(b, p.opt, s->member);
+    }
+    p.opt = gm_irb_alt2(b, p.opt, o->extra);
+    *all_optional = p.k == 0;
+    uint32_t r;
+    if (p.k == 0) {
+        r = gm_irb_seq2(b, p.opt, gm_irb_repeat(b, gm_irb_seq2(b, p.sep, p.opt), 0, GM_EX_INF));
+    } else {
+        permute(&p, p.req, 0, p.opt, true);
+        r = b->st == GM_OK && p.out.n == 1 ? p.out.v[0] : GM_EX_NONE;
+    }
+    gm_vec_free(c->mem, &p.out);
+    gm_mem_free(c->mem, p.req);
+    return r;
+fail:
+    gm_mem_free(c->mem, p.req);
+    return GM_EX_NONE;
+}
+
+/* Counted members (min/maxProperties) without extras: a product with the count. */
+static uint32_t ordered_counted(objctx *o, const bool *req, const bool *forb, uint32_t mn, uint32_t mx)
+{
+    sctx *c = o->c;
+    gm_irb *b = &c->b;
+    uint32_t sep = sc_item_sep(c, o->depth);
+    uint32_t cap = mx == UINT32_MAX ? mn : mx; /* counts above cap behave alike */
+    size_t width = (size_t)cap + 1;
+    uint32_t *A = gm_mem_alloc(c->mem, width * sizeof *A), *next = gm_mem_alloc(c->mem, width * sizeof *A);
+    if (!A || !next) {
+        gm_mem_free(c->mem, A);
+        gm_mem_free(c->mem, next);
+        return gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+    }
+    /* A[k]: nonempty lists with k members (k == cap: at least cap when unbounded above) */
+    for (size_t k = 0; k < width; k++)
+        A[k] = gm_irb_nothing(b);
+    bool Z = true;
+    for (size_t i = 0; i < o->slots.n && b->st == GM_OK; i++) {
+        const slot *s = &o->slots.v[i];
+        if (forb[i] || s->forbidden) {
+            if (req[i]) {
+                gm_mem_free(c->mem, A);
+                gm_mem_free(c->mem, next);
+                return gm_irb_nothing(b);
+            }
+            continue;
+        }
+        uint32_t step = gm_irb_seq2(b, sep, s->member);
+        for (size_t k = 0; k < width; k++) {
+            uint32_t alts[4];
+            size_t n = 0;
+            if (!req[i])
+                alts[n++] = A[k];
+            if (k >= 1)
+                alts[n++] = gm_irb_seq2(b, A[k - 1], step);
+            if (k == cap && mx == UINT32_MAX)
+                alts[n++] = gm_irb_seq2(b, A[k], step);
+            if (k == 1 && Z)
+                alts[n++] = s->member;
+            next[k] = gm_irb_alt(b, alts, n);
+        }
+        memcpy(A, next, width * sizeof *A);
+        Z = Z && !req[i];
+    }
+    GM_VEC(uint32_t) ok = {0};
+    for (size_t k = mn; k < width && b->st == GM_OK; k++)
+        if (k > 0 && gm_vec_push(c->mem, &ok, A[k]))
+            gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+    uint32_t body = gm_irb_alt(b, ok.v, ok.n);
+    gm_vec_free(c->mem, &ok);
+    gm_mem_free(c->mem, A);
+    gm_mem_free(c->mem, next);
+    uint32_t obj = gm_irb_seq3(b, sc_open(c, '{', o->depth), body, sc_close(c, '{', o->depth));
+    if (Z && mn == 0)
+        obj = gm_irb_alt2(b, sc_empty_pair(c, '{'), obj);
+    return obj;
+}
+
+/* One object variant: required and forbidden names fixed. */
+static uint32_t object_variant(objctx *o, const bool *req, const bool *forb)
+{
+    sctx *c = o->c;
+    gm_irb *b = &c->b;
+    sc_shape *sh = o->sh;
+    uint32_t mn = sh->min_props, mx = sh->max_props;
+    size_t nreq = 0, nallowed = 0;
+    for (size_t i = 0; i < o->slots.n; i++) {
+        bool gone = forb[i] || o->slots.v[i].forbidden;
+        if (req[i] && gone)
+            return gm_irb_nothing(b);
+        nreq += req[i];
+        nallowed += !gone;
+    }
+    bool has_x = !gm_irb_is_nothing(b, o->extra);
+    if (mx != UINT32_MAX && mn > mx)
+        return gm_irb_nothing(b);
+    bool count_free = mn <= (nreq ? nreq : 1) && (mx == UINT32_MAX || (!has_x && mx >= nallowed));
+    if (!count_free) {
+        if (has_x && nallowed == 0) {
+            /* a map: X (sep X){mn-1, mx-1} */
+            uint32_t sep = sc_item_sep(c, o->depth);
+            uint32_t lo = mn > 1 ? mn - 1 : 0, hi = mx == UINT32_MAX ? GM_EX_INF : mx - 1;
+            uint32_t body = gm_irb_seq2(b, o->extra, gm_irb_repeat(b, gm_irb_seq2(b, sep, o->extra), lo, hi));
+            uint32_t obj = mx == 0 ? gm_irb_nothing(b)
+                                   : gm_irb_seq3(b, sc_open(c, '{', o->depth), body, sc_close(c, '{', o->depth));
+            return mn == 0 ? gm_irb_alt2(b, sc_empty_pair(c, '{'), obj) : obj;
+        }
+        uint64_t cap = mx == UINT32_MAX ? mn : mx;
+        if (!has_x && !c->opts.any_order && cap * o->slots.n <= MAX_COUNT_PRODUCT)
+            return ordered_counted(o, req, forb, mn, mx);
+        if (!sc_relax(c, sh->props_node, mx != UINT32_MAX ? "maxProperties" : "minProperties",
+                      "a property count bound on an object with many or additional properties"))
+            return GM_EX_NONE;
+    }
+    bool Z = false;
+    uint32_t A = c->opts.any_order ? any_order(o, req, forb, &Z) : ordered(o, req, forb, &Z);
+    uint32_t obj = gm_irb_seq3(b, sc_open(c, '{', o->depth), A, sc_close(c, '{', o->depth));
+    if (Z && mn == 0)
+        obj = gm_irb_alt2(b, sc_empty_pair(c, '{'), obj);
+    return obj;
+}
+
+uint32_t sc_emit_object(sctx *c, sc_shape *sh, uint32_t depth)
+{
+    gm_irb *b = &c->b;
+    objctx o = {c, sh, depth, {0}, GM_EX_NONE};
+    uint32_t r = GM_EX_NONE;
+    bool *req = NULL, *forb = NULL;
+    /* slots: listed properties in order, then required and dependency names */
+    for (size_t i = 0; i < sh->objs.n; i++) {
+        const gm_jv *p = sh->objs.v[i].props;
+        for (uint32_t j = 0; p && j < p->n; j++)
+            if (add_slot(&o, p->u.members[j].key, p->u.members[j].klen))
+                goto out;
+    }
+    for (size_t i = 0; i < sh->required.n; i++)
+        if (add_slot(&o, sh->required.v[i]->u.s, sh->required.v[i]->n))
+            goto out;
+    size_t ndeps = 0;
+    for (size_t i = 0; i < sh->deps.n; i++) {
+        const sc_dep *d = &sh->deps.v[i];
+        bool trivial = d->list->n == 0;
+        if (trivial)
+            continue;
+        ndeps++;
+        if (add_slot(&o, d->name, d->nlen))
+            goto out;
+        for (uint32_t j = 0; j < d->list->n; j++)
+            if (add_slot(&o, d->list->u.items[j]->u.s, d->list->u.items[j]->n))
+                goto out;
+    }
+    for (size_t i = 0; i < o.slots.n && b->st == GM_OK; i++)
+        slot_member(&o, &o.slots.v[i]);
+    if (b->st != GM_OK || c->st != GM_OK)
+        goto out;
+    o.extra = extras(&o);
+    if (o.extra == GM_EX_NONE)
+        goto out;
+    if (!gm_irb_is_nothing(b, o.extra))
+        o.extra = gm_irb_rule(b, "extra", o.extra);
+    req = gm_mem_calloc(c->mem, o.slots.n + 1, sizeof *req);
+    forb = gm_mem_calloc(c->mem, o.slots.n + 1, sizeof *forb);
+    if (!req || !forb) {
+        gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < sh->required.n; i++)
+        req[find_slot(&o, sh->required.v[i]->u.s, sh->required.v[i]->n)] = true;
+    if (ndeps == 0) {
+        r = object_variant(&o, req, forb);
+        goto out;
+    }
+    if (ndeps > MAX_DEP_SPLITS) {
+        if (!sc_relax(c, sh->deps.v[0].node, NULL, "more than 4 property dependencies in one object"))
+            goto out;
+        r = object_variant(&o, req, forb);
+        goto out;
+    }
+    /* each dependency: its trigger absent, or it and its list present */
+    {
+        GM_VEC(uint32_t) alts = {0};
+        bool *r2 = gm_mem_alloc(c->mem, o.slots.n + 1), *f2 = gm_mem_alloc(c->mem, o.slots.n + 1);
+        if (!r2 || !f2) {
+            gm_mem_free(c->mem, r2);
+            gm_mem_free(c->mem, f2);
+            gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+            goto out;
+        }
+        for (uint32_t mask = 0; mask < (1u << ndeps) && b->st == GM_OK; mask++) {
+            memcpy(r2, req, o.slots.n);
+            memcpy(f2, forb, o.slots.n);
+            size_t k = 0;
+            for (size_t i = 0; i < sh->deps.n; i++) {
+                const sc_dep *d = &sh->deps.v[i];
+                if (d->list->n == 0)
+                    continue;
+                int t = find_slot(&o, d->name, d->nlen);
+                if (mask >> k++ & 1) {
+                    r2[t] = true;
+                    for (uint32_t j = 0; j < d->list->n; j++)
+                        r2[find_slot(&o, d->list->u.items[j]->u.s, d->list->u.items[j]->n)] = true;
+                } else {
+                    f2[t] = true;
+                }
+            }
+            uint32_t v = object_variant(&o, r2, f2);
+            if (v == GM_EX_NONE || gm_vec_push(c->mem, &alts, v))
+                break;
+        }
+        if (b->st == GM_OK && c->st == GM_OK)
+            r = gm_irb_alt(b, alts.v, alts.n);
+        gm_vec_free(c->mem, &alts);
+        gm_mem_free(c->mem, r2);
+        gm_mem_free(c->mem, f2);
+    }
+out:
+    gm_mem_free(c->mem, req);
+    gm_mem_free(c->mem, forb);
+    gm_vec_free(c->mem, &o.slots);
+    return r;
+}

@@ -1,0 +1,20 @@
+# schema: JSON Schema -> Earley grammar IR (schema/schema.h describes the pipeline).
+libgmcore_la_SOURCES += \
+	schema/schema.h schema/internal.h \
+	schema/json.c schema/json.h \
+	schema/decimal.c schema/decimal.h \
+	schema/uri.c schema/uri.h \
+	schema/ecma_regex.c schema/ecma_regex.h \
+	schema/irb.c schema/irb.h \
+	schema/resolve.c schema/pattern.c \
+	schema/shape.c schema/shape.h \
+	schema/validate.c schema/validate.h \
+	schema/formats.c schema/formats.h \
+	schema/numrange.c schema/numrange.h \
+	schema/emit.h schema/compile.c schema/emit_scalar.c schema/emit_struct.c
+gramask_SOURCES += cli/cmd_schema.c
+
+GM_TESTS += tests/test_schema_suite
+tests_test_schema_suite_SOURCES = tests/test_schema_suite.c
+tests_test_schema_suite_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_schema_suite_LDADD = $(GM_TEST_LDADD)

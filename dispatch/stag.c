@@ -680,8 +680,8 @@ static uint32_t format(stag *c, const gm_jv *v)
     if (!type) {
         /* reported */
     } else if (!strcmp(type->u.s, "const_string")) {
-        const gm_jv *s = member(v, "value") ? get_string(c, v, "value", true)
-                                            : get_string(c, v, "text", true);
+        const gm_jv *s = member(v, "text") && !member(v, "value") ? get_string(c, v, "text", true)
+                                                                  : get_string(c, v, "value", true);
         if (s)
             node = text_node(c, s->u.s, s->n);
     } else if (!strcmp(type->u.s, "json_schema")) {

@@ -190,11 +190,11 @@ static void put_qwen(preset *p)
         put_triggered(p, trig, pre, post, end, "<think>");
         break;
     default:
-        gm_strbuf_printf(b, "{\"type\": \"or\", \"elements\": [{\"type\": \"sequence\", "
-                            "\"elements\": [%s,\n", think);
+        /* an optional think block, then the body (once: its schemas compile once) */
+        gm_strbuf_printf(b, "{\"type\": \"sequence\", \"elements\": [{\"type\": \"or\", "
+                            "\"elements\": [%s, {\"type\": \"const_string\", \"value\": \"\"}]},\n",
+                         think);
         put_triggered(p, trig, pre, post, end, NULL);
-        gm_strbuf_puts(b, "]},\n");
-        put_triggered(p, trig, pre, post, end, "<think>");
         gm_strbuf_puts(b, "]}");
         break;
     }
@@ -256,19 +256,19 @@ static void put_harmony(preset *p)
     put_harmony_text(&earlier, "commentary", "<|end|>");
     gm_strbuf_printf(&earlier, "], \"separator\": %s, \"at_least_one\": true}", sep);
     b->failed |= earlier.failed;
-    /* or[END, sequence[EARLIER, sep, END]], with a first analysis when forced */
+    /* with a first analysis when forced */
     if (p->reasoning == GM_REASONING_FORCED) {
         gm_strbuf_puts(b, "{\"type\": \"sequence\", \"elements\": [");
         put_harmony_text(b, "analysis", "<|end|>");
         gm_strbuf_printf(b, ", {\"type\": \"const_string\", \"value\": %s},\n", sep);
     }
-    gm_strbuf_puts(b, "{\"type\": \"or\", \"elements\": [\n");
-    put_harmony_end(p);
-    gm_strbuf_printf(b, ",\n{\"type\": \"sequence\", \"elements\": [%s, {\"type\": "
-                        "\"const_string\", \"value\": %s},\n",
+    /* sequence[or["", sequence[EARLIER, sep]], END]: END once, so its schemas compile once */
+    gm_strbuf_printf(b, "{\"type\": \"sequence\", \"elements\": [{\"type\": \"or\", \"elements\": "
+                        "[{\"type\": \"const_string\", \"value\": \"\"}, {\"type\": \"sequence\", "
+                        "\"elements\": [%s, {\"type\": \"const_string\", \"value\": %s}]}]},\n",
                      gm_strbuf_str(&earlier), sep);
     put_harmony_end(p);
-    gm_strbuf_puts(b, "]}]}");
+    gm_strbuf_puts(b, "]}");
     if (p->reasoning == GM_REASONING_FORCED)
         gm_strbuf_puts(b, "]}");
     gm_strbuf_free(&earlier);

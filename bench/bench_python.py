@@ -10,6 +10,8 @@
    all). Target <= 30 us.
 3. batch: BatchGrammarMatcher filling 64 rows (64 matchers walking JSON files) per step,
    on 1 thread and on 2; target >= 1.8x.
+4. why a CPython extension: the same loop through cffi's ABI mode (python3-cffi, when
+   installed), calling libgramask.so directly, as a cffi binding would.
 
 Timings take the best of several repeats (the machine is shared: the load average is
 printed with the figures).
@@ -61,6 +63,59 @@ def bench_overhead(compiled, seqs, repeats):
     c_us = sum(c_best) / steps / 1e3
     py_us = sum(py_best) / steps / 1e3
     return steps, c_us, py_us
+
+
+CFFI_DECLS = """
+typedef struct gm_vocab gm_vocab; typedef struct gm_grammar gm_grammar;
+typedef struct gm_compiled gm_compiled; typedef struct gm_matcher gm_matcher;
+typedef struct { int code; char message[1024]; char file[256]; uint32_t line; uint32_t column; } gm_error;
+int gm_vocab_create_from_file(const char *, const void *, gm_vocab **, gm_error *);
+int gm_grammar_create_bundled(const char *, const void *, gm_grammar **, gm_error *);
+int gm_compiled_create(gm_grammar *, gm_vocab *, const void *, gm_compiled **, gm_error *);
+size_t gm_compiled_mask_words(const gm_compiled *);
+int gm_matcher_create(gm_compiled *, const void *, gm_matcher **, gm_error *);
+void gm_matcher_reset(gm_matcher *);
+int gm_matcher_fill_mask(gm_matcher *, uint32_t *, size_t, gm_error *);
+int gm_matcher_accept_token(gm_matcher *, uint32_t, gm_error *);
+"""
+
+
+def bench_cffi(shared, compiled, seqs, repeats):
+    """Per-step time of the loop through cffi's ABI mode, or None without cffi."""
+    try:
+        import cffi
+    except ImportError:
+        return None
+    ffi = cffi.FFI()
+    ffi.cdef(CFFI_DECLS)
+    with open("/proc/self/maps") as f:  # the very library the extension loaded
+        path = next(line.split()[-1] for line in f if "libgramask.so" in line)
+    lib = ffi.dlopen(path)
+    err = ffi.new("gm_error *")
+    v, g, c, m = (ffi.new(t) for t in ("gm_vocab **", "gm_grammar **", "gm_compiled **",
+                                        "gm_matcher **"))
+    tok = os.path.join(shared, "tokenizers", "llama3").encode()
+    assert lib.gm_vocab_create_from_file(tok, ffi.NULL, v, err) == 0
+    assert lib.gm_grammar_create_bundled(b"json", ffi.NULL, g, err) == 0
+    assert lib.gm_compiled_create(g[0], v[0], ffi.NULL, c, err) == 0
+    assert lib.gm_matcher_create(c[0], ffi.NULL, m, err) == 0
+    words = lib.gm_compiled_mask_words(c[0])
+    bm = gm.allocate_token_bitmask(1, compiled.vocab_size)
+    fill, accept, reset, from_buffer = (lib.gm_matcher_fill_mask, lib.gm_matcher_accept_token,
+                                        lib.gm_matcher_reset, ffi.from_buffer)
+    mp = m[0]
+
+    def loop(ids):
+        t0 = time.perf_counter_ns()
+        reset(mp)
+        for t in ids:
+            fill(mp, from_buffer("uint32_t[]", bm), words, err)  # a binding takes any array
+            accept(mp, t, err)
+        return time.perf_counter_ns() - t0
+
+    for ids in seqs:
+        loop(ids)
+    return sum(min(loop(ids) for _ in range(repeats)) for ids in seqs) / sum(map(len, seqs)) / 1e3
 
 
 def bench_apply(compiled, shared, repeats):
@@ -134,6 +189,12 @@ def main():
         steps, c_us, py_us = bench_overhead(compiled, seqs, reps)
         lines.append(f"| {grammar} (corpus files) | {steps} | {c_us:.2f} us | {py_us:.2f} us | "
                      f"{py_us - c_us:.2f} us |")
+        if grammar == "json":
+            cffi_us = bench_cffi(args.shared, compiled, seqs, reps)
+            json_steps, json_c_us = steps, c_us
+    if cffi_us is not None:
+        lines.append(f"| json, through cffi ABI mode instead (not shipped) | {json_steps} | "
+                     f"{json_c_us:.2f} us | {cffi_us:.2f} us | {cffi_us - json_c_us:.2f} us |")
 
     lines += ["", "| apply_token_bitmask_inplace, one float32 row of 128,256 | allowed | best | median |",
               "|---|---:|---:|---:|"]

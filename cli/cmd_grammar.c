@@ -1,14 +1,16 @@
 /*
  * gramask grammar GRAMMAR [--report] [--conflicts=lark] [--start=RULE]
  *
- * Loads a Lark grammar, builds its LALR(1) tables and prints a summary
- * (or, with --report, the stable text report of parser/lr_report.c).
- * Conflicts are an error with the full Bison-like report on stderr.
+ * Loads a Lark grammar, builds its lexer and LALR(1) tables and prints a
+ * summary (or, with --report, the stable text report of parser/lr_report.c).
+ * Terminals that cannot compile are an error, as for gramask parse;
+ * conflicts are an error with the full Bison-like report on stderr.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lexer/lexer.h"
 #include "parser/grammar.h"
 #include "parser/lr.h"
 #include "base/strbuf.h"
@@ -21,7 +23,7 @@ static const char USAGE[] = "GRAMMAR [--report] [--conflicts=error|lark] [--star
 static void print_help(void)
 {
     printf("usage: gramask grammar %s\n\n"
-           "Loads a Lark grammar and builds its LALR(1) tables.\n\n"
+           "Loads a Lark grammar and builds its lexer and LALR(1) tables.\n\n"
            "  --report            print the tables: terminals, rules, every state with its\n"
            "                      items, actions and gotos, resolved conflicts\n"
            "  --conflicts=lark    resolve conflicts as Lark does (shift wins; reduce/reduce by\n"
@@ -33,7 +35,8 @@ static void print_help(void)
            "                      the lexer backs up to the longest match as Lark's does\n"
            "                      (bounded: README, Lark compatibility)\n"
            "  --start=RULE        start rule (default: start)\n\n"
-           "Exit status: 0 ok, 1 the grammar is invalid or not LALR(1), 2 usage error.\n",
+           "Exit status: 0 ok, 1 the grammar is invalid (a terminal that cannot compile too) or\n"
+           "not LALR(1), 2 usage error.\n",
            USAGE);
 }
 
@@ -55,7 +58,7 @@ int gm_cmd_grammar(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--report")) {
             report = true;
-        } else if (!strcmp(a, "--conflicts=lark")) {
+        } else if (!strcmp(a, "--conflicts=lark") || !strcmp(a, "--lark")) {
             mode = GM_CONFLICTS_LARK;
         } else if (!strcmp(a, "--conflicts=error")) {
             mode = GM_CONFLICTS_ERROR;
@@ -81,8 +84,14 @@ int gm_cmd_grammar(int argc, char **argv)
     gopts.start = start;
     gopts.warn = print_warning;
     gm_cfg *g = NULL;
+    gm_lexer *lx = NULL;
     if (gm_cli_load_cfg(&m, path, &gopts, &g, &err) != GM_OK)
         return gm_cli_fail("grammar", &err);
+    if (gm_lexer_build_grammar(&m, g->terminals, g->nterminals, mode == GM_CONFLICTS_LARK, NULL,
+                               print_warning, NULL, &lx, &err) != GM_OK) {
+        gm_cfg_destroy(g);
+        return gm_cli_fail("grammar", &err);
+    }
 
     gm_strbuf conflicts;
     gm_strbuf_init(&conflicts, &m);
@@ -153,6 +162,7 @@ int gm_cmd_grammar(int argc, char **argv)
 done:
     gm_strbuf_free(&conflicts);
     gm_lr_table_destroy(t);
+    gm_lexer_destroy(lx);
     gm_cfg_destroy(g);
     return rc;
 }

@@ -300,7 +300,7 @@ int gm_cmd_parse(int argc, char **argv)
             free(files);
             print_help();
             return 0;
-        } else if (!strcmp(a, "--conflicts=lark")) {
+        } else if (!strcmp(a, "--conflicts=lark") || !strcmp(a, "--lark")) {
             mode = GM_CONFLICTS_LARK;
         } else if (!strcmp(a, "--conflicts=error")) {
             mode = GM_CONFLICTS_ERROR;

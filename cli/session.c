@@ -108,9 +108,11 @@ int gm_cli_grammar_arg(gm_cli_load_options *lo, int argc, char **argv, int *i)
         if (!has_value)
             return -1;
         lo->start = argv[++*i];
+    } else if (!strncmp(a, "--start=", 8) && a[8]) {
+        lo->start = a + 8; /* the spelling of gramask grammar and parse */
     } else if (!strcmp(a, "--eager")) {
         lo->eager = true;
-    } else if (!strcmp(a, "--conflicts=lark")) {
+    } else if (!strcmp(a, "--conflicts=lark") || !strcmp(a, "--lark")) {
         lo->conflicts = GM_CONFLICTS_LARK;
     } else if (!strcmp(a, "--model-vocab-size")) {
         uint64_t n;

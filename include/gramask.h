@@ -339,6 +339,19 @@ typedef struct gm_schema_options {
 
 GM_API void gm_schema_options_init_defaults(gm_schema_options *opts);
 
+/*
+ * Compiles the JSON Schema text json[0..len) to a grammar (engine
+ * GM_ENGINE_EARLEY). opts may be NULL (defaults). Errors: GM_ERR_SYNTAX
+ * for malformed JSON (line:column), GM_ERR_GRAMMAR for a malformed schema
+ * (a keyword of the wrong type, an unresolvable local $ref), GM_ERR_UNSUPPORTED
+ * as above, GM_ERR_LIMIT for schemas past the limits (nesting deeper than
+ * 512, grammars past max_nfa_states nodes); the message names the keyword
+ * and its JSON pointer.
+ */
+GM_API gm_status gm_grammar_from_json_schema(const char *json, size_t len,
+                                             const gm_schema_options *opts, gm_grammar **out,
+                                             gm_error *err);
+
 
 
 /* ------------------------------------------------------------------------

@@ -40,6 +40,17 @@ static uint32_t dfa_next(const builder *b, uint32_t q, uint32_t c)
     return lx->next[(size_t)q * lx->nclasses + b->class_old[c]];
 }
 
+/*
+ * Whether DFA state q may end a lexeme, on any next byte: a window closes
+ * there (a state that accepts only before some bytes closes it too, and the
+ * lexeme is an error if it dies before the others, where Lark would still
+ * fall back; README, Lark compatibility).
+ */
+static bool may_accept(const gm_lexer *lx, uint32_t q)
+{
+    return lx->accept[q] != GM_LEX_NONE || (lx->cond && lx->cond[q] != GM_LEX_NONE);
+}
+
 /* Bytes a window may not hold (gm_lexer_window_stop) get classes of their own. */
 static int refine_classes(builder *b)
 {
@@ -107,7 +118,7 @@ static gm_status expand(builder *b, uint32_t s, gm_error *err)
     for (uint32_t c = 0; c < b->nclasses; c++) {
         uint32_t n = dfa_next(b, k.main, c);
         uint32_t to = n;
-        if (n != GM_LEX_DEAD && lx->accept[n] == GM_LEX_NONE && k.len < GM_LEX_BACKTRACK_MAX &&
+        if (n != GM_LEX_DEAD && !may_accept(lx, n) && k.len < GM_LEX_BACKTRACK_MAX &&
             !b->class_ws[c] && gm_lexer_can_produce(lx, n, k.fallback)) {
             uint32_t r = b->rows.v[(size_t)k.relex * b->nclasses + c];
             if (r != GM_LEX_DEAD) {
@@ -142,7 +153,7 @@ gm_status gm_lexer_add_backtracking(gm_lexer *lx, uint32_t max_states, gm_error 
     b.max_states = max_states;
     gm_intern_init(&b.keys, b.mem);
     gm_status st = GM_OK;
-    uint32_t *accept = NULL, *bmain = NULL, *bfall = NULL, *brelex = NULL;
+    uint32_t *accept = NULL, *bmain = NULL, *bfall = NULL, *brelex = NULL, *cond_rows = NULL;
     uint64_t *prod = NULL;
     if (refine_classes(&b) || gm_vec_reserve(b.mem, &b.rows, (size_t)lx->ndfa * b.nclasses))
         goto nomem;
@@ -152,14 +163,16 @@ gm_status gm_lexer_add_backtracking(gm_lexer *lx, uint32_t max_states, gm_error 
             b.rows.v[(size_t)q * b.nclasses + c] = dfa_next(&b, q, c);
     /* Windows open where an accepted lexeme continues into a non-accepting state. */
     for (uint32_t q = 1; q < lx->ndfa; q++) {
-        if (lx->accept[q] == GM_LEX_NONE)
+        if (!may_accept(lx, q))
             continue;
         for (uint32_t c = 0; c < b.nclasses; c++) {
+            /* What q's lexeme is when the window's first byte follows it. */
+            uint32_t t = gm_lexer_accept(lx, q, b.class_old[c]);
             uint32_t n = dfa_next(&b, q, c), r = dfa_next(&b, 0, c);
-            if (n == GM_LEX_DEAD || lx->accept[n] != GM_LEX_NONE || b.class_ws[c] ||
-                r == GM_LEX_DEAD || !gm_lexer_can_produce(lx, n, lx->accept[q]))
+            if (t == GM_LEX_NONE || n == GM_LEX_DEAD || may_accept(lx, n) || b.class_ws[c] ||
+                r == GM_LEX_DEAD || !gm_lexer_can_produce(lx, n, t))
                 continue;
-            bt_key k = {n, lx->accept[q], r, 1};
+            bt_key k = {n, t, r, 1};
             uint32_t s = intern(&b, &k, &st, err);
             if (s == UINT32_MAX)
                 goto fail;
@@ -190,6 +203,21 @@ gm_status gm_lexer_add_backtracking(gm_lexer *lx, uint32_t max_states, gm_error 
         brelex[i] = k.relex;
         fill_prod(lx, prod, lx->ndfa + i, &k);
     }
+    if (lx->ncond) {
+        /* The cond rows over the refined classes (the end of input stays last). */
+        uint32_t k = lx->nclasses, nk = b.nclasses;
+        cond_rows = gm_mem_reallocarray(b.mem, NULL, (size_t)lx->ncond * (nk + 1), sizeof *cond_rows);
+        if (!cond_rows)
+            goto nomem;
+        for (uint32_t r = 0; r < lx->ncond; r++) {
+            for (uint32_t c = 0; c < nk; c++)
+                cond_rows[(size_t)r * (nk + 1) + c] = lx->cond_rows[(size_t)r * (k + 1) + b.class_old[c]];
+            cond_rows[(size_t)r * (nk + 1) + nk] = lx->cond_rows[(size_t)r * (k + 1) + k];
+        }
+        gm_mem_free(b.mem, lx->cond_rows);
+        lx->cond_rows = cond_rows;
+        cond_rows = NULL;
+    }
     gm_mem_free(b.mem, lx->next);
     gm_mem_free(b.mem, lx->accept);
     gm_mem_free(b.mem, lx->prod);
@@ -216,5 +244,6 @@ fail:
     gm_mem_free(b.mem, bmain);
     gm_mem_free(b.mem, bfall);
     gm_mem_free(b.mem, brelex);
+    gm_mem_free(b.mem, cond_rows);
     return st;
 }

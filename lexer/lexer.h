@@ -16,9 +16,17 @@
  *     ignored) and restart on b: go to next(0, b), which must exist;
  *   - else the input is not in the lexical language (a lexing error).
  * At end of input the pending lexeme is emitted when q accepts, and q == 0
- * is a clean end; any other q is an error. Longest match among terminals is
- * decided by the DFA; equal-length matches by gm_terminal_spec priority,
- * then literal over regex, then (lark_ties) Lark's order, then declaration order.
+ * is a clean end; any other q is an error. Which terminal a lexeme is, and
+ * how long, is Python's re.match's answer for each terminal (lexer/ordered.h
+ * note [ordered matching]: lazy quantifiers, alternation order and
+ * lookarounds mean what they mean there); among terminals, gramask's lexer
+ * takes the longest, equal lengths settled by gm_terminal_spec priority,
+ * then literal over regex, then declaration order, and in Lark mode the
+ * lexer is Lark's own (note [Lark's lexer] in lexer_build.c).
+ * A state may accept depending on the byte after the lexeme (a lookahead
+ * that looks past its end): cond[q] then gives the terminal per next byte
+ * class; accept[q] is the terminal when that byte ends the lexeme (it is
+ * the same for every such byte, or the builder refuses the grammar).
  * No transition leads back to state 0 (the builder keeps the start state
  * apart, lexer/dfa.h note [start state]), so q == 0 means exactly "nothing
  * pending". Every state is live: the DFA is minimal and trimmed, so from
@@ -70,9 +78,9 @@ enum {
     GM_RE_VERBOSE = 1u << 3,    /* x: whitespace and # comments in the pattern are ignored */
     GM_RE_UNICODE = 1u << 4,    /* u: Unicode classes (the default for str patterns) */
     GM_RE_ASCII = 1u << 5,      /* a: \w \d \s and case folding are ASCII-only */
-    GM_RE_LARK_MATCH = 1u << 6, /* no letter: the regex is a terminal that Lark matches with
-                                   re.match; lazy quantifiers and lookarounds are translated
-                                   (lexer/regex.h note [Lark idioms]); gm_lexer_build sets it */
+    GM_RE_LARK_MATCH = 1u << 6, /* no letter: the regex is a terminal, which means what re.match
+                                   finds: lazy quantifiers and lookarounds are kept for the
+                                   ordered determinizer (lexer/ordered.h); gm_lexer_build sets it */
 };
 
 /*
@@ -84,6 +92,8 @@ size_t gm_re_flags_parse(const char *letters, size_t len, unsigned *flags);
 /* Sentinel for "no transition" and "no terminal". */
 #define GM_LEX_DEAD UINT32_MAX
 #define GM_LEX_NONE UINT32_MAX
+/* The class argument of gm_lexer_accept for "a byte that ends the lexeme" (accept[q]). */
+#define GM_LEX_STOP UINT32_MAX
 /* Longest backtracking window (note [lexer backtracking]). */
 #define GM_LEX_BACKTRACK_MAX 8
 /* Most terminals one byte can emit: a break per nested window, then the last lexeme's. */
@@ -99,10 +109,8 @@ typedef struct gm_terminal_spec {
     int32_t priority;        /* higher wins among equal-length matches (Lark: default 0) */
     bool is_literal;         /* "..." string in the grammar (wins over a regex at equal priority) */
     bool ignored;            /* %ignore'd: lexed but never passed to the parser */
-    bool lark_ties;          /* equal-length ties between two such terminals of equal priority
-                                and kind go by Lark's lexer order (the longer possible match,
-                                then the longer pattern, then the name) instead of declaration
-                                order; set for grammars loaded with Lark's conflict resolution */
+    bool lark;               /* Lark's lexer (lexer_build.c note [Lark's lexer]): set on every
+                                spec or on none (gm_lexer_build_grammar sets them in Lark mode) */
     gm_srcloc loc;           /* definition site for diagnostics (line 0 = unknown) */
 } gm_terminal_spec;
 
@@ -126,8 +134,15 @@ typedef struct gm_lexer {
     uint32_t nterminals;
     uint8_t byte_class[256]; /* byte -> class */
     uint32_t *next;          /* [nstates * nclasses] next state, or GM_LEX_DEAD */
-    uint32_t *accept;        /* [nstates] terminal accepted in the state, or GM_LEX_NONE
-                                (always for backtracking states) */
+    uint32_t *accept;        /* [nstates] terminal accepted in the state when the next byte ends
+                                the lexeme (or the input ends), or GM_LEX_NONE (always for
+                                backtracking states) */
+    uint32_t *cond;          /* [ndfa] GM_LEX_NONE, or the row of cond_rows that says which
+                                terminal the state accepts per next byte class (a lookahead
+                                past the lexeme's end); NULL when no state has one */
+    uint32_t ncond;
+    uint32_t *cond_rows;     /* [ncond * (nclasses + 1)] a terminal or GM_LEX_NONE per next
+                                byte class, then for the end of input */
     uint32_t *bt_main;       /* [nstates - ndfa] DFA state of the longer match */
     uint32_t *bt_fallback;   /* [nstates - ndfa] terminal the window falls back to */
     uint32_t *bt_relex;      /* [nstates - ndfa] state of the re-lexed window (< the state) */
@@ -168,10 +183,10 @@ void gm_lexer_destroy(gm_lexer *lx);
 gm_status gm_lexer_add_backtracking(gm_lexer *lx, uint32_t max_states, gm_error *err);
 
 /*
- * gm_lexer_build for a grammar; with lark set, as Lark runs it: equal-length
- * ties go by Lark's lexer order (sets lark_ties on every spec) and the lexer
- * falls back to the longest match (gm_lexer_add_backtracking, at most
- * limits->max_dfa_states states), as Python's re does.
+ * gm_lexer_build for a grammar; with lark set, as Lark runs it: Lark's
+ * lexer (sets `lark` on every spec) which falls back to the longest match
+ * (gm_lexer_add_backtracking, at most limits->max_dfa_states states), as
+ * Python's re does.
  */
 gm_status gm_lexer_build_grammar(gm_mem *m, gm_terminal_spec *specs, uint32_t n, bool lark,
                                  const gm_limits *limits, gm_warning_fn warn, void *warn_ud,
@@ -184,14 +199,31 @@ static inline bool gm_lexer_window_stop(uint8_t b)
 }
 
 /*
- * What ends the lexeme pending in q when a byte cannot continue it: the
- * terminal *t it becomes and the state *resume that takes the byte (0: a
- * new lexeme). False when q's lexeme is no terminal (a lexing error).
+ * The terminal state q accepts when a byte of class cls follows the lexeme
+ * (cls == nclasses: the end of input; GM_LEX_STOP: any byte q has no
+ * transition on), or GM_LEX_NONE (always for a backtracking state, whose
+ * lexeme ends by gm_lexer_break).
  */
-static inline bool gm_lexer_break(const gm_lexer *lx, uint32_t q, uint32_t *t, uint32_t *resume)
+static inline uint32_t gm_lexer_accept(const gm_lexer *lx, uint32_t q, uint32_t cls)
+{
+    if (q >= lx->ndfa)
+        return GM_LEX_NONE;
+    if (lx->cond && lx->cond[q] != GM_LEX_NONE && cls != GM_LEX_STOP)
+        return lx->cond_rows[(size_t)lx->cond[q] * (lx->nclasses + 1) + cls];
+    return lx->accept[q];
+}
+
+/*
+ * What ends the lexeme pending in q when a byte of class cls cannot
+ * continue it (cls == nclasses: the end of input): the terminal *t it
+ * becomes and the state *resume that takes the byte (0: a new lexeme).
+ * False when q's lexeme is no terminal (a lexing error).
+ */
+static inline bool gm_lexer_break(const gm_lexer *lx, uint32_t q, uint32_t cls, uint32_t *t,
+                                  uint32_t *resume)
 {
     if (q < lx->ndfa) {
-        *t = lx->accept[q];
+        *t = gm_lexer_accept(lx, q, cls);
         *resume = 0;
         return *t != GM_LEX_NONE;
     }
@@ -223,7 +255,7 @@ static inline bool gm_lexer_step(const gm_lexer *lx, uint32_t q, uint8_t b, uint
             return true;
         }
         uint32_t t;
-        if (q == 0 || !gm_lexer_break(lx, q, &t, &q))
+        if (q == 0 || !gm_lexer_break(lx, q, c, &t, &q))
             return false;
         emitted[(*nemitted)++] = t;
     }

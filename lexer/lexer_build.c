@@ -1,31 +1,53 @@
 /*
  * gm_lexer_build: terminal specs -> one NFA (a start state with an epsilon
  * edge into each terminal's automaton, whose final state is tagged with the
- * terminal id) -> subset construction -> resolution of each accepting
- * state to one terminal -> Hopcroft minimization -> the gm_lexer tables
- * and Prod.
+ * terminal id) -> the ordered determinizer (lexer/ordered.h) -> Hopcroft
+ * minimization -> the gm_lexer tables and Prod.
  *
  * note [terminal resolution]
- * A DFA state is reached by one lexeme, whatever path led there, so every
- * terminal tagged in it matches exactly that lexeme (longest match itself
- * is the transducer's business). Among them the winner is the one with the
- * highest priority, then a string literal over a regex, then the earliest
- * declaration. A terminal that wins in no state can never be produced: it
- * is reported with the terminals that take its lexemes. A terminal whose
- * regex matches the empty string is an error (the transducer could not
- * make progress), as in Lark.
+ * A terminal with lazy quantifiers or lookarounds means what Python's
+ * re.match finds for it (note [ordered matching]); any other its regular
+ * language (alternatives and loops are not tried in order, as re.match
+ * would). gramask's own lexer takes the longest lexeme of any terminal, and
+ * among the terminals that match it the one with the highest priority,
+ * then a string literal over a regex, then the earliest declaration. A terminal that wins nowhere can never be produced: it is
+ * reported with the terminals that take its lexemes. A terminal whose regex
+ * matches the empty string is an error (the transducer could not make
+ * progress), as in Lark.
+ *
+ * note [Lark's lexer]
+ * Lark's basic lexer (lark/lexer.py, 1.1.5) is one re.match over the
+ * alternation of its terminals sorted by (priority, longest possible match
+ * (sre_parse's getwidth), longest pattern text, name), higher first: the
+ * first terminal that matches at all wins, even if a later one would match
+ * more. Before that, string folding: a string terminal S of the same
+ * priority as a regex terminal R such that re.match(R, S) is all of S joins
+ * R's "unless" list, and leaves the alternation when its flags are R's or
+ * fewer (a case-insensitive string stays when R is case-sensitive). A
+ * lexeme of R is then retyped to the first S of its list (in the same
+ * order) whose pattern matches it whole, `S$` as Python reads it: S, or S
+ * and a final line break. An ignored R is dropped before that callback
+ * runs, so `"\n"` in a rule never comes out of an ignored WS /[ \t\n]+/.
+ * gramask builds the alternation with the ordered determinizer cutting
+ * across terminals in that order, and the folding with markers for the
+ * strings S (lexer/ordered.h). Lark's lexer falls back to the longest match
+ * when a longer one dies (Python's backtracking): gm_lexer_build_grammar
+ * adds the backtracking states of note [lexer backtracking].
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lexer/dfa.h"
 #include "lexer/lexer.h"
 #include "lexer/nfa.h"
+#include "lexer/ordered.h"
 #include "lexer/regex.h"
 #include "lexer/uclass.h"
 #include "base/error.h"
 #include "base/strbuf.h"
+#include "base/utf8.h"
 #include "base/vec.h"
 
 /* Records an error about terminal `spec`, with its location when it has one. */
@@ -45,132 +67,423 @@ static gm_status spec_error(gm_error *err, gm_status code, const gm_terminal_spe
     return gm_error_set(err, code, "%s", msg);
 }
 
-/*
- * Lark's lexer tries terminals in the order (priority, longest possible
- * match, longest pattern, name) and takes the first that matches; on
- * equal-length matches that is the tie-break of lark_ties terminals.
- */
-static int lark_order(const gm_terminal_spec *specs, const uint32_t *maxw, uint32_t a, uint32_t b)
+/* An error inside a terminal's pattern: its message with the pattern and a caret. */
+static gm_status pattern_error(gm_error *err, gm_status code, const gm_terminal_spec *spec,
+                               const gm_error *e)
 {
-    if (!maxw || !specs[a].lark_ties || !specs[b].lark_ties)
-        return 0;
-    if (maxw[a] != maxw[b])
-        return maxw[a] > maxw[b] ? -1 : 1;
-    if (specs[a].pattern_len != specs[b].pattern_len)
-        return specs[a].pattern_len > specs[b].pattern_len ? -1 : 1;
-    return strcmp(specs[a].name, specs[b].name);
+    char where[GM_ERROR_MESSAGE_MAX];
+    gm_regex_format_error(where, sizeof where, e, spec->pattern, spec->pattern_len);
+    return spec_error(err, code, spec, "terminal %s: %s", spec->name, where);
 }
 
-/* True when terminal a beats terminal b on the same lexeme. maxw may be NULL. */
-static bool wins(const gm_terminal_spec *specs, const uint32_t *maxw, uint32_t a, uint32_t b)
+/* What the builder knows of one terminal. */
+typedef struct term {
+    gm_regex re;
+    bool parsed;
+    bool scanned;            /* in the alternation (Lark: not folded into a regex) */
+    uint32_t max_width;      /* Python's getwidth, in characters */
+    uint32_t value_len;      /* Lark's len(pattern.value), in characters */
+    uint32_t nunless;        /* Lark: the strings folded into this regex ... */
+    uint32_t *unless;        /* ... in Lark's order */
+    uint32_t marker;         /* Lark: this string's marker, or GM_LEX_NONE */
+} term;
+
+typedef struct build {
+    gm_mem *mem;
+    const gm_terminal_spec *specs;
+    uint32_t n;
+    bool lark;
+    term *t;
+    uint32_t *order;         /* Lark: terminals in Lark's lexer order */
+    uint32_t *marker_term;   /* [nmarkers] the string of each marker */
+    uint32_t nmarkers;
+    uint8_t *ordered;        /* [n] gramask's lexer: has lazy quantifiers or lookarounds */
+    uint8_t *won;            /* [n] produced somewhere */
+    uint32_t (*beaten_by)[3];/* [n] up to three terminals that took its lexemes */
+} build;
+
+/* ---- tie rules ---- */
+
+/* True when terminal a beats terminal b on the same lexeme (gramask's lexer). */
+static bool wins(const gm_terminal_spec *specs, uint32_t a, uint32_t b)
 {
     if (specs[a].priority != specs[b].priority)
         return specs[a].priority > specs[b].priority;
     if (specs[a].is_literal != specs[b].is_literal)
         return specs[a].is_literal;
-    int o = lark_order(specs, maxw, a, b);
-    return o ? o < 0 : a < b;
+    return a < b;
 }
 
-static const char *why_wins(const gm_terminal_spec *specs, const uint32_t *maxw, uint32_t a, uint32_t b)
+static const char *why_wins(const gm_terminal_spec *specs, uint32_t a, uint32_t b)
 {
     if (specs[a].priority != specs[b].priority)
         return "higher priority";
     if (specs[a].is_literal != specs[b].is_literal)
         return "a string literal wins over a regex";
-    if (lark_order(specs, maxw, a, b))
-        return "first in Lark's lexer order";
     return "declared earlier";
 }
 
-/* Parses one spec into re; errors name the terminal. */
+/* Lark's lexer order: priority, max width, pattern length (all descending), then name. */
+static int lark_cmp(const build *B, uint32_t a, uint32_t b)
+{
+    const gm_terminal_spec *x = &B->specs[a], *y = &B->specs[b];
+    if (x->priority != y->priority)
+        return x->priority > y->priority ? -1 : 1;
+    if (B->t[a].max_width != B->t[b].max_width)
+        return B->t[a].max_width > B->t[b].max_width ? -1 : 1;
+    if (B->t[a].value_len != B->t[b].value_len)
+        return B->t[a].value_len > B->t[b].value_len ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static void note_beaten(build *B, uint32_t t, uint32_t by)
+{
+    if (B->won[t])
+        return;
+    for (int j = 0; j < 3; j++) {
+        if (B->beaten_by[t][j] == by)
+            return;
+        if (B->beaten_by[t][j] == GM_LEX_NONE) {
+            B->beaten_by[t][j] = by;
+            return;
+        }
+    }
+}
+
+/* gm_ord_resolve_fn of the lexer (note [terminal resolution], note [Lark's lexer]). */
+static uint32_t resolve(void *ud, const uint32_t *matched, uint32_t n, const uint32_t *markers,
+                        uint32_t nm)
+{
+    build *B = ud;
+    if (!n)
+        return GM_LEX_NONE;
+    uint32_t best = matched[0];
+    if (B->lark) {
+        const term *r = &B->t[best];
+        if (!B->specs[best].ignored)
+            for (uint32_t i = 0; i < r->nunless; i++) {
+                uint32_t mk = B->t[r->unless[i]].marker;
+                for (uint32_t j = 0; j < nm; j++)
+                    if (markers[j] == mk) {
+                        B->won[r->unless[i]] = 1;
+                        return r->unless[i];
+                    }
+            }
+        B->won[best] = 1;
+        return best;
+    }
+    for (uint32_t i = 1; i < n; i++)
+        if (wins(B->specs, matched[i], best))
+            best = matched[i];
+    B->won[best] = 1;
+    for (uint32_t i = 0; i < n; i++)
+        if (matched[i] != best)
+            note_beaten(B, matched[i], best);
+    return best;
+}
+
+/* ---- terminals ---- */
+
+/* Characters of a UTF-8 string (a byte that is not UTF-8 counts as one). */
+static uint32_t char_count(const char *s, size_t n)
+{
+    uint32_t c = 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t k = gm_utf8_decode((const uint8_t *)s + i, n - i, &cp);
+        i += k ? k : 1;
+        c++;
+    }
+    return c;
+}
+
+/*
+ * Whether re.match's answer differs from the longest match in the regex's
+ * language in ways gramask honours (note [terminal resolution]): lazy
+ * quantifiers and lookarounds.
+ */
+static bool re_match_meaning(const gm_regex *re)
+{
+    for (size_t i = 0; i < re->nnodes; i++)
+        if (re->nodes[i].kind == GM_RX_LOOK || (re->nodes[i].kind == GM_RX_REPEAT && re->nodes[i].lazy))
+            return true;
+    return false;
+}
+
+/* Parses one spec into t->re; errors name the terminal. */
 static gm_status parse_spec(const gm_terminal_spec *spec, gm_uclass *uc, const gm_limits *limits,
-                            gm_regex *re, gm_error *err)
+                            term *t, gm_error *err)
 {
     gm_error e;
     gm_error_clear(&e);
     gm_status st = spec->is_literal
-                       ? gm_regex_literal(re, uc, spec->pattern, spec->pattern_len, spec->flags, &e)
-                       : gm_regex_parse(re, uc, spec->pattern, spec->pattern_len,
+                       ? gm_regex_literal(&t->re, uc, spec->pattern, spec->pattern_len, spec->flags, &e)
+                       : gm_regex_parse(&t->re, uc, spec->pattern, spec->pattern_len,
                                         spec->flags | GM_RE_LARK_MATCH, limits, &e);
-    if (st == GM_OK)
-        return st;
+    if (st == GM_OK) {
+        t->parsed = true;
+        t->max_width = gm_regex_max_width(&t->re, t->re.root);
+        t->value_len = char_count(spec->pattern, spec->pattern_len);
+        if (gm_regex_nullable(&t->re, t->re.root))
+            return spec_error(err, GM_ERR_GRAMMAR, spec,
+                              "terminal %s matches the empty string (a lexer cannot make progress "
+                              "on it)", spec->name);
+        return GM_OK;
+    }
     if (st == GM_ERR_NOMEM) {
         *err = e;
         return st;
     }
-    char where[GM_ERROR_MESSAGE_MAX];
-    gm_regex_format_error(where, sizeof where, &e, spec->pattern, spec->pattern_len);
-    return spec_error(err, st, spec, "terminal %s: %s", spec->name, where);
+    return pattern_error(err, st, spec, &e);
 }
 
-/*
- * A follow condition of a terminal (lexer/regex.h gm_rx_follow, from note
- * [Lark idioms] 4), its lexemes spelled out in a shared buffer.
- */
-typedef struct follow {
-    uint32_t term;
-    uint32_t cp;           /* ASCII */
-    uint32_t at;           /* byte offset of the lookahead in the pattern */
-    size_t off, nwords;    /* NUL-terminated lexemes at words.s + off */
-} follow;
+/* ---- lookarounds ---- */
 
-typedef GM_VEC(follow) follows;
+typedef GM_VEC(gm_look) lookvec;
 
-enum { MAX_FOLLOW_WORDS = 4096 };
-
-static gm_status collect_follow(const gm_regex *re, uint32_t term, const gm_terminal_spec *sp,
-                                follows *fs, gm_strbuf *words, gm_error *err)
+static void free_looks(gm_mem *m, lookvec *v)
 {
-    for (size_t i = 0; i < re->nfollow; i++) {
-        const gm_rx_follow *f = &re->follow[i];
-        follow x = {term, f->cp, f->at, words->n, 0};
-        gm_status st = f->cp < 0x80 ? gm_regex_words(re, f->node, MAX_FOLLOW_WORDS, words, &x.nwords)
-                                    : GM_ERR_LIMIT;
-        if (st == GM_ERR_LIMIT)
-            return spec_error(err, GM_ERR_UNSUPPORTED, sp,
-                              "terminal %s: unsupported construct: negative lookahead (?!...) at column %u "
-                              "(the lexemes it rules out are too many to check, or not ASCII-delimited)",
-                              sp->name, f->at + 1);
-        if (st != GM_OK || gm_vec_push(words->mem, fs, x))
-            return gm_mem_fail(words->mem, err, "the lexer");
-    }
-    return GM_OK;
+    for (size_t i = 0; i < v->n; i++)
+        gm_dfa_free(&v->v[i].body);
+    gm_vec_free(m, v);
 }
 
-/*
- * A lexeme that Python's re would not match before cp is safe when the
- * transducer never ends it there: its DFA state must go on with cp's byte
- * (another terminal continues the lexeme, note [lexing transducer]).
- */
-static gm_status check_follow(const gm_lexer *lx, const gm_terminal_spec *specs, const follows *fs,
-                              const gm_strbuf *words, gm_error *err)
+/* ---- the NFA ---- */
+
+typedef struct nfa_build {
+    gm_nfa nfa;
+    lookvec looks;
+    GM_VEC(uint32_t) owner;  /* terminal of each NFA state */
+    GM_VEC(uint32_t) marker_entry;
+} nfa_build;
+
+static void nfa_build_free(gm_mem *m, nfa_build *nb)
 {
-    for (size_t i = 0; i < fs->n; i++) {
-        const follow *f = &fs->v[i];
-        const char *w = words->s + f->off;
-        for (size_t k = 0; k < f->nwords; k++, w += strlen(w) + 1) {
-            uint32_t q = 0;
-            for (const uint8_t *b = (const uint8_t *)w; *b && q != GM_LEX_DEAD; b++)
-                q = lx->next[(size_t)q * lx->nclasses + lx->byte_class[*b]];
-            if (q == GM_LEX_DEAD || lx->next[(size_t)q * lx->nclasses + lx->byte_class[f->cp]] != GM_LEX_DEAD)
-                continue;
-            gm_strbuf b;
-            gm_strbuf_init(&b, lx->mem);
-            gm_strbuf_escaped(&b, w, strlen(w));
-            char shown[64];
-            snprintf(shown, sizeof shown, "%s", b.failed ? "?" : gm_strbuf_str(&b));
-            gm_strbuf_free(&b);
-            return spec_error(err, GM_ERR_UNSUPPORTED, &specs[f->term],
-                              "terminal %s: unsupported construct: negative lookahead (?!...) at column %u "
-                              "(Python's re never matches \"%s\" before '%c'; gramask's lexer can only "
-                              "honour that when another terminal continues the lexeme with '%c', and none "
-                              "does: lexer/regex.h note [Lark idioms])",
-                              specs[f->term].name, f->at + 1, shown, (char)f->cp, (char)f->cp);
+    gm_nfa_free(&nb->nfa);
+    free_looks(m, &nb->looks);
+    gm_vec_free(m, &nb->owner);
+    gm_vec_free(m, &nb->marker_entry);
+}
+
+/* Marks states [from, nfa.nstates) as owned by t. */
+static int own(gm_mem *m, nfa_build *nb, uint32_t t)
+{
+    while (nb->owner.n < nb->nfa.nstates)
+        if (gm_vec_push(m, &nb->owner, t))
+            return -1;
+    return 0;
+}
+
+/* Adds terminal i (parsed) behind an epsilon edge from start, with its lookarounds. */
+static gm_status add_terminal(build *B, nfa_build *nb, uint32_t start, uint32_t i,
+                              const gm_limits *lim, gm_error *err)
+{
+    gm_mem *m = B->mem;
+    const gm_regex *re = &B->t[i].re;
+    if (own(m, nb, GM_LEX_NONE))
+        return gm_mem_fail(m, err, "the lexer");
+    uint32_t base = nb->nfa.nlooks;
+    uint32_t final = gm_nfa_new_state(&nb->nfa, i), entry;
+    if (final == UINT32_MAX)
+        return gm_nfa_fail(&nb->nfa, err);
+    gm_status st = gm_nfa_add_regex(&nb->nfa, re, final, &entry, err);
+    if (st == GM_OK && gm_nfa_add_eps(&nb->nfa, start, entry))
+        st = gm_nfa_fail(&nb->nfa, err);
+    if (st != GM_OK)
+        return st;
+    if (own(m, nb, i))
+        return gm_mem_fail(m, err, "the lexer");
+    /* Lookaround bodies under the ids gm_nfa_add_regex handed out (node order). */
+    (void)base;
+    for (size_t k = 0; k < re->nnodes && st == GM_OK; k++) {
+        if (re->nodes[k].kind != GM_RX_LOOK)
+            continue;
+        gm_look lk;
+        gm_error e;
+        gm_error_clear(&e);
+        st = gm_look_compile(re, (uint32_t)k, m, lim, &lk, &e);
+        lk.term = i;
+        if (st == GM_ERR_UNSUPPORTED)
+            return pattern_error(err, st, &B->specs[i], &e);
+        if (st != GM_OK) {
+            *err = e;
+            return st;
+        }
+        if (gm_vec_push(m, &nb->looks, lk)) {
+            gm_dfa_free(&lk.body);
+            return gm_mem_fail(m, err, "the lexer");
         }
     }
     return GM_OK;
 }
+
+/* A marker for string s (note [Lark's lexer]): s, or s and a line break, as `s$` matches. */
+static gm_status add_marker(build *B, nfa_build *nb, uint32_t s, uint32_t id, gm_error *err)
+{
+    gm_mem *m = B->mem;
+    if (own(m, nb, GM_LEX_NONE))
+        return gm_mem_fail(m, err, "the lexer");
+    uint32_t final = gm_nfa_new_state(&nb->nfa, B->n + id);
+    uint32_t tail = gm_nfa_new_state(&nb->nfa, GM_NFA_NO_TAG), entry;
+    if (final == UINT32_MAX || tail == UINT32_MAX || gm_nfa_add_eps(&nb->nfa, tail, final) ||
+        gm_nfa_add_range(&nb->nfa, tail, '\n', '\n', final))
+        return gm_nfa_fail(&nb->nfa, err);
+    gm_status st = gm_nfa_add_regex(&nb->nfa, &B->t[s].re, tail, &entry, err);
+    if (st == GM_OK && (gm_vec_push(m, &nb->marker_entry, entry) || own(m, nb, GM_LEX_NONE)))
+        st = gm_mem_fail(m, err, "the lexer");
+    return st;
+}
+
+/*
+ * The NFA of terminals list[0..count) in that order, with the markers when
+ * with_markers; its start state is a new state with edges to them in order.
+ */
+static gm_status make_nfa(build *B, const uint32_t *list, uint32_t count, bool with_markers,
+                          const gm_limits *lim, nfa_build *nb, gm_error *err)
+{
+    memset(nb, 0, sizeof *nb);
+    gm_nfa_init(&nb->nfa, B->mem, lim);
+    uint32_t start = gm_nfa_new_state(&nb->nfa, GM_NFA_NO_TAG);
+    if (start == UINT32_MAX)
+        return gm_nfa_fail(&nb->nfa, err);
+    gm_status st = GM_OK;
+    for (uint32_t k = 0; k < count && st == GM_OK; k++)
+        st = add_terminal(B, nb, start, list[k], lim, err);
+    for (uint32_t k = 0; with_markers && k < B->nmarkers && st == GM_OK; k++)
+        st = add_marker(B, nb, B->marker_term[k], k, err);
+    if (st == GM_OK && own(B->mem, nb, GM_LEX_NONE))
+        st = gm_mem_fail(B->mem, err, "the lexer");
+    if (st == GM_OK)
+        st = gm_nfa_finish(&nb->nfa, start, err);
+    return st;
+}
+
+static void ord_input(build *B, const nfa_build *nb, bool global, const gm_limits *lim,
+                      gm_ord_input *in)
+{
+    memset(in, 0, sizeof *in);
+    in->nfa = &nb->nfa;
+    in->nterminals = B->n;
+    in->owner = nb->owner.v;
+    in->global_cut = global;
+    in->ordered = B->ordered;
+    in->looks = nb->looks.v;
+    in->marker_entry = nb->marker_entry.v;
+    in->nmarkers = (uint32_t)nb->marker_entry.n;
+    in->resolve = resolve;
+    in->resolve_ud = B;
+    in->max_states = lim->max_dfa_states;
+}
+
+/* An error of the ordered determinizer about lookaround l, located in its terminal. */
+static gm_status look_error(build *B, const nfa_build *nb, uint32_t l, gm_status st, gm_error *err)
+{
+    if (l == UINT32_MAX || l >= nb->looks.n)
+        return st;
+    gm_error e = *err;
+    return pattern_error(err, st, &B->specs[nb->looks.v[l].term], &e);
+}
+
+/* ---- Lark's string folding ---- */
+
+static int cmp_order_ctx(const build *B, const uint32_t *a, const uint32_t *b)
+{
+    return lark_cmp(B, *a, *b);
+}
+
+/* Insertion sort of ids by Lark's order (stable; lists are short or sorted once). */
+static void lark_sort(const build *B, uint32_t *ids, uint32_t n)
+{
+    for (uint32_t i = 1; i < n; i++) {
+        uint32_t x = ids[i], j = i;
+        while (j > 0 && cmp_order_ctx(B, &ids[j - 1], &x) > 0) {
+            ids[j] = ids[j - 1];
+            j--;
+        }
+        ids[j] = x;
+    }
+}
+
+/* Whether re.match(R, s) is all of string terminal s (note [Lark's lexer]). */
+static gm_status matches_whole(build *B, const nfa_build *nb, uint32_t s, bool *yes,
+                               const gm_limits *lim, gm_error *err)
+{
+    gm_ord_input in;
+    ord_input(B, nb, true, lim, &in);
+    const gm_terminal_spec *sp = &B->specs[s];
+    long len;
+    uint32_t label, bad;
+    gm_status st = gm_ord_match(&in, B->mem, (const uint8_t *)sp->pattern, sp->pattern_len, &len,
+                                &label, &bad, err);
+    if (st != GM_OK)
+        return look_error(B, nb, bad, st, err);
+    *yes = label != GM_LEX_NONE && (size_t)len == sp->pattern_len;
+    return GM_OK;
+}
+
+/*
+ * Lark's order over every terminal with a pattern, the unless lists of the
+ * regexes, the folded strings taken out of the alternation, and markers for
+ * the strings of unless lists.
+ */
+static gm_status lark_fold(build *B, const gm_limits *lim, gm_error *err)
+{
+    gm_mem *m = B->mem;
+    uint32_t n = B->n, norder = 0;
+    B->order = gm_mem_calloc(m, n ? n : 1, sizeof *B->order);
+    B->marker_term = gm_mem_calloc(m, n ? n : 1, sizeof *B->marker_term);
+    if (!B->order || !B->marker_term)
+        return gm_mem_fail(m, err, "the lexer");
+    for (uint32_t i = 0; i < n; i++) {
+        B->t[i].scanned = B->t[i].parsed;
+        B->t[i].marker = GM_LEX_NONE;
+        if (B->t[i].parsed)
+            B->order[norder++] = i;
+    }
+    lark_sort(B, B->order, norder);
+    gm_status st = GM_OK;
+    for (uint32_t a = 0; a < norder && st == GM_OK; a++) {
+        uint32_t r = B->order[a];
+        if (B->specs[r].is_literal)
+            continue;
+        nfa_build nb;
+        st = make_nfa(B, &r, 1, false, lim, &nb, err);
+        for (uint32_t b = 0; b < norder && st == GM_OK; b++) {
+            uint32_t s = B->order[b];
+            if (!B->specs[s].is_literal || B->specs[s].priority != B->specs[r].priority)
+                continue;
+            bool whole = false;
+            st = matches_whole(B, &nb, s, &whole, lim, err);
+            if (st != GM_OK || !whole)
+                continue;
+            term *t = &B->t[r];
+            uint32_t *u = gm_mem_reallocarray(m, t->unless, t->nunless + 1, sizeof *u);
+            if (!u) {
+                st = gm_mem_fail(m, err, "the lexer");
+                break;
+            }
+            t->unless = u;
+            u[t->nunless++] = s;
+            if (!(B->specs[s].flags & GM_RE_IGNORECASE) || (B->specs[r].flags & GM_RE_IGNORECASE))
+                B->t[s].scanned = false;
+            if (B->t[s].marker == GM_LEX_NONE) {
+                B->t[s].marker = B->nmarkers;
+                B->marker_term[B->nmarkers++] = s;
+            }
+        }
+        nfa_build_free(m, &nb);
+    }
+    /* The alternation: what is left, in order. */
+    uint32_t k = 0;
+    for (uint32_t a = 0; a < norder; a++)
+        if (B->t[B->order[a]].scanned)
+            B->order[k++] = B->order[a];
+    for (uint32_t a = k; a < n; a++)
+        B->order[a] = GM_LEX_NONE;
+    return st;
+}
+
+/* ---- tables ---- */
 
 /* Prod(q) by propagating accept labels backwards until nothing changes. */
 static gm_status compute_prod(gm_lexer *lx, gm_error *err)
@@ -212,9 +525,17 @@ static gm_status compute_prod(gm_lexer *lx, gm_error *err)
     /* A circular queue: each state is in it at most once. */
     uint32_t head = 0, count = 0;
     for (uint32_t q = 0; q < n; q++) {
-        if (lx->accept[q] != GM_LEX_NONE) {
-            uint32_t t = lx->accept[q];
-            lx->prod[(size_t)q * w + (t >> 6)] |= (uint64_t)1 << (t & 63);
+        bool any = false;
+        for (uint32_t c = 0; c <= k; c++) {
+            uint32_t t = gm_lexer_accept(lx, q, c);
+            if (t != GM_LEX_NONE) {
+                lx->prod[(size_t)q * w + (t >> 6)] |= (uint64_t)1 << (t & 63);
+                any = true;
+            }
+            if (!lx->cond || lx->cond[q] == GM_LEX_NONE)
+                break; /* the same for every class */
+        }
+        if (any) {
             queue[(head + count++) % n] = q;
             queued[q] = 1;
         }
@@ -253,12 +574,144 @@ done:
     return st;
 }
 
+/*
+ * Labels of the minimal DFA -> accept and cond. A label >= n is a row of
+ * rows (per byte, then the end of input): the byte classes are refined so
+ * that every row is the same across each class, and the state gets a cond
+ * row over them; its accept is the terminal of the bytes that end the
+ * lexeme, which must be one (else the grammar is refused: the masks take
+ * one terminal per lexer state for them, spanner/tables.h).
+ */
+static gm_status make_tables(build *B, gm_dfa *min, const gm_ord_rows *rows, gm_lexer *lx,
+                             gm_error *err)
+{
+    gm_mem *m = B->mem;
+    uint32_t n = B->n, ns = min->nstates;
+    /* Refined classes: (old class, every row's value) per byte. */
+    uint32_t newc[256], nk = 0, oldc[256], repb[256];
+    for (int b = 0; b < 256; b++) {
+        uint32_t c = 0;
+        for (; c < nk; c++) {
+            uint32_t a = repb[c];
+            bool same = min->byte_class[a] == min->byte_class[b];
+            for (uint32_t r = 0; r < rows->n && same; r++)
+                same = rows->rows[(size_t)r * GM_ORD_ROW + a] == rows->rows[(size_t)r * GM_ORD_ROW + b];
+            if (same)
+                break;
+        }
+        if (c == nk) {
+            repb[nk] = (uint32_t)b;
+            oldc[nk++] = min->byte_class[b];
+        }
+        newc[b] = c;
+    }
+    lx->nclasses = nk;
+    for (int b = 0; b < 256; b++)
+        lx->byte_class[b] = (uint8_t)newc[b];
+    lx->next = gm_mem_reallocarray(m, NULL, (size_t)ns * nk + 1, sizeof *lx->next);
+    lx->accept = gm_mem_reallocarray(m, NULL, ns ? ns : 1, sizeof *lx->accept);
+    if (!lx->next || !lx->accept)
+        return gm_mem_fail(m, err, "the lexer");
+    for (uint32_t q = 0; q < ns; q++)
+        for (uint32_t c = 0; c < nk; c++)
+            lx->next[(size_t)q * nk + c] = min->next[(size_t)q * min->nclasses + oldc[c]];
+    uint32_t *rowmap = NULL;
+    if (rows->n) {
+        lx->cond = gm_mem_reallocarray(m, NULL, ns ? ns : 1, sizeof *lx->cond);
+        lx->cond_rows = gm_mem_reallocarray(m, NULL, (size_t)rows->n * (nk + 1), sizeof *lx->cond_rows);
+        rowmap = gm_mem_reallocarray(m, NULL, rows->n, sizeof *rowmap);
+        if (!lx->cond || !lx->cond_rows || !rowmap) {
+            gm_mem_free(m, rowmap);
+            return gm_mem_fail(m, err, "the lexer");
+        }
+        for (uint32_t r = 0; r < rows->n; r++)
+            rowmap[r] = GM_LEX_NONE;
+    }
+    gm_status st = GM_OK;
+    for (uint32_t q = 0; q < ns && st == GM_OK; q++) {
+        uint32_t l = min->label[q];
+        if (lx->cond)
+            lx->cond[q] = GM_LEX_NONE;
+        if (l == GM_LEX_NONE || l < n) {
+            lx->accept[q] = l;
+            continue;
+        }
+        uint32_t r = l - n;
+        const uint32_t *row = rows->rows + (size_t)r * GM_ORD_ROW;
+        if (rowmap[r] == GM_LEX_NONE) {
+            rowmap[r] = lx->ncond++;
+            uint32_t *out = lx->cond_rows + (size_t)rowmap[r] * (nk + 1);
+            for (int b = 0; b < 256; b++)
+                out[newc[b]] = row[b];
+            out[nk] = row[256];
+        }
+        lx->cond[q] = rowmap[r];
+        /* The terminal of the bytes (and the end of input) that end the lexeme. */
+        uint32_t stop = row[256];
+        for (int b = 0; b < 256 && st == GM_OK; b++) {
+            if (lx->next[(size_t)q * nk + newc[b]] != GM_LEX_DEAD || row[b] == GM_LEX_NONE)
+                continue;
+            if (stop == GM_LEX_NONE)
+                stop = row[b];
+            else if (stop != row[b])
+                st = spec_error(err, GM_ERR_UNSUPPORTED, &B->specs[row[b]],
+                                "terminal %s: unsupported construct: a lookahead past the end of a "
+                                "lexeme decides between terminals %s and %s (gramask's masks take "
+                                "one terminal for the lexemes a state can end)",
+                                B->specs[row[b]].name, B->specs[stop].name, B->specs[row[b]].name);
+        }
+        lx->accept[q] = stop;
+    }
+    gm_mem_free(m, rowmap);
+    return st;
+}
+
+static void warn_unproduced(const build *B, gm_warning_fn warn, void *ud)
+{
+    if (!warn)
+        return;
+    const gm_terminal_spec *specs = B->specs;
+    for (uint32_t t = 0; t < B->n; t++) {
+        if (!specs[t].pattern || B->won[t])
+            continue;
+        gm_error w;
+        gm_error_clear(&w);
+        const uint32_t *by = B->beaten_by[t];
+        if (B->lark) {
+            spec_error(&w, GM_ERR_GRAMMAR, &specs[t],
+                       "warning: terminal %s can never be produced: in Lark's lexer order "
+                       "(priority, longest possible match, longest pattern, name) the terminals "
+                       "before it match every string it matches, or its pattern matches none",
+                       specs[t].name);
+        } else if (by[0] == GM_LEX_NONE) {
+            spec_error(&w, GM_ERR_GRAMMAR, &specs[t],
+                       "warning: terminal %s can never be produced: its pattern matches no string",
+                       specs[t].name);
+        } else {
+            char list[512];
+            size_t used = 0;
+            for (int j = 0; j < 3 && by[j] != GM_LEX_NONE; j++) {
+                int k = snprintf(list + used, sizeof list - used, "%s%s (%s)", j ? ", " : "",
+                                 specs[by[j]].name, why_wins(specs, by[j], t));
+                if (k < 0 || (size_t)k >= sizeof list - used)
+                    break;
+                used += (size_t)k;
+            }
+            spec_error(&w, GM_ERR_GRAMMAR, &specs[t],
+                       "warning: terminal %s can never be produced: every string it matches is "
+                       "taken by %s",
+                       specs[t].name, list);
+        }
+        warn(ud, &w);
+    }
+}
+
 gm_status gm_lexer_build_grammar(gm_mem *m, gm_terminal_spec *specs, uint32_t n, bool lark,
                                  const gm_limits *limits, gm_warning_fn warn, void *warn_ud,
                                  gm_lexer **out, gm_error *err)
 {
-    for (uint32_t i = 0; lark && specs && i < n; i++)
-        specs[i].lark_ties = true;
+    for (uint32_t i = 0; specs && i < n; i++)
+        specs[i].lark = lark;
     gm_status st = gm_lexer_build(m, specs, n, limits, warn, warn_ud, out, err);
     if (st != GM_OK || !lark)
         return st;
@@ -285,80 +738,13 @@ void gm_lexer_destroy(gm_lexer *lx)
     gm_mem_free(m, lx->terminals);
     gm_mem_free(m, lx->next);
     gm_mem_free(m, lx->accept);
+    gm_mem_free(m, lx->cond);
+    gm_mem_free(m, lx->cond_rows);
     gm_mem_free(m, lx->prod);
     gm_mem_free(m, lx->bt_main);
     gm_mem_free(m, lx->bt_fallback);
     gm_mem_free(m, lx->bt_relex);
     gm_mem_free(m, lx);
-}
-
-/* Resolves every DFA state's tags to one terminal and reports terminals that never win. */
-typedef struct resolution {
-    uint8_t *won;          /* [n] terminal wins somewhere */
-    uint32_t (*beaten_by)[3]; /* [n] up to three terminals that took its lexemes */
-} resolution;
-
-static void resolve(gm_dfa *d, const gm_terminal_spec *specs, const uint32_t *maxw, resolution *r)
-{
-    for (uint32_t q = 0; q < d->nstates; q++) {
-        uint32_t best = GM_LEX_NONE;
-        for (uint32_t i = d->tag_off[q]; i < d->tag_off[q + 1]; i++) {
-            uint32_t t = d->tags[i];
-            if (best == GM_LEX_NONE || wins(specs, maxw, t, best))
-                best = t;
-        }
-        d->label[q] = best;
-        if (best == GM_LEX_NONE)
-            continue;
-        r->won[best] = 1;
-        for (uint32_t i = d->tag_off[q]; i < d->tag_off[q + 1]; i++) {
-            uint32_t t = d->tags[i];
-            if (t == best || r->won[t])
-                continue;
-            for (int j = 0; j < 3; j++) {
-                if (r->beaten_by[t][j] == best)
-                    break;
-                if (r->beaten_by[t][j] == GM_LEX_NONE) {
-                    r->beaten_by[t][j] = best;
-                    break;
-                }
-            }
-        }
-    }
-}
-
-static void warn_unproduced(const gm_terminal_spec *specs, const uint32_t *maxw, uint32_t n,
-                            const resolution *r, gm_warning_fn warn, void *ud)
-{
-    if (!warn)
-        return;
-    for (uint32_t t = 0; t < n; t++) {
-        if (!specs[t].pattern || r->won[t])
-            continue;
-        gm_error w;
-        gm_error_clear(&w);
-        const uint32_t *by = r->beaten_by[t];
-        if (by[0] == GM_LEX_NONE) {
-            spec_error(&w, GM_ERR_GRAMMAR, &specs[t],
-                       "warning: terminal %s can never be produced: its pattern matches no string",
-                       specs[t].name);
-        } else {
-            char list[512];
-            size_t used = 0;
-            for (int j = 0; j < 3 && by[j] != GM_LEX_NONE; j++) {
-                int k = snprintf(list + used, sizeof list - used, "%s%s (%s)", j ? ", " : "",
-                                 specs[by[j]].name, why_wins(specs, maxw, by[j], t));
-                if (k < 0 || (size_t)k >= sizeof list - used)
-                    break;
-                used += (size_t)k;
-            }
-            spec_error(&w, GM_ERR_GRAMMAR, &specs[t],
-                       "warning: terminal %s can never be produced: every string it matches is "
-                       "taken by %s",
-                       specs[t].name, list);
-        }
-        warn(ud, &w);
-    }
 }
 
 gm_status gm_lexer_build(gm_mem *m, const gm_terminal_spec *specs, uint32_t n,
@@ -371,8 +757,11 @@ gm_status gm_lexer_build(gm_mem *m, const gm_terminal_spec *specs, uint32_t n,
     for (uint32_t i = 0; i < n; i++)
         if (!specs[i].name || (specs[i].pattern == NULL && specs[i].pattern_len))
             return gm_error_set(err, GM_ERR_ARGUMENT, "gm_lexer_build: terminal %u has no name or pattern", i);
-    if (n >= GM_LEX_NONE - 1)
+    if (n >= GM_LEX_NONE / 2)
         return gm_error_set(err, GM_ERR_LIMIT, "too many terminals (%u)", n);
+    for (uint32_t i = 1; i < n; i++)
+        if (specs[i].lark != specs[0].lark)
+            return gm_error_set(err, GM_ERR_ARGUMENT, "gm_lexer_build: `lark` set on some terminals only");
     gm_limits lim;
     gm_limits_init_defaults(&lim);
     if (limits) {
@@ -387,83 +776,69 @@ gm_status gm_lexer_build(gm_mem *m, const gm_terminal_spec *specs, uint32_t n,
     }
 
     gm_status st = GM_OK;
+    build B;
+    memset(&B, 0, sizeof B);
+    B.mem = m;
+    B.specs = specs;
+    B.n = n;
+    B.lark = n && specs[0].lark;
     gm_uclass uc;
     gm_uclass_init(&uc, m);
-    gm_nfa nfa;
-    gm_nfa_init(&nfa, m, &lim);
+    nfa_build nb;
+    memset(&nb, 0, sizeof nb);
+    gm_nfa_init(&nb.nfa, m, &lim);
     gm_dfa dfa, min;
     memset(&dfa, 0, sizeof dfa);
     memset(&min, 0, sizeof min);
     dfa.mem = min.mem = m;
-    resolution res = {NULL, NULL};
+    gm_ord_rows rows = {0, NULL};
     gm_lexer *lx = NULL;
-    follows fs = {0};
-    gm_strbuf fwords;
-    gm_strbuf_init(&fwords, m);
-    uint32_t *maxw = gm_mem_calloc(m, n ? n : 1, sizeof *maxw); /* Lark's max_width */
-    if (!maxw) {
-        st = gm_mem_fail(m, err, "the lexer");
-        goto done;
-    }
-
-    uint32_t start = gm_nfa_new_state(&nfa, GM_NFA_NO_TAG);
-    if (start == UINT32_MAX) {
-        st = gm_nfa_fail(&nfa, err);
-        goto done;
-    }
+    uint32_t *list = NULL;
+    B.t = gm_mem_calloc(m, n ? n : 1, sizeof *B.t);
+    B.won = gm_mem_calloc(m, n ? n : 1, 1);
+    B.ordered = gm_mem_calloc(m, n ? n : 1, 1);
+    B.beaten_by = gm_mem_reallocarray(m, NULL, n ? n : 1, sizeof *B.beaten_by);
+    if (!B.t || !B.won || !B.ordered || !B.beaten_by)
+        goto nomem;
     for (uint32_t i = 0; i < n; i++) {
-        const gm_terminal_spec *sp = &specs[i];
-        if (!sp->pattern)
-            continue;
-        gm_regex re;
-        gm_regex_init(&re, m);
-        st = parse_spec(sp, &uc, &lim, &re, err);
-        if (st == GM_OK && re.nfollow)
-            st = collect_follow(&re, i, sp, &fs, &fwords, err);
-        if (st == GM_OK)
-            maxw[i] = gm_regex_max_width(&re, re.root);
-        if (st == GM_OK && gm_regex_nullable(&re, re.root))
-            st = spec_error(err, GM_ERR_GRAMMAR, sp,
-                            "terminal %s matches the empty string (a lexer cannot make progress on it)",
-                            sp->name);
-        uint32_t final = GM_LEX_NONE, entry = GM_LEX_NONE;
-        if (st == GM_OK) {
-            final = gm_nfa_new_state(&nfa, i);
-            if (final == UINT32_MAX)
-                st = gm_nfa_fail(&nfa, err);
-        }
-        if (st == GM_OK)
-            st = gm_nfa_add_regex(&nfa, &re, final, &entry, err);
-        if (st == GM_OK && gm_nfa_add_eps(&nfa, start, entry))
-            st = gm_nfa_fail(&nfa, err);
-        gm_regex_free(&re);
-        if (st != GM_OK) {
-            if (st == GM_ERR_LIMIT && err && strncmp(err->message, "terminal ", 9) != 0 &&
-                !strstr(err->message, ": terminal ")) {
-                char msg[GM_ERROR_MESSAGE_MAX];
-                snprintf(msg, sizeof msg, "%s", err->message);
-                spec_error(err, st, sp, "terminal %s: %s", sp->name, msg);
-            }
-            goto done;
-        }
+        gm_regex_init(&B.t[i].re, m);
+        B.beaten_by[i][0] = B.beaten_by[i][1] = B.beaten_by[i][2] = GM_LEX_NONE;
     }
-    gm_uclass_free(&uc);
-    st = gm_nfa_finish(&nfa, start, err);
-    if (st == GM_OK)
-        st = gm_dfa_determinize(&nfa, m, lim.max_dfa_states, true, &dfa, err);
-    gm_nfa_free(&nfa);
+    for (uint32_t i = 0; i < n && st == GM_OK; i++)
+        if (specs[i].pattern) {
+            st = parse_spec(&specs[i], &uc, &lim, &B.t[i], err);
+            B.ordered[i] = st == GM_OK && re_match_meaning(&B.t[i].re);
+        }
+    if (st == GM_OK && B.lark)
+        st = lark_fold(&B, &lim, err);
     if (st != GM_OK)
         goto done;
-
-    res.won = gm_mem_calloc(m, n ? n : 1, 1);
-    res.beaten_by = gm_mem_reallocarray(m, NULL, n ? n : 1, sizeof *res.beaten_by);
-    if (!res.won || !res.beaten_by) {
-        st = gm_mem_fail(m, err, "the lexer");
+    memset(B.won, 0, n ? n : 1); /* the folding's matches were no lexemes */
+    /* The alternation: Lark's order, or every terminal (the order does not matter). */
+    list = gm_mem_calloc(m, n ? n : 1, sizeof *list);
+    if (!list)
+        goto nomem;
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t t = B.lark ? B.order[i] : i;
+        if (t != GM_LEX_NONE && B.t[t].parsed)
+            list[count++] = t;
+    }
+    gm_nfa_free(&nb.nfa);
+    st = make_nfa(&B, list, count, B.lark, &lim, &nb, err);
+    if (st != GM_OK)
+        goto done;
+    gm_ord_input in;
+    ord_input(&B, &nb, B.lark, &lim, &in);
+    uint32_t bad;
+    st = gm_ord_determinize(&in, m, &dfa, &rows, &bad, err);
+    if (st != GM_OK) {
+        st = look_error(&B, &nb, bad, st, err);
         goto done;
     }
-    for (uint32_t i = 0; i < n; i++)
-        res.beaten_by[i][0] = res.beaten_by[i][1] = res.beaten_by[i][2] = GM_LEX_NONE;
-    resolve(&dfa, specs, maxw, &res);
+    nfa_build_free(m, &nb);
+    memset(&nb, 0, sizeof nb);
+    gm_nfa_init(&nb.nfa, m, &lim);
     st = gm_dfa_minimize(&dfa, true, &min, err);
     gm_dfa_free(&dfa);
     if (st != GM_OK)
@@ -474,12 +849,10 @@ gm_status gm_lexer_build(gm_mem *m, const gm_terminal_spec *specs, uint32_t n,
         goto nomem;
     lx->mem = m;
     lx->nstates = lx->ndfa = min.nstates;
-    lx->nclasses = min.nclasses;
     lx->nterminals = n;
-    memcpy(lx->byte_class, min.byte_class, sizeof lx->byte_class);
-    lx->next = min.next;
-    lx->accept = min.label;
-    min.next = min.label = NULL;
+    st = make_tables(&B, &min, &rows, lx, err);
+    if (st != GM_OK)
+        goto done;
     lx->prod_words = (n + 63) / 64 ? (n + 63) / 64 : 1;
     lx->prod = gm_mem_calloc(m, (size_t)lx->nstates * lx->prod_words, sizeof *lx->prod);
     lx->terminals = gm_mem_calloc(m, n ? n : 1, sizeof *lx->terminals);
@@ -493,11 +866,9 @@ gm_status gm_lexer_build(gm_mem *m, const gm_terminal_spec *specs, uint32_t n,
         lx->terminals[i].declared_only = specs[i].pattern == NULL;
     }
     st = compute_prod(lx, err);
-    if (st == GM_OK)
-        st = check_follow(lx, specs, &fs, &fwords, err);
     if (st != GM_OK)
         goto done;
-    warn_unproduced(specs, maxw, n, &res, warn, warn_ud);
+    warn_unproduced(&B, warn, warn_ud);
     *out = lx;
     lx = NULL;
     goto done;
@@ -506,13 +877,21 @@ nomem:
 done:
     gm_lexer_destroy(lx);
     gm_uclass_free(&uc);
-    gm_nfa_free(&nfa);
+    nfa_build_free(m, &nb);
     gm_dfa_free(&dfa);
     gm_dfa_free(&min);
-    gm_mem_free(m, res.won);
-    gm_mem_free(m, res.beaten_by);
-    gm_vec_free(m, &fs);
-    gm_strbuf_free(&fwords);
-    gm_mem_free(m, maxw);
+    gm_mem_free(m, rows.rows);
+    if (B.t)
+        for (uint32_t i = 0; i < n; i++) {
+            gm_regex_free(&B.t[i].re);
+            gm_mem_free(m, B.t[i].unless);
+        }
+    gm_mem_free(m, B.t);
+    gm_mem_free(m, B.order);
+    gm_mem_free(m, B.marker_term);
+    gm_mem_free(m, B.won);
+    gm_mem_free(m, B.ordered);
+    gm_mem_free(m, B.beaten_by);
+    gm_mem_free(m, list);
     return st;
 }

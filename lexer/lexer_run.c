@@ -67,6 +67,13 @@ gm_status gm_lexer_run(const gm_lexer *lx, const uint8_t *text, size_t len, gm_l
     size_t i = 0;
     held h = {.n = 0};
     for (;;) {
+        /* Whether the lexeme so far is a match depends on the byte after it (lexer.h). */
+        uint32_t acc = q ? gm_lexer_accept(lx, q, i < len ? lx->byte_class[text[i]] : lx->nclasses)
+                         : GM_LEX_NONE;
+        if (acc != GM_LEX_NONE) {
+            last = acc;
+            last_end = i;
+        }
         uint32_t n = i < len ? dfa_next(lx, q, text[i]) : GM_LEX_DEAD;
         if (n != GM_LEX_DEAD) {
             if (h.n && i == h.until) {
@@ -76,10 +83,6 @@ gm_status gm_lexer_run(const gm_lexer *lx, const uint8_t *text, size_t len, gm_l
             }
             q = n;
             i++;
-            if (lx->accept[q] != GM_LEX_NONE) {
-                last = lx->accept[q];
-                last_end = i;
-            }
             continue;
         }
         if (q == 0) {
@@ -91,7 +94,7 @@ gm_status gm_lexer_run(const gm_lexer *lx, const uint8_t *text, size_t len, gm_l
                                 "no terminal can start with byte 0x%02x at offset %zu", text[i], i);
         }
         /* The lexeme dies at i (or the input ends): emit its longest match, if allowed. */
-        if (lx->accept[q] == GM_LEX_NONE && !window_ok(lx, q, last, text, last_end, i)) {
+        if (acc == GM_LEX_NONE && !window_ok(lx, q, last, text, last_end, i)) {
             if (error_offset)
                 *error_offset = i;
             if (i == len)

@@ -8,7 +8,7 @@ libgmcore_la_SOURCES += \
 	lexer/nfa.c lexer/nfa.h \
 	lexer/dfa.c lexer/dfa.h \
 	lexer/determinize.c lexer/minimize.c lexer/minimize_ref.c lexer/regex_compile.c \
-	lexer/lexer_build.c lexer/lexer_run.c lexer/backtrack.c \
+	lexer/lexer_build.c lexer/ordered.c lexer/ordered.h lexer/look.c lexer/lexer_run.c lexer/backtrack.c \
 	lexer/dump.c lexer/dump.h \
 	lexer/termfile.c lexer/termfile.h
 

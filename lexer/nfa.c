@@ -38,6 +38,7 @@ typedef struct unode {
 typedef struct builder {
     gm_nfa *nfa;
     bool failed;
+    const uint32_t *look_id; /* [regex nodes] look id of each GM_RX_LOOK node */
     /* The open path of the UTF-8 trie: stack[0] is the root. */
     unode stack[5];
     int depth;
@@ -59,6 +60,7 @@ void gm_nfa_free(gm_nfa *nfa)
 {
     gm_mem *m = nfa->mem;
     gm_mem_free(m, nfa->tag);
+    gm_mem_free(m, nfa->look);
     gm_mem_free(m, nfa->raw);
     gm_mem_free(m, nfa->off);
     gm_mem_free(m, nfa->edges);
@@ -76,6 +78,11 @@ uint32_t gm_nfa_new_state(gm_nfa *nfa, uint32_t tag)
     if (gm_vec_grow_(nfa->mem, (void **)&nfa->tag, &nfa->tag_cap, nfa->nstates + 1, sizeof *nfa->tag))
         return UINT32_MAX;
     nfa->tag[nfa->nstates] = tag;
+    if (nfa->look) {
+        if (gm_vec_grow_(nfa->mem, (void **)&nfa->look, &nfa->look_cap, nfa->nstates + 1, sizeof *nfa->look))
+            return UINT32_MAX;
+        nfa->look[nfa->nstates] = GM_NFA_NO_TAG;
+    }
     return nfa->nstates++;
 }
 
@@ -208,10 +215,12 @@ static uint32_t compile_set(builder *b, const gm_cpset *set, uint32_t out)
 
 static uint32_t compile(builder *b, const gm_regex *re, uint32_t node, uint32_t out);
 
-static uint32_t choice(builder *b, uint32_t x, uint32_t y)
+/* A state trying x, then y (y first when lazy). */
+static uint32_t choice(builder *b, uint32_t x, uint32_t y, bool lazy)
 {
     uint32_t s = gm_nfa_new_state(b->nfa, GM_NFA_NO_TAG);
-    if (s == UINT32_MAX || gm_nfa_add_eps(b->nfa, s, x) || gm_nfa_add_eps(b->nfa, s, y)) {
+    if (s == UINT32_MAX || gm_nfa_add_eps(b->nfa, s, lazy ? y : x) ||
+        gm_nfa_add_eps(b->nfa, s, lazy ? x : y)) {
         b->failed = true;
         return UINT32_MAX;
     }
@@ -232,7 +241,8 @@ static uint32_t compile_repeat(builder *b, const gm_regex *re, const gm_rx_node 
         uint32_t e = compile(b, re, x, loop);
         if (e == UINT32_MAX)
             return e;
-        if (gm_nfa_add_eps(b->nfa, loop, e) || gm_nfa_add_eps(b->nfa, loop, out)) {
+        if (gm_nfa_add_eps(b->nfa, loop, n->lazy ? out : e) ||
+            gm_nfa_add_eps(b->nfa, loop, n->lazy ? e : out)) {
             b->failed = true;
             return UINT32_MAX;
         }
@@ -247,7 +257,7 @@ static uint32_t compile_repeat(builder *b, const gm_regex *re, const gm_rx_node 
     cur = out;
     for (uint32_t j = n->min; j < n->max && cur != UINT32_MAX; j++) {
         uint32_t e = compile(b, re, x, cur);
-        cur = e == UINT32_MAX ? e : choice(b, e, out);
+        cur = e == UINT32_MAX ? e : choice(b, e, out, n->lazy);
     }
     for (uint32_t i = 0; i < n->min && cur != UINT32_MAX; i++)
         cur = compile(b, re, x, cur);
@@ -300,11 +310,32 @@ static uint32_t compile(builder *b, const gm_regex *re, uint32_t node, uint32_t 
     }
     case GM_RX_REPEAT:
         return compile_repeat(b, re, n, out);
-    case GM_RX_LOOK: /* never left in a parsed regex (regex_lark.c) */
-        b->failed = true;
-        return UINT32_MAX;
+    case GM_RX_LOOK: {
+        /* Conditional passage: the ordered determinizer checks the body (lexer/ordered.h). */
+        if (!b->look_id) {
+            b->failed = true;
+            return UINT32_MAX;
+        }
+        uint32_t s = gm_nfa_new_state(b->nfa, GM_NFA_NO_TAG);
+        if (s == UINT32_MAX || gm_nfa_add_eps(b->nfa, s, out)) {
+            b->failed = true;
+            return UINT32_MAX;
+        }
+        b->nfa->look[s] = b->look_id[node];
+        return s;
+    }
     }
     return UINT32_MAX;
+}
+
+/* Starts the look column: every state so far is no lookaround. */
+static int look_init(gm_nfa *nfa)
+{
+    if (gm_vec_grow_(nfa->mem, (void **)&nfa->look, &nfa->look_cap, nfa->nstates + 1, sizeof *nfa->look))
+        return -1;
+    for (uint32_t s = 0; s < nfa->nstates; s++)
+        nfa->look[s] = GM_NFA_NO_TAG;
+    return 0;
 }
 
 gm_status gm_nfa_add_regex(gm_nfa *nfa, const gm_regex *re, uint32_t out, uint32_t *entry,
@@ -320,12 +351,28 @@ gm_status gm_nfa_add_regex(gm_nfa *nfa, const gm_regex *re, uint32_t out, uint32
     if (!b)
         return gm_mem_fail(nfa->mem, err, "an NFA");
     b->nfa = nfa;
+    uint32_t *ids = NULL, nlook = 0;
+    for (size_t i = 0; i < re->nnodes; i++)
+        nlook += re->nodes[i].kind == GM_RX_LOOK;
+    if (nlook) {
+        ids = gm_mem_calloc(nfa->mem, re->nnodes, sizeof *ids);
+        if (!ids || (!nfa->look && look_init(nfa))) {
+            gm_mem_free(nfa->mem, ids);
+            gm_mem_free(nfa->mem, b);
+            return gm_mem_fail(nfa->mem, err, "an NFA");
+        }
+        for (size_t i = 0; i < re->nnodes; i++)
+            if (re->nodes[i].kind == GM_RX_LOOK)
+                ids[i] = nfa->nlooks++;
+        b->look_id = ids;
+    }
     gm_status st = GM_OK;
     uint32_t e = compile(b, re, re->root, out);
     if (e == UINT32_MAX)
         st = gm_nfa_fail(nfa, err);
     else
         *entry = e;
+    gm_mem_free(nfa->mem, ids);
     gm_mem_free(nfa->mem, b);
     return st;
 }

@@ -9,6 +9,13 @@
  * Build with gm_nfa_init, gm_nfa_add_regex / gm_nfa_new_state /
  * gm_nfa_add_eps, then gm_nfa_finish, which lays the edges out per state
  * for the determinizer. Every state count is checked against the limit.
+ *
+ * Epsilon edges keep their order: the first is the path Python's re tries
+ * first (alternatives left to right, a greedy loop before its exit, a lazy
+ * one after), which the ordered determinizer (lexer/ordered.h) follows. A
+ * lookaround of a terminal regex (GM_RX_LOOK, kept under GM_RE_LARK_MATCH)
+ * becomes a state with a look id and one epsilon edge: passing it is
+ * conditional, and only the ordered determinizer understands it.
  */
 #ifndef GM_LEXER_NFA_H
 #define GM_LEXER_NFA_H
@@ -39,6 +46,10 @@ typedef struct gm_nfa {
     uint32_t max_states;   /* gm_limits.max_nfa_states */
     uint32_t *tag;         /* [nstates] GM_NFA_NO_TAG or the tag */
     size_t tag_cap;
+    uint32_t *look;        /* [nstates] GM_NFA_NO_TAG or the look id of a lookaround state;
+                              NULL while the NFA has none */
+    size_t look_cap;
+    uint32_t nlooks;       /* look ids handed out so far (gm_nfa_add_regex) */
     gm_nfa_raw_edge *raw;  /* edges in creation order (until gm_nfa_finish) */
     size_t nraw, raw_cap;
     gm_intern cache;       /* edge lists of frozen byte states (note [UTF-8 sets]) */
@@ -62,7 +73,9 @@ int gm_nfa_add_range(gm_nfa *nfa, uint32_t from, uint8_t lo, uint8_t hi, uint32_
 /*
  * Adds the states of re, leading to `out` when the regex has matched;
  * returns the entry state in *entry. Errors: GM_ERR_LIMIT (states) or
- * GM_ERR_NOMEM, with err filled.
+ * GM_ERR_NOMEM, with err filled. The lookarounds of re get look ids
+ * nlooks, nlooks + 1, ... in the order of their node ids (nlooks grows by
+ * their number): the caller compiles their bodies under the same ids.
  */
 gm_status gm_nfa_add_regex(gm_nfa *nfa, const gm_regex *re, uint32_t out, uint32_t *entry,
                            gm_error *err);

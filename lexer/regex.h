@@ -20,15 +20,18 @@
  * differ from Python's backtracking semantics: Python's `a*+a` matches
  * nothing since the possessive loop never gives an `a` back, while gramask
  * reads it as `a*a`. Atomic groups (?>...) are rejected for that reason.
- * A terminal (GM_RE_LARK_MATCH, set by the lexer builder) means what
- * Lark's re.match finds instead, where laziness matters: note [Lark idioms].
+ * A terminal (GM_RE_LARK_MATCH, set by the lexer builder) keeps lazy
+ * quantifiers and lookarounds in the AST, and the lexer gives it the
+ * meaning of Python's re.match (lexer/ordered.h, note [ordered matching]);
+ * there a possessive quantifier is rejected.
  *
  * Rejected with GM_ERR_UNSUPPORTED, naming the construct and its column:
  * backreferences \1 and (?P=name), lookahead (?=...) (?!...), lookbehind
- * (?<=...) (?<!...) (in terminals, all but the idioms of note [Lark
- * idioms]), conditionals (?(id)...), atomic groups, anchors ^ $ \A \Z,
- * word boundaries \b \B, named characters \N{...}, the flags L (locale)
- * and t (template). Everything Python rejects is GM_ERR_SYNTAX.
+ * (?<=...) (?<!...) (outside terminals; in terminals, the lexer refuses the
+ * few it cannot follow: lexer/ordered.h), conditionals (?(id)...), atomic
+ * groups, anchors ^ $ \A \Z, word boundaries \b \B, named characters
+ * \N{...}, the flags L (locale) and t (template). Everything Python
+ * rejects is GM_ERR_SYNTAX.
  * Counts above gm_limits.max_regex_repeat and nesting deeper than
  * GM_REGEX_MAX_DEPTH are GM_ERR_LIMIT.
  *
@@ -58,8 +61,8 @@ typedef enum gm_rx_kind {
     GM_RX_CONCAT, /* kids[first .. first+count) in order */
     GM_RX_ALT,    /* kids[first .. first+count) */
     GM_RX_REPEAT, /* kids[first] repeated min..max times (max may be GM_RX_INF) */
-    GM_RX_LOOK,   /* lookaround (?=..) (?!..) (?<=..) (?<!..) on kids[first]: only while a
-                     GM_RE_LARK_MATCH parse runs, never in a finished AST */
+    GM_RX_LOOK,   /* lookaround (?=..) (?!..) (?<=..) (?<!..) on kids[first]: only under
+                     GM_RE_LARK_MATCH (lexer/ordered.h) */
 } gm_rx_kind;
 
 /* gm_rx_node.look of a GM_RX_LOOK node. */
@@ -77,18 +80,6 @@ typedef struct gm_rx_node {
     uint32_t at;        /* LOOK and lazy REPEAT: byte offset of the construct, for errors */
 } gm_rx_node;
 
-/*
- * A lexeme the terminal matches only when the next character is not cp
- * (note [Lark idioms], the empty string of a quote checked by (?!"")):
- * node is a regex of those lexemes. The lexer builder checks that its
- * 1-lookahead transducer never ends such a lexeme before cp.
- */
-typedef struct gm_rx_follow {
-    uint32_t node;      /* the lexemes (a finite language) */
-    uint32_t cp;        /* the character that may not follow them */
-    uint32_t at;        /* byte offset of the lookahead in the pattern */
-} gm_rx_follow;
-
 typedef struct gm_regex {
     gm_mem *mem;
     gm_rx_node *nodes;
@@ -98,8 +89,6 @@ typedef struct gm_regex {
     gm_cpset *sets;
     size_t nsets, sets_cap;
     uint32_t root;
-    gm_rx_follow *follow; /* [nfollow] conditions left by the Lark translation */
-    size_t nfollow, follow_cap;
 } gm_regex;
 
 /*
@@ -135,24 +124,6 @@ gm_status gm_regex_literal(gm_regex *re, gm_uclass *uc, const char *bytes, size_
 
 /* "lookahead (?=...)", "negative lookbehind (?<!...)", ... for a GM_RX_LOOK kind. */
 const char *gm_regex_look_name(int look);
-
-/*
- * The Lark translation (lexer/regex_lark.c, note [Lark idioms]), run by
- * gm_regex_parse under GM_RE_LARK_MATCH: rewrites re so that no lookaround
- * and no lazy quantifier is left, or fails with GM_ERR_UNSUPPORTED naming
- * the construct (err->column as gm_regex_parse sets it). May add
- * re->follow conditions.
- */
-gm_status gm_regex_lark_translate(gm_regex *re, gm_error *err);
-
-/*
- * The UTF-8 strings of node's language, appended to *out, each followed
- * by a NUL, when it has at most max_words strings (each at most 256
- * bytes); GM_ERR_LIMIT otherwise (nothing is reported in err then but the
- * code), GM_ERR_NOMEM when out cannot grow.
- */
-gm_status gm_regex_words(const gm_regex *re, uint32_t node, size_t max_words, gm_strbuf *out,
-                         size_t *nwords);
 
 /* The most code points a match can have, as Python's getwidth (UINT32_MAX: unbounded). */
 uint32_t gm_regex_max_width(const gm_regex *re, uint32_t node);

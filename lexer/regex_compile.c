@@ -26,7 +26,8 @@ gm_status gm_regex_compile(gm_mem *m, gm_uclass *uc, const char *pattern, size_t
     min->mem = m;
     if (stats)
         memset(stats, 0, sizeof *stats);
-    gm_status st = gm_regex_parse(&re, uc, pattern, len, flags, limits, err);
+    /* The full-match meaning: a terminal's re.match meaning needs the ordered lexer. */
+    gm_status st = gm_regex_parse(&re, uc, pattern, len, flags & ~(unsigned)GM_RE_LARK_MATCH, limits, err);
     uint32_t start = UINT32_MAX, final = UINT32_MAX, entry = UINT32_MAX;
     if (st == GM_OK) {
         start = gm_nfa_new_state(&nfa, GM_NFA_NO_TAG);

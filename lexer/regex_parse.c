@@ -35,7 +35,7 @@ typedef struct parser {
     gm_error *err;
     gm_status st;
     uint32_t depth;
-    bool lark;           /* GM_RE_LARK_MATCH: keep lookarounds and laziness for regex_lark.c */
+    bool lark;           /* GM_RE_LARK_MATCH: keep lookarounds and laziness (lexer/ordered.h) */
     GM_VEC(token) names; /* names of (?P<name>...) groups, for duplicates */
 } parser;
 
@@ -768,7 +768,7 @@ static uint32_t parse_group(parser *ps, size_t open, unsigned *flags, int nested
         return UINT32_MAX;
     }
     if (look >= 0) {
-        /* Kept for the Lark translation, which removes it or fails (regex_lark.c). */
+        /* Kept for the ordered determinizer (lexer/ordered.h). */
         node = new_parent(ps, GM_RX_LOOK, &node, 1);
         if (node != UINT32_MAX) {
             ps->re->nodes[node].look = (uint8_t)look;
@@ -848,10 +848,18 @@ static int parse_quantifier(parser *ps, const token *t, item *items, size_t n)
         return -1;
     }
     /* Lazy (?) and possessive (+) forms: same language, note [regex dialect];
-       a Lark terminal keeps the laziness for regex_lark.c. */
+       a terminal keeps the laziness for the ordered determinizer (lexer/ordered.h),
+       which has no way to give nothing back as a possessive loop does. */
     bool lazy = match_byte(ps, '?');
-    if (!lazy)
-        match_byte(ps, '+');
+    if (!lazy && peek_byte(ps) == '+') {
+        if (ps->lark) {
+            fail_at(ps, GM_ERR_UNSUPPORTED, ps->pos,
+                    "unsupported construct: possessive quantifier (it never gives back what it "
+                    "took, which a regular automaton cannot follow; write the loop without it)");
+            return -1;
+        }
+        ps->pos++;
+    }
     uint32_t child = items[n - 1].node;
     uint32_t id = new_parent(ps, GM_RX_REPEAT, &child, 1);
     if (id == UINT32_MAX)
@@ -1007,7 +1015,6 @@ void gm_regex_free(gm_regex *re)
     gm_mem_free(re->mem, re->sets);
     gm_mem_free(re->mem, re->nodes);
     gm_mem_free(re->mem, re->kids);
-    gm_mem_free(re->mem, re->follow);
     gm_regex_init(re, re->mem);
 }
 
@@ -1039,7 +1046,7 @@ gm_status gm_regex_parse(gm_regex *re, gm_uclass *uc, const char *pattern, size_
     if (ps.st != GM_OK)
         return ps.st;
     re->root = root;
-    return ps.lark ? gm_regex_lark_translate(re, err) : GM_OK;
+    return GM_OK;
 }
 
 gm_status gm_regex_literal(gm_regex *re, gm_uclass *uc, const char *bytes, size_t len,

@@ -4,7 +4,7 @@
 # pytest suite there, plus an offline `pip install` into a fresh virtual
 # environment. The extension links libgramask.so with an rpath to .libs.
 GM_PYTHON_PKG = \
-	python/gramask/__init__.py python/gramask/__main__.py python/gramask/_core.pyi \
+	python/gramask/__init__.py python/gramask/__main__.py python/gramask/_core.pyi python/gramask/_handle.py \
 	python/gramask/bitmask.py python/gramask/compiler.py python/gramask/errors.py \
 	python/gramask/grammar.py python/gramask/logits.py python/gramask/py.typed \
 	python/gramask/tokenizer.py

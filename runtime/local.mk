@@ -4,6 +4,7 @@ libgmcore_la_SOURCES += \
 	runtime/api_grammar.c \
 	runtime/api_vocab.c \
 	runtime/api_encode.c \
+	runtime/api_schema.c \
 	runtime/diagnose.h \
 	runtime/batch.c \
 	runtime/api_dispatch.c \

@@ -95,6 +95,11 @@ static void put_lexer(writer *w, const gm_lexer *lx, const gm_postlex *pl)
     put(w, lx->bt_main, (size_t)(lx->nstates - lx->ndfa) * 4);
     put(w, lx->bt_fallback, (size_t)(lx->nstates - lx->ndfa) * 4);
     put(w, lx->bt_relex, (size_t)(lx->nstates - lx->ndfa) * 4);
+    put_u32(w, lx->ncond);
+    if (lx->ncond) {
+        put(w, lx->cond, (size_t)lx->ndfa * 4);
+        put(w, lx->cond_rows, (size_t)lx->ncond * (lx->nclasses + 1) * 4);
+    }
     for (uint32_t t = 0; t < lx->nterminals; t++) {
         uint32_t flags = (lx->terminals[t].ignored ? 1u : 0) |
                          (lx->terminals[t].declared_only ? 2u : 0);
@@ -410,6 +415,13 @@ static int read_lexer(reader *r, gm_grammar *g)
     lx->bt_main = get_array(r, m, nbt, 4, "lexer backtracking states");
     lx->bt_fallback = get_array(r, m, nbt, 4, "lexer backtracking states");
     lx->bt_relex = get_array(r, m, nbt, 4, "lexer backtracking states");
+    lx->ncond = get_u32(r, "lexer header");
+    if (!r->bad && lx->ncond > lx->ndfa)
+        return bad(r, "lexer sizes out of range");
+    if (lx->ncond) {
+        lx->cond = get_array(r, m, lx->ndfa, 4, "lexer conditional states");
+        lx->cond_rows = get_array(r, m, (size_t)lx->ncond * (lx->nclasses + 1), 4, "lexer conditional states");
+    }
     lx->terminals = gm_mem_calloc(m, lx->nterminals ? lx->nterminals : 1, sizeof *lx->terminals);
     if (r->bad)
         return -1;
@@ -448,6 +460,12 @@ static int read_lexer(reader *r, gm_grammar *g)
             return bad(r, "lexer state accepts a terminal that does not exist");
     if (lx->accept[0] != GM_LEX_NONE)
         return bad(r, "the lexer's start state accepts the empty string");
+    for (uint32_t q = 0; lx->ncond && q < lx->ndfa; q++)
+        if ((lx->cond[q] != GM_LEX_NONE && lx->cond[q] >= lx->ncond) || (q == 0 && lx->cond[q] != GM_LEX_NONE))
+            return bad(r, "malformed lexer conditional state");
+    for (size_t i = 0; i < (size_t)lx->ncond * (lx->nclasses + 1); i++)
+        if (lx->cond_rows[i] != GM_LEX_NONE && lx->cond_rows[i] >= lx->nterminals)
+            return bad(r, "lexer state accepts a terminal that does not exist");
     if (check_backtracking(r, lx))
         return -1;
     for (size_t i = 0; i < (size_t)lx->nstates * lx->nclasses; i++)

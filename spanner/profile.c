@@ -169,7 +169,7 @@ static int walk(builder *b, uint32_t q0)
         bool deep = nd->depth > 1 || (sp->variant & GM_VARIANT_NO_SPLIT0) ||
                     (r < sp->nlex && sp->state_dfa[r] >= lx->ndfa);
         if (deep && r < sp->nlex && gm_spanner_pending(sp, r) &&
-            gm_spanner_break(sp, r, &emit[0], &after)) {
+            gm_spanner_break(sp, r, lx->byte_class[nd->byte], &emit[0], &after)) {
             nemit = emit[0] != GM_LEX_NONE;
             if (nemit && (emit[0] & GM_SEQ_LINE) && !absolute[nd->depth - 1])
                 emit[0] = GM_SEQ_LINE_REL | GM_SEQ_WIDTH(emit[0]);
@@ -299,7 +299,7 @@ void gm_profile_set_split0(const gm_spanner *sp, gm_profile *p)
     p->split0 = sp->variant & GM_VARIANT_NO_SPLIT0 ? GM_SPANNER_NONE : sp->state_split0[p->state];
     p->split0_emit = GM_SPANNER_NONE;
     p->split0_next = 0;
-    if (p->split0 != GM_SPANNER_NONE && gm_spanner_break(sp, p->state, &emit, &after)) {
+    if (p->split0 != GM_SPANNER_NONE && gm_spanner_break(sp, p->state, GM_LEX_STOP, &emit, &after)) {
         /* The profile state has width 0: a line end it completes is relative. */
         if (emit != GM_LEX_NONE && (emit & GM_SEQ_LINE))
             emit = GM_SEQ_LINE_REL | GM_SEQ_WIDTH(emit);

@@ -155,8 +155,10 @@ static gm_status intern_split0(gm_spanner *sp, gm_error *err)
         uint8_t bytes[32] = {0};
         int any = 0;
         for (unsigned b = 0; b < 256; b++) {
+            /* A byte after which the lexeme is no terminal (lexer.h, cond) stops no token. */
             if (lx->next[(size_t)dfa * lx->nclasses + lx->byte_class[b]] == GM_LEX_DEAD &&
-                lx->next[lx->byte_class[b]] != GM_LEX_DEAD) {
+                lx->next[lx->byte_class[b]] != GM_LEX_DEAD &&
+                gm_lexer_accept(lx, dfa, lx->byte_class[b]) != GM_LEX_NONE) {
                 bytes[b >> 3] |= (uint8_t)(1u << (b & 7));
                 any = 1;
             }

@@ -217,16 +217,18 @@ static inline bool gm_spanner_enter(const gm_spanner *sp, uint32_t n, uint32_t f
 
 /*
  * Ends the lexeme pending in q (lexer.h, gm_lexer_break) because the next
- * byte cannot continue it: *emit is what the parser gets (GM_LEX_NONE for
- * nothing), *resume the state that takes the byte: a no-lexeme state, or
- * the state of a re-lexed backtracking window. False when q's lexeme is no
- * terminal. q must have a lexeme pending.
+ * byte, of class cls (lexer classes; nclasses: the end of input,
+ * GM_LEX_STOP: any byte that cannot continue it), cannot continue it:
+ * *emit is what the parser gets (GM_LEX_NONE for nothing), *resume the
+ * state that takes the byte: a no-lexeme state, or the state of a re-lexed
+ * backtracking window. False when q's lexeme is no terminal. q must have a
+ * lexeme pending.
  */
-static inline bool gm_spanner_break(const gm_spanner *sp, uint32_t q, uint32_t *emit,
+static inline bool gm_spanner_break(const gm_spanner *sp, uint32_t q, uint32_t cls, uint32_t *emit,
                                     uint32_t *resume)
 {
     uint32_t t, r, flag = sp->state_flag[q];
-    if (!gm_lexer_break(sp->lexer, sp->state_dfa[q], &t, &r))
+    if (!gm_lexer_break(sp->lexer, sp->state_dfa[q], cls, &t, &r))
         return false;
     /* A backtracking window holds no space, tab or line break: the widths agree. */
     *emit = gm_spanner_map(sp, t, &flag, sp->state_width[q]);
@@ -258,7 +260,7 @@ static inline bool gm_spanner_step(const gm_spanner *sp, uint32_t q, uint8_t b, 
         if (n != GM_LEX_DEAD)
             return gm_spanner_enter(sp, n, sp->state_flag[q], sp->state_width[q], b, q_next);
         uint32_t e;
-        if (dfa == 0 || !gm_spanner_break(sp, q, &e, &q))
+        if (dfa == 0 || !gm_spanner_break(sp, q, cls, &e, &q))
             return false;
         if (e != GM_LEX_NONE)
             emit[(*nemit)++] = e;
@@ -277,7 +279,7 @@ static inline bool gm_spanner_finish(const gm_spanner *sp, uint32_t q, uint32_t 
     *nemit = 0;
     while (gm_spanner_pending(sp, q)) {
         uint32_t e;
-        if (!gm_spanner_break(sp, q, &e, &q))
+        if (!gm_spanner_break(sp, q, sp->lexer->nclasses, &e, &q))
             return false;
         if (e != GM_LEX_NONE)
             emit[(*nemit)++] = e;

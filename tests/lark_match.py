@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Python's re.match as the oracle for gramask's Lark translation (note [Lark idioms]).
+"""Python's re.match as the oracle for gramask's terminals (lexer/ordered.h, note [ordered matching]).
 
 Reads terminal patterns, one per line, from the file named by the first argument:
 

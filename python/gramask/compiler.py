@@ -5,11 +5,12 @@ import threading
 from typing import Any, Dict, Hashable, Optional, Tuple, Union
 
 from . import _core
+from ._handle import HandleOwner
 from .grammar import Grammar, JSONSchema, PathLike, schema_text
 from .tokenizer import TokenizerInfo
 
 
-class CompiledGrammar:
+class CompiledGrammar(HandleOwner):
     """A grammar compiled for a vocabulary: everything needed to produce masks.
 
     Immutable (its lazily built tables are thread-safe) and shared by every
@@ -60,17 +61,6 @@ class CompiledGrammar:
     def memory_size_bytes(self) -> int:
         """All memory held by the compiled grammar."""
         return self._handle.stats()["memory_bytes"]
-
-    def close(self) -> None:
-        """Drops this object's reference to the C compiled grammar now (live matchers
-        keep theirs)."""
-        self._handle.close()
-
-    def __enter__(self) -> "CompiledGrammar":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         src = repr(self._grammar) if self._grammar else "loaded"
@@ -129,8 +119,8 @@ class GrammarCompiler:
         """Compiles a :class:`Grammar`, or Lark text (with ``start`` and
         ``lark_conflicts`` as in :meth:`Grammar.from_lark`)."""
         if isinstance(grammar, Grammar):
-            # A Grammar object is its own cache key: it is immutable.
-            return self._compiled(("grammar", id(grammar), grammar), lambda: grammar)
+            # A Grammar object is its own cache key (by identity): it is immutable.
+            return self._compiled(("grammar", grammar), lambda: grammar)
         if not isinstance(grammar, str):
             raise TypeError(f"compile_grammar takes a Grammar or Lark text, not {type(grammar).__name__}")
         return self._compiled(("lark", grammar, start, lark_conflicts),

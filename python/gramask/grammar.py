@@ -5,6 +5,7 @@ import os
 from typing import Any, Dict, List, Optional, Type, Union
 
 from . import _core
+from ._handle import HandleOwner
 from .errors import UnsupportedError
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -43,7 +44,7 @@ def schema_text(schema: JSONSchema) -> str:
                     f"model_json_schema(), not {type(schema).__name__}")
 
 
-class Grammar:
+class Grammar(HandleOwner):
     """A grammar, ready to compile for any vocabulary. Immutable; reusable.
 
     Lark grammars (and the bundled ones) run on gramask's lexer + LALR(1) engine;
@@ -157,17 +158,6 @@ class Grammar:
     def warnings(self) -> List[str]:
         """What building the grammar reported (resolved conflicts, unused rules...)."""
         return self._handle.warnings
-
-    def close(self) -> None:
-        """Drops this object's reference to the C grammar now (compiled grammars keep
-        their own)."""
-        self._handle.close()
-
-    def __enter__(self) -> "Grammar":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"Grammar({self._source})"

@@ -5,11 +5,12 @@ import tempfile
 from typing import Any, List, Optional, Sequence, Union
 
 from . import _core
+from ._handle import HandleOwner
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-class TokenizerInfo:
+class TokenizerInfo(HandleOwner):
     """A tokenizer's vocabulary as gramask sees it: token id -> raw bytes, EOS ids, and
     which ids are special (never allowed as text).
 
@@ -123,17 +124,6 @@ class TokenizerInfo:
         tokens is encoded as plain text. Raises :class:`UnsupportedError` for tokenizers
         gramask cannot encode (and for vocabularies not loaded from a file)."""
         return self._handle.encode(text, special_as_text=special_as_text)
-
-    def close(self) -> None:
-        """Drops this object's reference to the C vocabulary now (compiled grammars keep
-        their own). Later use raises ValueError."""
-        self._handle.close()
-
-    def __enter__(self) -> "TokenizerInfo":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         try:

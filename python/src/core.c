@@ -60,6 +60,19 @@ static PyObject *closed_error(const char *what)
     return NULL;
 }
 
+PyObject *gmpy_id_list(const uint32_t *ids, size_t n)
+{
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list && i < n; i++) {
+        PyObject *x = PyLong_FromUnsignedLong(ids[i]);
+        if (!x)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, x);
+    }
+    return list;
+}
+
 /* Path argument: str or os.PathLike, as a bytes object (PyUnicode_FSConverter). */
 static int path_arg(PyObject *obj, PyObject **out)
 {
@@ -267,10 +280,7 @@ static PyObject *vocab_get_eos_ids(gmpy_vocab *self, void *closure)
         return NULL;
     const uint32_t *ids;
     size_t n = gm_vocab_eos_ids(v, &ids);
-    PyObject *list = PyList_New((Py_ssize_t)n);
-    for (size_t i = 0; list && i < n; i++)
-        PyList_SET_ITEM(list, (Py_ssize_t)i, PyLong_FromUnsignedLong(ids[i]));
-    return list;
+    return gmpy_id_list(ids, n);
 }
 
 static PyObject *vocab_token(gmpy_vocab *self, PyObject *arg)
@@ -347,14 +357,7 @@ static PyObject *vocab_encode(gmpy_vocab *self, PyObject *args, PyObject *kw)
     Py_END_ALLOW_THREADS
     if (st != GM_OK)
         return gmpy_raise(&err);
-    PyObject *list = PyList_New((Py_ssize_t)n);
-    for (size_t i = 0; list && i < n; i++) {
-        PyObject *x = PyLong_FromUnsignedLong(ids[i]);
-        if (!x)
-            Py_CLEAR(list);
-        else
-            PyList_SET_ITEM(list, (Py_ssize_t)i, x);
-    }
+    PyObject *list = gmpy_id_list(ids, n);
     gm_vocab_free_ids(v, ids);
     return list;
 }
@@ -444,6 +447,16 @@ static PyObject *grammar_wrap(gm_grammar *g, warning_list *warnings)
     return (PyObject *)self;
 }
 
+/* The Python result of a grammar constructor: the grammar, or the error's exception. */
+static PyObject *grammar_result(gm_status st, gm_grammar *g, warning_list *w, const gm_error *err)
+{
+    if (st == GM_OK)
+        return grammar_wrap(g, w);
+    PyObject *unused = warnings_to_list(w);
+    Py_XDECREF(unused);
+    return gmpy_raise(err);
+}
+
 static void grammar_dealloc(gmpy_grammar *self)
 {
     gm_grammar_destroy(self->g);
@@ -499,12 +512,7 @@ static PyObject *mod_grammar_create(PyObject *mod, PyObject *args, PyObject *kw)
     Py_BEGIN_ALLOW_THREADS
     st = gm_grammar_create(text, (size_t)len, name, &o, &g, &err);
     Py_END_ALLOW_THREADS
-    if (st != GM_OK) {
-        PyObject *l = warnings_to_list(&w);
-        Py_XDECREF(l);
-        return gmpy_raise(&err);
-    }
-    return grammar_wrap(g, &w);
+    return grammar_result(st, g, &w, &err);
 }
 
 static PyObject *mod_grammar_from_file(PyObject *mod, PyObject *args, PyObject *kw)
@@ -528,12 +536,7 @@ static PyObject *mod_grammar_from_file(PyObject *mod, PyObject *args, PyObject *
     st = gm_grammar_create_from_file(PyBytes_AS_STRING(path), &o, &g, &err);
     Py_END_ALLOW_THREADS
     Py_DECREF(path);
-    if (st != GM_OK) {
-        PyObject *l = warnings_to_list(&w);
-        Py_XDECREF(l);
-        return gmpy_raise(&err);
-    }
-    return grammar_wrap(g, &w);
+    return grammar_result(st, g, &w, &err);
 }
 
 static PyObject *mod_grammar_bundled(PyObject *mod, PyObject *args, PyObject *kw)
@@ -554,12 +557,7 @@ static PyObject *mod_grammar_bundled(PyObject *mod, PyObject *args, PyObject *kw
     Py_BEGIN_ALLOW_THREADS
     st = gm_grammar_create_bundled(name, &o, &g, &err);
     Py_END_ALLOW_THREADS
-    if (st != GM_OK) {
-        PyObject *l = warnings_to_list(&w);
-        Py_XDECREF(l);
-        return gmpy_raise(&err);
-    }
-    return grammar_wrap(g, &w);
+    return grammar_result(st, g, &w, &err);
 }
 
 /*
@@ -602,12 +600,7 @@ static PyObject *mod_grammar_from_json_schema(PyObject *mod, PyObject *args, PyO
     Py_BEGIN_ALLOW_THREADS
     st = gm_grammar_from_json_schema(text, (size_t)len, &o, &g, &err);
     Py_END_ALLOW_THREADS
-    if (st != GM_OK) {
-        PyObject *l = warnings_to_list(&w);
-        Py_XDECREF(l);
-        return gmpy_raise(&err);
-    }
-    return grammar_wrap(g, &w);
+    return grammar_result(st, g, &w, &err);
 }
 #endif
 

@@ -31,6 +31,9 @@ PyObject *gmpy_raise(const gm_error *err);
 /* Raises `cls` (a gramask exception) with a message; returns NULL. */
 PyObject *gmpy_raise_msg(gm_status code, const char *fmt, ...);
 
+/* A list of Python ints from token ids (NULL with an exception). */
+PyObject *gmpy_id_list(const uint32_t *ids, size_t n);
+
 /* --- objects --- */
 
 typedef struct gmpy_vocab {

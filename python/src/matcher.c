@@ -442,10 +442,7 @@ static PyObject *matcher_get_stop_token_ids(gmpy_matcher *self, void *closure)
         return NULL;
     const uint32_t *ids;
     size_t n = gm_vocab_eos_ids(gm_compiled_vocab(self->c), &ids);
-    PyObject *list = PyList_New((Py_ssize_t)n);
-    for (size_t i = 0; list && i < n; i++)
-        PyList_SET_ITEM(list, (Py_ssize_t)i, PyLong_FromUnsignedLong(ids[i]));
-    return list;
+    return gmpy_id_list(ids, n);
 }
 
 static PyObject *matcher_get_closed(gmpy_matcher *self, void *closure)

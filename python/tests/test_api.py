@@ -102,6 +102,9 @@ def test_grammar_error_location():
     with pytest.raises(gm.GrammarSyntaxError) as e:
         gm.Grammar.from_lark('start: "a" |\nb: (\n', name="broken.lark")
     assert e.value.line == 2 and "broken.lark:2:" in str(e.value)
+    with pytest.raises(gm.GramaskError) as e:
+        gm.Grammar.from_gbnf('root ::= "a" x\nx ::= [a-\n')
+    assert isinstance(e.value, ValueError) and e.value.line == 2, str(e.value)
 
 
 def test_grammar_files_and_warnings(tmp_path):
@@ -115,18 +118,6 @@ def test_grammar_files_and_warnings(tmp_path):
     assert isinstance(e.value, OSError) and "missing.lark" in str(e.value)
     with pytest.raises(gm.ArgumentError, match="no bundled grammar"):
         gm.Grammar.bundled("nope")
-
-
-def test_earley_formats_bound():
-    """GBNF, EBNF and regex go to the C library's Earley formats: a grammar when that
-    engine is in the build, else an UnsupportedError naming the format."""
-    for make in (lambda: gm.Grammar.from_gbnf('root ::= "a"'),
-                 lambda: gm.Grammar.from_ebnf('root ::= "a"'),
-                 lambda: gm.Grammar.from_regex("a+")):
-        try:
-            assert make().engine == "earley"
-        except gm.UnsupportedError as e:
-            assert "format" in str(e)
 
 
 def test_json_schema_inputs():
@@ -373,3 +364,44 @@ def test_logits_processor_torch(llama3):
     for row in input_ids.tolist():
         ids = row[3:row.index(eos)]
         assert re.fullmatch(r"[ab]{1,3}!", llama3.decode(ids).decode())
+
+
+EARLEY_VOCAB = [b"a", b"b", b"c", b"x", b"y", b"z", b"ab", b"yz", b"cx", b"bb", b"ca", b"<eos>"]
+# One finite language, [a-c]{1,3}(x|yz)?, in the three Earley formats.
+EARLEY_FORMS = [
+    ("regex", lambda c: c.compile_regex("[a-c]{1,3}(x|yz)?")),
+    ("gbnf", lambda c: c.compile_gbnf('root ::= [a-c] [a-c]? [a-c]? ("x" | "yz")?')),
+    ("ebnf", lambda c: c.compile_ebnf('root ::= [a-c] [a-c]? [a-c]? ("x" | "yz")?')),
+]
+
+
+@pytest.mark.parametrize("name,make", EARLEY_FORMS)
+def test_earley_formats_brute_force(name, make):
+    """Masks of GBNF, EBNF and regex grammars equal a brute force over the language's
+    sentences (enumerated with Python's re), along random walks."""
+    import itertools
+    import random
+    info = gm.TokenizerInfo(EARLEY_VOCAB, stop_token_ids=[11])
+    compiled = make(gm.GrammarCompiler(info))
+    assert compiled.stats["engine"] == "earley"
+    sentences = {"".join(p) + tail for n in (1, 2, 3) for p in itertools.product("abc", repeat=n)
+                 for tail in ("", "x", "yz")}
+    assert all(re.fullmatch("[a-c]{1,3}(x|yz)?", s) for s in sentences)
+    rng = random.Random(11)
+    bm = gm.allocate_token_bitmask(1, info.vocab_size)
+    for _ in range(40):
+        m = gm.GrammarMatcher(compiled)
+        prefix = ""
+        while True:
+            m.fill_next_token_bitmask(bm)
+            want = {t for t, b in enumerate(EARLEY_VOCAB[:11])
+                    if any(s.startswith(prefix + b.decode()) for s in sentences)}
+            if prefix in sentences:
+                want.add(11)
+            assert allowed(bm[0]) == want, (name, prefix)
+            t = rng.choice(sorted(want))
+            assert m.accept_token(t)
+            if t == 11:
+                assert m.is_terminated()
+                break
+            prefix += EARLEY_VOCAB[t].decode()

@@ -90,7 +90,7 @@ static void compare_backtracking(const gm_lexer *lx, const uint8_t *s, size_t n)
     }
     while (fail_at == SIZE_MAX && q != 0 && got.n < 1024) {
         uint32_t t;
-        if (!gm_lexer_break(lx, q, &t, &q))
+        if (!gm_lexer_break(lx, q, lx->nclasses, &t, &q))
             fail_at = n;
         else
             got.v[got.n++] = t;

@@ -169,17 +169,7 @@ gm_status gm_ebnf_from_regex(gm_ebnf *g, const char *file, const char *pattern, 
                              unsigned flags, const gm_grammar_options *opts, gm_error *err)
 {
     gm_limits lim;
-    gm_limits_init_defaults(&lim);
-    if (opts) {
-        if (opts->limits.max_input_bytes)
-            lim.max_input_bytes = opts->limits.max_input_bytes;
-        if (opts->limits.max_regex_repeat)
-            lim.max_regex_repeat = opts->limits.max_regex_repeat;
-        if (opts->limits.max_dfa_states)
-            lim.max_dfa_states = opts->limits.max_dfa_states;
-        if (opts->limits.max_nfa_states)
-            lim.max_nfa_states = opts->limits.max_nfa_states;
-    }
+    gm_ebnf_limits(opts, &lim);
     const char *name = file ? file : "<regex>";
     if (len > lim.max_input_bytes)
         return gm_error_set_file(err, GM_ERR_LIMIT, name,

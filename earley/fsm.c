@@ -204,7 +204,8 @@ gm_status gm_fsm_finish(gm_egrammar *g, gm_error *err)
             }
             if (found) {
                 fr->nullable = 1;
-                fr->rep_min = 0;
+                if (fr->repeat)
+                    fr->rep_min = 0;
                 changed = true;
             }
         }

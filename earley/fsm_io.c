@@ -158,7 +158,8 @@ static gm_status check(gm_egrammar *g, gm_error *err)
         if (fr->first != at || fr->nstates == 0 || fr->nstates > ns - at ||
             fr->start != fr->first || fr->repeat > 1 || fr->name >= g->names_len)
             return corrupt(err, "rule table");
-        if (fr->repeat && fr->rep_max != GM_EX_INF && fr->rep_min > fr->rep_max)
+        if (fr->repeat ? fr->rep_max == 0 || (fr->rep_max != GM_EX_INF && fr->rep_min > fr->rep_max)
+                       : fr->rep_min || fr->rep_max)
             return corrupt(err, "repetition bounds");
         for (uint32_t s = at; s < at + fr->nstates; s++) {
             g->state_rule[s] = r;
@@ -217,8 +218,21 @@ static gm_status check(gm_egrammar *g, gm_error *err)
     gm_mem_free(g->mem, live);
     if (!ok)
         return corrupt(err, "a state that cannot complete its rule");
+    uint32_t *mins = gm_mem_alloc(g->mem, (size_t)g->nrules * sizeof *mins);
+    if (!mins)
+        return gm_mem_fail(g->mem, err, "an Earley grammar");
+    for (uint32_t r = 0; r < g->nrules; r++)
+        mins[r] = g->rules[r].rep_min;
     gm_error e2;
     gm_status st = gm_fsm_finish(g, &e2);
+    /* The writer writes what gm_fsm_finish leaves: a repetition of a
+       nullable x has min 0 (a payload saying otherwise was not written). */
+    for (uint32_t r = 0; st == GM_OK && r < g->nrules; r++)
+        if (mins[r] != g->rules[r].rep_min)
+            st = corrupt(err, "repetition bounds");
+    gm_mem_free(g->mem, mins);
+    if (st == GM_ERR_FORMAT)
+        return st;
     if (st == GM_ERR_GRAMMAR)
         return corrupt(err, e2.message);
     if (st != GM_OK && err)

@@ -48,3 +48,9 @@ tests_test_earley_json_SOURCES = tests/test_earley_json.c
 tests_test_earley_json_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_earley_json_LDADD = $(GM_TEST_LDADD)
 EXTRA_DIST += tests/data/json_lark.gbnf
+GM_FUZZ += tests/fuzz/fuzz_egrammar
+
+GM_TESTS += tests/test_earley_brute
+tests_test_earley_brute_SOURCES = tests/test_earley_brute.c
+tests_test_earley_brute_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_earley_brute_LDADD = $(GM_TEST_LDADD)

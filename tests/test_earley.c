@@ -380,6 +380,400 @@ static void test_c_programs(void **state)
     assert_int_equal(atomic_load(&x.mem.used), 0);
 }
 
+/* A small vocabulary for the robustness tests. */
+static const char *const robust_toks[] = {"{", "}", "[", "]", "\"", ":", ",", " ", "a", "ab",
+                                          "1", "12", "true", "\"a", "\":", "],", "},", "0",
+                                          "-", "e", ".", "n", "null", "\"}", "u", "l", "r",
+                                          "t", "z"};
+
+static const char robust_grammar[] =
+    "root ::= value\n"
+    "value ::= \"{\" ws (pair (\",\" ws pair)*)? \"}\" | \"[\" ws (value (\",\" ws value)*)? \"]\" "
+    "| str | num | \"true\" | \"null\"\n"
+    "pair ::= str \":\" ws value\n"
+    "str ::= \"\\\"\" [a-z]{0,40} \"\\\"\"\n"
+    "num ::= \"-\"? [0-9]+ (\".\" [0-9]+)?\n"
+    "ws ::= \" \"?\n";
+
+/* The masks of a walk over the robust grammar, as a hash per step. */
+static uint64_t walk_hash(gm_eengine *e, gm_escratch *w, const gm_vocab_data *v, int steps,
+                          gm_status *st, gm_error *err)
+{
+    size_t words = (v->size + 31) / 32;
+    uint32_t *mask = calloc(words, 4);
+    uint64_t h = 1469598103934665603ULL;
+    *st = GM_OK;
+    gm_estate *s = gm_estate_start(e, err);
+    if (!s) {
+        *st = GM_ERR_NOMEM;
+        free(mask);
+        return 0;
+    }
+    uint32_t rng = 99;
+    for (int k = 0; k < steps; k++) {
+        if ((*st = gm_estate_fill_mask(e, w, s, mask, words, err)) != GM_OK)
+            break;
+        uint32_t n = 0;
+        for (size_t i = 0; i < words; i++) {
+            h = (h ^ mask[i]) * 1099511628211ULL;
+            n += (uint32_t)__builtin_popcount(mask[i]);
+        }
+        if (n == 0)
+            break; /* a sentence, and a vocabulary without EOS */
+        rng = rng * 1103515245u + 12345u;
+        uint32_t pick = (rng >> 8) % n, t;
+        for (t = 0; t < v->size; t++)
+            if (((mask[t / 32] >> (t % 32)) & 1) && pick-- == 0)
+                break;
+        if (v->flags[t] & GM_TOK_EOS)
+            break;
+        gm_estate *nx;
+        if ((*st = gm_estate_accept_token(e, w, s, t, &nx, err)) != GM_OK)
+            break;
+
+        gm_estate_release(e, s);
+        s = nx;
+    }
+    gm_estate_release(e, s);
+    free(mask);
+    return h;
+}
+
+static gm_egrammar *robust_build(gm_mem *m)
+{
+    gm_ebnf src;
+    gm_ebnf_init(&src, m);
+    gm_error err;
+    if (gm_ebnf_parse(&src, "r.gbnf", robust_grammar, strlen(robust_grammar), GM_EBNF_GBNF, NULL,
+                      &err) != GM_OK)
+        fail_msg("%s", err.message);
+    gm_egrammar *g;
+    assert_int_equal(gm_egrammar_build(m, &src, NULL, &g, &err), GM_OK);
+    gm_ebnf_free(&src);
+    return g;
+}
+
+/* Serialization: a round trip gives the same masks; every truncation and
+   many corruptions are refused or give a working grammar, never a crash. */
+static void test_serialize(void **state)
+{
+    (void)state;
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_error err;
+    gm_vocab_data *v = small_vocab(&m, robust_toks, sizeof robust_toks / sizeof *robust_toks);
+    gm_trie *t;
+    assert_int_equal(gm_trie_build(&m, v, &t, &err), GM_OK);
+    gm_egrammar *g = robust_build(&m);
+    gm_strbuf out;
+    gm_strbuf_init(&out, &m);
+    gm_egrammar_write(g, &out);
+    assert_false(out.failed);
+    gm_egrammar *g2;
+    size_t used;
+    assert_int_equal(gm_egrammar_read(&m, (const uint8_t *)out.s, out.n, &used, &g2, &err), GM_OK);
+    assert_int_equal(used, out.n);
+    uint64_t h[2];
+    for (int i = 0; i < 2; i++) {
+        gm_eengine *e;
+        gm_escratch *w;
+        assert_int_equal(gm_eengine_create(&m, i ? g2 : g, v, t, NULL, NULL, &e, &err), GM_OK);
+        assert_int_equal(gm_escratch_create(e, &w, &err), GM_OK);
+        gm_status st;
+        h[i] = walk_hash(e, w, v, 200, &st, &err);
+        assert_int_equal(st, GM_OK);
+        gm_escratch_destroy(e, w);
+        gm_eengine_destroy(e);
+    }
+    assert_true(h[0] == h[1]);
+    gm_egrammar_destroy(g2);
+    /* Every truncation. */
+    for (size_t n = 0; n < out.n; n++) {
+        gm_status st = gm_egrammar_read(&m, (const uint8_t *)out.s, n, &used, &g2, &err);
+        assert_int_equal(st, GM_ERR_FORMAT);
+        assert_null(g2);
+    }
+    /* Byte corruptions: refused, or a grammar the engine runs without harm. */
+    uint8_t *copy = malloc(out.n);
+    uint32_t rng = 5;
+    int refused = 0;
+    for (int k = 0; k < 3000; k++) {
+        memcpy(copy, out.s, out.n);
+        rng = rng * 1103515245u + 12345u;
+        size_t at = (rng >> 8) % out.n;
+        rng = rng * 1103515245u + 12345u;
+        copy[at] ^= (uint8_t)(1u << ((rng >> 8) % 8));
+        if (k & 1) {
+            rng = rng * 1103515245u + 12345u;
+            copy[(rng >> 8) % out.n] = (uint8_t)(rng >> 16);
+        }
+        gm_status st = gm_egrammar_read(&m, copy, out.n, &used, &g2, &err);
+        if (st != GM_OK) {
+            assert_int_equal(st, GM_ERR_FORMAT);
+            refused++;
+            continue;
+        }
+        gm_eengine *e;
+        gm_escratch *w;
+        if (gm_eengine_create(&m, g2, v, t, NULL, NULL, &e, &err) == GM_OK) {
+            assert_int_equal(gm_escratch_create(e, &w, &err), GM_OK);
+            walk_hash(e, w, v, 30, &st, &err);
+            gm_escratch_destroy(e, w);
+            gm_eengine_destroy(e);
+        }
+        gm_egrammar_destroy(g2);
+    }
+    assert_true(refused > 1000);
+    free(copy);
+    gm_strbuf_free(&out);
+    gm_egrammar_destroy(g);
+    gm_trie_destroy(t);
+    gm_vocab_data_destroy(v);
+    assert_int_equal(atomic_load(&m.used), 0);
+}
+
+/* Limits: items per set, automaton states, memory: errors, never a crash. */
+static void test_limits(void **state)
+{
+    (void)state;
+    gm_error err;
+    /* Automaton states of one rule. */
+    {
+        gm_mem m;
+        gm_mem_init(&m, NULL, 0);
+        gm_ebnf src;
+        gm_ebnf_init(&src, &m);
+        const char *text = "root ::= big\nbig ::= (\"a\" | \"b\")* \"a\" (\"a\" | \"b\"){12} \"!\" big?";
+        assert_int_equal(gm_ebnf_parse(&src, "l.gbnf", text, strlen(text), GM_EBNF_GBNF, NULL, &err),
+                         GM_OK);
+        gm_limits lim;
+        memset(&lim, 0, sizeof lim);
+        lim.max_dfa_states = 100;
+        gm_egrammar *g;
+        assert_int_equal(gm_egrammar_build(&m, &src, &lim, &g, &err), GM_ERR_LIMIT);
+        assert_non_null(strstr(err.message, "big"));
+        lim.max_dfa_states = 0;
+        assert_int_equal(gm_egrammar_build(&m, &src, &lim, &g, &err), GM_OK);
+        gm_egrammar_destroy(g);
+        gm_ebnf_free(&src);
+        assert_int_equal(atomic_load(&m.used), 0);
+    }
+    /* Items per set: an ambiguous grammar whose sets grow with the input. */
+    {
+        eg x;
+        memset(&x, 0, sizeof x);
+        gm_mem_init(&x.mem, NULL, 0);
+        static const char *const toks[] = {"x", "+", "xx"};
+        gm_ebnf src;
+        gm_ebnf_init(&src, &x.mem);
+        const char *text = "root ::= s\ns ::= s s | s \"+\" s | \"x\"";
+        assert_int_equal(gm_ebnf_parse(&src, "l.gbnf", text, strlen(text), GM_EBNF_GBNF, NULL, &err),
+                         GM_OK);
+        assert_int_equal(gm_egrammar_build(&x.mem, &src, NULL, &x.g, &err), GM_OK);
+        gm_ebnf_free(&src);
+        x.v = small_vocab(&x.mem, toks, 3);
+        assert_int_equal(gm_trie_build(&x.mem, x.v, &x.t, &err), GM_OK);
+        gm_eengine_options o;
+        memset(&o, 0, sizeof o);
+        o.limits.max_nfa_states = 40;
+        assert_int_equal(gm_eengine_create(&x.mem, x.g, x.v, x.t, NULL, &o, &x.e, &err), GM_OK);
+        assert_int_equal(gm_escratch_create(x.e, &x.w, &err), GM_OK);
+        gm_estate *s = gm_estate_start(x.e, &err), *n;
+        gm_status st = GM_OK;
+        for (int k = 0; k < 100 && st == GM_OK; k++) {
+            st = gm_estate_accept_bytes(x.e, x.w, s, (const uint8_t *)"x", 1, &n, &err);
+            if (st == GM_OK) {
+                gm_estate_release(x.e, s);
+                s = n;
+            }
+        }
+        assert_int_equal(st, GM_ERR_LIMIT);
+        assert_non_null(strstr(err.message, "items"));
+        gm_estate_release(x.e, s);
+        eg_close(&x, true);
+        assert_int_equal(atomic_load(&x.mem.used), 0);
+    }
+    /* Memory: a limit too small for the engine's caches. */
+    for (size_t limit = 1u << 12; limit <= 1u << 22; limit <<= 2) {
+        gm_mem m;
+        gm_mem_init(&m, NULL, limit);
+        gm_vocab_data *v = NULL;
+        gm_trie *t = NULL;
+        gm_egrammar *g = NULL;
+        gm_eengine *e = NULL;
+        gm_escratch *w = NULL;
+        gm_ebnf src;
+        gm_ebnf_init(&src, &m);
+        gm_status st = gm_ebnf_parse(&src, "r.gbnf", robust_grammar, strlen(robust_grammar),
+                                     GM_EBNF_GBNF, NULL, &err);
+        if (st == GM_OK)
+            st = gm_egrammar_build(&m, &src, NULL, &g, &err);
+        gm_ebnf_free(&src);
+        if (st == GM_OK) {
+            static const char *const toks[] = {"a", "b"};
+            size_t cap = 8;
+            v = gm_vocab_new_(&m, 3, cap);
+            if (v) {
+                memcpy(v->bytes, "ab\"", 3);
+                v->offsets[1] = 1;
+                v->offsets[2] = 2;
+                v->offsets[3] = 3;
+                st = gm_vocab_finish_(v, NULL, 0, NULL, "t", &err);
+            } else {
+                st = GM_ERR_LIMIT;
+            }
+            (void)toks;
+        }
+        if (st == GM_OK)
+            st = gm_trie_build(&m, v, &t, &err);
+        if (st == GM_OK)
+            st = gm_eengine_create(&m, g, v, t, NULL, NULL, &e, &err);
+        if (st == GM_OK)
+            st = gm_escratch_create(e, &w, &err);
+        if (st == GM_OK)
+            walk_hash(e, w, v, 50, &st, &err);
+        assert_true(st == GM_OK || st == GM_ERR_LIMIT);
+        gm_escratch_destroy(e, w);
+        gm_eengine_destroy(e);
+        gm_egrammar_destroy(g);
+        gm_trie_destroy(t);
+        gm_vocab_data_destroy(v);
+        assert_int_equal(atomic_load(&m.used), 0);
+    }
+}
+
+/* Every allocation failure of build, engine and steps is reported, without leaks. */
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    bool completed = false;
+    for (unsigned long n = 1; !completed && n < 100000; n++) {
+        gm_test_failing_alloc fa = {.fail_at = n};
+        gm_allocator a = gm_test_failing_allocator(&fa);
+        gm_mem m;
+        gm_mem_init(&m, &a, 0);
+        gm_error err;
+        gm_vocab_data *v = NULL;
+        gm_trie *t = NULL;
+        gm_egrammar *g = NULL;
+        gm_eengine *e = NULL;
+        gm_escratch *w = NULL;
+        gm_ebnf src;
+        gm_ebnf_init(&src, &m);
+        gm_status st = gm_ebnf_parse(&src, "r.gbnf", robust_grammar, strlen(robust_grammar),
+                                     GM_EBNF_GBNF, NULL, &err);
+        if (st == GM_OK)
+            st = gm_egrammar_build(&m, &src, NULL, &g, &err);
+        gm_ebnf_free(&src);
+        if (st == GM_OK) {
+            v = gm_vocab_new_(&m, 4, 8);
+            if (v) {
+                memcpy(v->bytes, "[\"a]", 4);
+                for (uint32_t i = 1; i <= 4; i++)
+                    v->offsets[i] = i;
+                st = gm_vocab_finish_(v, NULL, 0, NULL, "t", &err);
+            } else {
+                st = GM_ERR_NOMEM;
+            }
+        }
+        if (st == GM_OK)
+            st = gm_trie_build(&m, v, &t, &err);
+        if (st == GM_OK)
+            st = gm_eengine_create(&m, g, v, t, NULL, NULL, &e, &err);
+        if (st == GM_OK)
+            st = gm_escratch_create(e, &w, &err);
+        if (st == GM_OK)
+            walk_hash(e, w, v, 20, &st, &err);
+        if (st != GM_OK && st != GM_ERR_NOMEM)
+            fail_msg("allocation %lu: %s", n, err.message);
+        gm_escratch_destroy(e, w);
+        gm_eengine_destroy(e);
+        gm_egrammar_destroy(g);
+        gm_trie_destroy(t);
+        gm_vocab_data_destroy(v);
+        assert_int_equal(fa.live, 0);
+        completed = fa.count < n;
+    }
+    assert_true(completed);
+}
+
+/* Lookahead assertions are refused, naming the rule and where it is. */
+static void test_lookahead_refused(void **state)
+{
+    (void)state;
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_ebnf src;
+    gm_ebnf_init(&src, &m);
+    gm_error err;
+    const char *text = "root ::= item+\nitem ::= [a-z]+ (= \",\")\n";
+    assert_int_equal(gm_ebnf_parse(&src, "la.ebnf", text, strlen(text), GM_EBNF_XGRAMMAR, NULL, &err),
+                     GM_OK);
+    gm_egrammar *g;
+    assert_int_equal(gm_egrammar_build(&m, &src, NULL, &g, &err), GM_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "item"));
+    assert_non_null(strstr(err.message, "lookahead"));
+    assert_int_equal(err.line, 2);
+    gm_ebnf_free(&src);
+    assert_int_equal(atomic_load(&m.used), 0);
+}
+
+/* Special tokens: only through their symbol edges, by id; their text as bytes is not them. */
+static void test_special_tokens(void **state)
+{
+    (void)state;
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_error err;
+    static const char *const toks[] = {"x", "y", "<|a|>", "<|b|>", "<", "|a|>", "xy"};
+    gm_vocab_data *v = gm_vocab_new_(&m, 8, 64);
+    uint32_t off = 0;
+    for (uint32_t i = 0; i < 7; i++) {
+        memcpy(v->bytes + off, toks[i], strlen(toks[i]));
+        off += (uint32_t)strlen(toks[i]);
+        v->offsets[i + 1] = off;
+    }
+    memcpy(v->bytes + off, "</s>", 4);
+    v->offsets[8] = off + 4;
+    v->flags[2] = v->flags[3] = GM_TOK_SPECIAL;
+    v->flags[7] = GM_TOK_SPECIAL;
+    uint32_t eos = 7;
+    assert_int_equal(gm_vocab_finish_(v, &eos, 1, NULL, "t", &err), GM_OK);
+    eg x;
+    memset(&x, 0, sizeof x);
+    gm_mem_init(&x.mem, NULL, 0);
+    if (eg_open(&x, "root ::= \"x\" <|a|> \"y\"*", GM_EBNF_GBNF, v, 0, &err) != GM_OK)
+        fail_msg("%s", err.message);
+    uint32_t mask[1];
+    gm_estate *s = gm_estate_start(x.e, &err), *n;
+    assert_int_equal(gm_estate_fill_mask(x.e, x.w, s, mask, 1, &err), GM_OK);
+    assert_int_equal(mask[0], 1u << 0);
+    assert_int_equal(gm_estate_accept_token(x.e, x.w, s, 0, &n, &err), GM_OK);
+    gm_estate_release(x.e, s);
+    s = n;
+    assert_int_equal(gm_estate_fill_mask(x.e, x.w, s, mask, 1, &err), GM_OK);
+    assert_int_equal(mask[0], 1u << 2);                    /* <|a|> only, by id */
+    assert_int_equal(gm_estate_accept_bytes(x.e, x.w, s, (const uint8_t *)"<|a|>", 5, &n, &err),
+                     GM_ERR_REJECTED);                     /* its text is not it */
+    assert_int_equal(gm_estate_accept_token(x.e, x.w, s, 3, &n, &err), GM_ERR_REJECTED);
+    assert_int_equal(gm_estate_accept_token(x.e, x.w, s, 2, &n, &err), GM_OK);
+    gm_estate_release(x.e, s);
+    s = n;
+    assert_true(gm_estate_accepting(x.e, s));
+    assert_int_equal(gm_estate_fill_mask(x.e, x.w, s, mask, 1, &err), GM_OK);
+    assert_int_equal(mask[0], 1u << 1 | 1u << 7);          /* y, EOS */
+    gm_estate_release(x.e, s);
+    eg_close(&x, false);
+    memset(&x, 0, sizeof x);
+    gm_mem_init(&x.mem, NULL, 0);
+    assert_int_equal(eg_open(&x, "root ::= <|zz|>", GM_EBNF_GBNF, v, 0, &err), GM_ERR_GRAMMAR);
+    assert_non_null(strstr(err.message, "<|zz|>"));
+    eg_close(&x, false);
+    gm_vocab_data_destroy(v);
+    assert_int_equal(atomic_load(&x.mem.used), 0);
+    assert_int_equal(atomic_load(&m.used), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -387,6 +781,11 @@ int main(void)
         cmocka_unit_test(test_small_masks),
         cmocka_unit_test(test_real_grammars),
         cmocka_unit_test(test_c_programs),
+        cmocka_unit_test(test_serialize),
+        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_lookahead_refused),
+        cmocka_unit_test(test_special_tokens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,6 +44,29 @@ int gm_cli_bad_arg(const char *cmd, const char *usage, const char *fmt, ...)
 void gm_cli_report_rejected(const gm_vocab *v, const char *file, const uint32_t *ids,
                             size_t step, const char *expected);
 
+/*
+ * Progress of a long compile (progress.c): pass gm_cli_progress_fn and a
+ * zeroed gm_cli_progress with cmd and what set as gm_compile_options'
+ * progress and progress_ud when gm_cli_progress_wanted(quiet).
+ */
+typedef struct gm_cli_progress {
+    const char *cmd;          /* "compile" */
+    const char *what;         /* "building token tables" */
+    uint64_t start_ns, last_ns;
+    bool shown;               /* a line is on the terminal */
+} gm_cli_progress;
+
+/* Whether to show progress: stderr is a terminal (not "dumb") and not --quiet. */
+bool gm_cli_progress_wanted(bool quiet);
+void gm_cli_progress_fn(void *ud, uint64_t done, uint64_t total);
+
+/*
+ * gm_cli_bad_arg for argv[i], the argument a command did not take: "unexpected
+ * argument 'x'", "unknown option '--x'", "--x needs a value" or "bad value
+ * 'v' for --x", telling the last two by whether usage shows "--x VALUE".
+ */
+int gm_cli_bad_arg_at(const char *cmd, const char *usage, int argc, char **argv, int i);
+
 /* Reads a text file and encodes it with v (cmd_encode.c; also trace --text). */
 gm_status gm_cli_encode_file(const gm_vocab *v, const char *path, bool special_as_text,
                              uint32_t **ids, size_t *n, gm_error *err);

@@ -47,9 +47,9 @@ int gm_cmd_compile(int argc, char **argv)
     const char *out = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int taken = gm_cli_grammar_arg(&lo, argc, argv, &i);
+        int i0 = i, taken = gm_cli_grammar_arg(&lo, argc, argv, &i);
         if (taken < 0)
-            return gm_cli_usage("compile", compile_usage);
+            return gm_cli_grammar_arg_fail("compile", compile_usage, argc, argv, i0);
         if (taken)
             continue;
         if (!strcmp(a, "--help")) {
@@ -58,11 +58,13 @@ int gm_cmd_compile(int argc, char **argv)
         } else if (!strcmp(a, "-o") && i + 1 < argc) {
             out = argv[++i];
         } else {
-            return gm_cli_usage("compile", compile_usage);
+            return gm_cli_bad_arg_at("compile", compile_usage, argc, argv, i);
         }
     }
-    if ((!lo.grammar && !lo.tools && !lo.structural_tag) || !out)
-        return gm_cli_usage("compile", compile_usage);
+    if (!lo.grammar && !lo.tools && !lo.structural_tag)
+        return gm_cli_bad_arg("compile", compile_usage, "missing GRAMMAR");
+    if (!out)
+        return gm_cli_bad_arg("compile", compile_usage, "missing -o FILE.gmc (where to write)");
     gm_cli_session s;
     int rc = gm_cli_session_open("compile", &lo, &s);
     if (rc)
@@ -92,8 +94,12 @@ int gm_cmd_info(int argc, char **argv)
         printf("usage: gramask info %s\n", info_usage);
         return 0;
     }
-    if (argc != 2 || argv[1][0] == '-')
-        return gm_cli_usage("info", info_usage);
+    if (argc < 2)
+        return gm_cli_bad_arg("info", info_usage, "missing FILE.gmc");
+    if (argv[1][0] == '-')
+        return gm_cli_bad_arg_at("info", info_usage, argc, argv, 1);
+    if (argc > 2)
+        return gm_cli_bad_arg_at("info", info_usage, argc, argv, 2);
     gm_error err;
     gm_compiled *c;
     uint64_t t0 = gm_clock_ns();

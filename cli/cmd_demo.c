@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "parser/bundled.h"
 #include "base/file.h"
 #include "base/mem.h"
 #include "cli/cli.h"
@@ -25,8 +26,10 @@
 #endif
 
 static const char usage[] =
-    "[--tokenizer T] [--grammar NAME] [--sample FILE] [--steps N]\n"
-    "  Defaults: the bundled sp32k tokenizer, the bundled json grammar and sample.";
+    "[--tokenizer T] [--grammar NAME] [--sample FILE] [--steps N] [--quiet]\n"
+    "  Defaults: the bundled sp32k tokenizer, the bundled json grammar and sample.\n"
+    "  The bundled sample is JSON: other grammars (bundled: go, java, python, ...; or a\n"
+    "  .lark / .gbnf file) need a --sample FILE of their language.";
 
 /* The first existing path among the source tree's data and the installed data. */
 static const char *data_path(char *buf, size_t cap, const char *rel)
@@ -70,6 +73,40 @@ static size_t tokenize(const gm_vocab *v, const uint8_t *text, size_t len, uint3
     return n;
 }
 
+/* The bundled grammars a user can run ("common" is a library for %import). */
+static void list_bundled(FILE *f)
+{
+    const char *name;
+    int k = 0;
+    for (size_t i = 0; (name = gm_bundled_grammar_name(i)); i++)
+        if (strcmp(name, "common"))
+            fprintf(f, "%s%s", k++ ? ", " : "", name);
+}
+
+/*
+ * Whether the demo can run `grammar` on the bundled JSON sample; when it
+ * cannot, says why and how to run it, and returns 2.
+ */
+static int check_grammar(const char *grammar, bool own_sample)
+{
+    bool bundled = gm_cli_is_bundled(grammar);
+    if (bundled && !gm_bundled_grammar(grammar, NULL)) {
+        fprintf(stderr, "gramask demo: no bundled grammar '%s'; the bundled grammars are ", grammar);
+        list_bundled(stderr);
+        fprintf(stderr, " (or give a .lark or .gbnf file)\nusage: gramask demo %s\n", usage);
+        return 2;
+    }
+    if (own_sample || !strcmp(grammar, "json") || !strcmp(grammar, "json_bounded"))
+        return 0;
+    fprintf(stderr,
+            "gramask demo: the bundled sample is JSON, so '%s' needs a sample of its own\n"
+            "  gramask demo --grammar %s --sample FILE             decode FILE as the demo does\n"
+            "  gramask trace %s --tokenizer T --text FILE          as the tokenizer encodes FILE\n"
+            "  gramask generate %s --tokenizer T                   random constrained output\n",
+            grammar, grammar, grammar, grammar);
+    return 2;
+}
+
 static void print_token(const gm_vocab *v, uint32_t t)
 {
     size_t len;
@@ -98,7 +135,7 @@ int gm_cmd_demo(int argc, char **argv)
     uint64_t show = 12;
     lo.grammar = "json";
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help")) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: gramask demo %s\n", usage);
             return 0;
         } else if (!strcmp(argv[i], "--tokenizer") && i + 1 < argc) {
@@ -109,11 +146,16 @@ int gm_cmd_demo(int argc, char **argv)
             sample = argv[++i];
         } else if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
             if (gm_cli_parse_u64(argv[++i], &show))
-                return gm_cli_usage("demo", usage);
+                return gm_cli_bad_arg_at("demo", usage, argc, argv, i - 1);
+        } else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
+            lo.quiet = true;
         } else {
-            return gm_cli_usage("demo", usage);
+            return gm_cli_bad_arg_at("demo", usage, argc, argv, i);
         }
     }
+    int bad = check_grammar(lo.grammar, sample != NULL);
+    if (bad)
+        return bad;
     char tokbuf[4096], samplebuf[4096];
     if (!lo.tokenizer && !(lo.tokenizer = data_path(tokbuf, sizeof tokbuf, "sp32k/tokenizer.json"))) {
         fprintf(stderr, "gramask demo: the bundled tokenizer is missing (looked in %s and %s); "

@@ -94,9 +94,9 @@ int gm_cmd_generate(int argc, char **argv)
     const char *out_path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int taken = gm_cli_grammar_arg(&lo, argc, argv, &i);
+        int i0 = i, taken = gm_cli_grammar_arg(&lo, argc, argv, &i);
         if (taken < 0)
-            return gm_cli_usage("generate", usage);
+            return gm_cli_grammar_arg_fail("generate", usage, argc, argv, i0);
         if (taken)
             continue;
         if (!strcmp(a, "--help")) {
@@ -104,26 +104,27 @@ int gm_cmd_generate(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--seed") && i + 1 < argc) {
             if (gm_cli_parse_u64(argv[++i], &seed))
-                return gm_cli_usage("generate", usage);
+                return gm_cli_bad_arg_at("generate", usage, argc, argv, i0);
         } else if (!strcmp(a, "-n") && i + 1 < argc) {
             if (gm_cli_parse_u64(argv[++i], &count))
-                return gm_cli_usage("generate", usage);
+                return gm_cli_bad_arg_at("generate", usage, argc, argv, i0);
         } else if (!strcmp(a, "--max-tokens") && i + 1 < argc) {
             if (gm_cli_parse_u64(argv[++i], &max_tokens))
-                return gm_cli_usage("generate", usage);
+                return gm_cli_bad_arg_at("generate", usage, argc, argv, i0);
         } else if (!strcmp(a, "--eos-prob") && i + 1 < argc) {
             char *end;
             eos_prob = strtod(argv[++i], &end);
             if (*end || eos_prob < 0 || eos_prob > 1)
-                return gm_cli_usage("generate", usage);
+                return gm_cli_bad_arg("generate", usage, "--eos-prob '%s': not a number in 0..1",
+                                      argv[i]);
         } else if (!strcmp(a, "--out") && i + 1 < argc) {
             out_path = argv[++i];
         } else {
-            return gm_cli_usage("generate", usage);
+            return gm_cli_bad_arg_at("generate", usage, argc, argv, i);
         }
     }
     if (!lo.grammar && !lo.tools && !lo.structural_tag)
-        return gm_cli_usage("generate", usage);
+        return gm_cli_bad_arg("generate", usage, "missing GRAMMAR");
     gm_cli_session s;
     int rc = gm_cli_session_open("generate", &lo, &s);
     if (rc)

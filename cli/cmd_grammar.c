@@ -65,16 +65,15 @@ int gm_cmd_grammar(int argc, char **argv)
         } else if (!strncmp(a, "--start=", 8) && a[8]) {
             start = a + 8;
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "gramask grammar: unknown option '%s'\n", a);
-            return gm_cli_usage("grammar", USAGE);
+            return gm_cli_bad_arg_at("grammar", USAGE, argc, argv, i);
         } else if (!path) {
             path = a;
         } else {
-            return gm_cli_usage("grammar", USAGE);
+            return gm_cli_bad_arg_at("grammar", USAGE, argc, argv, i);
         }
     }
     if (!path)
-        return gm_cli_usage("grammar", USAGE);
+        return gm_cli_bad_arg("grammar", USAGE, "missing GRAMMAR");
 
     gm_mem m;
     gm_mem_init(&m, NULL, 0);

@@ -76,17 +76,21 @@ int gm_cmd_lex(int argc, char **argv)
         } else if (!strcmp(argv[i], "--dot")) {
             dot = true;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            return gm_cli_usage("lex", usage);
+            return gm_cli_bad_arg_at("lex", usage, argc, argv, i);
         } else if (!tpath) {
             tpath = argv[i];
         } else if (!ipath) {
             ipath = argv[i];
         } else {
-            return gm_cli_usage("lex", usage);
+            return gm_cli_bad_arg_at("lex", usage, argc, argv, i);
         }
     }
-    if (!tpath || (dump && dot) || (!ipath && !dump && !dot))
-        return gm_cli_usage("lex", usage);
+    if (!tpath)
+        return gm_cli_bad_arg("lex", usage, "missing TERMINALS");
+    if (dump && dot)
+        return gm_cli_bad_arg("lex", usage, "--dump and --dot exclude each other");
+    if (!ipath && !dump && !dot)
+        return gm_cli_bad_arg("lex", usage, "missing INPUT (or --dump / --dot)");
 
     gm_limits lim;
     gm_limits_init_defaults(&lim);

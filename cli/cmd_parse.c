@@ -309,9 +309,8 @@ int gm_cmd_parse(int argc, char **argv)
         } else if (!strcmp(a, "--terminals")) {
             print = true;
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "gramask parse: unknown option '%s'\n", a);
             free(files);
-            return gm_cli_usage("parse", USAGE);
+            return gm_cli_bad_arg_at("parse", USAGE, argc, argv, i);
         } else if (!gpath) {
             gpath = a;
         } else {
@@ -320,7 +319,8 @@ int gm_cmd_parse(int argc, char **argv)
     }
     if (!gpath || !nfiles) {
         free(files);
-        return gm_cli_usage("parse", USAGE);
+        return gm_cli_bad_arg("parse", USAGE, !gpath ? "missing GRAMMAR and FILE"
+                                                     : "missing FILE (the text to parse)");
     }
     const char *dot = strrchr(gpath, '.');
     if (dot && (!strcmp(dot, ".gbnf") || !strcmp(dot, ".ebnf") || !strcmp(dot, ".regex"))) {

@@ -40,12 +40,16 @@ int gm_cmd_regex(int argc, char **argv)
             matches[nmatches++] = argv[++i];
         } else if (!pattern && (argv[i][0] != '-' || !argv[i][1] || argv[i][1] != '-')) {
             pattern = argv[i];
+        } else if (!strcmp(argv[i], "--match") && nmatches == 64) {
+            return gm_cli_bad_arg("regex", usage, "more than 64 --match texts");
         } else {
-            return gm_cli_usage("regex", usage);
+            return gm_cli_bad_arg_at("regex", usage, argc, argv, i);
         }
     }
-    if (!pattern || (dot && dump))
-        return gm_cli_usage("regex", usage);
+    if (!pattern)
+        return gm_cli_bad_arg("regex", usage, "missing 'RE' (the regex)");
+    if (dot && dump)
+        return gm_cli_bad_arg("regex", usage, "--dot and --dump exclude each other");
     unsigned flags;
     size_t bad = gm_re_flags_parse(flag_letters, strlen(flag_letters), &flags);
     if (bad < strlen(flag_letters)) {

@@ -157,9 +157,9 @@ int gm_cmd_trace(int argc, char **argv)
     int bad = 0;
     for (int i = 1; i < argc && !bad; i++) {
         const char *a = argv[i];
-        int taken = gm_cli_grammar_arg(&lo, argc, argv, &i);
+        int i0 = i, taken = gm_cli_grammar_arg(&lo, argc, argv, &i);
         if (taken < 0)
-            bad = gm_cli_bad_arg("trace", usage, "bad value for %s", a);
+            bad = gm_cli_grammar_arg_fail("trace", usage, argc, argv, i0);
         if (taken)
             continue;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {

@@ -140,10 +140,12 @@ int gm_cmd_vocab(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--model-size") && i + 1 < argc) {
             if (!parse_u32(argv[++i], &opts.model_size))
-                return gm_cli_usage("vocab", usage);
+                return gm_cli_bad_arg_at("vocab", usage, argc, argv, i - 1);
         } else if (!strcmp(a, "--eos") && i + 1 < argc) {
-            if (neos == sizeof eos / sizeof *eos || !parse_u32(argv[++i], &eos[neos++]))
-                return gm_cli_usage("vocab", usage);
+            if (neos == sizeof eos / sizeof *eos)
+                return gm_cli_bad_arg("vocab", usage, "more than 64 --eos ids");
+            if (!parse_u32(argv[++i], &eos[neos++]))
+                return gm_cli_bad_arg_at("vocab", usage, argc, argv, i - 1);
         } else if (!strcmp(a, "--decode") && i + 1 < argc) {
             decode = argv[++i];
         } else if (!strcmp(a, "--dump")) {
@@ -152,13 +154,13 @@ int gm_cmd_vocab(int argc, char **argv)
             tokens_at = i + 1;
             break;
         } else if (a[0] == '-' || path) {
-            return gm_cli_usage("vocab", usage);
+            return gm_cli_bad_arg_at("vocab", usage, argc, argv, i);
         } else {
             path = a;
         }
     }
     if (!path)
-        return gm_cli_usage("vocab", usage);
+        return gm_cli_bad_arg("vocab", usage, "missing PATH (a tokenizer)");
     opts.extra_eos = eos;
     opts.nextra_eos = neos;
 

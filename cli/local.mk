@@ -1,4 +1,18 @@
 # The gramask command-line tool. Stages add their subcommands with
 # `gramask_SOURCES += cli/cmd_<name>.c` in their own local.mk.
 gramask_SOURCES += cli/main.c cli/cli.h cli/commands.h cli/args.c cli/cmd_encode.c \
-	cli/trace_report.c
+	cli/trace_report.c cli/progress.c
+
+# The command-line reference, generated from the help texts (cli/mkdoc.sh),
+# installed with the documentation and shipped in the tarball.
+doc_DATA = docs/cli.md
+docs/cli.md: gramask$(EXEEXT) $(srcdir)/cli/mkdoc.sh
+	$(AM_V_GEN)$(MKDIR_P) docs && sh $(srcdir)/cli/mkdoc.sh ./gramask$(EXEEXT) > $@.tmp && \
+	  mv $@.tmp $@
+EXTRA_DIST += docs/cli.md cli/mkdoc.sh
+CLEANFILES += docs/cli.md
+
+# The command line's messages: bad arguments, demo, encode, trace --text, the
+# reference page.
+TESTS += tests/cli_args.sh tests/cli_encode.sh
+EXTRA_DIST += tests/cli_args.sh tests/cli_encode.sh

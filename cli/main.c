@@ -15,7 +15,14 @@ static void print_help(FILE *out)
             gm_version());
     for (size_t i = 0; gm_cli_commands[i].name; i++)
         fprintf(out, "  %-10s %s\n", gm_cli_commands[i].name, gm_cli_commands[i].synopsis);
-    fprintf(out, "\nRun `gramask COMMAND --help` for the options of a command.\n");
+    fprintf(out, "\nRun `gramask COMMAND --help` for the options of a command.\n\n"
+                 "exit status:\n"
+                 "  0  success (and for trace, generate, parse: every check passed)\n"
+                 "  1  the work failed: an input could not be read, was rejected (a grammar,\n"
+                 "     tokenizer, compiled or ids file, with the reason on stderr), or a check\n"
+                 "     failed (trace: a true token was masked or EOS refused at the end;\n"
+                 "     generate: a dead end; parse: a syntax error)\n"
+                 "  2  bad command line: a one-line reason and the command's usage on stderr\n");
 }
 
 int gm_cli_fail(const char *cmd, const gm_error *err)
@@ -27,13 +34,13 @@ int gm_cli_fail(const char *cmd, const gm_error *err)
 
 int gm_cli_usage(const char *cmd, const char *usage)
 {
-    fprintf(stderr, "usage: gramask %s %s\n", cmd, usage);
-    return 2;
+    return gm_cli_bad_arg(cmd, usage, "missing or bad arguments");
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
+        fprintf(stderr, "gramask: missing COMMAND\n");
         print_help(stderr);
         return 2;
     }
@@ -48,6 +55,10 @@ int main(int argc, char **argv)
     for (size_t i = 0; gm_cli_commands[i].name; i++)
         if (!strcmp(argv[1], gm_cli_commands[i].name))
             return gm_cli_commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "gramask: unknown command '%s' (see gramask --help)\n", argv[1]);
+    fprintf(stderr, "gramask: unknown command '%s'\nusage: gramask COMMAND [ARGS...]; the "
+                    "commands:", argv[1]);
+    for (size_t i = 0; gm_cli_commands[i].name; i++)
+        fprintf(stderr, "%s %s", i ? "," : "", gm_cli_commands[i].name);
+    fprintf(stderr, "\n(gramask --help for details)\n");
     return 2;
 }

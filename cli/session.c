@@ -112,6 +112,8 @@ int gm_cli_grammar_arg(gm_cli_load_options *lo, int argc, char **argv, int *i)
         lo->start = a + 8; /* the spelling of gramask grammar and parse */
     } else if (!strcmp(a, "--eager")) {
         lo->eager = true;
+    } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+        lo->quiet = true;
     } else if (!strcmp(a, "--conflicts=lark") || !strcmp(a, "--lark")) {
         lo->conflicts = GM_CONFLICTS_LARK;
     } else if (!strcmp(a, "--model-vocab-size")) {
@@ -125,6 +127,24 @@ int gm_cli_grammar_arg(gm_cli_load_options *lo, int argc, char **argv, int *i)
         return 0;
     }
     return 1;
+}
+
+const char *gm_cli_grammar_arg_why(int argc, char **argv, int i, char *buf, size_t cap)
+{
+    const char *a = argv[i];
+    if (i + 1 >= argc)
+        snprintf(buf, cap, "%s needs a value", a);
+    else if (!strcmp(a, "--format"))
+        snprintf(buf, cap, "--format '%s': the grammar formats are lark, gbnf, ebnf and regex; "
+                           "the tool formats (with --tools) llama, llama-json, qwen and harmony",
+                 argv[i + 1]);
+    else if (!strcmp(a, "--reasoning"))
+        snprintf(buf, cap, "--reasoning '%s': allowed, forced or forbidden", argv[i + 1]);
+    else if (!strcmp(a, "--model-vocab-size"))
+        snprintf(buf, cap, "--model-vocab-size '%s': not a number of token ids", argv[i + 1]);
+    else
+        snprintf(buf, cap, "bad value '%s' for %s", argv[i + 1], a);
+    return buf;
 }
 
 gm_status gm_cli_load_cfg(gm_mem *m, const char *arg, const gm_grammar_options *opts,
@@ -195,6 +215,11 @@ int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli
     gm_compile_options co;
     gm_compile_options_init_defaults(&co);
     co.eager = opts->eager;
+    gm_cli_progress progress = {.cmd = cmd, .what = "building token tables"};
+    if (gm_cli_progress_wanted(opts->quiet)) {
+        co.progress = gm_cli_progress_fn;
+        co.progress_ud = &progress;
+    }
     if (opts->tools && !opts->tool_format) {
         fprintf(stderr, "gramask %s: --tools needs --format llama|llama-json|qwen|harmony\n", cmd);
         return 2;
@@ -262,4 +287,10 @@ int gm_cli_parse_u64(const char *s, uint64_t *out)
         return -1;
     *out = v;
     return 0;
+}
+
+int gm_cli_grammar_arg_fail(const char *cmd, const char *usage, int argc, char **argv, int i0)
+{
+    char why[256];
+    return gm_cli_bad_arg(cmd, usage, "%s", gm_cli_grammar_arg_why(argc, argv, i0, why, sizeof why));
 }

@@ -32,6 +32,7 @@ typedef struct gm_cli_load_options {
     gm_grammar_format format; /* --format (GM_FORMAT_AUTO: by the file's extension) */
     const char *start;        /* --start RULE */
     uint32_t model_vocab_size;
+    bool quiet;               /* --quiet: no progress line on the terminal */
     const char *structural_tag; /* --structural-tag FILE (instead of GRAMMAR) */
     const char *tools;        /* --tools FILE (instead of GRAMMAR), with tool_format */
     gm_tool_format tool_format; /* --format llama|llama-json|qwen|harmony */
@@ -46,13 +47,14 @@ void gm_cli_load_options_init(gm_cli_load_options *lo);
 
 /* The options that say which grammar to compile for which tokenizer, as one usage line. */
 #define GM_CLI_GRAMMAR_OPTIONS \
-    "[--format lark|gbnf|ebnf|regex] [--start RULE] [--eager] [--conflicts=lark]"
+    "[--format lark|gbnf|ebnf|regex] [--start RULE] [--eager] [--conflicts=lark] [--quiet]"
 #define GM_CLI_GRAMMAR_HELP \
     "  GRAMMAR: a .lark, .gbnf, .ebnf or .regex file (--format overrides the extension),\n" \
     "  a bundled grammar name (json, go, java, python), or a .gmc compiled file; or\n" \
     "  --structural-tag FILE (XGrammar's structural tag JSON), or --tools FILE with\n" \
     "  --format llama|llama-json|qwen|harmony [--tool-choice auto|required|none|NAME]\n" \
-    "  [--no-parallel] [--reasoning allowed|forced|forbidden] (gramask tools --help).\n"
+    "  [--no-parallel] [--reasoning allowed|forced|forbidden] (gramask tools --help).\n" \
+    "  --quiet: no progress line while tables are built (shown only on a terminal).\n"
 
 /*
  * Takes argv[*i] when it is the GRAMMAR argument (or --structural-tag,
@@ -64,6 +66,12 @@ void gm_cli_load_options_init(gm_cli_load_options *lo);
  * caller prints its usage).
  */
 int gm_cli_grammar_arg(gm_cli_load_options *lo, int argc, char **argv, int *i);
+
+/* gm_cli_bad_arg with gm_cli_grammar_arg_why's reason for argv[i0]; returns 2. */
+int gm_cli_grammar_arg_fail(const char *cmd, const char *usage, int argc, char **argv, int i0);
+
+/* Why gm_cli_grammar_arg returned -1 for argv[i] (i as before the call): a reason in buf. */
+const char *gm_cli_grammar_arg_why(int argc, char **argv, int i, char *buf, size_t cap);
 
 /*
  * Whether a GRAMMAR argument names a bundled grammar ("json", "go", ...)

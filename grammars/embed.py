@@ -59,6 +59,8 @@ def main():
                  '    if (len)\n'
                  '        *len = 0;\n'
                  '    return NULL;\n}\n')
+    parts.append('const char *gm_bundled_grammar_name(size_t i)\n{\n'
+                 '    return i < sizeof bundled / sizeof bundled[0] ? bundled[i].name : NULL;\n}\n')
     tmp = output + '.tmp'
     with open(tmp, 'w', encoding='utf-8') as f:
         f.write('\n'.join(parts))

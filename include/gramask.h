@@ -365,10 +365,20 @@ GM_API gm_status gm_grammar_from_json_schema(const char *json, size_t len,
  */
 typedef struct gm_compiled gm_compiled;
 
+/*
+ * Progress of a long operation: `done` of `total` steps (done <= total;
+ * called with done == total at the end). Called on the thread doing the
+ * work, at most a few thousand times; it must not call back into gramask.
+ */
+typedef void (*gm_progress_fn)(void *ud, uint64_t done, uint64_t total);
+
 typedef struct gm_compile_options {
     bool eager;               /* build every table now instead of on first use */
     gm_allocator allocator;
     gm_limits limits;
+    gm_progress_fn progress;  /* eager compiles: called as the tables are built (LALR
+                                 engine: one step per lexer-state table); NULL = none */
+    void *progress_ud;        /* passed to progress unchanged */
 } gm_compile_options;
 
 GM_API void gm_compile_options_init_defaults(gm_compile_options *opts);

@@ -15,4 +15,7 @@
  */
 const char *gm_bundled_grammar(const char *name, size_t *len);
 
+/* The name of bundled grammar i (in build order), or NULL past the last. */
+const char *gm_bundled_grammar_name(size_t i);
+
 #endif

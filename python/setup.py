@@ -9,6 +9,7 @@ The extension is linked with an rpath to the library's directory, so no
 LD_LIBRARY_PATH or ldconfig is needed. GRAMASK_WERROR=1 adds -Werror (make does).
 """
 
+import json
 import os
 import re
 import shlex
@@ -78,7 +79,8 @@ setup(
         library_dirs=[libdir],
         runtime_library_dirs=[libdir],
         libraries=["gramask"],
-        define_macros=[("GMPY_DATA_DIRS", '"%s"' % os.pathsep.join(data_dirs))],
+        # a C string literal (JSON's escapes are C's, \uXXXX included)
+        define_macros=[("GMPY_DATA_DIRS", json.dumps(os.pathsep.join(data_dirs)))],
         extra_compile_args=cflags,
     )],
 )

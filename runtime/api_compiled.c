@@ -57,7 +57,8 @@ gm_status gm_compiled_create(gm_grammar *g, gm_vocab *v, const gm_compile_option
         st = gm_spanner_create(&c->mem, g->lexer, &g->postlex, g->lr, v->data, v->trie,
                                &c->spanner, err);
         if (st == GM_OK && opts && opts->eager)
-            st = gm_spanner_build_all(c->spanner, err);
+            st = gm_spanner_build_all_progress(c->spanner, opts->progress, opts->progress_ud,
+                                               err);
     }
     if (st != GM_OK) {
         compiled_free(c);

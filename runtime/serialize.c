@@ -883,7 +883,8 @@ gm_status gm_compiled_load_buffer(const uint8_t *b, size_t len, const char *path
         goto fail;
     }
     if (opts && opts->eager && g->engine == GM_ENGINE_LALR &&
-        (st = gm_spanner_build_all(c->spanner, err)) != GM_OK)
+        (st = gm_spanner_build_all_progress(c->spanner, opts->progress, opts->progress_ud,
+                                            err)) != GM_OK)
         goto fail;
     gm_grammar_destroy(g);
     gm_vocab_destroy(v);

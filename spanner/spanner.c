@@ -308,15 +308,27 @@ const uint32_t *gm_spanner_split0(gm_spanner *sp, uint32_t id, gm_error *err)
 
 gm_status gm_spanner_build_all(gm_spanner *sp, gm_error *err)
 {
+    return gm_spanner_build_all_progress(sp, NULL, NULL, err);
+}
+
+gm_status gm_spanner_build_all_progress(gm_spanner *sp, gm_progress_fn progress, void *ud,
+                                        gm_error *err)
+{
     gm_error local;
     if (!err)
         err = &local;
-    for (uint32_t q = 0; q < sp->nstates; q++)
+    uint64_t total = (uint64_t)sp->nstates + sp->nsplit0;
+    for (uint32_t q = 0; q < sp->nstates; q++) {
         if (gm_spanner_profile_state(sp, q) == q && !gm_spanner_profile(sp, q, err))
             return err->code;
+        if (progress)
+            progress(ud, q + 1, total);
+    }
     for (uint32_t id = 0; id < sp->nsplit0; id++)
         if (!gm_spanner_split0(sp, id, err))
             return err->code;
+    if (progress)
+        progress(ud, total, total);
     return GM_OK;
 }
 

@@ -26,6 +26,9 @@ const uint32_t *gm_spanner_split0(gm_spanner *sp, uint32_t id, gm_error *err);
 
 /* Builds every profile and filter now (eager compilation). */
 gm_status gm_spanner_build_all(gm_spanner *sp, gm_error *err);
+/* The same, reporting each table built to progress (may be NULL). */
+gm_status gm_spanner_build_all_progress(gm_spanner *sp, gm_progress_fn progress, void *ud,
+                                        gm_error *err);
 
 /* Totals over the profiles built so far. */
 typedef struct gm_spanner_stats {

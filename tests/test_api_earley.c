@@ -331,7 +331,7 @@ static void compiled_file_round_trip(void **state)
     for (size_t i = 0;; i++) {
         assert_int_equal(gm_matcher_fill_mask(m, other, w->words, &err), GM_OK);
         assert_int_equal(gm_matcher_fill_mask(w->m, w->mask, w->words, &err), GM_OK);
-        assert_memory_equal(other, w->mask, sizeof other);
+        assert_memory_equal(other, w->mask, w->words * sizeof *other);
         if (!s[i])
             break;
         accept_text(m, (char[]){s[i], 0});

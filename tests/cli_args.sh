@@ -1,0 +1,105 @@
+#!/bin/sh
+# The command line's answers to bad arguments, in every subcommand: a
+# one-line reason, the command's synopsis, exit status 2; demo's answer to a
+# grammar it cannot run; --version, --help's exit statuses; the generated
+# reference page (docs/cli.md) against the help texts it comes from.
+set -u
+. "${GM_SRCDIR:-.}/tests/cli_lib.sh"
+b=${GM_BUILDDIR:-.}
+tok="$d/tokenizers/sp32k"
+
+# exact: the whole of stderr + status
+exact() {
+    want=$(printf '%s\nexit %s' "$1" "$2")
+    [ "$o" = "$want" ] || { printf 'want:\n%s\n' "$want"; return 1; }
+}
+
+run --version; has "gramask 0." && has 'exit 0'; ok "--version" $?
+run --help
+has 'exit status:' && has '  2  bad command line: a one-line reason' &&
+    has '  1  the work failed' && has 'exit 0'; ok "--help documents the exit statuses" $?
+run; has 'gramask: missing COMMAND' && has 'exit 2'; ok "no command" $?
+run frobnicate
+exact "gramask: unknown command 'frobnicate'
+usage: gramask COMMAND [ARGS...]; the commands: $("$g" --help | sed -n '/^commands:/,/^$/p' | awk 'NR > 1 && NF { printf "%s%s", s, $1; s = ", " }')
+(gramask --help for details)" 2; ok "unknown command: the list of commands" $?
+
+run encode
+exact "gramask encode: missing TOKENIZER and FILE
+usage: gramask encode TOKENIZER FILE... [-o OUT] [--special-as-text]
+(gramask encode --help for details)" 2; ok "encode: missing arguments" $?
+run encode "$tok"; has 'gramask encode: missing FILE (the text to encode)' && has 'exit 2'
+ok "encode: missing FILE" $?
+run encode "$tok" x -o; has 'gramask encode: -o needs a file name' && has 'exit 2'; ok "encode: -o" $?
+run encode --frob; has "gramask encode: unknown option '--frob'" && has 'exit 2'; ok "encode: unknown option" $?
+
+run trace json --tokenizer "$tok"
+exact "gramask trace: missing --ids IDS.json or --text FILE...
+usage: gramask trace GRAMMAR --tokenizer T (--ids IDS.json | --text FILE...) [--json] [--dump-masks OUT]
+(gramask trace --help for details)" 2; ok "trace: neither --ids nor --text" $?
+run trace json --tokenizer "$tok" a.json; has "gramask trace: unexpected argument 'a.json' (text files go after --text)" && has 'exit 2'
+ok "trace: a text file without --text" $?
+run trace json --tokenizer "$tok" --text; has 'gramask trace: --text needs at least one FILE' && has 'exit 2'
+ok "trace: --text without files" $?
+run trace json --tokenizer "$tok" --ids x --text y; has 'gramask trace: --ids and --text exclude each other'
+ok "trace: --ids and --text" $?
+run trace json --format cobol; has "gramask trace: --format 'cobol': the formats are lark, gbnf, ebnf and regex" && has 'exit 2'
+ok "trace: bad --format" $?
+run trace json --tokenizer; has 'gramask trace: --tokenizer needs a value' && has 'exit 2'; ok "trace: --tokenizer without value" $?
+run trace --ids x; has 'gramask trace: missing GRAMMAR' && has 'exit 2'; ok "trace: missing GRAMMAR" $?
+
+run generate json --tokenizer "$tok" --seed x
+exact "gramask generate: bad value 'x' for --seed
+usage: gramask generate $("$g" generate --help | head -1 | sed 's/^usage: gramask generate //')
+(gramask generate --help for details)" 2; ok "generate: bad --seed" $?
+run generate json --tokenizer "$tok" --eos-prob 2; has "gramask generate: --eos-prob '2': not a number in 0..1" && has 'exit 2'
+ok "generate: bad --eos-prob" $?
+run generate; has 'gramask generate: missing GRAMMAR' && has 'exit 2'; ok "generate: missing GRAMMAR" $?
+run compile json --tokenizer "$tok"; has 'gramask compile: missing -o FILE.gmc (where to write)' && has 'exit 2'
+ok "compile: missing -o" $?
+run compile -o x.gmc; has 'gramask compile: missing GRAMMAR' && has 'exit 2'; ok "compile: missing GRAMMAR" $?
+run compile json -o; has 'gramask compile: -o needs a value' && has 'exit 2'; ok "compile: -o without value" $?
+run info; has 'gramask info: missing FILE.gmc' && has 'exit 2'; ok "info: missing FILE" $?
+run info a.gmc b.gmc; has "gramask info: unexpected argument 'b.gmc'" && has 'exit 2'; ok "info: two files" $?
+run vocab; has 'gramask vocab: missing PATH (a tokenizer)' && has 'exit 2'; ok "vocab: missing PATH" $?
+run vocab "$tok" --model-size big; has "gramask vocab: bad value 'big' for --model-size" && has 'exit 2'
+ok "vocab: bad --model-size" $?
+run vocab "$tok" --frob; has "gramask vocab: unknown option '--frob'" && has 'exit 2'; ok "vocab: unknown option" $?
+run regex; has "gramask regex: missing 'RE' (the regex)" && has 'exit 2'; ok "regex: missing RE" $?
+run regex a --dot --dump; has 'gramask regex: --dot and --dump exclude each other' && has 'exit 2'
+ok "regex: --dot and --dump" $?
+run lex; has 'gramask lex: missing TERMINALS' && has 'exit 2'; ok "lex: missing TERMINALS" $?
+run lex t.terms; has 'gramask lex: missing INPUT (or --dump / --dot)' && has 'exit 2'; ok "lex: missing INPUT" $?
+run grammar; has 'gramask grammar: missing GRAMMAR' && has 'exit 2'; ok "grammar: missing GRAMMAR" $?
+run grammar json --frob; has "gramask grammar: unknown option '--frob'" && has 'exit 2'; ok "grammar: unknown option" $?
+run parse json; has 'gramask parse: missing FILE (the text to parse)' && has 'exit 2'; ok "parse: missing FILE" $?
+run parse --frob; has "gramask parse: unknown option '--frob'" && has 'exit 2'; ok "parse: unknown option" $?
+
+run demo --grammar go
+exact "gramask demo: the bundled sample is JSON, so 'go' needs a sample of its own
+  gramask demo --grammar go --sample FILE             decode FILE as the demo does
+  gramask trace go --tokenizer T --text FILE          as the tokenizer encodes FILE
+  gramask generate go --tokenizer T                   random constrained output" 2
+ok "demo --grammar go: how to run it" $?
+run demo --grammar cobol
+has "gramask demo: no bundled grammar 'cobol'; the bundled grammars are json, json_bounded, go," &&
+    has 'usage: gramask demo' && has 'exit 2'; ok "demo: an unknown grammar lists the bundled ones" $?
+run demo --steps x
+exact "gramask demo: bad value 'x' for --steps
+usage: gramask demo [--tokenizer T] [--grammar NAME] [--sample FILE] [--steps N] [--quiet]
+(gramask demo --help for details)" 2; ok "demo: bad --steps" $?
+run demo --grammar; has 'gramask demo: --grammar needs a value'; ok "demo: --grammar without value" $?
+
+# Progress goes to a terminal only: piped, nothing but the report.
+run compile json --tokenizer "$tok" --eager -o "${TMPDIR:-/tmp}/gm_cli_args.$$.gmc"
+! has 'building token tables' && has 'exit 0'; ok "no progress line when stderr is not a terminal" $?
+rm -f "${TMPDIR:-/tmp}/gm_cli_args.$$.gmc"
+
+# docs/cli.md is the help texts, every command's
+doc="$b/docs/cli.md"
+[ -f "$doc" ]; ok "docs/cli.md was generated" $?
+for c in $("$g" --help | sed -n '/^commands:/,/^$/p' | awk 'NR > 1 && NF { print $1 }'); do
+    o=$(awk -v h="## gramask $c" '$0 == h { on = 1; next } on && /^```$/ { n++; if (n == 2) exit; next } on && n == 1' "$doc")
+    [ "$o" = "$("$g" "$c" --help)" ]; ok "docs/cli.md: gramask $c --help" $?
+done
+finish

@@ -73,7 +73,7 @@ struct gm_estate {
     uint64_t hash;
     _Atomic(gm_estate *) proj;   /* projection onto waiting items (note [earley pruning]) */
     _Atomic(void *) memo;        /* mask memo (maskcache.c) */
-    uint64_t loops;       /* groups of byte classes that all lead back to this set, once loops_known
+    uint64_t loops[4];    /* bytes that lead back to this set, once loops_known
                              (note [closed subtrees] in maskcache.c; under the lock) */
     uint8_t loops_known;
     gm_estate **next;     /* interned sets: the set after each byte class, NULL = not
@@ -116,10 +116,9 @@ struct gm_eengine {
     /* Token-mask cache (maskcache.c). */
     uint32_t T;           /* counter classes (note [repetition classes]) */
     uint32_t words;       /* 32-bit words of a mask */
-    uint32_t *tok_node;   /* [vocab] trie node of each token, UINT32_MAX if none */
-    uint64_t *sub_cls;    /* [trie nodes] groups of byte classes below each node, or NULL
-                             (note [closed subtrees]) */
-    uint8_t byte_group[256]; /* byte -> group (0..63) of its class */
+    const uint64_t *sub;  /* [trie nodes][4] bytes below each node (note [closed subtrees]):
+                             the cross-grammar cache's, or own_sub; NULL until needed */
+    uint64_t *own_sub;
     _Atomic(gm_ementry *) *entry;   /* [states] entries of items without counters */
     gm_ementry **rep_entries;       /* hash table of repetition entries */
     size_t rep_slots, rep_n;
@@ -143,7 +142,42 @@ struct gm_escratch {
     uint32_t *acc;        /* [words] */
     GM_VEC(uint32_t) nodes;   /* uncertain trie nodes of a mask being filled */
     GM_VEC(uint32_t) enodes;  /* uncertain trie nodes of an entry being built */
+    GM_VEC(uint32_t) rnodes;  /* its raw-uncertain nodes (note [cross-grammar hashing]) */
+    GM_VEC(uint32_t) key;     /* its structural key */
+    uint32_t *knum;           /* [states] key numbering (GM_FSM_NONE = not seen) */
+    uint32_t *krule;          /* [rules] */
+    uint32_t *kqueue;         /* [states] */
 };
+
+/* The cross-grammar cache (xcache.c, note [cross-grammar hashing]). */
+typedef struct gm_xentry gm_xentry;
+typedef struct gm_xhit {
+    gm_xentry *entry;
+    uint8_t form;             /* accepted tokens: FORM_* of maskcache.c */
+    uint32_t nacc;
+    const uint32_t *acc;
+    uint32_t nraw;
+    const uint32_t *raw;      /* raw-uncertain trie nodes */
+    bool perfect;             /* the follow set was there: unc is valid */
+    uint32_t nunc;
+    const uint32_t *unc;
+} gm_xhit;
+bool gm_excache_fits(const gm_excache *x, const gm_vocab_data *v, const gm_trie *t);
+/* The bytes below each trie node, 4 words per node (computed on first use), or NULL. */
+const uint64_t *gm_excache_sub_bytes(gm_excache *x);
+/* Computes them: an array of 4 * t->nnodes words from m, NULL when memory ran out. */
+uint64_t *gm_trie_sub_bytes(gm_mem *m, const gm_trie *t);
+bool gm_excache_lookup(gm_excache *x, const uint32_t *key, uint32_t klen, const uint64_t follow[4],
+                       gm_xhit *hit);
+/* Publishes an entry (or finds the one another engine published), with its
+   uncertain nodes for `follow`; fills *hit with the cache's copies. -1 when
+   out of memory or past the cache's budget (the caller keeps its own). */
+int gm_excache_put(gm_excache *x, const uint32_t *key, uint32_t klen, uint8_t form,
+                   const uint32_t *acc, uint32_t nacc_words, uint32_t nacc, const uint32_t *raw,
+                   uint32_t nraw, const uint64_t follow[4], const uint32_t *unc, uint32_t nunc,
+                   gm_xhit *hit);
+int gm_excache_add_follow(gm_excache *x, gm_xentry *xe, const uint64_t follow[4],
+                          const uint32_t *unc, uint32_t nunc, const uint32_t **stored);
 
 /* Stepping (eset.c). The engine's lock is held by the caller. */
 gm_status gm_eset_init(gm_eengine *e, gm_error *err);

@@ -80,6 +80,11 @@ gm_status gm_eengine_create(gm_mem *m, const gm_egrammar *g, const gm_vocab_data
     e->t = t;
     e->variant = opts ? opts->variant : 0;
     e->x = (e->variant & GM_EVARIANT_NO_CROSS_CACHE) ? NULL : x;
+    if (e->x && !gm_excache_fits(e->x, v, t)) {
+        gm_mem_free(m, e);
+        return gm_error_set(err, GM_ERR_ARGUMENT,
+                            "gm_eengine_create: the cross-grammar cache is for another vocabulary");
+    }
     gm_fsm_limits(&e->lim, opts ? &opts->limits : NULL);
     e->max_items = e->lim.max_nfa_states;
     e->table_budget = e->lim.max_memory / 8 < TABLE_BUDGET_MAX ? e->lim.max_memory / 8
@@ -128,7 +133,7 @@ void gm_eengine_get_stats(gm_eengine *e, gm_eengine_stats *st)
     pthread_mutex_lock(&e->lock);
     st->memory_bytes = st->cache_bytes + e->table_bytes +
                        e->sets_slots * sizeof *e->sets + e->tc_slots * sizeof *e->tc +
-                       (size_t)e->v->size * sizeof *e->tok_node +
+                       (e->own_sub ? (size_t)e->t->nnodes * 32 : 0) +
                        (size_t)e->g->nstates * sizeof *e->entry;
     pthread_mutex_unlock(&e->lock);
 }
@@ -177,6 +182,11 @@ void gm_escratch_destroy(gm_eengine *e, gm_escratch *w)
     gm_vec_free(e->mem, &w->items);
     gm_vec_free(e->mem, &w->nodes);
     gm_vec_free(e->mem, &w->enodes);
+    gm_vec_free(e->mem, &w->rnodes);
+    gm_vec_free(e->mem, &w->key);
+    gm_mem_free(e->mem, w->knum);
+    gm_mem_free(e->mem, w->krule);
+    gm_mem_free(e->mem, w->kqueue);
     gm_mem_free(e->mem, w->slots);
     gm_mem_free(e->mem, w->predicted);
     gm_mem_free(e->mem, w->stack);

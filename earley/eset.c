@@ -144,7 +144,7 @@ static gm_estate *new_set(gm_eengine *e, const gm_eitem *it, uint32_t n, uint8_t
     atomic_init(&s->proj, NULL);
     atomic_init(&s->memo, NULL);
     s->next = NULL;
-    s->loops = 0;
+    memset(s->loops, 0, sizeof s->loops);
     s->loops_known = 0;
     s->items = (gm_eitem *)(s + 1);
     s->wait = (gm_ewait *)(s->items + n);

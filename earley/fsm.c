@@ -9,6 +9,7 @@
 
 #include "earley/fsm.h"
 #include "base/error.h"
+#include "base/hash.h"
 
 void gm_fsm_limits(gm_limits *out, const gm_limits *in)
 {
@@ -134,6 +135,69 @@ static gm_status prediction_closures(gm_egrammar *g, uint32_t *stack, uint8_t *m
     g->pred = pred ? pred : gm_mem_alloc(m, sizeof *pred);
     if (!g->pred)
         return gm_mem_fail(m, err, "the grammar's prediction closures");
+    return GM_OK;
+}
+
+/*
+ * note [structural hashes]
+ * g->hash[s] summarizes what items at state s can do, independently of
+ * how states and rules are numbered: its flags and repetition bounds, and
+ * for HASH_ROUNDS rounds the hashes of its byte transitions (by byte
+ * range), of the rules it references (their start states) with their
+ * targets, and of its special tokens (by text). The cross-grammar cache
+ * (xcache.c) orders reference edges by these hashes to serialize the
+ * structure reachable from a state canonically; the serialization, not the
+ * hash, decides equality, so a collision costs sharing, never exactness.
+ */
+enum { HASH_ROUNDS = 6 };
+
+static gm_status structural_hashes(gm_egrammar *g, gm_error *err)
+{
+    gm_mem *m = g->mem;
+    uint32_t n = g->nstates;
+    uint64_t *h = gm_mem_alloc(m, (n ? n : 1) * sizeof *h);
+    uint64_t *nh = gm_mem_alloc(m, (n ? n : 1) * sizeof *nh);
+    if (!h || !nh) {
+        gm_mem_free(m, h);
+        gm_mem_free(m, nh);
+        return gm_mem_fail(m, err, "the grammar's hashes");
+    }
+    for (uint32_t s = 0; s < n; s++) {
+        const gm_frule *fr = &g->rules[g->state_rule[s]];
+        uint64_t x = (uint64_t)(g->state_flags[s] & (GM_FS_ACCEPT | GM_FS_ITER_END | GM_FS_REP_START));
+        x = gm_hash_mix64(x ^ ((uint64_t)fr->repeat << 8) ^ ((uint64_t)fr->rep_min << 16));
+        h[s] = gm_hash_mix64(x ^ fr->rep_max);
+    }
+    for (int round = 0; round < HASH_ROUNDS; round++) {
+        for (uint32_t s = 0; s < n; s++) {
+            uint64_t x = h[s];
+            uint32_t prev = GM_FSM_NONE;
+            for (uint32_t b = 0; b < 256; b++) {
+                uint32_t t = gm_fsm_next(g, s, (uint8_t)b);
+                if (t != prev && t != GM_FSM_NONE)
+                    x = gm_hash_mix64(x ^ ((uint64_t)b << 56) ^ h[t]);
+                prev = t;
+            }
+            /* References: a commutative combination (their order is numbering). */
+            uint64_t refs = 0;
+            for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1]; j++)
+                refs += gm_hash_mix64(h[g->rules[g->refs[j].sym].start] * 31 + h[g->refs[j].to]);
+            uint64_t toks = 0;
+            for (uint32_t j = g->tok_off[s]; j < g->tok_off[s + 1]; j++) {
+                uint32_t y = g->toks[j].sym;
+                toks += gm_hash_mix64(gm_hash_bytes(g->tok_text + g->tok_text_off[y],
+                                                    g->tok_text_off[y + 1] - g->tok_text_off[y], 7) ^
+                                      h[g->toks[j].to]);
+            }
+            nh[s] = gm_hash_mix64(x ^ gm_hash_mix64(refs + 1) ^ gm_hash_mix64(toks + 2));
+        }
+        uint64_t *tmp = h;
+        h = nh;
+        nh = tmp;
+    }
+    gm_mem_free(m, nh);
+    gm_mem_free(m, g->hash);
+    g->hash = h;
     return GM_OK;
 }
 
@@ -332,6 +396,8 @@ gm_status gm_fsm_finish(gm_egrammar *g, gm_error *err)
         }
     }
     gm_status st = prediction_closures(g, stack, reach, err);
+    if (st == GM_OK)
+        st = structural_hashes(g, err);
     gm_mem_free(m, reach);
     gm_mem_free(m, stack);
     gm_mem_free(m, first);

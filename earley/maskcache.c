@@ -61,6 +61,7 @@ enum { FORM_LIST = 0, FORM_NOT = 1, FORM_BITS = 2 };
 struct gm_ementry {
     uint64_t key;
     uint8_t form;         /* FORM_* of acc */
+    uint8_t borrowed;     /* acc and unc belong to the cross-grammar cache */
     uint32_t nacc;        /* ids in the list (FORM_LIST, FORM_NOT) */
     uint32_t *acc;        /* ids ascending, or the bitset */
     uint32_t nunc;
@@ -76,6 +77,8 @@ typedef struct memo {
 
 static size_t entry_bytes(const gm_eengine *e, const gm_ementry *x)
 {
+    if (x->borrowed)
+        return sizeof *x;
     size_t acc = x->form == FORM_BITS ? (size_t)e->words * 4 : (size_t)x->nacc * 4;
     return sizeof *x + acc + (size_t)x->nunc * 4;
 }
@@ -84,8 +87,10 @@ static void entry_free(gm_eengine *e, gm_ementry *x)
 {
     if (!x)
         return;
-    gm_mem_free(e->mem, x->acc);
-    gm_mem_free(e->mem, x->unc);
+    if (!x->borrowed) {
+        gm_mem_free(e->mem, x->acc);
+        gm_mem_free(e->mem, x->unc);
+    }
     gm_mem_free(e->mem, x);
 }
 
@@ -103,40 +108,56 @@ gm_status gm_emask_init(gm_eengine *e, gm_error *err)
     const gm_trie *t = e->t;
     e->words = (v->size + 31) / 32;
     e->T = (uint32_t)t->max_depth + 1;
-    e->tok_node = gm_mem_alloc(e->mem, (size_t)(v->size ? v->size : 1) * sizeof *e->tok_node);
     e->entry = gm_mem_calloc(e->mem, e->g->nstates ? e->g->nstates : 1, sizeof *e->entry);
-    if (!e->tok_node || !e->entry)
+    if (!e->entry)
         return gm_mem_fail(e->mem, err, "the token-mask cache");
-    memset(e->tok_node, 0xff, (size_t)v->size * sizeof *e->tok_node);
-    for (uint32_t i = 0; i < t->nnodes; i++)
-        for (uint32_t k = t->nodes[i].tok_begin; k < t->nodes[i].tok_end; k++)
-            e->tok_node[t->tokens[k]] = i;
-    for (uint32_t b = 0; b < 256; b++)
-        e->byte_group[b] = (uint8_t)(e->g->byte_class[b] * 64 / e->g->nclasses);
-    if (!(e->variant & GM_EVARIANT_NO_STATE_CACHE) && t->nnodes) {
-        /* Parents by a forward pass (a stack by depth), then each node's
-           classes added to its parent's in reverse pre-order. */
-        e->sub_cls = gm_mem_calloc(e->mem, t->nnodes, sizeof *e->sub_cls);
-        uint32_t *parent = gm_mem_alloc(e->mem, (size_t)t->nnodes * sizeof *parent);
-        uint32_t *at = gm_mem_alloc(e->mem, ((size_t)t->max_depth + 1) * sizeof *at);
-        if (!e->sub_cls || !parent || !at) {
-            gm_mem_free(e->mem, parent);
-            gm_mem_free(e->mem, at);
-            return gm_mem_fail(e->mem, err, "the token-mask cache");
-        }
-        at[0] = 0;
-        parent[0] = 0;
-        for (uint32_t i = 1; i < t->nnodes; i++) {
-            uint32_t d = t->nodes[i].depth;
-            parent[i] = at[d - 1];
-            at[d] = i;
-        }
-        for (uint32_t i = t->nnodes - 1; i >= 1; i--)
-            e->sub_cls[parent[i]] |= e->sub_cls[i] | (uint64_t)1 << e->byte_group[t->nodes[i].byte];
-        gm_mem_free(e->mem, parent);
-        gm_mem_free(e->mem, at);
-    }
     return GM_OK;
+}
+
+uint64_t *gm_trie_sub_bytes(gm_mem *m, const gm_trie *t)
+{
+    if (!t->nnodes)
+        return NULL;
+    /* Parents by a forward pass (a stack by depth), then each node's bytes
+       added to its parent's in reverse pre-order. */
+    uint64_t *sub = gm_mem_calloc(m, (size_t)t->nnodes * 4, sizeof *sub);
+    uint32_t *parent = gm_mem_alloc(m, (size_t)t->nnodes * sizeof *parent);
+    uint32_t *at = gm_mem_alloc(m, ((size_t)t->max_depth + 1) * sizeof *at);
+    if (!sub || !parent || !at) {
+        gm_mem_free(m, sub);
+        gm_mem_free(m, parent);
+        gm_mem_free(m, at);
+        return NULL;
+    }
+    at[0] = 0;
+    parent[0] = 0;
+    for (uint32_t i = 1; i < t->nnodes; i++) {
+        uint32_t d = t->nodes[i].depth;
+        parent[i] = at[d - 1];
+        at[d] = i;
+    }
+    for (uint32_t i = t->nnodes - 1; i >= 1; i--) {
+        uint64_t *p = sub + (size_t)parent[i] * 4, *c = sub + (size_t)i * 4;
+        uint8_t b = t->nodes[i].byte;
+        for (int k = 0; k < 4; k++)
+            p[k] |= c[k];
+        p[b >> 6] |= (uint64_t)1 << (b & 63);
+    }
+    gm_mem_free(m, parent);
+    gm_mem_free(m, at);
+    return sub;
+}
+
+/* The bytes below each trie node (note [closed subtrees]), NULL when unavailable. */
+static const uint64_t *sub_bytes(gm_eengine *e)
+{
+    if (!e->sub && !(e->variant & GM_EVARIANT_NO_STATE_CACHE)) {
+        if (e->x)
+            e->sub = gm_excache_sub_bytes(e->x);
+        if (!e->sub && !e->own_sub)
+            e->sub = e->own_sub = gm_trie_sub_bytes(e->mem, e->t);
+    }
+    return e->sub;
 }
 
 void gm_emask_fini(gm_eengine *e)
@@ -148,12 +169,11 @@ void gm_emask_fini(gm_eengine *e)
         entry_free(e, e->rep_entries[i]);
     gm_mem_free(e->mem, e->entry);
     gm_mem_free(e->mem, e->rep_entries);
-    gm_mem_free(e->mem, e->tok_node);
-    gm_mem_free(e->mem, e->sub_cls);
-    e->sub_cls = NULL;
+    gm_mem_free(e->mem, e->own_sub);
+    e->own_sub = NULL;
+    e->sub = NULL;
     e->entry = NULL;
     e->rep_entries = NULL;
-    e->tok_node = NULL;
 }
 
 /* ---- scratch buffers --------------------------------------------------------- */
@@ -178,6 +198,15 @@ static void stack_release(gm_eengine *e, gm_escratch *w, size_t upto)
         gm_estate_release(e, w->stack[d]);
         w->stack[d] = NULL;
     }
+}
+
+/* (Without -mpopcnt, __builtin_popcount is a library call per word.) */
+static inline uint32_t popcount32(uint32_t x)
+{
+    x = x - ((x >> 1) & 0x55555555u);
+    x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+    x = (x + (x >> 4)) & 0x0f0f0f0fu;
+    return (x * 0x01010101u) >> 24;
 }
 
 static inline void set_bit(uint32_t *bits, uint32_t i)
@@ -209,27 +238,30 @@ static gm_status set_loops(gm_eengine *e, gm_escratch *w, gm_estate *x, gm_error
     uint8_t rep[256];
     for (int b = 255; b >= 0; b--)
         rep[g->byte_class[b]] = (uint8_t)b;
-    uint64_t loops = ~(uint64_t)0;
+    uint8_t loops[256];
     for (uint32_t c = 0; c < g->nclasses; c++) {
         gm_estate *n;
         gm_status st = gm_eset_step_borrowed(e, w, x, rep[c], &n, err);
         if (st != GM_OK)
             return st;
-        if (n != x)
-            loops &= ~((uint64_t)1 << e->byte_group[rep[c]]);
+        loops[c] = n == x;
     }
-    x->loops = loops;
+    memset(x->loops, 0, sizeof x->loops);
+    for (uint32_t b = 0; b < 256; b++)
+        if (loops[g->byte_class[b]])
+            x->loops[b >> 6] |= (uint64_t)1 << (b & 63);
     x->loops_known = 1;
     return GM_OK;
 }
 
 static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
-                           const uint64_t *follow, uint32_t *acc, gm_error *err)
+                           const uint64_t *follow, bool raw, uint32_t *acc, gm_error *err)
 {
     /* (w->nodes may hold the uncertain nodes of the mask being filled: an
        entry's own go to w->enodes.) */
     const gm_trie *t = e->t;
     bool owned = (e->variant & GM_EVARIANT_NO_STATE_CACHE) != 0;
+    const uint64_t *sub = sub_bytes(e);
     gm_status st = GM_OK;
     size_t maxd = 0;
     w->stack[0] = from;
@@ -245,27 +277,31 @@ static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
             st = gm_eset_step_borrowed(e, w, p, nd->byte, &s, err);
         if (st != GM_OK)
             break;
-        bool u = w->unc[d - 1] ||
-                 (follow && (p->flags & GM_ES_ESCAPED) &&
-                  ((follow[nd->byte >> 6] >> (nd->byte & 63)) & 1));
+        /* Bit 0: uncertain; bit 1: raw-uncertain (note [cross-grammar hashing]). */
+        uint8_t u = w->unc[d - 1];
+        if (follow && (p->flags & GM_ES_ESCAPED))
+            u |= (uint8_t)(2 | ((follow[nd->byte >> 6] >> (nd->byte & 63)) & 1));
         if (!s) {
-            if (u) {
-                for (uint32_t k = i; k < nd->skip; k++)
-                    if (t->nodes[k].tok_end > t->nodes[k].tok_begin &&
-                        gm_vec_push(e->mem, &w->enodes, k)) {
-                        st = gm_mem_fail(e->mem, err, "the token-mask cache");
-                        goto out;
-                    }
+            for (uint32_t k = i; u && k < nd->skip; k++) {
+                if (t->nodes[k].tok_end == t->nodes[k].tok_begin)
+                    continue;
+                if (((u & 1) && gm_vec_push(e->mem, &w->enodes, k)) ||
+                    (raw && gm_vec_push(e->mem, &w->rnodes, k))) {
+                    st = gm_mem_fail(e->mem, err, "the token-mask cache");
+                    goto out;
+                }
             }
             i = nd->skip;
             continue;
         }
         if (nd->tok_end > nd->tok_begin)
             set_node_tokens(t, i, acc);
-        if (e->sub_cls && nd->skip > i + 1 && (s->flags & GM_ES_INTERNED)) {
+        if (sub && nd->skip > i + 1 && (s->flags & GM_ES_INTERNED)) {
             if (!s->loops_known && (st = set_loops(e, w, s, err)) != GM_OK)
                 break;
-            if (!(e->sub_cls[i] & ~s->loops)) {
+            const uint64_t *below = sub + (size_t)i * 4;
+            if (!((below[0] & ~s->loops[0]) | (below[1] & ~s->loops[1]) |
+                  (below[2] & ~s->loops[2]) | (below[3] & ~s->loops[3]))) {
                 /* Closed: every token below is accepted. */
                 uint32_t k0 = t->nodes[i + 1].tok_begin, k1 = t->nodes[nd->skip - 1].tok_end;
                 for (uint32_t k = k0; k < k1; k++)
@@ -358,7 +394,7 @@ static int store_bits(gm_eengine *e, const uint32_t *bits, uint8_t *form, uint32
 {
     uint32_t V = e->v->size, ones = 0;
     for (uint32_t i = 0; i < e->words; i++)
-        ones += (uint32_t)__builtin_popcount(bits[i]);
+        ones += popcount32(bits[i]);
     uint32_t zeros = V - ones;
     uint32_t *a;
     if (ones <= zeros && ones < e->words) {
@@ -422,8 +458,10 @@ static void or_stored(const gm_eengine *e, uint32_t *mask, uint8_t form, uint32_
     }
 }
 
-static gm_status build_entry(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t count,
-                             uint64_t key, gm_ementry **out, gm_error *err)
+/* Walks the trie from the seed (state, count): accepted tokens in w->bits,
+   uncertain nodes in w->enodes, raw-uncertain ones in w->rnodes when `raw`. */
+static gm_status walk_seed(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t count, bool raw,
+                           gm_error *err)
 {
     const gm_egrammar *g = e->g;
     gm_estate *seed = NULL;
@@ -432,11 +470,17 @@ static gm_status build_entry(gm_eengine *e, gm_escratch *w, uint32_t state, uint
         return st;
     memset(w->bits, 0, (size_t)e->words * sizeof *w->bits);
     w->enodes.n = 0;
+    w->rnodes.n = 0;
     if (seed)
-        st = walk_trie(e, w, seed, g->rules[g->state_rule[state]].follow, w->bits, err);
+        st = walk_trie(e, w, seed, g->rules[g->state_rule[state]].follow, raw, w->bits, err);
     gm_estate_release(e, seed);
-    if (st != GM_OK)
-        return st;
+    return st;
+}
+
+/* An entry owning copies of w->bits (stored) and w->enodes. */
+static gm_status own_entry(gm_eengine *e, gm_escratch *w, uint64_t key, gm_ementry **out,
+                           gm_error *err)
+{
     gm_ementry *x = gm_mem_calloc(e->mem, 1, sizeof *x);
     if (!x)
         return gm_mem_fail(e->mem, err, "the token-mask cache");
@@ -450,6 +494,269 @@ static gm_status build_entry(gm_eengine *e, gm_escratch *w, uint32_t state, uint
     }
     if (w->enodes.n)
         memcpy(x->unc, w->enodes.v, w->enodes.n * sizeof *x->unc);
+    *out = x;
+    return GM_OK;
+}
+
+static gm_status borrowed_entry(gm_eengine *e, const gm_xhit *h, uint64_t key, gm_ementry **out,
+                                gm_error *err)
+{
+    gm_ementry *x = gm_mem_calloc(e->mem, 1, sizeof *x);
+    if (!x)
+        return gm_mem_fail(e->mem, err, "the token-mask cache");
+    x->key = key;
+    x->borrowed = 1;
+    x->form = h->form;
+    x->nacc = h->nacc;
+    x->acc = (uint32_t *)h->acc;
+    x->nunc = h->nunc;
+    x->unc = (uint32_t *)h->unc;
+    *out = x;
+    return GM_OK;
+}
+
+/*
+ * The structural key of the seed (state, count) (note [cross-grammar
+ * hashing]) in w->key: the entry's class, then the states reachable from
+ * the seed breadth-first, each as its rule's number, flags, byte ranges,
+ * references (ordered by structural hash) and special tokens, targets by
+ * their breadth-first numbers; each rule on first sight with its bounds.
+ */
+static gm_status struct_key(gm_eengine *e, gm_escratch *w, uint32_t state, uint64_t ekey,
+                            gm_error *err)
+{
+    const gm_egrammar *g = e->g;
+    gm_mem *m = e->mem;
+    if (!w->knum) {
+        w->knum = gm_mem_alloc(m, (size_t)(g->nstates ? g->nstates : 1) * sizeof *w->knum);
+        w->kqueue = gm_mem_alloc(m, (size_t)(g->nstates ? g->nstates : 1) * sizeof *w->kqueue);
+        w->krule = gm_mem_alloc(m, (size_t)(g->nrules ? g->nrules : 1) * sizeof *w->krule);
+        if (!w->knum || !w->kqueue || !w->krule)
+            return gm_mem_fail(m, err, "the cross-grammar cache");
+        memset(w->knum, 0xff, (size_t)g->nstates * sizeof *w->knum);
+        memset(w->krule, 0xff, (size_t)g->nrules * sizeof *w->krule);
+    }
+    w->key.n = 0;
+    uint32_t nq = 0, nr = 0, nrl = 0;
+    uint32_t *rules_seen = NULL;
+    int bad = 0;
+#define KPUSH(x) (bad |= gm_vec_push(m, &w->key, (uint32_t)(x)))
+    KPUSH(e->variant & GM_EVARIANT_NO_REPEAT_COMPRESS ? 1 : 0);
+    KPUSH(ekey & 0xffffffffu);
+#define ENQ(s_) (w->knum[s_] == GM_FSM_NONE ? (w->knum[s_] = nq, w->kqueue[nq++] = (s_), nq - 1) \
+                                              : w->knum[s_])
+    /* A rule seen for the first time: its number, bounds and start. */
+#define NEW_RULE(r_)                                                                     \
+    do {                                                                                 \
+        w->krule[r_] = nr++;                                                             \
+        rules_seen[nrl++] = (r_);                                                        \
+        const gm_frule *fr_ = &g->rules[r_];                                             \
+        KPUSH(0xfffffff0u);                                                              \
+        KPUSH(fr_->repeat);                                                              \
+        KPUSH(fr_->rep_min);                                                             \
+        KPUSH(fr_->rep_max);                                                             \
+        KPUSH(ENQ(fr_->start));                                                          \
+    } while (0)
+    rules_seen = gm_mem_alloc(m, (size_t)(g->nrules ? g->nrules : 1) * sizeof *rules_seen);
+    if (!rules_seen)
+        return gm_mem_fail(m, err, "the cross-grammar cache");
+    ENQ(state);
+    for (uint32_t qi = 0; qi < nq && !bad; qi++) {
+        uint32_t s = w->kqueue[qi];
+        uint32_t r = g->state_rule[s];
+        if (w->krule[r] == GM_FSM_NONE)
+            NEW_RULE(r);
+        KPUSH(w->krule[r]);
+        KPUSH(g->state_flags[s] & (GM_FS_ACCEPT | GM_FS_ITER_END | GM_FS_REP_START));
+        for (uint32_t b = 0; b < 256;) {
+            uint32_t t = gm_fsm_next(g, s, (uint8_t)b), lo = b;
+            while (b < 256 && gm_fsm_next(g, s, (uint8_t)b) == t)
+                b++;
+            if (t != GM_FSM_NONE) {
+                KPUSH(lo << 8 | (b - 1));
+                KPUSH(ENQ(t));
+            }
+        }
+        /* References in the order of their structural hashes. */
+        uint32_t j0 = g->ref_off[s], j1 = g->ref_off[s + 1];
+        KPUSH(0xfffffff1u);
+        KPUSH(j1 - j0);
+        uint32_t order[64];
+        uint32_t no = 0;
+        for (uint32_t j = j0; j < j1; j++) {
+            if (no == 64) {
+                bad = 2; /* too many references at one state: not shared */
+                break;
+            }
+            uint32_t k = no++;
+            uint64_t hj = g->hash[g->rules[g->refs[j].sym].start] * 31 + g->hash[g->refs[j].to];
+            while (k > 0) {
+                uint32_t jp = order[k - 1];
+                uint64_t hp = g->hash[g->rules[g->refs[jp].sym].start] * 31 + g->hash[g->refs[jp].to];
+                if (hp <= hj)
+                    break;
+                order[k] = jp;
+                k--;
+            }
+            order[k] = j;
+        }
+        for (uint32_t k = 0; k < no && !bad; k++) {
+            const gm_fedge *ed = &g->refs[order[k]];
+            uint32_t br = ed->sym;
+            if (w->krule[br] == GM_FSM_NONE)
+                NEW_RULE(br);
+            KPUSH(w->krule[br]);
+            KPUSH(ENQ(ed->to));
+        }
+        KPUSH(0xfffffff2u);
+        for (uint32_t j = g->tok_off[s]; j < g->tok_off[s + 1]; j++) {
+            uint32_t y = g->toks[j].sym;
+            uint32_t len = g->tok_text_off[y + 1] - g->tok_text_off[y];
+            KPUSH(len);
+            for (uint32_t i = 0; i < len; i += 4) {
+                uint32_t word = 0;
+                for (uint32_t k = 0; k < 4 && i + k < len; k++)
+                    word |= (uint32_t)g->tok_text[g->tok_text_off[y] + i + k] << (8 * k);
+                KPUSH(word);
+            }
+            KPUSH(ENQ(g->toks[j].to));
+        }
+    }
+#undef KPUSH
+#undef ENQ
+#undef NEW_RULE
+    for (uint32_t i = 0; i < nq; i++)
+        w->knum[w->kqueue[i]] = GM_FSM_NONE;
+    for (uint32_t i = 0; i < nrl; i++)
+        w->krule[rules_seen[i]] = GM_FSM_NONE;
+    gm_mem_free(m, rules_seen);
+    if (bad == 1)
+        return gm_mem_fail(m, err, "the cross-grammar cache");
+    if (bad == 2)
+        w->key.n = 0;
+    return GM_OK;
+}
+
+/*
+ * A partial hit: the raw-uncertain nodes walked again from the seed with
+ * this grammar's follow set; the uncertain ones go to w->enodes.
+ */
+static gm_status filter_raw(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t count,
+                            const uint32_t *raw, uint32_t nraw, gm_error *err)
+{
+    const gm_egrammar *g = e->g;
+    const gm_trie *t = e->t;
+    const uint64_t *follow = g->rules[g->state_rule[state]].follow;
+    bool owned = (e->variant & GM_EVARIANT_NO_STATE_CACHE) != 0;
+    gm_estate *seed = NULL;
+    gm_status st = gm_eset_seed(e, w, state, count, e->outer, &seed, err);
+    w->enodes.n = 0;
+    if (st != GM_OK || !seed)
+        return st;
+    const uint8_t *prev = NULL;
+    size_t prevlen = 0, valid = 0, maxd = 0;
+    w->stack[0] = seed;
+    w->unc[0] = 0;
+    for (uint32_t i = 0; i < nraw; i++) {
+        const gm_trie_node *nd = &t->nodes[raw[i]];
+        size_t len;
+        const uint8_t *bytes = gm_vocab_data_token(e->v, t->tokens[nd->tok_begin], &len);
+        size_t l = 0, lim = valid < len ? valid : len;
+        if (lim > prevlen)
+            lim = prevlen;
+        while (l < lim && prev[l] == bytes[l])
+            l++;
+        size_t d = l;
+        bool unc = w->unc[d];
+        while (d < len) {
+            gm_estate *p = w->stack[d], *nx = NULL;
+            if (!p)
+                break;
+            if (p->flags & GM_ES_ESCAPED && ((follow[bytes[d] >> 6] >> (bytes[d] & 63)) & 1))
+                unc = true;
+            st = owned ? gm_eset_step(e, w, p, bytes[d], &nx, err)
+                       : gm_eset_step_borrowed(e, w, p, bytes[d], &nx, err);
+            if (st != GM_OK)
+                goto out;
+            if (owned)
+                gm_estate_release(e, w->stack[d + 1]);
+            w->stack[d + 1] = nx;
+            w->unc[d + 1] = unc;
+            d++;
+            if (d > maxd)
+                maxd = d;
+            if (!nx)
+                break;
+        }
+        valid = d;
+        prev = bytes;
+        prevlen = len;
+        if (unc && gm_vec_push(e->mem, &w->enodes, raw[i])) {
+            st = gm_mem_fail(e->mem, err, "the token-mask cache");
+            goto out;
+        }
+    }
+out:
+    if (owned)
+        stack_release(e, w, maxd);
+    else
+        memset(w->stack + 1, 0, maxd * sizeof *w->stack);
+    w->stack[0] = NULL;
+    gm_estate_release(e, seed);
+    return st;
+}
+
+static gm_status build_entry(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t count,
+                             uint64_t key, gm_ementry **out, gm_error *err)
+{
+    const gm_egrammar *g = e->g;
+    gm_status st;
+    gm_ementry *x = NULL;
+    if (e->x) {
+        const uint64_t *follow = g->rules[g->state_rule[state]].follow;
+        if ((st = struct_key(e, w, state, key, err)) != GM_OK)
+            return st;
+        gm_xhit h;
+        if (w->key.n && gm_excache_lookup(e->x, w->key.v, (uint32_t)w->key.n, follow, &h)) {
+            if (!h.perfect) {
+                if ((st = filter_raw(e, w, state, count, h.raw, h.nraw, err)) != GM_OK)
+                    return st;
+                const uint32_t *stored;
+                if (gm_excache_add_follow(e->x, h.entry, follow, w->enodes.v,
+                                          (uint32_t)w->enodes.n, &stored))
+                    return gm_mem_fail(e->mem, err, "the cross-grammar cache");
+                h.nunc = (uint32_t)w->enodes.n;
+                h.unc = stored;
+            }
+            if ((st = borrowed_entry(e, &h, key, &x, err)) != GM_OK)
+                return st;
+            atomic_fetch_add(&e->ncross, 1);
+        } else {
+            if ((st = walk_seed(e, w, state, count, true, err)) != GM_OK)
+                return st;
+            uint8_t form;
+            uint32_t nacc, *acc;
+            if (store_bits(e, w->bits, &form, &nacc, &acc))
+                return gm_mem_fail(e->mem, err, "the token-mask cache");
+            uint32_t nwords = form == FORM_BITS ? e->words : nacc;
+            if (w->key.n &&
+                !gm_excache_put(e->x, w->key.v, (uint32_t)w->key.n, form, acc, nwords, nacc,
+                                w->rnodes.v, (uint32_t)w->rnodes.n, follow, w->enodes.v,
+                                (uint32_t)w->enodes.n, &h)) {
+                gm_mem_free(e->mem, acc);
+                if ((st = borrowed_entry(e, &h, key, &x, err)) != GM_OK)
+                    return st;
+            } else {
+                gm_mem_free(e->mem, acc);
+                if ((st = own_entry(e, w, key, &x, err)) != GM_OK)
+                    return st;
+            }
+        }
+    } else {
+        if ((st = walk_seed(e, w, state, count, false, err)) != GM_OK ||
+            (st = own_entry(e, w, key, &x, err)) != GM_OK)
+            return st;
+    }
     atomic_fetch_add(&e->cache_bytes, entry_bytes(e, x));
     atomic_fetch_add(&e->nentries, 1);
     atomic_fetch_add(&e->nuncertain, x->nunc);
@@ -601,6 +908,22 @@ static void expand_memo(const gm_eengine *e, const memo *mo, uint32_t *mask)
     or_stored(e, mask, mo->form, mo->n, mo->v);
 }
 
+/*
+ * Whether s holds an item of a bounded repetition: its counter makes s
+ * unlikely to come back (the next iteration is another set), so its mask
+ * is not worth keeping.
+ */
+static bool counts_up(const gm_eengine *e, const gm_estate *s)
+{
+    const gm_egrammar *g = e->g;
+    for (uint32_t i = 0; i < s->nitems; i++) {
+        const gm_frule *fr = &g->rules[g->state_rule[s->items[i].state]];
+        if (fr->repeat && fr->rep_max != GM_EX_INF && s->items[i].origin)
+            return true;
+    }
+    return false;
+}
+
 /* Memoizes mask on s (under the memory budget; a lost race frees ours). */
 static void put_memo(gm_eengine *e, gm_estate *s, const uint32_t *mask)
 {
@@ -651,7 +974,7 @@ gm_status gm_emask_fill(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t *m
     memset(mask, 0, (size_t)e->words * sizeof *mask);
     w->nodes.n = 0;
     if (e->variant & GM_EVARIANT_NO_MASK_CACHE) {
-        if ((st = walk_trie(e, w, s, NULL, mask, err)) != GM_OK)
+        if ((st = walk_trie(e, w, s, NULL, false, mask, err)) != GM_OK)
             return st;
     } else {
         for (uint32_t i = 0; i < s->nitems; i++) {
@@ -679,7 +1002,7 @@ gm_status gm_emask_fill(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t *m
         }
     }
     add_specials(e, s, mask);
-    if (!(e->variant & GM_EVARIANT_NO_STATE_CACHE))
+    if (!(e->variant & GM_EVARIANT_NO_STATE_CACHE) && !counts_up(e, s))
         put_memo(e, s, mask);
     return GM_OK;
 }

@@ -1,18 +1,72 @@
 /*
  * The cross-grammar cache of one vocabulary (XGrammar 2 §3.3): token-mask
- * cache entries shared by every grammar compiled for the vocabulary.
+ * cache entries (maskcache.c, note [token-mask cache]) shared by every
+ * grammar compiled for the vocabulary.
+ *
+ * note [cross-grammar hashing]
+ * An entry depends on what the items derived from its seed item can read:
+ * the automata reachable from the seed's state (through byte, reference
+ * and special-token edges, into referenced rules, recursion included),
+ * the repetition bounds of those rules, the seed's counter class — and,
+ * for the uncertain part only, the follow set of the seed's rule. The
+ * engine serializes that reachable structure canonically (states numbered
+ * breadth-first from the seed; bytes by range; a state's reference edges
+ * ordered by the structural hashes of fsm.c, note [structural hashes];
+ * special tokens by text) into a key; equal keys mean isomorphic
+ * structures, so equal accepted and raw-uncertain sets whatever grammar
+ * they come from (a JSON string or number inlined in two different
+ * grammars, their whitespace, a shared sub-grammar). This plays the role of
+ * XGrammar 2's hierarchical hashes of leaf automata, acyclic references
+ * and cycles: the key covers all three, and exact comparison of keys makes
+ * a hash collision harmless.
+ *
+ * A hit with the same follow set is perfect: the entry is taken as it is.
+ * A hit with another follow set is partial: the accepted tokens are
+ * shared, and only the raw-uncertain tokens (those whose walk completed
+ * the seed's rule before their last byte) are walked again to keep those
+ * whose next byte may follow the rule in this grammar.
+ *
+ * Entries are immutable once published and live as long as the cache;
+ * engines point into them. One mutex guards the table.
  */
 #include <string.h>
 
 #include "earley/eengine.h"
 #include "base/error.h"
+#include "base/hash.h"
+
+typedef struct xfollow {
+    uint64_t follow[4];
+    uint32_t nunc;
+    uint32_t *unc;            /* trie nodes, ascending */
+    struct xfollow *next;
+} xfollow;
+
+struct gm_xentry {
+    uint64_t hash;
+    uint32_t klen;
+    uint32_t *key;
+    uint8_t form;             /* accepted tokens, as in maskcache.c */
+    uint32_t nacc;
+    uint32_t *acc;
+    uint32_t nraw;
+    uint32_t *raw;            /* raw-uncertain trie nodes, ascending */
+    xfollow *follows;
+    struct gm_xentry *chain;
+};
 
 struct gm_excache {
     gm_mem *mem;
     const gm_vocab_data *v;
     const gm_trie *t;
     pthread_mutex_t lock;
+    uint64_t *sub;            /* gm_trie_sub_bytes, built on first use */
+    gm_xentry **buckets;
+    size_t nbuckets, n;
+    size_t bytes, budget;
 };
+
+enum { XCACHE_BUDGET = 512u << 20 };
 
 gm_status gm_excache_create(gm_mem *m, const gm_vocab_data *v, const gm_trie *t,
                             gm_excache **out, gm_error *err)
@@ -24,6 +78,7 @@ gm_status gm_excache_create(gm_mem *m, const gm_vocab_data *v, const gm_trie *t,
     x->mem = m;
     x->v = v;
     x->t = t;
+    x->budget = m->limit / 4 < XCACHE_BUDGET ? m->limit / 4 : XCACHE_BUDGET;
     if (pthread_mutex_init(&x->lock, NULL)) {
         gm_mem_free(m, x);
         return gm_error_set(err, GM_ERR_NOMEM, "the cross-grammar cache: cannot create a mutex");
@@ -32,10 +87,192 @@ gm_status gm_excache_create(gm_mem *m, const gm_vocab_data *v, const gm_trie *t,
     return GM_OK;
 }
 
+static void xentry_free(gm_mem *m, gm_xentry *xe)
+{
+    for (xfollow *f = xe->follows, *nf; f; f = nf) {
+        nf = f->next;
+        gm_mem_free(m, f->unc);
+        gm_mem_free(m, f);
+    }
+    gm_mem_free(m, xe->key);
+    gm_mem_free(m, xe->acc);
+    gm_mem_free(m, xe->raw);
+    gm_mem_free(m, xe);
+}
+
 void gm_excache_destroy(gm_excache *x)
 {
     if (!x)
         return;
+    for (size_t i = 0; i < x->nbuckets; i++)
+        for (gm_xentry *xe = x->buckets[i], *nx; xe; xe = nx) {
+            nx = xe->chain;
+            xentry_free(x->mem, xe);
+        }
+    gm_mem_free(x->mem, x->buckets);
+    gm_mem_free(x->mem, x->sub);
     pthread_mutex_destroy(&x->lock);
     gm_mem_free(x->mem, x);
+}
+
+bool gm_excache_fits(const gm_excache *x, const gm_vocab_data *v, const gm_trie *t)
+{
+    return x->v == v && x->t == t;
+}
+
+const uint64_t *gm_excache_sub_bytes(gm_excache *x)
+{
+    pthread_mutex_lock(&x->lock);
+    if (!x->sub)
+        x->sub = gm_trie_sub_bytes(x->mem, x->t);
+    const uint64_t *s = x->sub;
+    pthread_mutex_unlock(&x->lock);
+    return s;
+}
+
+static gm_xentry *find_locked(gm_excache *x, const uint32_t *key, uint32_t klen, uint64_t h)
+{
+    if (!x->nbuckets)
+        return NULL;
+    for (gm_xentry *xe = x->buckets[h & (x->nbuckets - 1)]; xe; xe = xe->chain)
+        if (xe->hash == h && xe->klen == klen && !memcmp(xe->key, key, (size_t)klen * 4))
+            return xe;
+    return NULL;
+}
+
+static const xfollow *follow_locked(const gm_xentry *xe, const uint64_t follow[4])
+{
+    for (const xfollow *f = xe->follows; f; f = f->next)
+        if (!memcmp(f->follow, follow, sizeof f->follow))
+            return f;
+    return NULL;
+}
+
+bool gm_excache_lookup(gm_excache *x, const uint32_t *key, uint32_t klen, const uint64_t follow[4],
+                       gm_xhit *hit)
+{
+    uint64_t h = gm_hash_bytes(key, (size_t)klen * 4, 0x51);
+    pthread_mutex_lock(&x->lock);
+    gm_xentry *xe = find_locked(x, key, klen, h);
+    if (xe) {
+        hit->entry = xe;
+        hit->form = xe->form;
+        hit->nacc = xe->nacc;
+        hit->acc = xe->acc;
+        hit->nraw = xe->nraw;
+        hit->raw = xe->raw;
+        const xfollow *f = follow_locked(xe, follow);
+        hit->perfect = f != NULL;
+        hit->nunc = f ? f->nunc : 0;
+        hit->unc = f ? f->unc : NULL;
+    }
+    pthread_mutex_unlock(&x->lock);
+    return xe != NULL;
+}
+
+static uint32_t *copy_u32(gm_mem *m, const uint32_t *a, size_t n)
+{
+    uint32_t *c = gm_mem_alloc(m, (n ? n : 1) * sizeof *c);
+    if (c && n)
+        memcpy(c, a, n * sizeof *c);
+    return c;
+}
+
+/* Adds follow set `follow` with its uncertain nodes to xe; the stored copy in *unc. */
+static int add_follow_locked(gm_excache *x, gm_xentry *xe, const uint64_t follow[4],
+                             const uint32_t *unc, uint32_t nunc, const uint32_t **stored)
+{
+    const xfollow *f = follow_locked(xe, follow);
+    if (!f) {
+        xfollow *nf = gm_mem_calloc(x->mem, 1, sizeof *nf);
+        uint32_t *c = copy_u32(x->mem, unc, nunc);
+        if (!nf || !c) {
+            gm_mem_free(x->mem, nf);
+            gm_mem_free(x->mem, c);
+            return -1;
+        }
+        memcpy(nf->follow, follow, sizeof nf->follow);
+        nf->nunc = nunc;
+        nf->unc = c;
+        nf->next = xe->follows;
+        xe->follows = nf;
+        x->bytes += sizeof *nf + (size_t)nunc * 4;
+        f = nf;
+    }
+    *stored = f->unc;
+    return 0;
+}
+
+int gm_excache_add_follow(gm_excache *x, gm_xentry *xe, const uint64_t follow[4],
+                          const uint32_t *unc, uint32_t nunc, const uint32_t **stored)
+{
+    pthread_mutex_lock(&x->lock);
+    int rc = add_follow_locked(x, xe, follow, unc, nunc, stored);
+    pthread_mutex_unlock(&x->lock);
+    return rc;
+}
+
+int gm_excache_put(gm_excache *x, const uint32_t *key, uint32_t klen, uint8_t form,
+                   const uint32_t *acc, uint32_t nacc_words, uint32_t nacc, const uint32_t *raw,
+                   uint32_t nraw, const uint64_t follow[4], const uint32_t *unc, uint32_t nunc,
+                   gm_xhit *hit)
+{
+    uint64_t h = gm_hash_bytes(key, (size_t)klen * 4, 0x51);
+    int rc = -1;
+    pthread_mutex_lock(&x->lock);
+    gm_xentry *xe = find_locked(x, key, klen, h);
+    if (!xe) {
+        if (x->bytes > x->budget)
+            goto out;
+        if ((x->n + 1) * 2 > x->nbuckets) {
+            size_t nb = x->nbuckets ? x->nbuckets * 2 : 256;
+            gm_xentry **b = gm_mem_calloc(x->mem, nb, sizeof *b);
+            if (!b)
+                goto out;
+            for (size_t i = 0; i < x->nbuckets; i++)
+                for (gm_xentry *e = x->buckets[i], *ne; e; e = ne) {
+                    ne = e->chain;
+                    e->chain = b[e->hash & (nb - 1)];
+                    b[e->hash & (nb - 1)] = e;
+                }
+            gm_mem_free(x->mem, x->buckets);
+            x->buckets = b;
+            x->nbuckets = nb;
+        }
+        xe = gm_mem_calloc(x->mem, 1, sizeof *xe);
+        if (!xe)
+            goto out;
+        xe->hash = h;
+        xe->klen = klen;
+        xe->key = copy_u32(x->mem, key, klen);
+        xe->form = form;
+        xe->nacc = nacc;
+        xe->acc = copy_u32(x->mem, acc, nacc_words);
+        xe->nraw = nraw;
+        xe->raw = copy_u32(x->mem, raw, nraw);
+        if (!xe->key || !xe->acc || !xe->raw) {
+            xentry_free(x->mem, xe);
+            goto out;
+        }
+        xe->chain = x->buckets[h & (x->nbuckets - 1)];
+        x->buckets[h & (x->nbuckets - 1)] = xe;
+        x->n++;
+        x->bytes += sizeof *xe + ((size_t)klen + nacc_words + nraw) * 4;
+    }
+    const uint32_t *stored;
+    if (add_follow_locked(x, xe, follow, unc, nunc, &stored))
+        goto out;
+    hit->entry = xe;
+    hit->form = xe->form;
+    hit->nacc = xe->nacc;
+    hit->acc = xe->acc;
+    hit->nraw = xe->nraw;
+    hit->raw = xe->raw;
+    hit->perfect = true;
+    hit->nunc = nunc;
+    hit->unc = stored;
+    rc = 0;
+out:
+    pthread_mutex_unlock(&x->lock);
+    return rc;
 }

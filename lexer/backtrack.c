@@ -3,11 +3,12 @@
  * [lexer backtracking], found by a breadth-first search from the
  * transitions that leave an accepting state for a non-accepting one.
  *
- * A state (main, T, r, L) is interned on all four: windows of different
- * lengths must stay apart for the bound to hold. The search runs in order
- * of L, so when a state is expanded the state r of its re-lexed window
- * (whose own window is shorter, or which is a DFA state) already has its
- * final row, and every state it creates gets a larger id than r.
+ * A state (main, T, r) is interned on all three; its depth, 1 + r's (a
+ * DFA state's is 0), is what the bound of note [lexer backtracking] holds
+ * to GM_LEX_BACKTRACK_MAX. States are expanded in id order and r was made
+ * before the state (its key names it), so when a state is expanded the
+ * state r of its re-lexed window already has its final row, and every state
+ * it creates gets a larger id than the r it names.
  */
 #include <string.h>
 
@@ -19,7 +20,7 @@
 typedef GM_VEC(uint32_t) u32vec;
 
 typedef struct bt_key {
-    uint32_t main, fallback, relex, len;
+    uint32_t main, fallback, relex;
 } bt_key;
 
 typedef struct builder {
@@ -31,8 +32,15 @@ typedef struct builder {
     uint32_t *class_old;     /* [nclasses] the DFA's class of each refined class */
     u32vec rows;             /* [states * nclasses] transducer rows */
     gm_intern keys;          /* bt_key -> backtracking state - ndfa */
+    u32vec depth;            /* [backtracking states] 1 + the depth of the relex state */
     uint32_t max_states;
 } builder;
+
+/* The nesting depth of transducer state q (0 for a DFA state). */
+static uint32_t depth_of(const builder *b, uint32_t q)
+{
+    return q < b->lx->ndfa ? 0 : b->depth.v[q - b->lx->ndfa];
+}
 
 static uint32_t dfa_next(const builder *b, uint32_t q, uint32_t c)
 {
@@ -46,6 +54,11 @@ static uint32_t dfa_next(const builder *b, uint32_t q, uint32_t c)
  * lexeme is an error if it dies before the others, where Lark would still
  * fall back; README, Lark compatibility).
  */
+static bool tied_ok(const gm_lexer *lx, uint32_t main, uint32_t t)
+{
+    return t != lx->line_end || gm_lexer_can_produce(lx, main, t);
+}
+
 static bool may_accept(const gm_lexer *lx, uint32_t q)
 {
     return lx->accept[q] != GM_LEX_NONE || (lx->cond && lx->cond[q] != GM_LEX_NONE);
@@ -62,7 +75,7 @@ static int refine_classes(builder *b)
     if (!b->class_old)
         return -1;
     for (unsigned byte = 0; byte < 256; byte++) {
-        bool stop = gm_lexer_window_stop((uint8_t)byte);
+        bool stop = gm_lexer_window_stop(lx, (uint8_t)byte);
         unsigned key = stop ? 256 + byte : lx->byte_class[byte];
         if (first[key] == UINT32_MAX) {
             first[key] = b->nclasses;
@@ -88,12 +101,13 @@ static uint32_t intern(builder *b, const bt_key *k, gm_status *st, gm_error *err
         if (id >= b->max_states) {
             *st = gm_error_set(err, GM_ERR_LIMIT,
                                "the lexer needs more than %u backtracking states (Lark mode "
-                               "re-lexes up to %u bytes after a lexeme dies)",
+                               "falls back over up to %u nested windows)",
                                b->max_states, GM_LEX_BACKTRACK_MAX);
             return UINT32_MAX;
         }
         size_t at = b->rows.n;
-        if (gm_vec_reserve(b->mem, &b->rows, at + b->nclasses)) {
+        if (gm_vec_push(b->mem, &b->depth, 1 + depth_of(b, k->relex)) ||
+            gm_vec_reserve(b->mem, &b->rows, at + b->nclasses)) {
             *st = gm_mem_fail(b->mem, err, "the lexer's backtracking states");
             return UINT32_MAX;
         }
@@ -118,11 +132,10 @@ static gm_status expand(builder *b, uint32_t s, gm_error *err)
     for (uint32_t c = 0; c < b->nclasses; c++) {
         uint32_t n = dfa_next(b, k.main, c);
         uint32_t to = n;
-        if (n != GM_LEX_DEAD && !may_accept(lx, n) && k.len < GM_LEX_BACKTRACK_MAX &&
-            !b->class_ws[c] && gm_lexer_can_produce(lx, n, k.fallback)) {
+        if (n != GM_LEX_DEAD && !may_accept(lx, n) && !b->class_ws[c] && tied_ok(lx, n, k.fallback)) {
             uint32_t r = b->rows.v[(size_t)k.relex * b->nclasses + c];
-            if (r != GM_LEX_DEAD) {
-                bt_key nk = {n, k.fallback, r, k.len + 1};
+            if (r != GM_LEX_DEAD && depth_of(b, r) < GM_LEX_BACKTRACK_MAX) {
+                bt_key nk = {n, k.fallback, r};
                 to = intern(b, &nk, &st, err);
                 if (to == UINT32_MAX)
                     return st;
@@ -170,9 +183,9 @@ gm_status gm_lexer_add_backtracking(gm_lexer *lx, uint32_t max_states, gm_error 
             uint32_t t = gm_lexer_accept(lx, q, b.class_old[c]);
             uint32_t n = dfa_next(&b, q, c), r = dfa_next(&b, 0, c);
             if (t == GM_LEX_NONE || n == GM_LEX_DEAD || may_accept(lx, n) || b.class_ws[c] ||
-                r == GM_LEX_DEAD || !gm_lexer_can_produce(lx, n, t))
+                r == GM_LEX_DEAD || !tied_ok(lx, n, t))
                 continue;
-            bt_key k = {n, t, r, 1};
+            bt_key k = {n, t, r};
             uint32_t s = intern(&b, &k, &st, err);
             if (s == UINT32_MAX)
                 goto fail;
@@ -231,12 +244,14 @@ gm_status gm_lexer_add_backtracking(gm_lexer *lx, uint32_t max_states, gm_error 
     lx->nclasses = b.nclasses;
     memcpy(lx->byte_class, b.byte_class, sizeof lx->byte_class);
     gm_intern_free(&b.keys);
+    gm_vec_free(b.mem, &b.depth);
     gm_mem_free(b.mem, b.class_old);
     return GM_OK;
 nomem:
     st = gm_mem_fail(b.mem, err, "the lexer's backtracking states");
 fail:
     gm_vec_free(b.mem, &b.rows);
+    gm_vec_free(b.mem, &b.depth);
     gm_intern_free(&b.keys);
     gm_mem_free(b.mem, b.class_old);
     gm_mem_free(b.mem, accept);

@@ -44,20 +44,22 @@
  * began, and the transducer state reached by re-lexing the window's bytes
  * from the start. A byte the main match cannot take emits T and is stepped
  * from r, so the bytes never need to be kept. Bounds, the departures from
- * Lark: the window is at most GM_LEX_BACKTRACK_MAX bytes, holds no space,
- * tab or line break (so a line width is the same for the main match and the
- * fallback), re-lexing it must complete no lexeme, and the main match must
- * still be able to become T itself (Lark's idiom: a terminal that may run
- * on, as _NL into a docstring). Past any of these the longer match is
- * committed to (a lexing error if it dies, where Lark would still fall
- * back). The last bound keeps masks as exact as for every other state (one
- * terminal of lookahead, spanner.h note [token classes]): Prod(s) is
- * Prod(main), which holds T, so a token that could go on through the
- * fallback (T, then the re-lexed window) is allowed through the main match
- * anyway, and Prod sets need no sequences of terminals. Without it, "....."
- * with "." and "..." would be allowed at the start of a Python file and
- * could never be finished. gm_lexer_break gives what ends a pending lexeme
- * for both kinds of state; relex[s] < s, so a chain of breaks ends.
+ * Lark: windows nest at most GM_LEX_BACKTRACK_MAX deep (a window's re-lexed
+ * state may itself wait on a fallback; the depth of a state is one more
+ * than its re-lexed state's), a window holds no space, tab or line break
+ * when the grammar has an indentation layer (so a line width is the same
+ * for the main match and the fallback), re-lexing it must complete no
+ * lexeme, and when T is the
+ * indentation layer's line end (line_end), the main match must still be
+ * able to become T itself (Lark's idiom: a terminal that may run on, as _NL
+ * into a docstring). Past any of these the longer match is committed to (a
+ * lexing error if it dies, where Lark would still fall back). A token that
+ * ends in s can be finished through the main match or through the fallback:
+ * the spanner's Prod set of s holds the pair (T, Prod(r)) beside Prod(main)
+ * (spanner/tables.h, note [fallback pairs]); a line end's width is not known
+ * there, hence the last bound, under which Prod(main) holds T and the pair
+ * adds nothing. gm_lexer_break gives what ends a pending lexeme for both
+ * kinds of state; relex[s] < s, so a chain of breaks ends.
  */
 #ifndef GM_LEXER_H
 #define GM_LEXER_H
@@ -94,7 +96,7 @@ size_t gm_re_flags_parse(const char *letters, size_t len, unsigned *flags);
 #define GM_LEX_NONE UINT32_MAX
 /* The class argument of gm_lexer_accept for "a byte that ends the lexeme" (accept[q]). */
 #define GM_LEX_STOP UINT32_MAX
-/* Longest backtracking window (note [lexer backtracking]). */
+/* Most windows nested in one another (note [lexer backtracking]). */
 #define GM_LEX_BACKTRACK_MAX 8
 /* Most terminals one byte can emit: a break per nested window, then the last lexeme's. */
 #define GM_LEX_MAX_EMIT (GM_LEX_BACKTRACK_MAX + 1)
@@ -111,6 +113,7 @@ typedef struct gm_terminal_spec {
     bool ignored;            /* %ignore'd: lexed but never passed to the parser */
     bool lark;               /* Lark's lexer (lexer_build.c note [Lark's lexer]): set on every
                                 spec or on none (gm_lexer_build_grammar sets them in Lark mode) */
+    bool line_end;           /* the indentation layer's line end (note [lexer backtracking]) */
     gm_srcloc loc;           /* definition site for diagnostics (line 0 = unknown) */
 } gm_terminal_spec;
 
@@ -146,6 +149,7 @@ typedef struct gm_lexer {
     uint32_t *bt_main;       /* [nstates - ndfa] DFA state of the longer match */
     uint32_t *bt_fallback;   /* [nstates - ndfa] terminal the window falls back to */
     uint32_t *bt_relex;      /* [nstates - ndfa] state of the re-lexed window (< the state) */
+    uint32_t line_end;       /* the terminal of a gm_terminal_spec with line_end, or GM_LEX_NONE */
     uint32_t prod_words;     /* 64-bit words per row of prod */
     uint64_t *prod;          /* [nstates * prod_words] Prod(q): terminals whose lexeme can
                                 still be completed from q (accept(q) included) */
@@ -192,10 +196,13 @@ gm_status gm_lexer_build_grammar(gm_mem *m, gm_terminal_spec *specs, uint32_t n,
                                  const gm_limits *limits, gm_warning_fn warn, void *warn_ud,
                                  gm_lexer **out, gm_error *err);
 
-/* Bytes a backtracking window may not hold: they move line widths. */
-static inline bool gm_lexer_window_stop(uint8_t b)
+/*
+ * Bytes a backtracking window may not hold: they move the line widths of
+ * an indentation layer (only when the lexer has its line end).
+ */
+static inline bool gm_lexer_window_stop(const gm_lexer *lx, uint8_t b)
 {
-    return b == ' ' || b == '\t' || b == '\n';
+    return lx->line_end != GM_LEX_NONE && (b == ' ' || b == '\t' || b == '\n');
 }
 
 /*
@@ -260,6 +267,14 @@ static inline bool gm_lexer_step(const gm_lexer *lx, uint32_t q, uint8_t b, uint
         emitted[(*nemitted)++] = t;
     }
 }
+
+/*
+ * The nesting depth of the state re-lexing window[0..n) reaches from the
+ * start (0 for a DFA state, 1 + its re-lexed state's for a backtracking
+ * state), or UINT32_MAX when the re-lexing completes a lexeme or the window
+ * holds a byte it may not (note [lexer backtracking]). lexer_run.c.
+ */
+uint32_t gm_lexer_window_depth(const gm_lexer *lx, const uint8_t *window, size_t n);
 
 static inline bool gm_lexer_can_produce(const gm_lexer *lx, uint32_t q, uint32_t terminal)
 {

@@ -858,7 +858,10 @@ gm_status gm_lexer_build(gm_mem *m, const gm_terminal_spec *specs, uint32_t n,
     lx->terminals = gm_mem_calloc(m, n ? n : 1, sizeof *lx->terminals);
     if (!lx->prod || !lx->terminals)
         goto nomem;
+    lx->line_end = GM_LEX_NONE;
     for (uint32_t i = 0; i < n; i++) {
+        if (specs[i].line_end)
+            lx->line_end = i;
         lx->terminals[i].name = gm_mem_strndup(m, specs[i].name, strlen(specs[i].name));
         if (!lx->terminals[i].name)
             goto nomem;

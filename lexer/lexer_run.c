@@ -22,19 +22,23 @@ static uint32_t dfa_next(const gm_lexer *lx, uint32_t q, uint8_t byte)
 static bool window_ok(const gm_lexer *lx, uint32_t q, uint32_t t, const uint8_t *text, size_t from,
                       size_t to)
 {
-    if (lx->ndfa == lx->nstates || t == GM_LEX_NONE || to - from > GM_LEX_BACKTRACK_MAX ||
-        !gm_lexer_can_produce(lx, q, t))
+    if (lx->ndfa == lx->nstates || t == GM_LEX_NONE ||
+        (t == lx->line_end && !gm_lexer_can_produce(lx, q, t)))
         return false;
-    /* Re-lexing the window must complete no lexeme: the DFA never dies on it. */
-    uint32_t r = 0;
-    for (size_t i = from; i < to; i++) {
-        if (gm_lexer_window_stop(text[i]))
-            return false;
-        r = dfa_next(lx, r, text[i]);
-        if (r == GM_LEX_DEAD)
-            return false;
-    }
-    return true;
+    /* Re-lexing the window completes no lexeme, and its state leaves room for one more window. */
+    return gm_lexer_window_depth(lx, text + from, to - from) < GM_LEX_BACKTRACK_MAX;
+}
+
+uint32_t gm_lexer_window_depth(const gm_lexer *lx, const uint8_t *window, size_t n)
+{
+    uint32_t r = 0, em[GM_LEX_MAX_EMIT], nem;
+    for (size_t i = 0; i < n; i++)
+        if (gm_lexer_window_stop(lx, window[i]) || !gm_lexer_step(lx, r, window[i], &r, em, &nem) || nem)
+            return UINT32_MAX;
+    uint32_t d = 0;
+    for (; r >= lx->ndfa; r = lx->bt_relex[r - lx->ndfa])
+        d++;
+    return d;
 }
 
 /* Lexemes wait until the byte that ended them is taken: a byte that fails emits nothing. */

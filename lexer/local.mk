@@ -65,3 +65,7 @@ tests_test_lark_match_LDADD = $(GM_TEST_LDADD)
 EXTRA_DIST += tests/lark_match.py
 TESTS += tests/syncode.sh
 EXTRA_DIST += tests/syncode.sh
+
+# gramask against Lark itself on Lark's, SynCode's and small grammars (python3-lark).
+TESTS += tests/lark_diff.sh
+EXTRA_DIST += tests/lark_diff.sh tests/lark_diff.py tests/lark

@@ -1347,6 +1347,7 @@ static gm_status make_indent(bnf *B, const uint32_t *tmap, gm_cfg *g)
     pl->indentation = true;
     pl->nterminals = g->nterminals;
     pl->newline = tmap[B->indent_terms[0]];
+    g->terminals[pl->newline].line_end = true;
     pl->indent = tmap[B->indent_terms[1]];
     pl->dedent = tmap[B->indent_terms[2]];
     pl->tab_width = 8;

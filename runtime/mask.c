@@ -68,10 +68,49 @@ static int vs_copy(gm_vstack *dst, const gm_vstack *src, uint32_t *buf, uint32_t
     return 0;
 }
 
+static int set_viable(const gm_spanner *sp, const gm_vstack *vs, uint32_t prod, uint32_t *scratch,
+                      uint32_t cap);
+
+/*
+ * Whether Prod-set element e can come next on vs: 1 yes, 0 no, -1 an
+ * overlay filled up. A fallback pair (spanner/tables.h, note [fallback
+ * pairs]) feeds its element on a copy, then asks its set.
+ */
+static int elem_viable(const gm_spanner *sp, const gm_vstack *vs, uint32_t e, uint32_t *scratch,
+                       uint32_t cap)
+{
+    if (!GM_SEQ_IS_PAIR(e))
+        return gm_layer_vviable(sp, vs, e, scratch, cap);
+    uint32_t k = e & ~GM_SEQ_PAIR, buf[WALK_REGION], ibuf[WALK_INDENTS];
+    gm_vstack c;
+    if (vs_copy(&c, vs, buf, WALK_REGION, ibuf, WALK_INDENTS))
+        return -1;
+    int r = gm_layer_vfeed(sp, &c, sp->pair_emit[k], 0);
+    if (r == GM_VFEED_OVERFLOW)
+        return -1;
+    return r == GM_VFEED_SHIFTED ? set_viable(sp, &c, sp->pair_prod[k], scratch, cap) : 0;
+}
+
+/* Whether some element of Prod set prod can come next on vs (as elem_viable). */
+static int set_viable(const gm_spanner *sp, const gm_vstack *vs, uint32_t prod, uint32_t *scratch,
+                      uint32_t cap)
+{
+    if (sp->prod_ignored[prod])
+        return 1;
+    int over = 0;
+    for (uint32_t k = sp->prod_off[prod]; k < sp->prod_off[prod + 1]; k++) {
+        int r = elem_viable(sp, vs, sp->prod_terms[k], scratch, cap);
+        if (r > 0)
+            return 1;
+        over |= r < 0;
+    }
+    return over ? -1 : 0;
+}
+
 /* Whether one Prod-set element can come next on vs. */
 static bool viable_elem(walker *w, const gm_vstack *vs, uint32_t elem)
 {
-    int r = gm_layer_vviable(w->sp, vs, elem, w->regions[WALK_DEPTH + 1], WALK_REGION);
+    int r = elem_viable(w->sp, vs, elem, w->regions[WALK_DEPTH + 1], WALK_REGION);
     if (r < 0)
         w->overflow = 1;
     return r > 0;
@@ -84,7 +123,7 @@ static bool prod_viable(walker *w, const gm_vstack *vs, uint32_t prod, bool dept
         return true;
     for (uint32_t k = sp->prod_off[prod]; k < sp->prod_off[prod + 1]; k++) {
         uint32_t t = sp->prod_terms[k];
-        if (depth0 && t < MEMO_WORDS * 64) {
+        if (depth0 && t < MEMO_WORDS * 64) { /* terminals only: a pair is far above */
             uint64_t bit = (uint64_t)1 << (t & 63);
             if (!(w->known[t >> 6] & bit)) {
                 w->known[t >> 6] |= bit;
@@ -122,7 +161,7 @@ static int class_big_try(walker *w, const gm_vstack *vs0, const gm_profile *p, c
         if (sp->prod_ignored[c->prod])
             *ok = true;
         for (uint32_t k = sp->prod_off[c->prod]; k < sp->prod_off[c->prod + 1] && !*ok; k++) {
-            int r = gm_layer_vviable(sp, &vs, sp->prod_terms[k], buf + cap, cap);
+            int r = elem_viable(sp, &vs, sp->prod_terms[k], buf + cap, cap);
             fits = r >= 0;
             *ok = r > 0;
         }
@@ -339,14 +378,8 @@ bool gm_mask_can_end(const gm_spanner *sp, const gm_mask_state *s)
 
 bool gm_mask_pending_viable(const gm_spanner *sp, const gm_mask_state *s)
 {
-    uint32_t prod = sp->state_prod[s->q];
-    if (sp->prod_ignored[prod])
-        return true;
     uint32_t buf[WALK_REGION], ibuf[WALK_INDENTS], scratch[WALK_REGION];
     gm_vstack vs;
     vs_init(&vs, s, buf, WALK_REGION, ibuf, WALK_INDENTS);
-    for (uint32_t k = sp->prod_off[prod]; k < sp->prod_off[prod + 1]; k++)
-        if (gm_layer_vviable(sp, &vs, sp->prod_terms[k], scratch, WALK_REGION) > 0)
-            return true;
-    return false;
+    return set_viable(sp, &vs, sp->state_prod[s->q], scratch, WALK_REGION) > 0;
 }

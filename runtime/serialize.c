@@ -415,6 +415,7 @@ static int read_lexer(reader *r, gm_grammar *g)
     lx->bt_main = get_array(r, m, nbt, 4, "lexer backtracking states");
     lx->bt_fallback = get_array(r, m, nbt, 4, "lexer backtracking states");
     lx->bt_relex = get_array(r, m, nbt, 4, "lexer backtracking states");
+    lx->line_end = GM_LEX_NONE; /* only the builder and gm_lexer_run read it */
     lx->ncond = get_u32(r, "lexer header");
     if (!r->bad && lx->ncond > lx->ndfa)
         return bad(r, "lexer sizes out of range");

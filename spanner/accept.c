@@ -62,8 +62,8 @@ static verdict prod_verdict(const gm_spanner *sp, const astack *a, uint32_t prod
     verdict v = V_REJECT;
     for (uint32_t k = sp->prod_off[prod]; k < sp->prod_off[prod + 1]; k++) {
         uint32_t t = sp->prod_terms[k];
-        if (t == GM_SEQ_PENDING_LINE) {
-            v = V_DEPEND;
+        if (t == GM_SEQ_PENDING_LINE || GM_SEQ_IS_PAIR(t)) {
+            v = V_DEPEND; /* decided on the real stack (runtime/mask.c) */
             continue;
         }
         astack copy;

@@ -25,12 +25,27 @@ static int compare_u32(const void *a, const void *b)
  * layer, plus whether it can end as nothing (ignored). Interned: key is
  * [ignored, sorted terminals...].
  */
+/* Adds the elements of prod set p (interned in rows as [ignored, elements...]) to key. */
+static uint32_t add_prod(const gm_intern *rows, uint32_t p, uint32_t *key, uint32_t n)
+{
+    size_t len;
+    const uint32_t *k = gm_intern_key(rows, p, &len);
+    len /= sizeof(uint32_t);
+    key[0] |= k[0];
+    for (size_t i = 1; i < len; i++)
+        key[n++] = k[i];
+    return n;
+}
+
 static gm_status intern_prods(gm_spanner *sp, gm_error *err)
 {
     const gm_lexer *lx = sp->lexer;
-    gm_intern rows;
+    gm_intern rows, pairs;
     gm_intern_init(&rows, sp->mem);
-    uint32_t *key = gm_mem_calloc(sp->mem, (size_t)lx->nterminals + 1, sizeof *key);
+    gm_intern_init(&pairs, sp->mem);
+    /* A set holds terminals, a pending line end, and at most one pair or one other set. */
+    size_t cap = 2 * ((size_t)lx->nterminals + 2) + 2;
+    uint32_t *key = gm_mem_calloc(sp->mem, cap, sizeof *key);
     sp->state_prod = gm_mem_calloc(sp->mem, sp->nstates, sizeof(uint32_t));
     if (!key || !sp->state_prod)
         goto nomem;
@@ -49,6 +64,18 @@ static gm_status intern_prods(gm_spanner *sp, gm_error *err)
             else
                 key[n++] = e & GM_SEQ_LINE ? GM_SEQ_PENDING_LINE : e;
         }
+        uint32_t emit, resume;
+        if (q < sp->nlex && dfa >= lx->ndfa && gm_spanner_break(sp, q, GM_LEX_STOP, &emit, &resume)) {
+            /* note [fallback pairs]: the window's state comes first (relex < the state) */
+            if (emit == GM_LEX_NONE) {
+                n = add_prod(&rows, sp->state_prod[resume], key, n);
+            } else {
+                uint32_t pk[2] = {emit, sp->state_prod[resume]}, id;
+                if (gm_intern_put(&pairs, pk, sizeof pk, &id, NULL))
+                    goto nomem;
+                key[n++] = GM_SEQ_PAIR | id;
+            }
+        }
         qsort(key + 1, n - 1, sizeof *key, compare_u32);
         uint32_t k = 1;
         for (uint32_t i = 1; i < n; i++)
@@ -64,7 +91,10 @@ static gm_status intern_prods(gm_spanner *sp, gm_error *err)
     sp->prod_ignored = gm_mem_calloc(sp->mem, sp->nprods ? sp->nprods : 1, 1);
     size_t total = rows.data_len / sizeof(uint32_t);
     sp->prod_terms = gm_mem_calloc(sp->mem, total ? total : 1, sizeof(uint32_t));
-    if (!sp->prod_off || !sp->prod_ignored || !sp->prod_terms)
+    sp->npairs = pairs.count;
+    sp->pair_emit = gm_mem_calloc(sp->mem, sp->npairs ? sp->npairs : 1, sizeof(uint32_t));
+    sp->pair_prod = gm_mem_calloc(sp->mem, sp->npairs ? sp->npairs : 1, sizeof(uint32_t));
+    if (!sp->prod_off || !sp->prod_ignored || !sp->prod_terms || !sp->pair_emit || !sp->pair_prod)
         goto nomem;
     uint32_t off = 0;
     for (uint32_t id = 0; id < sp->nprods; id++) {
@@ -77,12 +107,20 @@ static gm_status intern_prods(gm_spanner *sp, gm_error *err)
         off += (uint32_t)(len - 1);
     }
     sp->prod_off[sp->nprods] = off;
+    for (uint32_t id = 0; id < sp->npairs; id++) {
+        size_t len;
+        const uint32_t *k = gm_intern_key(&pairs, id, &len);
+        sp->pair_emit[id] = k[0];
+        sp->pair_prod[id] = k[1];
+    }
     gm_mem_free(sp->mem, key);
     gm_intern_free(&rows);
+    gm_intern_free(&pairs);
     return GM_OK;
 nomem:
     gm_mem_free(sp->mem, key);
     gm_intern_free(&rows);
+    gm_intern_free(&pairs);
     return gm_mem_fail(sp->mem, err, "the token spanner");
 }
 
@@ -254,6 +292,8 @@ void gm_spanner_destroy(gm_spanner *sp)
     gm_mem_free(m, sp->prod_off);
     gm_mem_free(m, sp->prod_terms);
     gm_mem_free(m, sp->prod_ignored);
+    gm_mem_free(m, sp->pair_emit);
+    gm_mem_free(m, sp->pair_prod);
     gm_mem_free(m, sp);
 }
 

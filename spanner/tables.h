@@ -73,6 +73,19 @@
 #define GM_SEQ_WIDTH(e) ((e) & 0x3fffffffu)
 /* A pending indentation line end in a Prod set (its width is not final yet). */
 #define GM_SEQ_PENDING_LINE 0xfffffff0u
+/*
+ * note [fallback pairs]
+ * A Prod set element GM_SEQ_PAIR | k is pair k of the spanner: a token
+ * that ends in a backtracking state may be finished by the main match
+ * dying, which hands the parser pair_emit[k] (the fallback's element, never
+ * nothing) and leaves the re-lexed window, whose Prod set is pair_prod[k]
+ * (lexer.h, note [lexer backtracking]). So the element stands for "emit,
+ * then one of pair_prod's", which the mask checks on a copy of the stack.
+ * A fallback that hands the parser nothing (an ignored terminal) adds the
+ * window's Prod set itself instead.
+ */
+#define GM_SEQ_PAIR 0x40000000u
+#define GM_SEQ_IS_PAIR(e) (((e) & 0xc0000000u) == GM_SEQ_PAIR)
 
 /* One class (E, P) of a profile (note [token classes]). */
 typedef struct gm_class {
@@ -142,6 +155,9 @@ typedef struct gm_spanner {
     uint32_t *prod_terms;
     uint8_t *prod_ignored;   /* [nprods] the lexeme may end as nothing the parser sees
                                 (an ignored terminal, or a line end that inserts nothing) */
+    uint32_t npairs;         /* note [fallback pairs] */
+    uint32_t *pair_emit;     /* [npairs] */
+    uint32_t *pair_prod;     /* [npairs] */
 
     /* First-byte split filters (note [first-byte split]). */
     uint32_t nsplit0;

@@ -6,6 +6,12 @@
  * its reference token ids (llama3 and qwen3): two independent engines
  * checking each other. Every true token must be allowed and EOS allowed
  * exactly at the end.
+ *
+ * The cross-grammar cache: the Earley engine above fills a gm_excache; a
+ * second grammar sharing its sub-structures (the same JSON with an
+ * optional ";" at the end, so the follow set of `value` differs) compiled
+ * with that cache takes entries from it (perfect and partial hits) and
+ * gives, at every step, the masks of the same grammar compiled without it.
  */
 #include "tests/testutil.h"
 
@@ -53,22 +59,51 @@ static void run_tokenizer(const char *tok)
     gm_egrammar *g;
     assert_int_equal(gm_egrammar_build(&mem, &src, NULL, &g, &err), GM_OK);
     gm_ebnf_free(&src);
+    gm_excache *x;
+    assert_int_equal(gm_excache_create(&mem, v, t, &x, &err), GM_OK);
     gm_eengine *e;
-    assert_int_equal(gm_eengine_create(&mem, g, v, t, NULL, NULL, &e, &err), GM_OK);
+    assert_int_equal(gm_eengine_create(&mem, g, v, t, x, NULL, &e, &err), GM_OK);
     gm_escratch *w;
     assert_int_equal(gm_escratch_create(e, &w, &err), GM_OK);
+    /* The second grammar, with the cache (e2) and without (e3). */
+    const char *semi = "root ::= ws value ws (\";\" ws)?\n";
+    char *gtext2 = gm_test_read_file(gm_test_src_path("tests/data/json_lark.gbnf"), &glen);
+    char *root = strstr(gtext2, "root   ::= ws value ws\n");
+    assert_non_null(root);
+    memset(root, ' ', strlen("root   ::= ws value ws\n"));
+    size_t l2 = strlen(gtext2);
+    char *gtext3 = malloc(l2 + strlen(semi) + 1);
+    memcpy(gtext3, gtext2, l2);
+    memcpy(gtext3 + l2, semi, strlen(semi) + 1);
+    free(gtext2);
+    gm_ebnf_init(&src, &mem);
+    if (gm_ebnf_parse(&src, "json_semi.gbnf", gtext3, strlen(gtext3), GM_EBNF_GBNF, NULL, &err) !=
+        GM_OK)
+        fail_msg("%s", err.message);
+    free(gtext3);
+    gm_egrammar *g2;
+    assert_int_equal(gm_egrammar_build(&mem, &src, NULL, &g2, &err), GM_OK);
+    gm_ebnf_free(&src);
+    gm_eengine *e2, *e3;
+    assert_int_equal(gm_eengine_create(&mem, g2, v, t, x, NULL, &e2, &err), GM_OK);
+    assert_int_equal(gm_eengine_create(&mem, g2, v, t, NULL, NULL, &e3, &err), GM_OK);
+    gm_escratch *w2, *w3;
+    assert_int_equal(gm_escratch_create(e2, &w2, &err), GM_OK);
+    assert_int_equal(gm_escratch_create(e3, &w3, &err), GM_OK);
 
     snprintf(path, sizeof path, "corpus/json/ids.%s.json", tok);
     gm_ids_file *ids;
     assert_int_equal(gm_ids_file_load(&mem, gm_test_shared_path(path), &ids, &err), GM_OK);
-    uint32_t *m1 = malloc(words * 4), *m2 = malloc(words * 4);
+    uint32_t *m1 = malloc(words * 4), *m2 = malloc(words * 4), *m3 = malloc(words * 4);
     size_t steps = 0;
     for (size_t f = 0; f < ids->n; f++) {
         const gm_ids_entry *en = &ids->entries[f];
         gm_matcher *lm;
         assert_int_equal(gm_matcher_create(lc, NULL, &lm, &err), GM_OK);
         gm_estate *s = gm_estate_start(e, &err);
+        gm_estate *s2 = gm_estate_start(e2, &err), *s3 = gm_estate_start(e3, &err);
         for (size_t k = 0; k <= en->nids; k++) {
+
             assert_int_equal(gm_matcher_fill_mask(lm, m1, words, &err), GM_OK);
             if (gm_estate_fill_mask(e, w, s, m2, words, &err) != GM_OK)
                 fail_msg("%s step %zu: %s", en->file, k, err.message);
@@ -86,6 +121,13 @@ static void run_tokenizer(const char *tok)
                 }
                 fail_msg("%s (%s): masks differ at step %zu", en->file, tok, k);
             }
+            /* (After e: entries e built at this step are hits for e2.) */
+            uint32_t *m4 = m1;
+            assert_int_equal(gm_estate_fill_mask(e2, w2, s2, m4, words, &err), GM_OK);
+            assert_int_equal(gm_estate_fill_mask(e3, w3, s3, m3, words, &err), GM_OK);
+            if (memcmp(m4, m3, words * 4))
+                fail_msg("%s (%s): the cross-grammar cache changed a mask at step %zu", en->file,
+                         tok, k);
             if (k == en->nids)
                 break;
             uint32_t id = en->ids[k];
@@ -97,17 +139,37 @@ static void run_tokenizer(const char *tok)
                 fail_msg("%s step %zu: %s", en->file, k, err.message);
             gm_estate_release(e, s);
             s = n;
+            assert_int_equal(gm_estate_accept_token(e2, w2, s2, id, &n, &err), GM_OK);
+            gm_estate_release(e2, s2);
+            s2 = n;
+            assert_int_equal(gm_estate_accept_token(e3, w3, s3, id, &n, &err), GM_OK);
+            gm_estate_release(e3, s3);
+            s3 = n;
         }
         assert_true(gm_estate_accepting(e, s));
         gm_estate_release(e, s);
+        gm_estate_release(e2, s2);
+        gm_estate_release(e3, s3);
         gm_matcher_destroy(lm);
     }
-    print_message("%s: %zu files, %zu steps, identical masks\n", tok, ids->n, steps);
+    gm_eengine_stats st2;
+    gm_eengine_get_stats(e2, &st2);
+    print_message("%s: %zu files, %zu steps, identical masks; second grammar: %u of %u entries "
+                  "from the cross-grammar cache\n",
+                  tok, ids->n, steps, st2.cross_hits, st2.cache_entries);
+    assert_true(st2.cross_hits > 0);
     free(m1);
     free(m2);
+    free(m3);
+    gm_escratch_destroy(e2, w2);
+    gm_escratch_destroy(e3, w3);
+    gm_eengine_destroy(e2);
+    gm_eengine_destroy(e3);
+    gm_egrammar_destroy(g2);
     gm_ids_file_destroy(ids);
     gm_escratch_destroy(e, w);
     gm_eengine_destroy(e);
+    gm_excache_destroy(x);
     gm_egrammar_destroy(g);
     gm_trie_destroy(t);
     gm_vocab_data_destroy(v);

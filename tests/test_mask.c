@@ -122,29 +122,25 @@ static uint32_t ref_dfa_next(const gm_lexer *lx, uint32_t q, uint8_t b)
  */
 static int ref_window_ok(const gm_lexer *lx, const ref_state *s)
 {
-    const uint8_t *w = s->lexeme + s->last_len;
-    size_t n = s->lexlen - s->last_len;
-    if (lx->ndfa == lx->nstates || s->last == GM_LEX_NONE || n > GM_LEX_BACKTRACK_MAX ||
-        !gm_lexer_can_produce(lx, s->q, s->last))
+    if (lx->ndfa == lx->nstates || s->last == GM_LEX_NONE ||
+        (s->last == lx->line_end && !gm_lexer_can_produce(lx, s->q, s->last)))
         return 0;
-    uint32_t q = 0;
-    for (size_t i = 0; i < n && q != GM_LEX_DEAD; i++)
-        q = w[i] == ' ' || w[i] == '\t' || w[i] == '\n' ? GM_LEX_DEAD : ref_dfa_next(lx, q, w[i]);
-    return q != GM_LEX_DEAD;
+    return gm_lexer_window_depth(lx, s->lexeme + s->last_len, s->lexlen - s->last_len) <
+           GM_LEX_BACKTRACK_MAX;
 }
 
 static void ref_run(ref *r, ref_state *s, const uint8_t *b, size_t n);
 
 /*
- * Ends the pending lexeme (a byte cannot continue it, or the input ends):
- * its match, or with backtracking the longest earlier match, after which
- * the rest of the lexeme is lexed again.
+ * Ends the pending lexeme (a byte of class cls cannot continue it, or the
+ * input ends: cls = nclasses): its match, or with backtracking the longest
+ * earlier match, after which the rest of the lexeme is lexed again.
  */
-static int ref_break(ref *r, ref_state *s)
+static int ref_break(ref *r, ref_state *s, uint32_t cls)
 {
     const gm_lexer *lx = r->lx;
-    uint32_t t = lx->accept[s->q];
-    uint8_t window[GM_LEX_BACKTRACK_MAX];
+    uint32_t t = gm_lexer_accept(lx, s->q, cls);
+    uint8_t window[sizeof s->lexeme];
     size_t wlen = 0;
     if (t == GM_LEX_NONE) {
         if (!ref_window_ok(lx, s))
@@ -168,9 +164,17 @@ static void ref_run(ref *r, ref_state *s, const uint8_t *b, size_t n)
 {
     const gm_lexer *lx = r->lx;
     for (size_t i = 0; i < n && s->ok; i++) {
-        uint32_t nx;
-        while ((nx = ref_dfa_next(lx, s->q, b[i])) == GM_LEX_DEAD) {
-            if (s->q == 0 || !ref_break(r, s)) {
+        uint32_t nx, cls = lx->byte_class[b[i]];
+        for (;;) {
+            /* Whether the lexeme so far is a match depends on the byte after it (lexer.h). */
+            uint32_t a = s->q ? gm_lexer_accept(lx, s->q, cls) : GM_LEX_NONE;
+            if (a != GM_LEX_NONE) {
+                s->last = a;
+                s->last_len = s->lexlen;
+            }
+            if ((nx = ref_dfa_next(lx, s->q, b[i])) != GM_LEX_DEAD)
+                break;
+            if (s->q == 0 || !ref_break(r, s, cls)) {
                 s->ok = 0;
                 return;
             }
@@ -183,10 +187,6 @@ static void ref_run(ref *r, ref_state *s, const uint8_t *b, size_t n)
         }
         s->lexeme[s->lexlen++] = b[i];
         s->q = nx;
-        if (lx->accept[nx] != GM_LEX_NONE) {
-            s->last = lx->accept[nx];
-            s->last_len = s->lexlen;
-        }
     }
 }
 
@@ -215,7 +215,7 @@ static int ref_pending_ok(ref *r, const ref_state *s)
     if (lx->accept[s->q] != GM_LEX_NONE || s->last == GM_LEX_NONE)
         return 0;
     ref_state c = ref_copy(s);
-    int ok = ref_break(r, &c) && ref_pending_ok(r, &c);
+    int ok = ref_break(r, &c, lx->nclasses) && ref_pending_ok(r, &c);
     gm_lr_node_release(r->mem, c.stack);
     return ok;
 }
@@ -235,7 +235,7 @@ static int ref_can_end(ref *r, const ref_state *s0)
     ref_state s = ref_copy(s0);
     int ok = 1;
     while (ok && s.q != 0)
-        ok = ref_break(r, &s);
+        ok = ref_break(r, &s, r->lx->nclasses);
     for (; ok && pl->indentation && s.nwidths > 0; s.nwidths--)
         ok = ref_feed(r, &s, pl->dedent);
     ok = ok && gm_lr_accepts(r->lr, s.stack);
@@ -389,6 +389,10 @@ static verdict plain_class(const gm_spanner *sp, const gm_profile *p, const gm_c
     for (uint32_t k = sp->prod_off[c->prod]; k < sp->prod_off[c->prod + 1]; k++) {
         uint32_t st2[320], n2 = n;
         memcpy(st2, st, n * sizeof *st);
+        if (GM_SEQ_IS_PAIR(sp->prod_terms[k])) {
+            best = V_D; /* a fallback pair is decided on the real stack, as accept.c does */
+            continue;
+        }
         verdict v = plain_feed(sp->lr, st2, &n2, sp->prod_terms[k]);
         if (v == V_A)
             return V_A;
@@ -398,21 +402,36 @@ static verdict plain_class(const gm_spanner *sp, const gm_profile *p, const gm_c
     return best;
 }
 
+/* Whether seq[0..len) then some element of Prod set prod feeds the real stack. */
+static bool real_set(const gm_spanner *sp, const gm_lr_node *top, uint32_t *seq, uint32_t len,
+                     uint32_t prod)
+{
+    if (sp->prod_ignored[prod])
+        return gm_lr_can_feed(sp->lr, top, seq, len);
+    assert_true(len + 2 < 300);
+    for (uint32_t k = sp->prod_off[prod]; k < sp->prod_off[prod + 1]; k++) {
+        uint32_t e = sp->prod_terms[k];
+        if (GM_SEQ_IS_PAIR(e)) { /* spanner/tables.h, note [fallback pairs] */
+            seq[len] = sp->pair_emit[e & ~GM_SEQ_PAIR];
+            if (real_set(sp, top, seq, len + 1, sp->pair_prod[e & ~GM_SEQ_PAIR]))
+                return true;
+            continue;
+        }
+        seq[len] = e;
+        if (gm_lr_can_feed(sp->lr, top, seq, len + 1))
+            return true;
+    }
+    return false;
+}
+
 /* Whether the class is accepted on the real stack (gm_lr_can_feed, not the simulation). */
 static bool real_class(const gm_spanner *sp, const gm_profile *p, const gm_class *c,
                        const gm_lr_node *top)
 {
     uint32_t seq[300];
-    assert_true(c->len < 300);
+    assert_true(c->len < 280);
     memcpy(seq, p->seqs + c->seq, c->len * sizeof *seq);
-    if (sp->prod_ignored[c->prod])
-        return gm_lr_can_feed(sp->lr, top, seq, c->len);
-    for (uint32_t k = sp->prod_off[c->prod]; k < sp->prod_off[c->prod + 1]; k++) {
-        seq[c->len] = sp->prod_terms[k];
-        if (gm_lr_can_feed(sp->lr, top, seq, c->len + 1))
-            return true;
-    }
-    return false;
+    return real_set(sp, top, seq, c->len, c->prod);
 }
 
 /*
@@ -478,6 +497,7 @@ typedef struct combo {
                                 under the shared dir (loaded with Lark's conflict resolution) */
     const char *tokenizer;   /* under the shared dir */
     const char *ids;         /* corpus ids file under the shared dir, or NULL */
+    bool lark;               /* inline text in Lark mode */
 } combo;
 
 static bool ends_with(const char *s, const char *suffix)
@@ -511,7 +531,8 @@ static gm_compiled *compile(const combo *k, gm_vocab **v, gm_grammar **g)
     gm_grammar_options_init_defaults(&lark);
     lark.conflicts = GM_CONFLICTS_LARK;
     gm_status st = ends_with(text, ".lark") ? gm_grammar_create_from_file(gm_test_shared_path(text), &lark, g, &err)
-                   : strchr(text, ':')      ? gm_grammar_create(text, strlen(text), "inline.lark", NULL, g, &err)
+                   : strchr(text, ':')      ? gm_grammar_create(text, strlen(text), "inline.lark",
+                                                                k->lark ? &lark : NULL, g, &err)
                                             : gm_grammar_create_bundled(k->grammar, NULL, g, &err);
     if (st != GM_OK)
         fail_msg("grammar: %s", err.message);
@@ -640,35 +661,35 @@ static const char expr_grammar[] =
 static void json_llama3_corpus(void **state)
 {
     (void)state;
-    combo k = {"json", "tokenizers/llama3/tokenizer.json", "corpus/json/ids.llama3.json"};
+    combo k = {"json", "tokenizers/llama3/tokenizer.json", "corpus/json/ids.llama3.json", false};
     corpus_steps(&k, 3, 97);
 }
 
 static void json_sp32k_corpus(void **state)
 {
     (void)state;
-    combo k = {"json", "tokenizers/sp32k/tokenizer.json", "corpus/json/ids.sp32k.json"};
+    combo k = {"json", "tokenizers/sp32k/tokenizer.json", "corpus/json/ids.sp32k.json", false};
     corpus_steps(&k, 3, 53);
 }
 
 static void json_qwen3_walks(void **state)
 {
     (void)state;
-    combo k = {"json", "tokenizers/qwen3/tokenizer.json", NULL};
+    combo k = {"json", "tokenizers/qwen3/tokenizer.json", NULL, false};
     random_walks(&k, 3, 12, 7);
 }
 
 static void expr_llama3_walks(void **state)
 {
     (void)state;
-    combo k = {expr_grammar, "tokenizers/llama3/tokenizer.json", NULL};
+    combo k = {expr_grammar, "tokenizers/llama3/tokenizer.json", NULL, false};
     random_walks(&k, 4, 12, 11);
 }
 
 static void expr_sp32k_walks(void **state)
 {
     (void)state;
-    combo k = {expr_grammar, "tokenizers/sp32k/tokenizer.json", NULL};
+    combo k = {expr_grammar, "tokenizers/sp32k/tokenizer.json", NULL, false};
     random_walks(&k, 6, 15, 3);
 }
 
@@ -743,14 +764,14 @@ static const char indent_program[] =
 static void indent_llama3_program(void **state)
 {
     (void)state;
-    combo k = {"indent", "tokenizers/llama3/tokenizer.json", NULL};
+    combo k = {"indent", "tokenizers/llama3/tokenizer.json", NULL, false};
     program_steps(&k, indent_program);
 }
 
 static void indent_sp32k_program(void **state)
 {
     (void)state;
-    combo k = {"indent", "tokenizers/sp32k/tokenizer.json", NULL};
+    combo k = {"indent", "tokenizers/sp32k/tokenizer.json", NULL, false};
     program_steps(&k, indent_program);
 }
 
@@ -761,7 +782,7 @@ static void variants_agree(void **state)
     gm_error err;
     gm_vocab *v;
     gm_grammar *g;
-    combo k = {expr_grammar, "tokenizers/llama3/tokenizer.json", NULL};
+    combo k = {expr_grammar, "tokenizers/llama3/tokenizer.json", NULL, false};
     gm_compiled *full = compile(&k, &v, &g);
     const uint32_t variants[] = {GM_VARIANT_NO_SPLIT0, GM_VARIANT_NO_SHARING,
                                  GM_VARIANT_LISTS_ONLY, GM_VARIANT_NO_ACCEPT_CACHE,
@@ -804,15 +825,46 @@ static void variants_agree(void **state)
 static void indent_llama3_walks(void **state)
 {
     (void)state;
-    combo k = {"indent", "tokenizers/llama3/tokenizer.json", NULL};
+    combo k = {"indent", "tokenizers/llama3/tokenizer.json", NULL, false};
     random_walks(&k, 8, 14, 5);
 }
 
 static void indent_sp32k_walks(void **state)
 {
     (void)state;
-    combo k = {"indent", "tokenizers/sp32k/tokenizer.json", NULL};
+    combo k = {"indent", "tokenizers/sp32k/tokenizer.json", NULL, false};
     random_walks(&k, 8, 14, 9);
+}
+
+/*
+ * Lark mode with what Lark's lexer does beyond maximal munch: a lookahead
+ * settled by the byte after the lexeme (OP's "?" before a letter, the
+ * empty string before a third quote), lazy strings and comments, the "?"
+ * and "if" strings folded into OP and NAME (markers), first-match order
+ * (COMMENT before _NL), and fallbacks over windows with line breaks (a
+ * COMMENT that turns out to be a line end and a NAME: fallback pairs).
+ */
+static const char lark_lexer_grammar_text[] =
+    "start: _NL? (stmt _NL)*\n"
+    "stmt: \"if\" expr | NAME \"=\" expr\n"
+    "expr: atom (OP atom)*\n"
+    "atom: NAME | STRING | NUMBER | \"(\" expr \")\" | \"?\" atom\n"
+    "OP: /[+*]|[?](?![a-z])/\n"
+    "NAME: /[a-z_][a-z0-9_]*/\n"
+    "STRING: /\"(?!\"\").*?\"|\"\"\"(?:.|\\n)*?\"\"\"/\n"
+    "NUMBER: /[0-9]+/\n"
+    "_NL: /(\\r?\\n)+\\s*/\n"
+    "COMMENT: /\\s*\\/\\/[^\\n]*/\n"
+    "%ignore COMMENT\n"
+    "%ignore /[ \\t]+/\n";
+
+static void lark_lexer_walks(void **state)
+{
+    (void)state;
+    combo k = {lark_lexer_grammar_text, "tokenizers/sp32k/tokenizer.json", NULL, true};
+    random_walks(&k, 6, 30, 11);
+    combo q = {lark_lexer_grammar_text, "tokenizers/qwen3/tokenizer.json", NULL, true};
+    random_walks(&q, 4, 30, 12);
 }
 
 /*
@@ -824,7 +876,7 @@ static void indent_sp32k_walks(void **state)
 static void syncode_go_sp32k(void **state)
 {
     (void)state;
-    combo k = {SYNCODE "go_grammar.lark", "tokenizers/sp32k/tokenizer.json", SYNCODE "programs/ids.sp32k.json"};
+    combo k = {SYNCODE "go_grammar.lark", "tokenizers/sp32k/tokenizer.json", SYNCODE "programs/ids.sp32k.json", false};
     corpus_steps_only(&k, ".go", 5, 9);
     random_walks(&k, 3, 25, 5);
 }
@@ -832,7 +884,7 @@ static void syncode_go_sp32k(void **state)
 static void syncode_java_sp32k(void **state)
 {
     (void)state;
-    combo k = {SYNCODE "java_grammar.lark", "tokenizers/sp32k/tokenizer.json", SYNCODE "programs/ids.sp32k.json"};
+    combo k = {SYNCODE "java_grammar.lark", "tokenizers/sp32k/tokenizer.json", SYNCODE "programs/ids.sp32k.json", false};
     corpus_steps_only(&k, ".java", 5, 9);
     random_walks(&k, 3, 25, 6);
 }
@@ -841,7 +893,7 @@ static void syncode_python_sp32k(void **state)
 {
     (void)state;
     combo k = {SYNCODE "python_grammar.lark", "tokenizers/sp32k/tokenizer.json",
-               SYNCODE "programs/ids.sp32k.json"};
+               SYNCODE "programs/ids.sp32k.json", false};
     /* Lines start with "for", "from", "r'...'": Lark's _NL falls back (lexer backtracking). */
     corpus_steps_only(&k, ".py", 5, 3);
     random_walks(&k, 4, 25, 8);
@@ -851,6 +903,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(variants_agree),
+        cmocka_unit_test(lark_lexer_walks),
         cmocka_unit_test(indent_llama3_program),
         cmocka_unit_test(indent_sp32k_program),
         cmocka_unit_test(indent_llama3_walks),

@@ -81,6 +81,21 @@ int gm_cli_schema_option(const char *a, gm_schema_options *opts)
     return 1;
 }
 
+/* The size of an expression unfolded into a tree (shared nodes counted at each use). */
+static uint64_t tree_size(const gm_ebnf *g, uint32_t x, uint64_t *memo)
+{
+    if (memo[x])
+        return memo[x];
+    const gm_ex *e = &g->nodes[x];
+    uint64_t n = 1;
+    if (e->kind == GM_EX_SEQ || e->kind == GM_EX_ALT)
+        for (uint32_t i = 0; i < e->count; i++)
+            n += tree_size(g, g->kids[e->first + i], memo);
+    else if (e->kind == GM_EX_REPEAT)
+        n += tree_size(g, g->kids[e->first], memo);
+    return memo[x] = n;
+}
+
 int gm_cmd_schema(int argc, char **argv)
 {
     const char *path = NULL;
@@ -125,8 +140,14 @@ int gm_cmd_schema(int argc, char **argv)
     if (st != GM_OK) {
         rc = gm_cli_fail("schema", &err);
     } else if (stats) {
-        printf("%s: %u rules, %u expression nodes, %u literal bytes, compiled in %.3f ms\n", path,
-               g.nrules, g.nnodes, g.nbytes, (double)(t1 - t0) / 1e6);
+        uint64_t *memo = calloc(g.nnodes + 1, sizeof *memo), unfolded = 0;
+        for (uint32_t r = 0; memo && r < g.nrules; r++)
+            if (g.rules[r].body != GM_EX_NONE)
+                unfolded += tree_size(&g, g.rules[r].body, memo);
+        free(memo);
+        printf("%s: %u rules, %u expression nodes (%llu unfolded into trees), %u literal bytes, "
+               "compiled in %.3f ms\n", path, g.nrules, g.nnodes, (unsigned long long)unfolded,
+               g.nbytes, (double)(t1 - t0) / 1e6);
     } else {
         gm_strbuf out;
         gm_strbuf_init(&out, &m);

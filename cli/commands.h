@@ -15,6 +15,7 @@ int gm_cmd_generate(int argc, char **argv);
 int gm_cmd_compile(int argc, char **argv);
 int gm_cmd_info(int argc, char **argv);
 int gm_cmd_schema(int argc, char **argv);
+int gm_cmd_maskbench(int argc, char **argv);
 int gm_cmd_encode(int argc, char **argv);
 
 static const gm_cli_command gm_cli_commands[] = {
@@ -30,6 +31,7 @@ static const gm_cli_command gm_cli_commands[] = {
     {"parse", gm_cmd_parse, "lex and parse a file with a grammar: OK or the first error"},
     {"encode", gm_cmd_encode, "encode text files into token ids (an ids file), as the tokenizer does"},
     {"schema", gm_cmd_schema, "compile a JSON Schema to a grammar and print it"},
+    {"maskbench", gm_cmd_maskbench, "score JSON Schema grammars on MaskBench: verdicts, TTFM, TBM"},
     {NULL, NULL, NULL}, /* end of table */
 };
 

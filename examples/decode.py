@@ -34,20 +34,6 @@ SCHEMA = {
     "additionalProperties": False,
 }
 
-# The schema's shape in Lark, for C libraries built without JSON Schema support.
-SCHEMA_AS_LARK = r"""
-start: "{" _WS? "\"name\"" _C NAME _S "\"age\"" _C AGE _S "\"tags\"" _C tags _S "\"active\"" _C BOOL _WS? "}"
-tags: "[" _WS? (TAG (_S TAG)~0..2)? _WS? "]"
-NAME: /"[a-zA-Z0-9 _-]{0,12}"/
-AGE: /(0|[1-9][0-9]?|1[01][0-9]|120)/
-TAG: "\"red\"" | "\"green\"" | "\"blue\""
-BOOL: "true" | "false"
-_C: /[ ]?:[ ]?/
-_S: /[ ]?,[ ]?/
-_WS: /[ \n]{1,4}/
-"""
-
-
 class RandomModel:
     """Stands in for a language model: logits for the next token, here seeded noise.
 
@@ -124,15 +110,10 @@ def main() -> int:
     compiler = gm.GrammarCompiler(info)
 
     if not args.python_only:
-        try:
-            compiled = compiler.compile_json_schema(SCHEMA)
-            kind = "json schema"
-        except gm.UnsupportedError as e:
-            print(f"note: {e}; using the schema's shape written in Lark", file=sys.stderr)
-            compiled = compiler.compile_lark(SCHEMA_AS_LARK)
-            kind = "json (schema shape in Lark)"
+        # indent=2: the layout of json.dumps(indent=2) (default: JSON's free whitespace)
+        compiled = compiler.compile_json_schema(SCHEMA, indent=2)
         model = RandomModel(info, args.seed, budget=40)
-        print(f"=== {kind} ===")
+        print("=== json schema ===")
         print(generate(compiled, info, model, max_tokens=400))
         print("=== end ===")
 

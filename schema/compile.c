@@ -65,9 +65,10 @@ static uint32_t shared(sctx *c, uint32_t *slot, const char *name, uint32_t (*mk)
         if (r == GM_EX_NONE)
             return gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory building a grammar");
         *slot = gm_irb_ref(&c->b, r);
-        c->g->rules[r].body = mk(c);
-        if (c->g->rules[r].body == GM_EX_NONE)
+        uint32_t body = mk(c); /* may grow c->g->rules: index after the call */
+        if (body == GM_EX_NONE)
             return GM_EX_NONE;
+        c->g->rules[r].body = body;
     }
     return *slot;
 }
@@ -230,7 +231,8 @@ uint32_t sc_any_value(sctx *c, uint32_t depth)
         if (r == GM_EX_NONE)
             return gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory building a grammar");
         *slot = gm_irb_ref(&c->b, r);
-        c->g->rules[r].body = any_value_body(c, depth);
+        uint32_t body = any_value_body(c, depth); /* may grow c->g->rules */
+        c->g->rules[r].body = body;
     }
     return *slot;
 }
@@ -363,6 +365,7 @@ static uint32_t emit_enum(sctx *c, sc_shape *sh, uint32_t depth)
     static const gm_jv null_value = {.kind = GM_JV_NULL};
     uint32_t n = e0->single ? 1 : e0->list->n;
     GM_VEC(uint32_t) alts = {0};
+    GM_VEC(uint32_t) strs = {0}; /* string bodies: one pair of quotes around their alternatives */
     for (uint32_t i = 0; i <= n && c->st == GM_OK; i++) {
         const gm_jv *x = i < n ? (e0->single ? e0->single : e0->list->u.items[i])
                                : (e0->plus_null ? &null_value : NULL);
@@ -381,13 +384,18 @@ static uint32_t emit_enum(sctx *c, sc_shape *sh, uint32_t depth)
         int r = sc_validate_all(c, x, sh->nodes.v, sh->nodes.n);
         if (r < 0)
             break;
-        if (r == 1 && gm_vec_push(c->mem, &alts, sc_literal(c, x, depth))) {
+        if (r == 1 && (x->kind == GM_JV_STRING
+                           ? gm_vec_push(c->mem, &strs, gm_irb_json_text(&c->b, x->u.s, x->n))
+                           : gm_vec_push(c->mem, &alts, sc_literal(c, x, depth)))) {
             gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory");
             break;
         }
     }
+    if (strs.n && c->st == GM_OK && gm_vec_push(c->mem, &alts, sc_quoted(c, gm_irb_alt(&c->b, strs.v, strs.n))))
+        gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory");
     uint32_t r = c->st == GM_OK ? gm_irb_alt(&c->b, alts.v, alts.n) : GM_EX_NONE;
     gm_vec_free(c->mem, &alts);
+    gm_vec_free(c->mem, &strs);
     return r;
 }
 
@@ -404,12 +412,28 @@ static uint32_t emit_shape(sctx *c, sc_shape *sh, uint32_t depth)
             return GM_EX_NONE;
     if (sh->enums.n)
         return emit_enum(c, sh, depth);
-    uint32_t alts[6];
+    /* values excluded by a negated enum (synth.c): null, booleans here, numbers and strings
+       by their emitters */
+    bool no_null = false, no_true = false, no_false = false, structured = false;
+    for (size_t i = 0; i < sh->notenums.n; i++)
+        for (uint32_t j = 0; j < sh->notenums.v[i]->n; j++) {
+            uint8_t k = sh->notenums.v[i]->u.items[j]->kind;
+            no_null |= k == GM_JV_NULL;
+            no_true |= k == GM_JV_TRUE;
+            no_false |= k == GM_JV_FALSE;
+            structured |= k == GM_JV_ARRAY || k == GM_JV_OBJECT;
+        }
+    if (structured && (sh->types & (T_ARR | T_OBJ)) &&
+        !sc_relax(c, sh->nodes.v[0], "not", "'not' of an enum or const holding arrays or objects"))
+        return GM_EX_NONE;
+    uint32_t alts[7];
     size_t n = 0;
-    if (sh->types & T_NULL)
+    if ((sh->types & T_NULL) && !no_null)
         alts[n++] = gm_irb_lit(b, "null");
-    if (sh->types & T_BOOL)
-        alts[n++] = gm_irb_alt2(b, gm_irb_lit(b, "true"), gm_irb_lit(b, "false"));
+    if ((sh->types & T_BOOL) && !no_true)
+        alts[n++] = gm_irb_lit(b, "true");
+    if ((sh->types & T_BOOL) && !no_false)
+        alts[n++] = gm_irb_lit(b, "false");
     if (sh->types & (T_INT | T_NUM))
         alts[n++] = sc_emit_number(c, sh);
     if (sh->types & T_STR)
@@ -489,78 +513,100 @@ static bool provably_disjoint(sctx *c, sc_shape *x, sc_shape *y, unsigned depth)
     return false;
 }
 
-/* Distributes the anyOf/oneOf groups of sh over the rest of conj. */
+/*
+ * Distributes the anyOf/oneOf groups of sh over the rest of conj: one
+ * alternative per choice of a branch in each group. A oneOf branch i is
+ * exact as it is when it cannot overlap the other branches given the rest
+ * (provably_disjoint); for each branch j it may overlap, the alternative
+ * also takes not(branch j) (synth.c), so that exactly one branch matches.
+ */
 static uint32_t distribute(sctx *c, const uint32_t *conj, size_t n, sc_shape *sh, uint32_t depth)
 {
     size_t ng = sh->groups.n;
     uint64_t combos = 1;
+    size_t extra = 0;
     for (size_t g = 0; g < ng; g++) {
         combos *= sh->groups.v[g].list->n;
+        extra += sh->groups.v[g].list->n;
         if (combos > SC_MAX_DISTRIBUTE)
             return sc_fail(c, GM_ERR_LIMIT, sh->groups.v[g].owner, sh->groups.v[g].one ? "oneOf" : "anyOf",
                            "distributing anyOf/oneOf over the rest of the schema needs more than %d "
                            "branch combinations", SC_MAX_DISTRIBUTE);
     }
-    size_t cap = n + 2 * ng;
-    uint32_t *buf = gm_mem_alloc(c->mem, (cap + ng) * sizeof *buf);
-    if (!buf)
-        return gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory");
+    uint32_t *buf = gm_mem_alloc(c->mem, (n + 2 * ng + extra + 1) * sizeof *buf);
+    uint32_t *yb = gm_mem_alloc(c->mem, (n + ng + 2) * sizeof *yb);
+    /* overlap[g][i * m + j]: branches i and j of oneOf group g may both match */
+    bool **overlap = gm_mem_calloc(c->mem, ng + 1, sizeof *overlap);
+    uint32_t r = GM_EX_NONE;
+    GM_VEC(uint32_t) alts = {0};
+    if (!buf || !yb || !overlap) {
+        gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory");
+        goto out;
+    }
     memcpy(buf, conj, n * sizeof *buf);
     for (size_t g = 0; g < ng; g++)
         buf[n + g] = sh->groups.v[g].owner | SC_NOALT;
     size_t base = n + ng;
-    /* oneOf: exact only when its branches are disjoint given the rest */
     for (size_t g = 0; g < ng && c->st == GM_OK; g++) {
         const sc_group *gr = &sh->groups.v[g];
         if (!gr->one)
             continue;
-        for (uint32_t i = 0; i < gr->list->n && c->st == GM_OK; i++)
-            for (uint32_t j = i + 1; j < gr->list->n && c->st == GM_OK; j++) {
-                uint32_t *xa = buf + base;
-                xa[0] = gr->list->u.items[i]->id;
-                uint32_t ya[1] = {gr->list->u.items[j]->id};
-                size_t nx = base + 1;
-                uint32_t *yb = gm_mem_alloc(c->mem, nx * sizeof *yb);
-                if (!yb) {
-                    gm_mem_free(c->mem, buf);
-                    return gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory");
-                }
+        uint32_t m = gr->list->n;
+        overlap[g] = gm_mem_calloc(c->mem, (size_t)m * m, sizeof **overlap);
+        if (!overlap[g]) {
+            gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory");
+            goto out;
+        }
+        for (uint32_t i = 0; i < m && c->st == GM_OK; i++)
+            for (uint32_t j = i + 1; j < m && c->st == GM_OK; j++) {
+                buf[base] = gr->list->u.items[i]->id;
                 memcpy(yb, buf, base * sizeof *yb);
-                yb[base] = ya[0];
-                bool dis = conj_disjoint(c, buf, nx, yb, nx, 0);
-                gm_mem_free(c->mem, yb);
-                if (c->st != GM_OK)
-                    break;
-                if (!dis) {
-                    char why[200];
-                    snprintf(why, sizeof why, "branches %u and %u may both match an instance "
-                             "(oneOf needs exactly one; it is exact here only for disjoint branches)", i, j);
-                    if (!sc_relax(c, gr->owner, "oneOf", why)) {
-                        gm_mem_free(c->mem, buf);
-                        return GM_EX_NONE;
-                    }
-                    i = j = gr->list->n; /* one report per group */
-                }
+                yb[base] = gr->list->u.items[j]->id;
+                bool dis = conj_disjoint(c, buf, base + 1, yb, base + 1, 0);
+                overlap[g][i * m + j] = overlap[g][j * m + i] = !dis;
             }
     }
-    GM_VEC(uint32_t) alts = {0};
-    for (uint64_t k = 0; k < combos && c->st == GM_OK; k++) {
+    for (uint64_t k = 0; k < combos && c->st == GM_OK && c->b.st == GM_OK; k++) {
         uint64_t rest = k;
+        size_t len = base;
         for (size_t g = 0; g < ng; g++) {
-            uint32_t m = sh->groups.v[g].list->n;
-            buf[base + g] = sh->groups.v[g].list->u.items[rest % m]->id;
+            const sc_group *gr = &sh->groups.v[g];
+            uint32_t m = gr->list->n, i = (uint32_t)(rest % m);
             rest /= m;
+            buf[len++] = gr->list->u.items[i]->id;
+            for (uint32_t j = 0; overlap[g] && j < m; j++) {
+                if (j == i || !overlap[g][i * m + j])
+                    continue;
+                const char *why;
+                uint32_t nj = sc_derived(c, 0, gr->list->u.items[j]->id, &why);
+                if (nj == UINT32_MAX) {
+                    if (c->st != GM_OK)
+                        goto out;
+                    char msg[300];
+                    snprintf(msg, sizeof msg, "branches %u and %u may both match an instance, and "
+                             "%s (oneOf needs exactly one)", i, j, why);
+                    if (!sc_relax(c, gr->owner, "oneOf", msg))
+                        goto out;
+                    gm_mem_free(c->mem, overlap[g]);
+                    overlap[g] = NULL; /* relaxed: anyOf from here on */
+                    break;
+                }
+                buf[len++] = nj;
+            }
         }
-        uint32_t e = sc_conj(c, buf, base + ng, depth);
+        uint32_t e = sc_conj(c, buf, len, depth);
         if (e == GM_EX_NONE || gm_vec_push(c->mem, &alts, e))
-            break;
+            goto out;
     }
-    uint32_t r = c->st == GM_OK && c->b.st == GM_OK && alts.n == combos ? gm_irb_alt(&c->b, alts.v, alts.n)
-                                                                     : GM_EX_NONE;
-    if (r == GM_EX_NONE && c->st == GM_OK && c->b.st == GM_OK)
-        gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory");
+    if (c->st == GM_OK && c->b.st == GM_OK)
+        r = gm_irb_alt(&c->b, alts.v, alts.n);
+out:
+    for (size_t g = 0; overlap && g < ng; g++)
+        gm_mem_free(c->mem, overlap[g]);
+    gm_mem_free(c->mem, overlap);
     gm_vec_free(c->mem, &alts);
     gm_mem_free(c->mem, buf);
+    gm_mem_free(c->mem, yb);
     return r;
 }
 
@@ -734,6 +780,8 @@ static void sctx_free(sctx *c)
     gm_vec_free(c->mem, &c->conj_expr);
     gm_vec_free(c->mem, &c->conj_rule);
     sc_patterns_free(c);
+    gm_intern_free(&c->derived);
+    gm_vec_free(c->mem, &c->derived_id);
     gm_jdoc_free(&c->doc);
 }
 
@@ -764,6 +812,7 @@ gm_status gm_schema_compile(gm_mem *m, const char *name, const char *json, size_
     gm_intern_init(&c->dyn, m);
     gm_intern_init(&c->conj, m);
     gm_intern_init(&c->pat_index, m);
+    gm_intern_init(&c->derived, m);
     memset(&c->sh, 0xFF, sizeof c->sh); /* every slot GM_EX_NONE */
     gm_irb_init(&c->b, g, c->opts.limits.max_nfa_states, err);
     c->st = gm_jdoc_parse(&c->doc, m, name ? name : "schema", json, len, 512, &c->opts.limits, err);

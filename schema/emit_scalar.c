@@ -3,12 +3,14 @@
  * digit work), strings with lengths, patterns and formats.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "schema/ecma_regex.h"
 #include "schema/emit.h"
 #include "schema/formats.h"
 #include "schema/numrange.h"
+#include "schema/strdfa.h"
 
 /* ---- numbers ---- */
 
@@ -107,8 +109,9 @@ static uint32_t multiples_of(sctx *c, uint32_t k, uint32_t node)
             if (some && gm_vec_push(c->mem, &alts, gm_irb_seq2(b, gm_irb_ref(b, rules[p]), gm_irb_byteset(b, bits))))
                 gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
         }
+        uint32_t body = gm_irb_alt(b, alts.v, alts.n);
         if (b->st == GM_OK)
-            c->g->rules[rules[r]].body = gm_irb_alt(b, alts.v, alts.n);
+            c->g->rules[rules[r]].body = body;
     }
     gm_vec_free(c->mem, &alts);
     uint32_t r0 = b->st == GM_OK ? gm_irb_ref(b, rules[0]) : GM_EX_NONE;
@@ -180,8 +183,68 @@ static uint32_t int_multiples(sctx *c, sc_shape *sh, const gm_dec *m, uint32_t n
     return gm_irb_alt(b, alts, n);
 }
 
+static int cmp_dec(const void *x, const void *y)
+{
+    return gm_dec_cmp(x, y);
+}
+
+/* Numbers of the shape but the values a negated enum excludes: the intervals between them. */
+static uint32_t number_with_holes(sctx *c, sc_shape *sh, const gm_dec *holes, size_t nh)
+{
+    gm_irb *b = &c->b;
+    if (sh->mults.n && !sc_relax(c, sh->mults.v[0].node, "multipleOf", "multipleOf with values "
+                                 "excluded by 'not'"))
+        return GM_EX_NONE;
+    uint32_t alts[65];
+    size_t n = 0;
+    sc_numspec sp = {0};
+    sp.max_frac = -1;
+    sp.integer = !(sh->types & T_NUM);
+    sp.int_frac = !sh->int_strict;
+    sp.has_lo = sh->lo.set, sp.lo_excl = sh->lo.excl, sp.lo = sh->lo.v;
+    for (size_t i = 0; i <= nh; i++) {
+        sc_numspec piece = sp;
+        if (i < nh) {
+            piece.has_hi = true;
+            piece.hi_excl = true;
+            piece.hi = holes[i];
+        } else {
+            piece.has_hi = sh->hi.set, piece.hi_excl = sh->hi.excl, piece.hi = sh->hi.v;
+        }
+        alts[n++] = sc_numrange(b, &piece);
+        sp.has_lo = true;
+        sp.lo_excl = true;
+        if (i < nh)
+            sp.lo = holes[i];
+    }
+    return gm_irb_alt(b, alts, n);
+}
+
 uint32_t sc_emit_number(sctx *c, sc_shape *sh)
 {
+    gm_dec holes[64];
+    size_t nh = 0;
+    for (size_t i = 0; i < sh->notenums.n; i++)
+        for (uint32_t j = 0; j < sh->notenums.v[i]->n; j++) {
+            const gm_jv *x = sh->notenums.v[i]->u.items[j];
+            if (x->kind != GM_JV_NUMBER)
+                continue;
+            if (nh == 64 || gm_dec_parse(&holes[nh], x->u.s, x->n)) {
+                if (!sc_relax(c, sh->nodes.v[0], "not", "'not' of more than 64 numbers, or of numbers "
+                              "too precise to compare"))
+                    return GM_EX_NONE;
+                continue;
+            }
+            nh++;
+        }
+    if (nh) {
+        qsort(holes, nh, sizeof *holes, cmp_dec);
+        size_t u = 0;
+        for (size_t i = 0; i < nh; i++)
+            if (!u || gm_dec_cmp(&holes[u - 1], &holes[i]))
+                holes[u++] = holes[i];
+        return number_with_holes(c, sh, holes, u);
+    }
     bool integer = !(sh->types & T_NUM);
     bool int_frac = !sh->int_strict;
     sc_numspec sp = {0};
@@ -431,13 +494,84 @@ static uint32_t restrict_len(gm_regex *re, uint32_t node, uint32_t lo, uint32_t 
     return RX_FAILED;
 }
 
+/*
+ * Strings through a string automaton (note [string automata]): the
+ * patterns and formats must match, the length must fit, the excluded
+ * strings and the negated patterns must not match.
+ */
+static uint32_t string_automaton(sctx *c, sc_shape *sh, sc_pattern **pats, size_t np, uint32_t lo,
+                                 uint32_t hi, bool *too_large)
+{
+    gm_irb *b = &c->b;
+    sc_lang langs[SC_SDFA_MAX_PARTS];
+    size_t n = 0;
+    uint32_t want = 0;
+    gm_regex re;
+    gm_regex_init(&re, c->mem);
+    *too_large = false;
+    for (size_t i = 0; i < np && n < SC_SDFA_MAX_PARTS; i++) {
+        gm_regex *pr = sc_pattern_regex(pats[i]);
+        want |= 1u << n;
+        langs[n++] = (sc_lang){pr, pr->root};
+    }
+    if (lo > 0 || hi != UINT32_MAX) {
+        uint32_t root = sc_regex_length(&re, lo, hi);
+        if (root == UINT32_MAX) {
+            gm_regex_free(&re);
+            return gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+        }
+        want |= 1u << n;
+        langs[n++] = (sc_lang){&re, root};
+    }
+    GM_VEC(const char *) words = {0};
+    GM_VEC(uint32_t) lens = {0};
+    for (size_t i = 0; i < sh->notenums.n; i++) {
+        const gm_jv *l = sh->notenums.v[i];
+        for (uint32_t j = 0; j < l->n; j++)
+            if (l->u.items[j]->kind == GM_JV_STRING &&
+                (gm_vec_push(c->mem, &words, l->u.items[j]->u.s) || gm_vec_push(c->mem, &lens, l->u.items[j]->n))) {
+                gm_vec_free(c->mem, &words);
+                gm_vec_free(c->mem, &lens);
+                gm_regex_free(&re);
+                return gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+            }
+    }
+    if (words.n) {
+        uint32_t root = sc_regex_words(&re, words.v, lens.v, words.n);
+        if (root != UINT32_MAX && n < SC_SDFA_MAX_PARTS)
+            langs[n++] = (sc_lang){&re, root};
+    }
+    gm_vec_free(c->mem, &words);
+    gm_vec_free(c->mem, &lens);
+    for (size_t i = 0; i < sh->notpats.n && n < SC_SDFA_MAX_PARTS; i++) {
+        const sc_strc *st = &sh->notpats.v[i];
+        sc_pattern *p = sc_pattern_get(c, st->node, "not", st->value->u.s, st->value->n, 0);
+        if (!p) {
+            gm_regex_free(&re);
+            return GM_EX_NONE;
+        }
+        langs[n++] = (sc_lang){sc_pattern_regex(p), sc_pattern_regex(p)->root};
+    }
+    sc_sdfa a;
+    uint32_t r = GM_EX_NONE;
+    if (sc_sdfa_product(c, langs, n, &a) == GM_OK) {
+        uint32_t mask = n >= 32 ? UINT32_MAX : (1u << n) - 1;
+        r = sc_quoted(c, sc_sdfa_emit(c, &a, mask, want, "str"));
+        sc_sdfa_free(c, &a);
+    } else if (c->st == GM_ERR_LIMIT) {
+        c->st = GM_OK;
+        gm_error_clear(c->err);
+        *too_large = true;
+    }
+    gm_regex_free(&re);
+    return r;
+}
+
 uint32_t sc_emit_string(sctx *c, sc_shape *sh)
 {
     gm_irb *b = &c->b;
-    sc_pattern *pats[8];
+    sc_pattern *pats[SC_SDFA_MAX_PARTS];
     size_t np = 0;
-    uint32_t pnode[8];
-    const char *pkw[8];
     for (size_t i = 0; i < sh->strs.n; i++) {
         const sc_strc *s = &sh->strs.v[i];
         sc_pattern *p = NULL;
@@ -460,34 +594,49 @@ uint32_t sc_emit_string(sctx *c, sc_shape *sh)
         }
         if (!p)
             return GM_EX_NONE;
-        if (np == 8 || (np >= 1 && !sc_relax(c, s->node, s->kw, "several patterns or formats on one "
-                                             "string (only the first is enforced)")))
-            return np == 8 ? gm_irb_fail(b, GM_ERR_LIMIT, "too many patterns") : GM_EX_NONE;
-        pnode[np] = s->node;
-        pkw[np] = s->kw;
+        if (np == SC_SDFA_MAX_PARTS - 3)
+            return gm_irb_fail(b, GM_ERR_LIMIT, "more than %d patterns and formats on one string",
+                               SC_SDFA_MAX_PARTS - 3);
         pats[np++] = p;
     }
     uint32_t lo = sh->min_len, hi = sh->max_len;
     if (hi != UINT32_MAX && lo > hi)
         return gm_irb_nothing(b);
-    if (np == 0) {
+    bool excluded = sh->notpats.n > 0;
+    for (size_t i = 0; i < sh->notenums.n && !excluded; i++)
+        for (uint32_t j = 0; j < sh->notenums.v[i]->n && !excluded; j++)
+            excluded = sh->notenums.v[i]->u.items[j]->kind == GM_JV_STRING;
+    if (np == 0 && !excluded) {
         if (lo == 0 && hi == UINT32_MAX)
             return sc_string(c);
         return sc_quoted(c, gm_irb_repeat(b, sc_char(c), lo, hi == UINT32_MAX ? GM_EX_INF : hi));
     }
-    gm_regex *re = sc_pattern_regex(pats[0]);
-    uint32_t root = re->root;
-    if (lo > 0 || hi != UINT32_MAX) {
-        uint32_t r = restrict_len(re, root, lo, hi, 0);
-        if (r == RX_FAILED) {
-            if (!sc_relax(c, sh->len_node, hi != UINT32_MAX ? "maxLength" : "minLength",
-                          "a length bound together with a pattern or format of this shape"))
-                return GM_EX_NONE;
-        } else {
-            root = r;
-        }
+    if (np == 1 && !excluded) {
+        gm_regex *re = sc_pattern_regex(pats[0]);
+        uint32_t root = lo > 0 || hi != UINT32_MAX ? restrict_len(re, re->root, lo, hi, 0) : re->root;
+        if (root != RX_FAILED)
+            return sc_quoted(c, gm_irb_json_regex(b, re, root));
     }
-    (void)pnode;
-    (void)pkw;
-    return sc_quoted(c, gm_irb_json_regex(b, re, root));
+    /* several constraints: their product */
+    bool too_large = false;
+    uint32_t len_hi = hi;
+    if (hi != UINT32_MAX && hi > 2000) {
+        /* lengths past 2000 cost too many automaton states: keep them when one pattern
+           allows it (restrict_len), else relax the length */
+        if (!sc_relax(c, sh->len_node, "maxLength", "a length bound past 2000 together with "
+                      "several patterns, formats or exclusions"))
+            return GM_EX_NONE;
+        len_hi = UINT32_MAX;
+    }
+    uint32_t r = string_automaton(c, sh, pats, np, lo > 2000 ? 0 : lo, len_hi, &too_large);
+    if (!too_large)
+        return r;
+    if (!sc_relax(c, np ? sh->strs.v[0].node : sh->len_node, np ? sh->strs.v[0].kw : "maxLength",
+                  "string constraints too large to combine in one automaton (the first pattern "
+                  "is kept)"))
+        return GM_EX_NONE;
+    if (!np)
+        return sc_string(c);
+    gm_regex *re = sc_pattern_regex(pats[0]);
+    return sc_quoted(c, gm_irb_json_regex(b, re, re->root));
 }

@@ -23,7 +23,10 @@
 #include <string.h>
 
 #include "base/utf8.h"
+#include "schema/ecma_regex.h"
 #include "schema/emit.h"
+#include "schema/formats.h"
+#include "schema/strdfa.h"
 #include "schema/validate.h"
 
 #define MAX_SCHEMAS 256   /* schemas applying to one property */
@@ -126,13 +129,11 @@ bool sc_prop_schemas(sctx *c, sc_shape *sh, const char *name, uint32_t nlen, uin
     *n = 0;
     for (size_t i = 0; i < sh->objs.n; i++) {
         const sc_objsrc *o = &sh->objs.v[i];
+        /* properties and every matching pattern apply; additionalProperties when neither does */
         const gm_jv *p = o->props ? gm_jv_getn(o->props, name, nlen) : NULL;
-        if (p) {
-            if (*n < cap)
-                out[(*n)++] = p->id;
-            continue;
-        }
-        bool matched = false;
+        bool matched = p != NULL;
+        if (p && *n < cap)
+            out[(*n)++] = p->id;
         for (uint32_t j = 0; o->pprops && j < o->pprops->n; j++) {
             sc_pattern *pat = sc_pattern_get(c, o->node, "patternProperties", o->pprops->u.members[j].key,
                                              o->pprops->u.members[j].klen, 0);
@@ -340,35 +341,217 @@ static uint32_t keys_except(objctx *o)
 }
 
 /*
+ * The languages a propertyNames schema's strings must all be in, appended
+ * to langs (their ASTs in re, or the patterns' own); false when the schema
+ * is not a plain string language.
+ */
+static bool pnames_langs(sctx *c, uint32_t id, gm_regex *re, sc_lang *langs, size_t *n, size_t cap)
+{
+    sc_shape sh;
+    bool ok = sc_shape_build(c, &id, 1, &sh) == GM_OK;
+    for (size_t i = 0; ok && i < sh.unsup.n; i++)
+        if (sh.unsup.v[i].types & T_STR)
+            ok = false;
+    if (ok && (sh.groups.n || sh.mults.n))
+        ok = false; /* anyOf in propertyNames: not handled as one string language here */
+    if (ok && (sh.impossible || !(sh.types & T_STR) || sh.enums.n)) {
+        /* a finite set of names: the enum's strings that are valid names */
+        GM_VEC(const char *) words = {0};
+        GM_VEC(uint32_t) lens = {0};
+        if (!sh.impossible && (sh.types & T_STR)) {
+            const sc_enum *e = &sh.enums.v[0];
+            uint32_t m = e->single ? 1 : e->list->n;
+            for (uint32_t i = 0; i < m && ok; i++) {
+                const gm_jv *x = e->single ? e->single : e->list->u.items[i];
+                if (x->kind != GM_JV_STRING || sc_validate(c, x, id) != 1)
+                    continue;
+                if (gm_vec_push(c->mem, &words, x->u.s) || gm_vec_push(c->mem, &lens, x->n))
+                    ok = false;
+            }
+        }
+        uint32_t root = ok ? sc_regex_words(re, words.v, lens.v, words.n) : UINT32_MAX;
+        if (root == UINT32_MAX || *n >= cap)
+            ok = false;
+        else
+            langs[(*n)++] = (sc_lang){re, root};
+        gm_vec_free(c->mem, &words);
+        gm_vec_free(c->mem, &lens);
+        sc_shape_free(c, &sh);
+        return ok;
+    }
+    for (size_t i = 0; ok && i < sh.strs.n; i++) {
+        const sc_strc *st = &sh.strs.v[i];
+        sc_pattern *p;
+        if (st->kw[0] == 'p') {
+            p = sc_pattern_get(c, st->node, "pattern", st->value->u.s, st->value->n, 0);
+        } else {
+            const sc_format *f = sc_format_find(st->value->u.s);
+            if (!f)
+                continue;
+            p = f->approximate ? NULL : sc_pattern_get(c, st->node, "format", f->regex, strlen(f->regex),
+                                                       GM_ECMA_WHOLE);
+        }
+        if (!p || *n >= cap)
+            ok = false;
+        else
+            langs[(*n)++] = (sc_lang){sc_pattern_regex(p), sc_pattern_regex(p)->root};
+    }
+    if (ok && (sh.min_len > 0 || sh.max_len != UINT32_MAX)) {
+        uint32_t root = sh.max_len != UINT32_MAX && sh.max_len > 2000 ? UINT32_MAX
+                                                                      : sc_regex_length(re, sh.min_len, sh.max_len);
+        if (root == UINT32_MAX || *n >= cap)
+            ok = false;
+        else
+            langs[(*n)++] = (sc_lang){re, root};
+    }
+    sc_shape_free(c, &sh);
+    return ok;
+}
+
+/* A pattern of patternProperties: its source schema and member. */
+typedef struct pprop {
+    size_t src;
+    const gm_jmember *m;
+} pprop;
+
+/*
+ * Exact extras through string automata (note [string automata]): the
+ * product of the patterns, the listed names and the propertyNames
+ * languages; one member alternative per reachable set of matching
+ * patterns, with the schemas that set brings (and additionalProperties of
+ * the sources none of whose patterns match). false: too large (the caller
+ * falls back).
+ */
+static bool extras_exact(objctx *o, uint32_t *out)
+{
+    sctx *c = o->c;
+    gm_irb *b = &c->b;
+    sc_shape *sh = o->sh;
+    pprop pps[SC_SDFA_MAX_PARTS];
+    sc_lang langs[SC_SDFA_MAX_PARTS];
+    size_t np = 0, nl = 0;
+    bool ok = true;
+    gm_regex re;
+    gm_regex_init(&re, c->mem);
+    for (size_t i = 0; i < sh->objs.n && ok; i++)
+        for (uint32_t j = 0; sh->objs.v[i].pprops && j < sh->objs.v[i].pprops->n && ok; j++) {
+            const gm_jmember *m = &sh->objs.v[i].pprops->u.members[j];
+            sc_pattern *p = sc_pattern_get(c, sh->objs.v[i].node, "patternProperties", m->key, m->klen, 0);
+            if (!p || nl + 2 >= SC_SDFA_MAX_PARTS) {
+                ok = false;
+                break;
+            }
+            pps[np++] = (pprop){i, m};
+            langs[nl++] = (sc_lang){sc_pattern_regex(p), sc_pattern_regex(p)->root};
+        }
+    /* the listed names */
+    size_t names_bit = nl;
+    if (ok) {
+        const char **w = gm_mem_alloc(c->mem, (o->slots.n + 1) * sizeof *w);
+        uint32_t *l = gm_mem_alloc(c->mem, (o->slots.n + 1) * sizeof *l);
+        uint32_t root = UINT32_MAX;
+        if (w && l) {
+            for (size_t i = 0; i < o->slots.n; i++) {
+                w[i] = o->slots.v[i].name;
+                l[i] = o->slots.v[i].nlen;
+            }
+            root = sc_regex_words(&re, w, l, o->slots.n);
+        }
+        if (root == UINT32_MAX)
+            ok = false;
+        else
+            langs[nl++] = (sc_lang){&re, root};
+        gm_mem_free(c->mem, w);
+        gm_mem_free(c->mem, l);
+    }
+    size_t pn_first = nl;
+    for (size_t i = 0; i < sh->pnames.n && ok; i++)
+        ok = pnames_langs(c, sh->pnames.v[i], &re, langs, &nl, SC_SDFA_MAX_PARTS);
+    sc_sdfa a = {0};
+    if (ok)
+        ok = sc_sdfa_product(c, langs, nl, &a) == GM_OK;
+    if (!ok && c->st == GM_ERR_LIMIT) {
+        c->st = GM_OK; /* too large: the caller falls back to a superset */
+        gm_error_clear(c->err);
+    }
+    uint32_t r = GM_EX_NONE;
+    if (ok) {
+        uint32_t mask = (uint32_t)((1ull << nl) - 1);
+        uint32_t pn_bits = (uint32_t)(((1ull << nl) - 1) & ~((1ull << pn_first) - 1));
+        GM_VEC(uint32_t) labels = {0};
+        GM_VEC(uint32_t) alts = {0};
+        for (uint32_t s = 0; s < a.nstates; s++) {
+            uint32_t l = a.label[s];
+            if ((l >> names_bit & 1) || (l & pn_bits) != pn_bits)
+                continue;
+            bool seen = false;
+            for (size_t k = 0; k < labels.n && !seen; k++)
+                seen = labels.v[k] == l;
+            if (!seen && gm_vec_push(c->mem, &labels, l))
+                gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+        }
+        for (size_t k = 0; k < labels.n && b->st == GM_OK && c->st == GM_OK; k++) {
+            uint32_t l = labels.v[k];
+            uint32_t ids[MAX_SCHEMAS];
+            size_t n = 0;
+            bool forbidden = false;
+            for (size_t i = 0; i < sh->objs.n && !forbidden; i++) {
+                bool matched = false;
+                for (size_t j = 0; j < np; j++)
+                    if (pps[j].src == i && (l >> j & 1)) {
+                        matched = true;
+                        if (n < MAX_SCHEMAS)
+                            ids[n++] = pps[j].m->value->id;
+                    }
+                const gm_jv *ad = sh->objs.v[i].addl;
+                if (!matched && ad) {
+                    if (ad->kind == GM_JV_FALSE)
+                        forbidden = true;
+                    else if (n < MAX_SCHEMAS)
+                        ids[n++] = ad->id;
+                }
+            }
+            if (forbidden)
+                continue;
+            uint32_t v = sc_conj(c, ids, n, o->depth + 1);
+            if (v == GM_EX_NONE || gm_irb_is_nothing(b, v))
+                continue;
+            uint32_t key = sc_quoted(c, sc_sdfa_emit(c, &a, mask, l, "key"));
+            if (gm_vec_push(c->mem, &alts, gm_irb_seq3(b, key, sc_key_sep(c), v)))
+                gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+        }
+        if (b->st == GM_OK && c->st == GM_OK)
+            r = gm_irb_alt(b, alts.v, alts.n);
+        gm_vec_free(c->mem, &labels);
+        gm_vec_free(c->mem, &alts);
+    }
+    sc_sdfa_free(c, &a);
+    gm_regex_free(&re);
+    *out = r;
+    return ok;
+}
+
+/*
  * The extra members: keys not listed, with the schemas that apply to
- * them. Exact cases: no patternProperties (any other key, the conjunction
- * of the additionalProperties); patternProperties in one schema with
- * additionalProperties false there and a single pattern that no listed
- * name matches. Other combinations are relaxed to a superset.
+ * them. Without patternProperties and propertyNames: any other key (a
+ * trie of the names), the conjunction of the additionalProperties. With
+ * them: extras_exact. Should that be too large, a superset (each pattern
+ * with its own schema, additionalProperties for any other key), relaxed.
  */
 static uint32_t extras(objctx *o)
 {
     sctx *c = o->c;
     gm_irb *b = &c->b;
     sc_shape *sh = o->sh;
-    size_t with_pp = 0, pp_src = 0;
-    bool closed = false;
+    size_t with_pp = 0;
     for (size_t i = 0; i < sh->objs.n; i++) {
         const sc_objsrc *s = &sh->objs.v[i];
-        if (s->pprops) {
+        if (s->pprops)
             with_pp++;
-            pp_src = i;
-        } else if (s->addl && s->addl->kind == GM_JV_FALSE) {
-            closed = true;
-        }
+        else if (s->addl && s->addl->kind == GM_JV_FALSE)
+            return gm_irb_nothing(b);
     }
-    if (closed)
-        return gm_irb_nothing(b);
-    if (sh->pnames.n &&
-        !sc_relax(c, c->parent[sh->pnames.v[0]], "propertyNames",
-                  "'propertyNames' on properties the schema does not list"))
-        return GM_EX_NONE;
-    if (with_pp == 0) {
+    if (with_pp == 0 && sh->pnames.n == 0) {
         uint32_t ids[MAX_SCHEMAS];
         size_t n = 0;
         for (size_t i = 0; i < sh->objs.n && n < MAX_SCHEMAS; i++)
@@ -379,12 +562,16 @@ static uint32_t extras(objctx *o)
             return v;
         return gm_irb_seq3(b, keys_except(o), sc_key_sep(c), v);
     }
-    /* patternProperties */
-    const sc_objsrc *s = &sh->objs.v[pp_src];
-    bool exact = with_pp == 1 && s->pprops->n == 1 && s->addl && s->addl->kind == GM_JV_FALSE;
-    for (size_t i = 0; i < sh->objs.n && exact; i++)
-        if (i != pp_src && sh->objs.v[i].addl)
-            exact = false;
+    uint32_t r;
+    if (extras_exact(o, &r))
+        return r;
+    if (c->st != GM_OK)
+        return GM_EX_NONE;
+    uint32_t where = sh->pnames.n ? c->parent[sh->pnames.v[0]] : sh->objs.v[0].node;
+    if (!sc_relax(c, where, sh->pnames.n ? "propertyNames" : "patternProperties",
+                  "property-name constraints too large for an exact key automaton"))
+        return GM_EX_NONE;
+    /* superset: every pattern with its schema, any other key with the additionalProperties */
     GM_VEC(uint32_t) alts = {0};
     for (size_t k = 0; k < sh->objs.n && b->st == GM_OK; k++) {
         const sc_objsrc *src = &sh->objs.v[k];
@@ -393,44 +580,18 @@ static uint32_t extras(objctx *o)
             sc_pattern *p = sc_pattern_get(c, src->node, "patternProperties", m->key, m->klen, 0);
             if (!p)
                 break;
-            for (size_t i = 0; i < o->slots.n && exact; i++) {
-                int r = sc_pattern_match(c, src->node, "patternProperties", p, o->slots.v[i].name,
-                                         o->slots.v[i].nlen);
-                if (r < 0)
-                    break;
-                if (r)
-                    exact = false;
-            }
             uint32_t id = m->value->id;
-            uint32_t v = sc_conj(c, &id, 1, o->depth + 1);
             gm_regex *re = sc_pattern_regex(p);
             uint32_t key = sc_quoted(c, gm_irb_json_regex(b, re, re->root));
-            if (gm_vec_push(c->mem, &alts, gm_irb_seq3(b, key, sc_key_sep(c), v)))
+            if (gm_vec_push(c->mem, &alts, gm_irb_seq3(b, key, sc_key_sep(c), sc_conj(c, &id, 1, o->depth + 1))))
                 gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
         }
-        if (src->addl && !src->pprops) {
-            uint32_t id = src->addl->id;
-            uint32_t v = sc_conj(c, &id, 1, o->depth + 1);
-            if (gm_vec_push(c->mem, &alts, gm_irb_seq3(b, keys_except(o), sc_key_sep(c), v)))
-                gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
-        }
-    }
-    if (s->addl && s->addl->kind != GM_JV_FALSE && b->st == GM_OK) {
-        uint32_t id = s->addl->id;
-        uint32_t v = sc_conj(c, &id, 1, o->depth + 1);
+        uint32_t v = src->addl ? sc_conj(c, &src->addl->id, 1, o->depth + 1) : sc_any_value(c, o->depth + 1);
         if (gm_vec_push(c->mem, &alts, gm_irb_seq3(b, keys_except(o), sc_key_sep(c), v)))
             gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
-    } else if (!s->addl && with_pp == 1) {
-        if (gm_vec_push(c->mem, &alts, gm_irb_seq3(b, keys_except(o), sc_key_sep(c), sc_any_value(c, o->depth + 1))))
-            gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
     }
-    uint32_t r = gm_irb_alt(b, alts.v, alts.n);
+    r = gm_irb_alt(b, alts.v, alts.n);
     gm_vec_free(c->mem, &alts);
-    if (!exact && b->st == GM_OK &&
-        !sc_relax(c, s->node, "patternProperties", "patternProperties that overlap the listed "
-                  "properties, each other, or additionalProperties (keys are not yet split "
-                  "between them exactly)"))
-        return GM_EX_NONE;
     return r;
 }
 
@@ -465,91 +626,86 @@ static uint32_t ordered(objctx *o, const bool *req, const bool *forb, bool *all_
 
 /*
  * note [any order]
- * With opts.any_order the members may come in any order. Required ones are
- * tracked by the order of their first occurrence: for each permutation
- * r1..rk of the required slots, the lists
- *   P0 r1 P1 r2 ... rk Pk,   Pi = any members but r(i+1)..rk,
- * which is exact for k <= MAX_ANY_ORDER_REQUIRED (k! branches); beyond, the
- * required properties are relaxed (lenient) or refused. A listed property
- * may repeat in this layout (JSON parsers keep one of the values, and each
- * one is valid); the default ordered layout has each at most once.
+ * With opts.any_order the members may come in any order. The required ones
+ * are tracked by the set already seen: one rule per subset S of the
+ * required slots,
+ *   R_S = (sep O_S)* ( sep r R_{S+r}  for each r not in S  |  "" when S is all )
+ * where O_S is any optional member, extra, or required member of S (so a
+ * member may repeat: JSON parsers keep one of the values, each valid).
+ * That is exact for up to MAX_ANY_ORDER_REQUIRED required properties (2^k
+ * rules; no grammar of polynomial size exists for "each of k names at
+ * least once" in any order); past it the required properties are relaxed
+ * (lenient) or refused. The default ordered layout has each at most once.
  */
-#define MAX_ANY_ORDER_REQUIRED 5
+#define MAX_ANY_ORDER_REQUIRED 8
 
-typedef struct perm {
+typedef struct subsets {
     objctx *o;
     uint32_t sep;
-    uint32_t *req;       /* required slot indices */
-    size_t k;
-    uint32_t opt;        /* the optional members and the extras */
-    GM_VEC(uint32_t) out;
-} perm;
+    uint32_t req[MAX_ANY_ORDER_REQUIRED];
+    uint32_t k;
+    uint32_t opt;            /* optional members and extras */
+    uint32_t *rule;          /* [2^k] rule of subset S, or GM_EX_NONE */
+} subsets;
 
-/* After members req[0..i) (in *order) appeared: the rest of the list, first occurrences in order. */
-static void permute(perm *p, uint32_t *order, size_t i, uint32_t seen_alt, bool first)
+/* O_S: the members that may come any number of times once S was seen. */
+static uint32_t seen_members(subsets *p, uint32_t S)
+{
+    gm_irb *b = &p->o->c->b;
+    uint32_t alts[MAX_ANY_ORDER_REQUIRED + 1];
+    size_t n = 0;
+    alts[n++] = p->opt;
+    for (uint32_t i = 0; i < p->k; i++)
+        if (S >> i & 1)
+            alts[n++] = p->o->slots.v[p->req[i]].member;
+    return gm_irb_alt(b, alts, n);
+}
+
+static uint32_t subset_ref(subsets *p, uint32_t S)
 {
     sctx *c = p->o->c;
     gm_irb *b = &c->b;
-    /* the repeated tail allowed now */
-    uint32_t tail = gm_irb_repeat(b, gm_irb_seq2(b, p->sep, seen_alt), 0, GM_EX_INF);
-    if (i == p->k) {
-        gm_vec_push(c->mem, &p->out, tail);
-        return;
+    if (p->rule[S] == GM_EX_NONE) {
+        uint32_t r = gm_ebnf_fresh_rule(c->g, "members");
+        if (r == GM_EX_NONE)
+            return gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+        p->rule[S] = r;
+        uint32_t alts[MAX_ANY_ORDER_REQUIRED + 1];
+        size_t n = 0;
+        if (S == (1u << p->k) - 1)
+            alts[n++] = gm_irb_empty(b);
+        for (uint32_t i = 0; i < p->k; i++)
+            if (!(S >> i & 1))
+                alts[n++] = gm_irb_seq3(b, p->sep, p->o->slots.v[p->req[i]].member, subset_ref(p, S | 1u << i));
+        uint32_t body = gm_irb_seq2(b, gm_irb_repeat(b, gm_irb_seq2(b, p->sep, seen_members(p, S)), 0, GM_EX_INF),
+                                    gm_irb_alt(b, alts, n));
+        if (body == GM_EX_NONE)
+            return GM_EX_NONE;
+        c->g->rules[r].body = body;
     }
-    size_t base = p->out.n;
-    for (size_t j = i; j < p->k && b->st == GM_OK; j++) {
-        uint32_t t = order[i];
-        order[i] = order[j];
-        order[j] = t;
-        uint32_t m = p->o->slots.v[order[i]].member;
-        uint32_t next_alt = gm_irb_alt2(b, seen_alt, m);
-        size_t mark = p->out.n;
-        permute(p, order, i + 1, next_alt, false);
-        uint32_t rest = gm_irb_alt(b, p->out.v + mark, p->out.n - mark);
-        p->out.n = mark;
-        uint32_t step = first ? m : gm_irb_seq2(b, p->sep, m);
-        gm_vec_push(c->mem, &p->out, gm_irb_seq2(b, step, rest));
-        t = order[i];
-        order[i] = order[j];
-        order[j] = t;
-    }
-    uint32_t choices = gm_irb_alt(b, p->out.v + base, p->out.n - base);
-    p->out.n = base;
-    /* members seen so far may repeat before the next first occurrence */
-    if (first) {
-        uint32_t lead = gm_irb_seq2(b, seen_alt, tail);
-        uint32_t with_lead = gm_irb_seq3(b, lead, p->sep, choices);
-        gm_vec_push(c->mem, &p->out, gm_irb_alt2(b, choices, with_lead));
-    } else {
-        gm_vec_push(c->mem, &p->out, gm_irb_seq2(b, tail, choices));
-    }
+    return gm_irb_ref(b, p->rule[S]);
 }
 
 static uint32_t any_order(objctx *o, const bool *req, const bool *forb, bool *all_optional)
 {
     sctx *c = o->c;
     gm_irb *b = &c->b;
-    perm p = {o, sc_item_sep(c, o->depth), NULL, 0, gm_irb_nothing(b), {0}};
-    p.req = gm_mem_alloc(c->mem, (o->slots.n + 1) * sizeof *p.req);
-    if (!p.req)
-        return gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+    subsets p = {o, sc_item_sep(c, o->depth), {0}, 0, gm_irb_nothing(b), NULL};
     bool relaxed = false;
     size_t nreq = 0;
     for (size_t i = 0; i < o->slots.n; i++)
         nreq += req[i] && !forb[i] && !o->slots.v[i].forbidden;
     if (nreq > MAX_ANY_ORDER_REQUIRED) {
         if (!sc_relax(c, o->sh->props_node ? o->sh->props_node : o->sh->nodes.v[0], "required",
-                      "more than 5 required properties in any order"))
-            goto fail;
+                      "more than 8 required properties in any order"))
+            return GM_EX_NONE;
         relaxed = true;
     }
     for (size_t i = 0; i < o->slots.n && b->st == GM_OK; i++) {
         const slot *s = &o->slots.v[i];
         if (forb[i] || s->forbidden) {
-            if (req[i]) {
-                gm_mem_free(c->mem, p.req);
+            if (req[i])
                 return gm_irb_nothing(b);
-            }
             continue;
         }
         if (req[i] && !relaxed)
@@ -559,19 +715,22 @@ static uint32_t any_order(objctx *o, const bool *req, const bool *forb, bool *al
     }
     p.opt = gm_irb_alt2(b, p.opt, o->extra);
     *all_optional = p.k == 0;
-    uint32_t r;
-    if (p.k == 0) {
-        r = gm_irb_seq2(b, p.opt, gm_irb_repeat(b, gm_irb_seq2(b, p.sep, p.opt), 0, GM_EX_INF));
-    } else {
-        permute(&p, p.req, 0, p.opt, true);
-        r = b->st == GM_OK && p.out.n == 1 ? p.out.v[0] : GM_EX_NONE;
-    }
-    gm_vec_free(c->mem, &p.out);
-    gm_mem_free(c->mem, p.req);
+    if (p.k == 0)
+        return gm_irb_seq2(b, p.opt, gm_irb_repeat(b, gm_irb_seq2(b, p.sep, p.opt), 0, GM_EX_INF));
+    p.rule = gm_mem_alloc(c->mem, ((size_t)1 << p.k) * sizeof *p.rule);
+    if (!p.rule)
+        return gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+    for (size_t S = 0; S < (size_t)1 << p.k; S++)
+        p.rule[S] = GM_EX_NONE;
+    /* the first member: an optional one, then R_{}; or a required one, then R_{it} */
+    uint32_t alts[MAX_ANY_ORDER_REQUIRED + 1];
+    size_t n = 0;
+    alts[n++] = gm_irb_seq2(b, p.opt, subset_ref(&p, 0));
+    for (uint32_t i = 0; i < p.k; i++)
+        alts[n++] = gm_irb_seq2(b, o->slots.v[p.req[i]].member, subset_ref(&p, 1u << i));
+    uint32_t r = gm_irb_alt(b, alts, n);
+    gm_mem_free(c->mem, p.rule);
     return r;
-fail:
-    gm_mem_free(c->mem, p.req);
-    return GM_EX_NONE;
 }
 
 /* Counted members (min/maxProperties) without extras: a product with the count. */

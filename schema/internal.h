@@ -64,7 +64,8 @@ struct sctx {
     gm_status st;
     uint32_t default_draft;
 
-    /* per DOM value (index: gm_jv.id) */
+    /* per DOM value (index: gm_jv.id); synthesized schemas (synth.c) extend them */
+    uint32_t nids, ids_cap;
     const gm_jv **value;    /* id -> value */
     uint32_t *parent;       /* id of the containing value, UINT32_MAX for the root */
     uint16_t *draft;        /* draft of a schema node (0: not visited as a schema) */
@@ -81,6 +82,11 @@ struct sctx {
     gm_intern conj;
     GM_VEC(uint32_t) conj_expr;  /* expression, or GM_EX_NONE while being compiled */
     GM_VEC(uint32_t) conj_rule;  /* rule made for a recursive use, or GM_EX_NONE */
+
+    /* derived schemas (synth.c), made once per (kind, node, member) so that conjunctions
+       holding them stay equal from one shape to the next */
+    gm_intern derived;
+    GM_VEC(uint32_t) derived_id;
 
     /* compiled patterns: interned (flags, text) -> index into pats */
     gm_intern pat_index;
@@ -119,6 +125,38 @@ uint32_t sc_resolve_ref(sctx *c, uint32_t node, const char *kw, const gm_jv *ref
 static inline const gm_jv *sc_val(const sctx *c, uint32_t id) { return c->value[id]; }
 /* The member `kw` of schema node id (NULL when absent). */
 const gm_jv *sc_kw(const sctx *c, uint32_t id, const char *kw);
+
+/* ---- synthesized schemas (synth.c) ---- */
+
+/*
+ * A new schema object with the given members (values borrowed or made with
+ * sc_synth_*), placed in the tree under owner for messages and read with
+ * owner's draft and base URI: its id, or UINT32_MAX when memory ran out.
+ */
+uint32_t sc_synth_object(sctx *c, uint32_t owner, const gm_jmember *members, uint32_t n);
+uint32_t sc_synth_bool(sctx *c, uint32_t owner, bool value);
+/* Plain values for synthesized members (no id of their own); NULL when memory ran out. */
+gm_jv *sc_synth_number(sctx *c, const char *text);
+gm_jv *sc_synth_string(sctx *c, const char *s, uint32_t n);
+gm_jv *sc_synth_array(sctx *c, gm_jv *const *items, uint32_t n);
+/* A schema array of the given schema ids ("anyOf": [...]), as a value. */
+gm_jv *sc_synth_schema_array(sctx *c, const uint32_t *ids, uint32_t n);
+
+/*
+ * not(schema id), as a synthesized schema (note [negation] in synth.c):
+ * its id, or UINT32_MAX when some keyword of it has no expressible
+ * complement (*why names it; nothing is reported).
+ */
+uint32_t sc_negate(sctx *c, uint32_t id, const char **why);
+/*
+ * The schema derived from node id by kind (0: not, 1: if/then/else, 2+k:
+ * the dependency schema of member k of a dependencies object), made once:
+ * later calls return the same id. UINT32_MAX when it cannot be (see *why).
+ */
+uint32_t sc_derived(sctx *c, uint32_t kind, uint32_t id, const char **why);
+/* if/then/else of node id, and dependentSchemas-like "a present => S", as schemas. */
+uint32_t sc_conditional(sctx *c, uint32_t id, const char **why);
+uint32_t sc_dependent_schema(sctx *c, uint32_t owner, const char *name, uint32_t nlen, uint32_t schema);
 
 /* ---- patterns (pattern.c) ---- */
 

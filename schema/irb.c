@@ -12,7 +12,7 @@ void gm_irb_init(gm_irb *b, gm_ebnf *g, size_t max_nodes, gm_error *err)
     b->g = g;
     b->st = GM_OK;
     b->err = err;
-    b->empty = b->nothing = b->hexdigit = GM_EX_NONE;
+    b->empty = b->nothing = b->hexdigit = b->all_escapes = GM_EX_NONE;
     b->max_nodes = max_nodes ? max_nodes : 1000000;
 }
 
@@ -335,9 +335,14 @@ uint32_t gm_irb_json_set(gm_irb *b, const gm_cpset *s)
     uint32_t esc[5];
     size_t ne = 0;
     uint32_t ctl = 0;
-    for (uint32_t c = 0; c < 0x20; c++)
-        if (gm_cpset_has(s, c))
+    for (size_t i = 0; i < s->n && s->r[i].lo < 0x20; i++)
+        for (uint32_t c = s->r[i].lo; c <= s->r[i].hi && c < 0x20; c++)
             ctl |= 1u << c;
+    bool all = ctl == UINT32_MAX && gm_cpset_has(s, '"') && gm_cpset_has(s, '\\') && gm_cpset_has(s, '/');
+    if (all && b->all_escapes != GM_EX_NONE) {
+        alts[n++] = b->all_escapes;
+        return gm_irb_alt(b, alts, n);
+    }
     uint32_t bits[8] = {0};
     bool any_bits = false;
     if (gm_cpset_has(s, '"'))
@@ -350,8 +355,12 @@ uint32_t gm_irb_json_set(gm_irb *b, const gm_cpset *s)
         esc[ne++] = gm_irb_byteset(b, bits);
     if (ctl)
         esc[ne++] = control_escapes(b, ctl);
-    if (ne)
-        alts[n++] = gm_irb_seq2(b, gm_irb_lit(b, "\\"), gm_irb_alt(b, esc, ne));
+    if (ne) {
+        alts[n] = gm_irb_seq2(b, gm_irb_lit(b, "\\"), gm_irb_alt(b, esc, ne));
+        if (all)
+            b->all_escapes = alts[n];
+        n++;
+    }
     return gm_irb_alt(b, alts, n);
 }
 
@@ -463,6 +472,36 @@ uint32_t gm_irb_json_regex(gm_irb *b, const gm_regex *re, uint32_t node)
     uint32_t r = json_regex_node(b, re, node, memo, 0);
     gm_mem_free(b->g->mem, memo);
     return r;
+}
+
+uint32_t gm_irb_json_byteset(gm_irb *b, const uint32_t bits[8])
+{
+    if (b->st != GM_OK)
+        return GM_EX_NONE;
+    uint32_t lit[8];
+    memcpy(lit, bits, sizeof lit);
+    uint32_t ctl = bits[0]; /* bytes 0x00-0x1F */
+    lit[0] = 0;
+    lit['"' >> 5] &= ~(1u << ('"' & 31));
+    lit['\\' >> 5] &= ~(1u << ('\\' & 31));
+    uint32_t esc_bits[8] = {0};
+    bool any_esc = false;
+    const char specials[] = {'"', '\\', '/'};
+    for (size_t i = 0; i < 3; i++)
+        if (bits[(unsigned char)specials[i] >> 5] >> (specials[i] & 31) & 1) {
+            esc_bits[(unsigned char)specials[i] >> 5] |= 1u << (specials[i] & 31);
+            any_esc = true;
+        }
+    uint32_t esc[2], alts[2];
+    size_t ne = 0, n = 0;
+    if (any_esc)
+        esc[ne++] = gm_irb_byteset(b, esc_bits);
+    if (ctl)
+        esc[ne++] = control_escapes(b, ctl);
+    alts[n++] = gm_irb_byteset(b, lit);
+    if (ne)
+        alts[n++] = gm_irb_seq2(b, gm_irb_lit(b, "\\"), gm_irb_alt(b, esc, ne));
+    return gm_irb_alt(b, alts, n);
 }
 
 uint32_t gm_irb_json_char(gm_irb *b)

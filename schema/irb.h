@@ -38,6 +38,7 @@ typedef struct gm_irb {
     gm_error *err;
     uint32_t empty, nothing; /* shared nodes (GM_EX_NONE until first use) */
     uint32_t hexdigit;    /* [0-9a-fA-F] */
+    uint32_t all_escapes; /* "\\" and every escape: the escape part of a set holding all specials */
     size_t max_nodes;     /* node budget (GM_ERR_LIMIT past it) */
 } gm_irb;
 
@@ -79,6 +80,9 @@ uint32_t gm_irb_json_set(gm_irb *b, const gm_cpset *s);
 uint32_t gm_irb_json_text(gm_irb *b, const char *s, size_t n);
 /* The spellings of the strings of a regex AST node (code points) inside a JSON string. */
 uint32_t gm_irb_json_regex(gm_irb *b, const gm_regex *re, uint32_t node);
+/* The spellings of one byte of bits (256-bit set) of UTF-8 text: ASCII specials escaped,
+   other bytes as they are (for byte-level string automata, strdfa.c). */
+uint32_t gm_irb_json_byteset(gm_irb *b, const uint32_t bits[8]);
 /* The spellings of one character of any kind (the body of the shared `char` rule). */
 uint32_t gm_irb_json_char(gm_irb *b);
 

@@ -6,13 +6,14 @@ libgmcore_la_SOURCES += \
 	schema/uri.c schema/uri.h \
 	schema/ecma_regex.c schema/ecma_regex.h \
 	schema/irb.c schema/irb.h \
-	schema/resolve.c schema/pattern.c \
+	schema/resolve.c schema/pattern.c schema/synth.c \
 	schema/shape.c schema/shape.h \
 	schema/validate.c schema/validate.h \
 	schema/formats.c schema/formats.h \
 	schema/numrange.c schema/numrange.h \
+	schema/strdfa.c schema/strdfa.h \
 	schema/emit.h schema/compile.c schema/emit_scalar.c schema/emit_struct.c
-gramask_SOURCES += cli/cmd_schema.c
+gramask_SOURCES += cli/cmd_schema.c cli/cmd_maskbench.c
 
 GM_TESTS += tests/test_schema_suite
 tests_test_schema_suite_SOURCES = tests/test_schema_suite.c

@@ -151,9 +151,16 @@ static uint32_t same_len(nr *r, const char *lo, const char *hi, size_t pos, bool
 {
     if (pos == L)
         return gm_irb_empty(r->b);
+    /* a bound whose remaining digits are all 0 (lower) or all 9 (upper) constrains nothing */
+    if (tl && strspn(lo + pos, "0") == L - pos)
+        tl = false;
+    if (th && strspn(hi + pos, "9") == L - pos)
+        th = false;
     if (!tl && !th)
         return digits(r, (uint32_t)(L - pos), (uint32_t)(L - pos));
     char lo_d = tl ? lo[pos] : '0', hi_d = th ? hi[pos] : '9';
+    if (pos + 1 == L)
+        return drange(r, lo_d, hi_d);
     if (tl && th && lo_d == hi_d)
         return gm_irb_seq2(r->b, drange(r, lo_d, lo_d), same_len(r, lo, hi, pos + 1, true, true, L));
     uint32_t alts[3];
@@ -186,6 +193,11 @@ static uint32_t int_range(nr *r, const char *a, const char *b)
     char nines[MAXD], first[MAXD];
     if (b && la == lb)
         return same_len(r, a, b, 0, true, true, la);
+    if (!b && !strcmp(a, "0"))
+        return gm_irb_alt2(r->b, gm_irb_lit(r->b, "0"),
+                           gm_irb_seq2(r->b, drange(r, '1', '9'), digits(r, 0, GM_EX_INF)));
+    if (!b && a[0] == '1' && strspn(a + 1, "0") == la - 1)
+        return gm_irb_seq2(r->b, drange(r, '1', '9'), digits(r, (uint32_t)la - 1, GM_EX_INF));
     memset(nines, '9', la);
     nines[la] = 0;
     uint32_t alts[3];
@@ -271,10 +283,12 @@ static uint32_t magnitude(nr *r, const gm_dec *L, bool lex, const gm_dec *H, boo
         return gm_irb_seq2(r->b, gm_irb_lit(r->b, li), frac_text(r, lf, lex, hf, hex));
     uint32_t alts[3];
     size_t n = 0;
-    alts[n++] = gm_irb_seq2(r->b, gm_irb_lit(r->b, li), frac_text(r, lf, lex, NULL, false));
     char mid_lo[MAXD + 1], mid_hi[MAXD + 1];
     strcpy(mid_lo, li);
-    incr(mid_lo);
+    if (lf[0] || lex) {
+        alts[n++] = gm_irb_seq2(r->b, gm_irb_lit(r->b, li), frac_text(r, lf, lex, NULL, false));
+        incr(mid_lo);
+    } /* else Li takes any fraction: it joins the middle range */
     if (H) {
         strcpy(mid_hi, hi);
         if (strcmp(mid_hi, "0"))

@@ -295,10 +295,12 @@ static gm_status visit(sctx *c, const gm_jv *v, const char *base, uint32_t draft
 gm_status sc_index(sctx *c)
 {
     uint32_t n = c->doc.nvalues;
-    c->value = gm_mem_calloc(c->mem, n, sizeof *c->value);
-    c->parent = gm_mem_calloc(c->mem, n, sizeof *c->parent);
-    c->draft = gm_mem_calloc(c->mem, n, sizeof *c->draft);
-    c->base = gm_mem_calloc(c->mem, n, sizeof *c->base);
+    c->nids = n;
+    c->ids_cap = n + 64;
+    c->value = gm_mem_calloc(c->mem, c->ids_cap, sizeof *c->value);
+    c->parent = gm_mem_calloc(c->mem, c->ids_cap, sizeof *c->parent);
+    c->draft = gm_mem_calloc(c->mem, c->ids_cap, sizeof *c->draft);
+    c->base = gm_mem_calloc(c->mem, c->ids_cap, sizeof *c->base);
     if (!c->value || !c->parent || !c->draft || !c->base)
         return c->st = gm_mem_fail(c->mem, c->err, "a schema index");
     link_values(c, c->doc.root, UINT32_MAX);

@@ -26,6 +26,8 @@ void sc_shape_free(sctx *c, sc_shape *sh)
     gm_vec_free(c->mem, &sh->deps);
     gm_vec_free(c->mem, &sh->groups);
     gm_vec_free(c->mem, &sh->unsup);
+    gm_vec_free(c->mem, &sh->notenums);
+    gm_vec_free(c->mem, &sh->notpats);
 }
 
 typedef struct builder {
@@ -156,6 +158,12 @@ static gm_status keyword(builder *b, uint32_t id, const gm_jmember *m, bool noal
     case '$':
         if (!strcmp(k, "$ref") || !strcmp(k, "$dynamicRef") || !strcmp(k, "$recursiveRef"))
             return visit_ref(b, id, k, v);
+        if (!strcmp(k, "$gm_notenum"))
+            return PUSH(b, &sh->notenums, v);
+        if (!strcmp(k, "$gm_notpattern")) {
+            sc_strc s = {id, "pattern", v};
+            return PUSH(b, &sh->notpats, s);
+        }
         return GM_OK; /* $id, $schema, $defs, $anchor, $comment, $vocabulary, ... */
     case 'a':
         if (!strcmp(k, "allOf")) {
@@ -326,8 +334,15 @@ static gm_status keyword(builder *b, uint32_t id, const gm_jmember *m, bool noal
                 return schema_list(b, id, k, v);
             return is_schema(v) ? GM_OK : bad(b, id, k, "must be a schema or an array of schemas");
         }
-        if (!strcmp(k, "if") && draft >= SC_DRAFT7 && (gm_jv_get(obj, "then") || gm_jv_get(obj, "else")))
-            return unsup(b, id, k, T_ALL, "'if'/'then'/'else' (a conditional schema)");
+        if (!strcmp(k, "if") && draft >= SC_DRAFT7 && (gm_jv_get(obj, "then") || gm_jv_get(obj, "else"))) {
+            const char *why;
+            uint32_t x = sc_derived(c, 1, id, &why);
+            if (x != UINT32_MAX)
+                return visit(b, x);
+            if (c->st != GM_OK)
+                return c->st;
+            return unsup(b, id, k, T_ALL, why);
+        }
         return GM_OK;
     case 'n':
         if (!strcmp(k, "not")) {
@@ -339,7 +354,13 @@ static gm_status keyword(builder *b, uint32_t id, const gm_jmember *m, bool noal
                 sh->impossible = true;
                 return GM_OK;
             }
-            return unsup(b, id, k, T_ALL, "'not' (the complement of a schema)");
+            const char *why;
+            uint32_t x = sc_derived(c, 0, v->id, &why);
+            if (x != UINT32_MAX)
+                return visit(b, x);
+            if (c->st != GM_OK)
+                return c->st;
+            return unsup(b, id, k, T_ALL, why);
         }
         return GM_OK;
     case 'r':
@@ -390,8 +411,11 @@ static gm_status keyword(builder *b, uint32_t id, const gm_jmember *m, bool noal
                 } else if (is_schema(d->value) && k[9] != 'R') {
                     if (d->value->kind == GM_JV_TRUE)
                         continue;
-                    if (unsup(b, id, k, T_OBJ, "a schema dependency (the schema applies when a "
-                              "property is present)"))
+                    const char *why;
+                    uint32_t x = sc_derived(c, 2 + i, v->id, &why);
+                    if (x == UINT32_MAX)
+                        return nomem(b);
+                    if (visit(b, x))
                         return c->st;
                 } else {
                     return bad(b, id, k, "has a member that is neither a list of names nor a schema");

@@ -98,6 +98,8 @@ typedef struct sc_shape {
     GM_VEC(sc_dep) deps;
     GM_VEC(sc_group) groups;
     GM_VEC(sc_unsup) unsup;
+    GM_VEC(const gm_jv *) notenums; /* $gm_notenum lists: values excluded (synth.c) */
+    GM_VEC(sc_strc) notpats;        /* $gm_notpattern: patterns strings must not match */
 } sc_shape;
 
 /* Gathers the shape of conj[0..n) (elements may carry SC_NOALT). Errors go to c. */

@@ -366,6 +366,15 @@ static int check(sctx *c, const gm_jv *x, uint32_t s, unsigned depth)
     }
     if (draft_at(c, s) >= SC_DRAFT6 && (v = gm_jv_get(sv, "const")) && !gm_jv_equal(x, v))
         return 0;
+    if ((v = gm_jv_get(sv, "$gm_notenum")) && v->kind == GM_JV_ARRAY) /* synth.c */
+        for (uint32_t i = 0; i < v->n; i++)
+            if (gm_jv_equal(x, v->u.items[i]))
+                return 0;
+    if ((v = gm_jv_get(sv, "$gm_notpattern")) && v->kind == GM_JV_STRING && x->kind == GM_JV_STRING) {
+        int m = match_pattern(c, s, "not", v->u.s, v->n, x->u.s, x->n, 0);
+        if (m != 0)
+            return m < 0 ? m : 0;
+    }
     r = 1;
     if (x->kind == GM_JV_NUMBER)
         r = check_number(c, x, s, sv);

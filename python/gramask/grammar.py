@@ -21,6 +21,9 @@ _FORMATS = {
 }
 
 
+_DRAFTS = {None: 0, "4": 4, "6": 6, "7": 7, "2019-09": 2019, "2020-12": 2020}
+
+
 def _format(fmt: Optional[str]) -> int:
     try:
         return _FORMATS[fmt]
@@ -32,8 +35,7 @@ def schema_text(schema: JSONSchema) -> str:
     """A JSON Schema as JSON text: from a dict (or bool), a JSON string, or a
     Pydantic-style class (its ``model_json_schema()``, or ``schema()`` for Pydantic 1)."""
     if isinstance(schema, str):
-        json.loads(schema)  # a clear JSONDecodeError here rather than a C one later
-        return schema
+        return schema  # malformed JSON: the C library's GrammarSyntaxError, with line:column
     if isinstance(schema, (dict, bool)):
         return json.dumps(schema)
     for method in ("model_json_schema", "schema"):
@@ -115,7 +117,8 @@ class Grammar(HandleOwner):
     @staticmethod
     def from_json_schema(schema: JSONSchema, *, any_whitespace: bool = True,
                          indent: Optional[int] = None, max_whitespace_run: Optional[int] = None,
-                         any_order: bool = False, lenient: bool = False) -> "Grammar":
+                         any_order: bool = False, lenient: bool = False,
+                         draft: Optional[str] = None) -> "Grammar":
         """A grammar for the JSON texts that are valid instances of a JSON Schema (a
         dict, a JSON string, or a Pydantic-style class), on the Earley engine.
 
@@ -127,22 +130,22 @@ class Grammar(HandleOwner):
             lenient: a keyword a grammar cannot enforce exactly (``uniqueItems``,
                 ``not``...) is relaxed to a superset and reported in :attr:`warnings`,
                 instead of an :class:`UnsupportedError` naming it and its JSON pointer.
+            draft: how to read a schema without ``$schema``: "4", "6", "7", "2019-09"
+                or "2020-12" (the default).
 
         Unlike XGrammar's default ``strict_mode``, additional properties follow the
         specification: allowed unless the schema says ``additionalProperties: false``.
         """
         text = schema_text(schema)
-        create = getattr(_core, "grammar_from_json_schema", None)
-        if create is None:
-            raise UnsupportedError("JSON Schema grammars are not in this build of the gramask C "
-                                   "library (no gm_grammar_from_json_schema in its gramask.h)", 5)
+        if draft not in _DRAFTS:
+            raise ValueError(f"unknown JSON Schema draft {draft!r} (one of 4, 6, 7, 2019-09, 2020-12)")
         if indent is not None:
             layout, indent_n = 2, indent
         else:
             layout, indent_n = (0 if any_whitespace else 1), 0
-        return Grammar(create(text, whitespace=layout, indent=indent_n,
-                              max_ws_run=max_whitespace_run or 0, any_order=any_order,
-                              lenient=lenient), "json_schema")
+        return Grammar(_core.grammar_from_json_schema(
+            text, whitespace=layout, indent=indent_n, max_ws_run=max_whitespace_run or 0,
+            any_order=any_order, lenient=lenient, draft=_DRAFTS[draft]), "json_schema")
 
     @staticmethod
     def from_structural_tag(tags: Any, triggers: Any = None) -> "Grammar":

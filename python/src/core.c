@@ -560,23 +560,18 @@ static PyObject *mod_grammar_bundled(PyObject *mod, PyObject *args, PyObject *kw
     return grammar_result(st, g, &w, &err);
 }
 
-/*
- * JSON Schema grammars, when the C library has them (gramask.h defines
- * GM_SCHEMA_MAX_WS_RUN_DEFAULT with gm_grammar_from_json_schema); without
- * them the module lacks the function and gramask.Grammar.from_json_schema
- * raises UnsupportedError.
- */
-#ifdef GM_SCHEMA_MAX_WS_RUN_DEFAULT
+/* A grammar from a JSON Schema's text (gm_grammar_from_json_schema). */
 static PyObject *mod_grammar_from_json_schema(PyObject *mod, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"schema", "whitespace", "indent", "max_ws_run", "any_order", "lenient",
-                             NULL};
+                             "draft", NULL};
     const char *text;
     Py_ssize_t len;
-    int whitespace = GM_SCHEMA_WS_FLEXIBLE, any_order = 0, lenient = 0;
+    int whitespace = GM_SCHEMA_WS_FLEXIBLE, any_order = 0, lenient = 0, draft = 0;
     unsigned int indent = 0, max_ws_run = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#|$iIIpp:grammar_from_json_schema", kwlist, &text,
-                                     &len, &whitespace, &indent, &max_ws_run, &any_order, &lenient))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#|$iIIppi:grammar_from_json_schema", kwlist, &text,
+                                     &len, &whitespace, &indent, &max_ws_run, &any_order, &lenient,
+                                     &draft))
         return NULL;
     if (whitespace < GM_SCHEMA_WS_FLEXIBLE || whitespace > GM_SCHEMA_WS_INDENT) {
         PyErr_Format(PyExc_ValueError, "unknown whitespace layout %d", whitespace);
@@ -592,6 +587,7 @@ static PyObject *mod_grammar_from_json_schema(PyObject *mod, PyObject *args, PyO
         o.max_ws_run = max_ws_run;
     o.any_order = any_order;
     o.lenient = lenient;
+    o.draft = (gm_schema_draft)draft;
     o.warn = collect_warning;
     o.warn_ud = &w;
     gm_grammar *g = NULL;
@@ -602,7 +598,6 @@ static PyObject *mod_grammar_from_json_schema(PyObject *mod, PyObject *args, PyO
     Py_END_ALLOW_THREADS
     return grammar_result(st, g, &w, &err);
 }
-#endif
 
 static PyObject *grammar_get_engine(gmpy_grammar *self, void *closure)
 {
@@ -842,10 +837,8 @@ static PyMethodDef module_methods[] = {
      METH_VARARGS | METH_KEYWORDS, "A grammar from a file."},
     {"grammar_bundled", (PyCFunction)(void (*)(void))mod_grammar_bundled,
      METH_VARARGS | METH_KEYWORDS, "A grammar bundled with gramask."},
-#ifdef GM_SCHEMA_MAX_WS_RUN_DEFAULT
     {"grammar_from_json_schema", (PyCFunction)(void (*)(void))mod_grammar_from_json_schema,
      METH_VARARGS | METH_KEYWORDS, "A grammar from a JSON Schema's text."},
-#endif
     {"compile", (PyCFunction)(void (*)(void))mod_compile, METH_VARARGS | METH_KEYWORDS,
      "Compiles a grammar for a vocabulary."},
     {"compiled_load", (PyCFunction)(void (*)(void))mod_compiled_load, METH_VARARGS | METH_KEYWORDS,

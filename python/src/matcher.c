@@ -453,32 +453,32 @@ static PyObject *matcher_get_closed(gmpy_matcher *self, void *closure)
 static PyMethodDef matcher_methods[] = {
     {"fill_next_token_bitmask", (PyCFunction)(void (*)(void))matcher_fill,
      METH_FASTCALL | METH_KEYWORDS,
-     "fill_next_token_bitmask(bitmask, index=0) -> bool\n\n"
+     "fill_next_token_bitmask($self, /, bitmask, index=0)\n--\n\n"
      "Writes the next-token mask into row `index` of `bitmask` (int32, shape (batch, ceil(V/32))\n"
      "or (ceil(V/32),); numpy array or torch CPU tensor): bit t%32 of word t//32 is 1 when\n"
      "token t is allowed. Returns whether the mask needs applying (False only when every token\n"
      "is allowed). Releases the GIL. Raises StateError after EOS was accepted."},
     {"accept_token", (PyCFunction)matcher_accept_token, METH_O,
-     "accept_token(token_id) -> bool\n\n"
+     "accept_token($self, token_id, /)\n--\n\n"
      "Advances by one token; False (state unchanged) when the grammar does not allow it.\n"
      "Raises ArgumentError for an id out of the vocabulary, StateError after EOS."},
     {"accept_string", (PyCFunction)matcher_accept_string, METH_O,
-     "accept_string(text) -> bool\n\n"
+     "accept_string($self, text, /)\n--\n\n"
      "Advances by raw text (str as UTF-8, or bytes); one step for rollback. False (state\n"
      "unchanged) when the grammar does not allow it."},
     {"validate_tokens", (PyCFunction)matcher_validate_tokens, METH_O,
-     "validate_tokens(token_ids) -> int\n\n"
+     "validate_tokens($self, token_ids, /)\n--\n\n"
      "Speculative decoding: how many of token_ids would be accepted in a row. Does not change\n"
      "the state."},
     {"rollback", (PyCFunction)(void (*)(void))matcher_rollback, METH_FASTCALL | METH_KEYWORDS,
-     "rollback(num_tokens=1) -> None\n\nUndoes the last num_tokens accepted steps."},
+     "rollback($self, /, num_tokens=1)\n--\n\nUndoes the last num_tokens accepted steps."},
     {"fork", (PyCFunction)matcher_fork, METH_NOARGS,
-     "fork() -> GrammarMatcher\n\nAn independent copy of this matcher's state (O(1))."},
+     "fork($self, /)\n--\n\nAn independent copy of this matcher's state (O(1))."},
     {"copy", (PyCFunction)matcher_fork, METH_NOARGS, "copy() -> GrammarMatcher: same as fork()."},
     {"__copy__", (PyCFunction)matcher_fork, METH_NOARGS, "Same as fork()."},
     {"__deepcopy__", (PyCFunction)matcher_deepcopy, METH_O, "Same as fork()."},
     {"find_jump_forward_string", (PyCFunction)matcher_jump_forward_string, METH_NOARGS,
-     "find_jump_forward_string() -> str\n\n"
+     "find_jump_forward_string($self, /)\n--\n\n"
      "The longest text every allowed continuation starts with (cut to whole UTF-8\n"
      "characters). Does not change the state."},
     {"find_jump_forward_bytes", (PyCFunction)matcher_jump_forward_bytes, METH_NOARGS,
@@ -509,7 +509,7 @@ PyTypeObject gmpy_matcher_type = {
     .tp_basicsize = sizeof(gmpy_matcher),
     .tp_dealloc = (destructor)matcher_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "GrammarMatcher(compiled_grammar, *, max_rollback_tokens=0)\n\n"
+    .tp_doc = "GrammarMatcher(compiled_grammar, *, max_rollback_tokens=0)\n--\n\n"
               "The state of one sequence being decoded under a compiled grammar: next-token\n"
               "masks, accept, rollback, fork, jump-forward. Use one matcher from one thread at a\n"
               "time; matchers of one compiled grammar may run on different threads. A context\n"
@@ -835,7 +835,7 @@ static PyObject *batch_get_threads(gmpy_batch *self, void *closure)
 static PyMethodDef batch_methods[] = {
     {"batch_fill_next_token_bitmask", (PyCFunction)(void (*)(void))batch_fill,
      METH_VARARGS | METH_KEYWORDS,
-     "batch_fill_next_token_bitmask(matchers, bitmask, indices=None) -> None\n\n"
+     "batch_fill_next_token_bitmask($self, /, matchers, bitmask, indices=None)\n--\n\n"
      "Fills bitmask[indices[i]] (row i when indices is None) for matchers[i], on the thread\n"
      "pool, without the GIL. A terminated matcher gets an all-zero row. Keep each sequence at\n"
      "the same index from step to step (each thread keeps its rows' caches)."},
@@ -856,7 +856,7 @@ PyTypeObject gmpy_batch_type = {
     .tp_basicsize = sizeof(gmpy_batch),
     .tp_dealloc = (destructor)batch_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "BatchGrammarMatcher(max_threads=-1, *, spin_us=100)\n\n"
+    .tp_doc = "BatchGrammarMatcher(max_threads=-1, *, spin_us=100)\n--\n\n"
               "A pool of threads (the caller's included) filling the masks of many matchers at\n"
               "once. max_threads=-1: one per online CPU. A context manager; close() stops the\n"
               "threads.",

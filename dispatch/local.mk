@@ -15,3 +15,9 @@ tests_test_stag_LDADD = $(GM_TEST_LDADD)
 TESTS += tests/tool_traces_check.py
 EXTRA_DIST += tests/tool_traces_check.py tests/tool_traces.py
 gramask_SOURCES += cli/cmd_tools.c
+
+# Masks of every preset against brute force (the reference recognizer), real tokenizers.
+GM_TESTS += tests/test_dispatch_brute
+tests_test_dispatch_brute_SOURCES = tests/test_dispatch_brute.c
+tests_test_dispatch_brute_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_dispatch_brute_LDADD = $(GM_TEST_LDADD)

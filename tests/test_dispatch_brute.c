@@ -146,15 +146,29 @@ typedef struct ctx {
     gm_mem mem;
     gm_ebnf ir;
     gm_eref *ref;
-    const uint8_t **ext;      /* [size] token bytes for gm_eref_try_all */
+    const uint8_t **ext;      /* [size] token bytes */
     uint32_t *len;
-    uint8_t *viable;
+    uint32_t *order;          /* [size] ids by their bytes (gm_eref_try_all sorts less) */
+    const uint8_t **sext;     /* ext and len in that order */
+    uint32_t *slen;
+    uint8_t *sviable;
+    uint8_t *viable;          /* [size] by id */
     uint32_t *mask;
     size_t words;
     int every;                /* check one step in `every` besides boundary steps */
     int checked;              /* masks compared */
     int straddled[BD_KINDS];  /* steps whose token crossed a boundary, per kind */
 } ctx;
+
+static const ctx *sort_ctx;
+
+static int by_bytes(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint32_t lx = sort_ctx->len[x], ly = sort_ctx->len[y];
+    int d = memcmp(sort_ctx->ext[x], sort_ctx->ext[y], lx < ly ? lx : ly);
+    return d ? d : (lx > ly) - (lx < ly);
+}
 
 static void ctx_open(ctx *c, const preset_case *pc)
 {
@@ -202,6 +216,18 @@ static void ctx_open(ctx *c, const preset_case *pc)
         c->ext[i] = gm_vocab_data_token(c->vd, i, &l);
         c->len[i] = (uint32_t)l;
     }
+    c->order = malloc(n * sizeof *c->order);
+    c->sext = malloc(n * sizeof *c->sext);
+    c->slen = malloc(n * sizeof *c->slen);
+    c->sviable = malloc(n);
+    for (uint32_t i = 0; i < n; i++)
+        c->order[i] = i;
+    sort_ctx = c;
+    qsort(c->order, n, sizeof *c->order, by_bytes);
+    for (uint32_t k = 0; k < n; k++) {
+        c->sext[k] = c->ext[c->order[k]];
+        c->slen[k] = c->len[c->order[k]];
+    }
 #if defined(__SANITIZE_ADDRESS__)
     c->every = 40;
 #else
@@ -214,6 +240,10 @@ static void ctx_close(ctx *c)
     free(c->ext);
     free(c->len);
     free(c->viable);
+    free(c->order);
+    free(c->sext);
+    free(c->slen);
+    free(c->sviable);
     free(c->mask);
     gm_eref_destroy(c->ref);
     gm_ebnf_free(&c->ir);
@@ -230,7 +260,9 @@ static void compare(ctx *c, const char *what, size_t step)
     if (gm_matcher_fill_mask(c->m, c->mask, c->words, &err))
         fail_msg("%s step %zu: fill_mask: %s", what, step, err.message);
     const gm_vocab_data *v = c->vd;
-    gm_eref_try_all(c->ref, c->ext, c->len, v->size, c->viable, NULL);
+    gm_eref_try_all(c->ref, c->sext, c->slen, v->size, c->sviable, NULL);
+    for (uint32_t k = 0; k < v->size; k++)
+        c->viable[c->order[k]] = c->sviable[k];
     bool acc = gm_eref_accepting(c->ref);
     if (acc != gm_matcher_is_accepting(c->m))
         fail_msg("%s step %zu: accepting: matcher %d, reference %d", what, step,

@@ -15,6 +15,7 @@
  *   cannot encode, a file changed after loading).
  */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -534,6 +535,46 @@ static void test_changed_file(void **state)
     gm_vocab_destroy(v);
 }
 
+typedef struct racer {
+    const gm_vocab *v;
+    const char *text;
+    uint32_t *ids;
+    size_t n;
+    gm_status st;
+} racer;
+
+static void *race(void *arg)
+{
+    racer *r = arg;
+    gm_error err;
+    r->st = gm_vocab_encode(r->v, r->text, strlen(r->text), NULL, &r->ids, &r->n, &err);
+    return NULL;
+}
+
+/* Threads racing to the first encode of one vocabulary build one encoder and agree. */
+static void test_threads(void **state)
+{
+    (void)state;
+    gm_vocab *v = load("qwen3");
+    enum { N = 4 };
+    racer r[N];
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) {
+        r[i] = (racer){v, "<|im_start|>user\nHello, world!<|im_end|>", NULL, 0, GM_OK};
+        assert_int_equal(pthread_create(&th[i], NULL, race, &r[i]), 0);
+    }
+    for (int i = 0; i < N; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(r[i].st, GM_OK);
+        expect_ids("racing threads", r[i].ids, r[i].n, r[0].ids, r[0].n);
+    }
+    assert_int_equal(r[0].ids[0], 151644);
+    for (int i = 0; i < N; i++)
+        gm_vocab_free_ids(v, r[i].ids);
+    gm_vocab_destroy(v);
+}
+
 /* The regex engine's semantics where tokenizers' patterns depend on them. */
 static void test_regex(void **state)
 {
@@ -600,6 +641,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_changed_file),
+        cmocka_unit_test(test_threads),
         cmocka_unit_test(test_regex),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -240,9 +240,9 @@ static void errors(void **state)
          "\"content\": {\"type\": \"any_text\"}, \"end\": \"x\"}]}",
          GM_ERR_FORMAT, "structural tag /tags/0: the begin \"<g>\" starts with none of the "
                         "triggers"},
-        {"{\"type\": \"json_schema\", \"json_schema\": {\"type\": \"object\", \"uniqueItems\": "
-         "true, \"not\": {}}}",
-         GM_ERR_UNSUPPORTED, "not"},
+        {"{\"type\": \"json_schema\", \"json_schema\": {\"type\": \"array\", \"uniqueItems\": "
+         "true}}",
+         GM_ERR_UNSUPPORTED, "uniqueItems"},
         {"{\"type\": \"regex\", \"pattern\": \"a(\"}", GM_ERR_SYNTAX, "/pattern"},
         {"{\"type\": \"const_string\"}", GM_ERR_FORMAT, "missing \"value\""},
         {"{\"type\": \"any_text\", \"excluded_str\": [\"\"]}", GM_ERR_FORMAT,

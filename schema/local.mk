@@ -25,3 +25,9 @@ tests_test_schema_regex_SOURCES = tests/test_schema_regex.c
 tests_test_schema_regex_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_schema_regex_LDADD = $(GM_TEST_LDADD)
 EXTRA_DIST += tests/schema_regex.py
+
+GM_TESTS += tests/test_schema_masks
+tests_test_schema_masks_SOURCES = tests/test_schema_masks.c
+tests_test_schema_masks_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_schema_masks_LDADD = $(GM_TEST_LDADD)
+EXTRA_DIST += tests/schema_validate.py

@@ -160,6 +160,10 @@ static gm_status keyword(builder *b, uint32_t id, const gm_jmember *m, bool noal
             return visit_ref(b, id, k, v);
         if (!strcmp(k, "$gm_notenum"))
             return PUSH(b, &sh->notenums, v);
+        if (!strcmp(k, "$gm_notint")) {
+            sh->nonint = true;
+            return GM_OK;
+        }
         if (!strcmp(k, "$gm_notpattern")) {
             sc_strc s = {id, "pattern", v};
             return PUSH(b, &sh->notpats, s);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "parser/bundled.h"
 #include "parser/grammar.h"
 #include "cli/cli.h"
@@ -61,6 +62,14 @@ int gm_cli_grammar_arg(gm_cli_load_options *lo, int argc, char **argv, int *i)
         lo->start = argv[++*i];
     } else if (!strncmp(a, "--start=", 8) && a[8]) {
         lo->start = a + 8; /* the spelling of gramask grammar and parse */
+    } else if (!strcmp(a, "--schema")) {
+        if (!has_value || lo->grammar)
+            return -1;
+        lo->grammar = argv[++*i];
+        lo->schema = true;
+    } else if (gm_cli_schema_option(a, &lo->schema_opts) != 0) {
+        if (gm_cli_schema_option(a, &lo->schema_opts) < 0)
+            return -1;
     } else if (!strcmp(a, "--eager")) {
         lo->eager = true;
     } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
@@ -108,6 +117,22 @@ gm_status gm_cli_load_cfg(gm_mem *m, const char *arg, const gm_grammar_options *
     return gm_grammar_load(m, label, text, len, opts, out, err);
 }
 
+/* --schema FILE: a JSON Schema's grammar, with the layout options given. */
+static gm_status load_schema(const gm_cli_load_options *opts, gm_grammar **out, gm_error *err)
+{
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    char *text;
+    size_t len;
+    gm_schema_options so = opts->schema_opts;
+    gm_status st = gm_file_read(&m, opts->grammar, 64u << 20, &text, &len, err);
+    if (st != GM_OK)
+        return st;
+    st = gm_grammar_from_json_schema(text, len, &so, out, err);
+    gm_mem_free(&m, text);
+    return st;
+}
+
 int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli_session *s)
 {
     memset(s, 0, sizeof *s);
@@ -147,7 +172,9 @@ int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli
     go.start = opts->start;
     t0 = gm_clock_ns();
     gm_status st;
-    if (gm_cli_is_bundled(opts->grammar) && opts->format == GM_FORMAT_AUTO)
+    if (opts->schema)
+        st = load_schema(opts, &s->grammar, &err);
+    else if (gm_cli_is_bundled(opts->grammar) && opts->format == GM_FORMAT_AUTO)
         st = gm_grammar_create_bundled(opts->grammar, &go, &s->grammar, &err);
     else
         st = gm_grammar_create_from_file(opts->grammar, &go, &s->grammar, &err);

@@ -33,14 +33,19 @@ typedef struct gm_cli_load_options {
     const char *start;        /* --start RULE */
     uint32_t model_vocab_size;
     bool quiet;               /* --quiet: no progress line on the terminal */
+    bool schema;              /* --schema FILE: grammar is a JSON Schema (then schema_opts) */
+    gm_schema_options schema_opts; /* --compact, --indent[=N], --max-ws=N, --draft=D,
+                                      --any-order, --lenient (zeroed: defaults) */
 } gm_cli_load_options;
 
 /* The options that say which grammar to compile for which tokenizer, as one usage line. */
 #define GM_CLI_GRAMMAR_OPTIONS \
-    "[--format lark|gbnf|ebnf|regex] [--start RULE] [--eager] [--conflicts=lark] [--quiet]"
+    "[--format lark|gbnf|ebnf|regex] [--start RULE] [--eager] [--conflicts=lark] [--quiet]\n" \
+    "             [--schema FILE.json [--compact|--indent[=N]] [--any-order] [--lenient] [--draft=D]]"
 #define GM_CLI_GRAMMAR_HELP \
     "  GRAMMAR: a .lark, .gbnf, .ebnf or .regex file (--format overrides the extension),\n" \
-    "  a bundled grammar name (json, go, java, python), or a .gmc compiled file.\n" \
+    "  a bundled grammar name (json, go, java, python), or a .gmc compiled file; or, with\n" \
+    "  --schema FILE.json, a JSON Schema compiled to a grammar (layout options as for gramask schema).\n" \
     "  --quiet: no progress line while tables are built (shown only on a terminal).\n"
 
 /*

@@ -386,9 +386,15 @@ static void worker(const mb_schema *all, size_t nall, size_t first, size_t strid
     if (!out)
         _exit(3);
     u64vec tbm = {0};
+    /* test hooks (tests/cli_schema.sh): a schema of this name crashes or hangs its worker */
+    const char *crash = getenv("GRAMASK_MASKBENCH_TEST_CRASH"), *hang = getenv("GRAMASK_MASKBENCH_TEST_HANG");
     for (size_t i = first; i < nall; i += stride) {
         fprintf(out, "S %zu\n", i);
         fflush(out);
+        if (crash && !strcmp(crash, all[i].name))
+            raise(SIGSEGV);
+        while (hang && !strcmp(hang, all[i].name))
+            pause();
         mb_result r;
         memset(&r, 0, sizeof r);
         tbm.n = 0;

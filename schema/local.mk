@@ -31,3 +31,6 @@ tests_test_schema_masks_SOURCES = tests/test_schema_masks.c
 tests_test_schema_masks_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_schema_masks_LDADD = $(GM_TEST_LDADD)
 EXTRA_DIST += tests/schema_validate.py
+GM_FUZZ += tests/fuzz/fuzz_schema
+TESTS += tests/cli_schema.sh
+EXTRA_DIST += tests/cli_schema.sh tests/fuzz/fuzz_schema.c

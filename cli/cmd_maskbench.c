@@ -27,6 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <unistd.h>
 
 #include "base/file.h"
@@ -469,6 +472,9 @@ static void start_worker(bench *b, wproc *w, size_t first)
         exit(1);
     }
     if (pid == 0) {
+#ifdef __linux__
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a worker does not outlive the harness */
+#endif
         close(fd[0]);
         worker(b->schemas, b->n, first, b->stride, b->vocab, &b->sopts, fd[1]);
     }

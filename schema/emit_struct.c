@@ -708,12 +708,18 @@ static uint32_t any_order(objctx *o, const bool *req, const bool *forb, bool *al
                 return gm_irb_nothing(b);
             continue;
         }
-        if (req[i] && !relaxed)
+        if (req[i] && !relaxed) {
+            /* a required member appears in many subset rules: a rule of its own */
+            o->slots.v[i].member = gm_irb_rule(b, "member", s->member);
             p.req[p.k++] = (uint32_t)i;
-        else
+        } else {
             p.opt = gm_irb_alt2(b, p.opt, s->member);
+        }
     }
     p.opt = gm_irb_alt2(b, p.opt, o->extra);
+    /* the optional members are repeated in every subset rule: one rule of their own */
+    if (p.k && !gm_irb_is_nothing(b, p.opt) && c->g->nodes[p.opt].kind != GM_EX_REF)
+        p.opt = gm_irb_rule(b, "optional", p.opt);
     *all_optional = p.k == 0;
     if (p.k == 0)
         return gm_irb_seq2(b, p.opt, gm_irb_repeat(b, gm_irb_seq2(b, p.sep, p.opt), 0, GM_EX_INF));

@@ -479,6 +479,8 @@ static bool provably_disjoint(sctx *c, sc_shape *x, sc_shape *y, unsigned depth)
         for (uint32_t i = 0; i < n && !common; i++) {
             const gm_jv *v = e->single ? e->single : e->list->u.items[i];
             bool in_all = true;
+            for (size_t k = 1; k < x->enums.n && in_all; k++)
+                in_all = enum_has(&x->enums.v[k], v);
             for (size_t k = 0; k < y->enums.n && in_all; k++)
                 in_all = enum_has(&y->enums.v[k], v);
             common = in_all;
@@ -781,6 +783,8 @@ static void sctx_free(sctx *c)
     gm_vec_free(c->mem, &c->conj_rule);
     sc_patterns_free(c);
     gm_intern_free(&c->derived);
+    gm_intern_free(&c->key_sets);
+    gm_vec_free(c->mem, &c->key_set_rule);
     gm_vec_free(c->mem, &c->derived_id);
     gm_jdoc_free(&c->doc);
 }
@@ -813,6 +817,7 @@ gm_status gm_schema_compile(gm_mem *m, const char *name, const char *json, size_
     gm_intern_init(&c->conj, m);
     gm_intern_init(&c->pat_index, m);
     gm_intern_init(&c->derived, m);
+    gm_intern_init(&c->key_sets, m);
     memset(&c->sh, 0xFF, sizeof c->sh); /* every slot GM_EX_NONE */
     gm_irb_init(&c->b, g, c->opts.limits.max_nfa_states, err);
     c->st = gm_jdoc_parse(&c->doc, m, name ? name : "schema", json, len, 512, &c->opts.limits, err);

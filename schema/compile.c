@@ -61,7 +61,8 @@ static uint32_t shared(sctx *c, uint32_t *slot, const char *name, uint32_t (*mk)
     if (c->b.st != GM_OK)
         return GM_EX_NONE;
     if (*slot == GM_EX_NONE) {
-        uint32_t r = gm_ebnf_rule_get(c->g, name, strlen(name));
+        /* fresh: a rule named after a schema location may hold the name already */
+        uint32_t r = gm_ebnf_fresh_rule(c->g, name);
         if (r == GM_EX_NONE)
             return gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory building a grammar");
         *slot = gm_irb_ref(&c->b, r);
@@ -227,7 +228,7 @@ uint32_t sc_any_value(sctx *c, uint32_t depth)
             snprintf(name, sizeof name, "value_%u", depth);
         else
             snprintf(name, sizeof name, "value");
-        uint32_t r = gm_ebnf_rule_get(c->g, name, strlen(name));
+        uint32_t r = gm_ebnf_fresh_rule(c->g, name);
         if (r == GM_EX_NONE)
             return gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory building a grammar");
         *slot = gm_irb_ref(&c->b, r);

@@ -49,6 +49,10 @@ static const scase cases[] = {
      "\"n\":{\"type\":\"number\",\"minimum\":-2.5,\"maximum\":1e3}},\"propertyNames\":"
      "{\"maxLength\":3},\"additionalProperties\":{\"type\":\"string\",\"enum\":[\"u\",\"v\"]}}",
      GM_SCHEMA_WS_COMPACT, false},
+    /* properties named like the shared rules (value, number, string) keep their own schemas */
+    {"{\"type\":\"object\",\"properties\":{\"value\":{\"type\":\"boolean\"},\"number\":"
+     "{\"type\":\"string\",\"maxLength\":2},\"string\":{\"enum\":[7]}},\"required\":[\"value\","
+     "\"number\",\"string\"],\"additionalProperties\":false}", GM_SCHEMA_WS_COMPACT, false},
 };
 
 typedef struct ctx {

@@ -1,4 +1,4 @@
-/* Strict UTF-8 decoding (RFC 3629). */
+/* Strict UTF-8 decoding (RFC 3629) and encoding. */
 #include "base/utf8.h"
 
 size_t gm_utf8_decode(const uint8_t *s, size_t len, uint32_t *cp)
@@ -24,4 +24,28 @@ size_t gm_utf8_decode(const uint8_t *s, size_t len, uint32_t *cp)
         return 0;
     *cp = v;
     return n;
+}
+
+size_t gm_utf8_encode(uint8_t *o, uint32_t cp)
+{
+    if (cp < 0x80) {
+        o[0] = (uint8_t)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (uint8_t)(0xc0 | cp >> 6);
+        o[1] = (uint8_t)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (uint8_t)(0xe0 | cp >> 12);
+        o[1] = (uint8_t)(0x80 | (cp >> 6 & 0x3f));
+        o[2] = (uint8_t)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    o[0] = (uint8_t)(0xf0 | cp >> 18);
+    o[1] = (uint8_t)(0x80 | (cp >> 12 & 0x3f));
+    o[2] = (uint8_t)(0x80 | (cp >> 6 & 0x3f));
+    o[3] = (uint8_t)(0x80 | (cp & 0x3f));
+    return 4;
 }

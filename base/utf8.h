@@ -12,4 +12,7 @@
  */
 size_t gm_utf8_decode(const uint8_t *s, size_t len, uint32_t *cp);
 
+/* Writes code point cp (<= U+10FFFF) as UTF-8 to out (room for 4); returns the length. */
+size_t gm_utf8_encode(uint8_t *out, uint32_t cp);
+
 #endif

@@ -360,7 +360,7 @@ int main(int argc, char **argv)
         die("grammar files", NULL);
     const char *rtext = "root ::= [a-z]{0,65536}";
 
-    say("## Earley engine (issue 15)\n\n");
+    say("Earley engine (issue 15), bench/bench_earley.\n\n");
     say("`bench/bench_earley --tokenizer %s --runs %d` (single thread); load average %.2f %.2f "
         "%.2f on a shared 2-core machine: wall times, p99 carries preemption spikes.\n\n",
         tok, runs, load[0], load[1], load[2]);

@@ -697,6 +697,10 @@ int bm_report_write(const char *dir, json_t *results)
             "separates its calls. A thread keeps the same rows from call to call (note [batch "
             "locality]).\n\n");
     batch(out, rows);
+    fprintf(out, "## 5. Earley engine (issue 15)\n\n");
+    fprintf(out, "From bench/bench_earley, which `make bench` runs before this suite (its "
+                 "table, `earley.md` beside this report, follows).\n\n");
+    include_file(out, dir, "earley.md");
     fclose(out);
 
     static const char *const scripts[] = {"vocab_scaling.gp", "grammar_scaling.gp",

@@ -65,6 +65,14 @@ enum {
     GM_ES_INTERNED = 16,  /* in the hash-cons table */
 };
 
+/* What completing a rule at an origin set adds (note [completion memos] in eset.c). */
+typedef struct gm_ecomp {
+    uint32_t rule;
+    uint32_t n;
+    uint8_t flags;        /* GM_ES_ACCEPTING, GM_ES_ESCAPED */
+    gm_eitem *items;
+} gm_ecomp;
+
 struct gm_estate {
     atomic_uint refs;
     uint32_t nitems;
@@ -76,6 +84,8 @@ struct gm_estate {
     uint64_t loops[4];    /* bytes that lead back to this set, once loops_known
                              (note [closed subtrees] in maskcache.c; under the lock) */
     uint8_t loops_known;
+    gm_ecomp *comp;       /* completion memos, under the lock */
+    uint32_t ncomp, comp_cap;
     gm_estate **next;     /* interned sets: the set after each byte class, NULL = not
                              known yet, the engine's outer set = dead (note
                              [transition arrays] in eset.c; under the lock) */
@@ -130,6 +140,8 @@ struct gm_eengine {
 
 struct gm_escratch {
     GM_VEC(gm_eitem) items;
+    GM_VEC(uint8_t) done; /* [items] completion already taken from a memo */
+    GM_VEC(gm_eitem) citems; /* a completion memo being built */
     uint64_t *slots;      /* dedup of items: generation << 32 | (index + 1) */
     uint32_t slot_mask;
     uint32_t gen;

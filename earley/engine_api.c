@@ -180,6 +180,8 @@ void gm_escratch_destroy(gm_eengine *e, gm_escratch *w)
     if (!w)
         return;
     gm_vec_free(e->mem, &w->items);
+    gm_vec_free(e->mem, &w->done);
+    gm_vec_free(e->mem, &w->citems);
     gm_vec_free(e->mem, &w->nodes);
     gm_vec_free(e->mem, &w->enodes);
     gm_vec_free(e->mem, &w->rnodes);

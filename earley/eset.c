@@ -76,6 +76,9 @@ void gm_eset_free(gm_eengine *e, gm_estate *s)
         if (memo)
             gm_emask_free_memo(e, memo);
         gm_mem_free(e->mem, x->next);
+        for (uint32_t i = 0; i < x->ncomp; i++)
+            gm_mem_free(e->mem, x->comp[i].items);
+        gm_mem_free(e->mem, x->comp);
         gm_mem_free(e->mem, x);
     }
 }
@@ -144,6 +147,8 @@ static gm_estate *new_set(gm_eengine *e, const gm_eitem *it, uint32_t n, uint8_t
     atomic_init(&s->proj, NULL);
     atomic_init(&s->memo, NULL);
     s->next = NULL;
+    s->comp = NULL;
+    s->ncomp = s->comp_cap = 0;
     memset(s->loops, 0, sizeof s->loops);
     s->loops_known = 0;
     s->items = (gm_eitem *)(s + 1);
@@ -342,15 +347,18 @@ static int dedup_rebuild(gm_eengine *e, gm_escratch *w, size_t want)
     return 0;
 }
 
-/* Adds an item unless present. 0, or -1 on failure (*st set). */
-static int add_item(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t count,
-                    gm_estate *origin, gm_status *st, gm_error *err)
+/* Adds an item unless present; *idx (may be NULL) gets its index. 0, or -1 on failure (*st set). */
+static int add_item_at(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t count,
+                       gm_estate *origin, uint32_t *idx, gm_status *st, gm_error *err)
 {
     size_t j = item_key_hash(state, count, origin) & w->slot_mask;
     for (uint64_t v; ((v = w->slots[j]) >> 32) == w->gen; j = (j + 1) & w->slot_mask) {
         const gm_eitem *it = &w->items.v[(uint32_t)v - 1];
-        if (it->state == state && it->count == count && it->origin == origin)
+        if (it->state == state && it->count == count && it->origin == origin) {
+            if (idx)
+                *idx = (uint32_t)v - 1;
             return 0;
+        }
     }
     if (w->items.n >= e->max_items) {
         *st = gm_error_set(err, GM_ERR_LIMIT,
@@ -359,10 +367,13 @@ static int add_item(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t coun
         return -1;
     }
     gm_eitem it = {state, count, origin};
-    if (gm_vec_push(e->mem, &w->items, it)) {
+    if (gm_vec_push(e->mem, &w->items, it) || gm_vec_push(e->mem, &w->done, 0)) {
+        w->items.n = w->done.n < w->items.n ? w->done.n : w->items.n;
         *st = gm_mem_fail(e->mem, err, "an Earley set");
         return -1;
     }
+    if (idx)
+        *idx = (uint32_t)w->items.n - 1;
     if (w->items.n * 2 > (size_t)w->slot_mask + 1) {
         if (dedup_rebuild(e, w, w->items.n)) {
             *st = gm_mem_fail(e->mem, err, "an Earley set");
@@ -374,9 +385,16 @@ static int add_item(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t coun
     return 0;
 }
 
+static int add_item(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t count,
+                    gm_estate *origin, gm_status *st, gm_error *err)
+{
+    return add_item_at(e, w, state, count, origin, NULL, st, err);
+}
+
 static gm_status begin(gm_eengine *e, gm_escratch *w, gm_error *err)
 {
     w->items.n = 0;
+    w->done.n = 0;
     w->flags = 0;
     if (!w->predicted) {
         w->predicted = gm_mem_calloc(e->mem, e->g->nrules ? e->g->nrules : 1,
@@ -403,6 +421,105 @@ static gm_estate *origin_of(gm_estate *o, gm_estate *s)
  * `self` is what a NULL origin means for items taken from elsewhere (not
  * used: items in w always have explicit origins or NULL = the new set).
  */
+static bool item_alive(const gm_egrammar *g, const gm_eitem *it);
+
+enum { COMP_MAX_DEPTH = 2000 };
+
+/*
+ * note [completion memos]
+ * Completing rule r with origin o adds to the set being built the items of
+ * o that wait on r, moved past it, and for those that complete their own
+ * (normal) rule at once, the completion of that rule at their origin, and
+ * so on up: a function of (o, r) alone. It is memoized on o, keeping the
+ * moved items that can still do something (and repetition items, whose
+ * iteration ends the closure handles) and the flags raised. A chain of
+ * completions — right recursion such as `u ::= "-" f  f ::= u | x` read
+ * on "-------x" — then costs one memo per level once, instead of a climb
+ * up the whole chain at every step: Leo's optimization in the form that
+ * persistent sets allow. The closure marks the items a memo brought as
+ * done, so that it does not complete them again.
+ */
+static gm_status completion(gm_eengine *e, gm_estate *o, uint32_t r, const gm_ecomp **out,
+                            gm_error *err, int depth)
+{
+    const gm_egrammar *g = e->g;
+    *out = NULL;
+    for (uint32_t i = 0; i < o->ncomp; i++)
+        if (o->comp[i].rule == r) {
+            *out = &o->comp[i];
+            return GM_OK;
+        }
+    if (depth > COMP_MAX_DEPTH)
+        return GM_OK; /* the closure climbs by itself */
+    GM_VEC(gm_eitem) list = {0};
+    uint8_t flags = 0;
+    gm_status st = GM_OK;
+    if (o->flags & GM_ES_OUTER)
+        flags |= GM_ES_ESCAPED;
+    if (r == g->root && (o->flags & GM_ES_START))
+        flags |= GM_ES_ACCEPTING;
+    uint32_t lo = 0, hi = o->nwait;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (o->wait[mid].rule < r)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < o->nwait && o->wait[lo].rule == r; lo++) {
+        const gm_eitem *wi = &o->items[o->wait[lo].item];
+        const gm_frule *ar = &g->rules[g->state_rule[wi->state]];
+        gm_eitem a = {gm_fsm_ref_next(g, wi->state, r), wi->count | (ar->repeat ? 1u : 0u),
+                      origin_of(wi->origin, o)};
+        if (!ar->repeat && (g->state_flags[a.state] & GM_FS_ACCEPT)) {
+            const gm_ecomp *sub;
+            if ((st = completion(e, a.origin, g->state_rule[a.state], &sub, err, depth + 1)) !=
+                GM_OK)
+                goto out;
+            if (!sub)
+                goto out; /* too deep: not memoized */
+            flags |= sub->flags;
+            if (sub->n && gm_vec_reserve(e->mem, &list, list.n + sub->n))
+                goto nomem;
+            for (uint32_t k = 0; k < sub->n; k++)
+                list.v[list.n++] = sub->items[k];
+        }
+        if ((ar->repeat || item_alive(g, &a)) && gm_vec_push(e->mem, &list, a))
+            goto nomem;
+    }
+    if (list.n > 1) {
+        /* Paths up may meet (ambiguity): keep each item once. */
+        qsort(list.v, list.n, sizeof *list.v, cmp_item);
+        size_t k = 1;
+        for (size_t i = 1; i < list.n; i++)
+            if (cmp_item(&list.v[k - 1], &list.v[i]))
+                list.v[k++] = list.v[i];
+        list.n = k;
+    }
+    if (o->ncomp == o->comp_cap) {
+        uint32_t nc = o->comp_cap ? o->comp_cap * 2 : 2;
+        gm_ecomp *c = gm_mem_reallocarray(e->mem, o->comp, nc, sizeof *c);
+        if (!c)
+            goto nomem;
+        o->comp = c;
+        o->comp_cap = nc;
+    }
+    gm_ecomp *c = &o->comp[o->ncomp];
+    c->rule = r;
+    c->n = (uint32_t)list.n;
+    c->flags = flags;
+    c->items = list.v;
+    list.v = NULL;
+    o->ncomp++;
+    *out = c;
+    goto out;
+nomem:
+    st = gm_mem_fail(e->mem, err, "an Earley set");
+out:
+    gm_vec_free(e->mem, &list);
+    return st;
+}
+
 /* Adds the prediction closure of rule b (note [prediction closures]), once per set. */
 static int predict(gm_eengine *e, gm_escratch *w, uint32_t b, gm_status *st, gm_error *err)
 {
@@ -448,7 +565,23 @@ static gm_status closure(gm_eengine *e, gm_escratch *w, gm_error *err)
         } else {
             complete = (f & GM_FS_ACCEPT) != 0;
         }
-        if (complete) {
+        if (complete && !w->done.v[i] && !(e->variant & GM_EVARIANT_NO_STATE_CACHE)) {
+            const gm_ecomp *c;
+            if ((st = completion(e, it.origin, r, &c, err, 0)) != GM_OK)
+                return st;
+            if (c) {
+                w->flags |= c->flags;
+                for (uint32_t k = 0; k < c->n; k++) {
+                    uint32_t idx;
+                    if (add_item_at(e, w, c->items[k].state, c->items[k].count, c->items[k].origin,
+                                    &idx, &st, err))
+                        return st;
+                    w->done.v[idx] = 1;
+                }
+                complete = false;
+            }
+        }
+        if (complete && !w->done.v[i]) {
             gm_estate *o = it.origin;
             if (o->flags & GM_ES_OUTER) {
                 w->flags |= GM_ES_ESCAPED;
@@ -706,6 +839,7 @@ gm_status gm_eset_init(gm_eengine *e, gm_error *err)
             st = gm_error_set(err, GM_ERR_GRAMMAR, "the grammar accepts nothing");
     }
     gm_vec_free(e->mem, &w.items);
+    gm_vec_free(e->mem, &w.done);
     gm_mem_free(e->mem, w.slots);
     gm_mem_free(e->mem, w.predicted);
     return st;

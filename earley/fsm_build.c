@@ -627,7 +627,8 @@ static int close_and_intern(det *d, uint32_t *id)
             }
         }
     }
-    qsort(d->set.v, d->set.n, sizeof *d->set.v, cmp_u32);
+    if (d->set.n > 1)
+        qsort(d->set.v, d->set.n, sizeof *d->set.v, cmp_u32);
     return gm_intern_put(&d->sets, d->set.v, d->set.n * sizeof *d->set.v, id, NULL);
 }
 
@@ -700,7 +701,8 @@ static gm_status determinize(builder *b, uint32_t start, uint32_t acc, rdfa *out
         /* Members are consumed: d.stack is reused by close_and_intern. */
         if (gm_vec_push(m, &off, (uint32_t)edges.n) || gm_vec_push(m, &flags, f))
             goto nomem;
-        qsort(points.v, points.n, sizeof *points.v, cmp_u64);
+        if (points.n > 1)
+            qsort(points.v, points.n, sizeof *points.v, cmp_u64);
         size_t np = 0;
         for (size_t i = 0; i < points.n; i++)
             if (!np || points.v[np - 1] != points.v[i])

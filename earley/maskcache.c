@@ -638,27 +638,27 @@ static gm_status struct_key(gm_eengine *e, gm_escratch *w, uint32_t state, uint6
 }
 
 /*
- * A partial hit: the raw-uncertain nodes walked again from the seed with
- * this grammar's follow set; the uncertain ones go to w->enodes.
+ * Walks the tokens of the trie nodes nodes[0..n) (ascending) from `from`,
+ * prefixes shared, each step a transition lookup. Without follow (a real
+ * set): sets in mask the tokens that `from` accepts, skipping nodes whose
+ * tokens are set already. With follow (an outer seed, a partial hit of the
+ * cross-grammar cache): pushes to w->enodes the nodes whose walk completed
+ * the seed's rule before a byte in follow (note [cross-grammar hashing]).
  */
-static gm_status filter_raw(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t count,
-                            const uint32_t *raw, uint32_t nraw, gm_error *err)
+static gm_status walk_list(gm_eengine *e, gm_escratch *w, gm_estate *from, const uint32_t *nodes,
+                           size_t n, const uint64_t *follow, uint32_t *mask, gm_error *err)
 {
-    const gm_egrammar *g = e->g;
     const gm_trie *t = e->t;
-    const uint64_t *follow = g->rules[g->state_rule[state]].follow;
     bool owned = (e->variant & GM_EVARIANT_NO_STATE_CACHE) != 0;
-    gm_estate *seed = NULL;
-    gm_status st = gm_eset_seed(e, w, state, count, e->outer, &seed, err);
-    w->enodes.n = 0;
-    if (st != GM_OK || !seed)
-        return st;
+    gm_status st = GM_OK;
     const uint8_t *prev = NULL;
     size_t prevlen = 0, valid = 0, maxd = 0;
-    w->stack[0] = seed;
+    w->stack[0] = from;
     w->unc[0] = 0;
-    for (uint32_t i = 0; i < nraw; i++) {
-        const gm_trie_node *nd = &t->nodes[raw[i]];
+    for (size_t i = 0; i < n; i++) {
+        const gm_trie_node *nd = &t->nodes[nodes[i]];
+        if (!follow && get_bit(mask, t->tokens[nd->tok_begin]))
+            continue;
         size_t len;
         const uint8_t *bytes = gm_vocab_data_token(e->v, t->tokens[nd->tok_begin], &len);
         size_t l = 0, lim = valid < len ? valid : len;
@@ -667,13 +667,14 @@ static gm_status filter_raw(gm_eengine *e, gm_escratch *w, uint32_t state, uint3
         while (l < lim && prev[l] == bytes[l])
             l++;
         size_t d = l;
-        bool unc = w->unc[d];
+        uint8_t unc = w->unc[d];
         while (d < len) {
             gm_estate *p = w->stack[d], *nx = NULL;
             if (!p)
                 break;
-            if (p->flags & GM_ES_ESCAPED && ((follow[bytes[d] >> 6] >> (bytes[d] & 63)) & 1))
-                unc = true;
+            if (follow && (p->flags & GM_ES_ESCAPED) &&
+                ((follow[bytes[d] >> 6] >> (bytes[d] & 63)) & 1))
+                unc = 1;
             st = owned ? gm_eset_step(e, w, p, bytes[d], &nx, err)
                        : gm_eset_step_borrowed(e, w, p, bytes[d], &nx, err);
             if (st != GM_OK)
@@ -691,7 +692,10 @@ static gm_status filter_raw(gm_eengine *e, gm_escratch *w, uint32_t state, uint3
         valid = d;
         prev = bytes;
         prevlen = len;
-        if (unc && gm_vec_push(e->mem, &w->enodes, raw[i])) {
+        if (!follow) {
+            if (d == len && w->stack[len])
+                set_node_tokens(t, nodes[i], mask);
+        } else if (unc && gm_vec_push(e->mem, &w->enodes, nodes[i])) {
             st = gm_mem_fail(e->mem, err, "the token-mask cache");
             goto out;
         }
@@ -702,6 +706,21 @@ out:
     else
         memset(w->stack + 1, 0, maxd * sizeof *w->stack);
     w->stack[0] = NULL;
+    return st;
+}
+
+/* A partial hit: the raw-uncertain nodes walked again from the seed with
+   this grammar's follow set; the uncertain ones go to w->enodes. */
+static gm_status filter_raw(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t count,
+                            const uint32_t *raw, uint32_t nraw, gm_error *err)
+{
+    const gm_egrammar *g = e->g;
+    gm_estate *seed = NULL;
+    gm_status st = gm_eset_seed(e, w, state, count, e->outer, &seed, err);
+    w->enodes.n = 0;
+    if (st != GM_OK || !seed)
+        return st;
+    st = walk_list(e, w, seed, raw, nraw, g->rules[g->state_rule[state]].follow, NULL, err);
     gm_estate_release(e, seed);
     return st;
 }
@@ -825,65 +844,6 @@ gm_status gm_emask_build_all(gm_eengine *e, gm_escratch *w, gm_error *err)
     return GM_OK;
 }
 
-/*
- * Walks the nodes in w->nodes (ascending, deduplicated) on the real set s,
- * setting the bits of the tokens s accepts.
- */
-static gm_status check_nodes(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t *mask,
-                             gm_error *err)
-{
-    const gm_trie *t = e->t;
-    const gm_vocab_data *v = e->v;
-    bool owned = (e->variant & GM_EVARIANT_NO_STATE_CACHE) != 0;
-    gm_status st = GM_OK;
-    const uint8_t *prev = NULL;
-    size_t prevlen = 0, valid = 0, maxd = 0;
-    w->stack[0] = s;
-    for (size_t i = 0; i < w->nodes.n; i++) {
-        uint32_t node = w->nodes.v[i];
-        const gm_trie_node *nd = &t->nodes[node];
-        if (get_bit(mask, t->tokens[nd->tok_begin]))
-            continue;
-        size_t len;
-        const uint8_t *bytes = gm_vocab_data_token(v, t->tokens[nd->tok_begin], &len);
-        size_t l = 0, lim = valid < len ? valid : len;
-        if (lim > prevlen)
-            lim = prevlen;
-        while (l < lim && prev[l] == bytes[l])
-            l++;
-        size_t d = l;
-        while (d < len) {
-            gm_estate *p = w->stack[d], *nx = NULL;
-            if (p) {
-                st = owned ? gm_eset_step(e, w, p, bytes[d], &nx, err)
-                           : gm_eset_step_borrowed(e, w, p, bytes[d], &nx, err);
-                if (st != GM_OK)
-                    goto out;
-            }
-            if (owned)
-                gm_estate_release(e, w->stack[d + 1]);
-            w->stack[d + 1] = nx;
-            d++;
-            if (d > maxd)
-                maxd = d;
-            if (!nx)
-                break;
-        }
-        valid = d;
-        prev = bytes;
-        prevlen = len;
-        if (d == len && w->stack[len])
-            set_node_tokens(t, node, mask);
-    }
-out:
-    if (owned)
-        stack_release(e, w, maxd);
-    else
-        memset(w->stack + 1, 0, maxd * sizeof *w->stack);
-    w->stack[0] = NULL;
-    return st;
-}
-
 static void add_specials(gm_eengine *e, gm_estate *s, uint32_t *mask)
 {
     const gm_egrammar *g = e->g;
@@ -997,7 +957,7 @@ gm_status gm_emask_fill(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t *m
                 if (!k || w->nodes.v[k - 1] != w->nodes.v[i])
                     w->nodes.v[k++] = w->nodes.v[i];
             w->nodes.n = k;
-            if ((st = check_nodes(e, w, s, mask, err)) != GM_OK)
+            if ((st = walk_list(e, w, s, w->nodes.v, w->nodes.n, NULL, mask, err)) != GM_OK)
                 return st;
         }
     }

@@ -537,12 +537,15 @@ static void step(ord *o, const view *v, uint32_t c, uint32_t *label)
             return;
         }
         o->key.v[o->key.n++] = hlen;
-        memcpy(o->key.v + o->key.n, h, hlen * sizeof *h);
+        if (hlen) /* memcpy from NULL (an empty vector) is undefined even for 0 bytes */
+            memcpy(o->key.v + o->key.n, h, hlen * sizeof *h);
         o->key.n += hlen;
         o->key.v[o->key.n++] = (uint32_t)o->marks.n;
-        memcpy(o->key.v + o->key.n, o->marks.v, o->marks.n * sizeof *o->marks.v);
+        if (o->marks.n)
+            memcpy(o->key.v + o->key.n, o->marks.v, o->marks.n * sizeof *o->marks.v);
         o->key.n += o->marks.n;
-        memcpy(o->key.v + o->key.n, o->out.v, o->out.n * sizeof *o->out.v);
+        if (o->out.n)
+            memcpy(o->key.v + o->key.n, o->out.v, o->out.n * sizeof *o->out.v);
         o->key.n += o->out.n;
     }
 }
@@ -565,9 +568,11 @@ static void start_key(ord *o)
     }
     o->key.v[o->key.n++] = 0;
     o->key.v[o->key.n++] = (uint32_t)o->marks.n;
-    memcpy(o->key.v + o->key.n, o->marks.v, o->marks.n * sizeof *o->marks.v);
+    if (o->marks.n) /* memcpy from NULL is undefined even for 0 bytes */
+        memcpy(o->key.v + o->key.n, o->marks.v, o->marks.n * sizeof *o->marks.v);
     o->key.n += o->marks.n;
-    memcpy(o->key.v + o->key.n, o->out.v, o->out.n * sizeof *o->out.v);
+    if (o->out.n)
+        memcpy(o->key.v + o->key.n, o->out.v, o->out.n * sizeof *o->out.v);
     o->key.n += o->out.n;
 }
 

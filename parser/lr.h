@@ -74,6 +74,10 @@ typedef struct gm_lr_table {
     uint32_t loop_guard;     /* 0 when reductions always terminate (no conflict was resolved);
                                 else the runtime rejects a terminal after more than
                                 loop_guard * (stack depth + 2) reductions (note [reduction loops]) */
+    uint32_t *unit_row;      /* [nstates * nnonterms] note [unit chains]: the row of unit_go
+                                for the goto cell, or UINT32_MAX (then go[] alone); NULL: none */
+    uint32_t nunit_rows;
+    uint32_t *unit_go;       /* [nunit_rows * nterms] */
 } gm_lr_table;
 
 static inline gm_lr_action gm_lr_action_of(const gm_lr_table *t, uint32_t state, uint32_t term)
@@ -85,6 +89,34 @@ static inline uint32_t gm_lr_goto_of(const gm_lr_table *t, uint32_t state, uint3
 {
     return t->go[(size_t)state * t->nnonterms + nonterm];
 }
+
+/*
+ * note [unit chains]
+ * A grammar written for Lark reduces through long chains of unit rules
+ * (test: or_test, or_test: and_test, ... down to atom): after each, the
+ * state the goto enters only reduces again by a rule of one symbol, which
+ * pops that very state. Such a reduction is fixed by the state below and
+ * the lookahead, so it is precomputed: for a goto cell (state p,
+ * nonterminal A) whose target has a unit reduction, unit_go gives per
+ * lookahead the state reached once every unit reduction it implies is done
+ * (goto(p, B) for the last B of the chain). The stack and every answer are
+ * the same as reducing one by one; the runtime skips the intermediate
+ * pushes and lookups. A chain that comes back to a nonterminal (a cycle,
+ * possible only with resolved conflicts) keeps the plain goto there, so the
+ * reduction-loop guard still sees it.
+ */
+
+/* The goto of (state, nonterm) and the unit reductions lookahead term then implies. */
+static inline uint32_t gm_lr_goto_la(const gm_lr_table *t, uint32_t state, uint32_t nonterm,
+                                     uint32_t term)
+{
+    size_t cell = (size_t)state * t->nnonterms + nonterm;
+    uint32_t r = t->unit_row ? t->unit_row[cell] : UINT32_MAX;
+    return r == UINT32_MAX ? t->go[cell] : t->unit_go[(size_t)r * t->nterms + term];
+}
+
+/* Fills unit_row and unit_go from action and go (note [unit chains]). */
+gm_status gm_lr_unit_chains(gm_lr_table *t, gm_error *err);
 
 typedef struct gm_lalr_options {
     gm_conflict_mode conflicts;

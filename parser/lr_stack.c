@@ -168,7 +168,7 @@ static bool seg_continue(seg_run *R)
             if (++R->nred > R->limit)
                 return false;
             seg_pop(R, t->prod_len[p]);
-            uint32_t g = gm_lr_goto_of(t, seg_top(R), t->prod_lhs[p]);
+            uint32_t g = gm_lr_goto_la(t, seg_top(R), t->prod_lhs[p], term);
             if (g == UINT32_MAX)
                 return false; /* only in tables read from a file */
             if (!seg_push(R, g)) {
@@ -323,7 +323,7 @@ gm_status gm_lr_feed(const gm_lr_table *t, gm_mem *m, gm_lr_node *top, uint32_t 
                     base = base->parent;
             }
             s = o.n ? o.st[o.n - 1] : base->state;
-            push = gm_lr_goto_of(t, s, t->prod_lhs[p]);
+            push = gm_lr_goto_la(t, s, t->prod_lhs[p], term);
             if (push == UINT32_MAX) {
                 st = GM_ERR_REJECTED; /* only in tables read from a file */
                 goto done;

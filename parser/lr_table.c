@@ -31,7 +31,80 @@ void gm_lr_table_destroy(gm_lr_table *t)
     gm_mem_free(m, t->kernel_off);
     gm_mem_free(m, t->kernel);
     gm_mem_free(m, t->conflicts);
+    gm_mem_free(m, t->unit_row);
+    gm_mem_free(m, t->unit_go);
     gm_mem_free(m, t);
+}
+
+/* The unit production a state reduces by on term, or UINT32_MAX. */
+static uint32_t unit_reduction(const gm_lr_table *t, uint32_t s, uint32_t term)
+{
+    gm_lr_action a = gm_lr_action_of(t, s, term);
+    if (GM_LR_KIND(a) != GM_LR_REDUCE || t->prod_len[GM_LR_ARG(a)] != 1)
+        return UINT32_MAX;
+    return GM_LR_ARG(a);
+}
+
+gm_status gm_lr_unit_chains(gm_lr_table *t, gm_error *err)
+{
+    gm_mem *m = t->mem;
+    size_t ncells = (size_t)t->nstates * t->nnonterms;
+    gm_mem_free(m, t->unit_row);
+    gm_mem_free(m, t->unit_go);
+    t->unit_go = NULL;
+    t->nunit_rows = 0;
+    t->unit_row = gm_mem_reallocarray(m, NULL, ncells ? ncells : 1, sizeof *t->unit_row);
+    uint8_t *seen = gm_mem_calloc(m, t->nnonterms ? t->nnonterms : 1, 1);
+    if (!t->unit_row || !seen)
+        goto nomem;
+    /* Which goto targets have a unit reduction at all. */
+    size_t rows = 0;
+    for (size_t c = 0; c < ncells; c++) {
+        t->unit_row[c] = UINT32_MAX;
+        uint32_t g = t->go[c];
+        if (g == UINT32_MAX || g >= t->nstates)
+            continue;
+        for (uint32_t x = 0; x < t->nterms; x++)
+            if (unit_reduction(t, g, x) != UINT32_MAX) {
+                t->unit_row[c] = (uint32_t)rows++;
+                break;
+            }
+    }
+    if (rows) {
+        t->unit_go = gm_mem_reallocarray(m, NULL, rows * t->nterms, sizeof *t->unit_go);
+        if (!t->unit_go)
+            goto nomem;
+    }
+    t->nunit_rows = (uint32_t)rows;
+    for (size_t c = 0; c < ncells; c++) {
+        if (t->unit_row[c] == UINT32_MAX)
+            continue;
+        uint32_t p = (uint32_t)(c / t->nnonterms), a0 = (uint32_t)(c % t->nnonterms);
+        uint32_t *row = t->unit_go + (size_t)t->unit_row[c] * t->nterms;
+        for (uint32_t x = 0; x < t->nterms; x++) {
+            memset(seen, 0, t->nnonterms);
+            uint32_t a = a0, s = t->go[c], u;
+            seen[a] = 1;
+            while ((u = unit_reduction(t, s, x)) != UINT32_MAX) {
+                uint32_t b = t->prod_lhs[u], g = gm_lr_goto_of(t, p, b);
+                if (b >= t->nnonterms || seen[b] || g == UINT32_MAX || g >= t->nstates) {
+                    s = t->go[c]; /* a cycle (or a broken table): reduce one by one */
+                    break;
+                }
+                seen[b] = 1;
+                a = b;
+                s = g;
+            }
+            row[x] = s;
+        }
+    }
+    gm_mem_free(m, seen);
+    return GM_OK;
+nomem:
+    gm_mem_free(m, seen);
+    gm_mem_free(m, t->unit_row);
+    t->unit_row = NULL;
+    return gm_mem_fail(m, err, "the LR unit-chain table");
 }
 
 static gm_lr_table *table_alloc(gm_mem *m, const gm_lalr_grammar *G, const gm_lr0 *A)
@@ -199,6 +272,9 @@ gm_status gm_lalr_build(gm_mem *m, const gm_cfg *g, const gm_lalr_options *opts,
            B: A); the runtime bounds reduction runs only for such tables. */
         t->loop_guard = t->nstates + 1;
     }
+    st = gm_lr_unit_chains(t, err);
+    if (st != GM_OK)
+        goto done;
     *out = t;
     t = NULL;
 done:

@@ -190,6 +190,76 @@ static gm_status class_big(walker *w, const gm_vstack *vs0, const gm_profile *p,
 }
 
 /*
+ * note [repeated elements]
+ * Vocabularies hold long runs of one character ("-----", "=====", "////"),
+ * which become sequences of one terminal repeated dozens of times. A feed
+ * reads only the states it pops and the one below them (the goto), and
+ * replaces the popped ones with what it pushes. So when a terminal's feed
+ * read the top k states W and left the stack with W again on top (a unary
+ * minus pops its shifted "-", pushes the operator's state and a new "-"),
+ * feeding it once more pops and pushes the same: the walk does that
+ * without looking at the tables. Line ends are not repeated this way (the
+ * layer reads its own state), nor feeds that reach below the overlay.
+ */
+enum { REPEAT_WINDOW = 8 };
+
+typedef struct repeat {
+    uint32_t depth;           /* the element fed at this depth (UINT32_MAX: none) ... */
+    uint32_t elem;            /* ... was this one, left what it read on top, */
+    uint32_t pop;             /* popped this many states, */
+    uint32_t push;            /* pushed these (the last push states on the stack after it), */
+    int32_t dparens;          /* and changed the bracket count by this */
+} repeat;
+
+/*
+ * Feeds element e of a class at depth d into vs, which holds the stack at
+ * depth d; again: the class's next element is e too (worth recording).
+ */
+static int walk_feed(walker *w, gm_vstack *vs, uint32_t e, uint32_t d, bool again, repeat *rp)
+{
+    if (d > 0 && rp->depth == d - 1 && rp->elem == e) {
+        /* note [repeated elements]: the same feed again, its states copied from the last one */
+        uint32_t n = vs->n;
+        if (n < rp->push || n - rp->pop + rp->push > vs->cap)
+            return GM_VFEED_OVERFLOW;
+        uint32_t *to = vs->ov + n - rp->pop, *from = vs->ov + n - rp->push;
+        if (rp->pop < rp->push)
+            for (uint32_t i = rp->push; i-- > 0;)
+                to[i] = from[i];
+        vs->n = n - rp->pop + rp->push;
+        vs->parens += rp->dparens;
+        rp->depth = d;
+        return GM_VFEED_SHIFTED;
+    }
+    rp->depth = UINT32_MAX;
+    if (!again || (e & GM_SEQ_LINE))
+        return gm_layer_vfeed(w->sp, vs, e, w->rel_width);
+    uint32_t n0 = vs->n, in0 = vs->in, old[REPEAT_WINDOW];
+    uint32_t saved = n0 < REPEAT_WINDOW ? n0 : REPEAT_WINDOW;
+    for (uint32_t i = 0; i < saved; i++)
+        old[i] = vs->ov[n0 - saved + i];
+    const gm_lr_node *base0 = vs->base;
+    int32_t parens0 = vs->parens;
+    vs->low = n0;
+    int r = gm_layer_vfeed(w->sp, vs, e, w->rel_width);
+    if (r != GM_VFEED_SHIFTED || vs->base != base0 || vs->in != in0 || vs->low == 0)
+        return r;
+    /* It read ov[low - 1 .. n0) of the old stack; the same states must be on top again. */
+    uint32_t k = n0 - vs->low + 1, n1 = vs->n;
+    if (k > saved || n1 < k || n1 < n0)
+        return r;
+    for (uint32_t i = 0; i < k; i++)
+        if (old[saved - k + i] != vs->ov[n1 - k + i])
+            return r;
+    rp->depth = d;
+    rp->elem = e;
+    rp->pop = n0 - vs->low;
+    rp->push = n1 - vs->low;
+    rp->dparens = vs->parens - parens0;
+    return r;
+}
+
+/*
  * Adds the classes of profile p viable on vs0 (note [class walk]): those
  * listed in idx[0..n) (with their shared prefixes in shared[]), or all of
  * them when idx is NULL.
@@ -216,6 +286,7 @@ static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *id
     }
     uint32_t valid = 0;                 /* snapshots 0..valid hold the current prefix */
     uint32_t failed = UINT32_MAX;       /* position whose element was rejected, if any */
+    repeat rp = {UINT32_MAX, 0, 0, 0, 0};
     for (uint32_t k = 0; k < n; k++) {
         const gm_class *c = &p->classes[idx ? idx[k] : k];
         uint32_t c_shared = idx ? shared[k] : c->shared;
@@ -235,7 +306,9 @@ static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *id
                 w->overflow = 1;
                 break;
             }
-            int r = gm_layer_vfeed(w->sp, &w->snap[to], p->seqs[c->seq + d], w->rel_width);
+            uint32_t e = p->seqs[c->seq + d];
+            bool again = d + 1 < c->len && p->seqs[c->seq + d + 1] == e;
+            int r = walk_feed(w, &w->snap[to], e, d, again, &rp);
             if (r == GM_VFEED_OVERFLOW) {
                 w->overflow = 1;
                 break;
@@ -262,6 +335,7 @@ static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *id
             w->overflow = 0;
             valid = 0;
             failed = UINT32_MAX;
+            rp.depth = UINT32_MAX;
             gm_status st = class_big(w, vs0, p, c, &ok, err);
             if (st != GM_OK)
                 return st;
@@ -295,7 +369,7 @@ static gm_status walk_profile(walker *w, const gm_profile *p, const gm_vstack *v
             top[i] = top[n - 1 - i];
             top[n - 1 - i] = x;
         }
-        e = gm_accept_entry_get(sp, p, top, n);
+        e = gm_accept_entry_get(sp, p, top, n, vs0->parens);
     }
     if (!e)
         return walk_classes(w, p, NULL, NULL, p->nclasses, vs0, err);

@@ -638,6 +638,8 @@ static int read_lr(reader *r, gm_grammar *g)
         return bad(r, "a reduction pops more states than a stack reaching it holds");
     /* Tables from a file might reduce in a cycle: guard every feed (lr.h, loop_guard). */
     t->loop_guard = t->nstates + 1;
+    if (gm_lr_unit_chains(t, r->err) != GM_OK)
+        return r->bad = 1, -1;
     return 0;
 }
 

@@ -30,6 +30,8 @@ typedef struct gm_vstack {
     uint32_t in;             /* overlay widths in use */
     uint32_t icap;
     int32_t parens;          /* open brackets */
+    uint32_t low;            /* the least overlay length reductions reached (0 once they pop
+                                the real stack); callers that want it set it to n first */
 } gm_vstack;
 
 typedef enum gm_vfeed {
@@ -73,9 +75,11 @@ static inline gm_vfeed gm_vstack_feed(const gm_lr_table *t, gm_vstack *vs, uint3
             uint32_t len = t->prod_len[p];
             uint32_t from_ov = len < vs->n ? len : vs->n;
             vs->n -= from_ov;
+            if (vs->n < vs->low)
+                vs->low = vs->n;
             for (len -= from_ov; len; len--)
                 vs->base = vs->base->parent;
-            uint32_t g = gm_lr_goto_of(t, gm_vstack_top(vs), t->prod_lhs[p]);
+            uint32_t g = gm_lr_goto_la(t, gm_vstack_top(vs), t->prod_lhs[p], term);
             if (g == UINT32_MAX)
                 return GM_VFEED_REJECTED; /* only in tables read from a file */
             if (vs->n == vs->cap)

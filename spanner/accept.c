@@ -42,7 +42,7 @@ static verdict afeed(const gm_lr_table *t, astack *a, uint32_t elem)
             if (len >= a->n)
                 return V_DEPEND; /* the goto state depends on what lies below the anchor */
             a->n -= len;
-            uint32_t g = gm_lr_goto_of(t, a->st[a->n - 1], t->prod_lhs[p]);
+            uint32_t g = gm_lr_goto_la(t, a->st[a->n - 1], t->prod_lhs[p], elem);
             if (g == UINT32_MAX)
                 return V_REJECT; /* only in tables read from a file */
             a->st[a->n++] = g;
@@ -54,16 +54,47 @@ static verdict afeed(const gm_lr_table *t, astack *a, uint32_t elem)
     }
 }
 
+/*
+ * The layer's open brackets along a sequence: exact, or at least `n` when
+ * the entry's count was GM_ACCEPT_PARENS or more.
+ */
+typedef struct parens {
+    int32_t n;
+    bool at_least;
+} parens;
+
+/* Whether a line end is inside brackets for sure (the layer drops it). */
+static bool joined(parens pc)
+{
+    return pc.n > 0;
+}
+
 /* After E shifted into a: does some T of the class's Prod set follow? */
-static verdict prod_verdict(const gm_spanner *sp, const astack *a, uint32_t prod)
+static verdict prod_verdict(const gm_spanner *sp, const astack *a, uint32_t prod, parens pc)
 {
     if (sp->prod_ignored[prod])
         return V_ACCEPT;
     verdict v = V_REJECT;
     for (uint32_t k = sp->prod_off[prod]; k < sp->prod_off[prod + 1]; k++) {
         uint32_t t = sp->prod_terms[k];
-        if (t == GM_SEQ_PENDING_LINE || GM_SEQ_IS_PAIR(t)) {
+        if (GM_SEQ_IS_PAIR(t)) {
             v = V_DEPEND; /* decided on the real stack (runtime/mask.c) */
+            continue;
+        }
+        if (t == GM_SEQ_PENDING_LINE) {
+            /* A line end still growing fits inside brackets, or where _NEWLINE shifts
+               (runtime/layer.c). */
+            if (joined(pc))
+                return V_ACCEPT;
+            t = sp->postlex->newline;
+            astack copy;
+            copy.n = a->n;
+            memcpy(copy.st, a->st, (size_t)a->n * sizeof *a->st);
+            verdict r = afeed(sp->lr, &copy, t);
+            if (r == V_ACCEPT)
+                return V_ACCEPT;
+            if (r == V_DEPEND || pc.at_least)
+                v = V_DEPEND;
             continue;
         }
         astack copy;
@@ -85,9 +116,13 @@ static verdict prod_verdict(const gm_spanner *sp, const astack *a, uint32_t prod
  * decides every following class that shares it.
  */
 static void classify(const gm_spanner *sp, const gm_profile *p, const uint32_t *anchor,
-                     uint32_t nanchor, uint8_t *verdicts)
+                     uint32_t nanchor, uint32_t nparens, uint8_t *verdicts)
 {
     astack snap[SEQ_DEPTH + 1];
+    parens pc[SEQ_DEPTH + 1];
+    const int8_t *bracket = sp->postlex && sp->postlex->indentation ? sp->postlex->bracket : NULL;
+    pc[0].n = (int32_t)nparens;
+    pc[0].at_least = nparens == GM_ACCEPT_PARENS;
     snap[0].n = nanchor;
     memcpy(snap[0].st, anchor, (size_t)nanchor * sizeof *anchor);
     uint32_t valid = 0;                 /* snapshots 0..valid hold the current prefix */
@@ -108,8 +143,14 @@ static void classify(const gm_spanner *sp, const gm_profile *p, const uint32_t *
             if (from != to) {
                 snap[to].n = snap[from].n;
                 memcpy(snap[to].st, snap[from].st, (size_t)snap[from].n * sizeof *snap[to].st);
+                pc[to] = pc[from];
             }
-            v = afeed(sp->lr, &snap[to], p->seqs[c->seq + d]);
+            uint32_t e = p->seqs[c->seq + d];
+            if ((e & GM_SEQ_LINE) && joined(pc[to]))
+                continue; /* inside brackets the layer drops the line end */
+            v = afeed(sp->lr, &snap[to], e);
+            if (v == V_ACCEPT && bracket && !(e & GM_SEQ_LINE))
+                pc[to].n += bracket[e];
             if (v != V_ACCEPT) {
                 stop = d;
                 stop_verdict = v;
@@ -122,8 +163,8 @@ static void classify(const gm_spanner *sp, const gm_profile *p, const uint32_t *
             continue;
         }
         valid = c->len < SEQ_DEPTH ? c->len : SEQ_DEPTH - 1;
-        verdicts[ci] = (uint8_t)prod_verdict(sp, &snap[c->len < SEQ_DEPTH ? c->len : SEQ_DEPTH],
-                                              c->prod);
+        uint32_t end = c->len < SEQ_DEPTH ? c->len : SEQ_DEPTH;
+        verdicts[ci] = (uint8_t)prod_verdict(sp, &snap[end], c->prod, pc[end]);
     }
 }
 
@@ -147,7 +188,7 @@ static uint32_t common_prefix(const gm_profile *p, const gm_class *a, const gm_c
 }
 
 static gm_accept_entry *entry_build(gm_spanner *sp, const gm_profile *p, const uint32_t *anchor,
-                                    uint32_t nanchor)
+                                    uint32_t nanchor, uint32_t nparens)
 {
     gm_mem *m = sp->mem;
     gm_accept_entry *e = gm_mem_calloc(m, 1, sizeof *e);
@@ -157,7 +198,8 @@ static gm_accept_entry *entry_build(gm_spanner *sp, const gm_profile *p, const u
         goto fail;
     memcpy(e->anchor, anchor, (size_t)nanchor * sizeof *anchor);
     e->nanchor = nanchor;
-    classify(sp, p, anchor, nanchor, verdicts);
+    e->parens = nparens;
+    classify(sp, p, anchor, nanchor, nparens, verdicts);
     for (uint32_t ci = 0; ci < p->nclasses; ci++) {
         e->ndep += verdicts[ci] == V_DEPEND;
         e->nacc += verdicts[ci] == V_ACCEPT;
@@ -213,25 +255,30 @@ fail:
     return NULL;
 }
 
-static uint32_t bucket_of(const uint32_t *anchor, uint32_t n)
+static uint32_t bucket_of(const uint32_t *anchor, uint32_t n, uint32_t nparens)
 {
-    uint64_t h = n;
+    uint64_t h = n + ((uint64_t)nparens << 32);
     for (uint32_t i = 0; i < n; i++)
         h = gm_hash_mix64(h * 0x9e3779b97f4a7c15ULL + anchor[i]);
     return (uint32_t)(h % GM_ACCEPT_BUCKETS);
 }
 
-static const gm_accept_entry *find(const gm_accept_entry *e, const uint32_t *anchor, uint32_t n)
+static const gm_accept_entry *find(const gm_accept_entry *e, const uint32_t *anchor, uint32_t n,
+                                   uint32_t nparens)
 {
     for (; e; e = e->next)
-        if (e->nanchor == n && !memcmp(e->anchor, anchor, (size_t)n * sizeof *anchor))
+        if (e->nanchor == n && e->parens == nparens &&
+            !memcmp(e->anchor, anchor, (size_t)n * sizeof *anchor))
             return e;
     return NULL;
 }
 
 const gm_accept_entry *gm_accept_entry_get(gm_spanner *sp, const gm_profile *p,
-                                           const uint32_t *anchor, uint32_t n)
+                                           const uint32_t *anchor, uint32_t n, int32_t open)
 {
+    if (open < 0)
+        return NULL; /* not reached through the layer; no entry for it */
+    uint32_t np = open < GM_ACCEPT_PARENS ? (uint32_t)open : GM_ACCEPT_PARENS;
     _Atomic(gm_accept_entry *) *row = atomic_load_explicit(&sp->accept_rows[p->state],
                                                            memory_order_acquire);
     if (!row) {
@@ -248,12 +295,12 @@ const gm_accept_entry *gm_accept_entry_get(gm_spanner *sp, const gm_profile *p,
             row = expected;
         }
     }
-    _Atomic(gm_accept_entry *) *bucket = &row[bucket_of(anchor, n)];
+    _Atomic(gm_accept_entry *) *bucket = &row[bucket_of(anchor, n, np)];
     gm_accept_entry *head = atomic_load_explicit(bucket, memory_order_acquire);
-    const gm_accept_entry *found = find(head, anchor, n);
+    const gm_accept_entry *found = find(head, anchor, n, np);
     if (found)
         return found;
-    gm_accept_entry *e = entry_build(sp, p, anchor, n);
+    gm_accept_entry *e = entry_build(sp, p, anchor, n, np);
     if (!e)
         return NULL;
     /* Publish at the head of the chain; a racing thread may have added the same key. */
@@ -262,7 +309,7 @@ const gm_accept_entry *gm_accept_entry_get(gm_spanner *sp, const gm_profile *p,
         if (atomic_compare_exchange_weak_explicit(bucket, &head, e, memory_order_acq_rel,
                                                   memory_order_acquire))
             return e;
-        found = find(head, anchor, n);
+        found = find(head, anchor, n, np);
         if (found) {
             entry_free(sp->mem, e);
             return found;

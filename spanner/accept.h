@@ -16,9 +16,12 @@
  * Entries are found by hashing (profile, anchor states). An entry keeps
  * the union of the accepted classes' tokens as one token set and the list
  * of context-dependent classes, which the mask walk then checks on the
- * real stack. Classes whose sequences hold a line end of the indentation
- * layer (or whose Prod set holds a pending one) read the layer's state, so
- * they are always context-dependent. Entries are built on first use per
+ * real stack. The indentation layer's state beside the stack matters to
+ * line ends: entries are also keyed on its count of open brackets (0, 1, 2,
+ * or GM_ACCEPT_PARENS and more), and a line end inside brackets is dropped
+ * (implicit line joining), so it decides nothing; outside them, a line end
+ * in a sequence reads the width stack, so its class is context-dependent,
+ * and a pending one in a Prod set fits where _NEWLINE shifts. Entries are built on first use per
  * (profile, LR state) and published like profiles (no locks); an entry
  * that cannot be allocated is simply not used.
  */
@@ -32,6 +35,8 @@
 
 /* States of the stack top an entry is keyed on. */
 #define GM_ANCHOR_STATES 4
+/* Open-bracket counts entries tell apart: 0 .. GM_ACCEPT_PARENS - 1, and that many or more. */
+#define GM_ACCEPT_PARENS 3
 /* Hash buckets per profile (entry chains). */
 #define GM_ACCEPT_BUCKETS 256
 
@@ -39,6 +44,7 @@ typedef struct gm_accept_entry {
     struct gm_accept_entry *next; /* same bucket */
     uint32_t anchor[GM_ANCHOR_STATES]; /* bottom first; nanchor used */
     uint32_t nanchor;         /* < GM_ANCHOR_STATES: the whole stack (its bottom is state 0) */
+    uint32_t parens;          /* the layer's open brackets, at most GM_ACCEPT_PARENS (or more) */
     gm_tokset accepted;       /* tokens of the always-accepted classes */
     uint32_t ndep;
     uint32_t *dep;            /* context-dependent classes, in profile order */
@@ -48,11 +54,12 @@ typedef struct gm_accept_entry {
 
 /*
  * The entry of profile p for a stack whose top states are anchor[0..n)
- * (bottom first), built on first use; NULL when it could not be built (out
+ * (bottom first) and `open` open brackets of the indentation layer (0
+ * without one), built on first use; NULL when it could not be built (out
  * of memory or past the memory limit) — callers then walk all of p's classes.
  */
 const gm_accept_entry *gm_accept_entry_get(gm_spanner *sp, const gm_profile *p,
-                                           const uint32_t *anchor, uint32_t n);
+                                           const uint32_t *anchor, uint32_t n, int32_t open);
 
 void gm_accept_free_all(gm_spanner *sp);
 

@@ -459,28 +459,11 @@ static gm_status read_unk(loader *L, json_t *model)
     return GM_OK;
 }
 
-static size_t put_utf8(uint8_t *o, uint32_t cp)
-{
-    if (cp < 0x80) {
-        o[0] = (uint8_t)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (uint8_t)(0xc0 | cp >> 6);
-        o[1] = (uint8_t)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    o[0] = (uint8_t)(0xe0 | cp >> 12);
-    o[1] = (uint8_t)(0x80 | (cp >> 6 & 0x3f));
-    o[2] = (uint8_t)(0x80 | (cp & 0x3f));
-    return 3;
-}
-
 static void fill_tables(gm_encoder *e)
 {
     for (uint32_t cp = 0; cp < 0x800; cp++) {
         uint8_t b[4];
-        size_t k = put_utf8(b, cp);
+        size_t k = gm_utf8_encode(b, cp);
         e->char_id[cp] = vocab_id(e, (const char *)b, k);
     }
     for (unsigned b = 0; b < 256; b++) {
@@ -556,6 +539,25 @@ static gm_status steps_of(loader *L, json_t *obj, const char *path, const char *
     return GM_OK;
 }
 
+/*
+ * Step i of a Sequence's array (arr, named `where`), or `one` itself when
+ * arr is NULL: the object, its type, and its JSON path in path.
+ */
+static gm_status step_at(loader *L, json_t *one, json_t *arr, size_t i, const char *where,
+                         char *path, size_t cap, json_t **s, const char **type)
+{
+    *s = arr ? json_array_get(arr, i) : one;
+    if (arr)
+        snprintf(path, cap, "%s[%zu]", where, i);
+    else
+        snprintf(path, cap, "%.*s", (int)strcspn(where, "."), where);
+    json_t *jt = json_object_get(*s, "type");
+    if (!json_is_object(*s) || !json_is_string(jt))
+        return bad(L, GM_ERR_FORMAT, path, "not an object with a \"type\"");
+    *type = json_string_value(jt);
+    return GM_OK;
+}
+
 static gm_status read_normalizer(loader *L, json_t *jn)
 {
     gm_encoder *e = L->e;
@@ -570,16 +572,12 @@ static gm_status read_normalizer(loader *L, json_t *jn)
     if (!e->norm)
         return nomem(L);
     for (size_t i = 0; i < n; i++) {
-        json_t *s = arr ? json_array_get(arr, i) : jn;
+        json_t *s;
+        const char *type;
         char path[96];
-        if (arr)
-            snprintf(path, sizeof path, "normalizer.normalizers[%zu]", i);
-        else
-            snprintf(path, sizeof path, "normalizer");
-        json_t *jt = json_object_get(s, "type");
-        if (!json_is_object(s) || !json_is_string(jt))
-            return bad(L, GM_ERR_FORMAT, path, "not an object with a \"type\"");
-        const char *type = json_string_value(jt);
+        st = step_at(L, jn, arr, i, "normalizer.normalizers", path, sizeof path, &s, &type);
+        if (st != GM_OK)
+            return st;
         gm_enc_norm *k = &e->norm[e->nnorm++]; /* counted now: destroy frees a half-read one */
         if (!strcmp(type, "Prepend")) {
             json_t *p = json_object_get(s, "prepend");
@@ -639,16 +637,12 @@ static gm_status read_pre_tokenizer(loader *L, json_t *jp)
     if (!e->pre)
         return nomem(L);
     for (size_t i = 0; i < n; i++) {
-        json_t *s = arr ? json_array_get(arr, i) : jp;
+        json_t *s;
+        const char *type;
         char path[96], p[128];
-        if (arr)
-            snprintf(path, sizeof path, "pre_tokenizer.pretokenizers[%zu]", i);
-        else
-            snprintf(path, sizeof path, "pre_tokenizer");
-        json_t *jt = json_object_get(s, "type");
-        if (!json_is_object(s) || !json_is_string(jt))
-            return bad(L, GM_ERR_FORMAT, path, "not an object with a \"type\"");
-        const char *type = json_string_value(jt);
+        st = step_at(L, jp, arr, i, "pre_tokenizer.pretokenizers", path, sizeof path, &s, &type);
+        if (st != GM_OK)
+            return st;
         gm_enc_pre *k = &e->pre[e->npre++]; /* counted now: destroy frees a half-read one */
         if (!strcmp(type, "Split")) {
             k->kind = GM_PRE_SPLIT;
@@ -753,6 +747,9 @@ static gm_status read_added(loader *L)
     gm_bytevec text = {0};
     gm_u32vec norm_ids = {0};
     gm_status st = GM_OK;
+    uint32_t *first_id = gm_mem_reallocarray(L->m, NULL, n ? n : 1, sizeof *first_id);
+    if (!first_id)
+        return nomem(L);
     for (size_t i = 0; i < n && st == GM_OK; i++) {
         json_t *a = json_array_get(arr, i);
         char path[64];
@@ -776,10 +773,28 @@ static gm_status read_added(loader *L)
             st = opt_bool(L, a, "normalized", path, !special, &normalized);
         if (st != GM_OK)
             break;
-        *t = (gm_enc_added){(uint32_t)json_integer_value(id), 0, 0, special, lstrip, rstrip,
-                            single, normalized};
-        if (t->id + 1 > e->ntokens)
-            e->ntokens = t->id + 1;
+        uint32_t fid = (uint32_t)json_integer_value(id);
+        *t = (gm_enc_added){fid, fid, 0, 0, special, lstrip, rstrip, single, normalized};
+        /*
+         * note [added ids]
+         * tokenizers gives an added token whose text the model already has the model's
+         * id (the file's id is then ignored, with a warning), and repeated text its
+         * first id. Otherwise it numbers new tokens from the model's size on, which is
+         * what the files say; we take the file's id there.
+         */
+        const char *cs = json_string_value(content);
+        size_t cn = json_string_length(content);
+        uint32_t known = vocab_id(e, cs, cn);
+        for (size_t k = 0; k < i && known == UINT32_MAX; k++) {
+            json_t *ck = json_object_get(json_array_get(arr, k), "content");
+            if (json_string_length(ck) == cn && !memcmp(json_string_value(ck), cs, cn))
+                known = first_id[k];
+        }
+        if (known != UINT32_MAX)
+            t->id = known;
+        first_id[i] = t->id;
+        if (fid + 1 > e->ntokens)
+            e->ntokens = fid + 1;
         if (json_string_length(content) == 0)
             continue; /* never matches */
         /* the pattern: the content, normalized for "normalized": true */
@@ -820,6 +835,7 @@ static gm_status read_added(loader *L)
     }
     gm_vec_free(L->m, &text);
     gm_vec_free(L->m, &norm_ids);
+    gm_mem_free(L->m, first_id);
     return st;
 }
 
@@ -943,8 +959,8 @@ gm_status gm_encoder_check(const gm_encoder *e, const gm_vocab_data *v, const ch
     for (size_t i = 0; i < e->nadded && same; i++) {
         const gm_enc_added *t = &e->added[i];
         size_t n;
-        const uint8_t *b = gm_vocab_data_token(v, t->id, &n);
-        same = (v->flags[t->id] & GM_TOK_ADDED) &&
+        const uint8_t *b = gm_vocab_data_token(v, t->file_id, &n);
+        same = (v->flags[t->file_id] & GM_TOK_ADDED) &&
                (t->normalized || (n == t->len && !memcmp(b, e->pattern_text + t->off, n)));
     }
     if (!same)

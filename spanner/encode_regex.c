@@ -14,7 +14,7 @@
  * Unicode meaning: \p{L} \p{Lu} ... \p{N} \p{M} \p{P} \p{S} \p{Z} \p{C} are
  * general categories (from utf8proc); \s is White_Space (\t-\r, space,
  * U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F,
- * U+3000); \d is Nd; \w is L, M, Nd and Pc; `.` is anything but \n.
+ * U+3000); \d is Nd; \w is Alphabetic, M, Nd and Pc; `.` is anything but \n.
  * (?i:...) compares characters by simple case folding (so `(?i:'s)` also
  * takes the long s U+017F, as Oniguruma does).
  * Text that is not UTF-8 (which tokenizers never sees: its input is a
@@ -64,7 +64,7 @@ typedef struct rx_inst {
     uint32_t x, y;
 } rx_inst;
 
-enum { IT_RANGE, IT_CATS, IT_SPACE };
+enum { IT_RANGE, IT_CATS, IT_SPACE, IT_WORD };
 
 typedef struct rx_item {
     uint8_t kind, neg;
@@ -114,7 +114,7 @@ size_t gm_pre_char_len(const uint8_t *s, size_t n, size_t pos)
     return len;
 }
 
-static bool is_space(uint32_t c)
+bool gm_pre_is_space(uint32_t c)
 {
     return (c >= 9 && c <= 13) || c == ' ' || c == 0x85 || c == 0xa0 || c == 0x1680 ||
            (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f ||
@@ -126,6 +126,24 @@ static uint32_t cat_bit(uint32_t c)
     if (c >= INVALID_BASE)
         return 0;
     return 1u << utf8proc_category((utf8proc_int32_t)c);
+}
+
+/*
+ * \w: Oniguruma's Word property, Alphabetic + M + Nd + Pc. Alphabetic is L,
+ * Nl and Other_Alphabetic, which is marks but for the circled and squared
+ * Latin letters (So) below.
+ */
+static bool is_word(uint32_t c)
+{
+    const uint32_t cats = (1u << UTF8PROC_CATEGORY_LU) | (1u << UTF8PROC_CATEGORY_LL) |
+                          (1u << UTF8PROC_CATEGORY_LT) | (1u << UTF8PROC_CATEGORY_LM) |
+                          (1u << UTF8PROC_CATEGORY_LO) | (1u << UTF8PROC_CATEGORY_NL) |
+                          (1u << UTF8PROC_CATEGORY_MN) | (1u << UTF8PROC_CATEGORY_MC) |
+                          (1u << UTF8PROC_CATEGORY_ME) | (1u << UTF8PROC_CATEGORY_ND) |
+                          (1u << UTF8PROC_CATEGORY_PC);
+    return (cat_bit(c) & cats) || (c >= 0x24b6 && c <= 0x24e9) ||
+           (c >= 0x1f130 && c <= 0x1f149) || (c >= 0x1f150 && c <= 0x1f169) ||
+           (c >= 0x1f170 && c <= 0x1f189);
 }
 
 static uint32_t fold(uint32_t c)
@@ -144,7 +162,8 @@ static bool items_match(const rx_item *it, uint32_t count, uint32_t c)
         switch (it[i].kind) {
         case IT_RANGE: m = c >= it[i].lo && c <= it[i].hi; break;
         case IT_CATS: m = (cat_bit(c) & it[i].lo) != 0; break;
-        default: m = is_space(c); break;
+        case IT_WORD: m = is_word(c); break;
+        default: m = gm_pre_is_space(c); break;
         }
         if (m != (it[i].neg != 0))
             return true;
@@ -332,13 +351,7 @@ static int read_escape(rx_parser *P, uint32_t *cp)
     case 'd': case 'D':
         return add_item(P, IT_CATS, c == 'D', 1u << UTF8PROC_CATEGORY_ND, 0) ? -1 : 1;
     case 'w': case 'W':
-        return add_item(P, IT_CATS, c == 'W',
-                        (1u << UTF8PROC_CATEGORY_LU) | (1u << UTF8PROC_CATEGORY_LL) |
-                            (1u << UTF8PROC_CATEGORY_LT) | (1u << UTF8PROC_CATEGORY_LM) |
-                            (1u << UTF8PROC_CATEGORY_LO) | (1u << UTF8PROC_CATEGORY_MN) |
-                            (1u << UTF8PROC_CATEGORY_MC) | (1u << UTF8PROC_CATEGORY_ME) |
-                            (1u << UTF8PROC_CATEGORY_ND) | (1u << UTF8PROC_CATEGORY_PC),
-                        0) ? -1 : 1;
+        return add_item(P, IT_WORD, c == 'W', 0, 0) ? -1 : 1;
     case 'p': case 'P': {
         bool neg = c == 'P';
         size_t b, e;

@@ -7,6 +7,7 @@
 #ifndef GM_SPANNER_ENCODE_REGEX_H
 #define GM_SPANNER_ENCODE_REGEX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,6 +56,9 @@ enum {
  */
 long gm_pre_regex_match_at(const gm_pre_regex *re, const uint8_t *s, size_t n, size_t pos,
                            gm_pre_scratch *sc);
+
+/* Whether c is White_Space (\s in Oniguruma, char::is_whitespace in Rust). */
+bool gm_pre_is_space(uint32_t c);
 
 /* The length of the character at s[pos] (an ill-formed byte counts as one character). */
 size_t gm_pre_char_len(const uint8_t *s, size_t n, size_t pos);

@@ -97,32 +97,21 @@ static int unicode_form(gm_mem *m, int kind, const uint8_t *s, size_t n, gm_byte
     return 0;
 }
 
+static int find_matches(enc_ctx *C, const gm_pre_regex *re, const char *lit, size_t litlen,
+                        const uint8_t *t, size_t n);
+
 /* Replaces every match of step k in s[0..n) by its content, appending to out. */
 static int replace_all(enc_ctx *C, const gm_enc_norm *k, const uint8_t *s, size_t n,
                        gm_bytevec *out)
 {
-    size_t prev = 0, pos = 0;
-    while (pos < n) {
-        long r;
-        if (k->re) {
-            r = gm_pre_regex_match_at(k->re, s, n, pos, &C->rx);
-            if (r < GM_PRE_NOMATCH) {
-                C->st = r == GM_PRE_TOO_LONG ? GM_ERR_LIMIT : GM_ERR_NOMEM;
-                return -1;
-            }
-        } else {
-            r = n - pos >= k->alen && !memcmp(s + pos, k->a, k->alen) ? (long)(pos + k->alen)
-                                                                     : GM_PRE_NOMATCH;
-        }
-        if (r > (long)pos) {
-            if (put(C->m, out, s + prev, pos - prev) || put(C->m, out, k->b, k->blen))
-                return -1;
-            prev = pos = (size_t)r;
-        } else {
-            pos += gm_pre_char_len(s, n, pos);
-        }
+    if (find_matches(C, k->re, k->a, k->alen, s, n))
+        return -1;
+    for (size_t i = 0; i < C->found.n; i++) {
+        const span *f = &C->found.v[i];
+        if (f->matched ? put(C->m, out, k->b, k->blen) : put(C->m, out, s + f->off, f->len))
+            return -1;
     }
-    return put(C->m, out, s + prev, n - prev);
+    return 0;
 }
 
 static int normalize(enc_ctx *C, const uint8_t *s, size_t n, gm_bytevec *out)
@@ -152,8 +141,8 @@ static int normalize(enc_ctx *C, const uint8_t *s, size_t n, gm_bytevec *out)
             rc = unicode_form(C->m, k->kind, cur, ncur, dst);
             break;
         }
-        cur = dst->v + start;
         ncur = dst->n - start;
+        cur = ncur ? dst->v + start : (const uint8_t *)""; /* an empty vector has no array */
     }
     gm_vec_free(C->m, &bufs[0]);
     gm_vec_free(C->m, &bufs[1]);
@@ -170,6 +159,7 @@ gm_status gm_encoder_normalize(const gm_encoder *e, const uint8_t *s, size_t n, 
     C.rx.budget = GM_PRE_BUDGET(n);
     int rc = normalize(&C, s, n, out);
     gm_pre_scratch_free(&C.rx);
+    gm_vec_free(C.m, &C.found);
     if (rc)
         return C.st != GM_OK ? C.st : GM_ERR_NOMEM;
     return GM_OK;
@@ -185,23 +175,27 @@ static int push_span(gm_mem *m, span_vec *v, size_t off, size_t len, bool matche
     return gm_vec_push(m, v, s);
 }
 
-/* The matches of a Split step in t[0..n) into C->found (gaps as unmatched spans). */
-static int find_matches(enc_ctx *C, const gm_enc_pre *k, const uint8_t *t, size_t n)
+/*
+ * The matches of a pattern (regex re, or the string lit) in t[0..n), left
+ * to right, into C->found, with the gaps between them as unmatched spans.
+ */
+static int find_matches(enc_ctx *C, const gm_pre_regex *re, const char *lit, size_t litlen,
+                        const uint8_t *t, size_t n)
 {
     span_vec *f = &C->found;
     f->n = 0;
     size_t prev = 0, pos = 0;
     while (pos < n) {
         long r;
-        if (k->re) {
-            r = gm_pre_regex_match_at(k->re, t, n, pos, &C->rx);
+        if (re) {
+            r = gm_pre_regex_match_at(re, t, n, pos, &C->rx);
             if (r < GM_PRE_NOMATCH) {
                 C->st = r == GM_PRE_TOO_LONG ? GM_ERR_LIMIT : GM_ERR_NOMEM;
                 return -1;
             }
         } else {
-            r = n - pos >= k->litlen && !memcmp(t + pos, k->lit, k->litlen)
-                    ? (long)(pos + k->litlen) : GM_PRE_NOMATCH;
+            r = n - pos >= litlen && !memcmp(t + pos, lit, litlen) ? (long)(pos + litlen)
+                                                                   : GM_PRE_NOMATCH;
         }
         if (r > (long)pos) {
             if ((prev < pos && push_span(C->m, f, prev, pos - prev, false)) ||
@@ -224,7 +218,7 @@ static int find_matches(enc_ctx *C, const gm_enc_pre *k, const uint8_t *t, size_
 static int split_piece(enc_ctx *C, const gm_enc_pre *k, const uint8_t *text, span p,
                        span_vec *dst)
 {
-    if (find_matches(C, k, text + p.off, p.len))
+    if (find_matches(C, k->re, k->lit, k->litlen, text + p.off, p.len))
         return -1;
     span_vec *f = &C->found;
     if (k->invert)
@@ -331,7 +325,7 @@ static int byte_level_piece(enc_ctx *C, const gm_enc_pre *k, const uint8_t *text
         size_t at = out->n;
         return byte_map(C->m, t, n, out) || push_span(C->m, dst, at, out->n - at, false);
     }
-    if (find_matches(C, k, t, n))
+    if (find_matches(C, k->re, k->lit, k->litlen, t, n))
         return -1;
     for (size_t i = 0; i < C->found.n; i++) {
         size_t at = out->n;
@@ -384,13 +378,6 @@ static int encode_segment(enc_ctx *C, const uint8_t *s, size_t n)
  * Added tokens
  * ------------------------------------------------------------------------ */
 
-static bool is_ws(uint32_t c)
-{
-    return (c >= 9 && c <= 13) || c == ' ' || c == 0x85 || c == 0xa0 || c == 0x1680 ||
-           (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f ||
-           c == 0x205f || c == 0x3000;
-}
-
 /* The start of the whitespace run that ends at s[end] (char::is_whitespace). */
 static size_t ws_run_start(const uint8_t *s, size_t end)
 {
@@ -399,7 +386,7 @@ static size_t ws_run_start(const uint8_t *s, size_t end)
         while (b > 0 && (s[b] & 0xc0) == 0x80 && end - b < 4)
             b--;
         uint32_t cp;
-        if (gm_utf8_decode(s + b, end - b, &cp) != end - b || !is_ws(cp))
+        if (gm_utf8_decode(s + b, end - b, &cp) != end - b || !gm_pre_is_space(cp))
             break;
         end = b;
     }
@@ -412,7 +399,7 @@ static size_t ws_run_len(const uint8_t *s, size_t n)
     size_t i = 0;
     uint32_t cp;
     size_t k;
-    while (i < n && (k = gm_utf8_decode(s + i, n - i, &cp)) > 0 && is_ws(cp))
+    while (i < n && (k = gm_utf8_decode(s + i, n - i, &cp)) > 0 && gm_pre_is_space(cp))
         i += k;
     return i;
 }

@@ -72,7 +72,8 @@ typedef struct gm_enc_pre {
 
 /* An added token as matched in text (note [encoder pipeline], steps 1-2). */
 typedef struct gm_enc_added {
-    uint32_t id;
+    uint32_t id;              /* the id it encodes to (note [added ids] in encode_load.c) */
+    uint32_t file_id;         /* the id added_tokens gives it */
     uint32_t off, len;        /* its pattern: pattern_text[off, off + len) */
     uint8_t special, lstrip, rstrip, single_word, normalized;
 } gm_enc_added;

@@ -51,30 +51,6 @@ static int hex4(const char *s, uint32_t *v)
     return 1;
 }
 
-static size_t put_utf8(char *o, uint32_t cp)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xc0 | cp >> 6);
-        o[1] = (char)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xe0 | cp >> 12);
-        o[1] = (char)(0x80 | (cp >> 6 & 0x3f));
-        o[2] = (char)(0x80 | (cp & 0x3f));
-        return 3;
-    }
-    o[0] = (char)(0xf0 | cp >> 18);
-    o[1] = (char)(0x80 | (cp >> 12 & 0x3f));
-    o[2] = (char)(0x80 | (cp >> 6 & 0x3f));
-    o[3] = (char)(0x80 | (cp & 0x3f));
-    return 4;
-}
-
 long gm_json_read_string(const char *s, size_t n, size_t *i, char *out)
 {
     size_t p = *i + 1, o = 0;
@@ -130,7 +106,7 @@ long gm_json_read_string(const char *s, size_t n, size_t *i, char *out)
             }
             if (cp == 0)
                 return DECLINE;
-            o += put_utf8(out + o, cp);
+            o += gm_utf8_encode((uint8_t *)out + o, cp);
             break;
         }
         default:

@@ -80,6 +80,33 @@ static void eg_close(eg *x, bool free_vocab)
         gm_vocab_data_destroy(x->v);
 }
 
+/*
+ * A token drawn uniformly from mask (words 32-bit words): *n gets how many
+ * bits are set, and UINT32_MAX comes back when none is.
+ */
+static uint32_t random_token(const uint32_t *mask, size_t words, uint32_t *rng, uint32_t *n)
+{
+    *n = 0;
+    for (size_t i = 0; i < words; i++)
+        *n += (uint32_t)__builtin_popcount(mask[i]);
+    if (*n == 0)
+        return UINT32_MAX;
+    *rng = *rng * 1103515245u + 12345u;
+    uint32_t pick = (*rng >> 8) % *n;
+    for (size_t i = 0; i < words; i++) {
+        uint32_t c = (uint32_t)__builtin_popcount(mask[i]);
+        if (pick >= c) {
+            pick -= c;
+            continue;
+        }
+        uint32_t x = mask[i];
+        while (pick--)
+            x &= x - 1;
+        return (uint32_t)(i * 32 + (uint32_t)__builtin_ctz(x));
+    }
+    return UINT32_MAX;
+}
+
 /* Whether text is a prefix of the language (stepping byte by byte). */
 static bool prefix_ok(eg *x, const char *text, bool *accepting)
 {
@@ -206,16 +233,9 @@ static void walk_and_check(eg *x, uint32_t seed, int steps, const char *what)
     uint32_t rng = seed * 2654435761u + 1;
     for (int k = 0; k < steps; k++) {
         check_mask(x, s, mask, words, what);
-        uint32_t n = 0;
-        for (size_t i = 0; i < words; i++)
-            n += (uint32_t)__builtin_popcount(mask[i]);
+        uint32_t n, t = random_token(mask, words, &rng, &n);
         if (n == 0)
             fail_msg("%s: dead end after %d steps", what, k);
-        rng = rng * 1103515245u + 12345u;
-        uint32_t pick = (rng >> 8) % n, t = 0;
-        for (t = 0; t < x->v->size; t++)
-            if (((mask[t / 32] >> (t % 32)) & 1) && pick-- == 0)
-                break;
         if (x->v->flags[t] & GM_TOK_EOS)
             break;
         gm_estate *nx;
@@ -290,16 +310,9 @@ static void real_walks(const char *grammar_file, const char *tok, int walks, int
             } else {
                 assert_int_equal(gm_estate_fill_mask(x.e, x.w, s, mask, words, &err), GM_OK);
             }
-            uint32_t n = 0;
-            for (size_t i = 0; i < words; i++)
-                n += (uint32_t)__builtin_popcount(mask[i]);
+            uint32_t n, t = random_token(mask, words, &rng, &n);
             if (n == 0)
                 fail_msg("%s: dead end after %d steps", grammar_file, k);
-            rng = rng * 1103515245u + 12345u;
-            uint32_t pick = (rng >> 8) % n, t;
-            for (t = 0; t < v->size; t++)
-                if (((mask[t / 32] >> (t % 32)) & 1) && pick-- == 0)
-                    break;
             if (v->flags[t] & GM_TOK_EOS)
                 break;
             gm_estate *nx;
@@ -413,18 +426,11 @@ static uint64_t walk_hash(gm_eengine *e, gm_escratch *w, const gm_vocab_data *v,
     for (int k = 0; k < steps; k++) {
         if ((*st = gm_estate_fill_mask(e, w, s, mask, words, err)) != GM_OK)
             break;
-        uint32_t n = 0;
-        for (size_t i = 0; i < words; i++) {
+        for (size_t i = 0; i < words; i++)
             h = (h ^ mask[i]) * 1099511628211ULL;
-            n += (uint32_t)__builtin_popcount(mask[i]);
-        }
+        uint32_t n, t = random_token(mask, words, &rng, &n);
         if (n == 0)
             break; /* a sentence, and a vocabulary without EOS */
-        rng = rng * 1103515245u + 12345u;
-        uint32_t pick = (rng >> 8) % n, t;
-        for (t = 0; t < v->size; t++)
-            if (((mask[t / 32] >> (t % 32)) & 1) && pick-- == 0)
-                break;
         if (v->flags[t] & GM_TOK_EOS)
             break;
         gm_estate *nx;
@@ -532,6 +538,51 @@ static void test_serialize(void **state)
     assert_int_equal(atomic_load(&m.used), 0);
 }
 
+/*
+ * The robust grammar from text to a walk of `steps` masks over a vocabulary
+ * of four tokens, every object from m: the status of the first failure.
+ */
+static gm_status robust_run(gm_mem *m, int steps, gm_error *err)
+{
+    gm_vocab_data *v = NULL;
+    gm_trie *t = NULL;
+    gm_egrammar *g = NULL;
+    gm_eengine *e = NULL;
+    gm_escratch *w = NULL;
+    gm_ebnf src;
+    gm_ebnf_init(&src, m);
+    gm_status st = gm_ebnf_parse(&src, "r.gbnf", robust_grammar, strlen(robust_grammar),
+                                 GM_EBNF_GBNF, NULL, err);
+    if (st == GM_OK)
+        st = gm_egrammar_build(m, &src, NULL, &g, err);
+    gm_ebnf_free(&src);
+    if (st == GM_OK) {
+        v = gm_vocab_new_(m, 4, 8);
+        if (v) {
+            memcpy(v->bytes, "[\"a]", 4);
+            for (uint32_t i = 1; i <= 4; i++)
+                v->offsets[i] = i;
+            st = gm_vocab_finish_(v, NULL, 0, NULL, "t", err);
+        } else {
+            st = gm_mem_fail(m, err, "a vocabulary");
+        }
+    }
+    if (st == GM_OK)
+        st = gm_trie_build(m, v, &t, err);
+    if (st == GM_OK)
+        st = gm_eengine_create(m, g, v, t, NULL, NULL, &e, err);
+    if (st == GM_OK)
+        st = gm_escratch_create(e, &w, err);
+    if (st == GM_OK)
+        walk_hash(e, w, v, steps, &st, err);
+    gm_escratch_destroy(e, w);
+    gm_eengine_destroy(e);
+    gm_egrammar_destroy(g);
+    gm_trie_destroy(t);
+    gm_vocab_data_destroy(v);
+    return st;
+}
+
 /* Limits: items per set, automaton states, memory: errors, never a crash. */
 static void test_limits(void **state)
 {
@@ -597,47 +648,8 @@ static void test_limits(void **state)
     for (size_t limit = 1u << 12; limit <= 1u << 22; limit <<= 2) {
         gm_mem m;
         gm_mem_init(&m, NULL, limit);
-        gm_vocab_data *v = NULL;
-        gm_trie *t = NULL;
-        gm_egrammar *g = NULL;
-        gm_eengine *e = NULL;
-        gm_escratch *w = NULL;
-        gm_ebnf src;
-        gm_ebnf_init(&src, &m);
-        gm_status st = gm_ebnf_parse(&src, "r.gbnf", robust_grammar, strlen(robust_grammar),
-                                     GM_EBNF_GBNF, NULL, &err);
-        if (st == GM_OK)
-            st = gm_egrammar_build(&m, &src, NULL, &g, &err);
-        gm_ebnf_free(&src);
-        if (st == GM_OK) {
-            static const char *const toks[] = {"a", "b"};
-            size_t cap = 8;
-            v = gm_vocab_new_(&m, 3, cap);
-            if (v) {
-                memcpy(v->bytes, "ab\"", 3);
-                v->offsets[1] = 1;
-                v->offsets[2] = 2;
-                v->offsets[3] = 3;
-                st = gm_vocab_finish_(v, NULL, 0, NULL, "t", &err);
-            } else {
-                st = GM_ERR_LIMIT;
-            }
-            (void)toks;
-        }
-        if (st == GM_OK)
-            st = gm_trie_build(&m, v, &t, &err);
-        if (st == GM_OK)
-            st = gm_eengine_create(&m, g, v, t, NULL, NULL, &e, &err);
-        if (st == GM_OK)
-            st = gm_escratch_create(e, &w, &err);
-        if (st == GM_OK)
-            walk_hash(e, w, v, 50, &st, &err);
+        gm_status st = robust_run(&m, 50, &err);
         assert_true(st == GM_OK || st == GM_ERR_LIMIT);
-        gm_escratch_destroy(e, w);
-        gm_eengine_destroy(e);
-        gm_egrammar_destroy(g);
-        gm_trie_destroy(t);
-        gm_vocab_data_destroy(v);
         assert_int_equal(atomic_load(&m.used), 0);
     }
 }
@@ -653,44 +665,9 @@ static void test_alloc_failures(void **state)
         gm_mem m;
         gm_mem_init(&m, &a, 0);
         gm_error err;
-        gm_vocab_data *v = NULL;
-        gm_trie *t = NULL;
-        gm_egrammar *g = NULL;
-        gm_eengine *e = NULL;
-        gm_escratch *w = NULL;
-        gm_ebnf src;
-        gm_ebnf_init(&src, &m);
-        gm_status st = gm_ebnf_parse(&src, "r.gbnf", robust_grammar, strlen(robust_grammar),
-                                     GM_EBNF_GBNF, NULL, &err);
-        if (st == GM_OK)
-            st = gm_egrammar_build(&m, &src, NULL, &g, &err);
-        gm_ebnf_free(&src);
-        if (st == GM_OK) {
-            v = gm_vocab_new_(&m, 4, 8);
-            if (v) {
-                memcpy(v->bytes, "[\"a]", 4);
-                for (uint32_t i = 1; i <= 4; i++)
-                    v->offsets[i] = i;
-                st = gm_vocab_finish_(v, NULL, 0, NULL, "t", &err);
-            } else {
-                st = GM_ERR_NOMEM;
-            }
-        }
-        if (st == GM_OK)
-            st = gm_trie_build(&m, v, &t, &err);
-        if (st == GM_OK)
-            st = gm_eengine_create(&m, g, v, t, NULL, NULL, &e, &err);
-        if (st == GM_OK)
-            st = gm_escratch_create(e, &w, &err);
-        if (st == GM_OK)
-            walk_hash(e, w, v, 20, &st, &err);
+        gm_status st = robust_run(&m, 20, &err);
         if (st != GM_OK && st != GM_ERR_NOMEM)
             fail_msg("allocation %lu: %s", n, err.message);
-        gm_escratch_destroy(e, w);
-        gm_eengine_destroy(e);
-        gm_egrammar_destroy(g);
-        gm_trie_destroy(t);
-        gm_vocab_data_destroy(v);
         assert_int_equal(fa.live, 0);
         completed = fa.count < n;
     }

@@ -15,6 +15,7 @@
  */
 #include "tests/testutil.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,6 +180,126 @@ static void run_tokenizer(const char *tok)
     gm_vocab_destroy(pv);
 }
 
+/* ---- threads: one engine, several threads, each with its own scratch ---- */
+
+typedef struct tjob {
+    gm_eengine *e;
+    const gm_ids_file *ids;
+    size_t words;
+    uint64_t *hash;      /* [files] hash of the file's masks */
+    int failed;
+    int offset;          /* the thread starts at this file and wraps around */
+} tjob;
+
+static void *thread_walk(void *arg)
+{
+    tjob *j = arg;
+    gm_error err;
+    gm_escratch *w;
+    if (gm_escratch_create(j->e, &w, &err) != GM_OK) {
+        j->failed = 1;
+        return NULL;
+    }
+    uint32_t *mask = malloc(j->words * 4);
+    for (size_t n = 0; n < j->ids->n; n++) {
+        size_t f = (n + (size_t)j->offset) % j->ids->n;
+        const gm_ids_entry *en = &j->ids->entries[f];
+        gm_estate *s = gm_estate_start(j->e, &err);
+        uint64_t h = 1469598103934665603ULL;
+        for (size_t k = 0; k <= en->nids; k++) {
+            if (gm_estate_fill_mask(j->e, w, s, mask, j->words, &err) != GM_OK) {
+                j->failed = 1;
+                break;
+            }
+            for (size_t i = 0; i < j->words; i++)
+                h = (h ^ mask[i]) * 1099511628211ULL;
+            if (k == en->nids)
+                break;
+            gm_estate *nx;
+            if (gm_estate_accept_token(j->e, w, s, en->ids[k], &nx, &err) != GM_OK) {
+                j->failed = 1;
+                break;
+            }
+            gm_estate_release(j->e, s);
+            s = nx;
+        }
+        gm_estate_release(j->e, s);
+        j->hash[f] = h;
+    }
+    free(mask);
+    gm_escratch_destroy(j->e, w);
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    gm_error err;
+    gm_mem mem;
+    gm_mem_init(&mem, NULL, 0);
+    gm_vocab_data *v;
+    assert_int_equal(gm_vocab_load(&mem, gm_test_shared_path("tokenizers/llama3/tokenizer.json"),
+                                   NULL, &v, &err),
+                     GM_OK);
+    gm_trie *t;
+    assert_int_equal(gm_trie_build(&mem, v, &t, &err), GM_OK);
+    size_t glen;
+    char *gtext = gm_test_read_file(gm_test_src_path("tests/data/json_lark.gbnf"), &glen);
+    gm_ebnf src;
+    gm_ebnf_init(&src, &mem);
+    assert_int_equal(gm_ebnf_parse(&src, "json_lark.gbnf", gtext, glen, GM_EBNF_GBNF, NULL, &err),
+                     GM_OK);
+    free(gtext);
+    gm_egrammar *g;
+    assert_int_equal(gm_egrammar_build(&mem, &src, NULL, &g, &err), GM_OK);
+    gm_ebnf_free(&src);
+    gm_ids_file *ids;
+    assert_int_equal(gm_ids_file_load(&mem, gm_test_shared_path("corpus/json/ids.llama3.json"), &ids,
+                                      &err),
+                     GM_OK);
+    enum { THREADS = 3 };
+    uint64_t *ref = calloc(ids->n, sizeof *ref);
+    tjob jobs[THREADS + 1];
+    pthread_t th[THREADS];
+    for (int round = 0; round < 2; round++) {
+        gm_excache *x = NULL;
+        if (round == 1)
+            assert_int_equal(gm_excache_create(&mem, v, t, &x, &err), GM_OK);
+        gm_eengine *e;
+        assert_int_equal(gm_eengine_create(&mem, g, v, t, x, NULL, &e, &err), GM_OK);
+        if (round == 0) {
+            /* The reference: one thread, its own engine. */
+            jobs[THREADS] = (tjob){e, ids, (v->size + 31) / 32, ref, 0, 0};
+            thread_walk(&jobs[THREADS]);
+            assert_int_equal(jobs[THREADS].failed, 0);
+            gm_eengine_destroy(e);
+            assert_int_equal(gm_eengine_create(&mem, g, v, t, NULL, NULL, &e, &err), GM_OK);
+        }
+        for (int i = 0; i < THREADS; i++) {
+            jobs[i] = (tjob){e, ids, (v->size + 31) / 32, calloc(ids->n, sizeof(uint64_t)), 0,
+                             i * 7};
+            assert_int_equal(pthread_create(&th[i], NULL, thread_walk, &jobs[i]), 0);
+        }
+        for (int i = 0; i < THREADS; i++) {
+            pthread_join(th[i], NULL);
+            assert_int_equal(jobs[i].failed, 0);
+            for (size_t f = 0; f < ids->n; f++)
+                if (jobs[i].hash[f] != ref[f])
+                    fail_msg("thread %d, file %s: masks differ from one thread's", i,
+                             ids->entries[f].file);
+            free(jobs[i].hash);
+        }
+        gm_eengine_destroy(e);
+        gm_excache_destroy(x);
+    }
+    free(ref);
+    gm_ids_file_destroy(ids);
+    gm_egrammar_destroy(g);
+    gm_trie_destroy(t);
+    gm_vocab_data_destroy(v);
+    assert_int_equal(atomic_load(&mem.used), 0);
+}
+
 static void test_llama3(void **state)
 {
     (void)state;
@@ -196,6 +317,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_llama3),
         cmocka_unit_test(test_qwen3),
+        cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,9 +3,11 @@
  * - every file of ../shared/corpus with sp32k, llama3 and qwen3, against
  *   the corpus's own reference tokenizations, id for id;
  * - tests/data/encode/texts.json (Harmony and other chat texts with special
- *   tokens, Unicode and whitespace mixtures) with all four tokenizers,
+ *   tokens, Unicode and whitespace mixtures) with all four tokenizers and
+ *   with eight variants of them (tests/data/encode/variants.json: the
+ *   added-token flags, Split behaviours, other normalizers and regexes),
  *   against ids from Hugging Face tokenizers 0.22.2 itself
- *   (tests/data/encode/make_texts.py and reference.js say how);
+ *   (tests/data/encode/make_texts.py, reference.js, variants.js say how);
  * plus properties: special-token text is one id, the text between special
  *   tokens encodes as it does alone, special_as_text, decode(encode(x)) == x
  *   for lossless tokenizers on random bytes (invalid UTF-8 included), and
@@ -13,6 +15,7 @@
  *   cannot encode, a file changed after loading).
  */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +24,7 @@
 #include "spanner/encoder.h"
 #include "spanner/encode_regex.h"
 #include "spanner/ids_file.h"
+#include "spanner/json_skip.h"
 #include "base/strbuf.h"
 
 static const char *const corpus_langs[] = {"go", "java", "json", "python"};
@@ -134,6 +138,102 @@ static void test_reference_texts(void **state)
         gm_ids_file_destroy(ref);
         gm_vocab_destroy(v);
     }
+    json_decref(texts);
+}
+
+/* A span of text to replace by `with` (a JSON value). */
+typedef struct splice {
+    size_t b, e;
+    char *with;
+} splice;
+
+static int by_start(const void *x, const void *y)
+{
+    const splice *a = x, *b = y;
+    return a->b < b->b ? -1 : a->b > b->b;
+}
+
+/*
+ * The variant tokenizers of tests/data/encode/variants.json (a shared
+ * tokenizer.json with top-level members replaced: added-token flags, every
+ * Split behaviour and invert, GPT-2's ByteLevel with add_prefix_space,
+ * NFKC + Replace + Prepend normalizers, lazy / lookahead / possessive / \w
+ * regexes) on texts.json, against Hugging Face tokenizers' ids
+ * (tests/data/encode/variants.js).
+ */
+static void test_variants(void **state)
+{
+    (void)state;
+    json_error_t je;
+    json_t *variants = json_load_file(gm_test_src_path("tests/data/encode/variants.json"), 0, &je);
+    json_t *texts = json_load_file(gm_test_src_path("tests/data/encode/texts.json"), 0, &je);
+    assert_non_null(variants);
+    assert_non_null(texts);
+    for (size_t v = 0; v < json_array_size(variants); v++) {
+        json_t *var = json_array_get(variants, v);
+        const char *name = json_string_value(json_object_get(var, "name"));
+        char rel[256];
+        snprintf(rel, sizeof rel, "tokenizers/%s/tokenizer.json",
+                 json_string_value(json_object_get(var, "tokenizer")));
+        size_t len;
+        char *text = gm_test_read_file(gm_test_shared_path(rel), &len);
+        splice sp[4];
+        size_t nsp = 0, total = len;
+        const char *key;
+        json_t *value;
+        json_object_foreach(json_object_get(var, "members"), key, value) {
+            assert_true(nsp < 4);
+            const char *path[1] = {key};
+            assert_true(gm_json_member_span(text, len, path, 1, &sp[nsp].b, &sp[nsp].e));
+            sp[nsp].with = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
+            total += strlen(sp[nsp].with);
+            nsp++;
+        }
+        qsort(sp, nsp, sizeof *sp, by_start);
+        char *out = malloc(total + 1);
+        size_t at = 0, from = 0;
+        for (size_t k = 0; k < nsp; k++) {
+            memcpy(out + at, text + from, sp[k].b - from);
+            at += sp[k].b - from;
+            memcpy(out + at, sp[k].with, strlen(sp[k].with));
+            at += strlen(sp[k].with);
+            from = sp[k].e;
+            free(sp[k].with);
+        }
+        memcpy(out + at, text + from, len - from);
+        at += len - from;
+        gm_mem mem;
+        gm_mem_init(&mem, NULL, 0);
+        gm_encoder *e;
+        gm_error err;
+        if (gm_encoder_load_json(&mem, name, out, at, &e, &err) != GM_OK)
+            fail_msg("%s: %s", name, err.message);
+        snprintf(rel, sizeof rel, "tests/data/encode/ids.%s.json", name);
+        gm_ids_file *ref;
+        if (gm_ids_file_load(&mem, gm_test_src_path(rel), &ref, &err) != GM_OK)
+            fail_msg("%s", err.message);
+        assert_int_equal(ref->n, json_array_size(texts));
+        for (size_t i = 0; i < ref->n; i++) {
+            json_t *t = json_object_get(json_array_get(texts, i), "text");
+            gm_u32vec ids = {0};
+            assert_int_equal(gm_encoder_run(e, (const uint8_t *)json_string_value(t),
+                                            json_string_length(t), true, &ids, &err),
+                             GM_OK);
+            char what[200];
+            snprintf(what, sizeof what, "%s with %s", ref->entries[i].file, name);
+            expect_ids(what, ids.v, ids.n, ref->entries[i].ids, ref->entries[i].nids);
+            gm_vec_free(&mem, &ids);
+        }
+        gm_ids_file_destroy(ref);
+        size_t left = atomic_load(&mem.used);
+        gm_encoder_destroy(e);
+        if (atomic_load(&mem.used))
+            fail_msg("%s: %zu bytes left (%zu before destroying the encoder)", name,
+                     (size_t)atomic_load(&mem.used), left);
+        free(out);
+        free(text);
+    }
+    json_decref(variants);
     json_decref(texts);
 }
 
@@ -435,6 +535,46 @@ static void test_changed_file(void **state)
     gm_vocab_destroy(v);
 }
 
+typedef struct racer {
+    const gm_vocab *v;
+    const char *text;
+    uint32_t *ids;
+    size_t n;
+    gm_status st;
+} racer;
+
+static void *race(void *arg)
+{
+    racer *r = arg;
+    gm_error err;
+    r->st = gm_vocab_encode(r->v, r->text, strlen(r->text), NULL, &r->ids, &r->n, &err);
+    return NULL;
+}
+
+/* Threads racing to the first encode of one vocabulary build one encoder and agree. */
+static void test_threads(void **state)
+{
+    (void)state;
+    gm_vocab *v = load("qwen3");
+    enum { N = 4 };
+    racer r[N];
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) {
+        r[i] = (racer){v, "<|im_start|>user\nHello, world!<|im_end|>", NULL, 0, GM_OK};
+        assert_int_equal(pthread_create(&th[i], NULL, race, &r[i]), 0);
+    }
+    for (int i = 0; i < N; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(r[i].st, GM_OK);
+        expect_ids("racing threads", r[i].ids, r[i].n, r[0].ids, r[0].n);
+    }
+    assert_int_equal(r[0].ids[0], 151644);
+    for (int i = 0; i < N; i++)
+        gm_vocab_free_ids(v, r[i].ids);
+    gm_vocab_destroy(v);
+}
+
 /* The regex engine's semantics where tokenizers' patterns depend on them. */
 static void test_regex(void **state)
 {
@@ -495,11 +635,13 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_reference_texts),
+        cmocka_unit_test(test_variants),
         cmocka_unit_test(test_harmony),
         cmocka_unit_test(test_special_as_text),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_changed_file),
+        cmocka_unit_test(test_threads),
         cmocka_unit_test(test_regex),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

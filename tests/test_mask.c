@@ -456,7 +456,7 @@ static size_t check_entries(ref *r, const gm_compiled *c)
     uint32_t k = n;
     for (const gm_lr_node *x = r->st.stack; k > 0; x = x->parent)
         anchor[--k] = x->state;
-    const gm_accept_entry *e = gm_accept_entry_get(sp, p, anchor, n);
+    const gm_accept_entry *e = gm_accept_entry_get(sp, p, anchor, n, 0);
     assert_non_null(e);
     uint32_t *bits = calloc(GM_MASK_WORDS(sp->nbits), sizeof *bits);
     uint32_t *acc = calloc(GM_MASK_WORDS(sp->nbits), sizeof *acc);

@@ -751,6 +751,47 @@ static void test_special_tokens(void **state)
     assert_int_equal(atomic_load(&m.used), 0);
 }
 
+/* Forced bytes: what every continuation starts with, up to a choice, EOS or a special token. */
+static void test_forced_bytes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *grammar, *prefix, *forced;
+    } cases[] = {
+        {"root ::= \"hello\" [a-z]", "", "hello"},
+        {"root ::= \"hello\" [a-z]", "he", "llo"},
+        {"root ::= \"ab\" (\"cd\" | \"ce\")", "", "abc"},
+        {"root ::= x x\nx ::= \"[\" \"]\"", "[", "][]"},
+        {"root ::= \"ab\" \"c\"?", "", "ab"},      /* accepting after "ab": stop */
+        {"root ::= [a-z]{3} \"!\"", "abc", "!"},
+        {"root ::= (\"x\" \"y\"){200,300}", "", "xyxyxy"},  /* capped at 6 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        eg x;
+        memset(&x, 0, sizeof x);
+        gm_mem_init(&x.mem, NULL, 0);
+        static const char *const toks[] = {"a", "b"};
+        gm_error err;
+        if (eg_open(&x, cases[i].grammar, GM_EBNF_GBNF, small_vocab(&x.mem, toks, 2), 0, &err) !=
+            GM_OK)
+            fail_msg("%s: %s", cases[i].grammar, err.message);
+        gm_estate *s = gm_estate_start(x.e, &err), *n;
+        assert_int_equal(gm_estate_accept_bytes(x.e, x.w, s, (const uint8_t *)cases[i].prefix,
+                                                strlen(cases[i].prefix), &n, &err),
+                         GM_OK);
+        uint8_t buf[6];
+        size_t len;
+        assert_int_equal(gm_estate_forced_bytes(x.e, x.w, n, buf, sizeof buf, &len, &err), GM_OK);
+        if (len != strlen(cases[i].forced) || memcmp(buf, cases[i].forced, len))
+            fail_msg("%s after \"%s\": forced \"%.*s\", want \"%s\"", cases[i].grammar,
+                     cases[i].prefix, (int)len, buf, cases[i].forced);
+        gm_estate_release(x.e, s);
+        gm_estate_release(x.e, n);
+        eg_close(&x, true);
+        assert_int_equal(atomic_load(&x.mem.used), 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -763,6 +804,7 @@ int main(void)
         cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test(test_lookahead_refused),
         cmocka_unit_test(test_special_tokens),
+        cmocka_unit_test(test_forced_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

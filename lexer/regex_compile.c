@@ -68,7 +68,8 @@ gm_status gm_regex_compile(gm_mem *m, gm_uclass *uc, const char *pattern, size_t
     min->mem = m;
     if (stats)
         memset(stats, 0, sizeof *stats);
-    gm_status st = gm_regex_parse(&re, uc, pattern, len, flags, limits, err);
+    /* The full-match meaning: a terminal's re.match meaning needs the ordered lexer. */
+    gm_status st = gm_regex_parse(&re, uc, pattern, len, flags & ~(unsigned)GM_RE_LARK_MATCH, limits, err);
     if (st == GM_OK)
         st = gm_regex_compile_ast(m, &re, limits, min, dfa, stats, err);
     gm_regex_free(&re);

@@ -96,7 +96,8 @@ enum {
 typedef struct gm_eengine_options {
     bool eager;              /* build every mask-cache entry now */
     uint32_t variant;        /* GM_EVARIANT_* */
-    gm_limits limits;        /* zero fields = defaults */
+    gm_limits limits;        /* zero fields = defaults; max_nfa_states bounds the items of
+                                one Earley set, max_memory the engine's memory (GM_ERR_LIMIT) */
 } gm_eengine_options;
 
 /*

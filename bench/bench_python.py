@@ -204,7 +204,7 @@ def main():
 
     compiled = compiler.compile_bundled("json")
     steps, per = bench_batch(compiled, corpus(args.shared, "json", 16), 64, 60 if args.quick else 200,
-                             2 if args.quick else 5)
+                             2 if args.quick else 15)
     lines += ["", "| batch fill, 64 JSON matchers | steps | 1 thread | 2 threads | speed-up |",
               "|---|---:|---:|---:|---:|",
               f"| BatchGrammarMatcher | {steps} | {per[1]:.1f} us | {per[2]:.1f} us | "

@@ -42,7 +42,8 @@ static void print_stats(const gm_compiled *c, const char *indent)
 
 int gm_cmd_compile(int argc, char **argv)
 {
-    gm_cli_load_options lo = {0};
+    gm_cli_load_options lo;
+    gm_cli_load_options_init(&lo);
     const char *out = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -60,7 +61,7 @@ int gm_cmd_compile(int argc, char **argv)
             return gm_cli_bad_arg_at("compile", compile_usage, argc, argv, i);
         }
     }
-    if (!lo.grammar)
+    if (!lo.grammar && !lo.tools && !lo.structural_tag)
         return gm_cli_bad_arg("compile", compile_usage, "missing GRAMMAR");
     if (!out)
         return gm_cli_bad_arg("compile", compile_usage, "missing -o FILE.gmc (where to write)");

@@ -129,7 +129,8 @@ static void print_token(const gm_vocab *v, uint32_t t)
 
 int gm_cmd_demo(int argc, char **argv)
 {
-    gm_cli_load_options lo = {0};
+    gm_cli_load_options lo;
+    gm_cli_load_options_init(&lo);
     const char *sample = NULL;
     uint64_t show = 12;
     lo.grammar = "json";

@@ -87,7 +87,8 @@ static int text_append(text *t, const uint8_t *b, size_t n)
 
 int gm_cmd_generate(int argc, char **argv)
 {
-    gm_cli_load_options lo = {0};
+    gm_cli_load_options lo;
+    gm_cli_load_options_init(&lo);
     uint64_t seed = 1, count = 10, max_tokens = 200;
     double eos_prob = 0.2;
     const char *out_path = NULL;
@@ -122,7 +123,7 @@ int gm_cmd_generate(int argc, char **argv)
             return gm_cli_bad_arg_at("generate", usage, argc, argv, i);
         }
     }
-    if (!lo.grammar)
+    if (!lo.grammar && !lo.tools && !lo.structural_tag)
         return gm_cli_bad_arg("generate", usage, "missing GRAMMAR");
     gm_cli_session s;
     int rc = gm_cli_session_open("generate", &lo, &s);

@@ -143,7 +143,8 @@ static int trace_file(gm_cli_session *s, const gm_ids_entry *e, FILE *dump, uint
 
 int gm_cmd_trace(int argc, char **argv)
 {
-    gm_cli_load_options lo = {0};
+    gm_cli_load_options lo;
+    gm_cli_load_options_init(&lo);
     const char *ids_path = NULL, *dump_path = NULL, *only = NULL;
     int json = 0;
     bool text = false;
@@ -181,7 +182,7 @@ int gm_cmd_trace(int argc, char **argv)
             texts[ntexts++] = a;
         }
     }
-    if (!bad && !lo.grammar)
+    if (!bad && !lo.grammar && !lo.tools && !lo.structural_tag)
         bad = gm_cli_bad_arg("trace", usage, "missing GRAMMAR");
     else if (!bad && ntexts && !text)
         bad = gm_cli_bad_arg("trace", usage, "unexpected argument '%s' (text files go after --text)",
@@ -264,7 +265,8 @@ int gm_cmd_trace(int argc, char **argv)
     gm_latency all = gm_latency_of(all_ns, nall);
     if (json) {
         printf("{\"grammar\": \"%s\", \"ids\": \"%s\", \"compile_ms\": %.3f, \"files\": [\n",
-               lo.grammar, ids_path, s.compile_ms);
+               lo.grammar ? lo.grammar : lo.tools ? lo.tools : lo.structural_tag, ids_path,
+               s.compile_ms);
         for (size_t i = 0; i < nresults; i++) {
             file_result *r = &results[i];
             printf("  {\"file\": \"%s\", \"steps\": %zu, \"all_allowed\": %s, \"eos_at_end\": %s, "

@@ -17,6 +17,7 @@ int gm_cmd_info(int argc, char **argv);
 int gm_cmd_schema(int argc, char **argv);
 int gm_cmd_maskbench(int argc, char **argv);
 int gm_cmd_encode(int argc, char **argv);
+int gm_cmd_tools(int argc, char **argv);
 
 static const gm_cli_command gm_cli_commands[] = {
     {"demo", gm_cmd_demo, "the main job on bundled data: compile JSON for a tokenizer, decode a sample"},
@@ -32,6 +33,7 @@ static const gm_cli_command gm_cli_commands[] = {
     {"encode", gm_cmd_encode, "encode text files into token ids (an ids file), as the tokenizer does"},
     {"schema", gm_cmd_schema, "compile a JSON Schema to a grammar and print it"},
     {"maskbench", gm_cmd_maskbench, "score JSON Schema grammars on MaskBench: verdicts, TTFM, TBM"},
+    {"tools", gm_cmd_tools, "the structural tag of a tool-call format (llama, qwen, harmony) for a list of tools"},
     {NULL, NULL, NULL}, /* end of table */
 };
 

@@ -9,6 +9,8 @@
 
 #include "parser/bundled.h"
 #include "parser/grammar.h"
+#include "base/file.h"
+#include "dispatch/tools.h"
 #include "cli/cli.h"
 
 static double ms_since(uint64_t t0) { return (double)(gm_clock_ns() - t0) / 1e6; }
@@ -28,6 +30,28 @@ bool gm_cli_is_bundled(const char *arg)
         if (has_suffix(arg, files[k]))
             return false;
     return true;
+}
+
+void gm_cli_load_options_init(gm_cli_load_options *lo)
+{
+    memset(lo, 0, sizeof *lo);
+    lo->parallel = -1;
+}
+
+/* --tool-choice auto|required|none|NAME */
+static void tool_choice(gm_cli_load_options *lo, const char *v)
+{
+    lo->tool_name = NULL;
+    if (!strcmp(v, "auto"))
+        lo->tool_choice = GM_TOOL_CHOICE_AUTO;
+    else if (!strcmp(v, "required"))
+        lo->tool_choice = GM_TOOL_CHOICE_REQUIRED;
+    else if (!strcmp(v, "none"))
+        lo->tool_choice = GM_TOOL_CHOICE_NONE;
+    else {
+        lo->tool_choice = GM_TOOL_CHOICE_NAMED;
+        lo->tool_name = v;
+    }
 }
 
 int gm_cli_grammar_arg(gm_cli_load_options *lo, int argc, char **argv, int *i)
@@ -52,9 +76,34 @@ int gm_cli_grammar_arg(gm_cli_load_options *lo, int argc, char **argv, int *i)
         size_t k = 0;
         while (k < sizeof formats / sizeof *formats && strcmp(formats[k].name, f))
             k++;
-        if (k == sizeof formats / sizeof *formats)
+        if (k < sizeof formats / sizeof *formats)
+            lo->format = formats[k].format;
+        else if (gm_tool_format_named(f))
+            lo->tool_format = gm_tool_format_named(f);
+        else
             return -1;
-        lo->format = formats[k].format;
+    } else if (!strcmp(a, "--structural-tag") || !strcmp(a, "--tools")) {
+        if (!has_value)
+            return -1;
+        *(a[2] == 's' ? &lo->structural_tag : &lo->tools) = argv[++*i];
+    } else if (!strcmp(a, "--tool-choice")) {
+        if (!has_value)
+            return -1;
+        tool_choice(lo, argv[++*i]);
+    } else if (!strcmp(a, "--parallel") || !strcmp(a, "--no-parallel")) {
+        lo->parallel = a[2] == 'p';
+    } else if (!strcmp(a, "--reasoning")) {
+        if (!has_value)
+            return -1;
+        const char *r = argv[++*i];
+        if (!strcmp(r, "allowed"))
+            lo->reasoning = GM_REASONING_ALLOWED;
+        else if (!strcmp(r, "forced"))
+            lo->reasoning = GM_REASONING_FORCED;
+        else if (!strcmp(r, "forbidden"))
+            lo->reasoning = GM_REASONING_FORBIDDEN;
+        else
+            return -1;
     } else if (!strcmp(a, "--start")) {
         if (!has_value)
             return -1;
@@ -72,7 +121,7 @@ int gm_cli_grammar_arg(gm_cli_load_options *lo, int argc, char **argv, int *i)
         if (!has_value || gm_cli_parse_u64(argv[++*i], &n) || n > UINT32_MAX)
             return -1;
         lo->model_vocab_size = (uint32_t)n;
-    } else if (a[0] != '-' && !lo->grammar) {
+    } else if (a[0] != '-' && !lo->grammar && !lo->tools && !lo->structural_tag) {
         lo->grammar = a;
     } else {
         return 0;
@@ -86,7 +135,11 @@ const char *gm_cli_grammar_arg_why(int argc, char **argv, int i, char *buf, size
     if (i + 1 >= argc)
         snprintf(buf, cap, "%s needs a value", a);
     else if (!strcmp(a, "--format"))
-        snprintf(buf, cap, "--format '%s': the formats are lark, gbnf, ebnf and regex", argv[i + 1]);
+        snprintf(buf, cap, "--format '%s': the grammar formats are lark, gbnf, ebnf and regex; "
+                           "the tool formats (with --tools) llama, llama-json, qwen and harmony",
+                 argv[i + 1]);
+    else if (!strcmp(a, "--reasoning"))
+        snprintf(buf, cap, "--reasoning '%s': allowed, forced or forbidden", argv[i + 1]);
     else if (!strcmp(a, "--model-vocab-size"))
         snprintf(buf, cap, "--model-vocab-size '%s': not a number of token ids", argv[i + 1]);
     else
@@ -108,6 +161,53 @@ gm_status gm_cli_load_cfg(gm_mem *m, const char *arg, const gm_grammar_options *
     return gm_grammar_load(m, label, text, len, opts, out, err);
 }
 
+/* The whole of a JSON file (tools, structural tag), for the constructors that take text. */
+static gm_status read_text(gm_mem *m, const char *path, char **text, size_t *len, gm_error *err)
+{
+    gm_limits lim;
+    gm_limits_init_defaults(&lim);
+    return gm_file_read(m, path, lim.max_input_bytes, text, len, err);
+}
+
+/* The grammar the options name: GRAMMAR, --structural-tag or --tools. */
+static gm_status make_grammar(const gm_cli_load_options *opts, gm_grammar **out, gm_error *err)
+{
+    if (opts->structural_tag || opts->tools) {
+        gm_mem m;
+        gm_mem_init(&m, NULL, 0);
+        char *text;
+        size_t len;
+        const char *path = opts->tools ? opts->tools : opts->structural_tag;
+        gm_status st = read_text(&m, path, &text, &len, err);
+        if (st != GM_OK)
+            return st;
+        if (opts->tools) {
+            gm_tools_options to;
+            gm_tools_options_init_defaults(&to);
+            to.format = opts->tool_format;
+            to.tool_choice = opts->tool_choice;
+            to.tool_name = opts->tool_name;
+            to.parallel = opts->parallel;
+            to.reasoning = opts->reasoning;
+            st = gm_grammar_from_tools(text, len, &to, out, err);
+        } else {
+            st = gm_grammar_from_structural_tag(text, len, NULL, out, err);
+        }
+        if (st != GM_OK && !err->file[0])
+            gm_error_prefix(err, "%s", path);
+        gm_mem_free(&m, text);
+        return st;
+    }
+    gm_grammar_options go;
+    gm_grammar_options_init_defaults(&go);
+    go.conflicts = opts->conflicts;
+    go.format = opts->format;
+    go.start = opts->start;
+    if (gm_cli_is_bundled(opts->grammar) && opts->format == GM_FORMAT_AUTO)
+        return gm_grammar_create_bundled(opts->grammar, &go, out, err);
+    return gm_grammar_create_from_file(opts->grammar, &go, out, err);
+}
+
 int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli_session *s)
 {
     memset(s, 0, sizeof *s);
@@ -120,7 +220,11 @@ int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli
         co.progress = gm_cli_progress_fn;
         co.progress_ud = &progress;
     }
-    if (has_suffix(opts->grammar, ".gmc")) {
+    if (opts->tools && !opts->tool_format) {
+        fprintf(stderr, "gramask %s: --tools needs --format llama|llama-json|qwen|harmony\n", cmd);
+        return 2;
+    }
+    if (opts->grammar && has_suffix(opts->grammar, ".gmc")) {
         uint64_t t0 = gm_clock_ns();
         if (gm_compiled_load(opts->grammar, &co, &s->compiled, &err) != GM_OK)
             return gm_cli_fail(cmd, &err);
@@ -140,17 +244,8 @@ int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli
     if (gm_vocab_create_from_file(opts->tokenizer, &vo, &s->vocab, &err) != GM_OK)
         return gm_cli_fail(cmd, &err);
     s->load_vocab_ms = ms_since(t0);
-    gm_grammar_options go;
-    gm_grammar_options_init_defaults(&go);
-    go.conflicts = opts->conflicts;
-    go.format = opts->format;
-    go.start = opts->start;
     t0 = gm_clock_ns();
-    gm_status st;
-    if (gm_cli_is_bundled(opts->grammar) && opts->format == GM_FORMAT_AUTO)
-        st = gm_grammar_create_bundled(opts->grammar, &go, &s->grammar, &err);
-    else
-        st = gm_grammar_create_from_file(opts->grammar, &go, &s->grammar, &err);
+    gm_status st = make_grammar(opts, &s->grammar, &err);
     if (st != GM_OK) {
         gm_cli_session_close(s);
         return gm_cli_fail(cmd, &err);

@@ -33,18 +33,32 @@ typedef struct gm_cli_load_options {
     const char *start;        /* --start RULE */
     uint32_t model_vocab_size;
     bool quiet;               /* --quiet: no progress line on the terminal */
+    const char *structural_tag; /* --structural-tag FILE (instead of GRAMMAR) */
+    const char *tools;        /* --tools FILE (instead of GRAMMAR), with tool_format */
+    gm_tool_format tool_format; /* --format llama|llama-json|qwen|harmony */
+    gm_tool_choice tool_choice; /* --tool-choice auto|required|none|NAME */
+    const char *tool_name;
+    int parallel;             /* --parallel / --no-parallel (-1: as the tools file says) */
+    gm_reasoning reasoning;   /* --reasoning allowed|forced|forbidden */
 } gm_cli_load_options;
+
+/* Zeroed options with the defaults that are not zero. */
+void gm_cli_load_options_init(gm_cli_load_options *lo);
 
 /* The options that say which grammar to compile for which tokenizer, as one usage line. */
 #define GM_CLI_GRAMMAR_OPTIONS \
     "[--format lark|gbnf|ebnf|regex] [--start RULE] [--eager] [--conflicts=lark] [--quiet]"
 #define GM_CLI_GRAMMAR_HELP \
     "  GRAMMAR: a .lark, .gbnf, .ebnf or .regex file (--format overrides the extension),\n" \
-    "  a bundled grammar name (json, go, java, python), or a .gmc compiled file.\n" \
+    "  a bundled grammar name (json, go, java, python), or a .gmc compiled file; or\n" \
+    "  --structural-tag FILE (XGrammar's structural tag JSON), or --tools FILE with\n" \
+    "  --format llama|llama-json|qwen|harmony [--tool-choice auto|required|none|NAME]\n" \
+    "  [--no-parallel] [--reasoning allowed|forced|forbidden] (gramask tools --help).\n" \
     "  --quiet: no progress line while tables are built (shown only on a terminal).\n"
 
 /*
- * Takes argv[*i] when it is the GRAMMAR argument or one of the grammar
+ * Takes argv[*i] when it is the GRAMMAR argument (or --structural-tag,
+ * --tools and their options) or one of the grammar
  * options shared by the decoding commands (--tokenizer T, --format F,
  * --start RULE, --eager, --conflicts=lark, --model-vocab-size N), advancing
  * *i past an option's value. Returns 1 when taken, 0 when argv[*i] is not

@@ -533,6 +533,80 @@ GM_API void gm_batch_destroy(gm_batch *b);
 GM_API gm_status gm_batch_fill_masks(gm_batch *b, gm_matcher *const *matchers, size_t n,
                                      uint32_t *masks, size_t words, gm_error *err);
 
+/* ------------------------------------------------------------------------
+ * 7. Structural tags and tool calls (TagDispatch)
+ * ------------------------------------------------------------------------ */
+
+/*
+ * A structural tag: XGrammar's `structural_tag` response format (JSON),
+ * free text in which triggers dispatch to tags whose contents are JSON
+ * Schemas, grammars or regexes, compiled to one Earley grammar (masks are
+ * exact over the whole structure, across tag boundaries and across tokens
+ * that straddle them). The formats and gramask's additions are listed in
+ * the README (structural tags); errors name the JSON pointer.
+ */
+typedef struct gm_structural_tag_options {
+    const char *const *special_tokens; /* texts that stand for special tokens of the
+                                          tokenizer wherever they appear in a begin, end,
+                                          trigger, separator or constant string (a special
+                                          token is produced only by its id, never spelled) */
+    size_t n_special_tokens;
+    gm_schema_options schema;          /* how json_schema contents are compiled */
+    gm_allocator allocator;
+    gm_limits limits;
+} gm_structural_tag_options;
+
+GM_API void gm_structural_tag_options_init_defaults(gm_structural_tag_options *opts);
+GM_API gm_status gm_grammar_from_structural_tag(const char *json, size_t len,
+                                                const gm_structural_tag_options *opts,
+                                                gm_grammar **out, gm_error *err);
+
+/* The tool-calling formats of the presets (README, tool calls). */
+typedef enum gm_tool_format {
+    GM_TOOLS_LLAMA = 1,  /* <function=NAME>{args}</function> */
+    GM_TOOLS_LLAMA_JSON, /* {"name": "NAME", "parameters": {args}} */
+    GM_TOOLS_QWEN,       /* <tool_call>\n{"name": "NAME", "arguments": {args}}\n</tool_call> */
+    GM_TOOLS_HARMONY     /* gpt-oss: <|channel|>commentary to=functions.NAME ... <|call|> */
+} gm_tool_format;
+
+typedef enum gm_tool_choice {
+    GM_TOOL_CHOICE_DEFAULT = 0, /* as the tools JSON says ("tool_choice"), else auto */
+    GM_TOOL_CHOICE_AUTO,        /* free text; calls allowed */
+    GM_TOOL_CHOICE_REQUIRED,    /* at least one call */
+    GM_TOOL_CHOICE_NONE,        /* no call */
+    GM_TOOL_CHOICE_NAMED        /* calls of the tool called tool_name only, at least one */
+} gm_tool_choice;
+
+typedef enum gm_reasoning {
+    GM_REASONING_ALLOWED = 0,   /* qwen <think>...</think> / harmony analysis may come first */
+    GM_REASONING_FORCED,        /* must come first */
+    GM_REASONING_FORBIDDEN      /* may not */
+} gm_reasoning;
+
+typedef struct gm_tools_options {
+    gm_tool_format format;
+    gm_tool_choice tool_choice;
+    const char *tool_name;      /* GM_TOOL_CHOICE_NAMED */
+    int parallel;               /* 1: several calls per turn, 0: at most one; -1 (the
+                                   default): the JSON's "parallel_tool_calls", else 1 */
+    gm_reasoning reasoning;
+    gm_schema_options schema;   /* how the tools' parameter schemas are compiled */
+    gm_allocator allocator;
+    gm_limits limits;
+} gm_tools_options;
+
+GM_API void gm_tools_options_init_defaults(gm_tools_options *opts);
+
+/*
+ * The grammar of one assistant turn in format opts->format with the tools of
+ * tools_json[0..len): an array of OpenAI tools ({"type": "function",
+ * "function": {"name", "description", "parameters"}}) or an object
+ * {"tools": [...], "tool_choice": ..., "parallel_tool_calls": ...}.
+ */
+GM_API gm_status gm_grammar_from_tools(const char *tools_json, size_t len,
+                                       const gm_tools_options *opts, gm_grammar **out,
+                                       gm_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -43,7 +43,7 @@ run trace json --tokenizer "$tok" --text; has 'gramask trace: --text needs at le
 ok "trace: --text without files" $?
 run trace json --tokenizer "$tok" --ids x --text y; has 'gramask trace: --ids and --text exclude each other'
 ok "trace: --ids and --text" $?
-run trace json --format cobol; has "gramask trace: --format 'cobol': the formats are lark, gbnf, ebnf and regex" && has 'exit 2'
+run trace json --format cobol; has "gramask trace: --format 'cobol': the grammar formats are lark, gbnf, ebnf and regex; the tool formats (with --tools) llama, llama-json, qwen and harmony" && has 'exit 2'
 ok "trace: bad --format" $?
 run trace json --tokenizer; has 'gramask trace: --tokenizer needs a value' && has 'exit 2'; ok "trace: --tokenizer without value" $?
 run trace --ids x; has 'gramask trace: missing GRAMMAR' && has 'exit 2'; ok "trace: missing GRAMMAR" $?

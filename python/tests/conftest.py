@@ -12,6 +12,8 @@ SHARED = os.environ.get("GM_SHARED_DIR") or os.path.join(os.path.dirname(__file_
                                                          "shared")
 SRCDIR = os.environ.get("GM_SRCDIR") or os.path.join(os.path.dirname(__file__), "..", "..")
 BUILDDIR = os.environ.get("GM_BUILDDIR") or SRCDIR
+# The sanitizer build (pytest.sh sets it) runs several times slower: shorter loops there.
+SANITIZERS = bool(os.environ.get("GRAMASK_SANITIZERS"))
 
 
 def shared(*parts: str) -> str:

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import gramask as gm
-from conftest import allowed, run_gramask, shared
+from conftest import SANITIZERS, allowed, run_gramask, shared
 
-STEPS = 80
+STEPS = 40 if SANITIZERS else 80
 
 CASES = [
     ("json", "sp32k", 3),

@@ -1,0 +1,99 @@
+/*
+ * gramask tools --format F TOOLS.json: the structural tag a tool-call
+ * preset builds (dispatch/tools.h), and with --grammar the grammar it
+ * compiles to; the decoding commands take the same options (--tools).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/file.h"
+#include "base/strbuf.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/session.h"
+#include "dispatch/stag.h"
+#include "dispatch/tools.h"
+
+static const char usage[] =
+    "--format llama|llama-json|qwen|harmony TOOLS.json [--tool-choice auto|required|none|NAME]\n"
+    "             [--no-parallel] [--reasoning allowed|forced|forbidden] [--grammar]\n"
+    "  Prints the structural tag (XGrammar's JSON shape) that constrains one assistant turn\n"
+    "  of the format with the tools of TOOLS.json (an OpenAI `tools` array, or an object with\n"
+    "  \"tools\", \"tool_choice\" and \"parallel_tool_calls\"); --grammar prints the grammar it\n"
+    "  compiles to. Decode with it: gramask trace|generate|compile --tools TOOLS.json --format F.\n"
+    "  Formats:\n"
+    "    llama       <function=NAME>{args}</function> in free text (Llama 3.x custom tools)\n"
+    "    llama-json  {\"name\": \"NAME\", \"parameters\": {args}} (Llama 3.x JSON calls)\n"
+    "    qwen        <tool_call>\\n{\"name\": ..., \"arguments\": {args}}\\n</tool_call>, after\n"
+    "                <think>...</think> as --reasoning says (Qwen, Hermes)\n"
+    "    harmony     gpt-oss: analysis and commentary messages, then a call ending with\n"
+    "                <|call|> or the final answer (then <|return|>)";
+
+int gm_cmd_tools(int argc, char **argv)
+{
+    gm_cli_load_options lo;
+    gm_cli_load_options_init(&lo);
+    bool print_grammar = false;
+    const char *file = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help")) {
+            printf("usage: gramask tools %s\n", usage);
+            return 0;
+        }
+        if (!strcmp(a, "--grammar")) {
+            print_grammar = true;
+            continue;
+        }
+        int taken = gm_cli_grammar_arg(&lo, argc, argv, &i);
+        if (taken < 0 || (taken && (lo.tokenizer || lo.structural_tag || lo.tools)))
+            return gm_cli_usage("tools", usage);
+        if (!taken)
+            return gm_cli_usage("tools", usage);
+        if (lo.grammar && !file)
+            file = lo.grammar;
+    }
+    if (!file || !lo.tool_format)
+        return gm_cli_usage("tools", usage);
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_limits lim;
+    gm_limits_init_defaults(&lim);
+    char *text = NULL;
+    size_t len = 0;
+    gm_error err;
+    if (gm_file_read(&m, file, lim.max_input_bytes, &text, &len, &err) != GM_OK)
+        return gm_cli_fail("tools", &err);
+    gm_tools_options to;
+    gm_tools_options_init_defaults(&to);
+    to.format = lo.tool_format;
+    to.tool_choice = lo.tool_choice;
+    to.tool_name = lo.tool_name;
+    to.parallel = lo.parallel;
+    to.reasoning = lo.reasoning;
+    gm_strbuf out;
+    gm_strbuf_init(&out, &m);
+    int rc = 0;
+    if (gm_tools_structural_tag(&m, file, text, len, &to, &out, &err) != GM_OK) {
+        rc = gm_cli_fail("tools", &err);
+    } else if (!print_grammar) {
+        fputs(gm_strbuf_str(&out), stdout);
+    } else {
+        gm_ebnf g;
+        gm_ebnf_init(&g, &m);
+        gm_stag_options so = {NULL, 0, to.schema, to.limits};
+        if (gm_stag_compile(&m, file, out.s, out.n, &so, &g, &err) != GM_OK) {
+            rc = gm_cli_fail("tools", &err);
+        } else {
+            gm_strbuf ebnf;
+            gm_strbuf_init(&ebnf, &m);
+            gm_ebnf_print(&g, &ebnf);
+            fputs(gm_strbuf_str(&ebnf), stdout);
+            gm_strbuf_free(&ebnf);
+        }
+        gm_ebnf_free(&g);
+    }
+    gm_strbuf_free(&out);
+    gm_mem_free(&m, text);
+    return rc;
+}

@@ -1,0 +1,818 @@
+/* Structural tags -> grammar IR (dispatch/stag.h, note [structural tags]). */
+#include "dispatch/stag.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "dispatch/ir_import.h"
+#include "earley/ebnf_parse.h"
+#include "schema/json.h"
+#include "schema/schema.h"
+
+enum { MAX_DEPTH = 64, MAX_SPECIAL = 256 };
+
+typedef struct stag {
+    gm_mem *mem;
+    gm_ebnf *g;
+    gm_jdoc doc;
+    const char *name;
+    const gm_stag_options *opts;
+    gm_limits limits;
+    gm_error *err;
+    gm_status status;         /* the first error */
+    const char *special[MAX_SPECIAL];
+    size_t special_len[MAX_SPECIAL];
+    size_t nspecial;
+    uint32_t imports;         /* grammars imported so far (their rule prefixes) */
+    uint32_t depth;
+    uint32_t any_byte;        /* one byte, any: GM_EX_NONE until first needed */
+    char ptr[512];            /* JSON pointer of the value being compiled */
+    size_t ptr_len;
+} stag;
+
+/* ---- errors and JSON pointers -------------------------------------------- */
+
+static uint32_t fail(stag *c, const gm_jv *at, gm_status code, const char *fmt, ...)
+    GM_PRINTF(4, 5);
+static uint32_t fail(stag *c, const gm_jv *at, gm_status code, const char *fmt, ...)
+{
+    if (c->status != GM_OK)
+        return GM_EX_NONE;
+    c->status = code;
+    char msg[GM_ERROR_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    gm_srcloc loc = at ? gm_jdoc_loc(&c->doc, at->off) : (gm_srcloc){c->name, 0, 0};
+    loc.file = c->name;
+    gm_error_set_at(c->err, code, loc, c->doc.text, c->doc.len, "structural tag %s: %s",
+                    c->ptr_len ? c->ptr : "/", msg);
+    return GM_EX_NONE;
+}
+
+static uint32_t nomem(stag *c)
+{
+    if (c->status == GM_OK)
+        c->status = gm_mem_fail(c->mem, c->err, "a structural tag's grammar");
+    return GM_EX_NONE;
+}
+
+/* Appends "/key" (escaped as RFC 6901 says); returns the length to pop back to. */
+static size_t push_key(stag *c, const char *key)
+{
+    size_t mark = c->ptr_len;
+    char buf[sizeof c->ptr];
+    size_t k = 0;
+    for (const char *p = key; *p && k + 3 < sizeof buf; p++) {
+        if (*p == '~' || *p == '/') {
+            buf[k++] = '~';
+            buf[k++] = *p == '~' ? '0' : '1';
+        } else {
+            buf[k++] = *p;
+        }
+    }
+    buf[k] = 0;
+    int n = snprintf(c->ptr + c->ptr_len, sizeof c->ptr - c->ptr_len, "/%s", buf);
+    if (n > 0)
+        c->ptr_len = c->ptr_len + (size_t)n < sizeof c->ptr ? c->ptr_len + (size_t)n
+                                                             : sizeof c->ptr - 1;
+    return mark;
+}
+
+static size_t push_index(stag *c, uint32_t i)
+{
+    char buf[16];
+    snprintf(buf, sizeof buf, "%u", i);
+    return push_key(c, buf);
+}
+
+static void pop(stag *c, size_t mark)
+{
+    c->ptr_len = mark;
+    c->ptr[mark] = 0;
+}
+
+/* ---- members ------------------------------------------------------------- */
+
+static const gm_jv *member(const gm_jv *obj, const char *key) { return gm_jv_get(obj, key); }
+
+static bool get_bool(stag *c, const gm_jv *obj, const char *key, bool dflt)
+{
+    const gm_jv *v = member(obj, key);
+    if (!v)
+        return dflt;
+    if (v->kind != GM_JV_TRUE && v->kind != GM_JV_FALSE) {
+        size_t mark = push_key(c, key);
+        fail(c, v, GM_ERR_FORMAT, "expected true or false");
+        pop(c, mark);
+        return dflt;
+    }
+    return v->kind == GM_JV_TRUE;
+}
+
+/* The string member key of obj, or NULL (an error when required or not a string). */
+static const gm_jv *get_string(stag *c, const gm_jv *obj, const char *key, bool required)
+{
+    const gm_jv *v = member(obj, key);
+    if (!v) {
+        if (required)
+            fail(c, obj, GM_ERR_FORMAT, "missing \"%s\"", key);
+        return NULL;
+    }
+    if (v->kind != GM_JV_STRING) {
+        size_t mark = push_key(c, key);
+        fail(c, v, GM_ERR_FORMAT, "expected a string");
+        pop(c, mark);
+        return NULL;
+    }
+    return v;
+}
+
+static const gm_jv *get_array(stag *c, const gm_jv *obj, const char *key, bool required)
+{
+    const gm_jv *v = member(obj, key);
+    if (!v) {
+        if (required)
+            fail(c, obj, GM_ERR_FORMAT, "missing \"%s\"", key);
+        return NULL;
+    }
+    if (v->kind != GM_JV_ARRAY) {
+        size_t mark = push_key(c, key);
+        fail(c, v, GM_ERR_FORMAT, "expected an array");
+        pop(c, mark);
+        return NULL;
+    }
+    return v;
+}
+
+/* ---- text with special tokens --------------------------------------------- */
+
+/* The longest special token at s[0..n), or SIZE_MAX. */
+static size_t special_at(const stag *c, const char *s, size_t n)
+{
+    size_t best = SIZE_MAX, best_len = 0;
+    for (size_t k = 0; k < c->nspecial; k++)
+        if (c->special_len[k] <= n && c->special_len[k] > best_len &&
+            !memcmp(s, c->special[k], c->special_len[k])) {
+            best = k;
+            best_len = c->special_len[k];
+        }
+    return best;
+}
+
+/* Whether s[0..n) holds a special token. */
+static bool has_special(const stag *c, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (special_at(c, s + i, n - i) != SIZE_MAX)
+            return true;
+    return false;
+}
+
+/* s[0..n) as a sequence of literal bytes and special tokens (EMPTY when n is 0). */
+static uint32_t text_node(stag *c, const char *s, size_t n)
+{
+    uint32_t parts[64];
+    size_t np = 0, start = 0;
+    for (size_t i = 0; i <= n; i++) {
+        size_t k = i < n ? special_at(c, s + i, n - i) : SIZE_MAX;
+        if (i < n && k == SIZE_MAX)
+            continue;
+        if (np + 2 > sizeof parts / sizeof *parts)
+            return fail(c, NULL, GM_ERR_LIMIT, "a string with more than 30 special tokens");
+        if (i > start && (parts[np++] = gm_ebnf_add_bytes(c->g, s + start, i - start)) ==
+                             GM_EX_NONE)
+            return nomem(c);
+        if (i == n)
+            break;
+        if ((parts[np++] = gm_ebnf_add_token(c->g, c->special[k], c->special_len[k])) ==
+            GM_EX_NONE)
+            return nomem(c);
+        i += c->special_len[k] - 1;
+        start = i + 1;
+    }
+    uint32_t node = gm_ebnf_add_seq(c->g, parts, np);
+    return node == GM_EX_NONE ? nomem(c) : node;
+}
+
+static uint32_t string_member(stag *c, const gm_jv *obj, const char *key, bool required)
+{
+    const gm_jv *v = get_string(c, obj, key, required);
+    if (!v)
+        return required || c->status != GM_OK ? GM_EX_NONE : text_node(c, "", 0);
+    return text_node(c, v->u.s, v->n);
+}
+
+/* Any bytes: one shared node. */
+static uint32_t any_text(stag *c)
+{
+    if (c->any_byte == GM_EX_NONE) {
+        uint32_t all[8];
+        memset(all, 0xff, sizeof all);
+        c->any_byte = gm_ebnf_add_byteset(c->g, all);
+        if (c->any_byte == GM_EX_NONE)
+            return nomem(c);
+    }
+    uint32_t n = gm_ebnf_add_repeat(c->g, c->any_byte, 0, GM_EX_INF);
+    return n == GM_EX_NONE ? nomem(c) : n;
+}
+
+/*
+ * Free text as note [until] defines it over the strings ids[0..n) (BYTES
+ * nodes): up to the first occurrence of ids[which], or containing none of
+ * them (which = GM_EX_NONE; any text when n is 0).
+ */
+static uint32_t until(stag *c, const uint32_t *ids, size_t n, uint32_t which)
+{
+    if (n == 0)
+        return any_text(c);
+    uint32_t u = gm_ebnf_add_until(c->g, ids, n, which);
+    return u == GM_EX_NONE ? nomem(c) : u;
+}
+
+/* Appends the excluded_str strings of obj (text only) to ids; returns false on error. */
+static bool excluded(stag *c, const gm_jv *obj, uint32_t *ids, size_t *n, size_t cap)
+{
+    const gm_jv *arr = get_array(c, obj, "excluded_str", false);
+    if (!arr)
+        return c->status == GM_OK;
+    size_t mark = push_key(c, "excluded_str");
+    for (uint32_t i = 0; i < arr->n; i++) {
+        const gm_jv *s = arr->u.items[i];
+        size_t m2 = push_index(c, i);
+        if (s->kind != GM_JV_STRING || s->n == 0)
+            fail(c, s, GM_ERR_FORMAT, "expected a non-empty string");
+        else if (has_special(c, s->u.s, s->n))
+            fail(c, s, GM_ERR_UNSUPPORTED, "an excluded string cannot hold a special token "
+                                           "(free text never contains one)");
+        else if (*n == cap)
+            fail(c, s, GM_ERR_LIMIT, "more than %zu excluded strings and triggers", cap);
+        else if ((ids[(*n)++] = gm_ebnf_add_bytes(c->g, s->u.s, s->n)) == GM_EX_NONE)
+            nomem(c);
+        pop(c, m2);
+        if (c->status != GM_OK)
+            break;
+    }
+    pop(c, mark);
+    return c->status == GM_OK;
+}
+
+/* ---- formats ------------------------------------------------------------- */
+
+static uint32_t format(stag *c, const gm_jv *v);
+
+static uint32_t seq3(stag *c, uint32_t a, uint32_t b, uint32_t d)
+{
+    if (a == GM_EX_NONE || b == GM_EX_NONE || d == GM_EX_NONE)
+        return GM_EX_NONE;
+    uint32_t ids[3] = {a, b, d};
+    uint32_t n = gm_ebnf_add_seq(c->g, ids, 3);
+    return n == GM_EX_NONE ? nomem(c) : n;
+}
+
+/* The elements of an array member, each a format, into a SEQ or an ALT. */
+static uint32_t elements(stag *c, const gm_jv *v, bool alternatives)
+{
+    const gm_jv *arr = get_array(c, v, "elements", true);
+    if (!arr)
+        return GM_EX_NONE;
+    size_t mark = push_key(c, "elements");
+    if (arr->n == 0) {
+        fail(c, arr, GM_ERR_FORMAT, "expected at least one element");
+        pop(c, mark);
+        return GM_EX_NONE;
+    }
+    uint32_t *ids = gm_mem_reallocarray(c->mem, NULL, arr->n, sizeof *ids);
+    if (!ids)
+        return nomem(c);
+    uint32_t node = GM_EX_NONE;
+    for (uint32_t i = 0; i < arr->n; i++) {
+        size_t m2 = push_index(c, i);
+        ids[i] = format(c, arr->u.items[i]);
+        pop(c, m2);
+        if (ids[i] == GM_EX_NONE)
+            goto out;
+    }
+    node = alternatives ? gm_ebnf_add_alt(c->g, ids, arr->n) : gm_ebnf_add_seq(c->g, ids, arr->n);
+    if (node == GM_EX_NONE)
+        nomem(c);
+out:
+    gm_mem_free(c->mem, ids);
+    pop(c, mark);
+    return node;
+}
+
+/* A grammar built on its own (sub), added to ours under a fresh prefix. */
+static uint32_t import(stag *c, const gm_ebnf *sub, char kind)
+{
+    char prefix[24];
+    snprintf(prefix, sizeof prefix, "%c%u_", kind, c->imports++);
+    uint32_t node;
+    gm_status st = gm_ebnf_import(c->g, sub, prefix, &node, c->err);
+    if (st != GM_OK) {
+        c->status = st;
+        return GM_EX_NONE;
+    }
+    return node;
+}
+
+static uint32_t json_schema(stag *c, const gm_jv *v)
+{
+    const gm_jv *s = member(v, "json_schema");
+    if (!s)
+        s = member(v, "schema"); /* the first version's structures */
+    if (!s || (s->kind != GM_JV_OBJECT && s->kind != GM_JV_TRUE && s->kind != GM_JV_FALSE))
+        return fail(c, s ? s : v, GM_ERR_FORMAT, "expected a JSON Schema (an object or a boolean)"
+                                                 " in \"json_schema\"");
+    gm_ebnf sub;
+    gm_ebnf_init(&sub, c->mem);
+    gm_status st = gm_schema_compile(c->mem, c->name, c->doc.text + s->off, s->end - s->off,
+                                     &c->opts->schema, &sub, c->err);
+    uint32_t node = GM_EX_NONE;
+    if (st == GM_OK) {
+        node = import(c, &sub, 's');
+    } else {
+        c->status = st;
+        gm_error_prefix(c->err, "structural tag %s/json_schema", c->ptr_len ? c->ptr : "");
+    }
+    gm_ebnf_free(&sub);
+    return node;
+}
+
+static uint32_t grammar(stag *c, const gm_jv *v)
+{
+    const gm_jv *text = get_string(c, v, "grammar", true);
+    if (!text)
+        return GM_EX_NONE;
+    gm_ebnf sub;
+    gm_ebnf_init(&sub, c->mem);
+    gm_grammar_options go;
+    gm_grammar_options_init_defaults(&go);
+    go.limits = c->limits;
+    gm_status st = gm_ebnf_parse(&sub, "grammar", text->u.s, text->n, GM_EBNF_XGRAMMAR, &go,
+                                 c->err);
+    uint32_t node = GM_EX_NONE;
+    if (st == GM_OK) {
+        node = import(c, &sub, 'g');
+    } else {
+        c->status = st;
+        gm_error_prefix(c->err, "structural tag %s/grammar", c->ptr_len ? c->ptr : "");
+    }
+    gm_ebnf_free(&sub);
+    return node;
+}
+
+static uint32_t regex(stag *c, const gm_jv *v)
+{
+    const gm_jv *p = get_string(c, v, "pattern", true);
+    if (!p)
+        return GM_EX_NONE;
+    uint32_t node;
+    gm_status st = gm_ebnf_add_regex(c->g, p->u.s, p->n, 0, &c->limits, &node, c->err);
+    if (st != GM_OK) {
+        c->status = st;
+        gm_error_prefix(c->err, "structural tag %s/pattern", c->ptr_len ? c->ptr : "");
+        return GM_EX_NONE;
+    }
+    return node;
+}
+
+/* begin content end; any_text content stops at a text end (note [structural tags]). */
+static uint32_t tag_after(stag *c, const gm_jv *v, uint32_t begin)
+{
+    const gm_jv *content = member(v, "content");
+    if (!content && !member(v, "schema"))
+        return fail(c, v, GM_ERR_FORMAT, "missing \"content\"");
+    const gm_jv *end = get_string(c, v, "end", false);
+    if (c->status != GM_OK)
+        return GM_EX_NONE;
+    const char *e = end ? end->u.s : "";
+    size_t elen = end ? end->n : 0;
+    if (!content) {
+        /* the first version's {begin, schema, end} */
+        uint32_t body = json_schema(c, v);
+        uint32_t endn = body == GM_EX_NONE ? GM_EX_NONE : text_node(c, e, elen);
+        return seq3(c, begin, body, endn);
+    }
+    const gm_jv *ctype = get_string(c, content, "type", false);
+    size_t mark = push_key(c, "content");
+    uint32_t body;
+    bool text_end = elen && !has_special(c, e, elen);
+    if (ctype && !strcmp(ctype->u.s, "any_text") && text_end) {
+        uint32_t ids[MAX_SPECIAL];
+        size_t n = 0;
+        if ((ids[n++] = gm_ebnf_add_bytes(c->g, e, elen)) == GM_EX_NONE) {
+            pop(c, mark);
+            return nomem(c);
+        }
+        if (!excluded(c, content, ids, &n, MAX_SPECIAL)) {
+            pop(c, mark);
+            return GM_EX_NONE;
+        }
+        body = until(c, ids, n, 0); /* the text and the end itself */
+        pop(c, mark);
+        uint32_t ids2[2] = {begin, body};
+        uint32_t node = body == GM_EX_NONE ? GM_EX_NONE : gm_ebnf_add_seq(c->g, ids2, 2);
+        return node == GM_EX_NONE && c->status == GM_OK ? nomem(c) : node;
+    }
+    body = format(c, content);
+    pop(c, mark);
+    uint32_t endn = body == GM_EX_NONE ? GM_EX_NONE : text_node(c, e, elen);
+    return seq3(c, begin, body, endn);
+}
+
+static uint32_t tag(stag *c, const gm_jv *v)
+{
+    uint32_t begin = string_member(c, v, "begin", true);
+    return begin == GM_EX_NONE ? GM_EX_NONE : tag_after(c, v, begin);
+}
+
+/* The tag objects of a "tags" array, checked to be objects. */
+static const gm_jv *tag_list(stag *c, const gm_jv *v, const char *key)
+{
+    const gm_jv *tags = get_array(c, v, key, true);
+    if (!tags)
+        return NULL;
+    for (uint32_t i = 0; i < tags->n; i++) {
+        const gm_jv *t = tags->u.items[i];
+        const gm_jv *type = t->kind == GM_JV_OBJECT ? member(t, "type") : NULL;
+        if (t->kind != GM_JV_OBJECT || (type && (type->kind != GM_JV_STRING ||
+                                                 strcmp(type->u.s, "tag")))) {
+            size_t mark = push_key(c, key);
+            push_index(c, i);
+            fail(c, t, GM_ERR_FORMAT, "expected a tag object {\"begin\", \"content\", \"end\"}");
+            pop(c, mark);
+            return NULL;
+        }
+    }
+    if (tags->n == 0) {
+        size_t mark = push_key(c, key);
+        fail(c, tags, GM_ERR_FORMAT, "expected at least one tag");
+        pop(c, mark);
+        return NULL;
+    }
+    return tags;
+}
+
+/* Each tag in full, as alternatives. */
+static uint32_t all_tags(stag *c, const gm_jv *tags, const char *key)
+{
+    uint32_t *ids = gm_mem_reallocarray(c->mem, NULL, tags->n, sizeof *ids);
+    if (!ids)
+        return nomem(c);
+    size_t mark = push_key(c, key);
+    uint32_t node = GM_EX_NONE;
+    for (uint32_t i = 0; i < tags->n; i++) {
+        size_t m2 = push_index(c, i);
+        ids[i] = tag(c, tags->u.items[i]);
+        pop(c, m2);
+        if (ids[i] == GM_EX_NONE)
+            goto out;
+    }
+    if ((node = gm_ebnf_add_alt(c->g, ids, tags->n)) == GM_EX_NONE)
+        nomem(c);
+out:
+    pop(c, mark);
+    gm_mem_free(c->mem, ids);
+    return node;
+}
+
+typedef struct trigger {
+    const gm_jv *v;
+    bool special;             /* starts with a special token */
+    uint32_t until_index;     /* text triggers: index in the UNTIL list */
+    uint32_t *tags;           /* alternatives after the trigger */
+    uint32_t ntags;
+} trigger;
+
+static uint32_t triggered(stag *c, const gm_jv *v, const gm_jv *trig_arr, const gm_jv *tags,
+                          const char *tags_key, bool at_least_one, bool stop_after_first,
+                          bool text_before_first)
+{
+    uint32_t nt = trig_arr->n;
+    size_t tmark = push_key(c, "triggers");
+    if (nt == 0) {
+        fail(c, trig_arr, GM_ERR_FORMAT, "expected at least one trigger");
+        pop(c, tmark);
+        return GM_EX_NONE;
+    }
+    if (nt > MAX_SPECIAL) {
+        fail(c, trig_arr, GM_ERR_LIMIT, "more than %d triggers", MAX_SPECIAL);
+        pop(c, tmark);
+        return GM_EX_NONE;
+    }
+    pop(c, tmark);
+    trigger *tr = gm_mem_calloc(c->mem, nt, sizeof *tr);
+    uint32_t *scratch = gm_mem_reallocarray(c->mem, NULL, (size_t)tags->n + 1, sizeof *scratch);
+    uint32_t list[MAX_SPECIAL * 2];
+    size_t nlist = 0;
+    uint32_t node = GM_EX_NONE;
+    if (!tr || !scratch) {
+        nomem(c);
+        goto out;
+    }
+    for (uint32_t j = 0; j < nt; j++) {
+        const gm_jv *t = trig_arr->u.items[j];
+        size_t mark = push_key(c, "triggers");
+        push_index(c, j);
+        tr[j].v = t;
+        if (t->kind != GM_JV_STRING || t->n == 0) {
+            fail(c, t, GM_ERR_FORMAT, "expected a non-empty string");
+        } else if (special_at(c, t->u.s, t->n) != SIZE_MAX) {
+            tr[j].special = true;
+        } else if (has_special(c, t->u.s, t->n)) {
+            fail(c, t, GM_ERR_UNSUPPORTED,
+                 "a trigger that starts with text may not hold a special token");
+        } else {
+            tr[j].until_index = (uint32_t)nlist;
+            if ((list[nlist++] = gm_ebnf_add_bytes(c->g, t->u.s, t->n)) == GM_EX_NONE)
+                nomem(c);
+        }
+        pop(c, mark);
+        tr[j].tags = gm_mem_reallocarray(c->mem, NULL, tags->n, sizeof *tr[j].tags);
+        if (!tr[j].tags)
+            nomem(c);
+        if (c->status != GM_OK)
+            goto out;
+    }
+    if (!excluded(c, v, list, &nlist, sizeof list / sizeof *list))
+        goto out;
+    /* Each tag after the trigger its begin starts with. */
+    size_t kmark = push_key(c, tags_key);
+    for (uint32_t i = 0; i < tags->n; i++) {
+        const gm_jv *t = tags->u.items[i];
+        size_t m2 = push_index(c, i);
+        const gm_jv *begin = get_string(c, t, "begin", true);
+        uint32_t which = UINT32_MAX;
+        for (uint32_t j = 0; begin && j < nt && c->status == GM_OK; j++) {
+            const gm_jv *tv = tr[j].v;
+            if (tv->n <= begin->n && !memcmp(begin->u.s, tv->u.s, tv->n)) {
+                if (which != UINT32_MAX)
+                    fail(c, begin, GM_ERR_FORMAT, "the begin starts with two triggers, \"%s\" "
+                         "and \"%s\"", tr[which].v->u.s, tv->u.s);
+                which = j;
+            }
+        }
+        if (begin && which == UINT32_MAX)
+            fail(c, begin, GM_ERR_FORMAT, "the begin \"%s\" starts with none of the triggers",
+                 begin->u.s);
+        if (c->status == GM_OK) {
+            size_t tl = tr[which].v->n;
+            uint32_t rest = text_node(c, begin->u.s + tl, begin->n - tl);
+            uint32_t after = rest == GM_EX_NONE ? GM_EX_NONE : tag_after(c, t, rest);
+            if (after != GM_EX_NONE)
+                tr[which].tags[tr[which].ntags++] = after;
+        }
+        pop(c, m2);
+        if (c->status != GM_OK) {
+            pop(c, kmark);
+            goto out;
+        }
+    }
+    pop(c, kmark);
+    /* One dispatch per trigger: free text up to it, then one of its tags. */
+    uint32_t nd = 0;
+    for (uint32_t j = 0; j < nt; j++) {
+        if (tr[j].ntags == 0)
+            continue; /* a trigger without tags only keeps the free text from holding it */
+        uint32_t text = until(c, list, nlist, tr[j].special ? GM_EX_NONE : tr[j].until_index);
+        uint32_t trig = tr[j].special ? text_node(c, tr[j].v->u.s, tr[j].v->n)
+                                      : gm_ebnf_add_empty(c->g);
+        uint32_t alts = gm_ebnf_add_alt(c->g, tr[j].tags, tr[j].ntags);
+        if (text == GM_EX_NONE || trig == GM_EX_NONE || alts == GM_EX_NONE) {
+            nomem(c);
+            goto out;
+        }
+        if ((scratch[nd++] = seq3(c, text, trig, alts)) == GM_EX_NONE)
+            goto out;
+    }
+    uint32_t dispatch = gm_ebnf_add_alt(c->g, scratch, nd);
+    uint32_t rest_text = until(c, list, nlist, GM_EX_NONE);
+    if (dispatch == GM_EX_NONE || rest_text == GM_EX_NONE) {
+        nomem(c);
+        goto out;
+    }
+    uint32_t loop = gm_ebnf_add_repeat(c->g, dispatch, 0, GM_EX_INF);
+    if (loop == GM_EX_NONE) {
+        nomem(c);
+        goto out;
+    }
+    if (!at_least_one) {
+        if (stop_after_first) {
+            uint32_t ids[2] = {rest_text, dispatch};
+            node = gm_ebnf_add_alt(c->g, ids, 2);
+        } else {
+            uint32_t ids[2] = {loop, rest_text};
+            node = gm_ebnf_add_seq(c->g, ids, 2);
+        }
+    } else {
+        uint32_t first = text_before_first ? dispatch : all_tags(c, tags, tags_key);
+        if (first == GM_EX_NONE)
+            goto out;
+        node = stop_after_first ? first : seq3(c, first, loop, rest_text);
+    }
+    if (node == GM_EX_NONE && c->status == GM_OK)
+        nomem(c);
+out:
+    if (tr)
+        for (uint32_t j = 0; j < nt; j++)
+            gm_mem_free(c->mem, tr[j].tags);
+    gm_mem_free(c->mem, tr);
+    gm_mem_free(c->mem, scratch);
+    return c->status == GM_OK ? node : GM_EX_NONE;
+}
+
+static uint32_t triggered_tags(stag *c, const gm_jv *v)
+{
+    const gm_jv *trig = get_array(c, v, "triggers", true);
+    const gm_jv *tags = trig ? tag_list(c, v, "tags") : NULL;
+    if (!tags)
+        return GM_EX_NONE;
+    bool alo = get_bool(c, v, "at_least_one", false);
+    bool saf = get_bool(c, v, "stop_after_first", false);
+    bool tbf = get_bool(c, v, "text_before_first", false);
+    if (c->status != GM_OK)
+        return GM_EX_NONE;
+    return triggered(c, v, trig, tags, "tags", alo, saf, tbf);
+}
+
+static uint32_t tags_with_separator(stag *c, const gm_jv *v)
+{
+    const gm_jv *tags = tag_list(c, v, "tags");
+    if (!tags)
+        return GM_EX_NONE;
+    uint32_t sep = string_member(c, v, "separator", false);
+    bool alo = get_bool(c, v, "at_least_one", false);
+    bool saf = get_bool(c, v, "stop_after_first", false);
+    uint32_t one = sep == GM_EX_NONE || c->status != GM_OK ? GM_EX_NONE : all_tags(c, tags, "tags");
+    if (one == GM_EX_NONE)
+        return GM_EX_NONE;
+    uint32_t node = one;
+    if (!saf) {
+        uint32_t pair[2] = {sep, one};
+        uint32_t next = gm_ebnf_add_seq(c->g, pair, 2);
+        uint32_t more = next == GM_EX_NONE ? GM_EX_NONE : gm_ebnf_add_repeat(c->g, next, 0, GM_EX_INF);
+        uint32_t ids[2] = {one, more};
+        node = more == GM_EX_NONE ? GM_EX_NONE : gm_ebnf_add_seq(c->g, ids, 2);
+    }
+    if (node != GM_EX_NONE && !alo) {
+        uint32_t ids[2] = {gm_ebnf_add_empty(c->g), node};
+        node = ids[0] == GM_EX_NONE ? GM_EX_NONE : gm_ebnf_add_alt(c->g, ids, 2);
+    }
+    return node == GM_EX_NONE ? nomem(c) : node;
+}
+
+static uint32_t format(stag *c, const gm_jv *v)
+{
+    if (c->status != GM_OK)
+        return GM_EX_NONE;
+    if (v->kind != GM_JV_OBJECT)
+        return fail(c, v, GM_ERR_FORMAT, "expected a format object with a \"type\"");
+    if (++c->depth > MAX_DEPTH) {
+        c->depth--;
+        return fail(c, v, GM_ERR_LIMIT, "formats nested more than %d deep", MAX_DEPTH);
+    }
+    const gm_jv *type = get_string(c, v, "type", true);
+    uint32_t node = GM_EX_NONE;
+    if (!type) {
+        /* reported */
+    } else if (!strcmp(type->u.s, "const_string")) {
+        const gm_jv *s = member(v, "text") && !member(v, "value") ? get_string(c, v, "text", true)
+                                                                  : get_string(c, v, "value", true);
+        if (s)
+            node = text_node(c, s->u.s, s->n);
+    } else if (!strcmp(type->u.s, "json_schema")) {
+        node = json_schema(c, v);
+    } else if (!strcmp(type->u.s, "grammar")) {
+        node = grammar(c, v);
+    } else if (!strcmp(type->u.s, "regex")) {
+        node = regex(c, v);
+    } else if (!strcmp(type->u.s, "sequence")) {
+        node = elements(c, v, false);
+    } else if (!strcmp(type->u.s, "or")) {
+        node = elements(c, v, true);
+    } else if (!strcmp(type->u.s, "tag")) {
+        node = tag(c, v);
+    } else if (!strcmp(type->u.s, "any_text")) {
+        uint32_t ids[MAX_SPECIAL];
+        size_t n = 0;
+        if (excluded(c, v, ids, &n, MAX_SPECIAL))
+            node = until(c, ids, n, GM_EX_NONE);
+    } else if (!strcmp(type->u.s, "triggered_tags")) {
+        node = triggered_tags(c, v);
+    } else if (!strcmp(type->u.s, "tags_with_separator")) {
+        node = tags_with_separator(c, v);
+    } else {
+        size_t mark = push_key(c, "type");
+        fail(c, type, GM_ERR_UNSUPPORTED, "format type \"%s\" is not supported (gramask knows "
+             "const_string, json_schema, grammar, regex, sequence, or, tag, any_text, "
+             "triggered_tags, tags_with_separator)", type->u.s);
+        pop(c, mark);
+    }
+    c->depth--;
+    return c->status == GM_OK ? node : GM_EX_NONE;
+}
+
+/* ---- the document -------------------------------------------------------- */
+
+static bool add_special(stag *c, const char *s, size_t n, const gm_jv *at)
+{
+    if (n == 0) {
+        fail(c, at, GM_ERR_FORMAT, "a special token's text is empty");
+        return false;
+    }
+    if (c->nspecial == MAX_SPECIAL) {
+        fail(c, at, GM_ERR_LIMIT, "more than %d special tokens", MAX_SPECIAL);
+        return false;
+    }
+    c->special[c->nspecial] = s;
+    c->special_len[c->nspecial++] = n;
+    return true;
+}
+
+static uint32_t document(stag *c, const gm_jv *root)
+{
+    if (root->kind != GM_JV_OBJECT)
+        return fail(c, root, GM_ERR_FORMAT, "expected a structural tag object");
+    const gm_jv *specials = get_array(c, root, "special_tokens", false);
+    for (uint32_t i = 0; specials && i < specials->n; i++) {
+        const gm_jv *s = specials->u.items[i];
+        size_t mark = push_key(c, "special_tokens");
+        push_index(c, i);
+        if (s->kind != GM_JV_STRING)
+            fail(c, s, GM_ERR_FORMAT, "expected a string");
+        else
+            add_special(c, s->u.s, s->n, s);
+        pop(c, mark);
+    }
+    if (c->status != GM_OK)
+        return GM_EX_NONE;
+    const gm_jv *type = member(root, "type");
+    bool wrapper = type && type->kind == GM_JV_STRING && !strcmp(type->u.s, "structural_tag");
+    if (!wrapper)
+        return format(c, root);
+    const gm_jv *f = member(root, "format");
+    if (f) {
+        size_t mark = push_key(c, "format");
+        uint32_t node = format(c, f);
+        pop(c, mark);
+        return node;
+    }
+    /* The first version: structures (begin, schema, end) and triggers. */
+    const gm_jv *trig = get_array(c, root, "triggers", true);
+    const gm_jv *tags = trig ? tag_list(c, root, "structures") : NULL;
+    if (!tags)
+        return GM_EX_NONE;
+    return triggered(c, root, trig, tags, "structures", false, false, false);
+}
+
+gm_status gm_stag_compile(gm_mem *m, const char *name, const char *json, size_t len,
+                          const gm_stag_options *opts, gm_ebnf *g, gm_error *err)
+{
+    static const gm_stag_options none;
+    stag *c = gm_mem_calloc(m, 1, sizeof *c);
+    if (!c)
+        return gm_mem_fail(m, err, "a structural tag compiler");
+    c->mem = m;
+    c->g = g;
+    c->name = name ? name : "structural tag";
+    c->opts = opts ? opts : &none;
+    c->err = err;
+    c->any_byte = GM_EX_NONE;
+    gm_limits_init_defaults(&c->limits);
+    if (opts && opts->limits.max_input_bytes)
+        c->limits = opts->limits;
+    gm_status st = gm_jdoc_parse(&c->doc, m, c->name, json, len, MAX_DEPTH * 4, &c->limits, err);
+    if (st == GM_OK) {
+        for (size_t k = 0; c->opts->special_tokens && k < c->opts->n_special_tokens; k++)
+            if (!add_special(c, c->opts->special_tokens[k], strlen(c->opts->special_tokens[k]),
+                             NULL))
+                break;
+        uint32_t root = c->status == GM_OK ? document(c, c->doc.root) : GM_EX_NONE;
+        if (root != GM_EX_NONE) {
+            uint32_t r = gm_ebnf_rule_get(g, "root", 4);
+            if (r == GM_EX_NONE) {
+                nomem(c);
+            } else {
+                g->rules[r].body = root;
+                g->rules[r].loc = (gm_srcloc){gm_ebnf_file(g, c->name), 1, 1};
+                g->root = r;
+            }
+        }
+        st = c->status;
+        if (st == GM_OK && root == GM_EX_NONE)
+            st = GM_ERR_NOMEM;
+        if (st == GM_OK) {
+            gm_grammar_options go;
+            gm_grammar_options_init_defaults(&go);
+            go.limits = c->limits;
+            st = gm_ebnf_check(g, &go, err);
+        }
+    }
+    gm_jdoc_free(&c->doc);
+    gm_mem_free(m, c);
+    return st;
+}

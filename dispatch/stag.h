@@ -1,0 +1,66 @@
+/*
+ * Structural tags (XGrammar's `structural_tag` response format) compiled to
+ * the grammar IR: free text scanned for triggers, tags whose contents are
+ * JSON Schemas, grammars, regexes or nested formats — TagDispatch
+ * (XGrammar 2 §3.1) as one Earley grammar.
+ *
+ * note [structural tags]
+ * Accepted, as XGrammar documents them (docs/tutorials/structural_tag.md):
+ *   {"type": "structural_tag", "format": F}, or F itself, or the first
+ *   version {"type": "structural_tag", "structures": [{begin, schema, end}],
+ *   "triggers": [...]} (a triggered_tags of those tags);
+ *   F is one of
+ *     const_string {value | text}        the string
+ *     json_schema {json_schema}          JSON valid under the schema (schema/)
+ *     grammar {grammar}                  XGrammar EBNF text
+ *     regex {pattern}                    Python re syntax (lexer/regex.h)
+ *     sequence {elements}, or {elements}
+ *     tag {begin, content, end}          begin content end
+ *     any_text {excluded_str?}           any bytes in which no excluded string
+ *                                        occurs; directly inside a tag whose
+ *                                        end is text, also none of the end
+ *                                        before the end itself (note [until])
+ *     triggered_tags {triggers, tags, at_least_one?, stop_after_first?}
+ *     tags_with_separator {tags, separator, at_least_one?, stop_after_first?}
+ * gramask's additions:
+ *   "special_tokens": [...] at the top level (beside the options' list):
+ *     wherever one of these texts appears in a begin, end, trigger, separator
+ *     or constant string, it stands for that special token of the tokenizer
+ *     (GM_EX_TOKEN), which only the token's id produces — Harmony's
+ *     `<|channel|>`; a special token cannot be spelled as text;
+ *   triggered_tags "excluded_str": strings the free text may not contain;
+ *   triggered_tags "text_before_first": with at_least_one, free text may
+ *     come before the first tag (XGrammar starts the output with it).
+ * triggered_tags semantics: free text up to the first trigger; the text
+ * after it must continue one of the tags whose begin starts with that
+ * trigger (every tag's begin starts with exactly one trigger); after the tag's
+ * end, free text again; the structure may end wherever free text may.
+ * stop_after_first ends it after one tag; at_least_one requires one.
+ * Refused with GM_ERR_UNSUPPORTED naming the type and its JSON pointer:
+ * qwen_xml_parameter and any other type. Every error names the JSON pointer
+ * and the line:column in the document.
+ */
+#ifndef GM_DISPATCH_STAG_H
+#define GM_DISPATCH_STAG_H
+
+#include <stddef.h>
+
+#include "gramask.h"
+#include "base/mem.h"
+#include "earley/ebnf.h"
+
+typedef struct gm_stag_options {
+    const char *const *special_tokens; /* texts standing for special tokens (may be NULL) */
+    size_t n_special_tokens;
+    gm_schema_options schema;          /* how json_schema contents are compiled */
+    gm_limits limits;
+} gm_stag_options;
+
+/*
+ * Compiles the structural tag json[0..len) into g (freshly initialized on
+ * m), root rule "root", checked. name labels errors (may be NULL).
+ */
+gm_status gm_stag_compile(gm_mem *m, const char *name, const char *json, size_t len,
+                          const gm_stag_options *opts, gm_ebnf *g, gm_error *err);
+
+#endif

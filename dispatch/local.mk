@@ -15,3 +15,18 @@ tests_test_stag_LDADD = $(GM_TEST_LDADD)
 TESTS += tests/tool_traces_check.py
 EXTRA_DIST += tests/tool_traces_check.py tests/tool_traces.py
 gramask_SOURCES += cli/cmd_tools.c
+
+# Masks of every preset against brute force (the reference recognizer), real tokenizers.
+GM_TESTS += tests/test_dispatch_brute
+tests_test_dispatch_brute_SOURCES = tests/test_dispatch_brute.c
+tests_test_dispatch_brute_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_dispatch_brute_LDADD = $(GM_TEST_LDADD)
+
+# Random turns under every preset: no dead end; every call parses and validates
+# against its tool's schema (python3-jsonschema).
+check_PROGRAMS += tests/dispatch_generate
+tests_dispatch_generate_SOURCES = tests/dispatch_generate.c
+tests_dispatch_generate_CFLAGS = $(GM_TEST_CFLAGS)
+tests_dispatch_generate_LDADD = libgmcore.la
+TESTS += tests/dispatch_generate_check.py
+EXTRA_DIST += tests/dispatch_generate_check.py

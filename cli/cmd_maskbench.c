@@ -27,6 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <unistd.h>
 
 #include "base/file.h"
@@ -42,7 +45,7 @@
 static const char USAGE[] =
     "FILE.jsonl[.gz] --tokenizer T [--json] [--threads N] [--timeout S] [--details OUT.jsonl]\n"
     "       [--limit N] [--every K] [--split NAME] [--no-fork] [--compact | --indent[=N]] [--max-ws=N]\n"
-    "       [--draft=D] [--any-order] [--lenient]";
+    "       [--draft=D] [--listed-order] [--lenient]";
 
 static void print_help(void)
 {
@@ -59,7 +62,9 @@ static void print_help(void)
            "  --every K          every K-th schema only (a deterministic sample)\n"
            "  --split NAME       the schemas of one split only\n"
            "  --no-fork          run in this process (for profilers; no crash or time-out isolation)\n"
-           "  layout options     as for gramask schema (default: flexible whitespace, listed order)\n\n"
+           "  --listed-order     properties in the order the schema lists them (default: any\n"
+           "                     order, since MaskBench's instances list them in their own order)\n"
+           "  layout options     as for gramask schema (default: flexible whitespace)\n\n"
            "Progress goes to stderr. Exit status: 0 when no valid instance was rejected and\n"
            "nothing crashed or timed out, 1 otherwise, 2 usage error.\n",
            USAGE);
@@ -384,9 +389,15 @@ static void worker(const mb_schema *all, size_t nall, size_t first, size_t strid
     if (!out)
         _exit(3);
     u64vec tbm = {0};
+    /* test hooks (tests/cli_schema.sh): a schema of this name crashes or hangs its worker */
+    const char *crash = getenv("GRAMASK_MASKBENCH_TEST_CRASH"), *hang = getenv("GRAMASK_MASKBENCH_TEST_HANG");
     for (size_t i = first; i < nall; i += stride) {
         fprintf(out, "S %zu\n", i);
         fflush(out);
+        if (crash && !strcmp(crash, all[i].name))
+            raise(SIGSEGV);
+        while (hang && !strcmp(hang, all[i].name))
+            pause();
         mb_result r;
         memset(&r, 0, sizeof r);
         tbm.n = 0;
@@ -461,6 +472,9 @@ static void start_worker(bench *b, wproc *w, size_t first)
         exit(1);
     }
     if (pid == 0) {
+#ifdef __linux__
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a worker does not outlive the harness */
+#endif
         close(fd[0]);
         worker(b->schemas, b->n, first, b->stride, b->vocab, &b->sopts, fd[1]);
     }
@@ -811,6 +825,7 @@ int gm_cmd_maskbench(int argc, char **argv)
     double timeout_s = 60;
     gm_schema_options sopts;
     gm_schema_options_init_defaults(&sopts);
+    sopts.any_order = true; /* MaskBench's instances list properties in their own order */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int r;
@@ -822,6 +837,8 @@ int gm_cmd_maskbench(int argc, char **argv)
             json = true;
         } else if (!strcmp(a, "--no-fork")) {
             no_fork = true;
+        } else if (!strcmp(a, "--listed-order")) {
+            sopts.any_order = false;
         } else if (!strcmp(a, "--tokenizer") && i + 1 < argc) {
             tokenizer = argv[++i];
         } else if (!strcmp(a, "--details") && i + 1 < argc) {

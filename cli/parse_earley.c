@@ -12,6 +12,8 @@
 
 #include "base/file.h"
 #include "base/mem.h"
+#include "base/strbuf.h"
+#include "runtime/diagnose.h"
 #include "cli/cli.h"
 
 enum { NBYTES = 256, EOS_ID = 256 };
@@ -38,35 +40,6 @@ static gm_vocab *byte_vocab(gm_error *err)
     return v;
 }
 
-/* "'a', 'b', '0'-'9' or end of input", from a mask over the byte vocabulary. */
-static void describe_expected(const uint32_t *mask, char *buf, size_t cap)
-{
-    size_t used = 0;
-    int shown = 0, total = 0;
-    buf[0] = 0;
-    for (int b = 0; b < NBYTES; b++) {
-        if (!((mask[b >> 5] >> (b & 31)) & 1))
-            continue;
-        int hi = b;
-        while (hi + 1 < NBYTES && ((mask[(hi + 1) >> 5] >> ((hi + 1) & 31)) & 1))
-            hi++;
-        total++;
-        if (shown < 12 && used + 24 < cap) {
-            char one[12], two[12];
-            snprintf(one, sizeof one, b >= 0x20 && b < 0x7f ? "'%c'" : "0x%02x", b);
-            snprintf(two, sizeof two, hi >= 0x20 && hi < 0x7f ? "'%c'" : "0x%02x", hi);
-            used += (size_t)snprintf(buf + used, cap - used, "%s%s%s%s", shown ? ", " : "", one,
-                                     hi > b ? "-" : "", hi > b ? two : "");
-            shown++;
-        }
-        b = hi;
-    }
-    if (total > shown && used + 8 < cap)
-        used += (size_t)snprintf(buf + used, cap - used, ", ...");
-    if (((mask[EOS_ID >> 5] >> (EOS_ID & 31)) & 1) && used + 20 < cap)
-        snprintf(buf + used, cap - used, "%send of input", used ? " or " : "");
-}
-
 /* 0: the file is a sentence; 1: it is not (reported); -1: an internal failure (reported). */
 static int parse_one(gm_compiled *c, const char *path, int nfiles)
 {
@@ -86,7 +59,6 @@ static int parse_one(gm_compiled *c, const char *path, int nfiles)
         gm_cli_fail("parse", &err);
         return -1;
     }
-    uint32_t mask[(NBYTES + 1 + 31) / 32];
     size_t line = 1, col = 1, i = 0;
     int rc = 0;
     for (; i < len; i++) {
@@ -112,13 +84,10 @@ static int parse_one(gm_compiled *c, const char *path, int nfiles)
             printf("OK\n");
         goto out;
     }
-    char expected[512];
-    if (gm_matcher_fill_mask(m, mask, sizeof mask / sizeof *mask, &err) != GM_OK) {
-        gm_cli_fail("parse", &err);
-        rc = -1;
-        goto out;
-    }
-    describe_expected(mask, expected, sizeof expected);
+    gm_strbuf exp;
+    gm_strbuf_init(&exp, &mem);
+    gm_matcher_expected_(m, &exp);
+    const char *expected = gm_strbuf_str(&exp);
     if (i < len) {
         unsigned char b = (unsigned char)text[i];
         printf("%s:%zu:%zu: unexpected %s%c%s (byte 0x%02x); expected %s\n", path, line, col,
@@ -127,6 +96,7 @@ static int parse_one(gm_compiled *c, const char *path, int nfiles)
     } else {
         printf("%s:%zu:%zu: unexpected end of input; expected %s\n", path, line, col, expected);
     }
+    gm_strbuf_free(&exp);
     rc = 1;
 out:
     gm_matcher_destroy(m);

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "parser/bundled.h"
 #include "parser/grammar.h"
-#include "base/file.h"
 #include "dispatch/tools.h"
 #include "cli/cli.h"
 
@@ -110,6 +110,14 @@ int gm_cli_grammar_arg(gm_cli_load_options *lo, int argc, char **argv, int *i)
         lo->start = argv[++*i];
     } else if (!strncmp(a, "--start=", 8) && a[8]) {
         lo->start = a + 8; /* the spelling of gramask grammar and parse */
+    } else if (!strcmp(a, "--schema")) {
+        if (!has_value || lo->grammar)
+            return -1;
+        lo->grammar = argv[++*i];
+        lo->schema = true;
+    } else if (gm_cli_schema_option(a, &lo->schema_opts) != 0) {
+        if (gm_cli_schema_option(a, &lo->schema_opts) < 0)
+            return -1;
     } else if (!strcmp(a, "--eager")) {
         lo->eager = true;
     } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
@@ -169,9 +177,24 @@ static gm_status read_text(gm_mem *m, const char *path, char **text, size_t *len
     return gm_file_read(m, path, lim.max_input_bytes, text, len, err);
 }
 
-/* The grammar the options name: GRAMMAR, --structural-tag or --tools. */
+/* The grammar the options name: GRAMMAR, --schema, --structural-tag or --tools. */
 static gm_status make_grammar(const gm_cli_load_options *opts, gm_grammar **out, gm_error *err)
 {
+    if (opts->schema) {
+        gm_mem m;
+        gm_mem_init(&m, NULL, 0);
+        char *text;
+        size_t len;
+        gm_schema_options so = opts->schema_opts;
+        gm_status st = read_text(&m, opts->grammar, &text, &len, err);
+        if (st != GM_OK)
+            return st;
+        st = gm_grammar_from_json_schema(text, len, &so, out, err);
+        if (st != GM_OK && !err->file[0])
+            gm_error_prefix(err, "%s", opts->grammar);
+        gm_mem_free(&m, text);
+        return st;
+    }
     if (opts->structural_tag || opts->tools) {
         gm_mem m;
         gm_mem_init(&m, NULL, 0);

@@ -40,6 +40,9 @@ typedef struct gm_cli_load_options {
     const char *tool_name;
     int parallel;             /* --parallel / --no-parallel (-1: as the tools file says) */
     gm_reasoning reasoning;   /* --reasoning allowed|forced|forbidden */
+    bool schema;              /* --schema FILE: grammar is a JSON Schema (then schema_opts) */
+    gm_schema_options schema_opts; /* --compact, --indent[=N], --max-ws=N, --draft=D,
+                                      --any-order, --lenient (zeroed: defaults) */
 } gm_cli_load_options;
 
 /* Zeroed options with the defaults that are not zero. */
@@ -47,13 +50,15 @@ void gm_cli_load_options_init(gm_cli_load_options *lo);
 
 /* The options that say which grammar to compile for which tokenizer, as one usage line. */
 #define GM_CLI_GRAMMAR_OPTIONS \
-    "[--format lark|gbnf|ebnf|regex] [--start RULE] [--eager] [--conflicts=lark] [--quiet]"
+    "[--format lark|gbnf|ebnf|regex] [--start RULE] [--eager] [--conflicts=lark] [--quiet]\n" \
+    "             [--schema FILE.json [--compact|--indent[=N]] [--any-order] [--lenient] [--draft=D]]"
 #define GM_CLI_GRAMMAR_HELP \
     "  GRAMMAR: a .lark, .gbnf, .ebnf or .regex file (--format overrides the extension),\n" \
     "  a bundled grammar name (json, go, java, python), or a .gmc compiled file; or\n" \
     "  --structural-tag FILE (XGrammar's structural tag JSON), or --tools FILE with\n" \
     "  --format llama|llama-json|qwen|harmony [--tool-choice auto|required|none|NAME]\n" \
-    "  [--no-parallel] [--reasoning allowed|forced|forbidden] (gramask tools --help).\n" \
+    "  [--no-parallel] [--reasoning allowed|forced|forbidden] (gramask tools --help); or\n" \
+    "  --schema FILE.json, a JSON Schema compiled to a grammar (layout options as for gramask schema).\n" \
     "  --quiet: no progress line while tables are built (shown only on a terminal).\n"
 
 /*

@@ -62,7 +62,6 @@ enum {
     GM_ES_ESCAPED = 2,    /* a rule started at the mask cache's outer set completed */
     GM_ES_START = 4,      /* the start set, or its projection */
     GM_ES_OUTER = 8,      /* the outer set of the mask cache (no items) */
-    GM_ES_INTERNED = 16,  /* in the hash-cons table */
 };
 
 /* What completing a rule at an origin set adds (note [completion memos] in eset.c). */
@@ -78,6 +77,8 @@ struct gm_estate {
     uint32_t nitems;
     uint32_t nwait;
     uint8_t flags;        /* GM_ES_* */
+    uint8_t interned;     /* in the hash-cons table (under the lock): only then may it
+                             cache transitions; cleared for good when the tables empty */
     uint64_t hash;
     _Atomic(gm_estate *) proj;   /* projection onto waiting items (note [earley pruning]) */
     _Atomic(void *) memo;        /* mask memo (maskcache.c) */

@@ -96,7 +96,10 @@ enum {
 typedef struct gm_eengine_options {
     bool eager;              /* build every mask-cache entry now */
     uint32_t variant;        /* GM_EVARIANT_* */
-    gm_limits limits;        /* zero fields = defaults */
+    gm_limits limits;        /* zero fields = defaults; max_nfa_states bounds the items of
+                                one Earley set (GM_ERR_LIMIT); max_memory / 8 caps the set
+                                tables and the mask memos (256 MiB each at most); memory
+                                itself is bounded by the gm_mem given */
 } gm_eengine_options;
 
 /*

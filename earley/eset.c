@@ -105,7 +105,7 @@ static bool same_set(const gm_estate *s, const gm_eitem *it, uint32_t n, uint8_t
                      uint64_t h)
 {
     return s->hash == h && s->nitems == n &&
-           (s->flags & ~GM_ES_INTERNED) == flags &&
+           s->flags == flags &&
            (n == 0 || memcmp(s->items, it, (size_t)n * sizeof *it) == 0);
 }
 
@@ -143,6 +143,7 @@ static gm_estate *new_set(gm_eengine *e, const gm_eitem *it, uint32_t n, uint8_t
     s->nitems = n;
     s->nwait = nwait;
     s->flags = flags;
+    s->interned = 0;
     s->hash = h;
     atomic_init(&s->proj, NULL);
     atomic_init(&s->memo, NULL);
@@ -185,9 +186,13 @@ static void tables_clear(gm_eengine *e)
     e->tc_n = 0;
     for (size_t i = 0; i < ns; i++)
         if (sets[i]) {
+            /* A set leaving the table never comes back (equal sets built
+               later are new objects): it caches no transition again, as
+               its successors may not outlive the table. */
             gm_mem_free(e->mem, sets[i]->next);
             sets[i]->next = NULL;
             sets[i]->loops_known = 0;
+            sets[i]->interned = 0;
         }
     for (size_t i = 0; i < ns; i++)
         if (sets[i]) {
@@ -249,7 +254,7 @@ static gm_status intern(gm_eengine *e, const gm_eitem *it, uint32_t n, uint8_t f
         while (e->sets[j])
             j = (j + 1) & (e->sets_slots - 1);
         gm_estate_retain(s);
-        s->flags |= GM_ES_INTERNED;
+        s->interned = 1;
         e->sets[j] = s;
         e->sets_n++;
         e->table_bytes += set_bytes(s->nitems, s->nwait);
@@ -773,7 +778,7 @@ gm_status gm_eset_step(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t sym
         }
         return GM_OK;
     }
-    if (!(s->flags & GM_ES_INTERNED))
+    if (!s->interned)
         return GM_OK;
     if (!s->next) {
         s->next = gm_mem_calloc(e->mem, g->nclasses, sizeof *s->next);

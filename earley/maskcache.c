@@ -296,7 +296,7 @@ static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
         }
         if (nd->tok_end > nd->tok_begin)
             set_node_tokens(t, i, acc);
-        if (sub && nd->skip > i + 1 && (s->flags & GM_ES_INTERNED)) {
+        if (sub && nd->skip > i + 1 && s->interned) {
             if (!s->loops_known && (st = set_loops(e, w, s, err)) != GM_OK)
                 break;
             const uint64_t *below = sub + (size_t)i * 4;

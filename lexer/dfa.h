@@ -86,6 +86,10 @@ gm_status gm_regex_compile(gm_mem *m, gm_uclass *uc, const char *pattern, size_t
                            unsigned flags, const gm_limits *limits, gm_dfa *min, gm_dfa *dfa,
                            gm_regex_stats *stats, gm_error *err);
 
+/* The same from a parsed regex AST (its root); re is not changed. */
+gm_status gm_regex_compile_ast(gm_mem *m, const gm_regex *re, const gm_limits *limits, gm_dfa *min,
+                               gm_dfa *dfa, gm_regex_stats *stats, gm_error *err);
+
 /* Runs the DFA over text; returns the label reached, or GM_LEX_NONE. */
 uint32_t gm_dfa_match(const gm_dfa *d, const uint8_t *text, size_t len);
 

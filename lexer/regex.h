@@ -127,6 +127,8 @@ const char *gm_regex_look_name(int look);
 
 /* The most code points a match can have, as Python's getwidth (UINT32_MAX: unbounded). */
 uint32_t gm_regex_max_width(const gm_regex *re, uint32_t node);
+/* The fewest code points a match can have, as Python's getwidth. */
+uint32_t gm_regex_min_width(const gm_regex *re, uint32_t node);
 
 /* Whether the regex matches the empty string. */
 bool gm_regex_nullable(const gm_regex *re, uint32_t node);

@@ -7,16 +7,9 @@
 #include "lexer/regex.h"
 #include "base/error.h"
 
-gm_status gm_regex_compile(gm_mem *m, gm_uclass *uc, const char *pattern, size_t len,
-                           unsigned flags, const gm_limits *limits, gm_dfa *min, gm_dfa *dfa,
-                           gm_regex_stats *stats, gm_error *err)
+gm_status gm_regex_compile_ast(gm_mem *m, const gm_regex *re, const gm_limits *limits, gm_dfa *min,
+                               gm_dfa *dfa, gm_regex_stats *stats, gm_error *err)
 {
-    gm_uclass own;
-    gm_uclass_init(&own, m);
-    if (!uc)
-        uc = &own;
-    gm_regex re;
-    gm_regex_init(&re, m);
     gm_nfa nfa;
     gm_nfa_init(&nfa, m, limits);
     gm_dfa d;
@@ -26,20 +19,16 @@ gm_status gm_regex_compile(gm_mem *m, gm_uclass *uc, const char *pattern, size_t
     min->mem = m;
     if (stats)
         memset(stats, 0, sizeof *stats);
-    /* The full-match meaning: a terminal's re.match meaning needs the ordered lexer. */
-    gm_status st = gm_regex_parse(&re, uc, pattern, len, flags & ~(unsigned)GM_RE_LARK_MATCH, limits, err);
-    uint32_t start = UINT32_MAX, final = UINT32_MAX, entry = UINT32_MAX;
-    if (st == GM_OK) {
-        start = gm_nfa_new_state(&nfa, GM_NFA_NO_TAG);
-        final = start == UINT32_MAX ? start : gm_nfa_new_state(&nfa, 0);
-        if (final == UINT32_MAX)
-            st = gm_nfa_fail(&nfa, err);
-    }
+    gm_status st = GM_OK;
+    uint32_t start = gm_nfa_new_state(&nfa, GM_NFA_NO_TAG);
+    uint32_t final = start == UINT32_MAX ? start : gm_nfa_new_state(&nfa, 0);
+    uint32_t entry = UINT32_MAX;
+    if (final == UINT32_MAX)
+        st = gm_nfa_fail(&nfa, err);
     if (st == GM_OK)
-        st = gm_nfa_add_regex(&nfa, &re, final, &entry, err);
+        st = gm_nfa_add_regex(&nfa, re, final, &entry, err);
     if (st == GM_OK && gm_nfa_add_eps(&nfa, start, entry))
         st = gm_nfa_fail(&nfa, err);
-    gm_regex_free(&re);
     if (st == GM_OK)
         st = gm_nfa_finish(&nfa, start, err);
     if (stats)
@@ -62,6 +51,28 @@ gm_status gm_regex_compile(gm_mem *m, gm_uclass *uc, const char *pattern, size_t
         *dfa = d;
     else
         gm_dfa_free(&d);
+    return st;
+}
+
+gm_status gm_regex_compile(gm_mem *m, gm_uclass *uc, const char *pattern, size_t len,
+                           unsigned flags, const gm_limits *limits, gm_dfa *min, gm_dfa *dfa,
+                           gm_regex_stats *stats, gm_error *err)
+{
+    gm_uclass own;
+    gm_uclass_init(&own, m);
+    if (!uc)
+        uc = &own;
+    gm_regex re;
+    gm_regex_init(&re, m);
+    memset(min, 0, sizeof *min);
+    min->mem = m;
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    /* The full-match meaning: a terminal's re.match meaning needs the ordered lexer. */
+    gm_status st = gm_regex_parse(&re, uc, pattern, len, flags & ~(unsigned)GM_RE_LARK_MATCH, limits, err);
+    if (st == GM_OK)
+        st = gm_regex_compile_ast(m, &re, limits, min, dfa, stats, err);
+    gm_regex_free(&re);
     gm_uclass_free(&own);
     return st;
 }

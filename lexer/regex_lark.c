@@ -56,3 +56,38 @@ uint32_t gm_regex_max_width(const gm_regex *re, uint32_t node)
     }
     return w;
 }
+
+uint32_t gm_regex_min_width(const gm_regex *re, uint32_t node)
+{
+    const gm_rx_node *n = &re->nodes[node];
+    uint32_t w = 0;
+    switch (n->kind) {
+    case GM_RX_EMPTY:
+    case GM_RX_LOOK:
+        return 0;
+    case GM_RX_CHAR:
+    case GM_RX_SET:
+    case GM_RX_BYTE:
+        return 1;
+    case GM_RX_CONCAT:
+        for (uint32_t i = 0; i < n->count; i++)
+            w = sat_sum(w, gm_regex_min_width(re, re->kids[n->first + i]));
+        return w;
+    case GM_RX_ALT:
+        w = UINT32_MAX;
+        for (uint32_t i = 0; i < n->count; i++) {
+            uint32_t k = gm_regex_min_width(re, re->kids[n->first + i]);
+            w = k < w ? k : w;
+        }
+        return n->count ? w : 0;
+    case GM_RX_REPEAT: {
+        uint32_t k = gm_regex_min_width(re, re->kids[n->first]);
+        if (!k || !n->min)
+            return 0;
+        if (k > UINT32_MAX / n->min)
+            return UINT32_MAX;
+        return k * n->min;
+    }
+    }
+    return w;
+}

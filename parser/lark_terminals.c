@@ -3,126 +3,105 @@
  * and regexes with EBNF operators becomes one regex for the lexer.
  *
  * note [terminal composition]
- * A terminal defined as exactly one literal, regex or terminal keeps that
- * pattern as it is: "if" stays a literal (is_literal, flags), /x/i keeps
- * its flags. Anything else is joined into one regex without flags of its
- * own: literal parts are escaped, a part with flags is wrapped in a scoped
- * group such as (?i:...) (a verbose part's group closes on a new line, so
- * that a trailing # comment cannot swallow it), alternatives become
- * (?:a|b), and ? * + [x] ~n ~n..m become ? * + ? {n} {n,m} on a group
- * where the operand is not a single atom. A terminal that reaches itself
- * through its parts is an error, as in Lark. Priority is the terminal's
- * own; the parts' priorities do not matter.
+ * As Lark composes it (lark/load_grammar.py, TerminalTreeToPattern), so that
+ * the pattern text, whose length orders Lark's lexer, and the order of
+ * alternatives, which re.match tries in turn, are Lark's: a literal is a
+ * string pattern ("if" keeps is_literal and its flags), a regex keeps its
+ * flags; a sequence of several items joins their regexes without flags of
+ * its own; alternatives are sorted by longest possible match, then longest
+ * shortest match, then longest text (stable), and joined as (?:a|b); ? * +
+ * [x] ~n ~n..m wrap the operand as (?:x)? ... keeping the operand's flags.
+ * An item's regex is a literal escaped as re.escape does, or the regex,
+ * each flag wrapped around it as (?i:...) (a verbose group whose last line
+ * holds a comment closes on a new line, where Lark's would break). A terminal that
+ * reaches itself through its parts is an error, as in Lark. Priority is the
+ * terminal's own; the parts' priorities do not matter.
  */
 #include "parser/lark_load.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lexer/lexer.h"
+#include "lexer/regex.h"
+#include "lexer/uclass.h"
 
 enum { MAX_COMPOSE_DEPTH = 1000 };
 
 /* How a regex fragment may be embedded: as an operand of a quantifier, in a concatenation. */
 enum { SH_ATOM, SH_SEQ, SH_ALT };
 
-typedef struct frag {
-    const char *re;          /* regex text, flags scoped inside */
-    size_t len;
-    uint8_t shape;
-    bool single;             /* exactly one literal/regex/terminal: pat is its own pattern */
-    gm_lpattern pat;
-} frag;
-
-static bool is_meta(unsigned char c)
+/* Python's re.escape (3.7 and later) escapes these characters. */
+static bool re_special(unsigned char c)
 {
-    return c && strchr(".^$*+?{}[]\\|()", c) != NULL;
+    return c && strchr("()[]{}?*+-|^$\\.&~# \t\n\r\v\f", c) != NULL;
 }
 
-static size_t utf8_len(unsigned char c)
+/* Lark's to_regexp: the pattern as a regex, its flags wrapped around it. */
+static void put_regexp(gm_strbuf *b, const gm_lpattern *p)
 {
-    return c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
-}
-
-/* Appends byte c of a literal, escaped for a regex (outside a class). */
-static void escape_byte(gm_strbuf *b, unsigned char c)
-{
-    switch (c) {
-    case '\n': gm_strbuf_puts(b, "\\n"); return;
-    case '\t': gm_strbuf_puts(b, "\\t"); return;
-    case '\r': gm_strbuf_puts(b, "\\r"); return;
-    case '\f': gm_strbuf_puts(b, "\\f"); return;
-    case '\v': gm_strbuf_puts(b, "\\v"); return;
-    default: break;
-    }
-    if (c < 0x20 || c == 0x7f)
-        gm_strbuf_printf(b, "\\x%02x", c);
-    else {
-        if (is_meta(c))
-            gm_strbuf_putc(b, '\\');
-        gm_strbuf_putc(b, (char)c);
-    }
-}
-
-/* End (index of ']') of the class starting at re[i] == '[', or n when unterminated. */
-static size_t class_end(const char *re, size_t n, size_t i)
-{
-    size_t j = i + 1;
-    if (j < n && re[j] == '^')
-        j++;
-    if (j < n && re[j] == ']')
-        j++;
-    while (j < n && re[j] != ']') {
-        if (re[j] == '\\')
-            j++;
-        j++;
-    }
-    return j < n ? j : n;
-}
-
-/* The shape of a regex written by the user (no flags): see the enum above. */
-static uint8_t regex_shape(const char *re, size_t n)
-{
-    if (n == 0)
-        return SH_SEQ;
-    if (n == 1)
-        return re[0] == '.' || !is_meta((unsigned char)re[0]) ? SH_ATOM : SH_SEQ;
-    if (n == 2 && re[0] == '\\')
-        return SH_ATOM;
-    if (utf8_len((unsigned char)re[0]) == n)
-        return SH_ATOM;
-    int depth = 0;
-    bool alt = false;
-    size_t first_close = 0, first_class_end = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = re[i];
-        if (c == '\\') {
-            i++;
-        } else if (c == '[') {
-            size_t e = class_end(re, n, i);
-            if (i == 0)
-                first_class_end = e;
-            i = e;
-        } else if (c == '(') {
-            depth++;
-        } else if (c == ')') {
-            depth--;
-            if (depth == 0 && !first_close)
-                first_close = i;
-        } else if (c == '|' && depth == 0) {
-            alt = true;
+    unsigned f = p->is_literal ? p->flags & GM_RE_IGNORECASE : p->flags;
+    char letters[8];
+    gm_lpattern_flag_letters(letters, f);
+    size_t nf = strlen(letters);
+    for (size_t i = 0; i < nf; i++)
+        gm_strbuf_printf(b, "(?%c:", letters[i]);
+    if (p->is_literal) {
+        for (size_t i = 0; i < p->len; i++) {
+            unsigned char c = (unsigned char)p->bytes[i];
+            if (re_special(c))
+                gm_strbuf_putc(b, '\\');
+            gm_strbuf_putc(b, (char)c);
         }
+    } else {
+        gm_strbuf_append(b, p->bytes, p->len);
     }
-    if (alt)
-        return SH_ALT;
-    if ((re[0] == '(' && first_close == n - 1) || (re[0] == '[' && first_class_end == n - 1))
-        return SH_ATOM;
-    return SH_SEQ;
+    /* A verbose pattern whose last line holds a # comment would swallow the ")": Lark's
+       pattern breaks there; a line break before it keeps the group. */
+    bool comment = false;
+    for (size_t i = p->len; !p->is_literal && i-- > 0 && p->bytes[i] != '\n';)
+        comment |= p->bytes[i] == '#';
+    for (size_t i = nf; i-- > 0;)
+        gm_strbuf_puts(b, letters[i] == 'x' && comment ? "\n)" : ")");
 }
 
+/* Characters of a pattern's text (Lark's len(pattern.value)). */
+static size_t value_chars(const gm_lpattern *p)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < p->len; i++)
+        c += ((unsigned char)p->bytes[i] & 0xC0) != 0x80;
+    return c;
+}
 
-/* Copies a strbuf's text into the arena as a fragment's regex. */
-static gm_status finish(gm_lterms *t, gm_strbuf *b, frag *f, uint8_t shape)
+/* Python's getwidth of a pattern (max and min, in characters). */
+static gm_status widths(gm_lterms *t, const gm_lpattern *p, uint32_t *maxw, uint32_t *minw)
+{
+    if (p->is_literal) {
+        *maxw = *minw = (uint32_t)value_chars(p);
+        return GM_OK;
+    }
+    gm_mem *m = t->L->mem;
+    gm_uclass uc;
+    gm_uclass_init(&uc, m);
+    gm_regex re;
+    gm_regex_init(&re, m);
+    gm_error e;
+    *maxw = *minw = 0; /* a regex that does not parse is reported by the lexer */
+    gm_status st = gm_regex_parse(&re, &uc, p->bytes, p->len, p->flags | GM_RE_LARK_MATCH,
+                                  &t->L->limits, &e);
+    if (st == GM_OK) {
+        *maxw = gm_regex_max_width(&re, re.root);
+        *minw = gm_regex_min_width(&re, re.root);
+    }
+    gm_regex_free(&re);
+    gm_uclass_free(&uc);
+    return st == GM_ERR_NOMEM ? gm_lload_nomem(t->L) : GM_OK;
+}
+
+/* Copies a strbuf's text into the arena as a regex pattern with flags. */
+static gm_status finish(gm_lterms *t, gm_strbuf *b, unsigned flags, gm_lpattern *out)
 {
     gm_lload *L = t->L;
     if (b->failed) {
@@ -140,44 +119,11 @@ static gm_status finish(gm_lterms *t, gm_strbuf *b, frag *f, uint8_t shape)
     gm_strbuf_free(b);
     if (!s)
         return gm_lload_nomem(L);
-    memset(f, 0, sizeof *f);
-    f->re = s;
-    f->len = n;
-    f->shape = shape;
+    out->bytes = s;
+    out->len = n;
+    out->flags = flags;
+    out->is_literal = false;
     return GM_OK;
-}
-
-/* The fragment of one pattern, keeping the pattern itself for single use. */
-static gm_status frag_of(gm_lterms *t, const gm_lpattern *p, frag *f)
-{
-    gm_strbuf b;
-    gm_strbuf_init(&b, t->L->mem);
-    uint8_t shape;
-    unsigned scoped = p->is_literal ? p->flags & GM_RE_IGNORECASE : p->flags;
-    if (scoped) {
-        char letters[8];
-        gm_lpattern_flag_letters(letters, scoped);
-        gm_strbuf_printf(&b, "(?%s:", letters);
-    }
-    if (p->is_literal)
-        for (size_t i = 0; i < p->len; i++)
-            escape_byte(&b, (unsigned char)p->bytes[i]);
-    else
-        gm_strbuf_append(&b, p->bytes, p->len);
-    if (scoped)
-        gm_strbuf_puts(&b, scoped & GM_RE_VERBOSE ? "\n)" : ")");
-    if (scoped)
-        shape = SH_ATOM;
-    else if (p->is_literal)
-        shape = p->len && utf8_len((unsigned char)p->bytes[0]) == p->len ? SH_ATOM : SH_SEQ;
-    else
-        shape = regex_shape(p->bytes, p->len);
-    gm_status st = finish(t, &b, f, shape);
-    if (st == GM_OK) {
-        f->single = true;
-        f->pat = *p;
-    }
-    return st;
 }
 
 /* The regex of a literal range "a".."z": a class of code points lo..hi. */
@@ -240,21 +186,9 @@ gm_status gm_lterms_leaf(gm_lterms *t, const gm_lx *x, gm_lpattern *out)
     return GM_OK;
 }
 
-/* Appends f as an operand of a quantifier. */
-static void put_atom(gm_strbuf *b, const frag *f)
-{
-    if (f->shape == SH_ATOM) {
-        gm_strbuf_append(b, f->re, f->len);
-        return;
-    }
-    gm_strbuf_puts(b, "(?:");
-    gm_strbuf_append(b, f->re, f->len);
-    gm_strbuf_putc(b, ')');
-}
+static gm_status compose(gm_lterms *t, const gm_ldef *d, const gm_lx *x, gm_lpattern *out);
 
-static gm_status compose(gm_lterms *t, const gm_ldef *d, const gm_lx *x, frag *out);
-
-static gm_status compose_kids(gm_lterms *t, const gm_ldef *d, const gm_lx *x, frag **kids)
+static gm_status compose_kids(gm_lterms *t, const gm_ldef *d, const gm_lx *x, gm_lpattern **kids)
 {
     *kids = gm_arena_array(&t->L->arena, x->n ? x->n : 1, sizeof **kids);
     if (!*kids)
@@ -267,7 +201,27 @@ static gm_status compose_kids(gm_lterms *t, const gm_ldef *d, const gm_lx *x, fr
     return GM_OK;
 }
 
-static gm_status compose(gm_lterms *t, const gm_ldef *d, const gm_lx *x, frag *out)
+/* An alternative with Lark's sort key: longest possible match, shortest match, text. */
+typedef struct alt {
+    const gm_lpattern *p;
+    uint32_t maxw, minw;
+    size_t chars;
+    uint32_t order;
+} alt;
+
+static int cmp_alt(const void *a, const void *b)
+{
+    const alt *x = a, *y = b;
+    if (x->maxw != y->maxw)
+        return x->maxw > y->maxw ? -1 : 1;
+    if (x->minw != y->minw)
+        return x->minw > y->minw ? -1 : 1;
+    if (x->chars != y->chars)
+        return x->chars > y->chars ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order; /* Python's sort is stable */
+}
+
+static gm_status compose(gm_lterms *t, const gm_ldef *d, const gm_lx *x, gm_lpattern *out)
 {
     gm_lload *L = t->L;
     if (++t->depth > MAX_COMPOSE_DEPTH) {
@@ -277,19 +231,15 @@ static gm_status compose(gm_lterms *t, const gm_ldef *d, const gm_lx *x, frag *o
                               MAX_COMPOSE_DEPTH);
     }
     gm_status st = GM_OK;
-    frag *kids = NULL;
+    gm_lpattern *kids = NULL;
     gm_strbuf b;
     gm_strbuf_init(&b, L->mem);
     switch ((gm_lx_kind)x->kind) {
     case LX_LITERAL:
     case LX_REGEX:
-    case LX_RANGE: {
-        gm_lpattern p;
-        st = gm_lterms_leaf(t, x, &p);
-        if (st == GM_OK)
-            st = frag_of(t, &p, out);
+    case LX_RANGE:
+        st = gm_lterms_leaf(t, x, out);
         break;
-    }
     case LX_NAME: {
         const gm_ldef *r = gm_lbuilder_find(t->b, x->name);
         uint32_t id = gm_intern_find(&t->b->names, x->name, strlen(x->name));
@@ -310,10 +260,7 @@ static gm_status compose(gm_lterms *t, const gm_ldef *d, const gm_lx *x, frag *o
                                 x->name, r ? " (it is %declare'd)" : "");
             break;
         }
-        gm_lpattern p;
-        st = gm_lterms_pattern(t, r, &p);
-        if (st == GM_OK)
-            st = frag_of(t, &p, out);
+        st = gm_lterms_pattern(t, r, out);
         break;
     }
     case LX_SEQ:
@@ -326,23 +273,33 @@ static gm_status compose(gm_lterms *t, const gm_ldef *d, const gm_lx *x, frag *o
         if (st != GM_OK)
             break;
         if (x->kind == LX_ALT) {
+            alt *a = gm_arena_array(&L->arena, x->n, sizeof *a);
+            if (!a) {
+                st = gm_lload_nomem(L);
+                break;
+            }
+            for (uint32_t i = 0; i < x->n; i++) {
+                a[i].p = &kids[i];
+                a[i].order = i;
+                a[i].chars = value_chars(&kids[i]);
+                if (st == GM_OK)
+                    st = widths(t, &kids[i], &a[i].maxw, &a[i].minw);
+            }
+            if (st != GM_OK)
+                break;
+            qsort(a, x->n, sizeof *a, cmp_alt);
             gm_strbuf_puts(&b, "(?:");
             for (uint32_t i = 0; i < x->n; i++) {
                 if (i)
                     gm_strbuf_putc(&b, '|');
-                gm_strbuf_append(&b, kids[i].re, kids[i].len);
+                put_regexp(&b, a[i].p);
             }
             gm_strbuf_putc(&b, ')');
-            st = finish(t, &b, out, SH_ATOM);
         } else {
-            for (uint32_t i = 0; i < x->n; i++) {
-                if (kids[i].shape == SH_ALT)
-                    put_atom(&b, &kids[i]);
-                else
-                    gm_strbuf_append(&b, kids[i].re, kids[i].len);
-            }
-            st = finish(t, &b, out, SH_SEQ);
+            for (uint32_t i = 0; i < x->n; i++)
+                put_regexp(&b, &kids[i]);
         }
+        st = finish(t, &b, 0, out);
         break;
     case LX_OPT:
     case LX_MAYBE:
@@ -352,7 +309,9 @@ static gm_status compose(gm_lterms *t, const gm_ldef *d, const gm_lx *x, frag *o
         st = compose_kids(t, d, x, &kids);
         if (st != GM_OK)
             break;
-        put_atom(&b, &kids[0]);
+        gm_strbuf_puts(&b, "(?:");
+        put_regexp(&b, &kids[0]);
+        gm_strbuf_putc(&b, ')');
         if (x->kind == LX_STAR)
             gm_strbuf_putc(&b, '*');
         else if (x->kind == LX_PLUS)
@@ -363,7 +322,8 @@ static gm_status compose(gm_lterms *t, const gm_ldef *d, const gm_lx *x, frag *o
             gm_strbuf_printf(&b, "{%u}", (unsigned)x->min);
         else
             gm_strbuf_printf(&b, "{%u,%u}", (unsigned)x->min, (unsigned)x->max);
-        st = finish(t, &b, out, SH_SEQ);
+        /* Lark keeps the operand's flags: they wrap the group again. */
+        st = finish(t, &b, kids[0].is_literal ? kids[0].flags & GM_RE_IGNORECASE : kids[0].flags, out);
         break;
     case LX_TEMPLATE:
     case LX_SYM:
@@ -385,18 +345,9 @@ gm_status gm_lterms_pattern(gm_lterms *t, const gm_ldef *d, gm_lpattern *out)
         return GM_OK;
     }
     t->state[id] = 1;
-    frag f;
-    gm_status st = compose(t, d, d->body, &f);
+    gm_status st = compose(t, d, d->body, &t->pat[id]);
     if (st != GM_OK)
         return st;
-    if (f.single) {
-        t->pat[id] = f.pat;
-    } else {
-        t->pat[id].bytes = f.re;
-        t->pat[id].len = f.len;
-        t->pat[id].flags = 0;
-        t->pat[id].is_literal = false;
-    }
     if (t->pat[id].len == 0)
         return gm_lload_error(t->L, GM_ERR_GRAMMAR, d->loc, "terminal '%s' is empty", d->name);
     t->state[id] = 2;

@@ -66,6 +66,74 @@ static gm_status earley_forced_bytes(const gm_compiled *c, gm_mscratch *w, const
     return gm_estate_forced_bytes(c->eengine, w->earley, s->earley, buf, cap, len, err);
 }
 
+/* 'c' for a printable byte, 0xNN otherwise. */
+static void put_byte(gm_strbuf *out, unsigned b)
+{
+    if (b >= 0x20 && b < 0x7f && b != '\'')
+        gm_strbuf_printf(out, "'%c'", (char)b);
+    else
+        gm_strbuf_printf(out, "0x%02x", b);
+}
+
+/*
+ * What may come next, by probing: the bytes (as ranges: "'0'-'9', '\"'"), the
+ * special tokens the grammar takes here, and the end of input. A diagnostic
+ * path: it allocates a scratch and steps every byte once.
+ */
+static void earley_expected(const gm_compiled *c, const gm_mstate *s, gm_strbuf *out)
+{
+    gm_escratch *w = NULL;
+    if (gm_escratch_create(c->eengine, &w, NULL) != GM_OK) {
+        gm_strbuf_puts(out, "(out of memory)");
+        return;
+    }
+    bool ok[256];
+    for (unsigned b = 0; b < 256; b++) {
+        uint8_t byte = (uint8_t)b;
+        gm_estate *next = NULL;
+        ok[b] = gm_estate_accept_bytes(c->eengine, w, s->earley, &byte, 1, &next, NULL) == GM_OK;
+        gm_estate_release(c->eengine, next);
+    }
+    size_t shown = 0;
+    for (unsigned b = 0; b < 256; b++) {
+        if (!ok[b])
+            continue;
+        unsigned hi = b;
+        while (hi + 1 < 256 && ok[hi + 1])
+            hi++;
+        if (shown++ == 16) {
+            gm_strbuf_puts(out, ", ...");
+            break;
+        }
+        if (shown > 1)
+            gm_strbuf_puts(out, ", ");
+        put_byte(out, b);
+        if (hi > b) {
+            gm_strbuf_putc(out, '-');
+            put_byte(out, hi);
+        }
+        b = hi;
+    }
+    const gm_vocab_data *v = c->vocab->data;
+    for (uint32_t t = 0; t < v->size; t++) {
+        if (!(v->flags[t] & GM_TOK_SPECIAL) || (v->flags[t] & GM_TOK_EOS))
+            continue;
+        gm_estate *next = NULL;
+        if (gm_estate_accept_token(c->eengine, w, s->earley, t, &next, NULL) == GM_OK) {
+            size_t len;
+            const uint8_t *text = gm_vocab_data_token(v, t, &len);
+            gm_strbuf_puts(out, shown++ ? ", " : "");
+            gm_strbuf_printf(out, "the special token %.*s", (int)len, (const char *)text);
+        }
+        gm_estate_release(c->eengine, next);
+    }
+    if (gm_estate_accepting(c->eengine, s->earley))
+        gm_strbuf_puts(out, shown ? " or end of input" : "end of input");
+    else if (!shown)
+        gm_strbuf_puts(out, "nothing");
+    gm_escratch_destroy(c->eengine, w);
+}
+
 const gm_engine_ops gm_engine_earley = {
     .kind = GM_ENGINE_EARLEY,
     .new_scratch = earley_new_scratch,
@@ -78,4 +146,5 @@ const gm_engine_ops gm_engine_earley = {
     .can_end = earley_can_end,
     .fill_mask = earley_fill_mask,
     .forced_bytes = earley_forced_bytes,
+    .expected = earley_expected,
 };

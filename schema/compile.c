@@ -61,7 +61,8 @@ static uint32_t shared(sctx *c, uint32_t *slot, const char *name, uint32_t (*mk)
     if (c->b.st != GM_OK)
         return GM_EX_NONE;
     if (*slot == GM_EX_NONE) {
-        uint32_t r = gm_ebnf_rule_get(c->g, name, strlen(name));
+        /* fresh: a rule named after a schema location may hold the name already */
+        uint32_t r = gm_ebnf_fresh_rule(c->g, name);
         if (r == GM_EX_NONE)
             return gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory building a grammar");
         *slot = gm_irb_ref(&c->b, r);
@@ -227,7 +228,7 @@ uint32_t sc_any_value(sctx *c, uint32_t depth)
             snprintf(name, sizeof name, "value_%u", depth);
         else
             snprintf(name, sizeof name, "value");
-        uint32_t r = gm_ebnf_rule_get(c->g, name, strlen(name));
+        uint32_t r = gm_ebnf_fresh_rule(c->g, name);
         if (r == GM_EX_NONE)
             return gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory building a grammar");
         *slot = gm_irb_ref(&c->b, r);
@@ -479,6 +480,8 @@ static bool provably_disjoint(sctx *c, sc_shape *x, sc_shape *y, unsigned depth)
         for (uint32_t i = 0; i < n && !common; i++) {
             const gm_jv *v = e->single ? e->single : e->list->u.items[i];
             bool in_all = true;
+            for (size_t k = 1; k < x->enums.n && in_all; k++)
+                in_all = enum_has(&x->enums.v[k], v);
             for (size_t k = 0; k < y->enums.n && in_all; k++)
                 in_all = enum_has(&y->enums.v[k], v);
             common = in_all;
@@ -781,6 +784,8 @@ static void sctx_free(sctx *c)
     gm_vec_free(c->mem, &c->conj_rule);
     sc_patterns_free(c);
     gm_intern_free(&c->derived);
+    gm_intern_free(&c->key_sets);
+    gm_vec_free(c->mem, &c->key_set_rule);
     gm_vec_free(c->mem, &c->derived_id);
     gm_jdoc_free(&c->doc);
 }
@@ -813,6 +818,7 @@ gm_status gm_schema_compile(gm_mem *m, const char *name, const char *json, size_
     gm_intern_init(&c->conj, m);
     gm_intern_init(&c->pat_index, m);
     gm_intern_init(&c->derived, m);
+    gm_intern_init(&c->key_sets, m);
     memset(&c->sh, 0xFF, sizeof c->sh); /* every slot GM_EX_NONE */
     gm_irb_init(&c->b, g, c->opts.limits.max_nfa_states, err);
     c->st = gm_jdoc_parse(&c->doc, m, name ? name : "schema", json, len, 512, &c->opts.limits, err);

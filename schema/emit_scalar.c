@@ -222,6 +222,19 @@ static uint32_t number_with_holes(sctx *c, sc_shape *sh, const gm_dec *holes, si
 
 uint32_t sc_emit_number(sctx *c, sc_shape *sh)
 {
+    if (sh->nonint) {
+        if (!(sh->types & T_NUM))
+            return gm_irb_nothing(&c->b);
+        if ((sh->mults.n || sh->notenums.n) &&
+            !sc_relax(c, sh->nodes.v[0], "not", "non-integer numbers with multipleOf or excluded values"))
+            return GM_EX_NONE;
+        sc_numspec sp = {0};
+        sp.max_frac = -1;
+        sp.nonint = true;
+        sp.has_lo = sh->lo.set, sp.lo_excl = sh->lo.excl, sp.lo = sh->lo.v;
+        sp.has_hi = sh->hi.set, sp.hi_excl = sh->hi.excl, sp.hi = sh->hi.v;
+        return sc_numrange(&c->b, &sp);
+    }
     gm_dec holes[64];
     size_t nh = 0;
     for (size_t i = 0; i < sh->notenums.n; i++)

@@ -334,10 +334,32 @@ static uint32_t keys_except(objctx *o)
     for (size_t i = 0; i < o->slots.n; i++)
         names[i] = (kname){o->slots.v[i].name, o->slots.v[i].nlen};
     qsort(names, o->slots.n, sizeof *names, cmp_kname);
+    /* one rule per set of names: objects of one schema distributed over anyOf branches share it */
+    gm_strbuf key;
+    gm_strbuf_init(&key, c->mem);
+    for (size_t i = 0; i < o->slots.n; i++) {
+        gm_strbuf_append(&key, names[i].s, names[i].n);
+        gm_strbuf_putc(&key, 0);
+    }
+    uint32_t id = UINT32_MAX;
+    int added = 0;
+    if (key.failed || gm_intern_put(&c->key_sets, key.s, key.n, &id, &added)) {
+        gm_strbuf_free(&key);
+        gm_mem_free(c->mem, names);
+        return gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory");
+    }
+    gm_strbuf_free(&key);
+    if (!added) {
+        gm_mem_free(c->mem, names);
+        return c->key_set_rule.v[id];
+    }
     uint32_t free_rest = gm_irb_seq2(&c->b, gm_irb_repeat(&c->b, sc_char(c), 0, GM_EX_INF), gm_irb_lit(&c->b, "\""));
     uint32_t body = trie_node(c, names, 0, o->slots.n, 0, free_rest, 0);
     gm_mem_free(c->mem, names);
-    return gm_irb_seq2(&c->b, gm_irb_lit(&c->b, "\""), body);
+    uint32_t r = gm_irb_rule(&c->b, "key", gm_irb_seq2(&c->b, gm_irb_lit(&c->b, "\""), body));
+    if (r != GM_EX_NONE && gm_vec_push(c->mem, &c->key_set_rule, r))
+        return gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory");
+    return r;
 }
 
 /*
@@ -708,12 +730,18 @@ static uint32_t any_order(objctx *o, const bool *req, const bool *forb, bool *al
                 return gm_irb_nothing(b);
             continue;
         }
-        if (req[i] && !relaxed)
+        if (req[i] && !relaxed) {
+            /* a required member appears in many subset rules: a rule of its own */
+            o->slots.v[i].member = gm_irb_rule(b, "member", s->member);
             p.req[p.k++] = (uint32_t)i;
-        else
+        } else {
             p.opt = gm_irb_alt2(b, p.opt, s->member);
+        }
     }
     p.opt = gm_irb_alt2(b, p.opt, o->extra);
+    /* the optional members are repeated in every subset rule: one rule of their own */
+    if (p.k && !gm_irb_is_nothing(b, p.opt) && c->g->nodes[p.opt].kind != GM_EX_REF)
+        p.opt = gm_irb_rule(b, "optional", p.opt);
     *all_optional = p.k == 0;
     if (p.k == 0)
         return gm_irb_seq2(b, p.opt, gm_irb_repeat(b, gm_irb_seq2(b, p.sep, p.opt), 0, GM_EX_INF));

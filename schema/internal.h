@@ -88,6 +88,11 @@ struct sctx {
     gm_intern derived;
     GM_VEC(uint32_t) derived_id;
 
+    /* keys that are none of a set of listed names (emit_struct.c): interned sorted names ->
+       the rule of those keys */
+    gm_intern key_sets;
+    GM_VEC(uint32_t) key_set_rule;
+
     /* compiled patterns: interned (flags, text) -> index into pats */
     gm_intern pat_index;
     GM_VEC(struct sc_pattern *) pats;

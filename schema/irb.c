@@ -144,7 +144,12 @@ uint32_t gm_irb_ref(gm_irb *b, uint32_t rule)
     return check(b, gm_ebnf_add_ref(b->g, rule));
 }
 
-uint32_t gm_irb_seq(gm_irb *b, const uint32_t *ids, size_t n)
+/*
+ * SEQ (seq) or ALT of ids[0..n): GM_EX_NONE passes through; in a sequence
+ * NOTHING absorbs and EMPTY drops, in an alternative NOTHING and repeats
+ * drop; zero or one kid left is EMPTY/NOTHING or that kid.
+ */
+static uint32_t combine(gm_irb *b, const uint32_t *ids, size_t n, bool seq)
 {
     if (b->st != GM_OK)
         return GM_EX_NONE;
@@ -158,17 +163,34 @@ uint32_t gm_irb_seq(gm_irb *b, const uint32_t *ids, size_t n)
         if (ids[i] == GM_EX_NONE)
             goto done;
         if (gm_irb_is_nothing(b, ids[i])) {
+            if (!seq)
+                continue;
             r = gm_irb_nothing(b);
             goto done;
         }
-        if (!gm_irb_is_empty(b, ids[i]))
+        if (seq && gm_irb_is_empty(b, ids[i]))
+            continue;
+        bool dup = false;
+        for (size_t j = 0; j < k && !seq && !dup; j++)
+            dup = keep[j] == ids[i];
+        if (!dup)
             keep[k++] = ids[i];
     }
-    r = k == 0 ? gm_irb_empty(b) : k == 1 ? keep[0] : check(b, gm_ebnf_add_seq(b->g, keep, k));
+    if (k == 0)
+        r = seq ? gm_irb_empty(b) : gm_irb_nothing(b);
+    else if (k == 1)
+        r = keep[0];
+    else
+        r = check(b, seq ? gm_ebnf_add_seq(b->g, keep, k) : gm_ebnf_add_alt(b->g, keep, k));
 done:
     if (keep != buf)
         gm_mem_free(b->g->mem, keep);
     return r;
+}
+
+uint32_t gm_irb_seq(gm_irb *b, const uint32_t *ids, size_t n)
+{
+    return combine(b, ids, n, true);
 }
 
 uint32_t gm_irb_seq2(gm_irb *b, uint32_t x, uint32_t y)
@@ -185,30 +207,7 @@ uint32_t gm_irb_seq3(gm_irb *b, uint32_t x, uint32_t y, uint32_t z)
 
 uint32_t gm_irb_alt(gm_irb *b, const uint32_t *ids, size_t n)
 {
-    if (b->st != GM_OK)
-        return GM_EX_NONE;
-    uint32_t buf[16];
-    uint32_t *keep = n <= 16 ? buf : gm_mem_alloc(b->g->mem, n * sizeof *keep);
-    if (!keep)
-        return check(b, GM_EX_NONE);
-    size_t k = 0;
-    uint32_t r = GM_EX_NONE;
-    for (size_t i = 0; i < n; i++) {
-        if (ids[i] == GM_EX_NONE)
-            goto done;
-        if (gm_irb_is_nothing(b, ids[i]))
-            continue;
-        bool dup = false;
-        for (size_t j = 0; j < k && !dup; j++)
-            dup = keep[j] == ids[i];
-        if (!dup)
-            keep[k++] = ids[i];
-    }
-    r = k == 0 ? gm_irb_nothing(b) : k == 1 ? keep[0] : check(b, gm_ebnf_add_alt(b->g, keep, k));
-done:
-    if (keep != buf)
-        gm_mem_free(b->g->mem, keep);
-    return r;
+    return combine(b, ids, n, false);
 }
 
 uint32_t gm_irb_alt2(gm_irb *b, uint32_t x, uint32_t y)

@@ -244,6 +244,22 @@ static bool match_word(reader *r, const char *w)
 
 static gm_jv *read_value(reader *r);
 
+/* The n children collected on a stack, copied into the arena (*count = n). */
+static void *keep(reader *r, const void *src, size_t n, size_t elem, uint32_t *count)
+{
+    *count = (uint32_t)n;
+    if (!n)
+        return NULL;
+    void *p = gm_jdoc_alloc(r->d, n * elem);
+    if (!p) {
+        nomem(r);
+        return NULL;
+    }
+    memcpy(p, src, n * elem);
+    return p;
+}
+
+
 static gm_jv *read_array(reader *r, gm_jv *v)
 {
     size_t base = r->items.n;
@@ -273,18 +289,9 @@ static gm_jv *read_array(reader *r, gm_jv *v)
             return NULL;
         }
     }
-    size_t n = r->items.n - base;
-    v->n = (uint32_t)n;
-    if (n) {
-        v->u.items = gm_jdoc_alloc(r->d, n * sizeof *v->u.items);
-        if (!v->u.items) {
-            nomem(r);
-            return NULL;
-        }
-        memcpy(v->u.items, r->items.v + base, n * sizeof *v->u.items);
-    }
+    v->u.items = keep(r, r->items.v + base, r->items.n - base, sizeof *r->items.v, &v->n);
     r->items.n = base;
-    return v;
+    return v->n && !v->u.items ? NULL : v;
 }
 
 static gm_jv *read_object(reader *r, gm_jv *v)
@@ -336,18 +343,9 @@ static gm_jv *read_object(reader *r, gm_jv *v)
             return NULL;
         }
     }
-    size_t n = r->members.n - base;
-    v->n = (uint32_t)n;
-    if (n) {
-        v->u.members = gm_jdoc_alloc(r->d, n * sizeof *v->u.members);
-        if (!v->u.members) {
-            nomem(r);
-            return NULL;
-        }
-        memcpy(v->u.members, r->members.v + base, n * sizeof *v->u.members);
-    }
+    v->u.members = keep(r, r->members.v + base, r->members.n - base, sizeof *r->members.v, &v->n);
     r->members.n = base;
-    return v;
+    return v->n && !v->u.members ? NULL : v;
 }
 
 static gm_jv *read_number(reader *r, gm_jv *v)

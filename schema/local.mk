@@ -19,3 +19,18 @@ GM_TESTS += tests/test_schema_suite
 tests_test_schema_suite_SOURCES = tests/test_schema_suite.c
 tests_test_schema_suite_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_schema_suite_LDADD = $(GM_TEST_LDADD)
+
+GM_TESTS += tests/test_schema_regex
+tests_test_schema_regex_SOURCES = tests/test_schema_regex.c
+tests_test_schema_regex_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_schema_regex_LDADD = $(GM_TEST_LDADD)
+EXTRA_DIST += tests/schema_regex.py
+
+GM_TESTS += tests/test_schema_masks
+tests_test_schema_masks_SOURCES = tests/test_schema_masks.c
+tests_test_schema_masks_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_schema_masks_LDADD = $(GM_TEST_LDADD)
+EXTRA_DIST += tests/schema_validate.py
+GM_FUZZ += tests/fuzz/fuzz_schema
+TESTS += tests/cli_schema.sh
+EXTRA_DIST += tests/cli_schema.sh tests/fuzz/fuzz_schema.c

@@ -33,6 +33,7 @@ typedef enum side { FREE, TIGHT, NZ, ZERO, DEAD } side;
 typedef struct nr {
     gm_irb *b;
     int32_t max_frac;
+    bool nonint;     /* the fraction must hold a nonzero digit */
 } nr;
 
 static uint32_t drange(nr *r, char lo, char hi)
@@ -139,9 +140,11 @@ static uint32_t frac_node(nr *r, uint32_t i, const char *x, bool xe, side lo, co
 static uint32_t frac_text(nr *r, const char *x, bool xe, const char *y, bool ye)
 {
     static const char none[] = "";
-    bool zero_ok = (!x || (!x[0] && !xe)) && (!y || y[0] || !ye);
-    uint32_t digs = frac_node(r, 0, x ? x : none, xe, x ? TIGHT : FREE, y ? y : none, ye,
-                              y ? TIGHT : FREE, true);
+    bool zero_ok = (!x || (!x[0] && !xe)) && (!y || y[0] || !ye) && !r->nonint;
+    side lo = x ? TIGHT : FREE;
+    if (r->nonint && !(x && x[0]))
+        lo = NZ; /* a fraction above a nonzero bound is nonzero anyway */
+    uint32_t digs = frac_node(r, 0, x ? x : none, xe, lo, y ? y : none, ye, y ? TIGHT : FREE, true);
     uint32_t dot = gm_irb_seq2(r->b, gm_irb_lit(r->b, "."), digs);
     return zero_ok ? gm_irb_alt2(r->b, gm_irb_empty(r->b), dot) : dot;
 }
@@ -318,14 +321,16 @@ static uint32_t side_texts(nr *r, const sc_numspec *sp, const gm_dec *L, bool le
                            bool hex)
 {
     uint32_t m = magnitude(r, L, lex, H, hex, sp->integer, sp->int_frac);
-    if (!H && gm_dec_is_zero(L) && !sp->integer && sp->max_frac < 0)
+    if (!H && gm_dec_is_zero(L) && !sp->integer && sp->max_frac < 0 && !sp->nonint)
         m = gm_irb_seq2(r->b, m, gm_irb_opt(r->b, exponent(r)));
     return m;
 }
 
 uint32_t sc_numrange(gm_irb *b, const sc_numspec *sp)
 {
-    nr r = {b, sp->integer ? -1 : sp->max_frac};
+    nr r = {b, sp->integer ? -1 : sp->max_frac, sp->nonint && !sp->integer};
+    if (sp->nonint && sp->integer)
+        return gm_irb_nothing(b);
     gm_dec zero, L, H;
     gm_dec_zero(&zero);
     uint32_t alts[2];

@@ -20,6 +20,7 @@ typedef struct sc_numspec {
     bool integer;     /* integer values only */
     bool int_frac;    /* integers may be written with a zero fraction: 5.0, 5.00 (draft 6+) */
     int32_t max_frac; /* -1: any fraction; else digits past this many after the point are 0 */
+    bool nonint;      /* non-integer values only (written without exponent) */
 } sc_numspec;
 
 /*

@@ -9,7 +9,6 @@
 
 #include "lexer/dfa.h"
 #include "lexer/lexer.h"
-#include "lexer/nfa.h"
 #include "schema/ecma_regex.h"
 #include "schema/internal.h"
 
@@ -22,37 +21,9 @@ struct sc_pattern {
 gm_status sc_regex_dfa(gm_mem *m, const gm_regex *re, uint32_t root, const gm_limits *limits,
                        gm_dfa *min, gm_error *err)
 {
-    gm_nfa nfa;
-    gm_nfa_init(&nfa, m, limits);
-    gm_dfa d;
-    memset(&d, 0, sizeof d);
-    d.mem = m;
-    memset(min, 0, sizeof *min);
-    min->mem = m;
-    gm_regex view = *re; /* gm_nfa_add_regex compiles re->root */
+    gm_regex view = *re; /* the lexer compiles re->root */
     view.root = root;
-    gm_status st = GM_OK;
-    uint32_t start = gm_nfa_new_state(&nfa, GM_NFA_NO_TAG);
-    uint32_t final = start == UINT32_MAX ? start : gm_nfa_new_state(&nfa, 0);
-    uint32_t entry = UINT32_MAX;
-    if (final == UINT32_MAX)
-        st = gm_nfa_fail(&nfa, err);
-    if (st == GM_OK)
-        st = gm_nfa_add_regex(&nfa, &view, final, &entry, err);
-    if (st == GM_OK && gm_nfa_add_eps(&nfa, start, entry))
-        st = gm_nfa_fail(&nfa, err);
-    if (st == GM_OK)
-        st = gm_nfa_finish(&nfa, start, err);
-    if (st == GM_OK)
-        st = gm_dfa_determinize(&nfa, m, limits ? limits->max_dfa_states : 0, false, &d, err);
-    gm_nfa_free(&nfa);
-    if (st == GM_OK) {
-        for (uint32_t q = 0; q < d.nstates; q++)
-            d.label[q] = d.tag_off[q + 1] > d.tag_off[q] ? 0 : GM_LEX_NONE;
-        st = gm_dfa_minimize(&d, false, min, err);
-    }
-    gm_dfa_free(&d);
-    return st;
+    return gm_regex_compile_ast(m, &view, limits, min, NULL, NULL, err);
 }
 
 sc_pattern *sc_pattern_get(sctx *c, uint32_t node, const char *kw, const char *text, size_t len,

@@ -146,6 +146,19 @@ static bool is_schema(const gm_jv *v)
     return v->kind == GM_JV_OBJECT || v->kind == GM_JV_TRUE || v->kind == GM_JV_FALSE;
 }
 
+/* anyOf / oneOf: a group to distribute (one branch: the branch itself). */
+static gm_status group(builder *b, uint32_t id, const char *k, const gm_jv *v, bool noalt, bool one)
+{
+    if (schema_list(b, id, k, v))
+        return b->c->st;
+    if (v->n == 1)
+        return visit(b, v->u.items[0]->id);
+    if (noalt)
+        return GM_OK;
+    sc_group g = {id, v, one};
+    return PUSH(b, &b->sh->groups, g);
+}
+
 static gm_status keyword(builder *b, uint32_t id, const gm_jmember *m, bool noalt)
 {
     sctx *c = b->c;
@@ -160,6 +173,10 @@ static gm_status keyword(builder *b, uint32_t id, const gm_jmember *m, bool noal
             return visit_ref(b, id, k, v);
         if (!strcmp(k, "$gm_notenum"))
             return PUSH(b, &sh->notenums, v);
+        if (!strcmp(k, "$gm_notint")) {
+            sh->nonint = true;
+            return GM_OK;
+        }
         if (!strcmp(k, "$gm_notpattern")) {
             sc_strc s = {id, "pattern", v};
             return PUSH(b, &sh->notpats, s);
@@ -173,30 +190,14 @@ static gm_status keyword(builder *b, uint32_t id, const gm_jmember *m, bool noal
                 visit(b, v->u.items[i]->id);
             return c->st;
         }
-        if (!strcmp(k, "anyOf")) {
-            if (schema_list(b, id, k, v))
-                return c->st;
-            if (v->n == 1)
-                return visit(b, v->u.items[0]->id);
-            if (noalt)
-                return GM_OK;
-            sc_group g = {id, v, false};
-            return PUSH(b, &sh->groups, g);
-        }
+        if (!strcmp(k, "anyOf"))
+            return group(b, id, k, v, noalt, false);
         if (!strcmp(k, "additionalProperties") || !strcmp(k, "additionalItems"))
             return is_schema(v) ? GM_OK : bad(b, id, k, "must be a schema");
         return GM_OK;
     case 'o':
-        if (!strcmp(k, "oneOf")) {
-            if (schema_list(b, id, k, v))
-                return c->st;
-            if (v->n == 1)
-                return visit(b, v->u.items[0]->id);
-            if (noalt)
-                return GM_OK;
-            sc_group g = {id, v, true};
-            return PUSH(b, &sh->groups, g);
-        }
+        if (!strcmp(k, "oneOf"))
+            return group(b, id, k, v, noalt, true);
         return GM_OK;
     case 't':
         if (!strcmp(k, "type")) {

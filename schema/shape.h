@@ -100,6 +100,7 @@ typedef struct sc_shape {
     GM_VEC(sc_unsup) unsup;
     GM_VEC(const gm_jv *) notenums; /* $gm_notenum lists: values excluded (synth.c) */
     GM_VEC(sc_strc) notpats;        /* $gm_notpattern: patterns strings must not match */
+    bool nonint;                    /* $gm_notint: numbers with a nonzero fraction only */
 } sc_shape;
 
 /* Gathers the shape of conj[0..n) (elements may carry SC_NOALT). Errors go to c. */

@@ -13,7 +13,8 @@
  * negations, not(allOf) anyOf of them, not(not T) is T, not(type) the other
  * types, not(enum) and not(pattern) the internal keywords $gm_notenum and
  * $gm_notpattern (strings and numbers outside a finite set, strings the
- * pattern does not match), which shapes and the validator know. Keywords
+ * pattern does not match) and $gm_notint (numbers with a nonzero fraction,
+ * not(type integer)), which shapes and the validator know. Keywords
  * with no such complement (oneOf, multipleOf, items, uniqueItems, formats,
  * additionalProperties, ...) make the negation fail, and the caller
  * reports `not` as unsupported. if/then/else is anyOf(allOf(if, then),
@@ -264,17 +265,22 @@ static uint32_t neg_type(neg *g, uint32_t s, const gm_jv *t, bool nullable)
         has[0] = true;
     if (has[5])
         has[6] = true;
-    if (has[6] && !has[5])
-        return fail(g, "'not' of type integer (the non-integer numbers)");
     gm_jv *items[7];
     uint32_t n = 0;
     for (int k = 0; k < 6; k++)
         if (!has[k] && !(k == 5 && has[6]))
             if (!(items[n++] = sc_synth_string(g->c, names[k], (uint32_t)strlen(names[k]))))
                 return UINT32_MAX;
-    if (n == 0)
-        return sc_synth_bool(g->c, s, false);
-    return one(g->c, s, "type", sc_synth_array(g->c, items, n));
+    uint32_t others = n ? one(g->c, s, "type", sc_synth_array(g->c, items, n)) : sc_synth_bool(g->c, s, false);
+    if (!(has[6] && !has[5]))
+        return others;
+    /* not integer keeps the numbers with a fraction */
+    gm_jv *num = sc_synth_string(g->c, "number", 6), *yes = plain(g->c, GM_JV_TRUE);
+    if (!num || !yes || others == UINT32_MAX)
+        return UINT32_MAX;
+    gm_jmember ms[2] = {mem("type", num), mem("$gm_notint", yes)};
+    uint32_t alts[2] = {others, sc_synth_object(g->c, s, ms, 2)};
+    return combine(g->c, s, "anyOf", alts, 2);
 }
 
 /* The negation of one keyword (or keyword unit) k of schema s; UINT32_MAX_1 = no constraint. */
@@ -394,6 +400,8 @@ static uint32_t neg_keyword(neg *g, uint32_t s, const gm_jmember *m)
         return one(c, s, "enum", v);
     if (!strcmp(k, "$gm_notpattern"))
         return typed(c, s, "string", "pattern", v);
+    if (!strcmp(k, "$gm_notint"))
+        return one(c, s, "type", sc_synth_string(c, "integer", 7)); /* with the other keywords' */
     /* keywords with no constraint, or read with another */
     static const char *inert[] = {
         "$schema", "$id", "id", "$defs", "definitions", "$comment", "$anchor", "$dynamicAnchor",

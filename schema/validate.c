@@ -370,6 +370,11 @@ static int check(sctx *c, const gm_jv *x, uint32_t s, unsigned depth)
         for (uint32_t i = 0; i < v->n; i++)
             if (gm_jv_equal(x, v->u.items[i]))
                 return 0;
+    if (gm_jv_get(sv, "$gm_notint") && x->kind == GM_JV_NUMBER) {
+        gm_dec d;
+        if (!gm_dec_parse(&d, x->u.s, x->n) && gm_dec_is_integer(&d))
+            return 0;
+    }
     if ((v = gm_jv_get(sv, "$gm_notpattern")) && v->kind == GM_JV_STRING && x->kind == GM_JV_STRING) {
         int m = match_pattern(c, s, "not", v->u.s, v->n, x->u.s, x->n, 0);
         if (m != 0)

@@ -1,8 +1,9 @@
 """Compiling grammars for a vocabulary, with a cache."""
 
+import json
 import os
 import threading
-from typing import Any, Dict, Hashable, Optional, Tuple, Union
+from typing import Any, Dict, Hashable, List, Optional, Tuple, Union
 
 from . import _core
 from ._handle import HandleOwner
@@ -169,6 +170,21 @@ class GrammarCompiler:
         text = schema_text(schema)
         return self._compiled(("json_schema", text, tuple(sorted(options.items()))),
                               lambda: Grammar.from_json_schema(text, **options))
+
+    def compile_structural_tag(self, tag: Any, triggers: Optional[List[str]] = None
+                               ) -> CompiledGrammar:
+        """Compiles a structural tag (see :meth:`Grammar.from_structural_tag`)."""
+        key = ("structural_tag", json.dumps(tag, sort_keys=True, default=str),
+               None if triggers is None else tuple(triggers))
+        return self._compiled(key, lambda: Grammar.from_structural_tag(tag, triggers))
+
+    def compile_tools(self, tools: Any, format: str, **options: Any) -> CompiledGrammar:
+        """Compiles the grammar of an assistant turn calling tools (the options of
+        :meth:`Grammar.from_tools`). Compiling another tool set for the same tokenizer
+        reuses the token masks of what the sets share (the cross-grammar cache)."""
+        key = ("tools", json.dumps(tools, sort_keys=True) if not isinstance(tools, str) else tools,
+               format, json.dumps(options, sort_keys=True, default=str))
+        return self._compiled(key, lambda: Grammar.from_tools(tools, format, **options))
 
     def clear_cache(self) -> None:
         """Forgets every cached compiled grammar (those in use stay valid)."""

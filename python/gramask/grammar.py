@@ -148,9 +148,71 @@ class Grammar(HandleOwner):
             any_order=any_order, lenient=lenient, draft=_DRAFTS[draft]), "json_schema")
 
     @staticmethod
-    def from_structural_tag(tags: Any, triggers: Any = None) -> "Grammar":
-        """Structural tags (XGrammar's shape): not in the C library yet."""
-        raise UnsupportedError("structural tags are not in the gramask C library yet", 5)
+    def from_structural_tag(tag: Any, triggers: Optional[List[str]] = None) -> "Grammar":
+        """A grammar from a structural tag (XGrammar's ``structural_tag`` response format):
+        a dict or a JSON string ``{"type": "structural_tag", "format": {...}}`` (or a bare
+        format), or, as XGrammar's first version, a list of tags ``{"begin", "schema",
+        "end"}`` (dicts, or objects with those attributes) with the ``triggers``.
+
+        gramask's additions (README, tool calls and structural tags): a top-level
+        ``"special_tokens"`` list (texts that stand for special tokens, produced only by
+        their ids), ``excluded_str`` and ``text_before_first`` on ``triggered_tags``.
+        """
+        if triggers is not None:
+            structures = []
+            for t in tag:
+                d = t if isinstance(t, dict) else {"begin": t.begin, "schema": t.schema,
+                                                    "end": t.end}
+                schema = d.get("schema")
+                if not isinstance(schema, (dict, bool)):
+                    schema = json.loads(schema_text(schema))
+                structures.append({"begin": d["begin"], "schema": schema, "end": d["end"]})
+            tag = {"type": "structural_tag", "structures": structures, "triggers": list(triggers)}
+        text = tag if isinstance(tag, str) else json.dumps(tag)
+        return Grammar(_core.grammar_from_structural_tag(text), "structural_tag")
+
+    @staticmethod
+    def from_tools(tools: Any, format: str, *, tool_choice: Any = None,
+                   parallel_tool_calls: Optional[bool] = None,
+                   reasoning: str = "allowed") -> "Grammar":
+        """The grammar of one assistant turn in a model's tool-calling format.
+
+        Args:
+            tools: OpenAI-style tools (a list of ``{"type": "function", "function":
+                {"name", "description", "parameters"}}``), or a dict with ``tools``,
+                ``tool_choice`` and ``parallel_tool_calls``, or its JSON text.
+            format: ``"llama"`` (``<function=NAME>{args}</function>``), ``"llama-json"``
+                (``{"name": ..., "parameters": ...}``), ``"qwen"`` (``<tool_call>``
+                blocks after an optional ``<think>``) or ``"harmony"`` (gpt-oss).
+            tool_choice: ``"auto"``, ``"required"``, ``"none"``, a tool's name, or
+                ``{"type": "function", "function": {"name": ...}}``; None: as ``tools``
+                says, else auto.
+            parallel_tool_calls: False for at most one call per turn; None: as ``tools``
+                says, else True.
+            reasoning: ``"allowed"``, ``"forced"`` or ``"forbidden"`` (Qwen's
+                ``<think>`` block, Harmony's analysis channel).
+        """
+        formats = {"llama": 1, "llama-json": 2, "qwen": 3, "harmony": 4}
+        reasonings = {"allowed": 0, "forced": 1, "forbidden": 2}
+        if format not in formats:
+            raise ValueError(f"unknown tool format {format!r} (one of: {', '.join(formats)})")
+        if reasoning not in reasonings:
+            raise ValueError(f"unknown reasoning {reasoning!r} (allowed, forced or forbidden)")
+        choice, name = 0, None
+        if isinstance(tool_choice, dict):
+            choice, name = 4, tool_choice.get("function", {}).get("name")
+        elif tool_choice in ("auto", "required", "none"):
+            choice = {"auto": 1, "required": 2, "none": 3}[tool_choice]
+        elif isinstance(tool_choice, str):
+            choice, name = 4, tool_choice
+        elif tool_choice is not None:
+            raise TypeError("tool_choice must be a string, a dict or None")
+        text = tools if isinstance(tools, str) else json.dumps(tools)
+        parallel = -1 if parallel_tool_calls is None else int(bool(parallel_tool_calls))
+        return Grammar(_core.grammar_from_tools(text, formats[format], tool_choice=choice,
+                                                tool_name=name, parallel=parallel,
+                                                reasoning=reasonings[reasoning]),
+                       f"tools:{format}")
 
     @property
     def engine(self) -> str:

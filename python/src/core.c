@@ -599,6 +599,65 @@ static PyObject *mod_grammar_from_json_schema(PyObject *mod, PyObject *args, PyO
     return grammar_result(st, g, &w, &err);
 }
 
+/* A grammar from a structural tag's JSON text (gm_grammar_from_structural_tag). */
+static PyObject *mod_grammar_from_structural_tag(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"tag", NULL};
+    const char *text;
+    Py_ssize_t len;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#:grammar_from_structural_tag", kwlist, &text,
+                                     &len))
+        return NULL;
+    gm_structural_tag_options o;
+    gm_structural_tag_options_init_defaults(&o);
+    warning_list w = {0};
+    o.schema.warn = collect_warning;
+    o.schema.warn_ud = &w;
+    gm_grammar *g = NULL;
+    gm_error err;
+    gm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = gm_grammar_from_structural_tag(text, (size_t)len, &o, &g, &err);
+    Py_END_ALLOW_THREADS
+    return grammar_result(st, g, &w, &err);
+}
+
+/* A grammar of one assistant turn with tool calls (gm_grammar_from_tools). */
+static PyObject *mod_grammar_from_tools(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"tools", "format", "tool_choice", "tool_name", "parallel",
+                             "reasoning", NULL};
+    const char *text, *tool_name = NULL;
+    Py_ssize_t len;
+    int format = 0, choice = 0, parallel = -1, reasoning = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#i|$izii:grammar_from_tools", kwlist, &text, &len,
+                                     &format, &choice, &tool_name, &parallel, &reasoning))
+        return NULL;
+    if (format < GM_TOOLS_LLAMA || format > GM_TOOLS_HARMONY || choice < GM_TOOL_CHOICE_DEFAULT ||
+        choice > GM_TOOL_CHOICE_NAMED || reasoning < GM_REASONING_ALLOWED ||
+        reasoning > GM_REASONING_FORBIDDEN) {
+        PyErr_SetString(PyExc_ValueError, "grammar_from_tools: an option is out of range");
+        return NULL;
+    }
+    gm_tools_options o;
+    gm_tools_options_init_defaults(&o);
+    warning_list w = {0};
+    o.format = (gm_tool_format)format;
+    o.tool_choice = (gm_tool_choice)choice;
+    o.tool_name = tool_name;
+    o.parallel = parallel;
+    o.reasoning = (gm_reasoning)reasoning;
+    o.schema.warn = collect_warning;
+    o.schema.warn_ud = &w;
+    gm_grammar *g = NULL;
+    gm_error err;
+    gm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = gm_grammar_from_tools(text, (size_t)len, &o, &g, &err);
+    Py_END_ALLOW_THREADS
+    return grammar_result(st, g, &w, &err);
+}
+
 static PyObject *grammar_get_engine(gmpy_grammar *self, void *closure)
 {
     if (!self->g)
@@ -839,6 +898,10 @@ static PyMethodDef module_methods[] = {
      METH_VARARGS | METH_KEYWORDS, "A grammar bundled with gramask."},
     {"grammar_from_json_schema", (PyCFunction)(void (*)(void))mod_grammar_from_json_schema,
      METH_VARARGS | METH_KEYWORDS, "A grammar from a JSON Schema's text."},
+    {"grammar_from_structural_tag", (PyCFunction)(void (*)(void))mod_grammar_from_structural_tag,
+     METH_VARARGS | METH_KEYWORDS, "A grammar from a structural tag's JSON text."},
+    {"grammar_from_tools", (PyCFunction)(void (*)(void))mod_grammar_from_tools,
+     METH_VARARGS | METH_KEYWORDS, "A grammar of an assistant turn calling tools."},
     {"compile", (PyCFunction)(void (*)(void))mod_compile, METH_VARARGS | METH_KEYWORDS,
      "Compiles a grammar for a vocabulary."},
     {"compiled_load", (PyCFunction)(void (*)(void))mod_compiled_load, METH_VARARGS | METH_KEYWORDS,

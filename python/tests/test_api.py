@@ -447,3 +447,36 @@ def test_json_schema(llama3):
             assert (m.accept_string(text) and m.is_accepting()) == ok, (draft, text)
     with pytest.raises(ValueError, match="draft"):
         gm.Grammar.from_json_schema({}, draft="3")
+
+
+def test_tools_and_structural_tags(llama3):
+    tools = [{"type": "function", "function": {
+        "name": "get_weather", "description": "Weather of a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                       "required": ["city"], "additionalProperties": False}}}]
+    compiler = gm.GrammarCompiler(llama3)
+    turn = 'Let me check.<function=get_weather>{"city": "Oslo"}</function>'
+    compiled = compiler.compile_tools(tools, "llama")
+    assert compiled is compiler.compile_tools(tools, "llama")
+    m = gm.GrammarMatcher(compiled)
+    assert m.accept_string(turn) and m.is_accepting()
+    m = gm.GrammarMatcher(compiled)
+    assert not m.accept_string('<function=get_weather>{"town"')
+    required = compiler.compile_tools({"tools": tools, "tool_choice": "required"}, "llama")
+    m = gm.GrammarMatcher(required)
+    assert m.accept_string("No call.") and not m.is_accepting()
+    qwen = gm.Grammar.from_tools(tools, "qwen", reasoning="forced", parallel_tool_calls=False)
+    assert qwen.engine == "earley"
+    m = gm.GrammarMatcher(compiler.compile_grammar(qwen))
+    call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rome"}}\n</tool_call>'
+    assert not m.accept_string(call)
+    assert m.accept_string("<think>hm</think>" + call) and m.is_accepting()
+    assert not m.accept_string(call)  # one call only
+    # XGrammar's first version: tags with schemas and triggers
+    tag = {"begin": "<f>", "schema": {"type": "integer"}, "end": "</f>"}
+    m = gm.GrammarMatcher(compiler.compile_structural_tag([tag], ["<f>"]))
+    assert m.accept_string("x <f>12</f> y") and m.is_accepting()
+    st = {"type": "structural_tag", "format": {"type": "tag", "begin": "<a>",
+                                               "content": {"type": "any_text"}, "end": "</a>"}}
+    m = gm.GrammarMatcher(compiler.compile_structural_tag(st))
+    assert m.accept_string("<a>anything</a>") and m.is_accepting()

@@ -134,8 +134,14 @@ def test_constructor_misuse(json_sp32k):
         gm.TokenizerInfo([b"a", 3], stop_token_ids=[0])
     with pytest.raises(ValueError, match="format"):
         gm.Grammar.from_file("x.lark", format="yaml")
-    with pytest.raises(gm.UnsupportedError, match="structural"):
-        gm.Grammar.from_structural_tag([], [])
+    with pytest.raises(gm.FormatError, match="expected at least one tag"):
+        gm.Grammar.from_structural_tag([], ["<f="])
+    with pytest.raises(gm.UnsupportedError, match="format type \"qwen_xml_parameter\""):
+        gm.Grammar.from_structural_tag({"type": "qwen_xml_parameter", "json_schema": {}})
+    with pytest.raises(ValueError, match="unknown tool format"):
+        gm.Grammar.from_tools([], "mistral")
+    with pytest.raises(gm.ArgumentError, match="not one of the tools"):
+        gm.Grammar.from_tools([{"name": "a"}], "qwen", tool_choice="b")
     with pytest.raises(ValueError, match="max_threads"):
         gm.BatchGrammarMatcher(0)
 

@@ -1,0 +1,307 @@
+/*
+ * JSON Schema grammars on the Earley engine, against independent judges:
+ *   - masks: for small schemas covering the keywords (ranges, patterns,
+ *     formats, enums with escapes, patternProperties, not, oneOf, $ref
+ *     recursion, the three layouts, any order), the engine's mask at steps
+ *     of random constrained walks equals the brute-force reference
+ *     (tests/earley_ref over the whole vocabulary of a real tokenizer);
+ *   - generation: instances generated under the masks to completion are
+ *     valid JSON and valid instances of their schema for Debian's
+ *     python3-jsonschema (tests/schema_validate.py, formats checked).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "earley_ref.h"
+#include "earley/engine.h"
+#include "schema/schema.h"
+#include "spanner/trie.h"
+#include "spanner/vocab.h"
+
+typedef struct scase {
+    const char *schema;
+    gm_schema_whitespace ws;
+    bool any_order;
+} scase;
+
+static const scase cases[] = {
+    {"{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"maxLength\":5},"
+     "\"age\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":120}},\"required\":[\"name\"]}",
+     GM_SCHEMA_WS_FLEXIBLE, false},
+    {"{\"type\":\"array\",\"items\":{\"enum\":[\"a/b\",\"x\\\"y\\n\",1.5,null,true]},\"minItems\":1,"
+     "\"maxItems\":3}", GM_SCHEMA_WS_COMPACT, false},
+    {"{\"type\":\"object\",\"patternProperties\":{\"^x-\":{\"type\":\"number\",\"exclusiveMinimum\":0,"
+     "\"multipleOf\":0.5,\"maximum\":4}},\"additionalProperties\":false,\"minProperties\":1}",
+     GM_SCHEMA_WS_FLEXIBLE, false},
+    {"{\"type\":\"string\",\"pattern\":\"^[a-f0-9]{2}(-[a-f0-9]{2})*$\",\"maxLength\":8}",
+     GM_SCHEMA_WS_FLEXIBLE, false},
+    {"{\"oneOf\":[{\"type\":\"integer\",\"minimum\":-5},{\"type\":\"string\",\"format\":\"date\"},"
+     "{\"type\":\"number\",\"maximum\":10}]}", GM_SCHEMA_WS_FLEXIBLE, false},
+    {"{\"type\":\"object\",\"properties\":{\"a\":{\"const\":1},\"b\":{\"not\":{\"type\":[\"null\","
+     "\"object\",\"array\"]}},\"c\":{\"type\":\"boolean\"}},\"required\":[\"a\",\"b\"]}",
+     GM_SCHEMA_WS_FLEXIBLE, true},
+    {"{\"$defs\":{\"t\":{\"type\":\"object\",\"properties\":{\"v\":{\"type\":\"integer\"},"
+     "\"kids\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/$defs/t\"},\"maxItems\":2}},"
+     "\"additionalProperties\":false}},\"$ref\":\"#/$defs/t\"}", GM_SCHEMA_WS_INDENT, false},
+    {"{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"format\":\"uuid\"},"
+     "\"n\":{\"type\":\"number\",\"minimum\":-2.5,\"maximum\":1e3}},\"propertyNames\":"
+     "{\"maxLength\":3},\"additionalProperties\":{\"type\":\"string\",\"enum\":[\"u\",\"v\"]}}",
+     GM_SCHEMA_WS_COMPACT, false},
+    /* properties named like the shared rules (value, number, string) keep their own schemas */
+    {"{\"type\":\"object\",\"properties\":{\"value\":{\"type\":\"boolean\"},\"number\":"
+     "{\"type\":\"string\",\"maxLength\":2},\"string\":{\"enum\":[7]}},\"required\":[\"value\","
+     "\"number\",\"string\"],\"additionalProperties\":false}", GM_SCHEMA_WS_COMPACT, false},
+};
+
+typedef struct ctx {
+    gm_mem mem;
+    gm_vocab_data *v;
+    gm_trie *t;
+    gm_egrammar *g;
+    gm_eengine *e;
+    gm_escratch *w;
+    gm_eref *ref;
+    const uint8_t **ext;
+    uint32_t *len;
+    uint8_t *viable;
+    size_t words;
+} ctx;
+
+static void open_case(ctx *c, const scase *sc, gm_vocab_data *v)
+{
+    gm_error err;
+    gm_ebnf src;
+    gm_ebnf_init(&src, &c->mem);
+    gm_schema_options o;
+    gm_schema_options_init_defaults(&o);
+    o.whitespace = sc->ws;
+    o.any_order = sc->any_order;
+    o.max_ws_run = 3; /* short runs keep the walks on the structure */
+    if (gm_schema_compile(&c->mem, "case", sc->schema, strlen(sc->schema), &o, &src, &err) != GM_OK)
+        fail_msg("%s: %s", sc->schema, err.message);
+    assert_int_equal(gm_egrammar_build(&c->mem, &src, NULL, &c->g, &err), GM_OK);
+    assert_int_equal(gm_eref_create(&src, &c->ref, &err), GM_OK);
+    gm_ebnf_free(&src);
+    c->v = v;
+    assert_int_equal(gm_trie_build(&c->mem, v, &c->t, &err), GM_OK);
+    assert_int_equal(gm_eengine_create(&c->mem, c->g, v, c->t, NULL, NULL, &c->e, &err), GM_OK);
+    assert_int_equal(gm_escratch_create(c->e, &c->w, &err), GM_OK);
+    c->ext = malloc(v->size * sizeof *c->ext);
+    c->len = malloc(v->size * sizeof *c->len);
+    c->viable = malloc(v->size);
+    for (uint32_t i = 0; i < v->size; i++) {
+        size_t l;
+        c->ext[i] = gm_vocab_data_token(v, i, &l);
+        c->len[i] = (uint32_t)l;
+    }
+    c->words = (v->size + 31) / 32;
+}
+
+static void close_case(ctx *c)
+{
+    free(c->ext);
+    free(c->len);
+    free(c->viable);
+    gm_eref_destroy(c->ref);
+    gm_escratch_destroy(c->e, c->w);
+    gm_eengine_destroy(c->e);
+    gm_egrammar_destroy(c->g);
+    gm_trie_destroy(c->t);
+    c->ref = NULL;
+}
+
+static void compare(ctx *c, gm_estate *s, const uint32_t *mask, int which, int step)
+{
+    const gm_vocab_data *v = c->v;
+    gm_eref_try_all(c->ref, c->ext, c->len, v->size, c->viable, NULL);
+    bool acc = gm_eref_accepting(c->ref);
+    if (acc != gm_estate_accepting(c->e, s))
+        fail_msg("case %d step %d: accepting: engine %d, reference %d", which, step,
+                 gm_estate_accepting(c->e, s), acc);
+    for (uint32_t t = 0; t < v->size; t++) {
+        bool got = (mask[t / 32] >> (t % 32)) & 1, want;
+        if (v->flags[t] & GM_TOK_PADDING)
+            want = false;
+        else if (v->flags[t] & GM_TOK_SPECIAL)
+            want = (v->flags[t] & GM_TOK_EOS) && acc;
+        else
+            want = c->len[t] > 0 && c->viable[t];
+        if (got != want) {
+            gm_test_show_bytes(stderr, c->ext[t], c->len[t]);
+            fail_msg("case %d step %d: token %u: engine %d, reference %d", which, step, t, got, want);
+        }
+    }
+}
+
+static uint32_t nth_token(const uint32_t *mask, size_t words, uint32_t pick)
+{
+    for (size_t i = 0; i < words; i++) {
+        uint32_t n = (uint32_t)__builtin_popcount(mask[i]);
+        if (pick >= n) {
+            pick -= n;
+            continue;
+        }
+        uint32_t x = mask[i];
+        while (pick--)
+            x &= x - 1;
+        return (uint32_t)(i * 32 + (uint32_t)__builtin_ctz(x));
+    }
+    return UINT32_MAX;
+}
+
+/*
+ * A walk under the engine's masks: compared with the reference every
+ * `every` steps (0: never); EOS taken with probability 1/3 when allowed.
+ * Appends a finished text to out (NUL-separated) and returns true.
+ */
+static bool walk(ctx *c, uint64_t *seed, int steps, int every, int which, FILE *out)
+{
+    gm_error err;
+    uint32_t *mask = malloc(c->words * 4);
+    gm_eref_rollback(c->ref, 0);
+    gm_estate *s = gm_estate_start(c->e, &err);
+    char text[8192];
+    size_t n = 0;
+    bool finished = false;
+    for (int k = 0; k < steps; k++) {
+        assert_int_equal(gm_estate_fill_mask(c->e, c->w, s, mask, c->words, &err), GM_OK);
+        if (every && k % every == 0)
+            compare(c, s, mask, which, k);
+        bool eos_ok = false;
+        uint32_t eos_tok = UINT32_MAX, allowed = 0;
+        for (uint32_t t = 0; t < c->v->size; t++)
+            if ((mask[t / 32] >> (t % 32)) & 1) {
+                if (c->v->flags[t] & GM_TOK_EOS) {
+                    eos_ok = true;
+                    eos_tok = t;
+                } else {
+                    allowed++;
+                }
+            }
+        if (!eos_ok && !allowed)
+            fail_msg("case %d: dead end at step %d", which, k);
+        if (eos_ok && (!allowed || gm_test_rand(seed) % 3 == 0)) {
+            (void)eos_tok;
+            finished = true;
+            break;
+        }
+        /* prefer the tokens of one byte now and then, so that walks close their brackets */
+        uint32_t t = UINT32_MAX;
+        for (int tries = 0; tries < 8 && t == UINT32_MAX; tries++) {
+            uint32_t cand = nth_token(mask, c->words, (uint32_t)(gm_test_rand(seed) % (allowed + eos_ok)));
+            if (cand != UINT32_MAX && !(c->v->flags[cand] & GM_TOK_EOS) && (c->len[cand] <= 2 || tries > 2))
+                t = cand;
+        }
+        if (t == UINT32_MAX)
+            continue;
+        gm_estate *nx;
+        assert_int_equal(gm_estate_accept_token(c->e, c->w, s, t, &nx, &err), GM_OK);
+        gm_estate_release(c->e, s);
+        s = nx;
+        if (!gm_eref_feed(c->ref, c->ext[t], c->len[t]))
+            fail_msg("case %d: the reference rejects token %u at step %d", which, t, k);
+        if (n + c->len[t] < sizeof text) {
+            memcpy(text + n, c->ext[t], c->len[t]);
+            n += c->len[t];
+        }
+    }
+    gm_estate_release(c->e, s);
+    free(mask);
+    if (finished && out) {
+        fprintf(out, "%d ", which);
+        for (size_t i = 0; i < n; i++)
+            fprintf(out, "%02x", (unsigned char)text[i]);
+        fputc('\n', out);
+    }
+    return finished;
+}
+
+static gm_vocab_data *load_vocab(gm_mem *m, const char *name)
+{
+    char path[256];
+    gm_error err;
+    gm_vocab_data *v;
+    snprintf(path, sizeof path, "tokenizers/%s/tokenizer.json", name);
+    if (gm_vocab_load(m, gm_test_shared_path(path), NULL, &v, &err) != GM_OK)
+        fail_msg("%s: %s", path, err.message);
+    return v;
+}
+
+static void test_masks(void **state)
+{
+    (void)state;
+    gm_mem vm;
+    gm_mem_init(&vm, NULL, 0);
+    gm_vocab_data *sp = load_vocab(&vm, "sp32k"), *l3 = load_vocab(&vm, "llama3");
+    uint64_t seed = 7;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        ctx c;
+        memset(&c, 0, sizeof c);
+        gm_mem_init(&c.mem, NULL, 0);
+        gm_vocab_data *v = i == 0 || i == 5 ? l3 : sp;
+        open_case(&c, &cases[i], v);
+        for (int k = 0; k < 2; k++)
+            walk(&c, &seed, 40, i == 0 || i == 5 ? 8 : 3, (int)i, NULL);
+        close_case(&c);
+    }
+    gm_vocab_data_destroy(sp);
+    gm_vocab_data_destroy(l3);
+}
+
+static void test_generate_validate(void **state)
+{
+    (void)state;
+    gm_mem vm;
+    gm_mem_init(&vm, NULL, 0);
+    gm_vocab_data *v = load_vocab(&vm, "llama3");
+    char path[] = "/tmp/gm_schema_gen_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    /* the schemas first, one per line, then "case hex(text)" lines */
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        fprintf(f, "S %s\n", cases[i].schema);
+    uint64_t seed = 99;
+    size_t finished = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        ctx c;
+        memset(&c, 0, sizeof c);
+        gm_mem_init(&c.mem, NULL, 0);
+        open_case(&c, &cases[i], v);
+        size_t got = 0;
+        for (int k = 0; k < 60 && got < 12; k++)
+            got += walk(&c, &seed, 120, 0, (int)i, f);
+        finished += got;
+        close_case(&c);
+    }
+    fclose(f);
+    FILE *py = gm_test_python("tests/schema_validate.py", path);
+    char line[4096];
+    size_t bad = 0, ok = 0;
+    while (fgets(line, sizeof line, py)) {
+        if (!strncmp(line, "OK ", 3)) {
+            ok = strtoul(line + 3, NULL, 10);
+        } else {
+            bad++;
+            printf("  %s", line);
+        }
+    }
+    assert_int_equal(pclose(py), 0);
+    remove(path);
+    gm_vocab_data_destroy(v);
+    printf("generated %zu finished instances; python3-jsonschema accepts %zu\n", finished, ok);
+    assert_int_equal(bad, 0);
+    assert_int_equal(ok, finished);
+    assert_true(finished >= 40);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_masks),
+        cmocka_unit_test(test_generate_validate),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -701,6 +701,10 @@ int bm_report_write(const char *dir, json_t *results)
     fprintf(out, "From bench/bench_earley, which `make bench` runs before this suite (its "
                  "table, `earley.md` beside this report, follows).\n\n");
     include_file(out, dir, "earley.md");
+    fprintf(out, "## 6. TagDispatch and tool-call presets (issue 17)\n\n");
+    fprintf(out, "From bench/bench_dispatch, which `make bench` runs before this suite (its "
+                 "tables, `dispatch.md` beside this report, follow).\n\n");
+    include_file(out, dir, "dispatch.md");
     fclose(out);
 
     static const char *const scripts[] = {"vocab_scaling.gp", "grammar_scaling.gp",

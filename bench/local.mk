@@ -31,6 +31,7 @@ bench: $(GM_BENCH) bench/bench_masks
 	@set -e; for b in $(GM_BENCH); do \
 	  echo "== $$b"; out=; [ $$b = bench/bench_syncode ] && out="--out $(srcdir)/bench/results/syncode.md"; \
 	  [ $$b = bench/bench_earley ] && out="--out $(srcdir)/bench/results/earley.md"; \
+	  [ $$b = bench/bench_dispatch ] && out="--out $(srcdir)/bench/results/dispatch.md"; \
 	  GM_SHARED_DIR='$(GM_SHARED_DIR)' GM_SRCDIR='$(abs_top_srcdir)' ./$$b $$out; echo; \
 	done
 	@echo "== bench/bench_masks (writes $(srcdir)/bench/results)"
@@ -66,3 +67,8 @@ EXTRA_DIST += bench/data/c/gcd.c bench/data/c/sum.c bench/data/c/fib.c bench/dat
 GM_BENCH += bench/bench_encode
 bench_bench_encode_SOURCES = bench/bench_encode.c
 bench_bench_encode_LDADD = libgmcore.la
+
+# Issue 17: TagDispatch and the tool-call presets (bench/results/dispatch.md, in REPORT.md).
+GM_BENCH += bench/bench_dispatch
+bench_bench_dispatch_SOURCES = bench/bench_dispatch.c
+bench_bench_dispatch_LDADD = libgmcore.la $(JANSSON_LIBS)

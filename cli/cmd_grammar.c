@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lexer/lexer.h"
+#include "parser/contextual.h"
 #include "parser/grammar.h"
 #include "parser/lr.h"
 #include "base/strbuf.h"
@@ -18,7 +19,8 @@
 #include "cli/commands.h"
 #include "cli/session.h"
 
-static const char USAGE[] = "GRAMMAR [--report] [--conflicts=error|lark] [--start=RULE]";
+static const char USAGE[] =
+    "GRAMMAR [--report] [--lark | --conflicts=error|lark] [--lexer=basic|contextual] [--start=RULE]";
 
 static void print_help(void)
 {
@@ -34,6 +36,10 @@ static void print_help(void)
            "                      equal-length lexer ties also go by Lark's lexer order, and\n"
            "                      the lexer backs up to the longest match as Lark's does\n"
            "                      (bounded: README, Lark compatibility)\n"
+           "  --lexer=contextual  also build Lark's contextual lexer (one lexer per set of\n"
+           "                      terminals a state accepts) and say where it lexes an input\n"
+           "                      differently from the basic lexer (with --report: each such\n"
+           "                      lexer, its states and a shortest such input)\n"
            "  --start=RULE        start rule (default: start)\n\n"
            "Exit status: 0 ok, 1 the grammar is invalid (a terminal that cannot compile too) or\n"
            "not LALR(1), 2 usage error.\n",
@@ -46,10 +52,75 @@ static void print_warning(void *ud, const gm_error *w)
     fprintf(stderr, "gramask grammar: %s\n", w->message);
 }
 
+/* Writes a lexeme for a report: the terminal and its text, or "a lexing error". */
+static void put_lexeme(gm_strbuf *b, const gm_cfg *g, const uint8_t *text, const gm_lexeme *x)
+{
+    if (x->terminal == GM_LEX_DEAD || x->terminal == GM_LEX_NONE) {
+        gm_strbuf_puts(b, "a lexing error");
+        return;
+    }
+    gm_strbuf_printf(b, "%s \"", g->names[x->terminal]);
+    gm_strbuf_escaped(b, text + x->start, x->end - x->start);
+    gm_strbuf_putc(b, '"');
+}
+
+/*
+ * Where the contextual lexer (parser/contextual.h) lexes differently from
+ * the basic one: a summary line, and with `full` each lexer that does,
+ * the states that use it and a shortest input it lexes differently.
+ */
+static gm_status contextual_report(gm_ctx_lexers *ctx, const gm_cfg *g, const gm_lexer *basic,
+                                   bool full, gm_strbuf *out, gm_error *err)
+{
+    uint32_t differ = 0, states = 0, total = 0;
+    gm_strbuf detail;
+    gm_strbuf_init(&detail, out->mem);
+    for (uint32_t k = 0; k < ctx->nsets; k++) {
+        total += ctx->nstates_of[k];
+        uint8_t w[32];
+        size_t n;
+        gm_lexeme lb, lk;
+        bool found;
+        gm_status st = gm_ctx_lexers_witness(ctx, basic, k, w, &n, &lb, &lk, &found, err);
+        if (st != GM_OK) {
+            gm_strbuf_free(&detail);
+            return st;
+        }
+        if (!found)
+            continue;
+        differ++;
+        states += ctx->nstates_of[k];
+        if (!full)
+            continue;
+        gm_strbuf_printf(&detail, "  lexer %u (%u state%s:", k, ctx->nstates_of[k], ctx->nstates_of[k] == 1 ? "" : "s");
+        uint32_t shown = 0;
+        for (uint32_t s = 0; s < ctx->nstates_total && shown < 8; s++)
+            if (ctx->set_of[s] == k) {
+                gm_strbuf_printf(&detail, " %u", s);
+                shown++;
+            }
+        gm_strbuf_puts(&detail, shown < ctx->nstates_of[k] ? " ...): \"" : "): \"");
+        gm_strbuf_escaped(&detail, w, n);
+        gm_strbuf_puts(&detail, "\" starts with ");
+        put_lexeme(&detail, g, w, &lk);
+        gm_strbuf_puts(&detail, ", not ");
+        put_lexeme(&detail, g, w, &lb);
+        gm_strbuf_putc(&detail, '\n');
+    }
+    gm_strbuf_printf(out, "%scontextual lexer: %u lexers for %u states; %u of them (%u states) lex "
+                          "some input differently from the basic lexer%s\n",
+                     full ? "\n" : "", ctx->nsets, total, differ, states,
+                     differ && !full ? " (--report shows where)" : "");
+    gm_strbuf_append(out, detail.s ? detail.s : "", detail.n);
+    gm_status st = out->failed || detail.failed ? gm_mem_fail(out->mem, err, "the report") : GM_OK;
+    gm_strbuf_free(&detail);
+    return st;
+}
+
 int gm_cmd_grammar(int argc, char **argv)
 {
     const char *path = NULL, *start = NULL;
-    bool report = false;
+    bool report = false, contextual = false;
     gm_conflicts mode = GM_CONFLICTS_ERROR;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -62,6 +133,8 @@ int gm_cmd_grammar(int argc, char **argv)
             mode = GM_CONFLICTS_LARK;
         } else if (!strcmp(a, "--conflicts=error")) {
             mode = GM_CONFLICTS_ERROR;
+        } else if (!strcmp(a, "--lexer=contextual") || !strcmp(a, "--lexer=basic")) {
+            contextual = a[8] == 'c';
         } else if (!strncmp(a, "--start=", 8) && a[8]) {
             start = a + 8;
         } else if (a[0] == '-' && a[1]) {
@@ -84,6 +157,9 @@ int gm_cmd_grammar(int argc, char **argv)
     gopts.warn = print_warning;
     gm_cfg *g = NULL;
     gm_lexer *lx = NULL;
+    gm_ctx_lexers *ctx = NULL;
+    gm_strbuf ctx_text;
+    gm_strbuf_init(&ctx_text, &m);
     if (gm_cli_load_cfg(&m, path, &gopts, &g, &err) != GM_OK)
         return gm_cli_fail("grammar", &err);
     if (gm_lexer_build_grammar(&m, g->terminals, g->nterminals, mode == GM_CONFLICTS_LARK, NULL,
@@ -109,6 +185,17 @@ int gm_cmd_grammar(int argc, char **argv)
         rc = 1;
         goto done;
     }
+    if (contextual) {
+        gm_strbuf cb;
+        gm_strbuf_init(&cb, &m);
+        if (gm_ctx_lexers_create(&m, g, t, mode == GM_CONFLICTS_LARK, NULL, &ctx, &err) != GM_OK ||
+            contextual_report(ctx, g, lx, report, &cb, &err) != GM_OK) {
+            gm_strbuf_free(&cb);
+            rc = gm_cli_fail("grammar", &err);
+            goto done;
+        }
+        ctx_text = cb;
+    }
     if (report) {
         gm_strbuf b;
         gm_strbuf_init(&b, &m);
@@ -116,6 +203,7 @@ int gm_cmd_grammar(int argc, char **argv)
             rc = gm_cli_fail("grammar", &err);
         } else {
             fwrite(b.s ? b.s : "", 1, b.n, stdout);
+            fwrite(ctx_text.s ? ctx_text.s : "", 1, ctx_text.n, stdout);
         }
         gm_strbuf_free(&b);
         goto done;
@@ -158,7 +246,10 @@ int gm_cmd_grammar(int argc, char **argv)
         printf(", no conflicts");
     }
     printf("\n");
+    fwrite(ctx_text.s ? ctx_text.s : "", 1, ctx_text.n, stdout);
 done:
+    gm_strbuf_free(&ctx_text);
+    gm_ctx_lexers_destroy(ctx);
     gm_strbuf_free(&conflicts);
     gm_lr_table_destroy(t);
     gm_lexer_destroy(lx);

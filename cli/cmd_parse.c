@@ -13,6 +13,7 @@
 
 #include "lexer/lexer.h"
 #include "parser/bundled.h"
+#include "parser/contextual.h"
 #include "parser/grammar.h"
 #include "parser/lr.h"
 #include "parser/postlex.h"
@@ -23,7 +24,9 @@
 #include "cli/commands.h"
 #include "cli/parse_earley.h"
 
-static const char USAGE[] = "GRAMMAR FILE... [--conflicts=error|lark] [--start=RULE] [--terminals]";
+static const char USAGE[] =
+    "GRAMMAR FILE... [--lark | --conflicts=error|lark] [--lexer=basic|contextual] [--start=RULE] "
+    "[--terminals]";
 
 static void print_help(void)
 {
@@ -34,8 +37,11 @@ static void print_help(void)
            "GRAMMAR is a .lark file or the name of a bundled grammar (json, go, python, ...);\n"
            "a .gbnf, .ebnf or .regex grammar is checked byte by byte by the Earley engine.\n"
            "With several files, one line each: FILE: OK (...), or the error line.\n\n"
-           "  --conflicts=lark    run the grammar as Lark does: its conflict resolution, lexer\n"
-           "                      ties and backing up (see gramask grammar)\n"
+           "  --lark              run the grammar as Lark does: its conflict resolution and its\n"
+           "                      lexer (see gramask grammar); --conflicts=lark says the same\n"
+           "  --lexer=contextual  Lark's contextual lexer: each lexeme is lexed with the\n"
+           "                      terminals the parser's state accepts (Lark's default for\n"
+           "                      LALR); basic (the default) lexes with every terminal\n"
            "  --start=RULE        start rule (default: start)\n"
            "  --terminals         print each terminal the parser gets, as LINE:COLUMN NAME\n"
            "                      (a post-lexing layer's terminals where their lexeme ends)\n\n"
@@ -160,11 +166,35 @@ typedef struct parse_tables {
     gm_mem *mem;
     const gm_cfg *g;
     const gm_lexer *lx;
+    gm_ctx_lexers *ctx;      /* --lexer=contextual: the lexer per parser state */
     const gm_lr_table *t;
     gm_limits limits;
     bool print;              /* --terminals */
     bool many;               /* several files: "FILE: " before OK and read errors */
 } parse_tables;
+
+/*
+ * Lexes and parses with the lexer of the parser's state at each lexeme
+ * (parser/contextual.h, note [contextual lexer]): a lexeme goes to the
+ * parser before the next one is lexed.
+ */
+static gm_status run_contextual(const parse_tables *pt, parse_ctx *c, const uint8_t *text, size_t len,
+                                size_t *error_offset, gm_error *err)
+{
+    for (size_t pos = 0;;) {
+        const gm_lexer *lx;
+        gm_lexeme lexeme;
+        gm_status st = gm_ctx_lexers_get(pt->ctx, c->top->state, &lx, err);
+        if (st == GM_OK)
+            st = gm_lexer_next(lx, text, len, pos, &lexeme, error_offset, err);
+        if (st != GM_OK || lexeme.terminal == GM_LEX_NONE)
+            return st;
+        st = on_lexeme(c, &lexeme);
+        if (st != GM_OK)
+            return st;
+        pos = lexeme.end;
+    }
+}
 
 /* An offset in the lexed buffer as an offset in the file (the virtual line end maps to 0). */
 static size_t unshift(size_t off, size_t shift)
@@ -224,8 +254,9 @@ static int parse_file(const parse_tables *pt, const char *fpath)
         goto done;
     }
     size_t error_offset = 0;
-    gm_status st = gm_lexer_run(pt->lx, (const uint8_t *)lexed, len + shift, on_lexeme, &c,
-                                &error_offset, &err);
+    gm_status st = pt->ctx ? run_contextual(pt, &c, (const uint8_t *)lexed, len + shift, &error_offset, &err)
+                           : gm_lexer_run(pt->lx, (const uint8_t *)lexed, len + shift, on_lexeme, &c,
+                                          &error_offset, &err);
     if (st == GM_OK) {
         const uint32_t *out;
         size_t n;
@@ -289,7 +320,7 @@ int gm_cmd_parse(int argc, char **argv)
     const char **files = calloc((size_t)argc, sizeof *files);
     int nfiles = 0;
     gm_conflicts mode = GM_CONFLICTS_ERROR;
-    bool print = false;
+    bool print = false, contextual = false;
     if (!files) {
         fprintf(stderr, "gramask parse: out of memory\n");
         return 1;
@@ -308,6 +339,10 @@ int gm_cmd_parse(int argc, char **argv)
             start = a + 8;
         } else if (!strcmp(a, "--terminals")) {
             print = true;
+        } else if (!strcmp(a, "--lexer=contextual")) {
+            contextual = true;
+        } else if (!strcmp(a, "--lexer=basic")) {
+            contextual = false;
         } else if (a[0] == '-' && a[1]) {
             free(files);
             return gm_cli_bad_arg_at("parse", USAGE, argc, argv, i);
@@ -341,6 +376,7 @@ int gm_cmd_parse(int argc, char **argv)
     gm_cfg *g = NULL;
     gm_lexer *lx = NULL;
     gm_lr_table *t = NULL;
+    gm_ctx_lexers *ctx = NULL;
     int rc = 1;
     size_t blen = 0;
     const char *bundled = strchr(gpath, '/') || strchr(gpath, '.') ? NULL
@@ -361,7 +397,11 @@ int gm_cmd_parse(int argc, char **argv)
         gm_cli_fail("parse", &err);
         goto done;
     }
-    parse_tables pt = {&m, g, lx, t, limits, print, nfiles > 1};
+    if (contextual && gm_ctx_lexers_create(&m, g, t, mode == GM_CONFLICTS_LARK, &limits, &ctx, &err) != GM_OK) {
+        gm_cli_fail("parse", &err);
+        goto done;
+    }
+    parse_tables pt = {&m, g, lx, ctx, t, limits, print, nfiles > 1};
     int bad = 0;
     for (int i = 0; i < nfiles; i++) {
         int r = parse_file(&pt, files[i]);
@@ -371,6 +411,7 @@ int gm_cmd_parse(int argc, char **argv)
     }
     rc = bad > 0;
 done:
+    gm_ctx_lexers_destroy(ctx);
     gm_lr_table_destroy(t);
     gm_lexer_destroy(lx);
     gm_cfg_destroy(g);

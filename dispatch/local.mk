@@ -2,6 +2,7 @@
 # one Earley grammar (free text as UNTIL, note [until]).
 libgmcore_la_SOURCES += \
 	dispatch/ir_import.c dispatch/ir_import.h \
+	dispatch/ir_merge.c dispatch/ir_merge.h \
 	dispatch/stag.c dispatch/stag.h \
 	dispatch/tools.c dispatch/tools.h
 
@@ -30,3 +31,9 @@ tests_dispatch_generate_CFLAGS = $(GM_TEST_CFLAGS)
 tests_dispatch_generate_LDADD = libgmcore.la
 TESTS += tests/dispatch_generate_check.py
 EXTRA_DIST += tests/dispatch_generate_check.py
+
+# Merging equal rules of imported grammars: cases and languages kept (reference recognizer).
+GM_TESTS += tests/test_ir_merge
+tests_test_ir_merge_SOURCES = tests/test_ir_merge.c
+tests_test_ir_merge_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_ir_merge_LDADD = $(GM_TEST_LDADD)

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "dispatch/ir_import.h"
+#include "dispatch/ir_merge.h"
 #include "earley/ebnf_parse.h"
 #include "schema/json.h"
 #include "schema/schema.h"
@@ -805,6 +806,9 @@ gm_status gm_stag_compile(gm_mem *m, const char *name, const char *json, size_t 
         st = c->status;
         if (st == GM_OK && root == GM_EX_NONE)
             st = GM_ERR_NOMEM;
+        /* one copy of the helper rules the imported grammars share (note [merging equal rules]) */
+        if (st == GM_OK && c->imports > 1)
+            st = gm_ebnf_merge_rules(g, NULL, err);
         if (st == GM_OK) {
             gm_grammar_options go;
             gm_grammar_options_init_defaults(&go);

@@ -301,4 +301,14 @@ typedef gm_status (*gm_lexeme_fn)(void *ud, const gm_lexeme *lexeme);
 gm_status gm_lexer_run(const gm_lexer *lx, const uint8_t *text, size_t len, gm_lexeme_fn fn,
                        void *ud, size_t *error_offset, gm_error *err);
 
+/*
+ * The one lexeme that starts at text[pos] (the next call starts where it
+ * ends), as gm_lexer_run finds it, backing up included; at the end of the
+ * input a lexeme with terminal GM_LEX_NONE. For a lexer that changes from
+ * lexeme to lexeme (Lark's contextual lexer: the parser's state picks it).
+ * Errors as gm_lexer_run's.
+ */
+gm_status gm_lexer_next(const gm_lexer *lx, const uint8_t *text, size_t len, size_t pos,
+                        gm_lexeme *out, size_t *error_offset, gm_error *err);
+
 #endif

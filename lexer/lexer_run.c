@@ -123,3 +123,48 @@ gm_status gm_lexer_run(const gm_lexer *lx, const uint8_t *text, size_t len, gm_l
         last = GM_LEX_NONE;
     }
 }
+
+gm_status gm_lexer_next(const gm_lexer *lx, const uint8_t *text, size_t len, size_t pos,
+                        gm_lexeme *out, size_t *error_offset, gm_error *err)
+{
+    if (!lx || (!text && len) || !out || pos > len)
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_lexer_next: bad argument");
+    uint32_t q = 0, last = GM_LEX_NONE;
+    size_t last_end = pos, i = pos;
+    for (;;) {
+        uint32_t acc = q ? gm_lexer_accept(lx, q, i < len ? lx->byte_class[text[i]] : lx->nclasses)
+                         : GM_LEX_NONE;
+        if (acc != GM_LEX_NONE) {
+            last = acc;
+            last_end = i;
+        }
+        uint32_t n = i < len ? dfa_next(lx, q, text[i]) : GM_LEX_DEAD;
+        if (n != GM_LEX_DEAD) {
+            q = n;
+            i++;
+            continue;
+        }
+        if (q == 0 && i == len) {
+            *out = (gm_lexeme){GM_LEX_NONE, len, len};
+            return GM_OK;
+        }
+        if (error_offset)
+            *error_offset = i;
+        if (q == 0)
+            return gm_error_set(err, GM_ERR_REJECTED,
+                                "no terminal can start with byte 0x%02x at offset %zu", text[i], i);
+        if (acc == GM_LEX_NONE && !window_ok(lx, q, last, text, last_end, i)) {
+            if (i == len)
+                return gm_error_set(err, GM_ERR_REJECTED,
+                                    "the input ends inside a lexeme that started at offset %zu "
+                                    "and that no terminal matches",
+                                    pos);
+            return gm_error_set(err, GM_ERR_REJECTED,
+                                "byte 0x%02x at offset %zu does not continue the lexeme that "
+                                "started at offset %zu, which no terminal matches",
+                                text[i], i, pos);
+        }
+        *out = (gm_lexeme){last, pos, last_end};
+        return GM_OK;
+    }
+}

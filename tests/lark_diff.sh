@@ -6,4 +6,4 @@ if [ -z "$py" ] || ! "$py" -c 'import lark' 2>/dev/null; then
     echo "SKIP: no python3 with lark (LARK_PYTHON; Debian: python3-lark)"
     exit 77
 fi
-exec "$py" "${GM_SRCDIR:-.}/tests/lark_diff.py" --lexer basic
+exec "$py" "${GM_SRCDIR:-.}/tests/lark_diff.py"

@@ -34,3 +34,8 @@ EXTRA_DIST += tests/schema_validate.py
 GM_FUZZ += tests/fuzz/fuzz_schema
 TESTS += tests/cli_schema.sh
 EXTRA_DIST += tests/cli_schema.sh tests/fuzz/fuzz_schema.c
+
+GM_TESTS += tests/test_schema_errors
+tests_test_schema_errors_SOURCES = tests/test_schema_errors.c
+tests_test_schema_errors_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_schema_errors_LDADD = $(GM_TEST_LDADD)

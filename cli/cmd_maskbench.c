@@ -44,6 +44,7 @@
 
 static const char USAGE[] =
     "FILE.jsonl[.gz] --tokenizer T [--json] [--threads N] [--timeout S] [--details OUT.jsonl]\n"
+    "       [--json-out OUT.json]\n"
     "       [--limit N] [--every K] [--split NAME] [--no-fork] [--compact | --indent[=N]] [--max-ws=N]\n"
     "       [--draft=D] [--listed-order] [--lenient]";
 
@@ -58,6 +59,7 @@ static void print_help(void)
            "  --threads N        worker processes (default 1; each single-threaded)\n"
            "  --timeout S        seconds one schema may take (default 60): past it, a time-out\n"
            "  --details OUT      one JSON line per schema: verdicts, errors, times\n"
+           "  --json-out OUT     the JSON summary to a file too (with the markdown on stdout)\n"
            "  --limit N          the first N schemas only\n"
            "  --every K          every K-th schema only (a deterministic sample)\n"
            "  --split NAME       the schemas of one split only\n"
@@ -817,9 +819,22 @@ static int cmp_slow(const void *x, const void *y)
     return a->total_ms < b->total_ms ? 1 : a->total_ms > b->total_ms ? -1 : 0;
 }
 
+static void print_json(FILE *f, const char *path, agg *all, agg *splits, size_t nsplits)
+{
+    fprintf(f, "{\"file\": \"%s\", ", path);
+    json_agg(f, all);
+    fprintf(f, ", \"splits\": {");
+    for (size_t k = 0; k < nsplits; k++) {
+        fprintf(f, "%s\"%s\": {", k ? ", " : "", splits[k].name);
+        json_agg(f, &splits[k]);
+        fprintf(f, "}");
+    }
+    fprintf(f, "}}\n");
+}
+
 int gm_cmd_maskbench(int argc, char **argv)
 {
-    const char *path = NULL, *tokenizer = NULL, *details = NULL, *only_split = NULL;
+    const char *path = NULL, *tokenizer = NULL, *details = NULL, *only_split = NULL, *json_out = NULL;
     bool json = false, no_fork = false;
     long threads = 1, limit = -1, every = 1;
     double timeout_s = 60;
@@ -843,6 +858,8 @@ int gm_cmd_maskbench(int argc, char **argv)
             tokenizer = argv[++i];
         } else if (!strcmp(a, "--details") && i + 1 < argc) {
             details = argv[++i];
+        } else if (!strcmp(a, "--json-out") && i + 1 < argc) {
+            json_out = argv[++i];
         } else if (!strcmp(a, "--split") && i + 1 < argc) {
             only_split = argv[++i];
         } else if (!strcmp(a, "--threads") && i + 1 < argc) {
@@ -955,16 +972,17 @@ int gm_cmd_maskbench(int argc, char **argv)
         else
             fprintf(stderr, "gramask maskbench: cannot write %s\n", details);
     }
-    if (json) {
-        printf("{\"file\": \"%s\", ", path);
-        json_agg(stdout, &all);
-        printf(", \"splits\": {");
-        for (size_t k = 0; k < nsplits; k++) {
-            printf("%s\"%s\": {", k ? ", " : "", splits[k].name);
-            json_agg(stdout, &splits[k]);
-            printf("}");
+    if (json_out) {
+        FILE *f = fopen(json_out, "w");
+        if (!f) {
+            fprintf(stderr, "gramask maskbench: cannot write %s\n", json_out);
+            return 1;
         }
-        printf("}}\n");
+        print_json(f, path, &all, splits, nsplits);
+        fclose(f);
+    }
+    if (json) {
+        print_json(stdout, path, &all, splits, nsplits);
     } else {
         printf("| split | schemas | passing | compile errors | invalidation | validation | crashes | "
                "time-outs | TBM mean µs | p50 | p99 | max | TTFM p50 ms | p99 |\n"

@@ -99,7 +99,8 @@ static gm_status build_earley(gm_grammar *g, const gm_ebnf *src, const gm_gramma
     gm_limits lim;
     gm_limits_resolve(&lim, opts ? &opts->limits : NULL);
     g->engine = GM_ENGINE_EARLEY;
-    return gm_egrammar_build(&g->mem, src, &lim, &g->eg, err);
+    gm_fcache *cache = opts && opts->cache ? opts->cache->rules : NULL;
+    return gm_egrammar_build_cached(&g->mem, src, &lim, cache, &g->eg, err);
 }
 
 /* GBNF, EBNF or regex text -> IR -> automata. */

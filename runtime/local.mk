@@ -8,6 +8,7 @@ libgmcore_la_SOURCES += \
 	runtime/diagnose.h \
 	runtime/batch.c \
 	runtime/api_dispatch.c \
+	runtime/api_cache.c \
 	runtime/engine.h runtime/engine_lalr.c runtime/engine_earley.c \
 	runtime/indent.c runtime/indent.h \
 	runtime/layer.c runtime/layer.h \

@@ -37,6 +37,14 @@ struct gm_vocab {
 /* v's cross-grammar cache, created on first use (thread-safe); NULL when out of memory. */
 gm_excache *gm_vocab_excache(gm_vocab *v, gm_error *err);
 
+struct gm_fcache;
+
+/* The public grammar cache: the rule automata cache of the Earley engine. */
+struct gm_grammar_cache {
+    gm_mem mem;
+    struct gm_fcache *rules;
+};
+
 struct gm_grammar {
     atomic_uint refs;
     gm_mem mem;

@@ -9,6 +9,7 @@ libgmcore_la_SOURCES += \
 	runtime/batch.c \
 	runtime/api_dispatch.c \
 	runtime/engine.h runtime/engine_lalr.c runtime/engine_earley.c \
+	runtime/blocks.h runtime/engine_blocks.c \
 	runtime/indent.c runtime/indent.h \
 	runtime/layer.c runtime/layer.h \
 	runtime/mask.c runtime/mask.h \

@@ -75,3 +75,9 @@ tests_test_api_earley_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_api_earley_LDADD = libgramask.la $(CMOCKA_LIBS)
 TESTS += tests/cli_earley.sh
 EXTRA_DIST += tests/cli_earley.sh
+
+# Code blocks (note [code blocks]): masks against an independent reference and brute force.
+GM_TESTS += tests/test_blocks
+tests_test_blocks_SOURCES = tests/test_blocks.c
+tests_test_blocks_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_blocks_LDADD = $(GM_TEST_LDADD)

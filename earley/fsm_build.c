@@ -4,7 +4,7 @@
  * Each rule body becomes an NFA over symbols (bytes 0..255, then one
  * symbol per rule reference, then one per special token), code point sets
  * expanded to UTF-8 byte sequences (lexer/utf8_ranges.h); subset
- * construction over the intervals of that symbol space, Moore's partition
+ * construction over the intervals of that symbol space, Valmari's partition
  * refinement, trimming. References count as ordinary symbols, so a rule's
  * automaton is minimal for its body read as a regular expression over
  * bytes and references.
@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "earley/fsm.h"
+#include "earley/fsm_minimize.h"
 #include "earley/until.h"
 #include "base/error.h"
 #include "base/hash.h"
@@ -51,9 +52,7 @@ typedef struct nraw {
     nedge e;
 } nraw;
 
-typedef struct dedge {
-    uint32_t lo, hi, to;
-} dedge;
+typedef gm_fsm_edge dedge;
 
 /* One rule's DFA, local state numbers, start 0. */
 typedef struct rdfa {
@@ -842,11 +841,9 @@ out:
 }
 
 /*
- * Moore's partition refinement: a state's signature is its block and its
- * edges with targets replaced by blocks (adjacent ranges into one block
- * merged); rounds until the number of blocks stops growing. Rule automata
- * are small (large repetitions are rules of their own), so the simple
- * algorithm is enough.
+ * The minimal automaton: trimmed, then quotiented by state equivalence
+ * (fsm_minimize.h), then trimmed again (renumbered breadth-first from the
+ * start, so the result does not depend on how blocks were numbered).
  */
 static gm_status minimize(builder *b, rdfa *d)
 {
@@ -854,9 +851,6 @@ static gm_status minimize(builder *b, rdfa *d)
     uint32_t n = d->nstates;
     uint32_t *cls = gm_mem_alloc(m, (size_t)(n ? n : 1) * sizeof *cls);
     uint32_t *ncls = gm_mem_alloc(m, (size_t)(n ? n : 1) * sizeof *ncls);
-    GM_VEC(uint32_t) sig = {0};
-    gm_intern t;
-    gm_intern_init(&t, m);
     rdfa o;
     memset(&o, 0, sizeof o);
     if (!cls || !ncls)
@@ -867,41 +861,8 @@ static gm_status minimize(builder *b, rdfa *d)
     if (trim(b, d, 0, GM_FS_ACCEPT))
         goto out;
     n = d->nstates;
-    for (uint32_t s = 0; s < n; s++) {
-        uint32_t f = d->flags[s];
-        if (gm_intern_put(&t, &f, sizeof f, &cls[s], NULL))
-            goto nomem;
-    }
-    nblocks = t.count;
-    for (;;) {
-        gm_intern_free(&t);
-        gm_intern_init(&t, m);
-        for (uint32_t s = 0; s < n; s++) {
-            sig.n = 0;
-            if (gm_vec_push(m, &sig, cls[s]))
-                goto nomem;
-            for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++) {
-                const dedge *e = &d->edges[j];
-                uint32_t c = cls[e->to];
-                if (sig.n > 1 && sig.v[sig.n - 1] == c && sig.v[sig.n - 2] + 1 == e->lo) {
-                    sig.v[sig.n - 2] = e->hi;
-                    continue;
-                }
-                if (gm_vec_push(m, &sig, e->lo) || gm_vec_push(m, &sig, e->hi) ||
-                    gm_vec_push(m, &sig, c))
-                    goto nomem;
-            }
-            if (gm_intern_put(&t, sig.v, sig.n * sizeof *sig.v, &ncls[s], NULL))
-                goto nomem;
-        }
-        bool stable = t.count == nblocks;
-        uint32_t *tmp = cls;
-        cls = ncls;
-        ncls = tmp;
-        nblocks = t.count;
-        if (stable)
-            break;
-    }
+    if (gm_fsm_partition(m, n, d->off, d->edges, d->flags, cls, &nblocks))
+        goto nomem;
     /* The quotient: block i's representative is its first state. */
     o.nstates = nblocks;
     o.off = gm_mem_calloc(m, (size_t)nblocks + 1, sizeof *o.off);
@@ -944,8 +905,6 @@ nomem:
     fail_mem(b, "a rule automaton");
 out:
     rdfa_free(m, &o);
-    gm_vec_free(m, &sig);
-    gm_intern_free(&t);
     gm_mem_free(m, cls);
     gm_mem_free(m, ncls);
     return b->st;

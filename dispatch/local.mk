@@ -4,7 +4,8 @@ libgmcore_la_SOURCES += \
 	dispatch/ir_import.c dispatch/ir_import.h \
 	dispatch/ir_merge.c dispatch/ir_merge.h \
 	dispatch/stag.c dispatch/stag.h \
-	dispatch/tools.c dispatch/tools.h
+	dispatch/tools.c dispatch/tools.h \
+	dispatch/codeblocks.c dispatch/codeblocks.h
 
 # Structural tags and presets against the reference recognizer.
 GM_TESTS += tests/test_stag

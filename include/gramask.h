@@ -615,6 +615,17 @@ GM_API gm_status gm_grammar_from_tools(const char *tools_json, size_t len,
                                        gm_error *err);
 
 /*
+ * Markdown with fenced code blocks (README, code blocks): free text in which
+ * "```LANG\n" opens a block of the bundled LALR grammar LANG (languages[0..n):
+ * "json", "python", "go", "java"), closed by the first "\n```"; the code in
+ * a block must be a whole program there. Masks are exact over the whole
+ * answer, tokens straddling the fences included. opts may be NULL.
+ */
+GM_API gm_status gm_grammar_from_code_blocks(const char *const *languages, size_t n,
+                                             const gm_structural_tag_options *opts,
+                                             gm_grammar **out, gm_error *err);
+
+/*
  * A cache of compiled grammar parts: the rule automata of the Earley
  * engine, each stored under what it is built from (its rule's body with
  * the rules inlined into it), for the grammars built with it

@@ -1,6 +1,7 @@
 /* Public structural-tag and tool-call grammars (dispatch/): JSON -> IR -> Earley grammar. */
 #include <string.h>
 
+#include "dispatch/codeblocks.h"
 #include "dispatch/stag.h"
 #include "dispatch/tools.h"
 #include "runtime/objects.h"
@@ -75,6 +76,26 @@ gm_status gm_grammar_from_tools(const char *tools_json, size_t len, const gm_too
         gm_limits_resolve(&so.limits, &opts->limits);
         st = from_stag("tools", text.s, text.n, &so, &opts->allocator, opts->cache, out, err);
     }
+    gm_strbuf_free(&text);
+    return st;
+}
+
+gm_status gm_grammar_from_code_blocks(const char *const *languages, size_t n,
+                                      const gm_structural_tag_options *opts, gm_grammar **out,
+                                      gm_error *err)
+{
+    if (!out)
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_grammar_from_code_blocks: out is NULL");
+    *out = NULL;
+    gm_structural_tag_options d;
+    gm_structural_tag_options_init_defaults(&d);
+    gm_mem m;
+    gm_mem_init(&m, opts ? &opts->allocator : &d.allocator, 0);
+    gm_strbuf text;
+    gm_strbuf_init(&text, &m);
+    gm_status st = gm_code_blocks_structural_tag(languages, n, &text, err);
+    if (st == GM_OK)
+        st = gm_grammar_from_structural_tag(text.s, text.n, opts, out, err);
     gm_strbuf_free(&text);
     return st;
 }

@@ -9,6 +9,7 @@
 #include "base/file.h"
 #include "parser/bundled.h"
 #include "parser/grammar.h"
+#include "runtime/blocks.h"
 #include "runtime/objects.h"
 #include "base/error.h"
 
@@ -39,6 +40,7 @@ static gm_grammar *grammar_new(const gm_grammar_options *opts)
 
 static void grammar_free(gm_grammar *g)
 {
+    gm_blocks_free(g);
     gm_egrammar_destroy(g->eg);
     gm_lr_table_destroy(g->lr);
     gm_lexer_destroy(g->lexer);
@@ -177,6 +179,8 @@ gm_status gm_grammar_from_ebnf(const gm_ebnf *src, const gm_grammar_options *opt
     gm_status st = gm_ebnf_check(src, opts, err);
     if (st == GM_OK)
         st = build_earley(g, src, opts, err);
+    if (st == GM_OK)
+        st = gm_blocks_attach(g, opts, err);
     if (st != GM_OK) {
         grammar_free(g);
         return st;

@@ -56,6 +56,7 @@ struct gm_grammar {
     gm_lr_table *lr;
     /* GM_ENGINE_EARLEY */
     gm_egrammar *eg;
+    struct gm_gblocks *blocks; /* code blocks of eg's tags, or NULL (runtime/blocks.h) */
 };
 
 struct gm_compiled {
@@ -66,6 +67,7 @@ struct gm_compiled {
     const struct gm_engine_ops *ops; /* the grammar's engine (runtime/engine.h) */
     gm_spanner *spanner;      /* GM_ENGINE_LALR */
     gm_eengine *eengine;      /* GM_ENGINE_EARLEY */
+    struct gm_cblocks *cblocks; /* when the grammar has code blocks (runtime/blocks.h) */
 };
 
 /*

@@ -81,6 +81,8 @@ typedef struct builder {
     u32vec key;           /* the key of the rule being built */
     u32vec lrefs;         /* its references (output rules), by first occurrence */
     u32vec ltoks;         /* its special-token symbols, by first occurrence */
+    uint32_t *bs_at;      /* [src bytesets] its ranges in bs_ranges, or UINT32_MAX */
+    u32vec bs_ranges;     /* per byte set: count, then lo, hi of each maximal range */
     uint32_t *bt_off;     /* assemble: byte transitions as (class, target) pairs for */
     u32vec bt;            /* gm_fsm_finish_sparse */
     const gm_ebnf *src;
@@ -405,6 +407,36 @@ out:
     return rc;
 }
 
+/* The maximal byte ranges of byte set `set` (count, then lo, hi each): computed
+   once per set (a JSON string's set recurs in every string); NULL when out of memory. */
+static const uint32_t *byteset_ranges(builder *b, uint32_t set)
+{
+    if (b->bs_at[set] == UINT32_MAX) {
+        const uint32_t *bits = b->src->bytesets[set];
+        size_t at = b->bs_ranges.n;
+        if (gm_vec_push(b->m, &b->bs_ranges, 0)) {
+            fail_mem(b, "a rule automaton");
+            return NULL;
+        }
+        for (uint32_t c = 0; c < 256;) {
+            if (!(bits[c >> 5] >> (c & 31) & 1)) {
+                c++;
+                continue;
+            }
+            uint32_t lo = c;
+            while (c < 256 && (bits[c >> 5] >> (c & 31) & 1))
+                c++;
+            if (gm_vec_push(b->m, &b->bs_ranges, lo) || gm_vec_push(b->m, &b->bs_ranges, c - 1)) {
+                fail_mem(b, "a rule automaton");
+                return NULL;
+            }
+            b->bs_ranges.v[at]++;
+        }
+        b->bs_at[set] = (uint32_t)at;
+    }
+    return b->bs_ranges.v + b->bs_at[set];
+}
+
 static int nfa_add(builder *b, uint32_t node, uint32_t in, uint32_t out, uint32_t depth)
 {
     const gm_ebnf *g = b->src;
@@ -445,18 +477,12 @@ static int nfa_add(builder *b, uint32_t node, uint32_t in, uint32_t out, uint32_
         return 0;
     }
     case GM_EX_BYTESET: {
-        const uint32_t *bits = g->bytesets[e->arg];
-        for (uint32_t c = 0; c < 256;) {
-            if (!(bits[c >> 5] >> (c & 31) & 1)) {
-                c++;
-                continue;
-            }
-            uint32_t lo = c;
-            while (c < 256 && (bits[c >> 5] >> (c & 31) & 1))
-                c++;
-            if (nfa_edge(b, in, lo, c - 1, out))
+        const uint32_t *r = byteset_ranges(b, e->arg);
+        if (!r)
+            return -1;
+        for (uint32_t i = 0; i < r[0]; i++)
+            if (nfa_edge(b, in, r[1 + 2 * i], r[2 + 2 * i], out))
                 return -1;
-        }
         return 0;
     }
     case GM_EX_REF: {
@@ -1548,12 +1574,14 @@ gm_status gm_egrammar_build_cached(gm_mem *m, const gm_ebnf *src, const gm_limit
     b.inl = gm_mem_calloc(m, nr, 1);
     b.rep_rule = gm_mem_alloc(m, (size_t)nn * sizeof *b.rep_rule);
     b.size = gm_mem_calloc(m, nn, sizeof *b.size);
-    if (!b.out_rule || !b.inl || !b.rep_rule || !b.size) {
+    b.bs_at = gm_mem_alloc(m, (size_t)(src->nbytesets ? src->nbytesets : 1) * sizeof *b.bs_at);
+    if (!b.out_rule || !b.inl || !b.rep_rule || !b.size || !b.bs_at) {
         fail_mem(&b, "the grammar");
         goto done;
     }
     memset(b.out_rule, 0xff, (size_t)nr * sizeof *b.out_rule);
     memset(b.rep_rule, 0xff, (size_t)nn * sizeof *b.rep_rule);
+    memset(b.bs_at, 0xff, (size_t)(src->nbytesets ? src->nbytesets : 1) * sizeof *b.bs_at);
     if (choose_inlining(&b))
         goto done;
     if (src->root >= src->nrules) {
@@ -1595,6 +1623,8 @@ done:
     gm_vec_free(m, &b.lrefs);
     gm_vec_free(m, &b.ltoks);
     gm_mem_free(m, b.bt_off);
+    gm_mem_free(m, b.bs_at);
+    gm_vec_free(m, &b.bs_ranges);
     gm_vec_free(m, &b.bt);
     gm_intern_free(&b.toks);
     gm_mem_free(m, b.out_rule);

@@ -623,35 +623,23 @@ static int cmp_u64(const void *a, const void *b)
 /* Sorts short arrays by insertion (most NFA state sets and edge lists are short). */
 enum { SHORT_SORT = 24 };
 
-static void sort_u32(uint32_t *v, size_t n)
-{
-    if (n > SHORT_SORT) {
-        qsort(v, n, sizeof *v, cmp_u32);
-        return;
+#define DEFINE_SORT(name, T, cmp)                                                              \
+    static void name(T *v, size_t n)                                                           \
+    {                                                                                          \
+        if (n > SHORT_SORT) {                                                                  \
+            qsort(v, n, sizeof *v, cmp);                                                       \
+            return;                                                                            \
+        }                                                                                      \
+        for (size_t i = 1; i < n; i++) {                                                       \
+            T x = v[i];                                                                        \
+            size_t j = i;                                                                      \
+            for (; j > 0 && v[j - 1] > x; j--)                                                 \
+                v[j] = v[j - 1];                                                               \
+            v[j] = x;                                                                          \
+        }                                                                                      \
     }
-    for (size_t i = 1; i < n; i++) {
-        uint32_t x = v[i];
-        size_t j = i;
-        for (; j > 0 && v[j - 1] > x; j--)
-            v[j] = v[j - 1];
-        v[j] = x;
-    }
-}
-
-static void sort_u64(uint64_t *v, size_t n)
-{
-    if (n > SHORT_SORT) {
-        qsort(v, n, sizeof *v, cmp_u64);
-        return;
-    }
-    for (size_t i = 1; i < n; i++) {
-        uint64_t x = v[i];
-        size_t j = i;
-        for (; j > 0 && v[j - 1] > x; j--)
-            v[j] = v[j - 1];
-        v[j] = x;
-    }
-}
+DEFINE_SORT(sort_u32, uint32_t, cmp_u32)
+DEFINE_SORT(sort_u64, uint64_t, cmp_u64)
 
 typedef struct nfa_csr {
     uint32_t *off;

@@ -66,6 +66,7 @@
 #include "earley/engine.h"
 #include "runtime/engine.h"
 #include "runtime/objects.h"
+#include "spanner/tables.h"
 #include "base/error.h"
 #include "base/vec.h"
 
@@ -163,8 +164,13 @@ typedef struct cblock {
     uint8_t (*next)[256];     /* [end_len] KMP: bytes of F matched after k then b */
     uint32_t *check;          /* [end_len][words]: tokens checked in state k */
     idvec *check_list;        /* [end_len] the same as lists */
-    idvec cend;               /* C_end tokens not in check[0] */
-    idvec cend_prefix;        /* their prefix tokens: NO_ID, EMPTY_PREFIX or an id */
+    idvec cend;               /* C_end tokens */
+    idvec cend_prefix;        /* the longest token their code p starts with: NO_ID,
+                                 EMPTY_PREFIX (p is empty) or an id */
+    idvec cend_len;           /* the length of p (the token's bytes before the pending end) */
+    /* Per spanner state q, built on first use: bit i set when the lexer alone reads the
+       code p of cend[i] from q and may end there (lexes_to_end). */
+    _Atomic(uint64_t *) *lexok;
     idvec *strad;             /* [begin_len + 1]: tokens entering the block at m = 1.. */
 } cblock;
 
@@ -185,6 +191,10 @@ static void cblock_free(gm_mem *m, cblock *cb)
     gm_mem_free(m, cb->check_list);
     gm_vec_free(m, &cb->cend);
     gm_vec_free(m, &cb->cend_prefix);
+    gm_vec_free(m, &cb->cend_len);
+    for (uint32_t q = 0; cb->lexok && cb->inner && q < cb->inner->spanner->nstates; q++)
+        gm_mem_free(m, atomic_load(&cb->lexok[q]));
+    gm_mem_free(m, cb->lexok);
     for (uint32_t i = 0; cb->strad && i <= cb->b->begin_len; i++)
         gm_vec_free(m, &cb->strad[i]);
     gm_mem_free(m, cb->strad);
@@ -220,16 +230,59 @@ static void kmp_build(const gm_block *b, uint8_t (*next)[256])
 static bool bit(const uint32_t *m, uint32_t t) { return (m[t >> 5] >> (t & 31)) & 1; }
 static void set_bit(uint32_t *m, uint32_t t) { m[t >> 5] |= (uint32_t)1 << (t & 31); }
 
-/* The token whose bytes are s[0..n): EMPTY_PREFIX for n = 0, NO_ID when none. */
-static uint32_t token_of(const gm_trie *t, const uint8_t *s, size_t n)
+/* The longest token that s[0..n) starts with: EMPTY_PREFIX for n = 0, NO_ID when none. */
+static uint32_t token_prefix_of(const gm_trie *t, const uint8_t *s, size_t n)
 {
     if (!n)
         return EMPTY_PREFIX;
-    uint32_t node = gm_trie_find(t, s, n);
-    if (node == UINT32_MAX || t->nodes[node].depth != n ||
-        t->nodes[node].tok_begin == t->nodes[node].tok_end)
-        return NO_ID;
-    return t->tokens[t->nodes[node].tok_begin];
+    for (size_t k = n; k > 0; k--) {
+        uint32_t node = gm_trie_find(t, s, k);
+        if (node != UINT32_MAX && t->nodes[node].depth == k &&
+            t->nodes[node].tok_begin < t->nodes[node].tok_end)
+            return t->tokens[t->nodes[node].tok_begin];
+    }
+    return NO_ID;
+}
+
+/*
+ * Whether the lexer alone, from state q, reads s[0..n) and can end there (the
+ * pending lexeme a whole terminal): needed for the code to end after s, and
+ * cheap (no parser); inside a string literal it fails for most tokens.
+ */
+static bool lexes_to_end(const gm_spanner *sp, uint32_t q, const uint8_t *s, size_t n)
+{
+    uint32_t emit[GM_SPANNER_MAX_EMIT], nemit;
+    for (size_t i = 0; i < n; i++)
+        if (!gm_spanner_step(sp, q, s[i], &q, emit, &nemit))
+            return false;
+    return gm_spanner_finish(sp, q, emit, &nemit, &q);
+}
+
+/* cb->lexok[q], built on first use (NULL when out of memory). */
+static const uint64_t *lexok_of(const gm_compiled *c, const cblock *cb, uint32_t q)
+{
+    uint64_t *ok = atomic_load_explicit(&cb->lexok[q], memory_order_acquire);
+    if (ok)
+        return ok;
+    gm_mem *m = (gm_mem *)&c->mem;
+    size_t n = cb->cend.n;
+    ok = gm_mem_calloc(m, n / 64 + 1, sizeof *ok);
+    if (!ok)
+        return NULL;
+    const gm_vocab_data *v = c->vocab->data;
+    for (size_t i = 0; i < n; i++) {
+        size_t tl;
+        const uint8_t *tb = gm_vocab_data_token(v, cb->cend.v[i], &tl);
+        if (lexes_to_end(cb->inner->spanner, q, tb, cb->cend_len.v[i]))
+            ok[i / 64] |= (uint64_t)1 << (i % 64);
+    }
+    uint64_t *none = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&cb->lexok[q], &none, ok, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        gm_mem_free(m, ok);
+        ok = none;
+    }
+    return ok;
 }
 
 /* Classifies every token for block cb (note [code blocks]). */
@@ -277,7 +330,9 @@ static gm_status cblock_lists(gm_compiled *c, cblock *cb, uint32_t words, gm_err
         }
         if (!hit0 && end0 > 0) {
             fail |= gm_vec_push(m, &cb->cend, t) != 0;
-            fail |= gm_vec_push(m, &cb->cend_prefix, token_of(c->vocab->trie, s, len - end0)) != 0;
+            fail |= gm_vec_push(m, &cb->cend_prefix,
+                                token_prefix_of(c->vocab->trie, s, len - end0)) != 0;
+            fail |= gm_vec_push(m, &cb->cend_len, (uint32_t)(len - end0)) != 0;
         }
         /* Tokens that finish the begin before their last byte. */
         uint32_t last_m = 0;
@@ -318,6 +373,9 @@ gm_status gm_cblocks_create(gm_compiled *c, gm_error *err)
         gm_status st = gm_compiled_create(cb->b->inner, c->vocab, &co, &cb->inner, err);
         if (st == GM_OK)
             st = cblock_lists(c, cb, x->words, err);
+        if (st == GM_OK &&
+            !(cb->lexok = gm_mem_calloc(&c->mem, cb->inner->spanner->nstates, sizeof *cb->lexok)))
+            st = gm_mem_fail(&c->mem, err, "code-block tables");
         if (st != GM_OK) {
             gm_error_prefix(err, "code block %s", cb->b->name);
             return st;
@@ -529,6 +587,15 @@ static gm_status run_byte(const gm_compiled *c, struct gm_bscratch *w, const run
     return st;
 }
 
+/* *dst = *src, copying only what is used. */
+static void run_move(run *dst, const run *src)
+{
+    dst->n = src->n;
+    dst->nhist = src->nhist;
+    memcpy(dst->hist, src->hist, src->nhist);
+    memcpy(dst->v, src->v, src->n * sizeof *src->v);
+}
+
 static void run_from_state(const gm_bstate *s, run *r)
 {
     r->n = s->n;
@@ -550,7 +617,7 @@ static gm_status run_bytes(const gm_compiled *c, struct gm_bscratch *w, run *r,
         run_release(c, r);
         if (st != GM_OK)
             return st;
-        *r = next;
+        run_move(r, &next);
     }
     return GM_OK;
 }
@@ -572,7 +639,7 @@ static gm_status run_special(const gm_compiled *c, struct gm_bscratch *w, run *r
             st = add_prose(c, w, &next, e2, err);
     }
     run_release(c, r);
-    *r = next;
+    run_move(r, &next);
     if (st != GM_OK)
         run_release(c, r);
     return st;
@@ -730,6 +797,48 @@ static gm_status check_list(const gm_compiled *c, struct gm_bscratch *w, const g
     return st;
 }
 
+/*
+ * The C_end tokens the LALR mask of l1 lacks: allowed iff l1 takes their
+ * code p and may end after it (then the end may follow). Filtered first by
+ * the lexer alone (lexok), then by the longest token p starts with.
+ */
+static gm_status cend_mask(const gm_compiled *c, struct gm_bscratch *w, const cblock *cb,
+                           const gm_mstate *l1, const uint32_t *check, uint32_t *mask,
+                           gm_error *err)
+{
+    const gm_engine_ops *lalr = &gm_engine_lalr;
+    gm_mscratch none = no_scratch();
+    const uint64_t *ok = lexok_of(c, cb, l1->lalr.q);
+    if (!ok)
+        return gm_mem_fail((gm_mem *)&c->mem, err, "code-block tables");
+    gm_status st = GM_OK;
+    for (size_t wi = 0; wi <= cb->cend.n / 64 && st == GM_OK; wi++)
+        for (uint64_t bits = ok[wi]; bits && st == GM_OK; bits &= bits - 1) {
+            size_t i = wi * 64 + (size_t)__builtin_ctzll(bits);
+            uint32_t t = cb->cend.v[i], pre = cb->cend_prefix.v[i];
+            if (bit(check, t) || bit(w->tmp, t) || bit(mask, t) ||
+                (pre != NO_ID && pre != EMPTY_PREFIX && !bit(w->tmp, pre)))
+                continue;
+            if (pre == EMPTY_PREFIX) {
+                if (lalr->can_end(cb->inner, l1))
+                    set_bit(mask, t);
+                continue;
+            }
+            size_t tl;
+            const uint8_t *tb = gm_vocab_data_token(c->vocab->data, t, &tl);
+            gm_mstate after;
+            st = lalr->step_bytes(cb->inner, &none, l1, tb, cb->cend_len.v[i], &after, err);
+            if (st == GM_OK) {
+                if (lalr->can_end(cb->inner, &after))
+                    set_bit(mask, t);
+                lalr->release(cb->inner, &after);
+            } else if (st == GM_ERR_REJECTED) {
+                st = GM_OK;
+            }
+        }
+    return st;
+}
+
 /* The tokens configuration x allows, into mask (note [code blocks]). */
 static gm_status block_mask(const gm_compiled *c, struct gm_bscratch *w, const gm_bstate *s,
                             const bconf *x, uint32_t *mask, size_t words, gm_error *err)
@@ -752,14 +861,7 @@ static gm_status block_mask(const gm_compiled *c, struct gm_bscratch *w, const g
     if (have && st == GM_OK) {
         for (size_t i = 0; i < words; i++)
             mask[i] |= w->tmp[i] & ~check[i];
-        for (size_t i = 0; i < cb->cend.n && st == GM_OK; i++) {
-            uint32_t t = cb->cend.v[i], pre = cb->cend_prefix.v[i];
-            if (bit(check, t) || bit(w->tmp, t) || bit(mask, t))
-                continue;
-            if (pre != NO_ID && pre != EMPTY_PREFIX && !bit(w->tmp, pre))
-                continue; /* the code before the pending end is rejected */
-            st = check_token(c, w, s, t, mask, err);
-        }
+        st = cend_mask(c, w, cb, &l1, check, mask, err);
     }
     if (own)
         lalr->release(cb->inner, &l1);
@@ -870,7 +972,7 @@ static gm_status blocks_forced_bytes(const gm_compiled *c, gm_mscratch *ws, cons
         }
         ++*len;
         run_release(c, &cur);
-        cur = only;
+        run_move(&cur, &only);
     }
     run_release(c, &cur);
     return st;

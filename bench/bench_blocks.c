@@ -230,8 +230,21 @@ static void bench_tokenizer(const char *tok, size_t nfiles, int runs)
         }
         for (int r = 0; r < runs; r++)
             decode(c, ids, n, t, r > 0);
-        for (size_t s = 0; s < n && runs; s++)
+        for (size_t s = 0; s < n && runs; s++) {
             add(&warm[kind[s]], t[s]);
+            if (getenv("BENCH_BLOCKS_SLOW") && t[s] > 300000) {
+                size_t at = 0, tl;
+                for (size_t u = 0; u < s; u++) {
+                    gm_vocab_token(v, ids[u], &tl);
+                    at += tl;
+                }
+                const uint8_t *tb = gm_vocab_token(v, ids[s], &tl);
+                fprintf(stderr, "slow step %zu (%.0f us) at byte %zu of %s answer %zu, "
+                        "before [%.*s] after [%.*s]\n", s, t[s] / 1e3, at, langs[a->lang], i,
+                        (int)(at < 40 ? at : 40), a->text + at - (at < 40 ? at : 40), (int)tl,
+                        (const char *)tb);
+            }
+        }
         free(kind);
         free(t);
         gm_vocab_free_ids(v, ids);

@@ -52,11 +52,24 @@
  *     0 it is allowed iff L1 accepts it (the LALR mask of L1); if at k'' > 0
  *     (it ends with "\n", "\n`", ...: C_end) it is allowed iff L1 accepts it
  *     or L1 accepts its bytes before the pending k'' and may end there —
- *     the LALR mask, then check_token for the C_end tokens it lacks, unless
- *     the token of those bytes exists and L1 rejects it. Every other token
- *     (its run from k differs from the run from 0, or completes F: tokens
- *     holding the fence, tokens starting with '`' after "\n") is checked.
+ *     the LALR mask; for the C_end tokens it lacks (about 2,000 of them in
+ *     llama3: most tokens that end with a line break), filters that are
+ *     necessary conditions — the lexer alone reads their bytes before the
+ *     pending k'' from L1's lexer state and may end there (a bit set per
+ *     lexer state, built on first use), the longest token those bytes
+ *     start with is allowed by the LALR mask — then the exact condition on
+ *     a virtual stack (gm_mask_can_end_after: no allocation). Every other
+ *     token (its run from k differs from the run from 0, or completes F:
+ *     tokens holding the fence, tokens starting with '`' after "\n") gets
+ *     what the end's automaton alone says about it (the code it commits
+ *     before F completes, whether F completes): all pending is decided
+ *     exactly (L may end, or L1 accepts it), a token whose committed code
+ *     the LALR mask rejects (by the longest token it starts with) or whose
+ *     F completes at once where L may not end is rejected, the rest go to
+ *     check_token.
  *   The lists are computed once per compiled grammar (gm_cblocks_create).
+ * A compiled file holds the Earley automata; loading it reads the blocks
+ * from the external symbols and builds their tables again, lazily.
  */
 #include "runtime/blocks.h"
 
@@ -65,6 +78,7 @@
 
 #include "earley/engine.h"
 #include "runtime/engine.h"
+#include "runtime/mask.h"
 #include "runtime/objects.h"
 #include "spanner/tables.h"
 #include "base/error.h"
@@ -79,6 +93,21 @@ enum {
 };
 
 typedef GM_VEC(uint32_t) idvec;
+
+/*
+ * What the end's automaton alone says about a checked token t from state k
+ * (filters before check_token, each a necessary condition or the exact
+ * answer): the bytes of F[0..k) t committed as code before the end
+ * completes (`committed`), whether it completes (`fence`), and the longest
+ * token that t's committed bytes start with.
+ */
+typedef struct checkf {
+    uint32_t t;
+    uint32_t committed;
+    uint32_t prefix;          /* when committed > k: NO_ID or a token */
+    uint8_t fence;
+} checkf;
+typedef GM_VEC(checkf) checkvec;
 
 /* ---- grammar side ---------------------------------------------------------- */
 
@@ -163,7 +192,7 @@ typedef struct cblock {
     gm_compiled *inner;       /* LALR, the same vocabulary */
     uint8_t (*next)[256];     /* [end_len] KMP: bytes of F matched after k then b */
     uint32_t *check;          /* [end_len][words]: tokens checked in state k */
-    idvec *check_list;        /* [end_len] the same as lists */
+    checkvec *check_list;     /* [end_len] the same as lists, with their filters */
     idvec cend;               /* C_end tokens */
     idvec cend_prefix;        /* the longest token their code p starts with: NO_ID,
                                  EMPTY_PREFIX (p is empty) or an id */
@@ -325,7 +354,19 @@ static gm_status cblock_lists(gm_compiled *c, cblock *cb, uint32_t words, gm_err
             }
             if (differs || a != z) {
                 set_bit(cb->check + (size_t)k * words, t);
-                fail |= gm_vec_push(m, &cb->check_list[k], t) != 0;
+                checkf f = {t, 0, NO_ID, 0};
+                for (uint32_t i = 0, q = k; i < len; i++) {
+                    uint32_t nq = cb->next[q][s[i]];
+                    if (nq == L) {
+                        f.fence = 1;
+                        break;
+                    }
+                    f.committed += q + 1 - nq;
+                    q = nq;
+                }
+                if (f.committed > k)
+                    f.prefix = token_prefix_of(c->vocab->trie, s, f.committed - k);
+                fail |= gm_vec_push(m, &cb->check_list[k], f) != 0;
             }
         }
         if (!hit0 && end0 > 0) {
@@ -826,6 +867,13 @@ static gm_status cend_mask(const gm_compiled *c, struct gm_bscratch *w, const cb
             }
             size_t tl;
             const uint8_t *tb = gm_vocab_data_token(c->vocab->data, t, &tl);
+            gm_mask_state ms = {l1->lalr.q, l1->lalr.stack, &l1->lalr.layer};
+            int r = gm_mask_can_end_after(cb->inner->spanner, &ms, tb, cb->cend_len.v[i]);
+            if (r >= 0) {
+                if (r)
+                    set_bit(mask, t);
+                continue;
+            }
             gm_mstate after;
             st = lalr->step_bytes(cb->inner, &none, l1, tb, cb->cend_len.v[i], &after, err);
             if (st == GM_OK) {
@@ -863,9 +911,27 @@ static gm_status block_mask(const gm_compiled *c, struct gm_bscratch *w, const g
             mask[i] |= w->tmp[i] & ~check[i];
         st = cend_mask(c, w, cb, &l1, check, mask, err);
     }
+    /* Tokens whose run of the end's automaton from k differs from the run from 0. */
+    const checkvec *cl = &cb->check_list[x->k];
+    bool end_here = lalr->can_end(cb->inner, &x->in);
+    for (size_t i = 0; i < cl->n && st == GM_OK; i++) {
+        const checkf *f = &cl->v[i];
+        if (bit(mask, f->t))
+            continue;
+        if (!f->fence && !f->committed) { /* all pending: exact */
+            if (end_here || (have && bit(w->tmp, f->t)))
+                set_bit(mask, f->t);
+            continue;
+        }
+        if (f->committed >= x->k && (!have || (f->prefix != NO_ID && !bit(w->tmp, f->prefix))))
+            continue; /* its code is rejected */
+        if (f->fence && !f->committed && !end_here)
+            continue; /* the end completes where the code may not end */
+        st = check_token(c, w, s, f->t, mask, err);
+    }
     if (own)
         lalr->release(cb->inner, &l1);
-    return st == GM_OK ? check_list(c, w, s, &cb->check_list[x->k], mask, err) : st;
+    return st;
 }
 
 /* Tokens that finish a block's begin and go on into its code. */

@@ -46,6 +46,7 @@ struct gm_grammar {
     gm_lexer *lexer;
     gm_postlex postlex;       /* post-lexing layer (copied from the cfg; arrays owned) */
     gm_lr_table *lr;
+    struct gm_ctx_lexers *ctx; /* GM_LEXER_CONTEXTUAL: every lexer built; else NULL */
     /* GM_ENGINE_EARLEY */
     gm_egrammar *eg;
 };
@@ -58,6 +59,7 @@ struct gm_compiled {
     const struct gm_engine_ops *ops; /* the grammar's engine (runtime/engine.h) */
     gm_spanner *spanner;      /* GM_ENGINE_LALR */
     gm_eengine *eengine;      /* GM_ENGINE_EARLEY */
+    struct gm_ctx_spanners *ctx; /* the grammar's contextual lexer: a spanner per lexer */
 };
 
 /*

@@ -78,8 +78,16 @@ static int finish_token(builder *b, uint32_t token, size_t from, const uint32_t 
         seq->v[seq->n++] = pre[k];
     for (size_t i = from; i < len; i++) {
         uint32_t next, emit[GM_SPANNER_MAX_EMIT], nemit;
-        if (!gm_spanner_step(sp, q, bytes[i], &next, emit, &nemit))
-            return 0;
+        if (!gm_spanner_step(sp, q, bytes[i], &next, emit, &nemit)) {
+            /* A contextual spanner keeps it when another lexer may take over. */
+            if (!sp->contextual || seq->n + nemit == 0)
+                return 0;
+            if (gm_vec_reserve(b->mem, seq, seq->n + nemit))
+                return -1;
+            for (uint32_t k = 0; k < nemit; k++)
+                seq->v[seq->n++] = emit[k];
+            return add_token(b, token, GM_PROD_SWITCH, seq->v, (uint32_t)seq->n) ? -1 : 1;
+        }
         if (gm_vec_reserve(b->mem, seq, seq->n + nemit))
             return -1;
         for (uint32_t k = 0; k < nemit; k++)
@@ -100,8 +108,9 @@ static int finish_subtree(builder *b, uint32_t i, size_t from, const uint32_t *p
 {
     const gm_trie *tr = b->sp->trie;
     uint32_t next, emit[GM_SPANNER_MAX_EMIT], nemit;
-    if (from + 1 == tr->nodes[i].depth &&
-        !gm_spanner_step(b->sp, q, tr->nodes[i].byte, &next, emit, &nemit))
+    if (from + 1 == tr->nodes[i].depth && (npre == 0 || !b->sp->contextual) &&
+        !gm_spanner_step(b->sp, q, tr->nodes[i].byte, &next, emit, &nemit) &&
+        (nemit == 0 || !b->sp->contextual))
         return 0;
     for (uint32_t j = i; j < tr->nodes[i].skip; j++)
         for (uint32_t k = tr->nodes[j].tok_begin; k < tr->nodes[j].tok_end; k++)
@@ -143,8 +152,13 @@ static int walk(builder *b, uint32_t q0)
             absolute[nd->depth] = absolute[nd->depth - 1] || nd->byte == '\n';
         } else {
             /* A virtual start state: a space is stripped, else lexing starts (widths absolute). */
-            if (!gm_spanner_step(sp, r, nd->byte, &next, emit, &nemit))
+            if (!gm_spanner_step(sp, r, nd->byte, &next, emit, &nemit)) {
                 next = GM_LEX_DEAD;
+                for (uint32_t j = i; sp->contextual && nemit && j < nd->skip; j++)
+                    for (uint32_t k = tr->nodes[j].tok_begin; k < tr->nodes[j].tok_end; k++)
+                        if (add_token(b, tr->tokens[k], GM_PROD_SWITCH, emit, nemit))
+                            goto nomem;
+            }
             absolute[nd->depth] = 1;
         }
         if (next != GM_LEX_DEAD && nemit) {

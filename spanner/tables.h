@@ -85,6 +85,13 @@
  * window's Prod set itself instead.
  */
 #define GM_SEQ_PAIR 0x40000000u
+/*
+ * The prod of a class of a contextual spanner (gm_spanner.contextual) whose
+ * tokens the spanner's own lexer fails to lex after their elements E: they
+ * are possible only where the lexer changes after one of them
+ * (runtime/ctx_spanners.h, note [contextual masks]).
+ */
+#define GM_PROD_SWITCH 0xfffffffeu
 #define GM_SEQ_IS_PAIR(e) (((e) & 0xc0000000u) == GM_SEQ_PAIR)
 
 /* One class (E, P) of a profile (note [token classes]). */
@@ -129,6 +136,8 @@ struct gm_accept_entry;
 typedef struct gm_spanner {
     gm_mem *mem;
     uint32_t variant;        /* GM_VARIANT_* (0: the full engine) */
+    bool contextual;         /* one of the contextual lexer's spanners: profiles keep the
+                                tokens that fail after an element (GM_PROD_SWITCH) */
     const gm_lexer *lexer;   /* borrowed: must outlive the spanner */
     const gm_lr_table *lr;
     const gm_vocab_data *vocab;

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "spanner/profile.h"
 #include "base/error.h"
 
 gm_status gm_ctx_spanners_create(gm_mem *m, const gm_ctx_lexers *lexers, const gm_postlex *postlex,
@@ -144,4 +145,56 @@ int gm_ctx_step(gm_ctx_spanners *cs, gm_spanner **spp, uint32_t *k, uint32_t *qp
         sp = sp2;
         *k = k2;
     }
+}
+
+static const gm_suffixes *find_suffixes(const gm_suffixes *s, uint32_t depth, uint32_t k)
+{
+    for (; s; s = s->next)
+        if (s->depth == depth && s->lexer == k)
+            return s;
+    return NULL;
+}
+
+gm_status gm_ctx_suffixes(gm_ctx_spanners *cs, const gm_spanner *from, const gm_profile *p,
+                          const gm_class *c, uint32_t depth, uint32_t k, const gm_profile **out,
+                          gm_error *err)
+{
+    /* The list is the class's cache: entries are only ever pushed, with a compare-and-swap. */
+    _Atomic(gm_suffixes *) *head = (_Atomic(gm_suffixes *) *)&c->suffixes;
+    gm_suffixes *first = atomic_load_explicit(head, memory_order_acquire);
+    const gm_suffixes *found = find_suffixes(first, depth, k);
+    if (found) {
+        *out = found->p;
+        return GM_OK;
+    }
+    gm_spanner *to = gm_ctx_spanner(cs, k, err);
+    if (!to)
+        return err->code;
+    gm_profile *np;
+    gm_status st = gm_profile_build_suffixes(from, p, c, depth, to, &np, err);
+    if (st != GM_OK)
+        return st;
+    gm_suffixes *s = gm_mem_calloc(cs->mem, 1, sizeof *s);
+    if (!s) {
+        gm_profile_destroy(cs->mem, np);
+        return gm_mem_fail(cs->mem, err, "a contextual suffix profile");
+    }
+    s->depth = depth;
+    s->lexer = k;
+    s->p = np;
+    for (;;) {
+        s->next = first;
+        if (atomic_compare_exchange_weak_explicit(head, &first, s, memory_order_acq_rel,
+                                                  memory_order_acquire))
+            break;
+        if ((found = find_suffixes(first, depth, k))) {
+            /* Another thread built it first. */
+            gm_profile_destroy(cs->mem, np);
+            gm_mem_free(cs->mem, s);
+            *out = found->p;
+            return GM_OK;
+        }
+    }
+    *out = np;
+    return GM_OK;
 }

@@ -46,8 +46,13 @@ typedef struct walker {
     /* The contextual lexer (runtime/ctx_spanners.h, note [contextual masks]), or NULL. */
     gm_ctx_spanners *ctx;
     uint32_t lexer;           /* the lexer of sp, the profile's */
-    uint32_t q0;              /* the state the profile's tokens start from */
     int diverged;             /* class_big: the lexer changed inside the class */
+    uint32_t depth;           /* suffix profiles walked inside one another */
+    /* Where the walked tokens start, for answering them one by one. */
+    const gm_spanner *top_sp;
+    uint32_t top_lexer;
+    uint32_t q0;
+    const gm_vstack *top_vs0;
 } walker;
 
 static void add_tokens(walker *w, const gm_tokset *ts)
@@ -293,8 +298,8 @@ static int ctx_token_try(walker *w, const gm_vstack *vs0, uint32_t t, uint32_t *
     gm_vstack vs;
     if (vs_copy(&vs, vs0, buf, cap, buf + 2 * (size_t)cap, cap))
         return -1;
-    gm_spanner *sp = (gm_spanner *)w->sp;
-    uint32_t q = w->q0, k = w->lexer;
+    gm_spanner *sp = (gm_spanner *)w->top_sp;
+    uint32_t q = w->q0, k = w->top_lexer;
     for (size_t i = 0; i < len; i++) {
         int r = gm_ctx_step(w->ctx, &sp, &k, &q, bytes[i], ctx_vfeed, &vs, err);
         if (r <= 0)
@@ -303,9 +308,10 @@ static int ctx_token_try(walker *w, const gm_vstack *vs0, uint32_t t, uint32_t *
     return set_viable(sp, &vs, sp->state_prod[q], buf + cap, cap);
 }
 
-/* Adds token t when it is allowed from (w->q0, vs0), lexed contextually byte by byte. */
-static gm_status ctx_token(walker *w, const gm_vstack *vs0, uint32_t t, gm_error *err)
+/* Adds token t when it is allowed from (w->q0, w->top_vs0), lexed contextually byte by byte. */
+static gm_status ctx_token(walker *w, uint32_t t, gm_error *err)
 {
+    const gm_vstack *vs0 = w->top_vs0;
     if ((w->mask[t >> 5] >> (t & 31)) & 1)
         return GM_OK;
     if (w->filter && !((w->filter[t >> 5] >> (t & 31)) & 1))
@@ -330,32 +336,61 @@ static gm_status ctx_token(walker *w, const gm_vstack *vs0, uint32_t t, gm_error
                         "a token needs more than %u parser states of reductions", BIG_OVERLAY);
 }
 
-/* ctx_token for every token of class c. */
-static gm_status ctx_class(walker *w, const gm_vstack *vs0, const gm_class *c, gm_error *err)
+typedef struct ctx_each {
+    walker *w;
+    gm_error *err;
+    gm_status st;
+} ctx_each;
+
+static int ctx_each_token(void *ud, uint32_t t)
 {
-    const gm_tokset *ts = &c->tokens;
-    gm_status st = GM_OK;
-    switch (ts->kind) {
-    case GM_TOKSET_LIST:
-        for (uint32_t i = 0; i < ts->n && st == GM_OK; i++)
-            st = ctx_token(w, vs0, ts->u.ids[i], err);
-        break;
-    case GM_TOKSET_COMPLEMENT:
-        for (uint32_t t = 0, i = 0; t < w->sp->nbits && st == GM_OK; t++) {
-            if (i < ts->n && ts->u.ids[i] == t) {
-                i++;
-                continue;
-            }
-            st = ctx_token(w, vs0, t, err);
-        }
-        break;
-    case GM_TOKSET_BITSET:
-        for (uint32_t t = 0; t < w->sp->nbits && st == GM_OK; t++)
-            if ((ts->u.words[t >> 5] >> (t & 31)) & 1)
-                st = ctx_token(w, vs0, t, err);
-        break;
-    default: break;
+    ctx_each *e = ud;
+    e->st = ctx_token(e->w, t, e->err);
+    return e->st != GM_OK;
+}
+
+/* ctx_token for every token of class c. */
+static gm_status ctx_class(walker *w, const gm_class *c, gm_error *err)
+{
+    ctx_each e = {w, err, GM_OK};
+    gm_tokset_foreach(&c->tokens, w->sp->nbits, ctx_each_token, &e);
+    return e.st;
+}
+
+static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *idx,
+                              const uint32_t *shared, uint32_t n, const gm_vstack *vs0,
+                              gm_error *err);
+
+enum { SUFFIX_DEPTH = 12 }; /* suffix profiles inside one another; deeper: token by token */
+
+/*
+ * Class c of p diverged after its element d into lexer k, vs holding the
+ * stack after that element: walks the classes of its tokens' rests in k's
+ * spanner (note [contextual masks]). The walker's snapshots and memo are
+ * left stale.
+ */
+static gm_status walk_suffixes(walker *w, const gm_profile *p, const gm_class *c, uint32_t d,
+                               uint32_t k, const gm_vstack *vs, gm_error *err)
+{
+    const gm_profile *sub = NULL;
+    if (w->depth < SUFFIX_DEPTH) {
+        gm_status st = gm_ctx_suffixes(w->ctx, w->sp, p, c, d, k, &sub, err);
+        if (st != GM_OK)
+            return st;
     }
+    if (!sub)
+        return ctx_class(w, c, err);
+    const gm_spanner *sp = w->sp;
+    uint32_t lexer = w->lexer, rel = w->rel_width;
+    w->sp = gm_ctx_spanner(w->ctx, k, err); /* built by gm_ctx_suffixes */
+    w->lexer = k;
+    w->rel_width = 0;
+    w->depth++;
+    gm_status st = walk_classes(w, sub, NULL, NULL, sub->nclasses, vs, err);
+    w->depth--;
+    w->sp = sp;
+    w->lexer = lexer;
+    w->rel_width = rel;
     return st;
 }
 
@@ -370,6 +405,17 @@ static bool ctx_diverges(const walker *w, const gm_vstack *s)
  * listed in idx[0..n) (with their shared prefixes in shared[]), or all of
  * them when idx is NULL.
  */
+/* After a walk of suffixes (which used the snapshots and the memo): the walk restarts at vs0. */
+static void restart(walker *w, const gm_vstack *vs0, uint32_t *valid, repeat *rp)
+{
+    /* vs0 fitted in snapshot 0 before, so it fits again. */
+    vs_copy(&w->snap[0], vs0, w->regions[0], WALK_REGION, w->iregions[0], WALK_INDENTS);
+    memset(w->known, 0, sizeof w->known);
+    memset(w->viable, 0, sizeof w->viable);
+    *valid = 0;
+    rp->depth = UINT32_MAX;
+}
+
 static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *idx,
                               const uint32_t *shared, uint32_t n, const gm_vstack *vs0,
                               gm_error *err)
@@ -385,7 +431,7 @@ static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *id
             w->diverged = 0;
             gm_status st = class_big(w, vs0, p, c, &ok, err);
             if (st == GM_OK && w->diverged)
-                st = ctx_class(w, vs0, c, err);
+                st = ctx_class(w, c, err);
             if (st != GM_OK)
                 return st;
             if (ok)
@@ -393,6 +439,8 @@ static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *id
         }
         return GM_OK;
     }
+    uint32_t dbuf[WALK_REGION], dibuf[WALK_INDENTS], div_lexer = 0;
+    gm_vstack div_vs;                   /* the stack after the diverging element */
     uint32_t valid = 0;                 /* snapshots 0..valid hold the current prefix */
     uint32_t failed = UINT32_MAX;       /* position whose element was rejected, if any */
     uint32_t diverged = UINT32_MAX;     /* position after whose element the lexer changed */
@@ -403,9 +451,11 @@ static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *id
         if (failed != UINT32_MAX && c_shared > failed && !(w->sp->variant & GM_VARIANT_NO_SHARING))
             continue;                   /* same rejected prefix */
         if (diverged != UINT32_MAX && c_shared > diverged) {
-            gm_status st = ctx_class(w, vs0, c, err); /* same prefix, same lexer change */
+            /* The same prefix, the same lexer change. */
+            gm_status st = walk_suffixes(w, p, c, diverged, div_lexer, &div_vs, err);
             if (st != GM_OK)
                 return st;
+            restart(w, vs0, &valid, &rp);
             continue;
         }
         failed = UINT32_MAX;
@@ -437,16 +487,22 @@ static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *id
             }
             if (ctx_diverges(w, &w->snap[to])) {
                 diverged = d;
+                div_lexer = gm_ctx_lexer_of(w->ctx, gm_vstack_top(&w->snap[to]));
                 alive = false;
                 break;
             }
         }
         bool ok = false;
         if (!w->overflow && diverged != UINT32_MAX) {
-            valid = diverged + 1 < WALK_DEPTH ? diverged + 1 : WALK_DEPTH - 1;
-            gm_status st = ctx_class(w, vs0, c, err);
+            uint32_t to = diverged + 1 < WALK_DEPTH ? diverged + 1 : WALK_DEPTH;
+            gm_status st = GM_OK;
+            if (vs_copy(&div_vs, &w->snap[to], dbuf, WALK_REGION, dibuf, WALK_INDENTS))
+                st = ctx_class(w, c, err); /* cannot happen: the snapshot has the same room */
+            else
+                st = walk_suffixes(w, p, c, diverged, div_lexer, &div_vs, err);
             if (st != GM_OK)
                 return st;
+            restart(w, vs0, &valid, &rp);
             continue;
         }
         if (!w->overflow && !alive) {
@@ -470,7 +526,7 @@ static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *id
             w->diverged = 0;
             gm_status st = class_big(w, vs0, p, c, &ok, err);
             if (st == GM_OK && w->diverged)
-                st = ctx_class(w, vs0, c, err);
+                st = ctx_class(w, c, err);
             if (st != GM_OK)
                 return st;
         }
@@ -545,10 +601,14 @@ static gm_status fill(gm_spanner *sp, gm_ctx_spanners *ctx, uint32_t lexer, cons
     w.rel_width = pending_width(sp, s->q);
     w.ctx = ctx;
     w.lexer = lexer;
+    w.depth = 0;
+    w.top_sp = sp;
+    w.top_lexer = lexer;
     w.q0 = s->q;
     uint32_t buf[WALK_REGION], ibuf[WALK_INDENTS];
     gm_vstack real;
     vs_init(&real, s, buf, WALK_REGION, ibuf, WALK_INDENTS);
+    w.top_vs0 = &real;
     gm_status st = walk_profile(&w, p, &real, err);
     if (st != GM_OK || p->split0 == GM_SPANNER_NONE)
         return st;
@@ -575,7 +635,10 @@ static gm_status fill(gm_spanner *sp, gm_ctx_spanners *ctx, uint32_t lexer, cons
         return err->code;
     w.filter = filter;
     w.rel_width = 0;
+    w.top_sp = w.sp;
+    w.top_lexer = w.lexer;
     w.q0 = next;
+    w.top_vs0 = &after;
     return walk_profile(&w, p0, &after, err);
 }
 

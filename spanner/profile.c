@@ -27,16 +27,42 @@ typedef struct builder {
     const gm_spanner *sp;
     gm_mem *mem;
     gm_intern keys;          /* class key [prod, E...] -> class id */
-    uint32_t *class_of;      /* [vocabulary size] class of each token, or UINT32_MAX */
+    uint32_t *class_of;      /* [slots] class of each token, or UINT32_MAX */
+    const uint32_t *ids;     /* suffix profiles: the tokens (sorted), whose positions are the
+                                slots; NULL: every token id is its own slot */
+    uint32_t nslots;         /* vocabulary size, or the number of ids */
     uint32_t *stay_class;    /* [nprods] class of (empty E, prod), or UINT32_MAX */
     uint32_t ntokens;
     u32vec key;              /* scratch key */
     u32vec seq;              /* scratch sequence of finish_token */
 } builder;
 
+/* The slot of a token in class_of. */
+static uint32_t slot_of(const builder *b, uint32_t token)
+{
+    if (!b->ids)
+        return token;
+    uint32_t lo = 0, hi = b->nslots;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (b->ids[mid] < token)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The token of a slot. */
+static uint32_t token_of(const builder *b, uint32_t slot)
+{
+    return b->ids ? b->ids[slot] : slot;
+}
+
 /* Tokens with identical bytes share a trie node: each token is added once. */
 static int add_token(builder *b, uint32_t token, uint32_t prod, const uint32_t *seq, uint32_t len)
 {
+    token = slot_of(b, token);
     if (len == 0 && b->stay_class[prod] != UINT32_MAX) {
         b->class_of[token] = b->stay_class[prod];
         b->ntokens++;
@@ -247,14 +273,14 @@ static int assemble(builder *b, uint32_t q, gm_profile **out)
     for (uint32_t r = 0; r < nclasses; r++)
         rank[items[r].id] = r;
     /* Bucket the tokens by class rank; scanning ids upwards leaves each bucket sorted. */
-    for (uint32_t t = 0; t < sp->nbits; t++)
+    for (uint32_t t = 0; t < b->nslots; t++)
         if (b->class_of[t] != UINT32_MAX)
             start[rank[b->class_of[t]] + 1]++;
     for (uint32_t r = 0; r < nclasses; r++)
         start[r + 1] += start[r];
-    for (uint32_t t = 0; t < sp->nbits; t++)
+    for (uint32_t t = 0; t < b->nslots; t++)
         if (b->class_of[t] != UINT32_MAX)
-            sorted[start[rank[b->class_of[t]]]++] = t;
+            sorted[start[rank[b->class_of[t]]]++] = token_of(b, t);
     for (uint32_t r = nclasses; r > 0; r--)
         start[r] = start[r - 1];
     start[0] = 0;
@@ -267,6 +293,7 @@ static int assemble(builder *b, uint32_t q, gm_profile **out)
     uint32_t off = 0;
     for (uint32_t r = 0; r < nclasses; r++) {
         gm_class *c = &p->classes[r];
+        atomic_init(&c->suffixes, NULL);
         c->seq = off;
         c->len = items[r].len;
         c->prod = items[r].key[0];
@@ -325,7 +352,7 @@ void gm_profile_set_split0(const gm_spanner *sp, gm_profile *p)
 gm_status gm_profile_build(const gm_spanner *sp, uint32_t q, gm_profile **out, gm_error *err)
 {
     *out = NULL;
-    builder b = {.sp = sp, .mem = sp->mem};
+    builder b = {.sp = sp, .mem = sp->mem, .nslots = sp->nbits};
     gm_intern_init(&b.keys, sp->mem);
     b.class_of = gm_mem_alloc(sp->mem, (size_t)sp->nbits * sizeof *b.class_of);
     b.stay_class = gm_mem_alloc(sp->mem, (size_t)(sp->nprods ? sp->nprods : 1) * sizeof *b.stay_class);
@@ -352,9 +379,155 @@ void gm_profile_destroy(gm_mem *m, gm_profile *p)
     if (!p)
         return;
     if (p->classes)
-        for (uint32_t i = 0; i < p->nclasses; i++)
+        for (uint32_t i = 0; i < p->nclasses; i++) {
             gm_tokset_free(m, &p->classes[i].tokens);
+            for (gm_suffixes *s = atomic_load(&p->classes[i].suffixes), *next; s; s = next) {
+                next = s->next;
+                gm_profile_destroy(m, s->p);
+                gm_mem_free(m, s);
+            }
+        }
+    gm_mem_free(m, p->item_tok);
+    gm_mem_free(m, p->item_off);
     gm_mem_free(m, p->classes);
     gm_mem_free(m, p->seqs);
     gm_mem_free(m, p);
+}
+
+/* ---- suffix profiles (runtime/ctx_spanners.h, note [contextual masks]) ---- */
+
+typedef struct suffix_walk {
+    builder *b;
+    const gm_spanner *from;
+    const gm_profile *p;
+    uint32_t depth;
+    uint32_t start;          /* the no-lexeme state of `to` the rests start in (UINT32_MAX: unset) */
+    uint16_t *off;           /* [slots] where each token's rest starts */
+    int failed;              /* no memory */
+    int mixed;               /* the rests do not share one start state (or are too far in) */
+} suffix_walk;
+
+typedef struct collect {
+    uint32_t *ids;
+    uint32_t n;
+} collect;
+
+static int collect_id(void *ud, uint32_t id)
+{
+    collect *c = ud;
+    c->ids[c->n++] = id;
+    return 0;
+}
+
+/* Where token t starts in profile p: its item's offset, or 0 in a lexer state's profile. */
+static size_t item_offset(const gm_profile *p, uint32_t t)
+{
+    uint32_t lo = 0, hi = p->nitems;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (p->item_tok[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < p->nitems && p->item_tok[lo] == t ? p->item_off[lo] : 0;
+}
+
+/* One token: find the byte after which its element `depth` was emitted, lex the rest in to. */
+static int suffix_token(void *ud, uint32_t t)
+{
+    suffix_walk *sw = ud;
+    const gm_spanner *from = sw->from, *to = sw->b->sp;
+    size_t len;
+    const uint8_t *bytes = gm_vocab_data_token(from->vocab, t, &len);
+    uint32_t q = sw->p->state, seen = 0;
+    size_t i = sw->p->item_tok ? item_offset(sw->p, t) : 0;
+    for (; i < len; i++) {
+        uint32_t next, emit[GM_SPANNER_MAX_EMIT], nemit, flag = 0;
+        bool ok = gm_spanner_step(from, q, bytes[i], &next, emit, &nemit);
+        seen += nemit;
+        if (!ok && seen > sw->depth && nemit == 1 && q < from->nlex) {
+            /* A switch class's last element: the byte that ended it fails in `from`. */
+            uint32_t e, r;
+            gm_spanner_break(from, q, from->lexer->byte_class[bytes[i]], &e, &r);
+            flag = from->state_flag[r];
+        } else if (!ok) {
+            break; /* not this class's token after all: cannot happen */
+        } else {
+            flag = next < from->nlex ? from->state_flag[next] : 0;
+        }
+        if (seen > sw->depth) {
+            /* Byte i ended the element's lexeme and starts the rest. */
+            uint32_t s = gm_spanner_id(to, 0, flag, 0);
+            if (sw->start == UINT32_MAX)
+                sw->start = s;
+            if (s != sw->start || i > UINT16_MAX)
+                return sw->mixed = 1; /* one start state per profile */
+            sw->off[slot_of(sw->b, t)] = (uint16_t)i;
+            int r = finish_token(sw->b, t, i, NULL, 0, s);
+            if (r < 0)
+                sw->failed = 1;
+            return r < 0;
+        }
+        q = next;
+    }
+    return sw->mixed = 1;
+}
+
+gm_status gm_profile_build_suffixes(const gm_spanner *from, const gm_profile *p, const gm_class *c,
+                                    uint32_t depth, const gm_spanner *to, gm_profile **out,
+                                    gm_error *err)
+{
+    *out = NULL;
+    gm_mem *m = to->mem;
+    builder b = {.sp = to, .mem = m};
+    gm_intern_init(&b.keys, m);
+    /* Slots for the class's tokens only: a suffix profile costs what its class holds. */
+    uint32_t *ids = gm_mem_alloc(m, (size_t)(c->tokens.count ? c->tokens.count : 1) * sizeof *ids);
+    b.class_of = gm_mem_alloc(m, (size_t)(c->tokens.count ? c->tokens.count : 1) * sizeof *b.class_of);
+    b.stay_class = gm_mem_alloc(m, (size_t)(to->nprods ? to->nprods : 1) * sizeof *b.stay_class);
+    suffix_walk sw = {&b, from, p, depth, UINT32_MAX, NULL, 0, 0};
+    sw.off = gm_mem_alloc(m, (size_t)(c->tokens.count ? c->tokens.count : 1) * sizeof *sw.off);
+    int rc = !ids || !b.class_of || !b.stay_class || !sw.off;
+    if (!rc) {
+        collect ids_of = {ids, 0};
+        gm_tokset_foreach(&c->tokens, from->nbits, collect_id, &ids_of);
+        b.ids = ids;
+        b.nslots = ids_of.n;
+        memset(b.class_of, 0xff, (size_t)b.nslots * sizeof *b.class_of);
+        memset(b.stay_class, 0xff, (size_t)(to->nprods ? to->nprods : 1) * sizeof *b.stay_class);
+        gm_tokset_foreach(&c->tokens, from->nbits, suffix_token, &sw);
+        rc = sw.failed;
+    }
+    if (!rc && !sw.mixed)
+        rc = assemble(&b, sw.start == UINT32_MAX ? gm_spanner_id(to, 0, 0, 0) : sw.start, out);
+    if (!rc && !sw.mixed) {
+        gm_profile *np = *out;
+        np->split0 = GM_SPANNER_NONE; /* the rests start with no lexeme pending */
+        np->nitems = b.ntokens;
+        np->item_tok = gm_mem_alloc(m, (size_t)(b.ntokens ? b.ntokens : 1) * sizeof *np->item_tok);
+        np->item_off = gm_mem_alloc(m, (size_t)(b.ntokens ? b.ntokens : 1) * sizeof *np->item_off);
+        rc = !np->item_tok || !np->item_off;
+        for (uint32_t t = 0, n = 0; !rc && t < b.nslots; t++)
+            if (b.class_of[t] != UINT32_MAX) {
+                np->item_tok[n] = ids[t];
+                np->item_off[n++] = sw.off[t];
+            }
+        if (!rc)
+            np->bytes += (size_t)b.ntokens * (sizeof *np->item_tok + sizeof *np->item_off);
+        if (rc) {
+            gm_profile_destroy(m, np);
+            *out = NULL;
+        }
+    }
+    gm_intern_free(&b.keys);
+    gm_mem_free(m, ids);
+    gm_mem_free(m, b.class_of);
+    gm_mem_free(m, b.stay_class);
+    gm_mem_free(m, sw.off);
+    gm_vec_free(m, &b.key);
+    gm_vec_free(m, &b.seq);
+    if (rc)
+        return gm_mem_fail(m, err, "a contextual suffix profile");
+    return GM_OK;
 }

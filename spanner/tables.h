@@ -94,6 +94,8 @@
 #define GM_PROD_SWITCH 0xfffffffeu
 #define GM_SEQ_IS_PAIR(e) (((e) & 0xc0000000u) == GM_SEQ_PAIR)
 
+struct gm_suffixes;
+
 /* One class (E, P) of a profile (note [token classes]). */
 typedef struct gm_class {
     uint32_t seq;            /* offset of E in the profile's seqs */
@@ -101,6 +103,9 @@ typedef struct gm_class {
     uint32_t shared;         /* length of the common prefix of E with the previous class's E */
     uint32_t prod;           /* prod-set id of P */
     gm_tokset tokens;        /* the tokens of the class, over ids [0, vocab size) */
+    /* Contextual spanners: the classes of the tokens' rest where another lexer takes over
+     * (gm_suffixes, spanner/profile.h), built on first use; freed with the profile. */
+    _Atomic(struct gm_suffixes *) suffixes;
 } gm_class;
 
 /* The classes of one lexer state, immutable once published. */
@@ -117,6 +122,11 @@ typedef struct gm_profile {
     uint32_t split0_next;    /* the no-lexeme state after it (whose profile lexes the rest) */
     uint32_t ntokens;        /* tokens in the classes */
     size_t bytes;            /* memory held */
+    /* A profile of token suffixes (gm_profile_build_suffixes): item_tok[0..nitems) sorted,
+     * each token's rest starting at byte item_off[i]; NULL for a lexer state's profile. */
+    uint32_t nitems;
+    uint32_t *item_tok;
+    uint16_t *item_off;
 } gm_profile;
 
 /*

@@ -59,7 +59,8 @@ gm_spanner *gm_ctx_spanner(gm_ctx_spanners *cs, uint32_t k, gm_error *err)
     if (sp)
         return sp;
     if (gm_spanner_create_contextual(cs->mem, cs->lexers->lexers[k], cs->postlex, cs->lr,
-                                     cs->vocab, cs->trie, &sp, err) != GM_OK)
+                                     cs->vocab, cs->trie, cs->lexers->set_of, k, &sp,
+                                     err) != GM_OK)
         return NULL;
     gm_spanner *none = NULL;
     if (!atomic_compare_exchange_strong_explicit(&cs->sp[k], &none, sp, memory_order_acq_rel,
@@ -156,9 +157,10 @@ static const gm_suffixes *find_suffixes(const gm_suffixes *s, uint32_t depth, ui
 }
 
 gm_status gm_ctx_suffixes(gm_ctx_spanners *cs, const gm_spanner *from, const gm_profile *p,
-                          const gm_class *c, uint32_t depth, uint32_t k, const gm_profile **out,
+                          uint32_t ci, uint32_t depth, uint32_t k, const gm_profile **out,
                           gm_error *err)
 {
+    const gm_class *c = &p->classes[ci];
     /* The list is the class's cache: entries are only ever pushed, with a compare-and-swap. */
     _Atomic(gm_suffixes *) *head = (_Atomic(gm_suffixes *) *)&c->suffixes;
     gm_suffixes *first = atomic_load_explicit(head, memory_order_acquire);
@@ -171,7 +173,10 @@ gm_status gm_ctx_suffixes(gm_ctx_spanners *cs, const gm_spanner *from, const gm_
     if (!to)
         return err->code;
     gm_profile *np;
-    gm_status st = gm_profile_build_suffixes(from, p, c, depth, to, &np, err);
+    uint32_t count = 1;
+    while (ci + count < p->nclasses && p->classes[ci + count].shared > depth)
+        count++;
+    gm_status st = gm_profile_build_suffixes(from, p, ci, count, depth, to, &np, err);
     if (st != GM_OK)
         return st;
     gm_suffixes *s = gm_mem_calloc(cs->mem, 1, sizeof *s);

@@ -75,13 +75,14 @@ static inline uint32_t gm_ctx_lexer_of(const gm_ctx_spanners *cs, uint32_t s)
 }
 
 /*
- * The suffix profile of class c of profile p (of spanner `from`) after its
- * element `depth`, where lexer k takes over (spanner/profile.h,
- * gm_profile_build_suffixes), built on first use and kept with the class
- * (thread-safe). *out NULL when the class's rests have no common profile.
+ * The suffix profile of class ci of profile p (of spanner `from`) and the
+ * classes after it that share its elements 0..depth, after that element,
+ * where lexer k takes over (spanner/profile.h, gm_profile_build_suffixes),
+ * built on first use and kept with class ci (thread-safe). *out NULL when
+ * the rests have no common profile.
  */
 gm_status gm_ctx_suffixes(gm_ctx_spanners *cs, const gm_spanner *from, const gm_profile *p,
-                          const gm_class *c, uint32_t depth, uint32_t k, const gm_profile **out,
+                          uint32_t ci, uint32_t depth, uint32_t k, const gm_profile **out,
                           gm_error *err);
 
 /* Every spanner with all its profiles (eager compilation). */

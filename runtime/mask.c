@@ -361,25 +361,37 @@ static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *id
                               const uint32_t *shared, uint32_t n, const gm_vstack *vs0,
                               gm_error *err);
 
+/* ctx_class for class c of p and the classes after it sharing its elements 0..d. */
+static gm_status ctx_group(walker *w, const gm_profile *p, const gm_class *c, uint32_t d,
+                           gm_error *err)
+{
+    gm_status st = ctx_class(w, c, err);
+    for (const gm_class *x = c + 1; st == GM_OK && x < p->classes + p->nclasses && x->shared > d;
+         x++)
+        st = ctx_class(w, x, err);
+    return st;
+}
+
 enum { SUFFIX_DEPTH = 12 }; /* suffix profiles inside one another; deeper: token by token */
 
 /*
  * Class c of p diverged after its element d into lexer k, vs holding the
- * stack after that element: walks the classes of its tokens' rests in k's
- * spanner (note [contextual masks]). The walker's snapshots and memo are
- * left stale.
+ * stack after that element: walks the classes of the rests of its tokens
+ * and of those of the classes after it sharing that prefix, in k's spanner
+ * (note [contextual masks]). The walker's snapshots and memo are left stale.
  */
 static gm_status walk_suffixes(walker *w, const gm_profile *p, const gm_class *c, uint32_t d,
                                uint32_t k, const gm_vstack *vs, gm_error *err)
 {
     const gm_profile *sub = NULL;
     if (w->depth < SUFFIX_DEPTH) {
-        gm_status st = gm_ctx_suffixes(w->ctx, w->sp, p, c, d, k, &sub, err);
+        gm_status st = gm_ctx_suffixes(w->ctx, w->sp, p, (uint32_t)(c - p->classes), d, k, &sub,
+                                       err);
         if (st != GM_OK)
             return st;
     }
     if (!sub)
-        return ctx_class(w, c, err);
+        return ctx_group(w, p, c, d, err);
     const gm_spanner *sp = w->sp;
     uint32_t lexer = w->lexer, rel = w->rel_width;
     w->sp = gm_ctx_spanner(w->ctx, k, err); /* built by gm_ctx_suffixes */
@@ -439,8 +451,7 @@ static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *id
         }
         return GM_OK;
     }
-    uint32_t dbuf[WALK_REGION], dibuf[WALK_INDENTS], div_lexer = 0;
-    gm_vstack div_vs;                   /* the stack after the diverging element */
+    uint32_t div_lexer = 0;
     uint32_t valid = 0;                 /* snapshots 0..valid hold the current prefix */
     uint32_t failed = UINT32_MAX;       /* position whose element was rejected, if any */
     uint32_t diverged = UINT32_MAX;     /* position after whose element the lexer changed */
@@ -450,14 +461,8 @@ static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *id
         uint32_t c_shared = idx ? shared[k] : c->shared;
         if (failed != UINT32_MAX && c_shared > failed && !(w->sp->variant & GM_VARIANT_NO_SHARING))
             continue;                   /* same rejected prefix */
-        if (diverged != UINT32_MAX && c_shared > diverged) {
-            /* The same prefix, the same lexer change. */
-            gm_status st = walk_suffixes(w, p, c, diverged, div_lexer, &div_vs, err);
-            if (st != GM_OK)
-                return st;
-            restart(w, vs0, &valid, &rp);
-            continue;
-        }
+        if (diverged != UINT32_MAX && c_shared > diverged)
+            continue; /* the same prefix, the same lexer change: walked with the first */
         failed = UINT32_MAX;
         diverged = UINT32_MAX;
         uint32_t d = c_shared < valid ? c_shared : valid;
@@ -495,9 +500,12 @@ static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *id
         bool ok = false;
         if (!w->overflow && diverged != UINT32_MAX) {
             uint32_t to = diverged + 1 < WALK_DEPTH ? diverged + 1 : WALK_DEPTH;
+            /* The stack after the diverging element, kept apart from the snapshots. */
+            uint32_t dbuf[WALK_REGION], dibuf[WALK_INDENTS];
+            gm_vstack div_vs;
             gm_status st = GM_OK;
             if (vs_copy(&div_vs, &w->snap[to], dbuf, WALK_REGION, dibuf, WALK_INDENTS))
-                st = ctx_class(w, c, err); /* cannot happen: the snapshot has the same room */
+                st = ctx_group(w, p, c, diverged, err); /* cannot happen: the same room */
             else
                 st = walk_suffixes(w, p, c, diverged, div_lexer, &div_vs, err);
             if (st != GM_OK)

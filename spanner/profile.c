@@ -474,29 +474,41 @@ static int suffix_token(void *ud, uint32_t t)
     return sw->mixed = 1;
 }
 
-gm_status gm_profile_build_suffixes(const gm_spanner *from, const gm_profile *p, const gm_class *c,
-                                    uint32_t depth, const gm_spanner *to, gm_profile **out,
-                                    gm_error *err)
+static int compare_ids(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+gm_status gm_profile_build_suffixes(const gm_spanner *from, const gm_profile *p, uint32_t first,
+                                    uint32_t count, uint32_t depth, const gm_spanner *to,
+                                    gm_profile **out, gm_error *err)
 {
     *out = NULL;
     gm_mem *m = to->mem;
     builder b = {.sp = to, .mem = m};
     gm_intern_init(&b.keys, m);
-    /* Slots for the class's tokens only: a suffix profile costs what its class holds. */
-    uint32_t *ids = gm_mem_alloc(m, (size_t)(c->tokens.count ? c->tokens.count : 1) * sizeof *ids);
-    b.class_of = gm_mem_alloc(m, (size_t)(c->tokens.count ? c->tokens.count : 1) * sizeof *b.class_of);
+    /* Slots for the classes' tokens only: a suffix profile costs what its classes hold. */
+    size_t ntok = 1;
+    for (uint32_t i = first; i < first + count; i++)
+        ntok += p->classes[i].tokens.count;
+    uint32_t *ids = gm_mem_alloc(m, ntok * sizeof *ids);
+    b.class_of = gm_mem_alloc(m, ntok * sizeof *b.class_of);
     b.stay_class = gm_mem_alloc(m, (size_t)(to->nprods ? to->nprods : 1) * sizeof *b.stay_class);
     suffix_walk sw = {&b, from, p, depth, UINT32_MAX, NULL, 0, 0};
-    sw.off = gm_mem_alloc(m, (size_t)(c->tokens.count ? c->tokens.count : 1) * sizeof *sw.off);
+    sw.off = gm_mem_alloc(m, ntok * sizeof *sw.off);
     int rc = !ids || !b.class_of || !b.stay_class || !sw.off;
     if (!rc) {
         collect ids_of = {ids, 0};
-        gm_tokset_foreach(&c->tokens, from->nbits, collect_id, &ids_of);
+        for (uint32_t i = first; i < first + count; i++)
+            gm_tokset_foreach(&p->classes[i].tokens, from->nbits, collect_id, &ids_of);
+        qsort(ids, ids_of.n, sizeof *ids, compare_ids);
         b.ids = ids;
         b.nslots = ids_of.n;
         memset(b.class_of, 0xff, (size_t)b.nslots * sizeof *b.class_of);
         memset(b.stay_class, 0xff, (size_t)(to->nprods ? to->nprods : 1) * sizeof *b.stay_class);
-        gm_tokset_foreach(&c->tokens, from->nbits, suffix_token, &sw);
+        for (uint32_t i = 0; i < b.nslots && !sw.failed && !sw.mixed; i++)
+            suffix_token(&sw, ids[i]);
         rc = sw.failed;
     }
     if (!rc && !sw.mixed)

@@ -228,16 +228,18 @@ nomem:
 
 static gm_status create(gm_mem *m, const gm_lexer *lexer, const gm_postlex *postlex,
                         const gm_lr_table *lr, const gm_vocab_data *vocab, const gm_trie *trie,
-                        bool contextual, gm_spanner **out, gm_error *err)
+                        const uint32_t *lexer_of, uint32_t lexer_id, gm_spanner **out,
+                        gm_error *err)
 {
+    bool contextual = lexer_of != NULL;
     *out = NULL;
     gm_spanner *sp = gm_mem_calloc(m, 1, sizeof *sp);
     if (!sp)
         return gm_mem_fail(m, err, "the token spanner");
     sp->mem = m;
     sp->contextual = contextual;
-    if (contextual) /* the always-accepted entries do not see lexer changes */
-        sp->variant |= GM_VARIANT_NO_ACCEPT_CACHE;
+    sp->lexer_of = lexer_of;
+    sp->lexer_id = lexer_id;
     sp->lexer = lexer;
     sp->lr = lr;
     sp->vocab = vocab;
@@ -275,14 +277,15 @@ gm_status gm_spanner_create(gm_mem *m, const gm_lexer *lexer, const gm_postlex *
                             const gm_lr_table *lr, const gm_vocab_data *vocab,
                             const gm_trie *trie, gm_spanner **out, gm_error *err)
 {
-    return create(m, lexer, postlex, lr, vocab, trie, false, out, err);
+    return create(m, lexer, postlex, lr, vocab, trie, NULL, 0, out, err);
 }
 
 gm_status gm_spanner_create_contextual(gm_mem *m, const gm_lexer *lexer, const gm_postlex *postlex,
                                        const gm_lr_table *lr, const gm_vocab_data *vocab,
-                                       const gm_trie *trie, gm_spanner **out, gm_error *err)
+                                       const gm_trie *trie, const uint32_t *lexer_of,
+                                       uint32_t lexer_id, gm_spanner **out, gm_error *err)
 {
-    return create(m, lexer, postlex, lr, vocab, trie, true, out, err);
+    return create(m, lexer, postlex, lr, vocab, trie, lexer_of, lexer_id, out, err);
 }
 
 void gm_spanner_destroy(gm_spanner *sp)

@@ -148,6 +148,9 @@ typedef struct gm_spanner {
     uint32_t variant;        /* GM_VARIANT_* (0: the full engine) */
     bool contextual;         /* one of the contextual lexer's spanners: profiles keep the
                                 tokens that fail after an element (GM_PROD_SWITCH) */
+    const uint32_t *lexer_of; /* contextual: [LR states] the lexer of each state, and ... */
+    uint32_t lexer_id;       /* ... this spanner's (always-accepted entries leave a class
+                                whose lexer changes to the walk) */
     const gm_lexer *lexer;   /* borrowed: must outlive the spanner */
     const gm_lr_table *lr;
     const gm_vocab_data *vocab;

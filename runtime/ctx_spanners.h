@@ -21,21 +21,33 @@
  * spanner k (runtime/mask.c, note [class walk]). A class's sequence E and
  * Prod set were lexed by lexer k all along, which is exact as long as the
  * lexer stays k: after each element the walk looks at the top of its
- * virtual stack, and where the lexer of that state is another one, the
- * class diverges there. The tokens of a diverging class (and of every class
- * sharing the diverging prefix) are then answered one by one by running
- * them through gm_ctx_step on a copy of the stack: exact, and few in
- * practice (tokens that span several lexemes and whose first lexemes the
- * stack takes). Tokens whose first byte ends the pending lexeme (note
- * [first-byte split]) are walked in the profile of the no-lexeme state of
- * the lexer after that lexeme's terminal. The always-accepted entries
- * (spanner/accept.h) do not know about lexer changes, so contextual
- * spanners are built without them.
+ * virtual stack, and where the lexer of that state is another one, k', the
+ * class diverges there. Its tokens (and those of every class after it that
+ * shares the diverging prefix) are then split where that element's lexeme
+ * ended, and their rests are lexed from the no-lexeme state of spanner k':
+ * a suffix profile (gm_profile_build_suffixes), whose classes the walk
+ * continues with on the stack after the prefix, recursively (a rest may
+ * diverge again). Suffix profiles are built on first use and kept with the
+ * class by (element, lexer); past SUFFIX_DEPTH levels, or when the rests
+ * start in different states, the tokens are run one by one through
+ * gm_ctx_step on a copy of the stack. Since lexer k may fail on a rest that
+ * another lexer takes, contextual spanners keep the tokens that fail after
+ * an element in classes with prod GM_PROD_SWITCH (possible only where the
+ * lexer changes), and their first-byte filters hold every byte that ends
+ * the pending lexeme (note [first-byte split]), the tokens then walked in
+ * the profile of the no-lexeme state of the lexer after that lexeme's
+ * terminal. Always-accepted entries (spanner/accept.h) leave every class
+ * whose lexer changes inside the known top of the stack to the walk.
+ *
+ * The result is exact by construction: every token is lexed as the
+ * contextual lexer lexes it, on the real stack; tests/test_ctxmask checks
+ * it against a plain contextual lexer on full vocabularies.
  *
  * Lexers that back up (note [lexer backtracking]) re-lex a window with
  * their own start state, where the contextual lexer would use the next
  * state's lexer: masks refuse such grammars (GM_ERR_UNSUPPORTED, naming a
- * state), gramask parse --lexer=contextual does not.
+ * state), gramask parse --lexer=contextual does not. Compiled files do not
+ * hold contextual lexers: gm_compiled_save refuses them.
  */
 #ifndef GM_RUNTIME_CTX_SPANNERS_H
 #define GM_RUNTIME_CTX_SPANNERS_H

@@ -44,6 +44,7 @@
 
 static const char USAGE[] =
     "FILE.jsonl[.gz] --tokenizer T [--json] [--threads N] [--timeout S] [--details OUT.jsonl]\n"
+    "       [--json-out OUT.json]\n"
     "       [--limit N] [--every K] [--split NAME] [--no-fork] [--compact | --indent[=N]] [--max-ws=N]\n"
     "       [--draft=D] [--listed-order] [--lenient]";
 
@@ -58,6 +59,7 @@ static void print_help(void)
            "  --threads N        worker processes (default 1; each single-threaded)\n"
            "  --timeout S        seconds one schema may take (default 60): past it, a time-out\n"
            "  --details OUT      one JSON line per schema: verdicts, errors, times\n"
+           "  --json-out OUT     the JSON summary to a file too (with the markdown on stdout)\n"
            "  --limit N          the first N schemas only\n"
            "  --every K          every K-th schema only (a deterministic sample)\n"
            "  --split NAME       the schemas of one split only\n"
@@ -86,6 +88,15 @@ typedef struct mb_schema {
     mb_test *tests;
     size_t ntests;
 } mb_schema;
+
+static void schema_free(mb_schema *s)
+{
+    for (size_t i = 0; i < s->ntests; i++)
+        free(s->tests[i].ids);
+    free(s->tests);
+    free((char *)s->name);
+    memset(s, 0, sizeof *s);
+}
 
 /* Reads the whole file, through gzip -dc for .gz names. */
 static char *read_input(const char *path, size_t *len)
@@ -184,6 +195,7 @@ static bool parse_line(gm_mem *m, const char *line, size_t len, size_t lineno, m
     if (!v) {
         fprintf(stderr, "gramask maskbench: line %zu has no \"schema\"\n", lineno);
         gm_jdoc_free(&doc);
+        schema_free(out);
         return false;
     }
     out->text = line + v->off;
@@ -196,6 +208,7 @@ static bool parse_line(gm_mem *m, const char *line, size_t len, size_t lineno, m
             if (!ids || ids->kind != GM_JV_ARRAY || !valid) {
                 fprintf(stderr, "gramask maskbench: line %zu: a test needs \"valid\" and \"ids\"\n", lineno);
                 gm_jdoc_free(&doc);
+                schema_free(out);
                 return false;
             }
             mb_test *mt = &out->tests[out->ntests++];
@@ -458,6 +471,14 @@ typedef struct bench {
     size_t finished;
 } bench;
 
+static void done_free(mb_done *d)
+{
+    free(d->error);
+    free(d->verdicts);
+    free(d->where);
+    free(d->tbm);
+}
+
 static void start_worker(bench *b, wproc *w, size_t first)
 {
     int fd[2];
@@ -490,6 +511,7 @@ static void start_worker(bench *b, wproc *w, size_t first)
 static void record_failure(bench *b, size_t i, int status, const char *what)
 {
     mb_done *d = &b->done[i];
+    done_free(d);
     memset(d, 0, sizeof *d);
     d->status = status;
     d->error = strdup(what);
@@ -817,9 +839,29 @@ static int cmp_slow(const void *x, const void *y)
     return a->total_ms < b->total_ms ? 1 : a->total_ms > b->total_ms ? -1 : 0;
 }
 
+static void agg_free(agg *a)
+{
+    free(a->tbm.v);
+    free(a->ttfm.v);
+    free(a->mem.v);
+}
+
+static void print_json(FILE *f, const char *path, agg *all, agg *splits, size_t nsplits)
+{
+    fprintf(f, "{\"file\": \"%s\", ", path);
+    json_agg(f, all);
+    fprintf(f, ", \"splits\": {");
+    for (size_t k = 0; k < nsplits; k++) {
+        fprintf(f, "%s\"%s\": {", k ? ", " : "", splits[k].name);
+        json_agg(f, &splits[k]);
+        fprintf(f, "}");
+    }
+    fprintf(f, "}}\n");
+}
+
 int gm_cmd_maskbench(int argc, char **argv)
 {
-    const char *path = NULL, *tokenizer = NULL, *details = NULL, *only_split = NULL;
+    const char *path = NULL, *tokenizer = NULL, *details = NULL, *only_split = NULL, *json_out = NULL;
     bool json = false, no_fork = false;
     long threads = 1, limit = -1, every = 1;
     double timeout_s = 60;
@@ -843,6 +885,8 @@ int gm_cmd_maskbench(int argc, char **argv)
             tokenizer = argv[++i];
         } else if (!strcmp(a, "--details") && i + 1 < argc) {
             details = argv[++i];
+        } else if (!strcmp(a, "--json-out") && i + 1 < argc) {
+            json_out = argv[++i];
         } else if (!strcmp(a, "--split") && i + 1 < argc) {
             only_split = argv[++i];
         } else if (!strcmp(a, "--threads") && i + 1 < argc) {
@@ -886,28 +930,46 @@ int gm_cmd_maskbench(int argc, char **argv)
     b.timeout_s = timeout_s;
     b.no_fork = no_fork;
     size_t cap = 1024, lineno = 0, kept = 0;
+    int rc = 1;
+    agg all;
+    memset(&all, 0, sizeof all);
+    agg *splits = NULL;
+    size_t nsplits = 0;
     b.schemas = malloc(cap * sizeof *b.schemas);
     for (char *p = text; p < text + len && b.schemas;) {
         char *nl = memchr(p, '\n', (size_t)(text + len - p));
         size_t n = nl ? (size_t)(nl - p) : (size_t)(text + len - p);
         lineno++;
         if (n > 0) {
-            if (b.n == cap)
-                b.schemas = realloc(b.schemas, (cap *= 2) * sizeof *b.schemas);
+            if (b.n == cap) {
+                mb_schema *ns = realloc(b.schemas, (cap *= 2) * sizeof *b.schemas);
+                if (!ns)
+                    break;
+                b.schemas = ns;
+            }
             mb_schema sc;
             if (!parse_line(&m, p, n, lineno, &sc))
-                return 1;
+                goto out;
             bool take = (kept++ % (size_t)every) == 0 && (!only_split || !strcmp(sc.split, only_split));
             if (take && (limit < 0 || b.n < (size_t)limit))
                 b.schemas[b.n++] = sc;
+            else
+                schema_free(&sc);
         }
         p += n + 1;
     }
     gm_error err;
-    if (gm_vocab_create_from_file(tokenizer, NULL, &b.vocab, &err) != GM_OK)
-        return gm_cli_fail("maskbench", &err);
+    if (gm_vocab_create_from_file(tokenizer, NULL, &b.vocab, &err) != GM_OK) {
+        rc = gm_cli_fail("maskbench", &err);
+        goto out;
+    }
     b.stride = (size_t)threads < b.n ? (size_t)threads : (b.n ? b.n : 1);
     b.done = calloc(b.n + 1, sizeof *b.done);
+    splits = calloc(b.n + 1, sizeof *splits);
+    if (!b.schemas || !b.done || !splits) {
+        fprintf(stderr, "gramask maskbench: out of memory for %zu schemas\n", b.n);
+        goto out;
+    }
     fprintf(stderr, "maskbench: %zu schemas, %zu worker process%s\n", b.n, b.stride,
             b.stride == 1 ? "" : "es");
     run_all(&b);
@@ -915,11 +977,7 @@ int gm_cmd_maskbench(int argc, char **argv)
         if (!b.done[i].have)
             record_failure(&b, i, -1, "the worker stopped before this schema");
     /* aggregate */
-    agg all;
-    memset(&all, 0, sizeof all);
     snprintf(all.name, sizeof all.name, "all");
-    agg *splits = calloc(b.n + 1, sizeof *splits);
-    size_t nsplits = 0;
     for (size_t i = 0; i < b.n; i++) {
         add_to(&all, &b.done[i]);
         size_t k = 0;
@@ -955,16 +1013,17 @@ int gm_cmd_maskbench(int argc, char **argv)
         else
             fprintf(stderr, "gramask maskbench: cannot write %s\n", details);
     }
-    if (json) {
-        printf("{\"file\": \"%s\", ", path);
-        json_agg(stdout, &all);
-        printf(", \"splits\": {");
-        for (size_t k = 0; k < nsplits; k++) {
-            printf("%s\"%s\": {", k ? ", " : "", splits[k].name);
-            json_agg(stdout, &splits[k]);
-            printf("}");
+    if (json_out) {
+        FILE *f = fopen(json_out, "w");
+        if (!f) {
+            fprintf(stderr, "gramask maskbench: cannot write %s\n", json_out);
+            goto out;
         }
-        printf("}}\n");
+        print_json(f, path, &all, splits, nsplits);
+        fclose(f);
+    }
+    if (json) {
+        print_json(stdout, path, &all, splits, nsplits);
     } else {
         printf("| split | schemas | passing | compile errors | invalidation | validation | crashes | "
                "time-outs | TBM mean µs | p50 | p99 | max | TTFM p50 ms | p99 |\n"
@@ -1003,7 +1062,20 @@ int gm_cmd_maskbench(int argc, char **argv)
         }
         free(sl);
     }
-    int rc = all.invalidation || all.crashes || all.timeouts || all.engine_errors ? 1 : 0;
+    rc = all.invalidation || all.crashes || all.timeouts || all.engine_errors ? 1 : 0;
+out:
+    for (size_t i = 0; i < b.n; i++) {
+        schema_free(&b.schemas[i]);
+        if (b.done)
+            done_free(&b.done[i]);
+    }
+    for (size_t k = 0; k < nsplits; k++)
+        agg_free(&splits[k]);
+    agg_free(&all);
+    free(splits);
+    free(b.done);
+    free(b.schemas);
+    free(text);
     gm_vocab_destroy(b.vocab);
     return rc;
 }

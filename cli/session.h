@@ -36,6 +36,8 @@ typedef struct gm_cli_load_options {
     bool quiet;               /* --quiet: no progress line on the terminal */
     const char *structural_tag; /* --structural-tag FILE (instead of GRAMMAR) */
     const char *tools;        /* --tools FILE (instead of GRAMMAR), with tool_format */
+    const char *code_blocks;  /* --code-blocks LANG,... (instead of GRAMMAR): Markdown with
+                                 fenced code blocks of those bundled grammars */
     gm_tool_format tool_format; /* --format llama|llama-json|qwen|harmony */
     gm_tool_choice tool_choice; /* --tool-choice auto|required|none|NAME */
     const char *tool_name;
@@ -60,7 +62,9 @@ void gm_cli_load_options_init(gm_cli_load_options *lo);
     "  --structural-tag FILE (XGrammar's structural tag JSON), or --tools FILE with\n" \
     "  --format llama|llama-json|qwen|harmony [--tool-choice auto|required|none|NAME]\n" \
     "  [--no-parallel] [--reasoning allowed|forced|forbidden] (gramask tools --help); or\n" \
-    "  --schema FILE.json, a JSON Schema compiled to a grammar (layout options as for gramask schema).\n" \
+    "  --schema FILE.json, a JSON Schema compiled to a grammar (layout options as for gramask schema);\n" \
+    "  or --code-blocks LANG,... (python,go,java,json): Markdown whose ```LANG code blocks are\n" \
+    "  constrained by the bundled grammars (README, code blocks).\n" \
     "  --quiet: no progress line while tables are built (shown only on a terminal).\n" \
     "  --lexer=contextual: Lark's contextual lexer (each lexeme lexed with the terminals\n" \
     "  the parser's state accepts); masks stay exact under it. Default: basic.\n"

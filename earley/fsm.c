@@ -10,6 +10,7 @@
 #include "earley/fsm.h"
 #include "base/error.h"
 #include "base/hash.h"
+#include "base/vec.h"
 
 void gm_fsm_limits(gm_limits *out, const gm_limits *in)
 {
@@ -168,16 +169,42 @@ static gm_status structural_hashes(gm_egrammar *g, gm_error *err)
         x = gm_hash_mix64(x ^ ((uint64_t)fr->repeat << 8) ^ ((uint64_t)fr->rep_min << 16));
         h[s] = gm_hash_mix64(x ^ fr->rep_max);
     }
+    /* The byte transitions as (first byte of a run of one target, target):
+       what the rounds hash, without scanning 256 bytes per state each round. */
+    uint32_t *run_off = gm_mem_alloc(m, ((size_t)n + 1) * sizeof *run_off);
+    GM_VEC(uint32_t) runs = {0};
+    if (!run_off) {
+        gm_mem_free(m, h);
+        gm_mem_free(m, nh);
+        return gm_mem_fail(m, err, "the grammar's hashes");
+    }
+    uint8_t starts[256];
+    uint32_t nstarts = 0;
+    for (uint32_t b = 0; b < 256; b++)
+        if (b == 0 || g->byte_class[b] != g->byte_class[b - 1])
+            starts[nstarts++] = (uint8_t)b;
+    for (uint32_t s = 0; s < n; s++) {
+        run_off[s] = (uint32_t)runs.n;
+        uint32_t prev = GM_FSM_NONE;
+        for (uint32_t i = 0; i < nstarts; i++) {
+            uint32_t t = gm_fsm_next(g, s, starts[i]);
+            if (t != prev && t != GM_FSM_NONE &&
+                (gm_vec_push(m, &runs, starts[i]) || gm_vec_push(m, &runs, t))) {
+                gm_vec_free(m, &runs);
+                gm_mem_free(m, run_off);
+                gm_mem_free(m, h);
+                gm_mem_free(m, nh);
+                return gm_mem_fail(m, err, "the grammar's hashes");
+            }
+            prev = t;
+        }
+    }
+    run_off[n] = (uint32_t)runs.n;
     for (int round = 0; round < HASH_ROUNDS; round++) {
         for (uint32_t s = 0; s < n; s++) {
             uint64_t x = h[s];
-            uint32_t prev = GM_FSM_NONE;
-            for (uint32_t b = 0; b < 256; b++) {
-                uint32_t t = gm_fsm_next(g, s, (uint8_t)b);
-                if (t != prev && t != GM_FSM_NONE)
-                    x = gm_hash_mix64(x ^ ((uint64_t)b << 56) ^ h[t]);
-                prev = t;
-            }
+            for (uint32_t i = run_off[s]; i < run_off[s + 1]; i += 2)
+                x = gm_hash_mix64(x ^ ((uint64_t)runs.v[i] << 56) ^ h[runs.v[i + 1]]);
             /* References: a commutative combination (their order is numbering). */
             uint64_t refs = 0;
             for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1]; j++)
@@ -195,6 +222,8 @@ static gm_status structural_hashes(gm_egrammar *g, gm_error *err)
         h = nh;
         nh = tmp;
     }
+    gm_vec_free(m, &runs);
+    gm_mem_free(m, run_off);
     gm_mem_free(m, nh);
     gm_mem_free(m, g->hash);
     g->hash = h;
@@ -341,10 +370,14 @@ gm_status gm_fsm_finish(gm_egrammar *g, gm_error *err)
         }
     }
     /* FIRST of each state (fixpoint). */
+    uint64_t class_bytes[256][4];
+    memset(class_bytes, 0, sizeof class_bytes);
+    for (uint32_t b = 0; b < 256; b++)
+        class_bytes[g->byte_class[b]][b >> 6] |= (uint64_t)1 << (b & 63);
     for (uint32_t s = 0; s < n; s++)
-        for (uint32_t b = 0; b < 256; b++)
-            if (gm_fsm_next(g, s, (uint8_t)b) != GM_FSM_NONE)
-                first[s][b >> 6] |= (uint64_t)1 << (b & 63);
+        for (uint32_t c = 0; c < g->nclasses; c++)
+            if (g->trans[(size_t)s * g->nclasses + c] != GM_FSM_NONE)
+                or4(first[s], class_bytes[c]);
     for (bool changed = true; changed;) {
         changed = false;
         for (uint32_t s = 0; s < n; s++) {

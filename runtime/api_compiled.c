@@ -3,6 +3,7 @@
 
 #include "runtime/ctx_spanners.h"
 #include "runtime/engine.h"
+#include "runtime/blocks.h"
 #include "runtime/objects.h"
 #include "base/error.h"
 
@@ -16,6 +17,7 @@ void gm_compile_options_init_defaults(gm_compile_options *opts)
 
 static void compiled_free(gm_compiled *c)
 {
+    gm_cblocks_destroy(c);
     gm_eengine_destroy(c->eengine);
     gm_ctx_spanners_destroy(c->ctx);
     gm_spanner_destroy(c->spanner);
@@ -54,6 +56,10 @@ gm_status gm_compiled_create(gm_grammar *g, gm_vocab *v, const gm_compile_option
         gm_excache *x = gm_vocab_excache(v, err);
         st = x ? gm_eengine_create(&c->mem, g->eg, v->data, v->trie, x, &eo, &c->eengine, err)
                : err && err->code != GM_OK ? err->code : GM_ERR_NOMEM;
+        if (st == GM_OK && g->blocks) {
+            c->ops = &gm_engine_blocks;
+            st = gm_cblocks_create(c, err);
+        }
     } else {
         c->ops = &gm_engine_lalr;
         st = gm_spanner_create(&c->mem, g->lexer, &g->postlex, g->lr, v->data, v->trie,

@@ -10,6 +10,7 @@
 #include "parser/bundled.h"
 #include "parser/contextual.h"
 #include "parser/grammar.h"
+#include "runtime/blocks.h"
 #include "runtime/objects.h"
 #include "base/error.h"
 
@@ -40,6 +41,7 @@ static gm_grammar *grammar_new(const gm_grammar_options *opts)
 
 static void grammar_free(gm_grammar *g)
 {
+    gm_blocks_free(g);
     gm_egrammar_destroy(g->eg);
     gm_ctx_lexers_destroy(g->ctx);
     gm_lr_table_destroy(g->lr);
@@ -113,7 +115,8 @@ static gm_status build_earley(gm_grammar *g, const gm_ebnf *src, const gm_gramma
     gm_limits lim;
     gm_limits_resolve(&lim, opts ? &opts->limits : NULL);
     g->engine = GM_ENGINE_EARLEY;
-    return gm_egrammar_build(&g->mem, src, &lim, &g->eg, err);
+    gm_fcache *cache = opts && opts->cache ? opts->cache->rules : NULL;
+    return gm_egrammar_build_cached(&g->mem, src, &lim, cache, &g->eg, err);
 }
 
 /* GBNF, EBNF or regex text -> IR -> automata. */
@@ -190,6 +193,8 @@ gm_status gm_grammar_from_ebnf(const gm_ebnf *src, const gm_grammar_options *opt
     gm_status st = gm_ebnf_check(src, opts, err);
     if (st == GM_OK)
         st = build_earley(g, src, opts, err);
+    if (st == GM_OK)
+        st = gm_blocks_attach(g, opts, err);
     if (st != GM_OK) {
         grammar_free(g);
         return st;

@@ -180,6 +180,9 @@ gm_status gm_compiled_save(const gm_compiled *c, const char *path, gm_error *err
 {
     if (!c || !path)
         return gm_error_set(err, GM_ERR_ARGUMENT, "gm_compiled_save: NULL argument");
+    if (c->grammar->blocks)
+        return gm_error_set(err, GM_ERR_UNSUPPORTED, "gm_compiled_save: a grammar with code "
+                            "blocks (lalr contents) cannot be saved yet; compile it at load time");
     if (c->ctx)
         return gm_error_set(err, GM_ERR_UNSUPPORTED,
                             "a grammar compiled for the contextual lexer cannot be saved yet "

@@ -456,6 +456,7 @@ static bool conj_disjoint(sctx *c, const uint32_t *a, size_t na, const uint32_t 
         return false;
     sc_shape x, y;
     bool r = false;
+    memset(&y, 0, sizeof y); /* freed below even when x fails and y is never built */
     if (sc_shape_build(c, a, na, &x) == GM_OK && sc_shape_build(c, b, nb, &y) == GM_OK)
         r = provably_disjoint(c, &x, &y, depth);
     else if (c->st == GM_OK)
@@ -598,8 +599,12 @@ static uint32_t distribute(sctx *c, const uint32_t *conj, size_t n, sc_shape *sh
             }
         }
         uint32_t e = sc_conj(c, buf, len, depth);
-        if (e == GM_EX_NONE || gm_vec_push(c->mem, &alts, e))
+        if (e == GM_EX_NONE)
             goto out;
+        if (gm_vec_push(c->mem, &alts, e)) {
+            gm_irb_fail(&c->b, GM_ERR_NOMEM, "out of memory");
+            goto out;
+        }
     }
     if (c->st == GM_OK && c->b.st == GM_OK)
         r = gm_irb_alt(&c->b, alts.v, alts.n);
@@ -800,16 +805,14 @@ gm_status gm_schema_compile(gm_mem *m, const char *name, const char *json, size_
     c->g = g;
     c->err = err;
     gm_schema_options_resolve(&c->opts, opts);
-    if (c->opts.whitespace > GM_SCHEMA_WS_INDENT) {
+    int ws = (int)c->opts.whitespace, draft = (int)c->opts.draft;
+    if (ws > GM_SCHEMA_WS_INDENT) {
         gm_mem_free(m, c);
-        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_schema_options.whitespace: unknown mode %d",
-                            (int)c->opts.whitespace);
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_schema_options.whitespace: unknown mode %d", ws);
     }
-    if (c->opts.draft && c->opts.draft != 4 && c->opts.draft != 6 && c->opts.draft != 7 &&
-        c->opts.draft != 2019 && c->opts.draft != 2020) {
+    if (draft && draft != 4 && draft != 6 && draft != 7 && draft != 2019 && draft != 2020) {
         gm_mem_free(m, c);
-        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_schema_options.draft: unknown draft %d",
-                            (int)c->opts.draft);
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_schema_options.draft: unknown draft %d", draft);
     }
     if (c->opts.indent > 16)
         c->opts.indent = 16;
@@ -838,6 +841,8 @@ gm_status gm_schema_compile(gm_mem *m, const char *name, const char *json, size_
         }
     }
     gm_status st = c->st != GM_OK ? c->st : c->b.st;
+    if (st == GM_OK && g->root == GM_EX_NONE) /* a path that failed without saying why */
+        st = gm_error_set(err, GM_ERR_NOMEM, "out of memory compiling the schema");
     if (st == GM_OK) {
         gm_grammar_options go;
         memset(&go, 0, sizeof go);

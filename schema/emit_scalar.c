@@ -220,6 +220,67 @@ static uint32_t number_with_holes(sctx *c, sc_shape *sh, const gm_dec *holes, si
     return gm_irb_alt(b, alts, n);
 }
 
+#define RX_NONE (UINT32_MAX - 1) /* decimal_multiples: not this shape */
+
+/*
+ * Multiples of m = a x 10^-s where a divides 10^t for some t <= s (0.5,
+ * 0.25, 0.2, 0.125, ...), over ranges bounded at most at zero: the value
+ * x 10^s is a multiple of a iff its last t digits are, and those are the
+ * fraction digits s-t+1 .. s; later fraction digits are zeros. RX_NONE
+ * when m or the range is not of that shape.
+ */
+static uint32_t decimal_multiples(sctx *c, sc_shape *sh, const gm_dec *m)
+{
+    gm_irb *b = &c->b;
+    if (m->nd > 6 || m->exp >= 0)
+        return RX_NONE;
+    uint32_t a = 0, s = (uint32_t)-m->exp, t = 0;
+    for (uint32_t i = 0; i < m->nd; i++)
+        a = a * 10 + (uint32_t)(m->d[i] - '0');
+    uint64_t p = 1;
+    while (t <= s && p % a)
+        p *= 10, t++;
+    if (p % a || t > s || s > 12)
+        return RX_NONE;
+    bool lo_zero = sh->lo.set && gm_dec_is_zero(&sh->lo.v), hi_zero = sh->hi.set && gm_dec_is_zero(&sh->hi.v);
+    if ((sh->lo.set && !lo_zero) || (sh->hi.set && !hi_zero))
+        return RX_NONE;
+    /* the fraction: s - t free digits, then a t-digit multiple of a (its trailing zeros
+       optional), then zeros; or at most s - t digits (the rest are zeros) */
+    uint32_t digit = gm_irb_byterange(b, '0', '9'), zero = gm_irb_lit(b, "0");
+    GM_VEC(uint32_t) ws = {0};
+    for (uint64_t w = 0; w < p && b->st == GM_OK; w += a) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%0*llu", (int)(t % 16), (unsigned long long)w);
+        size_t n = strlen(buf);
+        while (n > 0 && buf[n - 1] == '0')
+            n--;
+        if (n == 0)
+            continue; /* all zeros: the short fractions below */
+        if (gm_vec_push(c->mem, &ws, gm_irb_bytes(b, buf, n)))
+            gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+    }
+    uint32_t tail = gm_irb_seq2(b, gm_irb_alt(b, ws.v, ws.n), gm_irb_repeat(b, zero, 0, GM_EX_INF));
+    gm_vec_free(c->mem, &ws);
+    uint32_t full = gm_irb_seq2(b, gm_irb_repeat(b, digit, s - t, s - t), tail);
+    uint32_t shortf = s > t ? gm_irb_seq2(b, gm_irb_repeat(b, digit, 1, s - t), gm_irb_repeat(b, zero, 0, GM_EX_INF))
+                            : gm_irb_repeat(b, zero, 1, GM_EX_INF);
+    uint32_t frac = gm_irb_opt(b, gm_irb_seq2(b, gm_irb_lit(b, "."), gm_irb_alt2(b, full, shortf)));
+    uint32_t nat = gm_irb_alt2(b, zero, gm_irb_seq2(b, gm_irb_byterange(b, '1', '9'),
+                                                   gm_irb_repeat(b, digit, 0, GM_EX_INF)));
+    uint32_t any = gm_irb_seq2(b, nat, frac); /* every multiple >= 0 */
+    if (!lo_zero && !hi_zero)
+        return gm_irb_seq2(b, gm_irb_opt(b, gm_irb_lit(b, "-")), any);
+    if (lo_zero ? sh->lo.excl : sh->hi.excl)
+        return RX_NONE; /* zero excluded: not this shape */
+    /* a bound at zero: that side takes every magnitude, the other only zero's forms */
+    uint32_t zeros = gm_irb_seq2(b, zero, gm_irb_opt(b, gm_irb_seq2(b, gm_irb_lit(b, "."),
+                                                                    gm_irb_repeat(b, zero, 1, GM_EX_INF))));
+    uint32_t minus = gm_irb_lit(b, "-");
+    return lo_zero ? gm_irb_alt2(b, any, gm_irb_seq2(b, minus, zeros))
+                   : gm_irb_alt2(b, gm_irb_seq2(b, minus, any), zeros);
+}
+
 uint32_t sc_emit_number(sctx *c, sc_shape *sh)
 {
     if (sh->nonint) {
@@ -292,9 +353,11 @@ uint32_t sc_emit_number(sctx *c, sc_shape *sh)
         } else {
             /* a x 10^-s with a > 1: scaled, an integer multiple problem; list it when bounded */
             int64_t lo, hi;
-            gm_dec scaled_lo = sh->lo.v, scaled_hi = sh->hi.v;
-            (void)scaled_lo;
-            (void)scaled_hi;
+            if (!integer) {
+                uint32_t r = decimal_multiples(c, sh, &m->m);
+                if (r != RX_NONE)
+                    return r;
+            }
             if (!int_bounds(sh, &lo, &hi) || integer) {
                 if (!sc_relax(c, m->node, "multipleOf", "a fractional multipleOf over an unbounded "
                               "range (the range is kept, the divisibility is not)"))

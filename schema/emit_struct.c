@@ -387,11 +387,15 @@ static bool pnames_langs(sctx *c, uint32_t id, gm_regex *re, sc_lang *langs, siz
                 const gm_jv *x = e->single ? e->single : e->list->u.items[i];
                 if (x->kind != GM_JV_STRING || sc_validate(c, x, id) != 1)
                     continue;
-                if (gm_vec_push(c->mem, &words, x->u.s) || gm_vec_push(c->mem, &lens, x->n))
+                if (gm_vec_push(c->mem, &words, x->u.s) || gm_vec_push(c->mem, &lens, x->n)) {
                     ok = false;
+                    c->st = gm_mem_fail(c->mem, c->err, "a key automaton");
+                }
             }
         }
         uint32_t root = ok ? sc_regex_words(re, words.v, lens.v, words.n) : UINT32_MAX;
+        if (root == UINT32_MAX && c->st == GM_OK)
+            c->st = gm_mem_fail(c->mem, c->err, "a key automaton");
         if (root == UINT32_MAX || *n >= cap)
             ok = false;
         else
@@ -419,8 +423,10 @@ static bool pnames_langs(sctx *c, uint32_t id, gm_regex *re, sc_lang *langs, siz
             langs[(*n)++] = (sc_lang){sc_pattern_regex(p), sc_pattern_regex(p)->root};
     }
     if (ok && (sh.min_len > 0 || sh.max_len != UINT32_MAX)) {
-        uint32_t root = sh.max_len != UINT32_MAX && sh.max_len > 2000 ? UINT32_MAX
-                                                                      : sc_regex_length(re, sh.min_len, sh.max_len);
+        bool too_long = (sh.max_len != UINT32_MAX && sh.max_len > 2000) || sh.min_len > 2000;
+        uint32_t root = too_long ? UINT32_MAX : sc_regex_length(re, sh.min_len, sh.max_len);
+        if (root == UINT32_MAX && !too_long && c->st == GM_OK)
+            c->st = gm_mem_fail(c->mem, c->err, "a key automaton");
         if (root == UINT32_MAX || *n >= cap)
             ok = false;
         else
@@ -479,10 +485,12 @@ static bool extras_exact(objctx *o, uint32_t *out)
             }
             root = sc_regex_words(&re, w, l, o->slots.n);
         }
-        if (root == UINT32_MAX)
+        if (root == UINT32_MAX) {
             ok = false;
-        else
+            c->st = gm_mem_fail(c->mem, c->err, "a key automaton");
+        } else {
             langs[nl++] = (sc_lang){&re, root};
+        }
         gm_mem_free(c->mem, w);
         gm_mem_free(c->mem, l);
     }
@@ -587,7 +595,7 @@ static uint32_t extras(objctx *o)
     uint32_t r;
     if (extras_exact(o, &r))
         return r;
-    if (c->st != GM_OK)
+    if (c->st != GM_OK || b->st != GM_OK)
         return GM_EX_NONE;
     uint32_t where = sh->pnames.n ? c->parent[sh->pnames.v[0]] : sh->objs.v[0].node;
     if (!sc_relax(c, where, sh->pnames.n ? "propertyNames" : "patternProperties",

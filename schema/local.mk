@@ -34,3 +34,17 @@ EXTRA_DIST += tests/schema_validate.py
 GM_FUZZ += tests/fuzz/fuzz_schema
 TESTS += tests/cli_schema.sh
 EXTRA_DIST += tests/cli_schema.sh tests/fuzz/fuzz_schema.c
+
+GM_TESTS += tests/test_schema_errors
+tests_test_schema_errors_SOURCES = tests/test_schema_errors.c
+tests_test_schema_errors_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_schema_errors_LDADD = $(GM_TEST_LDADD)
+
+# Issue 16: MaskBench's dev half, single-threaded (a long run: bench/results/maskbench.md
+# and maskbench.json; `make bench` runs it after the other benchmarks).
+bench-maskbench: gramask$(EXEEXT)
+	./gramask maskbench '$(GM_SHARED_DIR)/maskbench/dev.jsonl.gz' \
+	  --tokenizer '$(GM_SHARED_DIR)/tokenizers/llama3' \
+	  --json-out '$(srcdir)/bench/results/maskbench.json' > '$(srcdir)/bench/results/maskbench.md'
+bench: bench-maskbench
+.PHONY: bench-maskbench

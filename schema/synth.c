@@ -476,7 +476,9 @@ uint32_t sc_negate(sctx *c, uint32_t id, const char **why)
 {
     neg g = {c, NULL, {0}, 0};
     uint32_t r = negate(&g, id);
-    *why = g.why ? g.why : "out of memory";
+    *why = g.why;
+    if (r == UINT32_MAX && !g.why && c->st == GM_OK)
+        c->st = gm_mem_fail(c->mem, c->err, "a negated schema"); /* a failure without a reason: memory */
     return r;
 }
 
@@ -510,9 +512,11 @@ uint32_t sc_derived(sctx *c, uint32_t kind, uint32_t id, const char **why)
 {
     uint32_t key[2] = {kind, id}, slot;
     int added;
-    *why = "out of memory";
-    if (gm_intern_put(&c->derived, key, sizeof key, &slot, &added))
+    *why = NULL;
+    if (gm_intern_put(&c->derived, key, sizeof key, &slot, &added)) {
+        c->st = gm_mem_fail(c->mem, c->err, "a derived schema");
         return UINT32_MAX;
+    }
     if (!added)
         return c->derived_id.v[slot];
     uint32_t r;
@@ -525,7 +529,12 @@ uint32_t sc_derived(sctx *c, uint32_t kind, uint32_t id, const char **why)
         const gm_jmember *m = &deps->u.members[kind - 2];
         r = sc_dependent_schema(c, c->parent[id], m->key, m->klen, m->value->id);
     }
-    if (gm_vec_push(c->mem, &c->derived_id, r))
+    if (r == UINT32_MAX && !*why && c->st == GM_OK)
+        c->st = gm_mem_fail(c->mem, c->err, "a derived schema");
+    if (gm_vec_push(c->mem, &c->derived_id, r)) {
+        if (c->st == GM_OK)
+            c->st = gm_mem_fail(c->mem, c->err, "a derived schema");
         return UINT32_MAX;
+    }
     return r;
 }

@@ -422,7 +422,7 @@ static void test_round_trip(void **state)
             gm_strbuf sb;
             gm_strbuf_init(&sb, &mem);
             decode(v, ids, n, &sb);
-            if (sb.n != len || memcmp(sb.s, buf, len)) {
+            if (sb.n != len || (len && memcmp(sb.s, buf, len))) {
                 fprintf(stderr, "%s: input ", toks[t]);
                 gm_test_show_bytes(stderr, (const uint8_t *)buf, len);
                 fprintf(stderr, "\n decoded ");

@@ -56,6 +56,10 @@ typedef struct gm_excache gm_excache;
  */
 gm_status gm_egrammar_build(gm_mem *m, const gm_ebnf *src, const gm_limits *limits,
                             gm_egrammar **out, gm_error *err);
+/* The same with a rule automata cache (earley/fsm_cache.h; may be NULL). */
+typedef struct gm_fcache gm_fcache;
+gm_status gm_egrammar_build_cached(gm_mem *m, const gm_ebnf *src, const gm_limits *limits,
+                                   gm_fcache *cache, gm_egrammar **out, gm_error *err);
 void gm_egrammar_destroy(gm_egrammar *g);
 
 typedef struct gm_egrammar_stats {

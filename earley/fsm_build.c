@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "earley/fsm.h"
+#include "earley/fsm_cache.h"
 #include "earley/fsm_minimize.h"
 #include "earley/until.h"
 #include "base/error.h"
@@ -72,8 +73,14 @@ typedef struct orule {
     rdfa dfa;
 } orule;
 
+typedef GM_VEC(uint32_t) u32vec;
+
 typedef struct builder {
     gm_mem *m;
+    gm_fcache *cache;     /* may be NULL (note [rule automata cache] in fsm_cache.h) */
+    u32vec key;           /* the key of the rule being built */
+    u32vec lrefs;         /* its references (output rules), by first occurrence */
+    u32vec ltoks;         /* its special-token symbols, by first occurrence */
     const gm_ebnf *src;
     gm_limits lim;
     gm_error *err;
@@ -763,27 +770,37 @@ static gm_status trim(builder *b, rdfa *d, uint32_t start, uint8_t accepting)
 {
     gm_mem *m = b->m;
     uint32_t n = d->nstates;
+    size_t ne = d->off[n];
     uint8_t *live = gm_mem_calloc(m, n ? n : 1, 1);
     uint32_t *num = gm_mem_alloc(m, (size_t)(n ? n : 1) * sizeof *num);
     uint32_t *queue = gm_mem_alloc(m, (size_t)(n ? n : 1) * sizeof *queue);
+    uint32_t *in_off = gm_mem_calloc(m, (size_t)n + 1, sizeof *in_off);
+    uint32_t *in = gm_mem_alloc(m, (ne ? ne : 1) * sizeof *in);
     rdfa o;
     memset(&o, 0, sizeof o);
-    if (!live || !num || !queue)
+    if (!live || !num || !queue || !in_off || !in)
         goto nomem;
+    /* Co-reachability: backwards from the accepting states over incoming edges. */
+    for (size_t j = 0; j < ne; j++)
+        in_off[d->edges[j].to]++;
     for (uint32_t s = 0; s < n; s++)
-        live[s] = (d->flags[s] & accepting) != 0;
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (uint32_t s = 0; s < n; s++) {
-            if (live[s])
-                continue;
-            for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++)
-                if (live[d->edges[j].to]) {
-                    live[s] = 1;
-                    changed = true;
-                    break;
-                }
+        in_off[s + 1] += in_off[s]; /* in_off[t]: the end of t's run */
+    for (uint32_t s = 0; s < n; s++)
+        for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++)
+            in[--in_off[d->edges[j].to]] = s; /* ...then its start */
+    uint32_t nl = 0;
+    for (uint32_t s = 0; s < n; s++)
+        if (d->flags[s] & accepting) {
+            live[s] = 1;
+            queue[nl++] = s;
         }
+    for (uint32_t qi = 0; qi < nl; qi++) {
+        uint32_t t = queue[qi];
+        for (uint32_t j = in_off[t]; j < in_off[t + 1]; j++)
+            if (!live[in[j]]) {
+                live[in[j]] = 1;
+                queue[nl++] = in[j];
+            }
     }
     for (uint32_t s = 0; s < n; s++)
         num[s] = GM_FSM_NONE;
@@ -837,6 +854,8 @@ out:
     gm_mem_free(m, live);
     gm_mem_free(m, num);
     gm_mem_free(m, queue);
+    gm_mem_free(m, in_off);
+    gm_mem_free(m, in);
     return b->st;
 }
 
@@ -956,6 +975,309 @@ static gm_status make_repeat(builder *b, orule *o)
     return trim(b, d, 0, GM_FS_ITER_END | GM_FS_REP_START);
 }
 
+/* ---- the rule automata cache (note [rule automata cache]) ------------------- */
+
+enum {
+    KEY_VERSION = 1,
+    K_EMPTY = 1, K_NOTHING, K_BYTES, K_SET, K_BYTESET, K_INLINE, K_REF, K_SEQ, K_ALT,
+    K_REPEAT, K_REPRULE, K_TOKEN, K_UNTIL
+};
+
+static int key_push(builder *b, uint32_t w)
+{
+    if (gm_vec_push(b->m, &b->key, w)) {
+        fail_mem(b, "a rule's cache key");
+        return -1;
+    }
+    return 0;
+}
+
+/* n, then the bytes p[0..n), four to a word. */
+static int key_bytes(builder *b, const uint8_t *p, uint32_t n)
+{
+    if (key_push(b, n))
+        return -1;
+    for (uint32_t i = 0; i < n; i += 4) {
+        uint32_t w = 0;
+        for (uint32_t k = 0; k < 4 && i + k < n; k++)
+            w |= (uint32_t)p[i + k] << (8 * k);
+        if (key_push(b, w))
+            return -1;
+    }
+    return 0;
+}
+
+/* The local number of x in list (appended when new). */
+static int key_local(builder *b, u32vec *list, uint32_t x)
+{
+    for (size_t i = 0; i < list->n; i++)
+        if (list->v[i] == x)
+            return key_push(b, (uint32_t)i);
+    if (gm_vec_push(b->m, list, x)) {
+        fail_mem(b, "a rule's cache key");
+        return -1;
+    }
+    return key_push(b, (uint32_t)(list->n - 1));
+}
+
+/*
+ * Appends to b->key what nfa_add builds from node, walking the IR as it
+ * does (keep the two in step): the same inlining, the same choice between
+ * expanding a repetition and a repetition rule, references and special
+ * tokens numbered locally, and rules and tokens created in the same order.
+ * -1: out of memory (b->st set); -2: nothing to cache (nfa_add reports the
+ * error).
+ */
+static int key_add(builder *b, uint32_t node, uint32_t depth)
+{
+    const gm_ebnf *g = b->src;
+    if (depth > MAX_DEPTH)
+        return -2;
+    const gm_ex *e = &g->nodes[node];
+    switch (e->kind) {
+    case GM_EX_EMPTY:
+        return key_push(b, K_EMPTY);
+    case GM_EX_NOTHING:
+        return key_push(b, K_NOTHING);
+    case GM_EX_BYTES:
+        return key_push(b, K_BYTES) ? -1 : key_bytes(b, g->bytes + e->first, e->count);
+    case GM_EX_SET: {
+        const gm_cpset *set = &g->sets[e->arg];
+        if (key_push(b, K_SET) || key_push(b, (uint32_t)set->n))
+            return -1;
+        for (size_t i = 0; i < set->n; i++) {
+            uint32_t hi = set->r[i].hi > GM_CP_MAX ? GM_CP_MAX : set->r[i].hi;
+            if (key_push(b, set->r[i].lo) || key_push(b, hi))
+                return -1;
+        }
+        return 0;
+    }
+    case GM_EX_BYTESET:
+        if (key_push(b, K_BYTESET))
+            return -1;
+        for (int i = 0; i < 8; i++)
+            if (key_push(b, g->bytesets[e->arg][i]))
+                return -1;
+        return 0;
+    case GM_EX_REF: {
+        uint32_t r = e->arg;
+        if (g->rules[r].lookahead != GM_EX_NONE)
+            return -2;
+        if (b->inl[r])
+            return key_push(b, K_INLINE) ? -1 : key_add(b, g->rules[r].body, depth + 1);
+        uint32_t sym = rule_symbol(b, r);
+        if (sym == GM_FSM_NONE)
+            return -1;
+        return key_push(b, K_REF) ? -1 : key_local(b, &b->lrefs, sym - SYM_REF);
+    }
+    case GM_EX_SEQ:
+    case GM_EX_ALT:
+        if (key_push(b, e->kind == GM_EX_SEQ ? K_SEQ : K_ALT) || key_push(b, e->count))
+            return -1;
+        for (uint32_t i = 0; i < e->count; i++) {
+            int rc = key_add(b, g->kids[e->first + i], depth + 1);
+            if (rc)
+                return rc;
+        }
+        return 0;
+    case GM_EX_REPEAT: {
+        uint32_t x = g->kids[e->first], min = e->min, max = e->max;
+        if (max == 0)
+            return key_push(b, K_EMPTY);
+        if (min > max)
+            return key_push(b, K_NOTHING);
+        uint64_t copies = max == GM_EX_INF ? (uint64_t)min + 1 : max;
+        uint64_t xs = node_size(b, x, depth + 1);
+        if (copies > EXPAND_MAX_COPIES || copies * xs > EXPAND_MAX_NODES) {
+            uint32_t sym = repeat_symbol(b, node);
+            if (sym == GM_FSM_NONE)
+                return -1;
+            return key_push(b, K_REPRULE) ? -1 : key_local(b, &b->lrefs, sym - SYM_REF);
+        }
+        if (key_push(b, K_REPEAT) || key_push(b, min) || key_push(b, max))
+            return -1;
+        return key_add(b, x, depth + 1);
+    }
+    case GM_EX_TOKEN: {
+        uint32_t id;
+        if (gm_intern_put(&b->toks, g->bytes + e->first, e->count, &id, NULL)) {
+            fail_mem(b, "special tokens");
+            return -1;
+        }
+        return key_push(b, K_TOKEN) ? -1 : key_local(b, &b->ltoks, id);
+    }
+    case GM_EX_UNTIL:
+        if (key_push(b, K_UNTIL) || key_push(b, e->arg) || key_push(b, e->count))
+            return -1;
+        for (uint32_t i = 0; i < e->count; i++) {
+            const gm_ex *str = &g->nodes[g->kids[e->first + i]];
+            if (str->kind != GM_EX_BYTES)
+                return -2;
+            if (key_bytes(b, g->bytes + str->first, str->count))
+                return -1;
+        }
+        return 0;
+    default:
+        return -2;
+    }
+}
+
+/* The key of output rule r into b->key (0), or -1 / -2 as key_add. */
+static int rule_key(builder *b, uint32_t r)
+{
+    b->key.n = b->lrefs.n = b->ltoks.n = 0;
+    uint32_t body = b->rules.v[r].body;
+    if (key_push(b, KEY_VERSION) || key_push(b, b->rules.v[r].repeat) ||
+        key_push(b, b->lim.max_nfa_states) || key_push(b, b->lim.max_dfa_states))
+        return -1;
+    return key_add(b, body, 0);
+}
+
+/* A rule's symbol s in the other numbering: local (the key's) or the grammar's. */
+static int map_symbol(const builder *b, uint32_t s, bool to_local, uint32_t *out)
+{
+    if (s < SYM_REF) {
+        *out = s;
+        return 0;
+    }
+    const u32vec *list = s >= SYM_TOK ? &b->ltoks : &b->lrefs;
+    uint32_t base = s >= SYM_TOK ? SYM_TOK : SYM_REF, x = s - base;
+    if (!to_local) {
+        if (x >= list->n)
+            return -1;
+        *out = base + list->v[x];
+        return 0;
+    }
+    for (size_t i = 0; i < list->n; i++)
+        if (list->v[i] == x) {
+            *out = base + (uint32_t)i;
+            return 0;
+        }
+    return -1;
+}
+
+static int cmp_edge(const void *a, const void *b)
+{
+    uint32_t x = ((const dedge *)a)->lo, y = ((const dedge *)b)->lo;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * Maps the reference and token symbols of d to the other numbering, then
+ * sorts each state's edges by symbol and merges adjacent ranges into one
+ * target, as determinize and minimize leave them. 0, -1 when out of memory,
+ * -2 when a symbol has no counterpart.
+ */
+static int remap(builder *b, rdfa *d, bool to_local)
+{
+    gm_mem *m = b->m;
+    GM_VEC(dedge) e = {0};
+    int rc = -1;
+    uint32_t *off = gm_mem_alloc(m, ((size_t)d->nstates + 1) * sizeof *off);
+    if (!off)
+        goto out;
+    for (uint32_t s = 0; s < d->nstates; s++) {
+        size_t first = e.n;
+        bool moved = false;
+        off[s] = (uint32_t)first;
+        for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++) {
+            dedge x = d->edges[j];
+            if (x.lo < SYM_REF) {
+                dedge y = {x.lo, x.hi < SYM_REF ? x.hi : SYM_REF - 1, x.to};
+                if (gm_vec_push(m, &e, y))
+                    goto out;
+                if (x.hi < SYM_REF)
+                    continue;
+                x.lo = SYM_REF;
+            }
+            for (uint64_t sym = x.lo; sym <= x.hi; sym++) {
+                uint32_t t;
+                if (map_symbol(b, (uint32_t)sym, to_local, &t)) {
+                    rc = -2;
+                    goto out;
+                }
+                dedge y = {t, t, x.to};
+                moved = true;
+                if (gm_vec_push(m, &e, y))
+                    goto out;
+            }
+        }
+        if (moved)
+            qsort(e.v + first, e.n - first, sizeof *e.v, cmp_edge);
+        size_t k = first;
+        for (size_t i = first; i < e.n; i++) {
+            if (k > first && e.v[k - 1].to == e.v[i].to && (uint64_t)e.v[k - 1].hi + 1 == e.v[i].lo)
+                e.v[k - 1].hi = e.v[i].hi;
+            else
+                e.v[k++] = e.v[i];
+        }
+        e.n = k;
+    }
+    off[d->nstates] = (uint32_t)e.n;
+    if (!e.v && !(e.v = gm_mem_alloc(m, sizeof *e.v)))
+        goto out;
+    gm_mem_free(m, d->off);
+    gm_mem_free(m, d->edges);
+    d->off = off;
+    d->edges = e.v;
+    return 0;
+out:
+    gm_mem_free(m, off);
+    gm_vec_free(m, &e);
+    return rc;
+}
+
+/* Rule r's automaton from the cache under b->key: 1 found, 0 not, -1 error (b->st). */
+static int cached_rule(builder *b, uint32_t r)
+{
+    gm_fcache_dfa c;
+    int rc = gm_fcache_get(b->cache, b->key.v, b->key.n, b->m, &c);
+    if (rc <= 0) {
+        if (rc < 0)
+            fail_mem(b, "a rule automaton");
+        return rc;
+    }
+    orule *o = &b->rules.v[r];
+    rdfa_free(b->m, &o->dfa);
+    o->dfa = (rdfa){c.nstates, c.off, c.edges, c.flags};
+    o->x_nullable = c.x_nullable;
+    rc = remap(b, &o->dfa, false);
+    if (rc == -2) {
+        rdfa_free(b->m, &o->dfa);
+        return 0;
+    }
+    if (rc < 0) {
+        fail_mem(b, "a rule automaton");
+        return -1;
+    }
+    /* breadth-first numbering over the grammar's symbols, as a fresh build */
+    uint8_t acc = o->repeat ? GM_FS_ITER_END | GM_FS_REP_START : GM_FS_ACCEPT;
+    return trim(b, &o->dfa, 0, acc) ? -1 : 1;
+}
+
+/* Stores rule r's automaton under b->key (best effort). */
+static void store_rule(builder *b, uint32_t r)
+{
+    gm_mem *m = b->m;
+    const orule *o = &b->rules.v[r];
+    const rdfa *d = &o->dfa;
+    rdfa t = {d->nstates, NULL, NULL, NULL};
+    size_t ne = d->off[d->nstates];
+    t.off = gm_mem_alloc(m, ((size_t)d->nstates + 1) * sizeof *t.off);
+    t.edges = gm_mem_alloc(m, (ne ? ne : 1) * sizeof *t.edges);
+    t.flags = gm_mem_alloc(m, d->nstates ? d->nstates : 1);
+    if (t.off && t.edges && t.flags) {
+        memcpy(t.off, d->off, ((size_t)d->nstates + 1) * sizeof *t.off);
+        memcpy(t.edges, d->edges, ne * sizeof *t.edges);
+        memcpy(t.flags, d->flags, d->nstates);
+        if (remap(b, &t, true) == 0) {
+            gm_fcache_dfa c = {t.nstates, t.off, t.edges, t.flags, o->x_nullable};
+            gm_fcache_put(b->cache, b->key.v, b->key.n, &c);
+        }
+    }
+    rdfa_free(m, &t);
+}
+
 static gm_status build_rule(builder *b, uint32_t r)
 {
     b->cur = r;
@@ -969,6 +1291,14 @@ static gm_status build_rule(builder *b, uint32_t r)
         const gm_ebnf_rule *sr = &b->src->rules[b->rules.v[r].src];
         return b->st = gm_error_set_at(b->err, GM_ERR_GRAMMAR, sr->loc, NULL, 0,
                                        "rule %s is used but not defined", sr->name);
+    }
+    int keyed = b->cache ? rule_key(b, r) : -2;
+    if (keyed == -1)
+        return b->st;
+    if (keyed == 0) {
+        int hit = cached_rule(b, r);
+        if (hit)
+            return hit < 0 ? b->st : GM_OK;
     }
     if (nfa_add(b, body, in, out, 0))
         return b->st;
@@ -985,6 +1315,8 @@ static gm_status build_rule(builder *b, uint32_t r)
         return b->st = gm_error_set_at(b->err, GM_ERR_GRAMMAR, loc, NULL, 0,
                                        "rule %s derives no string", rule_name(b, r));
     }
+    if (keyed == 0)
+        store_rule(b, r);
     return GM_OK;
 }
 
@@ -1145,10 +1477,17 @@ void gm_egrammar_destroy(gm_egrammar *g)
 gm_status gm_egrammar_build(gm_mem *m, const gm_ebnf *src, const gm_limits *limits,
                             gm_egrammar **out, gm_error *err)
 {
+    return gm_egrammar_build_cached(m, src, limits, NULL, out, err);
+}
+
+gm_status gm_egrammar_build_cached(gm_mem *m, const gm_ebnf *src, const gm_limits *limits,
+                                   gm_fcache *cache, gm_egrammar **out, gm_error *err)
+{
     *out = NULL;
     builder b;
     memset(&b, 0, sizeof b);
     b.m = m;
+    b.cache = cache;
     b.src = src;
     b.err = err;
     gm_fsm_limits(&b.lim, limits);
@@ -1210,6 +1549,9 @@ done:
         rdfa_free(m, &b.rules.v[r].dfa);
     gm_vec_free(m, &b.rules);
     gm_vec_free(m, &b.raw);
+    gm_vec_free(m, &b.key);
+    gm_vec_free(m, &b.lrefs);
+    gm_vec_free(m, &b.ltoks);
     gm_intern_free(&b.toks);
     gm_mem_free(m, b.out_rule);
     gm_mem_free(m, b.inl);

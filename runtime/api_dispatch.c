@@ -19,7 +19,7 @@ void gm_structural_tag_options_init_defaults(gm_structural_tag_options *opts)
 /* A structural tag text -> grammar, with its IR in a scratch gm_mem. */
 static gm_status from_stag(const char *name, const char *json, size_t len,
                            const gm_stag_options *so, const gm_allocator *al,
-                           gm_grammar **out, gm_error *err)
+                           gm_grammar_cache *cache, gm_grammar **out, gm_error *err)
 {
     gm_mem m;
     gm_mem_init(&m, al, so->limits.max_memory);
@@ -31,6 +31,7 @@ static gm_status from_stag(const char *name, const char *json, size_t len,
         gm_grammar_options_init_defaults(&go);
         go.allocator = *al;
         go.limits = so->limits;
+        go.cache = cache;
         st = gm_grammar_from_ebnf(&ir, &go, out, err);
     }
     gm_ebnf_free(&ir);
@@ -52,7 +53,7 @@ gm_status gm_grammar_from_structural_tag(const char *json, size_t len,
     gm_stag_options so = {opts->special_tokens, opts->n_special_tokens, opts->schema,
                           opts->limits};
     gm_limits_resolve(&so.limits, &opts->limits);
-    return from_stag("structural tag", json, len, &so, &opts->allocator, out, err);
+    return from_stag("structural tag", json, len, &so, &opts->allocator, opts->cache, out, err);
 }
 
 gm_status gm_grammar_from_tools(const char *tools_json, size_t len, const gm_tools_options *opts,
@@ -73,7 +74,7 @@ gm_status gm_grammar_from_tools(const char *tools_json, size_t len, const gm_too
     if (st == GM_OK) {
         gm_stag_options so = {NULL, 0, opts->schema, opts->limits};
         gm_limits_resolve(&so.limits, &opts->limits);
-        st = from_stag("tools", text.s, text.n, &so, &opts->allocator, out, err);
+        st = from_stag("tools", text.s, text.n, &so, &opts->allocator, opts->cache, out, err);
     }
     gm_strbuf_free(&text);
     return st;

@@ -28,6 +28,15 @@ typedef struct gm_mask_state {
  */
 gm_status gm_mask_fill(gm_spanner *sp, const gm_mask_state *s, uint32_t *mask, gm_error *err);
 
+/*
+ * gm_mask_fill under the contextual lexer (runtime/ctx_spanners.h, note
+ * [contextual masks]): s->q is a state of the spanner of the lexer of the
+ * stack's top.
+ */
+struct gm_ctx_spanners;
+gm_status gm_mask_fill_ctx(struct gm_ctx_spanners *ctx, const gm_mask_state *s, uint32_t *mask,
+                           gm_error *err);
+
 /* Whether the output can end in s: the pending lexeme completes and $end is accepted. */
 bool gm_mask_can_end(const gm_spanner *sp, const gm_mask_state *s);
 

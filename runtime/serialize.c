@@ -181,6 +181,10 @@ gm_status gm_compiled_save(const gm_compiled *c, const char *path, gm_error *err
 {
     if (!c || !path)
         return gm_error_set(err, GM_ERR_ARGUMENT, "gm_compiled_save: NULL argument");
+    if (c->ctx)
+        return gm_error_set(err, GM_ERR_UNSUPPORTED,
+                            "a grammar compiled for the contextual lexer cannot be saved yet "
+                            "(its file format has no contextual lexers): compile it from the grammar");
     gm_mem *m = (gm_mem *)&c->mem;
     writer w = {.mem = m};
     put_vocab(&w, c->vocab->data);

@@ -689,3 +689,36 @@ bool gm_mask_pending_viable(const gm_spanner *sp, const gm_mask_state *s)
     vs_init(&vs, s, buf, WALK_REGION, ibuf, WALK_INDENTS);
     return set_viable(sp, &vs, sp->state_prod[s->q], scratch, WALK_REGION) > 0;
 }
+
+int gm_mask_can_end_after(const gm_spanner *sp, const gm_mask_state *s, const uint8_t *bytes,
+                          size_t n)
+{
+    uint32_t buf[WALK_REGION], ibuf[WALK_INDENTS];
+    gm_vstack vs;
+    vs_init(&vs, s, buf, WALK_REGION, ibuf, WALK_INDENTS);
+    uint32_t q = s->q, emit[GM_SPANNER_MAX_EMIT], nemit, after;
+    for (size_t i = 0; i < n; i++) {
+        if (!gm_spanner_step(sp, q, bytes[i], &q, emit, &nemit))
+            return 0;
+        for (uint32_t k = 0; k < nemit; k++) {
+            int r = gm_layer_vfeed(sp, &vs, emit[k], 0);
+            if (r != GM_VFEED_SHIFTED)
+                return r == GM_VFEED_OVERFLOW ? -1 : 0;
+        }
+    }
+    uint32_t width = pending_width(sp, q);
+    if (!gm_spanner_finish(sp, q, emit, &nemit, &after))
+        return 0;
+    for (uint32_t k = 0; k < nemit; k++) {
+        int r = gm_layer_vfeed(sp, &vs, emit[k], width);
+        if (r != GM_VFEED_SHIFTED)
+            return r == GM_VFEED_OVERFLOW ? -1 : 0;
+    }
+    uint32_t end = gm_spanner_end(sp, after);
+    int r = end == GM_LEX_NONE ? GM_VFEED_SHIFTED : gm_vstack_feed(sp->lr, &vs, end);
+    if (r == GM_VFEED_SHIFTED)
+        r = gm_layer_vend(sp, &vs);
+    if (r == GM_VFEED_SHIFTED)
+        r = gm_vstack_feed(sp->lr, &vs, sp->lr->eof);
+    return r == GM_VFEED_ACCEPTED ? 1 : r == GM_VFEED_OVERFLOW ? -1 : 0;
+}

@@ -7,7 +7,8 @@
  * the decoded text's lexing state written out plainly: the lexer of the
  * pending lexeme — the contextual lexer of the parser state on top of the
  * stack when the lexeme started (parser/contextual.h) — its DFA state, the
- * LR stack and the indentation layer. For every token it asks: is
+ * LR stack and the post-lexing layers, run by the parser's own stream
+ * (gm_postlex_stream, what gramask parse uses). For every token it asks: is
  * text+token a viable prefix? Running the bytes through the lexers (a new
  * lexeme takes the lexer of the stack's top then) never fails, every
  * terminal feeds the stack, and the pending lexeme can still become a
@@ -16,8 +17,8 @@
  * programs and random walks, on grammars written so that the contextual
  * lexers lex differently from the basic one (keywords that are names
  * elsewhere, longer operators the state does not accept, overlapping
- * number and name terminals), with and without an indentation layer, in
- * gramask's and Lark's lexer modes.
+ * number and name terminals), with an indentation layer and with semicolon
+ * insertion, in gramask's and Lark's lexer modes.
  */
 #include "tests/testutil.h"
 
@@ -34,9 +35,7 @@ typedef struct ref_state {
     const gm_lexer *lx;      /* the lexer of the pending lexeme (when q != 0) */
     uint32_t q;              /* its DFA state (0 = none pending) */
     gm_lr_node *stack;       /* one reference */
-    uint32_t widths[64];     /* the indentation layer's width stack above level 0 */
-    int nwidths;
-    int parens;
+    gm_postlex_stream layers;
     uint8_t lexeme[512];     /* the pending lexeme's last bytes */
     size_t lexlen;
 } ref_state;
@@ -62,50 +61,20 @@ static int ref_feed(ref *r, ref_state *s, uint32_t t)
     return 1;
 }
 
-static uint32_t ref_width(const ref_state *s, uint32_t tab)
-{
-    size_t from = 0;
-    for (size_t i = 0; i < s->lexlen; i++)
-        if (s->lexeme[i] == '\n')
-            from = i + 1;
-    uint32_t w = 0;
-    for (size_t i = from; i < s->lexlen; i++)
-        w += s->lexeme[i] == ' ' ? 1 : s->lexeme[i] == '\t' ? tab : 0;
-    return w > GM_INDENT_MAX_WIDTH ? GM_INDENT_MAX_WIDTH : w;
-}
-
-/* One lexed terminal through the indentation layer (Lark's Indenter) to the parser. */
+/* One lexed terminal through the layers to the parser. */
 static int ref_emit(ref *r, ref_state *s, uint32_t t)
 {
-    const gm_postlex *pl = &r->c->grammar->postlex;
     if (s->lx->terminals[t].ignored)
         return 1;
-    if (!pl->indentation)
-        return ref_feed(r, s, t);
-    if (t != pl->newline) {
-        if (!ref_feed(r, s, t))
-            return 0;
-        s->parens += pl->bracket[t];
-        return 1;
-    }
-    if (s->parens > 0)
-        return 1;
-    uint32_t w = ref_width(s, pl->tab_width);
-    if (!ref_feed(r, s, pl->newline))
+    const uint32_t *out;
+    size_t n;
+    gm_error err;
+    if (gm_postlex_stream_feed(&s->layers, t, s->lexeme, s->lexlen, &out, &n, &err) != GM_OK)
         return 0;
-    uint32_t top = s->nwidths ? s->widths[s->nwidths - 1] : 0;
-    if (w > top) {
-        assert_true(s->nwidths < 64);
-        s->widths[s->nwidths++] = w;
-        return ref_feed(r, s, pl->indent);
-    }
-    while (w < top) {
-        if (!ref_feed(r, s, pl->dedent))
+    for (size_t i = 0; i < n; i++)
+        if (!ref_feed(r, s, out[i]))
             return 0;
-        s->nwidths--;
-        top = s->nwidths ? s->widths[s->nwidths - 1] : 0;
-    }
-    return w == top;
+    return 1;
 }
 
 /* The contextual lexer of the parser state on top of s's stack. */
@@ -164,10 +133,20 @@ static int ref_pending_ok(ref *r, const ref_state *s)
             continue;
         if (s->lx->terminals[t].ignored)
             return 1;
-        if (pl->indentation && t == pl->newline && s->parens > 0)
-            return 1;
-        uint32_t one = t;
-        if (gm_lr_can_feed(r->lr, s->stack, &one, 1))
+        if (pl->indentation && t == pl->newline) {
+            /* A line end still growing: its width is not known yet. */
+            uint32_t one = t;
+            if (s->layers.depth > 0 || gm_lr_can_feed(r->lr, s->stack, &one, 1))
+                return 1;
+            continue;
+        }
+        /* What the layers hand the parser for it (a ";", or nothing for a line end). */
+        gm_postlex_stream layers = s->layers;
+        const uint32_t *out;
+        size_t n;
+        gm_error err;
+        if (gm_postlex_stream_feed(&layers, t, s->lexeme, s->lexlen, &out, &n, &err) == GM_OK &&
+            (n == 0 || gm_lr_can_feed(r->lr, s->stack, out, n)))
             return 1;
     }
     return 0;
@@ -182,13 +161,16 @@ static ref_state ref_copy(const ref_state *s)
 
 static int ref_can_end(ref *r, const ref_state *s0)
 {
-    const gm_postlex *pl = &r->c->grammar->postlex;
     if (!s0->ok)
         return 0;
     ref_state s = ref_copy(s0);
     int ok = s.q == 0 || ref_break(r, &s, s.lx->nclasses);
-    for (; ok && pl->indentation && s.nwidths > 0; s.nwidths--)
-        ok = ref_feed(r, &s, pl->dedent);
+    const uint32_t *out;
+    size_t n = 0;
+    if (ok)
+        gm_postlex_stream_end(&s.layers, &out, &n);
+    for (size_t i = 0; ok && i < n; i++)
+        ok = ref_feed(r, &s, out[i]);
     ok = ok && gm_lr_accepts(r->lr, s.stack);
     gm_lr_node_release(r->mem, s.stack);
     return ok;
@@ -207,6 +189,7 @@ static void ref_init(ref *r, const gm_compiled *c)
     r->st.stack = gm_lr_stack_new(r->mem);
     assert_non_null(r->st.stack);
     const gm_postlex *pl = &c->grammar->postlex;
+    gm_postlex_stream_init(&r->st.layers, pl);
     if (pl->indentation && pl->line_start)
         ref_run(r, &r->st, (const uint8_t *)"\n", 1);
 }
@@ -524,6 +507,26 @@ static void indent_programs(void **state)
     random_walks(&s, 3, 30, 7);
 }
 
+/* Semicolon insertion (Go's rule): a line end after NAME, ")", "}" or "return" is a ";". */
+static const char semi_grammar[] =
+    "start: (stmt \";\")*\n"
+    "stmt: NAME | \"return\" NAME? | \"{\" start \"}\" | \"(\" NAME \")\" | \"print\" NAME\n"
+    "NAME: /[a-z]+/\n"
+    "NEWLINE: /\\n/\n"
+    "%ignore \" \"\n"
+    "%insert \";\" at NEWLINE after NAME \"}\" \")\" \"return\"\n";
+
+static void semicolon_programs(void **state)
+{
+    (void)state;
+    combo k = {semi_grammar, LLAMA3, false};
+    program_steps(&k, "print print\nreturn return\n{ x; return; }\n(print)\nreturn\n", true);
+    random_walks(&k, 3, 30, 8);
+    combo s = {semi_grammar, SP32K, true};
+    program_steps(&s, "{print return\n}\nprint\n;x\n", false);
+    random_walks(&s, 3, 30, 9);
+}
+
 /* A lexer that backs up (Lark mode: "." and "...") is refused, naming a state. */
 static void backing_up_refused(void **state)
 {
@@ -559,6 +562,7 @@ int main(void)
         cmocka_unit_test(expr_programs),
         cmocka_unit_test(expr_walks),
         cmocka_unit_test(indent_programs),
+        cmocka_unit_test(semicolon_programs),
         cmocka_unit_test(backing_up_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -128,6 +128,8 @@ int gm_cli_grammar_arg(gm_cli_load_options *lo, int argc, char **argv, int *i)
         lo->quiet = true;
     } else if (!strcmp(a, "--conflicts=lark") || !strcmp(a, "--lark")) {
         lo->conflicts = GM_CONFLICTS_LARK;
+    } else if (!strcmp(a, "--lexer=basic") || !strcmp(a, "--lexer=contextual")) {
+        lo->lexer = a[8] == 'c' ? GM_LEXER_CONTEXTUAL : GM_LEXER_BASIC;
     } else if (!strcmp(a, "--model-vocab-size")) {
         uint64_t n;
         if (!has_value || gm_cli_parse_u64(argv[++*i], &n) || n > UINT32_MAX)
@@ -252,6 +254,7 @@ static gm_status make_grammar(const gm_cli_load_options *opts, gm_grammar **out,
     gm_grammar_options go;
     gm_grammar_options_init_defaults(&go);
     go.conflicts = opts->conflicts;
+    go.lexer = opts->lexer;
     go.format = opts->format;
     go.start = opts->start;
     if (gm_cli_is_bundled(opts->grammar) && opts->format == GM_FORMAT_AUTO)

@@ -252,6 +252,18 @@ typedef enum gm_conflicts {
                                reported as a warning */
 } gm_conflicts;
 
+/*
+ * Which lexer masks and matchers run (Lark's lexer= option; README, Lark
+ * compatibility). Basic: one lexer of every terminal. Contextual (Lark's
+ * default for LALR): each lexeme is lexed with the terminals the parser's
+ * state accepts there (plus the ignored ones); masks stay exact under it.
+ * Only for grammars whose lexers never back up (Lark mode's fallbacks).
+ */
+typedef enum gm_lexer_kind {
+    GM_LEXER_BASIC = 0,
+    GM_LEXER_CONTEXTUAL
+} gm_lexer_kind;
+
 typedef struct gm_grammar_options {
     gm_grammar_format format; /* the text's format (GM_FORMAT_AUTO = by extension / Lark) */
     const char *start;        /* start rule; NULL = "start" (Lark) or "root" (GBNF, EBNF) */
@@ -264,6 +276,7 @@ typedef struct gm_grammar_options {
                                  bundled grammars can be imported; for untrusted text */
     gm_grammar_cache *cache;  /* Earley grammars: reuse what earlier builds with this cache
                                  made (gm_grammar_cache_create); NULL = none */
+    gm_lexer_kind lexer;      /* GM_LEXER_BASIC (default) or GM_LEXER_CONTEXTUAL */
 } gm_grammar_options;
 
 GM_API void gm_grammar_options_init_defaults(gm_grammar_options *opts);

@@ -52,11 +52,24 @@
  *     0 it is allowed iff L1 accepts it (the LALR mask of L1); if at k'' > 0
  *     (it ends with "\n", "\n`", ...: C_end) it is allowed iff L1 accepts it
  *     or L1 accepts its bytes before the pending k'' and may end there —
- *     the LALR mask, then check_token for the C_end tokens it lacks, unless
- *     the token of those bytes exists and L1 rejects it. Every other token
- *     (its run from k differs from the run from 0, or completes F: tokens
- *     holding the fence, tokens starting with '`' after "\n") is checked.
+ *     the LALR mask; for the C_end tokens it lacks (about 2,000 of them in
+ *     llama3: most tokens that end with a line break), filters that are
+ *     necessary conditions — the lexer alone reads their bytes before the
+ *     pending k'' from L1's lexer state and may end there (a bit set per
+ *     lexer state, built on first use), the longest token those bytes
+ *     start with is allowed by the LALR mask — then the exact condition on
+ *     a virtual stack (gm_mask_can_end_after: no allocation). Every other
+ *     token (its run from k differs from the run from 0, or completes F:
+ *     tokens holding the fence, tokens starting with '`' after "\n") gets
+ *     what the end's automaton alone says about it (the code it commits
+ *     before F completes, whether F completes): all pending is decided
+ *     exactly (L may end, or L1 accepts it), a token whose committed code
+ *     the LALR mask rejects (by the longest token it starts with) or whose
+ *     F completes at once where L may not end is rejected, the rest go to
+ *     check_token.
  *   The lists are computed once per compiled grammar (gm_cblocks_create).
+ * A compiled file holds the Earley automata; loading it reads the blocks
+ * from the external symbols and builds their tables again, lazily.
  */
 #include "runtime/blocks.h"
 
@@ -65,8 +78,11 @@
 
 #include "earley/engine.h"
 #include "runtime/engine.h"
+#include "runtime/mask.h"
 #include "runtime/objects.h"
+#include "spanner/tables.h"
 #include "base/error.h"
+#include "base/strbuf.h"
 #include "base/vec.h"
 
 enum {
@@ -78,6 +94,21 @@ enum {
 };
 
 typedef GM_VEC(uint32_t) idvec;
+
+/*
+ * What the end's automaton alone says about a checked token t from state k
+ * (filters before check_token, each a necessary condition or the exact
+ * answer): the bytes of F[0..k) t committed as code before the end
+ * completes (`committed`), whether it completes (`fence`), and the longest
+ * token that t's committed bytes start with.
+ */
+typedef struct checkf {
+    uint32_t t;
+    uint32_t committed;
+    uint32_t prefix;          /* when committed > k: NO_ID or a token */
+    uint8_t fence;
+} checkf;
+typedef GM_VEC(checkf) checkvec;
 
 /* ---- grammar side ---------------------------------------------------------- */
 
@@ -162,9 +193,14 @@ typedef struct cblock {
     gm_compiled *inner;       /* LALR, the same vocabulary */
     uint8_t (*next)[256];     /* [end_len] KMP: bytes of F matched after k then b */
     uint32_t *check;          /* [end_len][words]: tokens checked in state k */
-    idvec *check_list;        /* [end_len] the same as lists */
-    idvec cend;               /* C_end tokens not in check[0] */
-    idvec cend_prefix;        /* their prefix tokens: NO_ID, EMPTY_PREFIX or an id */
+    checkvec *check_list;     /* [end_len] the same as lists, with their filters */
+    idvec cend;               /* C_end tokens */
+    idvec cend_prefix;        /* the longest token their code p starts with: NO_ID,
+                                 EMPTY_PREFIX (p is empty) or an id */
+    idvec cend_len;           /* the length of p (the token's bytes before the pending end) */
+    /* Per spanner state q, built on first use: bit i set when the lexer alone reads the
+       code p of cend[i] from q and may end there (lexes_to_end). */
+    _Atomic(uint64_t *) *lexok;
     idvec *strad;             /* [begin_len + 1]: tokens entering the block at m = 1.. */
 } cblock;
 
@@ -185,6 +221,10 @@ static void cblock_free(gm_mem *m, cblock *cb)
     gm_mem_free(m, cb->check_list);
     gm_vec_free(m, &cb->cend);
     gm_vec_free(m, &cb->cend_prefix);
+    gm_vec_free(m, &cb->cend_len);
+    for (uint32_t q = 0; cb->lexok && cb->inner && q < cb->inner->spanner->nstates; q++)
+        gm_mem_free(m, atomic_load(&cb->lexok[q]));
+    gm_mem_free(m, cb->lexok);
     for (uint32_t i = 0; cb->strad && i <= cb->b->begin_len; i++)
         gm_vec_free(m, &cb->strad[i]);
     gm_mem_free(m, cb->strad);
@@ -220,16 +260,59 @@ static void kmp_build(const gm_block *b, uint8_t (*next)[256])
 static bool bit(const uint32_t *m, uint32_t t) { return (m[t >> 5] >> (t & 31)) & 1; }
 static void set_bit(uint32_t *m, uint32_t t) { m[t >> 5] |= (uint32_t)1 << (t & 31); }
 
-/* The token whose bytes are s[0..n): EMPTY_PREFIX for n = 0, NO_ID when none. */
-static uint32_t token_of(const gm_trie *t, const uint8_t *s, size_t n)
+/* The longest token that s[0..n) starts with: EMPTY_PREFIX for n = 0, NO_ID when none. */
+static uint32_t token_prefix_of(const gm_trie *t, const uint8_t *s, size_t n)
 {
     if (!n)
         return EMPTY_PREFIX;
-    uint32_t node = gm_trie_find(t, s, n);
-    if (node == UINT32_MAX || t->nodes[node].depth != n ||
-        t->nodes[node].tok_begin == t->nodes[node].tok_end)
-        return NO_ID;
-    return t->tokens[t->nodes[node].tok_begin];
+    for (size_t k = n; k > 0; k--) {
+        uint32_t node = gm_trie_find(t, s, k);
+        if (node != UINT32_MAX && t->nodes[node].depth == k &&
+            t->nodes[node].tok_begin < t->nodes[node].tok_end)
+            return t->tokens[t->nodes[node].tok_begin];
+    }
+    return NO_ID;
+}
+
+/*
+ * Whether the lexer alone, from state q, reads s[0..n) and can end there (the
+ * pending lexeme a whole terminal): needed for the code to end after s, and
+ * cheap (no parser); inside a string literal it fails for most tokens.
+ */
+static bool lexes_to_end(const gm_spanner *sp, uint32_t q, const uint8_t *s, size_t n)
+{
+    uint32_t emit[GM_SPANNER_MAX_EMIT], nemit;
+    for (size_t i = 0; i < n; i++)
+        if (!gm_spanner_step(sp, q, s[i], &q, emit, &nemit))
+            return false;
+    return gm_spanner_finish(sp, q, emit, &nemit, &q);
+}
+
+/* cb->lexok[q], built on first use (NULL when out of memory). */
+static const uint64_t *lexok_of(const gm_compiled *c, const cblock *cb, uint32_t q)
+{
+    uint64_t *ok = atomic_load_explicit(&cb->lexok[q], memory_order_acquire);
+    if (ok)
+        return ok;
+    gm_mem *m = (gm_mem *)&c->mem;
+    size_t n = cb->cend.n;
+    ok = gm_mem_calloc(m, n / 64 + 1, sizeof *ok);
+    if (!ok)
+        return NULL;
+    const gm_vocab_data *v = c->vocab->data;
+    for (size_t i = 0; i < n; i++) {
+        size_t tl;
+        const uint8_t *tb = gm_vocab_data_token(v, cb->cend.v[i], &tl);
+        if (lexes_to_end(cb->inner->spanner, q, tb, cb->cend_len.v[i]))
+            ok[i / 64] |= (uint64_t)1 << (i % 64);
+    }
+    uint64_t *none = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&cb->lexok[q], &none, ok, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        gm_mem_free(m, ok);
+        ok = none;
+    }
+    return ok;
 }
 
 /* Classifies every token for block cb (note [code blocks]). */
@@ -272,12 +355,26 @@ static gm_status cblock_lists(gm_compiled *c, cblock *cb, uint32_t words, gm_err
             }
             if (differs || a != z) {
                 set_bit(cb->check + (size_t)k * words, t);
-                fail |= gm_vec_push(m, &cb->check_list[k], t) != 0;
+                checkf f = {t, 0, NO_ID, 0};
+                for (uint32_t i = 0, q = k; i < len; i++) {
+                    uint32_t nq = cb->next[q][s[i]];
+                    if (nq == L) {
+                        f.fence = 1;
+                        break;
+                    }
+                    f.committed += q + 1 - nq;
+                    q = nq;
+                }
+                if (f.committed > k)
+                    f.prefix = token_prefix_of(c->vocab->trie, s, f.committed - k);
+                fail |= gm_vec_push(m, &cb->check_list[k], f) != 0;
             }
         }
         if (!hit0 && end0 > 0) {
             fail |= gm_vec_push(m, &cb->cend, t) != 0;
-            fail |= gm_vec_push(m, &cb->cend_prefix, token_of(c->vocab->trie, s, len - end0)) != 0;
+            fail |= gm_vec_push(m, &cb->cend_prefix,
+                                token_prefix_of(c->vocab->trie, s, len - end0)) != 0;
+            fail |= gm_vec_push(m, &cb->cend_len, (uint32_t)(len - end0)) != 0;
         }
         /* Tokens that finish the begin before their last byte. */
         uint32_t last_m = 0;
@@ -318,6 +415,9 @@ gm_status gm_cblocks_create(gm_compiled *c, gm_error *err)
         gm_status st = gm_compiled_create(cb->b->inner, c->vocab, &co, &cb->inner, err);
         if (st == GM_OK)
             st = cblock_lists(c, cb, x->words, err);
+        if (st == GM_OK &&
+            !(cb->lexok = gm_mem_calloc(&c->mem, cb->inner->spanner->nstates, sizeof *cb->lexok)))
+            st = gm_mem_fail(&c->mem, err, "code-block tables");
         if (st != GM_OK) {
             gm_error_prefix(err, "code block %s", cb->b->name);
             return st;
@@ -529,6 +629,15 @@ static gm_status run_byte(const gm_compiled *c, struct gm_bscratch *w, const run
     return st;
 }
 
+/* *dst = *src, copying only what is used. */
+static void run_move(run *dst, const run *src)
+{
+    dst->n = src->n;
+    dst->nhist = src->nhist;
+    memcpy(dst->hist, src->hist, src->nhist);
+    memcpy(dst->v, src->v, src->n * sizeof *src->v);
+}
+
 static void run_from_state(const gm_bstate *s, run *r)
 {
     r->n = s->n;
@@ -550,7 +659,7 @@ static gm_status run_bytes(const gm_compiled *c, struct gm_bscratch *w, run *r,
         run_release(c, r);
         if (st != GM_OK)
             return st;
-        *r = next;
+        run_move(r, &next);
     }
     return GM_OK;
 }
@@ -572,7 +681,7 @@ static gm_status run_special(const gm_compiled *c, struct gm_bscratch *w, run *r
             st = add_prose(c, w, &next, e2, err);
     }
     run_release(c, r);
-    *r = next;
+    run_move(r, &next);
     if (st != GM_OK)
         run_release(c, r);
     return st;
@@ -730,6 +839,55 @@ static gm_status check_list(const gm_compiled *c, struct gm_bscratch *w, const g
     return st;
 }
 
+/*
+ * The C_end tokens the LALR mask of l1 lacks: allowed iff l1 takes their
+ * code p and may end after it (then the end may follow). Filtered first by
+ * the lexer alone (lexok), then by the longest token p starts with.
+ */
+static gm_status cend_mask(const gm_compiled *c, struct gm_bscratch *w, const cblock *cb,
+                           const gm_mstate *l1, const uint32_t *check, uint32_t *mask,
+                           gm_error *err)
+{
+    const gm_engine_ops *lalr = &gm_engine_lalr;
+    gm_mscratch none = no_scratch();
+    const uint64_t *ok = lexok_of(c, cb, l1->lalr.q);
+    if (!ok)
+        return gm_mem_fail((gm_mem *)&c->mem, err, "code-block tables");
+    gm_status st = GM_OK;
+    for (size_t wi = 0; wi <= cb->cend.n / 64 && st == GM_OK; wi++)
+        for (uint64_t bits = ok[wi]; bits && st == GM_OK; bits &= bits - 1) {
+            size_t i = wi * 64 + (size_t)__builtin_ctzll(bits);
+            uint32_t t = cb->cend.v[i], pre = cb->cend_prefix.v[i];
+            if (bit(check, t) || bit(w->tmp, t) || bit(mask, t) ||
+                (pre != NO_ID && pre != EMPTY_PREFIX && !bit(w->tmp, pre)))
+                continue;
+            if (pre == EMPTY_PREFIX) {
+                if (lalr->can_end(cb->inner, l1))
+                    set_bit(mask, t);
+                continue;
+            }
+            size_t tl;
+            const uint8_t *tb = gm_vocab_data_token(c->vocab->data, t, &tl);
+            gm_mask_state ms = {l1->lalr.q, l1->lalr.stack, &l1->lalr.layer};
+            int r = gm_mask_can_end_after(cb->inner->spanner, &ms, tb, cb->cend_len.v[i]);
+            if (r >= 0) {
+                if (r)
+                    set_bit(mask, t);
+                continue;
+            }
+            gm_mstate after;
+            st = lalr->step_bytes(cb->inner, &none, l1, tb, cb->cend_len.v[i], &after, err);
+            if (st == GM_OK) {
+                if (lalr->can_end(cb->inner, &after))
+                    set_bit(mask, t);
+                lalr->release(cb->inner, &after);
+            } else if (st == GM_ERR_REJECTED) {
+                st = GM_OK;
+            }
+        }
+    return st;
+}
+
 /* The tokens configuration x allows, into mask (note [code blocks]). */
 static gm_status block_mask(const gm_compiled *c, struct gm_bscratch *w, const gm_bstate *s,
                             const bconf *x, uint32_t *mask, size_t words, gm_error *err)
@@ -752,18 +910,29 @@ static gm_status block_mask(const gm_compiled *c, struct gm_bscratch *w, const g
     if (have && st == GM_OK) {
         for (size_t i = 0; i < words; i++)
             mask[i] |= w->tmp[i] & ~check[i];
-        for (size_t i = 0; i < cb->cend.n && st == GM_OK; i++) {
-            uint32_t t = cb->cend.v[i], pre = cb->cend_prefix.v[i];
-            if (bit(check, t) || bit(w->tmp, t) || bit(mask, t))
-                continue;
-            if (pre != NO_ID && pre != EMPTY_PREFIX && !bit(w->tmp, pre))
-                continue; /* the code before the pending end is rejected */
-            st = check_token(c, w, s, t, mask, err);
+        st = cend_mask(c, w, cb, &l1, check, mask, err);
+    }
+    /* Tokens whose run of the end's automaton from k differs from the run from 0. */
+    const checkvec *cl = &cb->check_list[x->k];
+    bool end_here = lalr->can_end(cb->inner, &x->in);
+    for (size_t i = 0; i < cl->n && st == GM_OK; i++) {
+        const checkf *f = &cl->v[i];
+        if (bit(mask, f->t))
+            continue;
+        if (!f->fence && !f->committed) { /* all pending: exact */
+            if (end_here || (have && bit(w->tmp, f->t)))
+                set_bit(mask, f->t);
+            continue;
         }
+        if (f->committed >= x->k && (!have || (f->prefix != NO_ID && !bit(w->tmp, f->prefix))))
+            continue; /* its code is rejected */
+        if (f->fence && !f->committed && !end_here)
+            continue; /* the end completes where the code may not end */
+        st = check_token(c, w, s, f->t, mask, err);
     }
     if (own)
         lalr->release(cb->inner, &l1);
-    return st == GM_OK ? check_list(c, w, s, &cb->check_list[x->k], mask, err) : st;
+    return st;
 }
 
 /* Tokens that finish a block's begin and go on into its code. */
@@ -786,10 +955,13 @@ static gm_status blocks_fill_mask(const gm_compiled *c, gm_mscratch *ws, const g
 {
     struct gm_bscratch *w = ws->blocks;
     const gm_bstate *s = st_->blocks;
-    memset(mask, 0, words * sizeof *mask);
     gm_status st = GM_OK;
-    bool prose = false;
-    for (uint32_t i = 0; i < s->n && st == GM_OK; i++) {
+    bool single = s->n == 1 && s->conf[0].block == NO_BLOCK, prose = single;
+    if (single) /* free text only: the usual case */
+        st = gm_estate_fill_mask(c->eengine, w->e, s->conf[0].e, mask, words, err);
+    else
+        memset(mask, 0, words * sizeof *mask);
+    for (uint32_t i = 0; i < s->n && st == GM_OK && !single; i++) {
         const bconf *x = &s->conf[i];
         if (x->block != NO_BLOCK)
             continue;
@@ -870,10 +1042,33 @@ static gm_status blocks_forced_bytes(const gm_compiled *c, gm_mscratch *ws, cons
         }
         ++*len;
         run_release(c, &cur);
-        cur = only;
+        run_move(&cur, &only);
     }
     run_release(c, &cur);
     return st;
+}
+
+/* What each reading of the output may take next, joined with "; or ". */
+static void blocks_expected(const gm_compiled *c, const gm_mstate *s, struct gm_strbuf *out)
+{
+    const gm_bstate *b = s->blocks;
+    for (uint32_t i = 0; i < b->n; i++) {
+        const bconf *x = &b->conf[i];
+        if (i)
+            gm_strbuf_puts(out, "; or ");
+        if (x->block == NO_BLOCK) {
+            gm_mstate e = {.earley = x->e};
+            gm_engine_earley.expected(c, &e, out);
+            continue;
+        }
+        const cblock *cb = cblock_of(c, x->block);
+        gm_strbuf_printf(out, "in the %s block: ", cb->b->name);
+        if (x->k)
+            gm_strbuf_printf(out, "(after %u bytes of the end) ", x->k);
+        gm_engine_lalr.expected(cb->inner, &x->in, out);
+        if (gm_engine_lalr.can_end(cb->inner, &x->in))
+            gm_strbuf_puts(out, ", or the end of the block");
+    }
 }
 
 const gm_engine_ops gm_engine_blocks = {
@@ -888,5 +1083,5 @@ const gm_engine_ops gm_engine_blocks = {
     .can_end = blocks_can_end,
     .fill_mask = blocks_fill_mask,
     .forced_bytes = blocks_forced_bytes,
-    .expected = NULL,
+    .expected = blocks_expected,
 };

@@ -54,6 +54,7 @@ struct gm_grammar {
     gm_lexer *lexer;
     gm_postlex postlex;       /* post-lexing layer (copied from the cfg; arrays owned) */
     gm_lr_table *lr;
+    struct gm_ctx_lexers *ctx; /* GM_LEXER_CONTEXTUAL: every lexer built; else NULL */
     /* GM_ENGINE_EARLEY */
     gm_egrammar *eg;
     struct gm_gblocks *blocks; /* code blocks of eg's tags, or NULL (runtime/blocks.h) */
@@ -68,6 +69,7 @@ struct gm_compiled {
     gm_spanner *spanner;      /* GM_ENGINE_LALR */
     gm_eengine *eengine;      /* GM_ENGINE_EARLEY */
     struct gm_cblocks *cblocks; /* when the grammar has code blocks (runtime/blocks.h) */
+    struct gm_ctx_spanners *ctx; /* the grammar's contextual lexer: a spanner per lexer */
 };
 
 /*

@@ -31,6 +31,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { MAX_LANGS = 4 };
 
@@ -150,6 +151,7 @@ static const char *const crafted[] = {
     "(x", "x)", "):", " x", " +", " 1", "\"a\"", "\": ", "[1", ", ", "2]", "}\n", "\n}",
     ". ", "Here", " is", " code", "\n\n```", ".\n\n```python\n", "`x`", "``\n",
     "x = 1\n```\nok", "'''", "\n``'", "2)\n```", "z = 1\n```\n```python\nx", "\n```json",
+    "}\n``", "1\n`", "2)\n``", "]\n`", "1\n\n``",
 };
 
 static const char *const small_texts[] = {
@@ -560,7 +562,8 @@ static void test_errors(void **state)
     const char *twice[] = {"json", "json"};
     assert_int_equal(gm_grammar_from_code_blocks(twice, 2, NULL, &g, &err), GM_ERR_ARGUMENT);
     assert_int_equal(gm_grammar_from_code_blocks(bad, 0, NULL, &g, &err), GM_ERR_ARGUMENT);
-    /* A tag with lalr content anywhere (here alone, no triggers) works, and cannot be saved. */
+    /* A tag with lalr content anywhere (here alone, no triggers) works; saved and loaded, it
+       gives the same masks. */
     const char *one = "{\"type\": \"tag\", \"begin\": \"<j>\", \"content\": {\"type\": \"lalr\", "
                       "\"grammar\": \"json\"}, \"end\": \"</j>\"}";
     assert_int_equal(gm_grammar_from_structural_tag(one, strlen(one), NULL, &g, &err), GM_OK);
@@ -568,18 +571,45 @@ static void test_errors(void **state)
     small_vocab(&s);
     gm_compiled *c = NULL;
     assert_int_equal(gm_compiled_create(g, s.v, NULL, &c, &err), GM_OK);
-    assert_int_equal(gm_compiled_save(c, "/nonexistent/x.gmc", &err), GM_ERR_UNSUPPORTED);
-    gm_matcher *m = NULL;
+    char path[] = "/tmp/gm_test_blocks_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(gm_compiled_save(c, path, &err), GM_OK);
+    gm_compiled *loaded = NULL;
+    assert_int_equal(gm_compiled_load(path, NULL, &loaded, &err), GM_OK);
+    unlink(path);
+    gm_matcher *m = NULL, *ml = NULL;
     assert_int_equal(gm_matcher_create(c, NULL, &m, &err), GM_OK);
+    assert_int_equal(gm_matcher_create(loaded, NULL, &ml, &err), GM_OK);
+    size_t words = gm_compiled_mask_words(c);
+    uint32_t *m1 = calloc(words, sizeof *m1), *m2 = calloc(words, sizeof *m2);
+    for (const char *p = "<j>[1, {\"a\": 2}]</j>"; *p; p++) { /* byte b is token b */
+        assert_int_equal(gm_matcher_fill_mask(m, m1, words, &err), GM_OK);
+        assert_int_equal(gm_matcher_fill_mask(ml, m2, words, &err), GM_OK);
+        assert_memory_equal(m1, m2, words * sizeof *m1);
+        assert_int_equal(gm_matcher_accept_token(m, (uint8_t)*p, &err), GM_OK);
+        assert_int_equal(gm_matcher_accept_token(ml, (uint8_t)*p, &err), GM_OK);
+    }
+    assert_true(gm_matcher_is_accepting(ml));
+    gm_matcher_destroy(ml);
+    gm_compiled_destroy(loaded);
+    free(m1);
+    free(m2);
+    gm_matcher_reset(m);
     const char *ok = "<j>[1, {\"a\": 2}]</j>";
     assert_int_equal(gm_matcher_accept_bytes(m, (const uint8_t *)ok, strlen(ok), &err), GM_OK);
     assert_true(gm_matcher_is_accepting(m));
     gm_matcher_reset(m);
     assert_int_equal(gm_matcher_accept_bytes(m, (const uint8_t *)"<j>[1,]", 7, &err),
                      GM_ERR_REJECTED);
-    /* Forced bytes: after "<j>[1" nothing is forced; after "<j>[1]</" the rest of the end. */
+    /* Forced bytes: at the start the begin (then JSON: no byte forced); after "<j>[1]</" the
+       rest of the end. */
     uint8_t fb[16];
     size_t fl = 0;
+    assert_int_equal(gm_matcher_forced_bytes(m, fb, sizeof fb, &fl, &err), GM_OK);
+    assert_int_equal(fl, 3);
+    assert_memory_equal(fb, "<j>", 3);
     assert_int_equal(gm_matcher_accept_bytes(m, (const uint8_t *)"<j>[1]</", 8, &err), GM_OK);
     assert_int_equal(gm_matcher_forced_bytes(m, fb, sizeof fb, &fl, &err), GM_OK);
     assert_int_equal(fl, 2);

@@ -95,13 +95,9 @@ int gm_intern_put(gm_intern *t, const void *key, size_t len, uint32_t *id, int *
     }
     if (t->count == UINT32_MAX - 1)
         return -1;
-    if (gm_vec_grow_(t->mem, (void **)&t->offsets, &t->offsets_cap, t->count + 2, sizeof *t->offsets))
+    if (gm_vec_grow_(t->mem, (void **)&t->offsets, &t->offsets_cap, t->count + 2, sizeof *t->offsets) ||
+        gm_vec_grow_(t->mem, (void **)&t->hashes, &t->hashes_cap, t->count + 1, sizeof *t->hashes))
         return -1;
-    size_t hashes_cap = t->offsets_cap;
-    void *hs = gm_mem_reallocarray(t->mem, t->hashes, hashes_cap, sizeof *t->hashes);
-    if (!hs)
-        return -1;
-    t->hashes = hs;
     if (t->data_len + len > t->data_cap &&
         gm_vec_grow_(t->mem, (void **)&t->data, &t->data_cap, t->data_len + len, 1))
         return -1;

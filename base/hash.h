@@ -34,6 +34,7 @@ typedef struct gm_intern {
     uint64_t *hashes;     /* [count] */
     uint32_t count;
     size_t offsets_cap;
+    size_t hashes_cap;
 } gm_intern;
 
 void gm_intern_init(gm_intern *t, gm_mem *m);

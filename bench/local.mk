@@ -72,3 +72,9 @@ bench_bench_encode_LDADD = libgmcore.la
 GM_BENCH += bench/bench_dispatch
 bench_bench_dispatch_SOURCES = bench/bench_dispatch.c
 bench_bench_dispatch_LDADD = libgmcore.la $(JANSSON_LIBS)
+
+# Code blocks (issue 17 item 4): masks in prose, in code and at fences; the plain LALR
+# grammars on the same files for comparison.
+GM_BENCH += bench/bench_blocks
+bench_bench_blocks_SOURCES = bench/bench_blocks.c
+bench_bench_blocks_LDADD = libgmcore.la

@@ -61,7 +61,7 @@ int gm_cmd_compile(int argc, char **argv)
             return gm_cli_bad_arg_at("compile", compile_usage, argc, argv, i);
         }
     }
-    if (!lo.grammar && !lo.tools && !lo.structural_tag)
+    if (!lo.grammar && !lo.tools && !lo.structural_tag && !lo.code_blocks)
         return gm_cli_bad_arg("compile", compile_usage, "missing GRAMMAR");
     if (!out)
         return gm_cli_bad_arg("compile", compile_usage, "missing -o FILE.gmc (where to write)");

@@ -123,7 +123,7 @@ int gm_cmd_generate(int argc, char **argv)
             return gm_cli_bad_arg_at("generate", usage, argc, argv, i);
         }
     }
-    if (!lo.grammar && !lo.tools && !lo.structural_tag)
+    if (!lo.grammar && !lo.tools && !lo.structural_tag && !lo.code_blocks)
         return gm_cli_bad_arg("generate", usage, "missing GRAMMAR");
     gm_cli_session s;
     int rc = gm_cli_session_open("generate", &lo, &s);

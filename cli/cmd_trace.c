@@ -182,7 +182,7 @@ int gm_cmd_trace(int argc, char **argv)
             texts[ntexts++] = a;
         }
     }
-    if (!bad && !lo.grammar && !lo.tools && !lo.structural_tag)
+    if (!bad && !lo.grammar && !lo.tools && !lo.structural_tag && !lo.code_blocks)
         bad = gm_cli_bad_arg("trace", usage, "missing GRAMMAR");
     else if (!bad && ntexts && !text)
         bad = gm_cli_bad_arg("trace", usage, "unexpected argument '%s' (text files go after --text)",
@@ -265,7 +265,7 @@ int gm_cmd_trace(int argc, char **argv)
     gm_latency all = gm_latency_of(all_ns, nall);
     if (json) {
         printf("{\"grammar\": \"%s\", \"ids\": \"%s\", \"compile_ms\": %.3f, \"files\": [\n",
-               lo.grammar ? lo.grammar : lo.tools ? lo.tools : lo.structural_tag, ids_path,
+               lo.grammar ? lo.grammar : lo.tools ? lo.tools : lo.structural_tag ? lo.structural_tag : lo.code_blocks, ids_path,
                s.compile_ms);
         for (size_t i = 0; i < nresults; i++) {
             file_result *r = &results[i];

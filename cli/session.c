@@ -86,6 +86,10 @@ int gm_cli_grammar_arg(gm_cli_load_options *lo, int argc, char **argv, int *i)
         if (!has_value)
             return -1;
         *(a[2] == 's' ? &lo->structural_tag : &lo->tools) = argv[++*i];
+    } else if (!strcmp(a, "--code-blocks")) {
+        if (!has_value || lo->grammar)
+            return -1;
+        lo->code_blocks = argv[++*i];
     } else if (!strcmp(a, "--tool-choice")) {
         if (!has_value)
             return -1;
@@ -124,12 +128,15 @@ int gm_cli_grammar_arg(gm_cli_load_options *lo, int argc, char **argv, int *i)
         lo->quiet = true;
     } else if (!strcmp(a, "--conflicts=lark") || !strcmp(a, "--lark")) {
         lo->conflicts = GM_CONFLICTS_LARK;
+    } else if (!strcmp(a, "--lexer=basic") || !strcmp(a, "--lexer=contextual")) {
+        lo->lexer = a[8] == 'c' ? GM_LEXER_CONTEXTUAL : GM_LEXER_BASIC;
     } else if (!strcmp(a, "--model-vocab-size")) {
         uint64_t n;
         if (!has_value || gm_cli_parse_u64(argv[++*i], &n) || n > UINT32_MAX)
             return -1;
         lo->model_vocab_size = (uint32_t)n;
-    } else if (a[0] != '-' && !lo->grammar && !lo->tools && !lo->structural_tag) {
+    } else if (a[0] != '-' && !lo->grammar && !lo->tools && !lo->structural_tag &&
+               !lo->code_blocks) {
         lo->grammar = a;
     } else {
         return 0;
@@ -177,7 +184,28 @@ static gm_status read_text(gm_mem *m, const char *path, char **text, size_t *len
     return gm_file_read(m, path, lim.max_input_bytes, text, len, err);
 }
 
-/* The grammar the options name: GRAMMAR, --schema, --structural-tag or --tools. */
+/* --code-blocks LANG,LANG,...: Markdown with code blocks in those languages. */
+static gm_status code_blocks_grammar(const char *list, gm_grammar **out, gm_error *err)
+{
+    char buf[256];
+    const char *langs[16];
+    size_t n = 0;
+    if (strlen(list) >= sizeof buf)
+        return gm_error_set(err, GM_ERR_ARGUMENT, "--code-blocks: list too long");
+    strcpy(buf, list);
+    for (char *p = buf; p; ) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = 0;
+        if (n == sizeof langs / sizeof *langs)
+            return gm_error_set(err, GM_ERR_ARGUMENT, "--code-blocks: more than 16 languages");
+        langs[n++] = p;
+        p = comma ? comma + 1 : NULL;
+    }
+    return gm_grammar_from_code_blocks(langs, n, NULL, out, err);
+}
+
+/* The grammar the options name: GRAMMAR, --schema, --structural-tag, --tools or --code-blocks. */
 static gm_status make_grammar(const gm_cli_load_options *opts, gm_grammar **out, gm_error *err)
 {
     if (opts->schema) {
@@ -195,6 +223,8 @@ static gm_status make_grammar(const gm_cli_load_options *opts, gm_grammar **out,
         gm_mem_free(&m, text);
         return st;
     }
+    if (opts->code_blocks)
+        return code_blocks_grammar(opts->code_blocks, out, err);
     if (opts->structural_tag || opts->tools) {
         gm_mem m;
         gm_mem_init(&m, NULL, 0);
@@ -224,6 +254,7 @@ static gm_status make_grammar(const gm_cli_load_options *opts, gm_grammar **out,
     gm_grammar_options go;
     gm_grammar_options_init_defaults(&go);
     go.conflicts = opts->conflicts;
+    go.lexer = opts->lexer;
     go.format = opts->format;
     go.start = opts->start;
     if (gm_cli_is_bundled(opts->grammar) && opts->format == GM_FORMAT_AUTO)

@@ -29,12 +29,15 @@ typedef struct gm_cli_load_options {
     const char *tokenizer;    /* required unless grammar is a .gmc file */
     bool eager;
     gm_conflicts conflicts;
+    gm_lexer_kind lexer;      /* --lexer=basic|contextual */
     gm_grammar_format format; /* --format (GM_FORMAT_AUTO: by the file's extension) */
     const char *start;        /* --start RULE */
     uint32_t model_vocab_size;
     bool quiet;               /* --quiet: no progress line on the terminal */
     const char *structural_tag; /* --structural-tag FILE (instead of GRAMMAR) */
     const char *tools;        /* --tools FILE (instead of GRAMMAR), with tool_format */
+    const char *code_blocks;  /* --code-blocks LANG,... (instead of GRAMMAR): Markdown with
+                                 fenced code blocks of those bundled grammars */
     gm_tool_format tool_format; /* --format llama|llama-json|qwen|harmony */
     gm_tool_choice tool_choice; /* --tool-choice auto|required|none|NAME */
     const char *tool_name;
@@ -50,7 +53,8 @@ void gm_cli_load_options_init(gm_cli_load_options *lo);
 
 /* The options that say which grammar to compile for which tokenizer, as one usage line. */
 #define GM_CLI_GRAMMAR_OPTIONS \
-    "[--format lark|gbnf|ebnf|regex] [--start RULE] [--eager] [--conflicts=lark] [--quiet]\n" \
+    "[--format lark|gbnf|ebnf|regex] [--start RULE] [--eager] [--conflicts=lark]\n" \
+    "             [--lexer=basic|contextual] [--quiet]\n" \
     "             [--schema FILE.json [--compact|--indent[=N]] [--any-order] [--lenient] [--draft=D]]"
 #define GM_CLI_GRAMMAR_HELP \
     "  GRAMMAR: a .lark, .gbnf, .ebnf or .regex file (--format overrides the extension),\n" \
@@ -58,8 +62,12 @@ void gm_cli_load_options_init(gm_cli_load_options *lo);
     "  --structural-tag FILE (XGrammar's structural tag JSON), or --tools FILE with\n" \
     "  --format llama|llama-json|qwen|harmony [--tool-choice auto|required|none|NAME]\n" \
     "  [--no-parallel] [--reasoning allowed|forced|forbidden] (gramask tools --help); or\n" \
-    "  --schema FILE.json, a JSON Schema compiled to a grammar (layout options as for gramask schema).\n" \
-    "  --quiet: no progress line while tables are built (shown only on a terminal).\n"
+    "  --schema FILE.json, a JSON Schema compiled to a grammar (layout options as for gramask schema);\n" \
+    "  or --code-blocks LANG,... (python,go,java,json): Markdown whose ```LANG code blocks are\n" \
+    "  constrained by the bundled grammars (README, code blocks).\n" \
+    "  --quiet: no progress line while tables are built (shown only on a terminal).\n" \
+    "  --lexer=contextual: Lark's contextual lexer (each lexeme lexed with the terminals\n" \
+    "  the parser's state accepts); masks stay exact under it. Default: basic.\n"
 
 /*
  * Takes argv[*i] when it is the GRAMMAR argument (or --structural-tag,

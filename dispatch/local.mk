@@ -3,7 +3,8 @@
 libgmcore_la_SOURCES += \
 	dispatch/ir_import.c dispatch/ir_import.h \
 	dispatch/stag.c dispatch/stag.h \
-	dispatch/tools.c dispatch/tools.h
+	dispatch/tools.c dispatch/tools.h \
+	dispatch/codeblocks.c dispatch/codeblocks.h
 
 # Structural tags and presets against the reference recognizer.
 GM_TESTS += tests/test_stag
@@ -36,3 +37,9 @@ GM_TESTS += tests/test_ir_merge
 tests_test_ir_merge_SOURCES = tests/test_ir_merge.c
 tests_test_ir_merge_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_ir_merge_LDADD = $(GM_TEST_LDADD)
+
+# The grammar cache: grammars built with it equal those built without (tool sets of BFCL).
+GM_TESTS += tests/test_grammar_cache
+tests_test_grammar_cache_SOURCES = tests/test_grammar_cache.c
+tests_test_grammar_cache_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_grammar_cache_LDADD = $(GM_TEST_LDADD)

@@ -9,6 +9,8 @@
 #include "dispatch/ir_import.h"
 #include "earley/ir_merge.h"
 #include "earley/ebnf_parse.h"
+#include "earley/engine.h"
+#include "parser/bundled.h"
 #include "schema/json.h"
 #include "schema/schema.h"
 
@@ -381,6 +383,43 @@ static uint32_t regex(stag *c, const gm_jv *v)
     return node;
 }
 
+/*
+ * An lalr content (note [code blocks] in runtime/engine_blocks.c): one
+ * external symbol (note [external symbols]) whose text says the bundled
+ * grammar, the tag's begin and its end — "\xff\xfe", then each of the
+ * three as a length byte and its bytes — for the composite engine to read.
+ */
+static uint32_t lalr_block(stag *c, const gm_jv *tagv, const gm_jv *content, const gm_jv *end)
+{
+    const gm_jv *name = get_string(c, content, "grammar", true);
+    const gm_jv *begin = get_string(c, tagv, "begin", true);
+    if (c->status != GM_OK)
+        return GM_EX_NONE;
+    if (!gm_bundled_grammar(name->u.s, &(size_t){0}) || !strcmp(name->u.s, "common"))
+        return fail(c, name, GM_ERR_FORMAT, "\"%s\" is not a bundled grammar (json, python, "
+                    "go, java, ...)", name->u.s);
+    if (!begin->n || begin->n > GM_STAG_MAX_FENCE || has_special(c, begin->u.s, begin->n))
+        return fail(c, begin, GM_ERR_FORMAT, "the begin of a tag with lalr content must be "
+                    "text of 1 to %d bytes without special tokens", GM_STAG_MAX_FENCE);
+    if (!end || !end->n || end->n > GM_STAG_MAX_FENCE || has_special(c, end->u.s, end->n))
+        return fail(c, end ? end : tagv, GM_ERR_FORMAT, "the end of a tag with lalr content "
+                    "must be text of 1 to %d bytes without special tokens", GM_STAG_MAX_FENCE);
+    if (name->n > GM_STAG_MAX_FENCE)
+        return fail(c, name, GM_ERR_FORMAT, "grammar name too long");
+    uint8_t text[2 + 3 * (1 + GM_STAG_MAX_FENCE)];
+    size_t n = 0;
+    memcpy(text, GM_ESYM_EXTERNAL, 2);
+    n = 2;
+    const gm_jv *parts[3] = {name, begin, end};
+    for (int k = 0; k < 3; k++) {
+        text[n++] = (uint8_t)parts[k]->n;
+        memcpy(text + n, parts[k]->u.s, parts[k]->n);
+        n += parts[k]->n;
+    }
+    uint32_t node = gm_ebnf_add_token(c->g, text, n);
+    return node == GM_EX_NONE ? nomem(c) : node;
+}
+
 /* begin content end; any_text content stops at a text end (note [structural tags]). */
 static uint32_t tag_after(stag *c, const gm_jv *v, uint32_t begin)
 {
@@ -418,6 +457,12 @@ static uint32_t tag_after(stag *c, const gm_jv *v, uint32_t begin)
         uint32_t ids2[2] = {begin, body};
         uint32_t node = body == GM_EX_NONE ? GM_EX_NONE : gm_ebnf_add_seq(c->g, ids2, 2);
         return node == GM_EX_NONE && c->status == GM_OK ? nomem(c) : node;
+    }
+    if (ctype && !strcmp(ctype->u.s, "lalr")) {
+        body = lalr_block(c, v, content, end);
+        pop(c, mark);
+        uint32_t endn = body == GM_EX_NONE ? GM_EX_NONE : text_node(c, e, elen);
+        return seq3(c, begin, body, endn);
     }
     body = format(c, content);
     pop(c, mark);
@@ -702,6 +747,9 @@ static uint32_t format(stag *c, const gm_jv *v)
         size_t n = 0;
         if (excluded(c, v, ids, &n, MAX_SPECIAL))
             node = until(c, ids, n, GM_EX_NONE);
+    } else if (!strcmp(type->u.s, "lalr")) {
+        fail(c, v, GM_ERR_FORMAT, "an lalr format is only allowed as the content of a tag "
+             "(begin, content, end)");
     } else if (!strcmp(type->u.s, "triggered_tags")) {
         node = triggered_tags(c, v);
     } else if (!strcmp(type->u.s, "tags_with_separator")) {
@@ -709,7 +757,7 @@ static uint32_t format(stag *c, const gm_jv *v)
     } else {
         size_t mark = push_key(c, "type");
         fail(c, type, GM_ERR_UNSUPPORTED, "format type \"%s\" is not supported (gramask knows "
-             "const_string, json_schema, grammar, regex, sequence, or, tag, any_text, "
+             "const_string, json_schema, grammar, regex, lalr, sequence, or, tag, any_text, "
              "triggered_tags, tags_with_separator)", type->u.s);
         pop(c, mark);
     }

@@ -30,7 +30,12 @@
  *     `<|channel|>`; a special token cannot be spelled as text;
  *   triggered_tags "excluded_str": strings the free text may not contain;
  *   triggered_tags "text_before_first": with at_least_one, free text may
- *     come before the first tag (XGrammar starts the output with it).
+ *     come before the first tag (XGrammar starts the output with it);
+ *   lalr {grammar}: a program of a bundled LALR grammar ("python", "go",
+ *     "java", "json"), only as the content of a tag whose begin and end are
+ *     text of 1 to GM_STAG_MAX_FENCE bytes; the content is the code up to
+ *     the first occurrence of the end (Markdown's closing fence), which must
+ *     be a whole program there (note [code blocks] in runtime/engine_blocks.c).
  * triggered_tags semantics: free text up to the first trigger; the text
  * after it must continue one of the tags whose begin starts with that
  * trigger (every tag's begin starts with exactly one trigger); after the tag's
@@ -48,6 +53,8 @@
 #include "gramask.h"
 #include "base/mem.h"
 #include "earley/ebnf.h"
+
+#define GM_STAG_MAX_FENCE 64 /* bytes of the begin and end of a tag with lalr content */
 
 typedef struct gm_stag_options {
     const char *const *special_tokens; /* texts standing for special tokens (may be NULL) */

@@ -56,6 +56,10 @@ typedef struct gm_excache gm_excache;
  */
 gm_status gm_egrammar_build(gm_mem *m, const gm_ebnf *src, const gm_limits *limits,
                             gm_egrammar **out, gm_error *err);
+/* The same with a rule automata cache (earley/fsm_cache.h; may be NULL). */
+typedef struct gm_fcache gm_fcache;
+gm_status gm_egrammar_build_cached(gm_mem *m, const gm_ebnf *src, const gm_limits *limits,
+                                   gm_fcache *cache, gm_egrammar **out, gm_error *err);
 void gm_egrammar_destroy(gm_egrammar *g);
 
 typedef struct gm_egrammar_stats {
@@ -75,6 +79,21 @@ void gm_egrammar_get_stats(const gm_egrammar *g, gm_egrammar_stats *st);
 void gm_egrammar_write(const gm_egrammar *g, gm_strbuf *out);
 gm_status gm_egrammar_read(gm_mem *m, const uint8_t *p, size_t len, size_t *used,
                            gm_egrammar **out, gm_error *err);
+
+/*
+ * note [external symbols]
+ * A special-token symbol whose text starts with GM_ESYM_EXTERNAL (two
+ * bytes that no UTF-8 text holds, so no tokenizer's special token) is
+ * external: no token id produces it, so masks never allow it and
+ * gm_eengine_create does not look it up in the vocabulary. An engine built
+ * over this one (runtime/engine_blocks.c, note [code blocks]) steps over it
+ * with gm_estate_accept_symbol where it hands the output to another engine
+ * for a while. The symbols of g are numbered 0 .. gm_egrammar_nsymbols(g).
+ */
+#define GM_ESYM_EXTERNAL "\xff\xfe"
+uint32_t gm_egrammar_nsymbols(const gm_egrammar *g);
+/* The text of symbol sym (len bytes; not NUL-terminated). */
+const uint8_t *gm_egrammar_symbol(const gm_egrammar *g, uint32_t sym, size_t *len);
 
 /* ---- cross-grammar cache ---------------------------------------------- */
 
@@ -142,6 +161,11 @@ gm_status gm_estate_accept_token(gm_eengine *e, gm_escratch *w, gm_estate *s, ui
 gm_status gm_estate_accept_bytes(gm_eengine *e, gm_escratch *w, gm_estate *s,
                                  const uint8_t *bytes, size_t len, gm_estate **out,
                                  gm_error *err);
+
+/* Steps over symbol sym (note [external symbols]); GM_ERR_REJECTED (*out NULL) when s
+   cannot read it. */
+gm_status gm_estate_accept_symbol(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t sym,
+                                  gm_estate **out, gm_error *err);
 
 /* Whether the input so far is a sentence (EOS allowed). */
 bool gm_estate_accepting(const gm_eengine *e, const gm_estate *s);

@@ -42,7 +42,7 @@ static gm_status resolve_specials(gm_eengine *e, gm_error *err)
             e->sym_ids[n++] = id;
             found++;
         }
-        if (!found)
+        if (!found && !(len >= 2 && !memcmp(text, GM_ESYM_EXTERNAL, 2)))
             return gm_error_set(err, GM_ERR_GRAMMAR,
                                 "the grammar names the special token \"%.*s\", which is not a "
                                 "special token of the vocabulary",
@@ -283,6 +283,29 @@ gm_status gm_estate_accept_token(gm_eengine *e, gm_escratch *w, gm_estate *s, ui
     pthread_mutex_unlock(&e->lock);
     if (st == GM_ERR_REJECTED)
         gm_error_set(err, GM_ERR_REJECTED, "token %u is not allowed here", token);
+    return st;
+}
+
+uint32_t gm_egrammar_nsymbols(const gm_egrammar *g) { return g->ntokens; }
+
+const uint8_t *gm_egrammar_symbol(const gm_egrammar *g, uint32_t sym, size_t *len)
+{
+    *len = g->tok_text_off[sym + 1] - g->tok_text_off[sym];
+    return g->tok_text + g->tok_text_off[sym];
+}
+
+gm_status gm_estate_accept_symbol(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t sym,
+                                  gm_estate **out, gm_error *err)
+{
+    *out = NULL;
+    if (sym >= e->g->ntokens)
+        return gm_error_set(err, GM_ERR_ARGUMENT, "symbol %u is out of range", sym);
+    pthread_mutex_lock(&e->lock);
+    gm_eset_maintain(e);
+    gm_status st = gm_eset_step(e, w, s, 256 + sym, out, err);
+    pthread_mutex_unlock(&e->lock);
+    if (st == GM_OK && !*out)
+        st = GM_ERR_REJECTED;
     return st;
 }
 

@@ -4,7 +4,7 @@
  * Each rule body becomes an NFA over symbols (bytes 0..255, then one
  * symbol per rule reference, then one per special token), code point sets
  * expanded to UTF-8 byte sequences (lexer/utf8_ranges.h); subset
- * construction over the intervals of that symbol space, Moore's partition
+ * construction over the intervals of that symbol space, Valmari's partition
  * refinement, trimming. References count as ordinary symbols, so a rule's
  * automaton is minimal for its body read as a regular expression over
  * bytes and references.
@@ -25,6 +25,8 @@
 #include <string.h>
 
 #include "earley/fsm.h"
+#include "earley/fsm_cache.h"
+#include "earley/fsm_minimize.h"
 #include "earley/until.h"
 #include "base/error.h"
 #include "base/hash.h"
@@ -51,9 +53,7 @@ typedef struct nraw {
     nedge e;
 } nraw;
 
-typedef struct dedge {
-    uint32_t lo, hi, to;
-} dedge;
+typedef gm_fsm_edge dedge;
 
 /* One rule's DFA, local state numbers, start 0. */
 typedef struct rdfa {
@@ -73,8 +73,18 @@ typedef struct orule {
     rdfa dfa;
 } orule;
 
+typedef GM_VEC(uint32_t) u32vec;
+
 typedef struct builder {
     gm_mem *m;
+    gm_fcache *cache;     /* may be NULL (note [rule automata cache] in fsm_cache.h) */
+    u32vec key;           /* the key of the rule being built */
+    u32vec lrefs;         /* its references (output rules), by first occurrence */
+    u32vec ltoks;         /* its special-token symbols, by first occurrence */
+    uint32_t *bs_at;      /* [src bytesets] its ranges in bs_ranges, or UINT32_MAX */
+    u32vec bs_ranges;     /* per byte set: count, then lo, hi of each maximal range */
+    uint32_t *bt_off;     /* assemble: byte transitions as (class, target) pairs for */
+    u32vec bt;            /* gm_fsm_finish_sparse */
     const gm_ebnf *src;
     gm_limits lim;
     gm_error *err;
@@ -397,6 +407,36 @@ out:
     return rc;
 }
 
+/* The maximal byte ranges of byte set `set` (count, then lo, hi each): computed
+   once per set (a JSON string's set recurs in every string); NULL when out of memory. */
+static const uint32_t *byteset_ranges(builder *b, uint32_t set)
+{
+    if (b->bs_at[set] == UINT32_MAX) {
+        const uint32_t *bits = b->src->bytesets[set];
+        size_t at = b->bs_ranges.n;
+        if (gm_vec_push(b->m, &b->bs_ranges, 0)) {
+            fail_mem(b, "a rule automaton");
+            return NULL;
+        }
+        for (uint32_t c = 0; c < 256;) {
+            if (!(bits[c >> 5] >> (c & 31) & 1)) {
+                c++;
+                continue;
+            }
+            uint32_t lo = c;
+            while (c < 256 && (bits[c >> 5] >> (c & 31) & 1))
+                c++;
+            if (gm_vec_push(b->m, &b->bs_ranges, lo) || gm_vec_push(b->m, &b->bs_ranges, c - 1)) {
+                fail_mem(b, "a rule automaton");
+                return NULL;
+            }
+            b->bs_ranges.v[at]++;
+        }
+        b->bs_at[set] = (uint32_t)at;
+    }
+    return b->bs_ranges.v + b->bs_at[set];
+}
+
 static int nfa_add(builder *b, uint32_t node, uint32_t in, uint32_t out, uint32_t depth)
 {
     const gm_ebnf *g = b->src;
@@ -437,18 +477,12 @@ static int nfa_add(builder *b, uint32_t node, uint32_t in, uint32_t out, uint32_
         return 0;
     }
     case GM_EX_BYTESET: {
-        const uint32_t *bits = g->bytesets[e->arg];
-        for (uint32_t c = 0; c < 256;) {
-            if (!(bits[c >> 5] >> (c & 31) & 1)) {
-                c++;
-                continue;
-            }
-            uint32_t lo = c;
-            while (c < 256 && (bits[c >> 5] >> (c & 31) & 1))
-                c++;
-            if (nfa_edge(b, in, lo, c - 1, out))
+        const uint32_t *r = byteset_ranges(b, e->arg);
+        if (!r)
+            return -1;
+        for (uint32_t i = 0; i < r[0]; i++)
+            if (nfa_edge(b, in, r[1 + 2 * i], r[2 + 2 * i], out))
                 return -1;
-        }
         return 0;
     }
     case GM_EX_REF: {
@@ -586,6 +620,27 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Sorts short arrays by insertion (most NFA state sets and edge lists are short). */
+enum { SHORT_SORT = 24 };
+
+#define DEFINE_SORT(name, T, cmp)                                                              \
+    static void name(T *v, size_t n)                                                           \
+    {                                                                                          \
+        if (n > SHORT_SORT) {                                                                  \
+            qsort(v, n, sizeof *v, cmp);                                                       \
+            return;                                                                            \
+        }                                                                                      \
+        for (size_t i = 1; i < n; i++) {                                                       \
+            T x = v[i];                                                                        \
+            size_t j = i;                                                                      \
+            for (; j > 0 && v[j - 1] > x; j--)                                                 \
+                v[j] = v[j - 1];                                                               \
+            v[j] = x;                                                                          \
+        }                                                                                      \
+    }
+DEFINE_SORT(sort_u32, uint32_t, cmp_u32)
+DEFINE_SORT(sort_u64, uint64_t, cmp_u64)
+
 typedef struct nfa_csr {
     uint32_t *off;
     nedge *e;
@@ -627,8 +682,7 @@ static int close_and_intern(det *d, uint32_t *id)
             }
         }
     }
-    if (d->set.n > 1)
-        qsort(d->set.v, d->set.n, sizeof *d->set.v, cmp_u32);
+    sort_u32(d->set.v, d->set.n);
     return gm_intern_put(&d->sets, d->set.v, d->set.n * sizeof *d->set.v, id, NULL);
 }
 
@@ -701,8 +755,7 @@ static gm_status determinize(builder *b, uint32_t start, uint32_t acc, rdfa *out
         /* Members are consumed: d.stack is reused by close_and_intern. */
         if (gm_vec_push(m, &off, (uint32_t)edges.n) || gm_vec_push(m, &flags, f))
             goto nomem;
-        if (points.n > 1)
-            qsort(points.v, points.n, sizeof *points.v, cmp_u64);
+        sort_u64(points.v, points.n);
         size_t np = 0;
         for (size_t i = 0; i < points.n; i++)
             if (!np || points.v[np - 1] != points.v[i])
@@ -764,27 +817,37 @@ static gm_status trim(builder *b, rdfa *d, uint32_t start, uint8_t accepting)
 {
     gm_mem *m = b->m;
     uint32_t n = d->nstates;
+    size_t ne = d->off[n];
     uint8_t *live = gm_mem_calloc(m, n ? n : 1, 1);
     uint32_t *num = gm_mem_alloc(m, (size_t)(n ? n : 1) * sizeof *num);
     uint32_t *queue = gm_mem_alloc(m, (size_t)(n ? n : 1) * sizeof *queue);
+    uint32_t *in_off = gm_mem_calloc(m, (size_t)n + 1, sizeof *in_off);
+    uint32_t *in = gm_mem_alloc(m, (ne ? ne : 1) * sizeof *in);
     rdfa o;
     memset(&o, 0, sizeof o);
-    if (!live || !num || !queue)
+    if (!live || !num || !queue || !in_off || !in)
         goto nomem;
+    /* Co-reachability: backwards from the accepting states over incoming edges. */
+    for (size_t j = 0; j < ne; j++)
+        in_off[d->edges[j].to]++;
     for (uint32_t s = 0; s < n; s++)
-        live[s] = (d->flags[s] & accepting) != 0;
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (uint32_t s = 0; s < n; s++) {
-            if (live[s])
-                continue;
-            for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++)
-                if (live[d->edges[j].to]) {
-                    live[s] = 1;
-                    changed = true;
-                    break;
-                }
+        in_off[s + 1] += in_off[s]; /* in_off[t]: the end of t's run */
+    for (uint32_t s = 0; s < n; s++)
+        for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++)
+            in[--in_off[d->edges[j].to]] = s; /* ...then its start */
+    uint32_t nl = 0;
+    for (uint32_t s = 0; s < n; s++)
+        if (d->flags[s] & accepting) {
+            live[s] = 1;
+            queue[nl++] = s;
         }
+    for (uint32_t qi = 0; qi < nl; qi++) {
+        uint32_t t = queue[qi];
+        for (uint32_t j = in_off[t]; j < in_off[t + 1]; j++)
+            if (!live[in[j]]) {
+                live[in[j]] = 1;
+                queue[nl++] = in[j];
+            }
     }
     for (uint32_t s = 0; s < n; s++)
         num[s] = GM_FSM_NONE;
@@ -838,15 +901,15 @@ out:
     gm_mem_free(m, live);
     gm_mem_free(m, num);
     gm_mem_free(m, queue);
+    gm_mem_free(m, in_off);
+    gm_mem_free(m, in);
     return b->st;
 }
 
 /*
- * Moore's partition refinement: a state's signature is its block and its
- * edges with targets replaced by blocks (adjacent ranges into one block
- * merged); rounds until the number of blocks stops growing. Rule automata
- * are small (large repetitions are rules of their own), so the simple
- * algorithm is enough.
+ * The minimal automaton: trimmed, then quotiented by state equivalence
+ * (fsm_minimize.h), then trimmed again (renumbered breadth-first from the
+ * start, so the result does not depend on how blocks were numbered).
  */
 static gm_status minimize(builder *b, rdfa *d)
 {
@@ -854,9 +917,6 @@ static gm_status minimize(builder *b, rdfa *d)
     uint32_t n = d->nstates;
     uint32_t *cls = gm_mem_alloc(m, (size_t)(n ? n : 1) * sizeof *cls);
     uint32_t *ncls = gm_mem_alloc(m, (size_t)(n ? n : 1) * sizeof *ncls);
-    GM_VEC(uint32_t) sig = {0};
-    gm_intern t;
-    gm_intern_init(&t, m);
     rdfa o;
     memset(&o, 0, sizeof o);
     if (!cls || !ncls)
@@ -867,41 +927,8 @@ static gm_status minimize(builder *b, rdfa *d)
     if (trim(b, d, 0, GM_FS_ACCEPT))
         goto out;
     n = d->nstates;
-    for (uint32_t s = 0; s < n; s++) {
-        uint32_t f = d->flags[s];
-        if (gm_intern_put(&t, &f, sizeof f, &cls[s], NULL))
-            goto nomem;
-    }
-    nblocks = t.count;
-    for (;;) {
-        gm_intern_free(&t);
-        gm_intern_init(&t, m);
-        for (uint32_t s = 0; s < n; s++) {
-            sig.n = 0;
-            if (gm_vec_push(m, &sig, cls[s]))
-                goto nomem;
-            for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++) {
-                const dedge *e = &d->edges[j];
-                uint32_t c = cls[e->to];
-                if (sig.n > 1 && sig.v[sig.n - 1] == c && sig.v[sig.n - 2] + 1 == e->lo) {
-                    sig.v[sig.n - 2] = e->hi;
-                    continue;
-                }
-                if (gm_vec_push(m, &sig, e->lo) || gm_vec_push(m, &sig, e->hi) ||
-                    gm_vec_push(m, &sig, c))
-                    goto nomem;
-            }
-            if (gm_intern_put(&t, sig.v, sig.n * sizeof *sig.v, &ncls[s], NULL))
-                goto nomem;
-        }
-        bool stable = t.count == nblocks;
-        uint32_t *tmp = cls;
-        cls = ncls;
-        ncls = tmp;
-        nblocks = t.count;
-        if (stable)
-            break;
-    }
+    if (gm_fsm_partition(m, n, d->off, d->edges, d->flags, cls, &nblocks))
+        goto nomem;
     /* The quotient: block i's representative is its first state. */
     o.nstates = nblocks;
     o.off = gm_mem_calloc(m, (size_t)nblocks + 1, sizeof *o.off);
@@ -944,8 +971,6 @@ nomem:
     fail_mem(b, "a rule automaton");
 out:
     rdfa_free(m, &o);
-    gm_vec_free(m, &sig);
-    gm_intern_free(&t);
     gm_mem_free(m, cls);
     gm_mem_free(m, ncls);
     return b->st;
@@ -997,6 +1022,309 @@ static gm_status make_repeat(builder *b, orule *o)
     return trim(b, d, 0, GM_FS_ITER_END | GM_FS_REP_START);
 }
 
+/* ---- the rule automata cache (note [rule automata cache]) ------------------- */
+
+enum {
+    KEY_VERSION = 1,
+    K_EMPTY = 1, K_NOTHING, K_BYTES, K_SET, K_BYTESET, K_INLINE, K_REF, K_SEQ, K_ALT,
+    K_REPEAT, K_REPRULE, K_TOKEN, K_UNTIL
+};
+
+static int key_push(builder *b, uint32_t w)
+{
+    if (gm_vec_push(b->m, &b->key, w)) {
+        fail_mem(b, "a rule's cache key");
+        return -1;
+    }
+    return 0;
+}
+
+/* n, then the bytes p[0..n), four to a word. */
+static int key_bytes(builder *b, const uint8_t *p, uint32_t n)
+{
+    if (key_push(b, n))
+        return -1;
+    for (uint32_t i = 0; i < n; i += 4) {
+        uint32_t w = 0;
+        for (uint32_t k = 0; k < 4 && i + k < n; k++)
+            w |= (uint32_t)p[i + k] << (8 * k);
+        if (key_push(b, w))
+            return -1;
+    }
+    return 0;
+}
+
+/* The local number of x in list (appended when new). */
+static int key_local(builder *b, u32vec *list, uint32_t x)
+{
+    for (size_t i = 0; i < list->n; i++)
+        if (list->v[i] == x)
+            return key_push(b, (uint32_t)i);
+    if (gm_vec_push(b->m, list, x)) {
+        fail_mem(b, "a rule's cache key");
+        return -1;
+    }
+    return key_push(b, (uint32_t)(list->n - 1));
+}
+
+/*
+ * Appends to b->key what nfa_add builds from node, walking the IR as it
+ * does (keep the two in step): the same inlining, the same choice between
+ * expanding a repetition and a repetition rule, references and special
+ * tokens numbered locally, and rules and tokens created in the same order.
+ * -1: out of memory (b->st set); -2: nothing to cache (nfa_add reports the
+ * error).
+ */
+static int key_add(builder *b, uint32_t node, uint32_t depth)
+{
+    const gm_ebnf *g = b->src;
+    if (depth > MAX_DEPTH)
+        return -2;
+    const gm_ex *e = &g->nodes[node];
+    switch (e->kind) {
+    case GM_EX_EMPTY:
+        return key_push(b, K_EMPTY);
+    case GM_EX_NOTHING:
+        return key_push(b, K_NOTHING);
+    case GM_EX_BYTES:
+        return key_push(b, K_BYTES) ? -1 : key_bytes(b, g->bytes + e->first, e->count);
+    case GM_EX_SET: {
+        const gm_cpset *set = &g->sets[e->arg];
+        if (key_push(b, K_SET) || key_push(b, (uint32_t)set->n))
+            return -1;
+        for (size_t i = 0; i < set->n; i++) {
+            uint32_t hi = set->r[i].hi > GM_CP_MAX ? GM_CP_MAX : set->r[i].hi;
+            if (key_push(b, set->r[i].lo) || key_push(b, hi))
+                return -1;
+        }
+        return 0;
+    }
+    case GM_EX_BYTESET:
+        if (key_push(b, K_BYTESET))
+            return -1;
+        for (int i = 0; i < 8; i++)
+            if (key_push(b, g->bytesets[e->arg][i]))
+                return -1;
+        return 0;
+    case GM_EX_REF: {
+        uint32_t r = e->arg;
+        if (g->rules[r].lookahead != GM_EX_NONE)
+            return -2;
+        if (b->inl[r])
+            return key_push(b, K_INLINE) ? -1 : key_add(b, g->rules[r].body, depth + 1);
+        uint32_t sym = rule_symbol(b, r);
+        if (sym == GM_FSM_NONE)
+            return -1;
+        return key_push(b, K_REF) ? -1 : key_local(b, &b->lrefs, sym - SYM_REF);
+    }
+    case GM_EX_SEQ:
+    case GM_EX_ALT:
+        if (key_push(b, e->kind == GM_EX_SEQ ? K_SEQ : K_ALT) || key_push(b, e->count))
+            return -1;
+        for (uint32_t i = 0; i < e->count; i++) {
+            int rc = key_add(b, g->kids[e->first + i], depth + 1);
+            if (rc)
+                return rc;
+        }
+        return 0;
+    case GM_EX_REPEAT: {
+        uint32_t x = g->kids[e->first], min = e->min, max = e->max;
+        if (max == 0)
+            return key_push(b, K_EMPTY);
+        if (min > max)
+            return key_push(b, K_NOTHING);
+        uint64_t copies = max == GM_EX_INF ? (uint64_t)min + 1 : max;
+        uint64_t xs = node_size(b, x, depth + 1);
+        if (copies > EXPAND_MAX_COPIES || copies * xs > EXPAND_MAX_NODES) {
+            uint32_t sym = repeat_symbol(b, node);
+            if (sym == GM_FSM_NONE)
+                return -1;
+            return key_push(b, K_REPRULE) ? -1 : key_local(b, &b->lrefs, sym - SYM_REF);
+        }
+        if (key_push(b, K_REPEAT) || key_push(b, min) || key_push(b, max))
+            return -1;
+        return key_add(b, x, depth + 1);
+    }
+    case GM_EX_TOKEN: {
+        uint32_t id;
+        if (gm_intern_put(&b->toks, g->bytes + e->first, e->count, &id, NULL)) {
+            fail_mem(b, "special tokens");
+            return -1;
+        }
+        return key_push(b, K_TOKEN) ? -1 : key_local(b, &b->ltoks, id);
+    }
+    case GM_EX_UNTIL:
+        if (key_push(b, K_UNTIL) || key_push(b, e->arg) || key_push(b, e->count))
+            return -1;
+        for (uint32_t i = 0; i < e->count; i++) {
+            const gm_ex *str = &g->nodes[g->kids[e->first + i]];
+            if (str->kind != GM_EX_BYTES)
+                return -2;
+            if (key_bytes(b, g->bytes + str->first, str->count))
+                return -1;
+        }
+        return 0;
+    default:
+        return -2;
+    }
+}
+
+/* The key of output rule r into b->key (0), or -1 / -2 as key_add. */
+static int rule_key(builder *b, uint32_t r)
+{
+    b->key.n = b->lrefs.n = b->ltoks.n = 0;
+    uint32_t body = b->rules.v[r].body;
+    if (key_push(b, KEY_VERSION) || key_push(b, b->rules.v[r].repeat) ||
+        key_push(b, b->lim.max_nfa_states) || key_push(b, b->lim.max_dfa_states))
+        return -1;
+    return key_add(b, body, 0);
+}
+
+/* A rule's symbol s in the other numbering: local (the key's) or the grammar's. */
+static int map_symbol(const builder *b, uint32_t s, bool to_local, uint32_t *out)
+{
+    if (s < SYM_REF) {
+        *out = s;
+        return 0;
+    }
+    const u32vec *list = s >= SYM_TOK ? &b->ltoks : &b->lrefs;
+    uint32_t base = s >= SYM_TOK ? SYM_TOK : SYM_REF, x = s - base;
+    if (!to_local) {
+        if (x >= list->n)
+            return -1;
+        *out = base + list->v[x];
+        return 0;
+    }
+    for (size_t i = 0; i < list->n; i++)
+        if (list->v[i] == x) {
+            *out = base + (uint32_t)i;
+            return 0;
+        }
+    return -1;
+}
+
+static int cmp_edge(const void *a, const void *b)
+{
+    uint32_t x = ((const dedge *)a)->lo, y = ((const dedge *)b)->lo;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * Maps the reference and token symbols of d to the other numbering, then
+ * sorts each state's edges by symbol and merges adjacent ranges into one
+ * target, as determinize and minimize leave them. 0, -1 when out of memory,
+ * -2 when a symbol has no counterpart.
+ */
+static int remap(builder *b, rdfa *d, bool to_local)
+{
+    gm_mem *m = b->m;
+    GM_VEC(dedge) e = {0};
+    int rc = -1;
+    uint32_t *off = gm_mem_alloc(m, ((size_t)d->nstates + 1) * sizeof *off);
+    if (!off)
+        goto out;
+    for (uint32_t s = 0; s < d->nstates; s++) {
+        size_t first = e.n;
+        bool moved = false;
+        off[s] = (uint32_t)first;
+        for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++) {
+            dedge x = d->edges[j];
+            if (x.lo < SYM_REF) {
+                dedge y = {x.lo, x.hi < SYM_REF ? x.hi : SYM_REF - 1, x.to};
+                if (gm_vec_push(m, &e, y))
+                    goto out;
+                if (x.hi < SYM_REF)
+                    continue;
+                x.lo = SYM_REF;
+            }
+            for (uint64_t sym = x.lo; sym <= x.hi; sym++) {
+                uint32_t t;
+                if (map_symbol(b, (uint32_t)sym, to_local, &t)) {
+                    rc = -2;
+                    goto out;
+                }
+                dedge y = {t, t, x.to};
+                moved = true;
+                if (gm_vec_push(m, &e, y))
+                    goto out;
+            }
+        }
+        if (moved)
+            qsort(e.v + first, e.n - first, sizeof *e.v, cmp_edge);
+        size_t k = first;
+        for (size_t i = first; i < e.n; i++) {
+            if (k > first && e.v[k - 1].to == e.v[i].to && (uint64_t)e.v[k - 1].hi + 1 == e.v[i].lo)
+                e.v[k - 1].hi = e.v[i].hi;
+            else
+                e.v[k++] = e.v[i];
+        }
+        e.n = k;
+    }
+    off[d->nstates] = (uint32_t)e.n;
+    if (!e.v && !(e.v = gm_mem_alloc(m, sizeof *e.v)))
+        goto out;
+    gm_mem_free(m, d->off);
+    gm_mem_free(m, d->edges);
+    d->off = off;
+    d->edges = e.v;
+    return 0;
+out:
+    gm_mem_free(m, off);
+    gm_vec_free(m, &e);
+    return rc;
+}
+
+/* Rule r's automaton from the cache under b->key: 1 found, 0 not, -1 error (b->st). */
+static int cached_rule(builder *b, uint32_t r)
+{
+    gm_fcache_dfa c;
+    int rc = gm_fcache_get(b->cache, b->key.v, b->key.n, b->m, &c);
+    if (rc <= 0) {
+        if (rc < 0)
+            fail_mem(b, "a rule automaton");
+        return rc;
+    }
+    orule *o = &b->rules.v[r];
+    rdfa_free(b->m, &o->dfa);
+    o->dfa = (rdfa){c.nstates, c.off, c.edges, c.flags};
+    o->x_nullable = c.x_nullable;
+    rc = remap(b, &o->dfa, false);
+    if (rc == -2) {
+        rdfa_free(b->m, &o->dfa);
+        return 0;
+    }
+    if (rc < 0) {
+        fail_mem(b, "a rule automaton");
+        return -1;
+    }
+    /* breadth-first numbering over the grammar's symbols, as a fresh build */
+    uint8_t acc = o->repeat ? GM_FS_ITER_END | GM_FS_REP_START : GM_FS_ACCEPT;
+    return trim(b, &o->dfa, 0, acc) ? -1 : 1;
+}
+
+/* Stores rule r's automaton under b->key (best effort). */
+static void store_rule(builder *b, uint32_t r)
+{
+    gm_mem *m = b->m;
+    const orule *o = &b->rules.v[r];
+    const rdfa *d = &o->dfa;
+    rdfa t = {d->nstates, NULL, NULL, NULL};
+    size_t ne = d->off[d->nstates];
+    t.off = gm_mem_alloc(m, ((size_t)d->nstates + 1) * sizeof *t.off);
+    t.edges = gm_mem_alloc(m, (ne ? ne : 1) * sizeof *t.edges);
+    t.flags = gm_mem_alloc(m, d->nstates ? d->nstates : 1);
+    if (t.off && t.edges && t.flags) {
+        memcpy(t.off, d->off, ((size_t)d->nstates + 1) * sizeof *t.off);
+        memcpy(t.edges, d->edges, ne * sizeof *t.edges);
+        memcpy(t.flags, d->flags, d->nstates);
+        if (remap(b, &t, true) == 0) {
+            gm_fcache_dfa c = {t.nstates, t.off, t.edges, t.flags, o->x_nullable};
+            gm_fcache_put(b->cache, b->key.v, b->key.n, &c);
+        }
+    }
+    rdfa_free(m, &t);
+}
+
 static gm_status build_rule(builder *b, uint32_t r)
 {
     b->cur = r;
@@ -1010,6 +1338,14 @@ static gm_status build_rule(builder *b, uint32_t r)
         const gm_ebnf_rule *sr = &b->src->rules[b->rules.v[r].src];
         return b->st = gm_error_set_at(b->err, GM_ERR_GRAMMAR, sr->loc, NULL, 0,
                                        "rule %s is used but not defined", sr->name);
+    }
+    int keyed = b->cache ? rule_key(b, r) : -2;
+    if (keyed == -1)
+        return b->st;
+    if (keyed == 0) {
+        int hit = cached_rule(b, r);
+        if (hit)
+            return hit < 0 ? b->st : GM_OK;
     }
     if (nfa_add(b, body, in, out, 0))
         return b->st;
@@ -1026,6 +1362,8 @@ static gm_status build_rule(builder *b, uint32_t r)
         return b->st = gm_error_set_at(b->err, GM_ERR_GRAMMAR, loc, NULL, 0,
                                        "rule %s derives no string", rule_name(b, r));
     }
+    if (keyed == 0)
+        store_rule(b, r);
     return GM_OK;
 }
 
@@ -1102,7 +1440,8 @@ static gm_status assemble(builder *b, gm_egrammar *g)
     }
     g->nclasses = k + 1;
     g->trans = gm_mem_alloc(m, (nstates ? nstates : 1) * g->nclasses * sizeof *g->trans);
-    if (!g->trans)
+    b->bt_off = gm_mem_alloc(m, (nstates + 1) * sizeof *b->bt_off);
+    if (!g->trans || !b->bt_off)
         return fail_mem(b, "rule automata");
     memset(g->trans, 0xff, nstates * g->nclasses * sizeof *g->trans);
     uint32_t base = 0, nm = 0;
@@ -1137,9 +1476,16 @@ static gm_status assemble(builder *b, gm_egrammar *g)
             g->state_flags[gs] = d->flags[s];
             g->ref_off[gs] = (uint32_t)ri;
             g->tok_off[gs] = (uint32_t)ti;
+            b->bt_off[gs] = (uint32_t)(b->bt.n / 2);
             for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++) {
                 const dedge *e = &d->edges[j];
                 uint32_t to = base + e->to;
+                if (e->lo < 256) {
+                    uint32_t c1 = g->byte_class[e->hi < 255 ? e->hi : 255];
+                    for (uint32_t c = g->byte_class[e->lo]; c <= c1; c++)
+                        if (gm_vec_push(m, &b->bt, c) || gm_vec_push(m, &b->bt, to))
+                            return fail_mem(b, "rule automata");
+                }
                 for (uint64_t sym = e->lo; sym <= e->hi; sym++) {
                     if (sym < 256) {
                         g->trans[(size_t)gs * g->nclasses + g->byte_class[sym]] = to;
@@ -1157,6 +1503,7 @@ static gm_status assemble(builder *b, gm_egrammar *g)
     }
     g->ref_off[nstates] = (uint32_t)ri;
     g->tok_off[nstates] = (uint32_t)ti;
+    b->bt_off[nstates] = (uint32_t)(b->bt.n / 2);
     g->names_len = nm;
     return GM_OK;
 }
@@ -1186,10 +1533,17 @@ void gm_egrammar_destroy(gm_egrammar *g)
 gm_status gm_egrammar_build(gm_mem *m, const gm_ebnf *src, const gm_limits *limits,
                             gm_egrammar **out, gm_error *err)
 {
+    return gm_egrammar_build_cached(m, src, limits, NULL, out, err);
+}
+
+gm_status gm_egrammar_build_cached(gm_mem *m, const gm_ebnf *src, const gm_limits *limits,
+                                   gm_fcache *cache, gm_egrammar **out, gm_error *err)
+{
     *out = NULL;
     builder b;
     memset(&b, 0, sizeof b);
     b.m = m;
+    b.cache = cache;
     b.src = src;
     b.err = err;
     gm_fsm_limits(&b.lim, limits);
@@ -1208,12 +1562,14 @@ gm_status gm_egrammar_build(gm_mem *m, const gm_ebnf *src, const gm_limits *limi
     b.inl = gm_mem_calloc(m, nr, 1);
     b.rep_rule = gm_mem_alloc(m, (size_t)nn * sizeof *b.rep_rule);
     b.size = gm_mem_calloc(m, nn, sizeof *b.size);
-    if (!b.out_rule || !b.inl || !b.rep_rule || !b.size) {
+    b.bs_at = gm_mem_alloc(m, (size_t)(src->nbytesets ? src->nbytesets : 1) * sizeof *b.bs_at);
+    if (!b.out_rule || !b.inl || !b.rep_rule || !b.size || !b.bs_at) {
         fail_mem(&b, "the grammar");
         goto done;
     }
     memset(b.out_rule, 0xff, (size_t)nr * sizeof *b.out_rule);
     memset(b.rep_rule, 0xff, (size_t)nn * sizeof *b.rep_rule);
+    memset(b.bs_at, 0xff, (size_t)(src->nbytesets ? src->nbytesets : 1) * sizeof *b.bs_at);
     if (choose_inlining(&b))
         goto done;
     if (src->root >= src->nrules) {
@@ -1238,7 +1594,7 @@ gm_status gm_egrammar_build(gm_mem *m, const gm_ebnf *src, const gm_limits *limi
         goto done;
     }
     g->mem = m;
-    if (assemble(&b, g) || gm_fsm_finish(g, err)) {
+    if (assemble(&b, g) || gm_fsm_finish_sparse(g, b.bt_off, b.bt.v, err)) {
         if (b.st == GM_OK)
             b.st = err ? err->code : GM_ERR_GRAMMAR;
         gm_egrammar_destroy(g);
@@ -1251,6 +1607,13 @@ done:
         rdfa_free(m, &b.rules.v[r].dfa);
     gm_vec_free(m, &b.rules);
     gm_vec_free(m, &b.raw);
+    gm_vec_free(m, &b.key);
+    gm_vec_free(m, &b.lrefs);
+    gm_vec_free(m, &b.ltoks);
+    gm_mem_free(m, b.bt_off);
+    gm_mem_free(m, b.bs_at);
+    gm_vec_free(m, &b.bs_ranges);
+    gm_vec_free(m, &b.bt);
     gm_intern_free(&b.toks);
     gm_mem_free(m, b.out_rule);
     gm_mem_free(m, b.inl);

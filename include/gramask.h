@@ -225,6 +225,8 @@ GM_API void gm_vocab_free_ids(const gm_vocab *v, uint32_t *ids);
  * reference-counted.
  */
 typedef struct gm_grammar gm_grammar;
+/* A cache of compiled grammar parts, shared by the grammars built with it (below). */
+typedef struct gm_grammar_cache gm_grammar_cache;
 
 /* The text format of a grammar. */
 typedef enum gm_grammar_format {
@@ -250,6 +252,18 @@ typedef enum gm_conflicts {
                                reported as a warning */
 } gm_conflicts;
 
+/*
+ * Which lexer masks and matchers run (Lark's lexer= option; README, Lark
+ * compatibility). Basic: one lexer of every terminal. Contextual (Lark's
+ * default for LALR): each lexeme is lexed with the terminals the parser's
+ * state accepts there (plus the ignored ones); masks stay exact under it.
+ * Only for grammars whose lexers never back up (Lark mode's fallbacks).
+ */
+typedef enum gm_lexer_kind {
+    GM_LEXER_BASIC = 0,
+    GM_LEXER_CONTEXTUAL
+} gm_lexer_kind;
+
 typedef struct gm_grammar_options {
     gm_grammar_format format; /* the text's format (GM_FORMAT_AUTO = by extension / Lark) */
     const char *start;        /* start rule; NULL = "start" (Lark) or "root" (GBNF, EBNF) */
@@ -260,6 +274,9 @@ typedef struct gm_grammar_options {
     gm_limits limits;
     bool no_file_imports;     /* reject `%import .name.X` (files beside the grammar): only
                                  bundled grammars can be imported; for untrusted text */
+    gm_grammar_cache *cache;  /* Earley grammars: reuse what earlier builds with this cache
+                                 made (gm_grammar_cache_create); NULL = none */
+    gm_lexer_kind lexer;      /* GM_LEXER_BASIC (default) or GM_LEXER_CONTEXTUAL */
 } gm_grammar_options;
 
 GM_API void gm_grammar_options_init_defaults(gm_grammar_options *opts);
@@ -554,6 +571,7 @@ typedef struct gm_structural_tag_options {
     gm_schema_options schema;          /* how json_schema contents are compiled */
     gm_allocator allocator;
     gm_limits limits;
+    gm_grammar_cache *cache;           /* as gm_grammar_options.cache */
 } gm_structural_tag_options;
 
 GM_API void gm_structural_tag_options_init_defaults(gm_structural_tag_options *opts);
@@ -593,6 +611,8 @@ typedef struct gm_tools_options {
     gm_schema_options schema;   /* how the tools' parameter schemas are compiled */
     gm_allocator allocator;
     gm_limits limits;
+    gm_grammar_cache *cache;    /* as gm_grammar_options.cache: a tool set that differs from
+                                   an earlier one by a few tools rebuilds only theirs */
 } gm_tools_options;
 
 GM_API void gm_tools_options_init_defaults(gm_tools_options *opts);
@@ -606,6 +626,38 @@ GM_API void gm_tools_options_init_defaults(gm_tools_options *opts);
 GM_API gm_status gm_grammar_from_tools(const char *tools_json, size_t len,
                                        const gm_tools_options *opts, gm_grammar **out,
                                        gm_error *err);
+
+/*
+ * Markdown with fenced code blocks (README, code blocks): free text in which
+ * "```LANG\n" opens a block of the bundled LALR grammar LANG (languages[0..n):
+ * "json", "python", "go", "java"), closed by the first "\n```"; the code in
+ * a block must be a whole program there. Masks are exact over the whole
+ * answer, tokens straddling the fences included. opts may be NULL.
+ */
+GM_API gm_status gm_grammar_from_code_blocks(const char *const *languages, size_t n,
+                                             const gm_structural_tag_options *opts,
+                                             gm_grammar **out, gm_error *err);
+
+/*
+ * A cache of compiled grammar parts: the rule automata of the Earley
+ * engine, each stored under what it is built from (its rule's body with
+ * the rules inlined into it), for the grammars built with it
+ * (gm_grammar_options.cache, gm_structural_tag_options.cache,
+ * gm_tools_options.cache). A tool set that differs from an earlier one by
+ * one tool rebuilds that tool's automata and the dispatch around them;
+ * the grammar built is the same as without the cache. Thread-safe; it and
+ * the grammars built with it are independent (either may be destroyed
+ * first). It holds at most max_bytes (0: 64 MiB) and is emptied when full.
+ */
+typedef struct gm_grammar_cache_stats {
+    uint64_t hits, misses;    /* rule automata found / not found */
+    uint64_t entries, bytes;  /* held now */
+} gm_grammar_cache_stats;
+
+GM_API gm_status gm_grammar_cache_create(const gm_allocator *allocator, size_t max_bytes,
+                                         gm_grammar_cache **out, gm_error *err);
+GM_API void gm_grammar_cache_destroy(gm_grammar_cache *c);
+GM_API void gm_grammar_cache_get_stats(gm_grammar_cache *c, gm_grammar_cache_stats *out);
 
 #ifdef __cplusplus
 }

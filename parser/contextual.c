@@ -33,7 +33,8 @@ gm_status gm_ctx_lexers_create(gm_mem *m, const gm_cfg *g, const gm_lr_table *t,
         memset(row, 0, c->words * sizeof *row);
         for (uint32_t x = 0; x < n; x++) {
             bool in = GM_LR_KIND(gm_lr_action_of(t, s, x)) != GM_LR_ERROR || g->terminals[x].ignored ||
-                      (pl->indentation && x == pl->newline);
+                      (pl->indentation && x == pl->newline) ||
+                      (pl->insertion && x < pl->nterminals && pl->at[x]);
             if (in)
                 row[x >> 6] |= (uint64_t)1 << (x & 63);
         }

@@ -6,8 +6,9 @@
  * A lexeme is lexed by the lexer of the parser state that is current when
  * it starts (the state after the previous terminals were fed, a post-
  * lexing layer's included). That lexer has the terminals with an action in
- * the state's row of the LALR table, the %ignore'd ones, and the
- * indentation layer's line end (Lark's always_accept of its Indenter); in
+ * the state's row of the LALR table, the %ignore'd ones, the
+ * indentation layer's line end (Lark's always_accept of its Indenter) and
+ * the semicolon layer's line-end terminals (which the parser never sees); in
  * Lark mode it is Lark's basic lexer over them (its own order, its own
  * string folding), so a keyword the state does not accept is a name there,
  * and a name it does not accept is no lexeme at all. States with the same

@@ -1,7 +1,9 @@
 /* Public compiled grammars: a grammar and a vocabulary joined by the spanner. */
 #include <string.h>
 
+#include "runtime/ctx_spanners.h"
 #include "runtime/engine.h"
+#include "runtime/blocks.h"
 #include "runtime/objects.h"
 #include "base/error.h"
 
@@ -15,7 +17,9 @@ void gm_compile_options_init_defaults(gm_compile_options *opts)
 
 static void compiled_free(gm_compiled *c)
 {
+    gm_cblocks_destroy(c);
     gm_eengine_destroy(c->eengine);
+    gm_ctx_spanners_destroy(c->ctx);
     gm_spanner_destroy(c->spanner);
     gm_grammar_destroy(c->grammar);
     gm_vocab_destroy(c->vocab);
@@ -52,13 +56,21 @@ gm_status gm_compiled_create(gm_grammar *g, gm_vocab *v, const gm_compile_option
         gm_excache *x = gm_vocab_excache(v, err);
         st = x ? gm_eengine_create(&c->mem, g->eg, v->data, v->trie, x, &eo, &c->eengine, err)
                : err && err->code != GM_OK ? err->code : GM_ERR_NOMEM;
+        if (st == GM_OK && g->blocks) {
+            c->ops = &gm_engine_blocks;
+            st = gm_cblocks_create(c, err);
+        }
     } else {
         c->ops = &gm_engine_lalr;
         st = gm_spanner_create(&c->mem, g->lexer, &g->postlex, g->lr, v->data, v->trie,
                                &c->spanner, err);
+        if (st == GM_OK && g->ctx)
+            st = gm_ctx_spanners_create(&c->mem, g->ctx, &g->postlex, g->lr, v->data, v->trie,
+                                        &c->ctx, err);
         if (st == GM_OK && opts && opts->eager)
-            st = gm_spanner_build_all_progress(c->spanner, opts->progress, opts->progress_ud,
-                                               err);
+            st = c->ctx ? gm_ctx_spanners_build_all(c->ctx, opts->progress, opts->progress_ud, err)
+                        : gm_spanner_build_all_progress(c->spanner, opts->progress,
+                                                        opts->progress_ud, err);
     }
     if (st != GM_OK) {
         compiled_free(c);
@@ -117,7 +129,10 @@ void gm_compiled_get_stats(const gm_compiled *c, gm_compiled_stats *stats)
         stats->lr_states = g->lr->nstates;
         stats->productions = g->lr->nprods;
         gm_spanner_stats st;
-        gm_spanner_stats_get(c->spanner, &st);
+        if (c->ctx)
+            gm_ctx_spanners_stats(c->ctx, &st);
+        else
+            gm_spanner_stats_get(c->spanner, &st);
         stats->profiles_built = st.profiles;
         stats->classes = st.classes;
         stats->table_bytes = st.bytes;

@@ -1,6 +1,7 @@
 /* Public structural-tag and tool-call grammars (dispatch/): JSON -> IR -> Earley grammar. */
 #include <string.h>
 
+#include "dispatch/codeblocks.h"
 #include "dispatch/stag.h"
 #include "dispatch/tools.h"
 #include "runtime/objects.h"
@@ -18,7 +19,7 @@ void gm_structural_tag_options_init_defaults(gm_structural_tag_options *opts)
 /* A structural tag text -> grammar, with its IR in a scratch gm_mem. */
 static gm_status from_stag(const char *name, const char *json, size_t len,
                            const gm_stag_options *so, const gm_allocator *al,
-                           gm_grammar **out, gm_error *err)
+                           gm_grammar_cache *cache, gm_grammar **out, gm_error *err)
 {
     gm_mem m;
     gm_mem_init(&m, al, so->limits.max_memory);
@@ -30,6 +31,7 @@ static gm_status from_stag(const char *name, const char *json, size_t len,
         gm_grammar_options_init_defaults(&go);
         go.allocator = *al;
         go.limits = so->limits;
+        go.cache = cache;
         st = gm_grammar_from_ebnf(&ir, &go, out, err);
     }
     gm_ebnf_free(&ir);
@@ -51,7 +53,7 @@ gm_status gm_grammar_from_structural_tag(const char *json, size_t len,
     gm_stag_options so = {opts->special_tokens, opts->n_special_tokens, opts->schema,
                           opts->limits};
     gm_limits_resolve(&so.limits, &opts->limits);
-    return from_stag("structural tag", json, len, &so, &opts->allocator, out, err);
+    return from_stag("structural tag", json, len, &so, &opts->allocator, opts->cache, out, err);
 }
 
 gm_status gm_grammar_from_tools(const char *tools_json, size_t len, const gm_tools_options *opts,
@@ -72,8 +74,28 @@ gm_status gm_grammar_from_tools(const char *tools_json, size_t len, const gm_too
     if (st == GM_OK) {
         gm_stag_options so = {NULL, 0, opts->schema, opts->limits};
         gm_limits_resolve(&so.limits, &opts->limits);
-        st = from_stag("tools", text.s, text.n, &so, &opts->allocator, out, err);
+        st = from_stag("tools", text.s, text.n, &so, &opts->allocator, opts->cache, out, err);
     }
+    gm_strbuf_free(&text);
+    return st;
+}
+
+gm_status gm_grammar_from_code_blocks(const char *const *languages, size_t n,
+                                      const gm_structural_tag_options *opts, gm_grammar **out,
+                                      gm_error *err)
+{
+    if (!out)
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_grammar_from_code_blocks: out is NULL");
+    *out = NULL;
+    gm_structural_tag_options d;
+    gm_structural_tag_options_init_defaults(&d);
+    gm_mem m;
+    gm_mem_init(&m, opts ? &opts->allocator : &d.allocator, 0);
+    gm_strbuf text;
+    gm_strbuf_init(&text, &m);
+    gm_status st = gm_code_blocks_structural_tag(languages, n, &text, err);
+    if (st == GM_OK)
+        st = gm_grammar_from_structural_tag(text.s, text.n, opts, out, err);
     gm_strbuf_free(&text);
     return st;
 }

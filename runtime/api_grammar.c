@@ -8,7 +8,9 @@
 #include "earley/ebnf_parse.h"
 #include "base/file.h"
 #include "parser/bundled.h"
+#include "parser/contextual.h"
 #include "parser/grammar.h"
+#include "runtime/blocks.h"
 #include "runtime/objects.h"
 #include "base/error.h"
 
@@ -39,7 +41,9 @@ static gm_grammar *grammar_new(const gm_grammar_options *opts)
 
 static void grammar_free(gm_grammar *g)
 {
+    gm_blocks_free(g);
     gm_egrammar_destroy(g->eg);
+    gm_ctx_lexers_destroy(g->ctx);
     gm_lr_table_destroy(g->lr);
     gm_lexer_destroy(g->lexer);
     if (!g->cfg) {
@@ -72,6 +76,18 @@ static gm_status build(gm_grammar *g, const gm_grammar_options *opts, gm_error *
     lo.warn_ud = opts ? opts->warn_ud : NULL;
     st = gm_lalr_build(&g->mem, g->cfg, &lo, &g->lr, err);
     g->postlex = g->cfg->postlex; /* arrays stay the cfg's */
+    if (st == GM_OK && opts && opts->lexer == GM_LEXER_CONTEXTUAL) {
+        /* Every lexer now: matchers then share them read-only between threads. */
+        st = gm_ctx_lexers_create(&g->mem, g->cfg, g->lr, lo.conflicts == GM_CONFLICTS_LARK, &lim,
+                                  &g->ctx, err);
+        for (uint32_t k = 0; st == GM_OK && k < g->ctx->nsets; k++) {
+            const gm_lexer *lx;
+            st = gm_ctx_lexers_lexer(g->ctx, k, &lx, err);
+        }
+    } else if (st == GM_OK && opts && opts->lexer != GM_LEXER_BASIC) {
+        st = gm_error_set(err, GM_ERR_ARGUMENT, "gm_grammar_options.lexer %d is not a lexer",
+                          (int)opts->lexer);
+    }
     return st;
 }
 
@@ -99,7 +115,8 @@ static gm_status build_earley(gm_grammar *g, const gm_ebnf *src, const gm_gramma
     gm_limits lim;
     gm_limits_resolve(&lim, opts ? &opts->limits : NULL);
     g->engine = GM_ENGINE_EARLEY;
-    return gm_egrammar_build(&g->mem, src, &lim, &g->eg, err);
+    gm_fcache *cache = opts && opts->cache ? opts->cache->rules : NULL;
+    return gm_egrammar_build_cached(&g->mem, src, &lim, cache, &g->eg, err);
 }
 
 /* GBNF, EBNF or regex text -> IR -> automata. */
@@ -176,6 +193,8 @@ gm_status gm_grammar_from_ebnf(const gm_ebnf *src, const gm_grammar_options *opt
     gm_status st = gm_ebnf_check(src, opts, err);
     if (st == GM_OK)
         st = build_earley(g, src, opts, err);
+    if (st == GM_OK)
+        st = gm_blocks_attach(g, opts, err);
     if (st != GM_OK) {
         grammar_free(g);
         return st;

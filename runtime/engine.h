@@ -33,11 +33,13 @@ typedef union gm_mstate {
         gm_layer_state layer;   /* one reference to its indents */
     } lalr;
     gm_estate *earley;          /* one reference */
+    struct gm_bstate *blocks;   /* one reference (runtime/engine_blocks.c) */
 } gm_mstate;
 
 /* A matcher's working memory for one engine (owned by the matcher). */
 typedef union gm_mscratch {
     gm_escratch *earley;
+    struct gm_bscratch *blocks;
     void *none;
 } gm_mscratch;
 
@@ -74,5 +76,8 @@ typedef struct gm_engine_ops {
 
 extern const gm_engine_ops gm_engine_lalr;
 extern const gm_engine_ops gm_engine_earley;
+/* An Earley grammar with code blocks (note [code blocks] in engine_blocks.c). */
+extern const gm_engine_ops gm_engine_blocks;
+typedef struct gm_bstate gm_bstate;
 
 #endif

@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "runtime/ctx_spanners.h"
 #include "runtime/mask.h"
 #include "runtime/objects.h"
 #include "base/bitset.h"
@@ -26,14 +27,32 @@ static gm_status lalr_new_scratch(const gm_compiled *c, gm_mscratch *w, gm_error
     return GM_OK;
 }
 
+/*
+ * The spanner whose state a matcher state with this stack is in: under the
+ * contextual lexer the one of the lexer of the top (note [contextual
+ * masks]), already built by the step that reached the state.
+ */
+static gm_spanner *spanner_at(const gm_compiled *c, const gm_lr_node *stack, gm_error *err)
+{
+    if (!c->ctx)
+        return c->spanner;
+    return gm_ctx_spanner(c->ctx, gm_ctx_lexer_of(c->ctx, stack->state), err);
+}
+
 static gm_status lalr_start(const gm_compiled *c, gm_mstate *s, gm_error *err)
 {
-    s->lalr.q = c->spanner->start;
     s->lalr.layer.indents = NULL;
     s->lalr.layer.parens = 0;
     s->lalr.stack = gm_lr_stack_new(cmem(c));
     if (!s->lalr.stack)
         return gm_mem_fail(cmem(c), err, "a matcher");
+    const gm_spanner *sp = spanner_at(c, s->lalr.stack, err);
+    if (!sp) {
+        gm_lr_node_release(cmem(c), s->lalr.stack);
+        s->lalr.stack = NULL;
+        return err->code;
+    }
+    s->lalr.q = sp->start;
     return GM_OK;
 }
 
@@ -63,6 +82,22 @@ static gm_mask_state mask_state(const gm_mstate *s)
     return ms;
 }
 
+/* gm_ctx_step's feed on the real stacks (struct real_feed). */
+typedef struct real_feed {
+    gm_mem *mem;
+    gm_lr_node **stack;
+    gm_layer_state *ls;
+    gm_status st;
+} real_feed;
+
+static int ctx_feed(void *ud, const gm_spanner *sp, uint32_t elem, uint32_t *top)
+{
+    real_feed *f = ud;
+    f->st = gm_layer_feed(sp, f->mem, f->stack, f->ls, elem, 0);
+    *top = (*f->stack)->state;
+    return f->st == GM_OK ? 1 : f->st == GM_ERR_REJECTED ? 0 : -2;
+}
+
 /*
  * Runs bytes through the transducer from `from`. On success *to (new
  * references) holds the state after them; GM_ERR_REJECTED when they are not
@@ -78,23 +113,36 @@ static gm_status advance(const gm_compiled *c, const gm_mstate *from, const uint
     gm_indent_retain(ls.indents);
     gm_lr_node_retain(stack);
     gm_status st = GM_OK;
-    for (size_t i = 0; i < len && st == GM_OK; i++) {
-        uint32_t next, emitted[GM_SPANNER_MAX_EMIT], nemitted;
-        if (!gm_spanner_step(c->spanner, q, bytes[i], &next, emitted, &nemitted))
-            st = GM_ERR_REJECTED;
-        for (uint32_t k = 0; st == GM_OK && k < nemitted; k++)
-            st = gm_layer_feed(c->spanner, mem, &stack, &ls, emitted[k], 0);
-        q = next;
+    gm_spanner *sp = c->spanner;
+    if (c->ctx) {
+        /* Under the contextual lexer (note [contextual masks]). */
+        uint32_t k = gm_ctx_lexer_of(c->ctx, stack->state);
+        real_feed f = {mem, &stack, &ls, GM_OK};
+        if (!(sp = gm_ctx_spanner(c->ctx, k, err)))
+            st = err->code;
+        for (size_t i = 0; i < len && st == GM_OK; i++) {
+            int r = gm_ctx_step(c->ctx, &sp, &k, &q, bytes[i], ctx_feed, &f, err);
+            st = r > 0 ? GM_OK : r == 0 ? GM_ERR_REJECTED : f.st != GM_OK ? f.st : err->code;
+        }
+    } else {
+        for (size_t i = 0; i < len && st == GM_OK; i++) {
+            uint32_t next = q, emitted[GM_SPANNER_MAX_EMIT], nemitted = 0;
+            if (!gm_spanner_step(c->spanner, q, bytes[i], &next, emitted, &nemitted))
+                st = GM_ERR_REJECTED;
+            for (uint32_t k = 0; st == GM_OK && k < nemitted; k++)
+                st = gm_layer_feed(c->spanner, mem, &stack, &ls, emitted[k], 0);
+            q = next;
+        }
     }
     if (st == GM_OK) {
         gm_mask_state ms = {q, stack, &ls};
-        if (!gm_mask_pending_viable(c->spanner, &ms))
+        if (!gm_mask_pending_viable(sp, &ms))
             st = GM_ERR_REJECTED;
     }
     if (st != GM_OK) {
         gm_lr_node_release(mem, stack);
         gm_indent_release(mem, ls.indents);
-        if (st != GM_ERR_REJECTED)
+        if (st == GM_ERR_NOMEM)
             gm_error_set(err, st, "out of memory for the parser stack");
         return st;
     }
@@ -128,7 +176,9 @@ static gm_status lalr_step_bytes(const gm_compiled *c, gm_mscratch *w, const gm_
 static bool lalr_can_end(const gm_compiled *c, const gm_mstate *s)
 {
     gm_mask_state ms = mask_state(s);
-    return gm_mask_can_end(c->spanner, &ms);
+    gm_error e;
+    const gm_spanner *sp = spanner_at(c, s->lalr.stack, &e);
+    return sp && gm_mask_can_end(sp, &ms);
 }
 
 static gm_status lalr_fill_mask(const gm_compiled *c, gm_mscratch *w, const gm_mstate *s,
@@ -137,6 +187,8 @@ static gm_status lalr_fill_mask(const gm_compiled *c, gm_mscratch *w, const gm_m
     (void)w;
     (void)words;
     gm_mask_state ms = mask_state(s);
+    if (c->ctx)
+        return gm_mask_fill_ctx(c->ctx, &ms, mask, err);
     return gm_mask_fill(c->spanner, &ms, mask, err);
 }
 
@@ -240,9 +292,10 @@ static void put_viable(const gm_compiled *c, const gm_lr_node *top, gm_strbuf *o
  */
 static void lalr_expected(const gm_compiled *c, const gm_mstate *s, gm_strbuf *out)
 {
-    const gm_spanner *sp = c->spanner;
+    gm_error e;
+    const gm_spanner *sp = spanner_at(c, s->lalr.stack, &e);
     uint32_t emit[GM_SPANNER_MAX_EMIT], nemit = 0, after;
-    if (s->lalr.q == sp->start || !gm_spanner_finish(sp, s->lalr.q, emit, &nemit, &after) ||
+    if (!sp || s->lalr.q == sp->start || !gm_spanner_finish(sp, s->lalr.q, emit, &nemit, &after) ||
         nemit == 0) {
         put_viable(c, s->lalr.stack, out);
         return;

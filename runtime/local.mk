@@ -8,7 +8,10 @@ libgmcore_la_SOURCES += \
 	runtime/diagnose.h \
 	runtime/batch.c \
 	runtime/api_dispatch.c \
+	runtime/api_cache.c \
+	runtime/ctx_spanners.c runtime/ctx_spanners.h \
 	runtime/engine.h runtime/engine_lalr.c runtime/engine_earley.c \
+	runtime/blocks.h runtime/engine_blocks.c \
 	runtime/indent.c runtime/indent.h \
 	runtime/layer.c runtime/layer.h \
 	runtime/mask.c runtime/mask.h \
@@ -48,6 +51,10 @@ tests_test_api_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_api_LDADD = libgramask.la $(CMOCKA_LIBS)
 
 GM_TESTS += tests/test_mask
+tests_test_ctxmask_SOURCES = tests/test_ctxmask.c
+tests_test_ctxmask_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_ctxmask_LDADD = $(GM_TEST_LDADD)
+GM_TESTS += tests/test_ctxmask
 tests_test_mask_SOURCES = tests/test_mask.c
 tests_test_mask_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_mask_LDADD = $(GM_TEST_LDADD)
@@ -74,3 +81,9 @@ tests_test_api_earley_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_api_earley_LDADD = libgramask.la $(CMOCKA_LIBS)
 TESTS += tests/cli_earley.sh
 EXTRA_DIST += tests/cli_earley.sh
+
+# Code blocks (note [code blocks]): masks against an independent reference and brute force.
+GM_TESTS += tests/test_blocks
+tests_test_blocks_SOURCES = tests/test_blocks.c
+tests_test_blocks_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_blocks_LDADD = $(GM_TEST_LDADD)

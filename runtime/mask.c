@@ -20,6 +20,7 @@
 
 #include <string.h>
 
+#include "runtime/ctx_spanners.h"
 #include "runtime/vstack.h"
 #include "spanner/accept.h"
 
@@ -42,6 +43,16 @@ typedef struct walker {
     uint32_t iregions[WALK_DEPTH + 1][WALK_INDENTS];
     uint64_t known[MEMO_WORDS], viable[MEMO_WORDS]; /* depth-0 terminal memo */
     int overflow;             /* an overlay filled up: redo with the big path */
+    /* The contextual lexer (runtime/ctx_spanners.h, note [contextual masks]), or NULL. */
+    gm_ctx_spanners *ctx;
+    uint32_t lexer;           /* the lexer of sp, the profile's */
+    int diverged;             /* class_big: the lexer changed inside the class */
+    uint32_t depth;           /* suffix profiles walked inside one another */
+    /* Where the walked tokens start, for answering them one by one. */
+    const gm_spanner *top_sp;
+    uint32_t top_lexer;
+    uint32_t q0;
+    const gm_vstack *top_vs0;
 } walker;
 
 static void add_tokens(walker *w, const gm_tokset *ts)
@@ -156,8 +167,12 @@ static int class_big_try(walker *w, const gm_vstack *vs0, const gm_profile *p, c
             fits = 0;
         else if (r != GM_VFEED_SHIFTED)
             goto done;
+        else if (w->ctx && gm_ctx_lexer_of(w->ctx, gm_vstack_top(&vs)) != w->lexer) {
+            w->diverged = 1;
+            goto done;
+        }
     }
-    if (fits) {
+    if (fits && c->prod != GM_PROD_SWITCH) {
         if (sp->prod_ignored[c->prod])
             *ok = true;
         for (uint32_t k = sp->prod_off[c->prod]; k < sp->prod_off[c->prod + 1] && !*ok; k++) {
@@ -259,11 +274,160 @@ static int walk_feed(walker *w, gm_vstack *vs, uint32_t e, uint32_t d, bool agai
     return r;
 }
 
+/* ---- the contextual lexer: tokens answered one by one (note [contextual masks]) ---- */
+
+/* gm_ctx_step's feed on a virtual stack. */
+static int ctx_vfeed(void *ud, const gm_spanner *sp, uint32_t elem, uint32_t *top)
+{
+    gm_vstack *vs = ud;
+    int r = gm_layer_vfeed(sp, vs, elem, 0);
+    if (r == GM_VFEED_OVERFLOW)
+        return -1;
+    if (r != GM_VFEED_SHIFTED)
+        return 0;
+    *top = gm_vstack_top(vs);
+    return 1;
+}
+
+/* Token t from (w->q0, vs0) on overlays of cap states: 1 allowed, 0 not, -1 overflow, -2 error. */
+static int ctx_token_try(walker *w, const gm_vstack *vs0, uint32_t t, uint32_t *buf, uint32_t cap,
+                         gm_error *err)
+{
+    size_t len;
+    const uint8_t *bytes = gm_vocab_data_token(w->sp->vocab, t, &len);
+    gm_vstack vs;
+    if (vs_copy(&vs, vs0, buf, cap, buf + 2 * (size_t)cap, cap))
+        return -1;
+    gm_spanner *sp = (gm_spanner *)w->top_sp;
+    uint32_t q = w->q0, k = w->top_lexer;
+    for (size_t i = 0; i < len; i++) {
+        int r = gm_ctx_step(w->ctx, &sp, &k, &q, bytes[i], ctx_vfeed, &vs, err);
+        if (r <= 0)
+            return r;
+    }
+    return set_viable(sp, &vs, sp->state_prod[q], buf + cap, cap);
+}
+
+/* Adds token t when it is allowed from (w->q0, w->top_vs0), lexed contextually byte by byte. */
+static gm_status ctx_token(walker *w, uint32_t t, gm_error *err)
+{
+    const gm_vstack *vs0 = w->top_vs0;
+    if ((w->mask[t >> 5] >> (t & 31)) & 1)
+        return GM_OK;
+    if (w->filter && !((w->filter[t >> 5] >> (t & 31)) & 1))
+        return GM_OK;
+    uint32_t small[3 * WALK_REGION];
+    for (uint32_t cap = WALK_REGION; cap <= BIG_OVERLAY; cap *= 2) {
+        uint32_t *buf = cap == WALK_REGION ? small : gm_mem_alloc(w->sp->mem, (size_t)cap * 3 * 4);
+        if (!buf)
+            return gm_mem_fail(w->sp->mem, err, "a parser overlay");
+        int r = ctx_token_try(w, vs0, t, buf, cap, err);
+        if (buf != small)
+            gm_mem_free(w->sp->mem, buf);
+        if (r == -2)
+            return err->code;
+        if (r >= 0) {
+            if (r)
+                w->mask[t >> 5] |= 1u << (t & 31);
+            return GM_OK;
+        }
+    }
+    return gm_error_set(err, GM_ERR_LIMIT,
+                        "a token needs more than %u parser states of reductions", BIG_OVERLAY);
+}
+
+typedef struct ctx_each {
+    walker *w;
+    gm_error *err;
+    gm_status st;
+} ctx_each;
+
+static int ctx_each_token(void *ud, uint32_t t)
+{
+    ctx_each *e = ud;
+    e->st = ctx_token(e->w, t, e->err);
+    return e->st != GM_OK;
+}
+
+/* ctx_token for every token of class c. */
+static gm_status ctx_class(walker *w, const gm_class *c, gm_error *err)
+{
+    ctx_each e = {w, err, GM_OK};
+    gm_tokset_foreach(&c->tokens, w->sp->nbits, ctx_each_token, &e);
+    return e.st;
+}
+
+static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *idx,
+                              const uint32_t *shared, uint32_t n, const gm_vstack *vs0,
+                              gm_error *err);
+
+/* ctx_class for class c of p and the classes after it sharing its elements 0..d. */
+static gm_status ctx_group(walker *w, const gm_profile *p, const gm_class *c, uint32_t d,
+                           gm_error *err)
+{
+    gm_status st = ctx_class(w, c, err);
+    for (const gm_class *x = c + 1; st == GM_OK && x < p->classes + p->nclasses && x->shared > d;
+         x++)
+        st = ctx_class(w, x, err);
+    return st;
+}
+
+enum { SUFFIX_DEPTH = 12 }; /* suffix profiles inside one another; deeper: token by token */
+
+/*
+ * Class c of p diverged after its element d into lexer k, vs holding the
+ * stack after that element: walks the classes of the rests of its tokens
+ * and of those of the classes after it sharing that prefix, in k's spanner
+ * (note [contextual masks]). The walker's snapshots and memo are left stale.
+ */
+static gm_status walk_suffixes(walker *w, const gm_profile *p, const gm_class *c, uint32_t d,
+                               uint32_t k, const gm_vstack *vs, gm_error *err)
+{
+    const gm_profile *sub = NULL;
+    if (w->depth < SUFFIX_DEPTH) {
+        gm_status st = gm_ctx_suffixes(w->ctx, w->sp, p, (uint32_t)(c - p->classes), d, k, &sub,
+                                       err);
+        if (st != GM_OK)
+            return st;
+    }
+    if (!sub)
+        return ctx_group(w, p, c, d, err);
+    const gm_spanner *sp = w->sp;
+    uint32_t lexer = w->lexer, rel = w->rel_width;
+    w->sp = gm_ctx_spanner(w->ctx, k, err); /* built by gm_ctx_suffixes */
+    w->lexer = k;
+    w->rel_width = 0;
+    w->depth++;
+    gm_status st = walk_classes(w, sub, NULL, NULL, sub->nclasses, vs, err);
+    w->depth--;
+    w->sp = sp;
+    w->lexer = lexer;
+    w->rel_width = rel;
+    return st;
+}
+
+/* The lexer the walk's snapshot s lexes the next lexeme with changed (never without ctx). */
+static bool ctx_diverges(const walker *w, const gm_vstack *s)
+{
+    return w->ctx && gm_ctx_lexer_of(w->ctx, gm_vstack_top(s)) != w->lexer;
+}
+
 /*
  * Adds the classes of profile p viable on vs0 (note [class walk]): those
  * listed in idx[0..n) (with their shared prefixes in shared[]), or all of
  * them when idx is NULL.
  */
+/* After a walk of suffixes (which used the snapshots and the memo): the walk restarts at vs0. */
+static void restart(walker *w, const gm_vstack *vs0, uint32_t *valid, repeat *rp)
+{
+    /* vs0 fitted in snapshot 0 before, so it fits again. */
+    vs_copy(&w->snap[0], vs0, w->regions[0], WALK_REGION, w->iregions[0], WALK_INDENTS);
+    memset(w->known, 0, sizeof w->known);
+    memset(w->viable, 0, sizeof w->viable);
+    *valid = 0;
+    rp->depth = UINT32_MAX;
+}
+
 static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *idx,
                               const uint32_t *shared, uint32_t n, const gm_vstack *vs0,
                               gm_error *err)
@@ -276,7 +440,10 @@ static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *id
         for (uint32_t k = 0; k < n; k++) {
             const gm_class *c = &p->classes[idx ? idx[k] : k];
             bool ok;
+            w->diverged = 0;
             gm_status st = class_big(w, vs0, p, c, &ok, err);
+            if (st == GM_OK && w->diverged)
+                st = ctx_class(w, c, err);
             if (st != GM_OK)
                 return st;
             if (ok)
@@ -284,15 +451,20 @@ static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *id
         }
         return GM_OK;
     }
+    uint32_t div_lexer = 0;
     uint32_t valid = 0;                 /* snapshots 0..valid hold the current prefix */
     uint32_t failed = UINT32_MAX;       /* position whose element was rejected, if any */
+    uint32_t diverged = UINT32_MAX;     /* position after whose element the lexer changed */
     repeat rp = {UINT32_MAX, 0, 0, 0, 0};
     for (uint32_t k = 0; k < n; k++) {
         const gm_class *c = &p->classes[idx ? idx[k] : k];
         uint32_t c_shared = idx ? shared[k] : c->shared;
         if (failed != UINT32_MAX && c_shared > failed && !(w->sp->variant & GM_VARIANT_NO_SHARING))
             continue;                   /* same rejected prefix */
+        if (diverged != UINT32_MAX && c_shared > diverged)
+            continue; /* the same prefix, the same lexer change: walked with the first */
         failed = UINT32_MAX;
+        diverged = UINT32_MAX;
         uint32_t d = c_shared < valid ? c_shared : valid;
         if (w->sp->variant & GM_VARIANT_NO_SHARING)
             d = 0;
@@ -318,8 +490,29 @@ static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *id
                 alive = false;
                 break;
             }
+            if (ctx_diverges(w, &w->snap[to])) {
+                diverged = d;
+                div_lexer = gm_ctx_lexer_of(w->ctx, gm_vstack_top(&w->snap[to]));
+                alive = false;
+                break;
+            }
         }
         bool ok = false;
+        if (!w->overflow && diverged != UINT32_MAX) {
+            uint32_t to = diverged + 1 < WALK_DEPTH ? diverged + 1 : WALK_DEPTH;
+            /* The stack after the diverging element, kept apart from the snapshots. */
+            uint32_t dbuf[WALK_REGION], dibuf[WALK_INDENTS];
+            gm_vstack div_vs;
+            gm_status st = GM_OK;
+            if (vs_copy(&div_vs, &w->snap[to], dbuf, WALK_REGION, dibuf, WALK_INDENTS))
+                st = ctx_group(w, p, c, diverged, err); /* cannot happen: the same room */
+            else
+                st = walk_suffixes(w, p, c, diverged, div_lexer, &div_vs, err);
+            if (st != GM_OK)
+                return st;
+            restart(w, vs0, &valid, &rp);
+            continue;
+        }
         if (!w->overflow && !alive) {
             valid = failed < WALK_DEPTH ? failed : WALK_DEPTH - 1;
             continue;
@@ -328,7 +521,8 @@ static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *id
             /* Snapshots beyond WALK_DEPTH were overwritten in place: only 0..WALK_DEPTH-1 stay. */
             valid = c->len < WALK_DEPTH ? c->len : WALK_DEPTH - 1;
             const gm_vstack *end = &w->snap[c->len < WALK_DEPTH ? c->len : WALK_DEPTH];
-            ok = prod_viable(w, end, c->prod, c->len == 0);
+            /* A switch class the lexer did not switch for fails (note [contextual masks]). */
+            ok = c->prod != GM_PROD_SWITCH && prod_viable(w, end, c->prod, c->len == 0);
         }
         if (w->overflow) {
             /* Rare: the exact heap path for this class; the snapshots are stale. */
@@ -336,7 +530,11 @@ static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *id
             valid = 0;
             failed = UINT32_MAX;
             rp.depth = UINT32_MAX;
+            diverged = UINT32_MAX;
+            w->diverged = 0;
             gm_status st = class_big(w, vs0, p, c, &ok, err);
+            if (st == GM_OK && w->diverged)
+                st = ctx_class(w, c, err);
             if (st != GM_OK)
                 return st;
         }
@@ -395,7 +593,9 @@ static uint32_t pending_width(const gm_spanner *sp, uint32_t q)
     return q < sp->nlex ? sp->state_width[q] : 0;
 }
 
-gm_status gm_mask_fill(gm_spanner *sp, const gm_mask_state *s, uint32_t *mask, gm_error *err)
+/* gm_mask_fill, under the contextual lexer when ctx is not NULL (sp is then lexer's). */
+static gm_status fill(gm_spanner *sp, gm_ctx_spanners *ctx, uint32_t lexer, const gm_mask_state *s,
+                      uint32_t *mask, gm_error *err)
 {
     memset(mask, 0, GM_MASK_WORDS(sp->nbits) * sizeof(uint32_t));
     const gm_profile *p = gm_spanner_profile(sp, s->q, err);
@@ -407,9 +607,16 @@ gm_status gm_mask_fill(gm_spanner *sp, const gm_mask_state *s, uint32_t *mask, g
     w.filter = NULL;
     w.overflow = 0;
     w.rel_width = pending_width(sp, s->q);
+    w.ctx = ctx;
+    w.lexer = lexer;
+    w.depth = 0;
+    w.top_sp = sp;
+    w.top_lexer = lexer;
+    w.q0 = s->q;
     uint32_t buf[WALK_REGION], ibuf[WALK_INDENTS];
     gm_vstack real;
     vs_init(&real, s, buf, WALK_REGION, ibuf, WALK_INDENTS);
+    w.top_vs0 = &real;
     gm_status st = walk_profile(&w, p, &real, err);
     if (st != GM_OK || p->split0 == GM_SPANNER_NONE)
         return st;
@@ -422,13 +629,38 @@ gm_status gm_mask_fill(gm_spanner *sp, const gm_mask_state *s, uint32_t *mask, g
         if (r != GM_VFEED_SHIFTED)
             return gm_error_set(err, GM_ERR_LIMIT, "a terminal needs too many parser reductions");
     }
-    const gm_profile *p0 = gm_spanner_profile(sp, p->split0_next, err);
     const uint32_t *filter = gm_spanner_split0(sp, p->split0, err);
+    uint32_t next = p->split0_next;
+    if (ctx && (w.lexer = gm_ctx_lexer_of(ctx, gm_vstack_top(&after))) != lexer) {
+        /* The rest is lexed by the lexer of the state after the terminal. */
+        uint32_t flag = next < sp->nlex ? sp->state_flag[next] : 0;
+        if (!(w.sp = gm_ctx_spanner(ctx, w.lexer, err)))
+            return err->code;
+        next = gm_spanner_id(w.sp, 0, flag, 0);
+    }
+    const gm_profile *p0 = gm_spanner_profile((gm_spanner *)w.sp, next, err);
     if (!p0 || !filter)
         return err->code;
     w.filter = filter;
     w.rel_width = 0;
+    w.top_sp = w.sp;
+    w.top_lexer = w.lexer;
+    w.q0 = next;
+    w.top_vs0 = &after;
     return walk_profile(&w, p0, &after, err);
+}
+
+gm_status gm_mask_fill(gm_spanner *sp, const gm_mask_state *s, uint32_t *mask, gm_error *err)
+{
+    return fill(sp, NULL, 0, s, mask, err);
+}
+
+gm_status gm_mask_fill_ctx(gm_ctx_spanners *ctx, const gm_mask_state *s, uint32_t *mask,
+                           gm_error *err)
+{
+    uint32_t k = gm_ctx_lexer_of(ctx, s->stack->state);
+    gm_spanner *sp = gm_ctx_spanner(ctx, k, err);
+    return sp ? fill(sp, ctx, k, s, mask, err) : err->code;
 }
 
 bool gm_mask_can_end(const gm_spanner *sp, const gm_mask_state *s)
@@ -456,4 +688,37 @@ bool gm_mask_pending_viable(const gm_spanner *sp, const gm_mask_state *s)
     gm_vstack vs;
     vs_init(&vs, s, buf, WALK_REGION, ibuf, WALK_INDENTS);
     return set_viable(sp, &vs, sp->state_prod[s->q], scratch, WALK_REGION) > 0;
+}
+
+int gm_mask_can_end_after(const gm_spanner *sp, const gm_mask_state *s, const uint8_t *bytes,
+                          size_t n)
+{
+    uint32_t buf[WALK_REGION], ibuf[WALK_INDENTS];
+    gm_vstack vs;
+    vs_init(&vs, s, buf, WALK_REGION, ibuf, WALK_INDENTS);
+    uint32_t q = s->q, emit[GM_SPANNER_MAX_EMIT], nemit, after;
+    for (size_t i = 0; i < n; i++) {
+        if (!gm_spanner_step(sp, q, bytes[i], &q, emit, &nemit))
+            return 0;
+        for (uint32_t k = 0; k < nemit; k++) {
+            int r = gm_layer_vfeed(sp, &vs, emit[k], 0);
+            if (r != GM_VFEED_SHIFTED)
+                return r == GM_VFEED_OVERFLOW ? -1 : 0;
+        }
+    }
+    uint32_t width = pending_width(sp, q);
+    if (!gm_spanner_finish(sp, q, emit, &nemit, &after))
+        return 0;
+    for (uint32_t k = 0; k < nemit; k++) {
+        int r = gm_layer_vfeed(sp, &vs, emit[k], width);
+        if (r != GM_VFEED_SHIFTED)
+            return r == GM_VFEED_OVERFLOW ? -1 : 0;
+    }
+    uint32_t end = gm_spanner_end(sp, after);
+    int r = end == GM_LEX_NONE ? GM_VFEED_SHIFTED : gm_vstack_feed(sp->lr, &vs, end);
+    if (r == GM_VFEED_SHIFTED)
+        r = gm_layer_vend(sp, &vs);
+    if (r == GM_VFEED_SHIFTED)
+        r = gm_vstack_feed(sp->lr, &vs, sp->lr->eof);
+    return r == GM_VFEED_ACCEPTED ? 1 : r == GM_VFEED_OVERFLOW ? -1 : 0;
 }

@@ -28,8 +28,25 @@ typedef struct gm_mask_state {
  */
 gm_status gm_mask_fill(gm_spanner *sp, const gm_mask_state *s, uint32_t *mask, gm_error *err);
 
+/*
+ * gm_mask_fill under the contextual lexer (runtime/ctx_spanners.h, note
+ * [contextual masks]): s->q is a state of the spanner of the lexer of the
+ * stack's top.
+ */
+struct gm_ctx_spanners;
+gm_status gm_mask_fill_ctx(struct gm_ctx_spanners *ctx, const gm_mask_state *s, uint32_t *mask,
+                           gm_error *err);
+
 /* Whether the output can end in s: the pending lexeme completes and $end is accepted. */
 bool gm_mask_can_end(const gm_spanner *sp, const gm_mask_state *s);
+
+/*
+ * Whether the output can end after bytes[0..n) from s (the bytes accepted,
+ * then gm_mask_can_end), on a virtual stack (no allocation): 1 yes, 0 no,
+ * -1 the overlay overflowed (unknown: step the bytes for real).
+ */
+int gm_mask_can_end_after(const gm_spanner *sp, const gm_mask_state *s, const uint8_t *bytes,
+                          size_t n);
 
 /* Whether the pending lexeme of s can still become something the stack accepts. */
 bool gm_mask_pending_viable(const gm_spanner *sp, const gm_mask_state *s);

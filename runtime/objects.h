@@ -37,6 +37,14 @@ struct gm_vocab {
 /* v's cross-grammar cache, created on first use (thread-safe); NULL when out of memory. */
 gm_excache *gm_vocab_excache(gm_vocab *v, gm_error *err);
 
+struct gm_fcache;
+
+/* The public grammar cache: the rule automata cache of the Earley engine. */
+struct gm_grammar_cache {
+    gm_mem mem;
+    struct gm_fcache *rules;
+};
+
 struct gm_grammar {
     atomic_uint refs;
     gm_mem mem;
@@ -46,8 +54,10 @@ struct gm_grammar {
     gm_lexer *lexer;
     gm_postlex postlex;       /* post-lexing layer (copied from the cfg; arrays owned) */
     gm_lr_table *lr;
+    struct gm_ctx_lexers *ctx; /* GM_LEXER_CONTEXTUAL: every lexer built; else NULL */
     /* GM_ENGINE_EARLEY */
     gm_egrammar *eg;
+    struct gm_gblocks *blocks; /* code blocks of eg's tags, or NULL (runtime/blocks.h) */
 };
 
 struct gm_compiled {
@@ -58,6 +68,8 @@ struct gm_compiled {
     const struct gm_engine_ops *ops; /* the grammar's engine (runtime/engine.h) */
     gm_spanner *spanner;      /* GM_ENGINE_LALR */
     gm_eengine *eengine;      /* GM_ENGINE_EARLEY */
+    struct gm_cblocks *cblocks; /* when the grammar has code blocks (runtime/blocks.h) */
+    struct gm_ctx_spanners *ctx; /* the grammar's contextual lexer: a spanner per lexer */
 };
 
 /*

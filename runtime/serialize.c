@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/blocks.h"
 #include "runtime/objects.h"
 #include "spanner/profile.h"
 #include "base/error.h"
@@ -180,6 +181,10 @@ gm_status gm_compiled_save(const gm_compiled *c, const char *path, gm_error *err
 {
     if (!c || !path)
         return gm_error_set(err, GM_ERR_ARGUMENT, "gm_compiled_save: NULL argument");
+    if (c->ctx)
+        return gm_error_set(err, GM_ERR_UNSUPPORTED,
+                            "a grammar compiled for the contextual lexer cannot be saved yet "
+                            "(its file format has no contextual lexers): compile it from the grammar");
     gm_mem *m = (gm_mem *)&c->mem;
     writer w = {.mem = m};
     put_vocab(&w, c->vocab->data);
@@ -302,6 +307,13 @@ static int read_earley(reader *r, gm_grammar *g)
     r->p += n;
     r->left -= n;
     g->engine = GM_ENGINE_EARLEY;
+    /* Code blocks: their bundled grammars are named by the automata's external symbols
+       (note [code blocks]); their tables are built again, lazily. */
+    if (gm_blocks_attach(g, NULL, r->err) != GM_OK) {
+        gm_error_prefix(r->err, "%s", r->path);
+        r->bad = 1;
+        return -1;
+    }
     return 0;
 }
 

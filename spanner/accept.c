@@ -151,6 +151,11 @@ static void classify(const gm_spanner *sp, const gm_profile *p, const uint32_t *
             v = afeed(sp->lr, &snap[to], e);
             if (v == V_ACCEPT && bracket && !(e & GM_SEQ_LINE))
                 pc[to].n += bracket[e];
+            /* The contextual lexer changes here: the walk follows the class (note
+             * [contextual masks] in runtime/ctx_spanners.h). */
+            if (v == V_ACCEPT && sp->lexer_of &&
+                sp->lexer_of[snap[to].st[snap[to].n - 1]] != sp->lexer_id)
+                v = V_DEPEND;
             if (v != V_ACCEPT) {
                 stop = d;
                 stop_verdict = v;
@@ -164,7 +169,10 @@ static void classify(const gm_spanner *sp, const gm_profile *p, const uint32_t *
         }
         valid = c->len < SEQ_DEPTH ? c->len : SEQ_DEPTH - 1;
         uint32_t end = c->len < SEQ_DEPTH ? c->len : SEQ_DEPTH;
-        verdicts[ci] = (uint8_t)prod_verdict(sp, &snap[end], c->prod, pc[end]);
+        /* A switch class whose lexer stayed: its lexer fails on the rest. */
+        verdicts[ci] = c->prod == GM_PROD_SWITCH
+                           ? V_REJECT
+                           : (uint8_t)prod_verdict(sp, &snap[end], c->prod, pc[end]);
     }
 }
 

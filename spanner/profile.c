@@ -27,16 +27,42 @@ typedef struct builder {
     const gm_spanner *sp;
     gm_mem *mem;
     gm_intern keys;          /* class key [prod, E...] -> class id */
-    uint32_t *class_of;      /* [vocabulary size] class of each token, or UINT32_MAX */
+    uint32_t *class_of;      /* [slots] class of each token, or UINT32_MAX */
+    const uint32_t *ids;     /* suffix profiles: the tokens (sorted), whose positions are the
+                                slots; NULL: every token id is its own slot */
+    uint32_t nslots;         /* vocabulary size, or the number of ids */
     uint32_t *stay_class;    /* [nprods] class of (empty E, prod), or UINT32_MAX */
     uint32_t ntokens;
     u32vec key;              /* scratch key */
     u32vec seq;              /* scratch sequence of finish_token */
 } builder;
 
+/* The slot of a token in class_of. */
+static uint32_t slot_of(const builder *b, uint32_t token)
+{
+    if (!b->ids)
+        return token;
+    uint32_t lo = 0, hi = b->nslots;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (b->ids[mid] < token)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The token of a slot. */
+static uint32_t token_of(const builder *b, uint32_t slot)
+{
+    return b->ids ? b->ids[slot] : slot;
+}
+
 /* Tokens with identical bytes share a trie node: each token is added once. */
 static int add_token(builder *b, uint32_t token, uint32_t prod, const uint32_t *seq, uint32_t len)
 {
+    token = slot_of(b, token);
     if (len == 0 && b->stay_class[prod] != UINT32_MAX) {
         b->class_of[token] = b->stay_class[prod];
         b->ntokens++;
@@ -78,8 +104,16 @@ static int finish_token(builder *b, uint32_t token, size_t from, const uint32_t 
         seq->v[seq->n++] = pre[k];
     for (size_t i = from; i < len; i++) {
         uint32_t next, emit[GM_SPANNER_MAX_EMIT], nemit;
-        if (!gm_spanner_step(sp, q, bytes[i], &next, emit, &nemit))
-            return 0;
+        if (!gm_spanner_step(sp, q, bytes[i], &next, emit, &nemit)) {
+            /* A contextual spanner keeps it when another lexer may take over. */
+            if (!sp->contextual || seq->n + nemit == 0)
+                return 0;
+            if (gm_vec_reserve(b->mem, seq, seq->n + nemit))
+                return -1;
+            for (uint32_t k = 0; k < nemit; k++)
+                seq->v[seq->n++] = emit[k];
+            return add_token(b, token, GM_PROD_SWITCH, seq->v, (uint32_t)seq->n) ? -1 : 1;
+        }
         if (gm_vec_reserve(b->mem, seq, seq->n + nemit))
             return -1;
         for (uint32_t k = 0; k < nemit; k++)
@@ -100,8 +134,9 @@ static int finish_subtree(builder *b, uint32_t i, size_t from, const uint32_t *p
 {
     const gm_trie *tr = b->sp->trie;
     uint32_t next, emit[GM_SPANNER_MAX_EMIT], nemit;
-    if (from + 1 == tr->nodes[i].depth &&
-        !gm_spanner_step(b->sp, q, tr->nodes[i].byte, &next, emit, &nemit))
+    if (from + 1 == tr->nodes[i].depth && (npre == 0 || !b->sp->contextual) &&
+        !gm_spanner_step(b->sp, q, tr->nodes[i].byte, &next, emit, &nemit) &&
+        (nemit == 0 || !b->sp->contextual))
         return 0;
     for (uint32_t j = i; j < tr->nodes[i].skip; j++)
         for (uint32_t k = tr->nodes[j].tok_begin; k < tr->nodes[j].tok_end; k++)
@@ -143,8 +178,13 @@ static int walk(builder *b, uint32_t q0)
             absolute[nd->depth] = absolute[nd->depth - 1] || nd->byte == '\n';
         } else {
             /* A virtual start state: a space is stripped, else lexing starts (widths absolute). */
-            if (!gm_spanner_step(sp, r, nd->byte, &next, emit, &nemit))
+            if (!gm_spanner_step(sp, r, nd->byte, &next, emit, &nemit)) {
                 next = GM_LEX_DEAD;
+                for (uint32_t j = i; sp->contextual && nemit && j < nd->skip; j++)
+                    for (uint32_t k = tr->nodes[j].tok_begin; k < tr->nodes[j].tok_end; k++)
+                        if (add_token(b, tr->tokens[k], GM_PROD_SWITCH, emit, nemit))
+                            goto nomem;
+            }
             absolute[nd->depth] = 1;
         }
         if (next != GM_LEX_DEAD && nemit) {
@@ -233,14 +273,14 @@ static int assemble(builder *b, uint32_t q, gm_profile **out)
     for (uint32_t r = 0; r < nclasses; r++)
         rank[items[r].id] = r;
     /* Bucket the tokens by class rank; scanning ids upwards leaves each bucket sorted. */
-    for (uint32_t t = 0; t < sp->nbits; t++)
+    for (uint32_t t = 0; t < b->nslots; t++)
         if (b->class_of[t] != UINT32_MAX)
             start[rank[b->class_of[t]] + 1]++;
     for (uint32_t r = 0; r < nclasses; r++)
         start[r + 1] += start[r];
-    for (uint32_t t = 0; t < sp->nbits; t++)
+    for (uint32_t t = 0; t < b->nslots; t++)
         if (b->class_of[t] != UINT32_MAX)
-            sorted[start[rank[b->class_of[t]]]++] = t;
+            sorted[start[rank[b->class_of[t]]]++] = token_of(b, t);
     for (uint32_t r = nclasses; r > 0; r--)
         start[r] = start[r - 1];
     start[0] = 0;
@@ -253,6 +293,7 @@ static int assemble(builder *b, uint32_t q, gm_profile **out)
     uint32_t off = 0;
     for (uint32_t r = 0; r < nclasses; r++) {
         gm_class *c = &p->classes[r];
+        atomic_init(&c->suffixes, NULL);
         c->seq = off;
         c->len = items[r].len;
         c->prod = items[r].key[0];
@@ -311,7 +352,7 @@ void gm_profile_set_split0(const gm_spanner *sp, gm_profile *p)
 gm_status gm_profile_build(const gm_spanner *sp, uint32_t q, gm_profile **out, gm_error *err)
 {
     *out = NULL;
-    builder b = {.sp = sp, .mem = sp->mem};
+    builder b = {.sp = sp, .mem = sp->mem, .nslots = sp->nbits};
     gm_intern_init(&b.keys, sp->mem);
     b.class_of = gm_mem_alloc(sp->mem, (size_t)sp->nbits * sizeof *b.class_of);
     b.stay_class = gm_mem_alloc(sp->mem, (size_t)(sp->nprods ? sp->nprods : 1) * sizeof *b.stay_class);
@@ -338,9 +379,167 @@ void gm_profile_destroy(gm_mem *m, gm_profile *p)
     if (!p)
         return;
     if (p->classes)
-        for (uint32_t i = 0; i < p->nclasses; i++)
+        for (uint32_t i = 0; i < p->nclasses; i++) {
             gm_tokset_free(m, &p->classes[i].tokens);
+            for (gm_suffixes *s = atomic_load(&p->classes[i].suffixes), *next; s; s = next) {
+                next = s->next;
+                gm_profile_destroy(m, s->p);
+                gm_mem_free(m, s);
+            }
+        }
+    gm_mem_free(m, p->item_tok);
+    gm_mem_free(m, p->item_off);
     gm_mem_free(m, p->classes);
     gm_mem_free(m, p->seqs);
     gm_mem_free(m, p);
+}
+
+/* ---- suffix profiles (runtime/ctx_spanners.h, note [contextual masks]) ---- */
+
+typedef struct suffix_walk {
+    builder *b;
+    const gm_spanner *from;
+    const gm_profile *p;
+    uint32_t depth;
+    uint32_t start;          /* the no-lexeme state of `to` the rests start in (UINT32_MAX: unset) */
+    uint16_t *off;           /* [slots] where each token's rest starts */
+    int failed;              /* no memory */
+    int mixed;               /* the rests do not share one start state (or are too far in) */
+} suffix_walk;
+
+typedef struct collect {
+    uint32_t *ids;
+    uint32_t n;
+} collect;
+
+static int collect_id(void *ud, uint32_t id)
+{
+    collect *c = ud;
+    c->ids[c->n++] = id;
+    return 0;
+}
+
+/* Where token t starts in profile p: its item's offset, or 0 in a lexer state's profile. */
+static size_t item_offset(const gm_profile *p, uint32_t t)
+{
+    uint32_t lo = 0, hi = p->nitems;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (p->item_tok[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < p->nitems && p->item_tok[lo] == t ? p->item_off[lo] : 0;
+}
+
+/* One token: find the byte after which its element `depth` was emitted, lex the rest in to. */
+static int suffix_token(void *ud, uint32_t t)
+{
+    suffix_walk *sw = ud;
+    const gm_spanner *from = sw->from, *to = sw->b->sp;
+    size_t len;
+    const uint8_t *bytes = gm_vocab_data_token(from->vocab, t, &len);
+    uint32_t q = sw->p->state, seen = 0;
+    size_t i = sw->p->item_tok ? item_offset(sw->p, t) : 0;
+    for (; i < len; i++) {
+        uint32_t next, emit[GM_SPANNER_MAX_EMIT], nemit, flag = 0;
+        bool ok = gm_spanner_step(from, q, bytes[i], &next, emit, &nemit);
+        seen += nemit;
+        if (!ok && seen > sw->depth && nemit == 1 && q < from->nlex) {
+            /* A switch class's last element: the byte that ended it fails in `from`. */
+            uint32_t e, r;
+            gm_spanner_break(from, q, from->lexer->byte_class[bytes[i]], &e, &r);
+            flag = from->state_flag[r];
+        } else if (!ok) {
+            break; /* not this class's token after all: cannot happen */
+        } else {
+            flag = next < from->nlex ? from->state_flag[next] : 0;
+        }
+        if (seen > sw->depth) {
+            /* Byte i ended the element's lexeme and starts the rest. */
+            uint32_t s = gm_spanner_id(to, 0, flag, 0);
+            if (sw->start == UINT32_MAX)
+                sw->start = s;
+            if (s != sw->start || i > UINT16_MAX)
+                return sw->mixed = 1; /* one start state per profile */
+            sw->off[slot_of(sw->b, t)] = (uint16_t)i;
+            int r = finish_token(sw->b, t, i, NULL, 0, s);
+            if (r < 0)
+                sw->failed = 1;
+            return r < 0;
+        }
+        q = next;
+    }
+    return sw->mixed = 1;
+}
+
+static int compare_ids(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+gm_status gm_profile_build_suffixes(const gm_spanner *from, const gm_profile *p, uint32_t first,
+                                    uint32_t count, uint32_t depth, const gm_spanner *to,
+                                    gm_profile **out, gm_error *err)
+{
+    *out = NULL;
+    gm_mem *m = to->mem;
+    builder b = {.sp = to, .mem = m};
+    gm_intern_init(&b.keys, m);
+    /* Slots for the classes' tokens only: a suffix profile costs what its classes hold. */
+    size_t ntok = 1;
+    for (uint32_t i = first; i < first + count; i++)
+        ntok += p->classes[i].tokens.count;
+    uint32_t *ids = gm_mem_alloc(m, ntok * sizeof *ids);
+    b.class_of = gm_mem_alloc(m, ntok * sizeof *b.class_of);
+    b.stay_class = gm_mem_alloc(m, (size_t)(to->nprods ? to->nprods : 1) * sizeof *b.stay_class);
+    suffix_walk sw = {&b, from, p, depth, UINT32_MAX, NULL, 0, 0};
+    sw.off = gm_mem_alloc(m, ntok * sizeof *sw.off);
+    int rc = !ids || !b.class_of || !b.stay_class || !sw.off;
+    if (!rc) {
+        collect ids_of = {ids, 0};
+        for (uint32_t i = first; i < first + count; i++)
+            gm_tokset_foreach(&p->classes[i].tokens, from->nbits, collect_id, &ids_of);
+        qsort(ids, ids_of.n, sizeof *ids, compare_ids);
+        b.ids = ids;
+        b.nslots = ids_of.n;
+        memset(b.class_of, 0xff, (size_t)b.nslots * sizeof *b.class_of);
+        memset(b.stay_class, 0xff, (size_t)(to->nprods ? to->nprods : 1) * sizeof *b.stay_class);
+        for (uint32_t i = 0; i < b.nslots && !sw.failed && !sw.mixed; i++)
+            suffix_token(&sw, ids[i]);
+        rc = sw.failed;
+    }
+    if (!rc && !sw.mixed)
+        rc = assemble(&b, sw.start == UINT32_MAX ? gm_spanner_id(to, 0, 0, 0) : sw.start, out);
+    if (!rc && !sw.mixed) {
+        gm_profile *np = *out;
+        np->split0 = GM_SPANNER_NONE; /* the rests start with no lexeme pending */
+        np->nitems = b.ntokens;
+        np->item_tok = gm_mem_alloc(m, (size_t)(b.ntokens ? b.ntokens : 1) * sizeof *np->item_tok);
+        np->item_off = gm_mem_alloc(m, (size_t)(b.ntokens ? b.ntokens : 1) * sizeof *np->item_off);
+        rc = !np->item_tok || !np->item_off;
+        for (uint32_t t = 0, n = 0; !rc && t < b.nslots; t++)
+            if (b.class_of[t] != UINT32_MAX) {
+                np->item_tok[n] = ids[t];
+                np->item_off[n++] = sw.off[t];
+            }
+        if (!rc)
+            np->bytes += (size_t)b.ntokens * (sizeof *np->item_tok + sizeof *np->item_off);
+        if (rc) {
+            gm_profile_destroy(m, np);
+            *out = NULL;
+        }
+    }
+    gm_intern_free(&b.keys);
+    gm_mem_free(m, ids);
+    gm_mem_free(m, b.class_of);
+    gm_mem_free(m, b.stay_class);
+    gm_mem_free(m, sw.off);
+    gm_vec_free(m, &b.key);
+    gm_vec_free(m, &b.seq);
+    if (rc)
+        return gm_mem_fail(m, err, "a contextual suffix profile");
+    return GM_OK;
 }

@@ -193,9 +193,10 @@ static gm_status intern_split0(gm_spanner *sp, gm_error *err)
         uint8_t bytes[32] = {0};
         int any = 0;
         for (unsigned b = 0; b < 256; b++) {
-            /* A byte after which the lexeme is no terminal (lexer.h, cond) stops no token. */
+            /* A byte after which the lexeme is no terminal (lexer.h, cond) stops no token;
+             * under the contextual lexer the next lexeme's lexer may be another one. */
             if (lx->next[(size_t)dfa * lx->nclasses + lx->byte_class[b]] == GM_LEX_DEAD &&
-                lx->next[lx->byte_class[b]] != GM_LEX_DEAD &&
+                (sp->contextual || lx->next[lx->byte_class[b]] != GM_LEX_DEAD) &&
                 gm_lexer_accept(lx, dfa, lx->byte_class[b]) != GM_LEX_NONE) {
                 bytes[b >> 3] |= (uint8_t)(1u << (b & 7));
                 any = 1;
@@ -225,15 +226,20 @@ nomem:
     return gm_mem_fail(sp->mem, err, "the token spanner");
 }
 
-gm_status gm_spanner_create(gm_mem *m, const gm_lexer *lexer, const gm_postlex *postlex,
-                            const gm_lr_table *lr, const gm_vocab_data *vocab,
-                            const gm_trie *trie, gm_spanner **out, gm_error *err)
+static gm_status create(gm_mem *m, const gm_lexer *lexer, const gm_postlex *postlex,
+                        const gm_lr_table *lr, const gm_vocab_data *vocab, const gm_trie *trie,
+                        const uint32_t *lexer_of, uint32_t lexer_id, gm_spanner **out,
+                        gm_error *err)
 {
+    bool contextual = lexer_of != NULL;
     *out = NULL;
     gm_spanner *sp = gm_mem_calloc(m, 1, sizeof *sp);
     if (!sp)
         return gm_mem_fail(m, err, "the token spanner");
     sp->mem = m;
+    sp->contextual = contextual;
+    sp->lexer_of = lexer_of;
+    sp->lexer_id = lexer_id;
     sp->lexer = lexer;
     sp->lr = lr;
     sp->vocab = vocab;
@@ -265,6 +271,21 @@ gm_status gm_spanner_create(gm_mem *m, const gm_lexer *lexer, const gm_postlex *
     }
     *out = sp;
     return GM_OK;
+}
+
+gm_status gm_spanner_create(gm_mem *m, const gm_lexer *lexer, const gm_postlex *postlex,
+                            const gm_lr_table *lr, const gm_vocab_data *vocab,
+                            const gm_trie *trie, gm_spanner **out, gm_error *err)
+{
+    return create(m, lexer, postlex, lr, vocab, trie, NULL, 0, out, err);
+}
+
+gm_status gm_spanner_create_contextual(gm_mem *m, const gm_lexer *lexer, const gm_postlex *postlex,
+                                       const gm_lr_table *lr, const gm_vocab_data *vocab,
+                                       const gm_trie *trie, const uint32_t *lexer_of,
+                                       uint32_t lexer_id, gm_spanner **out, gm_error *err)
+{
+    return create(m, lexer, postlex, lr, vocab, trie, lexer_of, lexer_id, out, err);
 }
 
 void gm_spanner_destroy(gm_spanner *sp)

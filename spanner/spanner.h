@@ -12,6 +12,18 @@
 gm_status gm_spanner_create(gm_mem *m, const gm_lexer *lexer, const gm_postlex *postlex,
                             const gm_lr_table *lr, const gm_vocab_data *vocab,
                             const gm_trie *trie, gm_spanner **out, gm_error *err);
+/*
+ * The spanner of lexer lexer_id of the contextual lexer, lexer_of[s] being
+ * the lexer of LR state s (runtime/ctx_spanners.h, note [contextual
+ * masks]): its profiles keep the tokens its lexer fails on after an element
+ * (GM_PROD_SWITCH), its first-byte filters every byte that ends the pending
+ * lexeme, and its always-accepted entries leave to the walk every class
+ * whose lexer changes after an element.
+ */
+gm_status gm_spanner_create_contextual(gm_mem *m, const gm_lexer *lexer, const gm_postlex *postlex,
+                                       const gm_lr_table *lr, const gm_vocab_data *vocab,
+                                       const gm_trie *trie, const uint32_t *lexer_of,
+                                       uint32_t lexer_id, gm_spanner **out, gm_error *err);
 void gm_spanner_destroy(gm_spanner *sp);
 
 /*

@@ -85,7 +85,16 @@
  * window's Prod set itself instead.
  */
 #define GM_SEQ_PAIR 0x40000000u
+/*
+ * The prod of a class of a contextual spanner (gm_spanner.contextual) whose
+ * tokens the spanner's own lexer fails to lex after their elements E: they
+ * are possible only where the lexer changes after one of them
+ * (runtime/ctx_spanners.h, note [contextual masks]).
+ */
+#define GM_PROD_SWITCH 0xfffffffeu
 #define GM_SEQ_IS_PAIR(e) (((e) & 0xc0000000u) == GM_SEQ_PAIR)
+
+struct gm_suffixes;
 
 /* One class (E, P) of a profile (note [token classes]). */
 typedef struct gm_class {
@@ -94,6 +103,9 @@ typedef struct gm_class {
     uint32_t shared;         /* length of the common prefix of E with the previous class's E */
     uint32_t prod;           /* prod-set id of P */
     gm_tokset tokens;        /* the tokens of the class, over ids [0, vocab size) */
+    /* Contextual spanners: the classes of the tokens' rest where another lexer takes over
+     * (gm_suffixes, spanner/profile.h), built on first use; freed with the profile. */
+    _Atomic(struct gm_suffixes *) suffixes;
 } gm_class;
 
 /* The classes of one lexer state, immutable once published. */
@@ -110,6 +122,11 @@ typedef struct gm_profile {
     uint32_t split0_next;    /* the no-lexeme state after it (whose profile lexes the rest) */
     uint32_t ntokens;        /* tokens in the classes */
     size_t bytes;            /* memory held */
+    /* A profile of token suffixes (gm_profile_build_suffixes): item_tok[0..nitems) sorted,
+     * each token's rest starting at byte item_off[i]; NULL for a lexer state's profile. */
+    uint32_t nitems;
+    uint32_t *item_tok;
+    uint16_t *item_off;
 } gm_profile;
 
 /*
@@ -129,6 +146,11 @@ struct gm_accept_entry;
 typedef struct gm_spanner {
     gm_mem *mem;
     uint32_t variant;        /* GM_VARIANT_* (0: the full engine) */
+    bool contextual;         /* one of the contextual lexer's spanners: profiles keep the
+                                tokens that fail after an element (GM_PROD_SWITCH) */
+    const uint32_t *lexer_of; /* contextual: [LR states] the lexer of each state, and ... */
+    uint32_t lexer_id;       /* ... this spanner's (always-accepted entries leave a class
+                                whose lexer changes to the walk) */
     const gm_lexer *lexer;   /* borrowed: must outlive the spanner */
     const gm_lr_table *lr;
     const gm_vocab_data *vocab;

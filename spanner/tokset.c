@@ -292,3 +292,30 @@ int gm_tokset_has(const gm_tokset *set, uint32_t id)
     default: return 0;
     }
 }
+
+int gm_tokset_foreach(const gm_tokset *set, uint32_t nbits, int (*fn)(void *ud, uint32_t id),
+                      void *ud)
+{
+    int r = 0;
+    switch (set->kind) {
+    case GM_TOKSET_LIST:
+        for (uint32_t i = 0; i < set->n && !r; i++)
+            r = fn(ud, set->u.ids[i]);
+        break;
+    case GM_TOKSET_COMPLEMENT:
+        for (uint32_t t = 0, i = 0; t < nbits && !r; t++) {
+            if (i < set->n && set->u.ids[i] == t)
+                i++;
+            else
+                r = fn(ud, t);
+        }
+        break;
+    case GM_TOKSET_BITSET:
+        for (uint32_t t = 0; t < nbits && !r; t++)
+            if ((set->u.words[t >> 5] >> (t & 31)) & 1)
+                r = fn(ud, t);
+        break;
+    default: break;
+    }
+    return r;
+}

@@ -54,5 +54,8 @@ void gm_tokset_or_into(const gm_tokset *set, uint32_t *mask, uint32_t nbits);
 void gm_tokset_or_and_into(const gm_tokset *set, const uint32_t *filter, uint32_t *mask,
                            uint32_t nbits);
 int gm_tokset_has(const gm_tokset *set, uint32_t id);
+/* Calls fn on each member in increasing order; stops at (and returns) fn's first nonzero answer. */
+int gm_tokset_foreach(const gm_tokset *set, uint32_t nbits, int (*fn)(void *ud, uint32_t id),
+                      void *ud);
 
 #endif

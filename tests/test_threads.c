@@ -2,7 +2,8 @@
  * Concurrent matchers on one compiled grammar: several threads decode the
  * JSON corpus at once on a grammar compiled lazily (so they race to build
  * the same profiles and filters) and every mask must equal the one a single
- * thread computes. CI also runs this program under ThreadSanitizer.
+ * thread computes, with the basic lexer and the contextual one. CI also runs
+ * this program under ThreadSanitizer.
  */
 #include "tests/testutil.h"
 
@@ -56,16 +57,19 @@ static void *run(void *arg)
     return NULL;
 }
 
-static void concurrent_masks_match_sequential(void **state)
+/* With the basic lexer or the contextual one (its spanners and suffix profiles built lazily). */
+static void masks_match_sequential(gm_lexer_kind lexer)
 {
-    (void)state;
     gm_error err;
     gm_vocab *v;
     gm_grammar *g;
     if (gm_vocab_create_from_file(gm_test_shared_path("tokenizers/sp32k/tokenizer.json"), NULL, &v,
                                   &err) != GM_OK)
         fail_msg("%s", err.message);
-    assert_int_equal(gm_grammar_create_bundled("json", NULL, &g, &err), GM_OK);
+    gm_grammar_options go;
+    gm_grammar_options_init_defaults(&go);
+    go.lexer = lexer;
+    assert_int_equal(gm_grammar_create_bundled("json", &go, &g, &err), GM_OK);
     gm_mem mem;
     gm_mem_init(&mem, NULL, 0);
     gm_ids_file *ids;
@@ -125,10 +129,23 @@ static void concurrent_masks_match_sequential(void **state)
     gm_vocab_destroy(v);
 }
 
+static void concurrent_masks_match_sequential(void **state)
+{
+    (void)state;
+    masks_match_sequential(GM_LEXER_BASIC);
+}
+
+static void concurrent_contextual_masks(void **state)
+{
+    (void)state;
+    masks_match_sequential(GM_LEXER_CONTEXTUAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(concurrent_masks_match_sequential),
+        cmocka_unit_test(concurrent_contextual_masks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,122 @@
+/*
+ * Masks under Lark's contextual lexer (parser/contextual.h): one token
+ * spanner per contextual lexer, built on first use, and the byte step that
+ * switches lexer at each lexeme boundary.
+ *
+ * note [contextual masks]
+ * Under the contextual lexer a lexeme is lexed by the lexer of the parser
+ * state current when it starts (note [contextual lexer]). That state is the
+ * top of the LR stack: nothing reaches the parser while a lexeme is
+ * pending, and an ignored lexeme leaves the stack as it is. So a matcher
+ * state stays (spanner state q, stacks), q being a state of the spanner of
+ * lexer(top): each contextual lexer gets its own spanner (same terminal ids,
+ * same LR table; the lexers are built with the grammar, the spanners and
+ * their profiles on first use, and states with one terminal set share both).
+ * Accepting a byte runs that spanner's transducer step; where a lexeme ends
+ * its element goes through the layers to the stack and the next lexeme
+ * starts in the no-lexeme state of the spanner of the new top
+ * (gm_ctx_step).
+ *
+ * A mask from (q, stack) with lexer k walks the classes of q's profile in
+ * spanner k (runtime/mask.c, note [class walk]). A class's sequence E and
+ * Prod set were lexed by lexer k all along, which is exact as long as the
+ * lexer stays k: after each element the walk looks at the top of its
+ * virtual stack, and where the lexer of that state is another one, k', the
+ * class diverges there. Its tokens (and those of every class after it that
+ * shares the diverging prefix) are then split where that element's lexeme
+ * ended, and their rests are lexed from the no-lexeme state of spanner k':
+ * a suffix profile (gm_profile_build_suffixes), whose classes the walk
+ * continues with on the stack after the prefix, recursively (a rest may
+ * diverge again). Suffix profiles are built on first use and kept with the
+ * class by (element, lexer); past SUFFIX_DEPTH levels, or when the rests
+ * start in different states, the tokens are run one by one through
+ * gm_ctx_step on a copy of the stack. Since lexer k may fail on a rest that
+ * another lexer takes, contextual spanners keep the tokens that fail after
+ * an element in classes with prod GM_PROD_SWITCH (possible only where the
+ * lexer changes), and their first-byte filters hold every byte that ends
+ * the pending lexeme (note [first-byte split]), the tokens then walked in
+ * the profile of the no-lexeme state of the lexer after that lexeme's
+ * terminal. Always-accepted entries (spanner/accept.h) leave every class
+ * whose lexer changes inside the known top of the stack to the walk.
+ *
+ * The result is exact by construction: every token is lexed as the
+ * contextual lexer lexes it, on the real stack; tests/test_ctxmask checks
+ * it against a plain contextual lexer on full vocabularies.
+ *
+ * Lexers that back up (note [lexer backtracking]) re-lex a window with
+ * their own start state, where the contextual lexer would use the next
+ * state's lexer: masks refuse such grammars (GM_ERR_UNSUPPORTED, naming a
+ * state), gramask parse --lexer=contextual does not. Compiled files do not
+ * hold contextual lexers: gm_compiled_save refuses them.
+ */
+#ifndef GM_RUNTIME_CTX_SPANNERS_H
+#define GM_RUNTIME_CTX_SPANNERS_H
+
+#include <stdatomic.h>
+
+#include "gramask.h"
+#include "parser/contextual.h"
+#include "spanner/spanner.h"
+
+typedef struct gm_ctx_spanners {
+    gm_mem *mem;
+    const gm_ctx_lexers *lexers; /* borrowed, every lexer built */
+    const gm_postlex *postlex;
+    const gm_lr_table *lr;
+    const gm_vocab_data *vocab;
+    const gm_trie *trie;
+    _Atomic(gm_spanner *) *sp;   /* [lexers->nsets] built on first use */
+} gm_ctx_spanners;
+
+/*
+ * Spanners for the lexers of `lexers` (all built, none backing up: else
+ * GM_ERR_UNSUPPORTED). All inputs are borrowed and must outlive the result.
+ */
+gm_status gm_ctx_spanners_create(gm_mem *m, const gm_ctx_lexers *lexers, const gm_postlex *postlex,
+                                 const gm_lr_table *lr, const gm_vocab_data *vocab,
+                                 const gm_trie *trie, gm_ctx_spanners **out, gm_error *err);
+void gm_ctx_spanners_destroy(gm_ctx_spanners *cs);
+
+/* The spanner of lexer k, created on first use (thread-safe); NULL with err filled. */
+gm_spanner *gm_ctx_spanner(gm_ctx_spanners *cs, uint32_t k, gm_error *err);
+
+/* The lexer of LR state s. */
+static inline uint32_t gm_ctx_lexer_of(const gm_ctx_spanners *cs, uint32_t s)
+{
+    return cs->lexers->set_of[s];
+}
+
+/*
+ * The suffix profile of class ci of profile p (of spanner `from`) and the
+ * classes after it that share its elements 0..depth, after that element,
+ * where lexer k takes over (spanner/profile.h, gm_profile_build_suffixes),
+ * built on first use and kept with class ci (thread-safe). *out NULL when
+ * the rests have no common profile.
+ */
+gm_status gm_ctx_suffixes(gm_ctx_spanners *cs, const gm_spanner *from, const gm_profile *p,
+                          uint32_t ci, uint32_t depth, uint32_t k, const gm_profile **out,
+                          gm_error *err);
+
+/* Every spanner with all its profiles (eager compilation). */
+gm_status gm_ctx_spanners_build_all(gm_ctx_spanners *cs, gm_progress_fn progress, void *ud,
+                                    gm_error *err);
+/* Totals over the spanners built so far. */
+void gm_ctx_spanners_stats(gm_ctx_spanners *cs, gm_spanner_stats *st);
+
+/*
+ * Feeds one element of the transducer to the caller's stack: 1 shifted
+ * (*top: the new top LR state), 0 rejected, -1 the caller's overlay is
+ * full, -2 another failure (err filled).
+ */
+typedef int (*gm_ctx_feed_fn)(void *ud, const gm_spanner *sp, uint32_t elem, uint32_t *top);
+
+/*
+ * One byte under the contextual lexer (note [contextual masks]) from state
+ * *q of spanner *sp (lexer *k), which are updated: each lexeme the byte
+ * ends goes to feed, and the byte goes on in the spanner of the lexer of
+ * the new top. 1 ok, 0 rejected, or feed's negative answer (-2: err filled).
+ */
+int gm_ctx_step(gm_ctx_spanners *cs, gm_spanner **sp, uint32_t *k, uint32_t *q, uint8_t b,
+                gm_ctx_feed_fn feed, void *ud, gm_error *err);
+
+#endif

@@ -1,0 +1,569 @@
+/*
+ * Masks under Lark's contextual lexer (runtime/ctx_spanners.h, note
+ * [contextual masks]) against a brute-force reference, over full real
+ * vocabularies.
+ *
+ * The reference knows nothing of spanners, profiles or classes. It keeps
+ * the decoded text's lexing state written out plainly: the lexer of the
+ * pending lexeme — the contextual lexer of the parser state on top of the
+ * stack when the lexeme started (parser/contextual.h) — its DFA state, the
+ * LR stack and the post-lexing layers, run by the parser's own stream
+ * (gm_postlex_stream, what gramask parse uses). For every token it asks: is
+ * text+token a viable prefix? Running the bytes through the lexers (a new
+ * lexeme takes the lexer of the stack's top then) never fails, every
+ * terminal feeds the stack, and the pending lexeme can still become a
+ * terminal its lexer has and the stack accepts (or an ignored one). The
+ * mask from gm_matcher_fill_mask must agree exactly at every step of the
+ * programs and random walks, on grammars written so that the contextual
+ * lexers lex differently from the basic one (keywords that are names
+ * elsewhere, longer operators the state does not accept, overlapping
+ * number and name terminals), with an indentation layer and with semicolon
+ * insertion, in gramask's and Lark's lexer modes.
+ */
+#include "tests/testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parser/contextual.h"
+#include "parser/lr.h"
+#include "runtime/objects.h"
+
+typedef struct ref_state {
+    int ok;                  /* the text is a viable prefix so far */
+    const gm_lexer *lx;      /* the lexer of the pending lexeme (when q != 0) */
+    uint32_t q;              /* its DFA state (0 = none pending) */
+    gm_lr_node *stack;       /* one reference */
+    gm_postlex_stream layers;
+    uint8_t lexeme[512];     /* the pending lexeme's last bytes */
+    size_t lexlen;
+} ref_state;
+
+typedef struct ref {
+    const gm_compiled *c;
+    gm_ctx_lexers *ctx;
+    const gm_lr_table *lr;
+    gm_mem *mem;
+    uint8_t *text;
+    size_t len, cap;
+    uint32_t strip_left;
+    ref_state st;
+} ref;
+
+static int ref_feed(ref *r, ref_state *s, uint32_t t)
+{
+    gm_lr_node *fed;
+    if (gm_lr_feed(r->lr, r->mem, s->stack, t, &fed) != GM_OK)
+        return 0;
+    gm_lr_node_release(r->mem, s->stack);
+    s->stack = fed;
+    return 1;
+}
+
+/* One lexed terminal through the layers to the parser. */
+static int ref_emit(ref *r, ref_state *s, uint32_t t)
+{
+    if (s->lx->terminals[t].ignored)
+        return 1;
+    const uint32_t *out;
+    size_t n;
+    gm_error err;
+    if (gm_postlex_stream_feed(&s->layers, t, s->lexeme, s->lexlen, &out, &n, &err) != GM_OK)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!ref_feed(r, s, out[i]))
+            return 0;
+    return 1;
+}
+
+/* The contextual lexer of the parser state on top of s's stack. */
+static const gm_lexer *ref_lexer(ref *r, const ref_state *s)
+{
+    const gm_lexer *lx;
+    gm_error err;
+    assert_int_equal(gm_ctx_lexers_get(r->ctx, s->stack->state, &lx, &err), GM_OK);
+    return lx;
+}
+
+/* Ends the pending lexeme before a byte of class cls (nclasses: the end of input). */
+static int ref_break(ref *r, ref_state *s, uint32_t cls)
+{
+    uint32_t t = gm_lexer_accept(s->lx, s->q, cls);
+    if (t == GM_LEX_NONE || !ref_emit(r, s, t))
+        return 0;
+    s->q = 0;
+    s->lexlen = 0;
+    return 1;
+}
+
+static void ref_run(ref *r, ref_state *s, const uint8_t *b, size_t n)
+{
+    for (size_t i = 0; i < n && s->ok; i++) {
+        uint32_t nx;
+        for (;;) {
+            if (s->q == 0)
+                s->lx = ref_lexer(r, s); /* a new lexeme: the lexer of the parser's state */
+            const gm_lexer *lx = s->lx;
+            nx = gm_lexer_dfa_state(lx, lx->next[(size_t)s->q * lx->nclasses + lx->byte_class[b[i]]]);
+            if (nx != GM_LEX_DEAD)
+                break;
+            if (s->q == 0 || !ref_break(r, s, lx->byte_class[b[i]])) {
+                s->ok = 0;
+                return;
+            }
+        }
+        if (s->lexlen == sizeof s->lexeme) {
+            memmove(s->lexeme, s->lexeme + 256, sizeof s->lexeme - 256);
+            s->lexlen -= 256;
+        }
+        s->lexeme[s->lexlen++] = b[i];
+        s->q = nx;
+    }
+}
+
+/* The pending lexeme can still become a terminal of its lexer that the stack accepts. */
+static int ref_pending_ok(ref *r, const ref_state *s)
+{
+    const gm_postlex *pl = &r->c->grammar->postlex;
+    if (s->q == 0)
+        return 1;
+    for (uint32_t t = 0; t < s->lx->nterminals; t++) {
+        if (!gm_lexer_can_produce(s->lx, s->q, t))
+            continue;
+        if (s->lx->terminals[t].ignored)
+            return 1;
+        if (pl->indentation && t == pl->newline) {
+            /* A line end still growing: its width is not known yet. */
+            uint32_t one = t;
+            if (s->layers.depth > 0 || gm_lr_can_feed(r->lr, s->stack, &one, 1))
+                return 1;
+            continue;
+        }
+        /* What the layers hand the parser for it (a ";", or nothing for a line end). */
+        gm_postlex_stream layers = s->layers;
+        const uint32_t *out;
+        size_t n;
+        gm_error err;
+        if (gm_postlex_stream_feed(&layers, t, s->lexeme, s->lexlen, &out, &n, &err) == GM_OK &&
+            (n == 0 || gm_lr_can_feed(r->lr, s->stack, out, n)))
+            return 1;
+    }
+    return 0;
+}
+
+static ref_state ref_copy(const ref_state *s)
+{
+    ref_state c = *s;
+    gm_lr_node_retain(c.stack);
+    return c;
+}
+
+static int ref_can_end(ref *r, const ref_state *s0)
+{
+    if (!s0->ok)
+        return 0;
+    ref_state s = ref_copy(s0);
+    int ok = s.q == 0 || ref_break(r, &s, s.lx->nclasses);
+    const uint32_t *out;
+    size_t n = 0;
+    if (ok)
+        gm_postlex_stream_end(&s.layers, &out, &n);
+    for (size_t i = 0; ok && i < n; i++)
+        ok = ref_feed(r, &s, out[i]);
+    ok = ok && gm_lr_accepts(r->lr, s.stack);
+    gm_lr_node_release(r->mem, s.stack);
+    return ok;
+}
+
+static void ref_init(ref *r, const gm_compiled *c)
+{
+    memset(r, 0, sizeof *r);
+    r->c = c;
+    r->ctx = c->grammar->ctx;
+    assert_non_null(r->ctx);
+    r->lr = c->grammar->lr;
+    r->mem = (gm_mem *)&c->mem;
+    r->strip_left = c->vocab->data->strip_leading;
+    r->st.ok = 1;
+    r->st.stack = gm_lr_stack_new(r->mem);
+    assert_non_null(r->st.stack);
+    const gm_postlex *pl = &c->grammar->postlex;
+    gm_postlex_stream_init(&r->st.layers, pl);
+    if (pl->indentation && pl->line_start)
+        ref_run(r, &r->st, (const uint8_t *)"\n", 1);
+}
+
+static void ref_free(ref *r)
+{
+    gm_lr_node_release(r->mem, r->st.stack);
+    free(r->text);
+}
+
+static int ref_allows(ref *r, uint32_t t)
+{
+    const gm_vocab_data *v = r->c->vocab->data;
+    if (v->flags[t] & GM_TOK_EOS)
+        return ref_can_end(r, &r->st);
+    if (v->flags[t] & (GM_TOK_SPECIAL | GM_TOK_PADDING))
+        return 0;
+    size_t n;
+    const uint8_t *b = gm_vocab_data_token(v, t, &n);
+    if (n == 0 || !r->st.ok)
+        return 0;
+    uint32_t strip = r->len == 0 ? r->strip_left : 0;
+    while (strip && n && b[0] == ' ') {
+        b++;
+        n--;
+        strip--;
+    }
+    ref_state s = ref_copy(&r->st);
+    ref_run(r, &s, b, n);
+    int ok = s.ok && ref_pending_ok(r, &s);
+    gm_lr_node_release(r->mem, s.stack);
+    return ok;
+}
+
+static void ref_append(ref *r, uint32_t t)
+{
+    size_t n;
+    const uint8_t *b = gm_vocab_data_token(r->c->vocab->data, t, &n);
+    if (r->len == 0)
+        while (r->strip_left && n && b[0] == ' ') {
+            b++;
+            n--;
+            r->strip_left--;
+        }
+    if (r->len + n > r->cap) {
+        r->cap = (r->len + n) * 2 + 64;
+        r->text = realloc(r->text, r->cap);
+        assert_non_null(r->text);
+    }
+    memcpy(r->text + r->len, b, n);
+    r->len += n;
+    ref_run(r, &r->st, b, n);
+}
+
+/* The matcher's mask against the reference over the whole vocabulary; the allowed count. */
+static size_t compare_step(ref *r, gm_matcher *m, const char *where, size_t step)
+{
+    const gm_vocab_data *v = r->c->vocab->data;
+    size_t words = gm_compiled_mask_words(r->c);
+    uint32_t *mask = calloc(words, sizeof *mask);
+    gm_error err;
+    if (gm_matcher_fill_mask(m, mask, words, &err) != GM_OK)
+        fail_msg("%s step %zu: fill_mask: %s", where, step, err.message);
+    size_t allowed = 0;
+    for (uint32_t t = 0; t < v->size; t++) {
+        int got = (mask[t >> 5] >> (t & 31)) & 1;
+        int want = ref_allows(r, t);
+        if (got != want) {
+            size_t n;
+            const uint8_t *b = gm_vocab_data_token(v, t, &n);
+            fail_msg("%s step %zu: token %u \"%.*s\" is %s by the mask but %s by the reference "
+                     "(text so far: %zu bytes, ending \"%.*s\")",
+                     where, step, t, (int)n, b, got ? "allowed" : "masked",
+                     want ? "allowed" : "not allowed", r->len, (int)(r->len < 40 ? r->len : 40),
+                     r->text + (r->len < 40 ? 0 : r->len - 40));
+        }
+        allowed += (size_t)got;
+    }
+    free(mask);
+    return allowed;
+}
+
+typedef struct combo {
+    const char *grammar;     /* inline Lark text, or a path under GM_SRCDIR ending in .lark */
+    const char *tokenizer;   /* under GM_SHARED_DIR */
+    bool lark;               /* Lark mode (conflicts and lexer) */
+} combo;
+
+static gm_compiled *compile(const combo *k, gm_vocab **v, gm_grammar **g)
+{
+    gm_error err;
+    if (gm_vocab_create_from_file(gm_test_shared_path(k->tokenizer), NULL, v, &err) != GM_OK)
+        fail_msg("%s: %s", k->tokenizer, err.message);
+    gm_grammar_options o;
+    gm_grammar_options_init_defaults(&o);
+    o.lexer = GM_LEXER_CONTEXTUAL;
+    if (k->lark)
+        o.conflicts = GM_CONFLICTS_LARK;
+    size_t n = strlen(k->grammar);
+    gm_status st = n > 5 && !strcmp(k->grammar + n - 5, ".lark")
+                       ? gm_grammar_create_from_file(gm_test_src_path(k->grammar), &o, g, &err)
+                       : gm_grammar_create(k->grammar, n, "inline.lark", &o, g, &err);
+    if (st != GM_OK)
+        fail_msg("grammar: %s", err.message);
+    gm_compiled *c;
+    if (gm_compiled_create(*g, *v, NULL, &c, &err) != GM_OK)
+        fail_msg("compile: %s", err.message);
+    return c;
+}
+
+static void destroy_all(gm_compiled *c, gm_grammar *g, gm_vocab *v)
+{
+    gm_compiled_destroy(c);
+    gm_grammar_destroy(g);
+    gm_vocab_destroy(v);
+}
+
+/* Greedy longest-match tokenization of text over the vocabulary's ordinary tokens. */
+static size_t greedy_tokens(const gm_vocab_data *v, const char *text, uint32_t *ids, size_t cap)
+{
+    size_t len = strlen(text), pos = 0, n = 0;
+    while (pos < len && n < cap) {
+        uint32_t best = UINT32_MAX;
+        size_t best_len = 0;
+        for (uint32_t t = 0; t < v->size; t++) {
+            size_t tl;
+            const uint8_t *b = gm_vocab_data_token(v, t, &tl);
+            if (v->flags[t] & (GM_TOK_SPECIAL | GM_TOK_PADDING | GM_TOK_EOS) || tl <= best_len ||
+                tl > len - pos || memcmp(b, text + pos, tl))
+                continue;
+            best = t;
+            best_len = tl;
+        }
+        assert_true(best != UINT32_MAX);
+        ids[n++] = best;
+        pos += best_len;
+    }
+    return n;
+}
+
+/*
+ * Decodes a program token by token, comparing at every step; `valid`: the
+ * program is in the language (under the contextual lexer), else decoding
+ * must stop at a masked true token.
+ */
+static void program_steps(const combo *k, const char *program, bool valid)
+{
+    gm_vocab *v;
+    gm_grammar *g;
+    gm_compiled *c = compile(k, &v, &g);
+    uint32_t ids[512];
+    size_t n = greedy_tokens(c->vocab->data, program, ids, 512);
+    gm_error err;
+    ref r;
+    ref_init(&r, c);
+    gm_matcher *m;
+    assert_int_equal(gm_matcher_create(c, NULL, &m, &err), GM_OK);
+    size_t i = 0;
+    for (; i <= n; i++) {
+        compare_step(&r, m, "program", i);
+        if (i == n)
+            break;
+        gm_status st = gm_matcher_accept_token(m, ids[i], &err);
+        if (!valid && st == GM_ERR_REJECTED)
+            break;
+        if (st != GM_OK)
+            fail_msg("program step %zu: token %u rejected: %s", i, ids[i], err.message);
+        ref_append(&r, ids[i]);
+        assert_true(r.st.ok);
+    }
+    if (valid) {
+        assert_true(gm_matcher_is_accepting(m));
+        assert_true(ref_can_end(&r, &r.st));
+    } else {
+        assert_true(i < n); /* rejected before its end */
+    }
+    gm_matcher_destroy(m);
+    ref_free(&r);
+    destroy_all(c, g, v);
+}
+
+/* Random walks: at each step compare, then take a random allowed token. */
+static void random_walks(const combo *k, int walks, int steps, uint64_t seed)
+{
+    gm_vocab *v;
+    gm_grammar *g;
+    gm_compiled *c = compile(k, &v, &g);
+    size_t words = gm_compiled_mask_words(c);
+    uint32_t *mask = calloc(words, sizeof *mask);
+    uint32_t nbits = gm_compiled_vocab_size(c);
+    gm_error err;
+    for (int w = 0; w < walks; w++) {
+        ref r;
+        ref_init(&r, c);
+        gm_matcher *m;
+        assert_int_equal(gm_matcher_create(c, NULL, &m, &err), GM_OK);
+        for (int i = 0; i < steps; i++) {
+            char where[64];
+            snprintf(where, sizeof where, "walk %d", w);
+            size_t allowed = compare_step(&r, m, where, (size_t)i);
+            assert_true(allowed > 0);
+            assert_int_equal(gm_matcher_fill_mask(m, mask, words, &err), GM_OK);
+            /* A random allowed non-EOS token, tokens spanning several lexemes preferred. */
+            uint32_t pick = UINT32_MAX, seen = 0;
+            for (uint32_t t = 0; t < nbits; t++) {
+                if (!((mask[t >> 5] >> (t & 31)) & 1) || (c->vocab->data->flags[t] & GM_TOK_EOS))
+                    continue;
+                if (gm_test_rand(&seed) % ++seen == 0)
+                    pick = t;
+            }
+            if (pick == UINT32_MAX)
+                break;
+            assert_int_equal(gm_matcher_accept_token(m, pick, &err), GM_OK);
+            ref_append(&r, pick);
+            assert_true(r.st.ok);
+        }
+        gm_matcher_destroy(m);
+        ref_free(&r);
+    }
+    free(mask);
+    destroy_all(c, g, v);
+}
+
+#define LLAMA3 "tokenizers/llama3/tokenizer.json"
+#define SP32K "tokenizers/sp32k/tokenizer.json"
+#define QWEN3 "tokenizers/qwen3/tokenizer.json"
+
+/* tests/lark/contextual.lark: "print" is a keyword or a name by the parser's state. */
+static void print_name(void **state)
+{
+    (void)state;
+    combo k = {"tests/lark/contextual.lark", LLAMA3, true};
+    program_steps(&k, "print x; x = y; print print; x = print;", true);
+    program_steps(&k, "print x; print = x;", false); /* a keyword at a statement's start */
+    combo s = {"tests/lark/contextual.lark", SP32K, false};
+    program_steps(&s, "print print;x=print;  print=print;", false);
+    random_walks(&k, 3, 30, 1);
+    random_walks(&s, 3, 30, 2);
+}
+
+/*
+ * Where the lexers differ in more ways: keywords that are names after
+ * "let" and "."; "=>" and "==" that a state after a name in a declaration
+ * does not accept (the contextual lexer lexes "=" and then ">" there);
+ * HEX overlapping NAME and NUMBER, lexed only after "color"; "->" against
+ * "-" and ">".
+ */
+static const char expr_grammar[] =
+    "start: stmt*\n"
+    "stmt: \"let\" NAME \"=\" expr \";\" | \"color\" HEX \";\" | expr \";\"\n"
+    "    | \"if\" expr \"=>\" stmt | NAME \"->\" NAME \";\"\n"
+    "?expr: expr \"==\" sum | sum\n"
+    "?sum: sum \"-\" atom | sum \">\" atom | \"-\" atom | atom\n"
+    "?atom: NAME | NUMBER | \"(\" expr \")\" | atom \".\" NAME\n"
+    "NAME: /[a-z_][a-z0-9_]*/\n"
+    "NUMBER: /[0-9]+/\n"
+    "HEX: /[0-9a-f]+/\n"
+    "%ignore /[ \\t\\n]+/\n";
+
+static void expr_programs(void **state)
+{
+    (void)state;
+    combo k = {expr_grammar, LLAMA3, true};
+    program_steps(&k, "let let = 1;\ncolor beef;\ncolor 12ab;\nlet x =>y;\nif a==b=> x.let;\n"
+                      "f->g; x.color->y;\n", false);
+    program_steps(&k, "let let = 1;\ncolor beef;\ncolor 12ab;\nif a==b=> x.let;\nf->g;\n"
+                      "x.if;let a=-b-c;\n", true);
+    combo s = {expr_grammar, SP32K, false};
+    program_steps(&s, "color abc; color 0f;let color=color.let-1>2;", true);
+}
+
+static void expr_walks(void **state)
+{
+    (void)state;
+    combo k = {expr_grammar, LLAMA3, true};
+    random_walks(&k, 4, 30, 3);
+    combo s = {expr_grammar, SP32K, false};
+    random_walks(&s, 4, 30, 4);
+    combo q = {expr_grammar, QWEN3, true};
+    random_walks(&q, 3, 30, 5);
+}
+
+/* An indentation layer (line ends, _INDENT, _DEDENT) with a soft keyword, "match". */
+static const char indent_grammar[] =
+    "start: (_NEWLINE | stmt)*\n"
+    "?stmt: simple | compound\n"
+    "simple: expr _NEWLINE | \"pass\" _NEWLINE\n"
+    "compound: \"if\" expr \":\" suite | \"match\" expr \":\" suite\n"
+    "suite: simple | _NEWLINE _INDENT stmt+ _DEDENT\n"
+    "?expr: NAME | NUMBER | \"(\" expr (\",\" expr)* \")\" | expr \".\" NAME\n"
+    "NAME: /[a-z_][a-z0-9_]*/\n"
+    "NUMBER: /[0-9]+/\n"
+    "_NEWLINE: /(\\n[\\t ]*)+/\n"
+    "%declare _INDENT _DEDENT\n"
+    "%indent _NEWLINE _INDENT _DEDENT \"(\" \")\"\n"
+    "%ignore /[ \\t]+/\n";
+
+static const char indent_program[] =
+    "match match:\n"
+    "    if (a,\n"
+    "  match):\n"
+    "        pass\n"
+    "    x.match\n"
+    "x.if\n"
+    "if x: pass\n";
+
+static void indent_programs(void **state)
+{
+    (void)state;
+    combo k = {indent_grammar, LLAMA3, false};
+    program_steps(&k, indent_program, true);
+    combo s = {indent_grammar, SP32K, true};
+    program_steps(&s, indent_program, true);
+    random_walks(&k, 3, 30, 6);
+    random_walks(&s, 3, 30, 7);
+}
+
+/* Semicolon insertion (Go's rule): a line end after NAME, ")", "}" or "return" is a ";". */
+static const char semi_grammar[] =
+    "start: (stmt \";\")*\n"
+    "stmt: NAME | \"return\" NAME? | \"{\" start \"}\" | \"(\" NAME \")\" | \"print\" NAME\n"
+    "NAME: /[a-z]+/\n"
+    "NEWLINE: /\\n/\n"
+    "%ignore \" \"\n"
+    "%insert \";\" at NEWLINE after NAME \"}\" \")\" \"return\"\n";
+
+static void semicolon_programs(void **state)
+{
+    (void)state;
+    combo k = {semi_grammar, LLAMA3, false};
+    program_steps(&k, "print print\nreturn return\n{ x; return; }\n(print)\nreturn\n", true);
+    random_walks(&k, 3, 30, 8);
+    combo s = {semi_grammar, SP32K, true};
+    program_steps(&s, "{print return\n}\nprint\n;x\n", false);
+    random_walks(&s, 3, 30, 9);
+}
+
+/* A lexer that backs up (Lark mode: "." and "...") is refused, naming a state. */
+static void backing_up_refused(void **state)
+{
+    (void)state;
+    static const char text[] = "start: (\".\" | \"...\" | NAME)*\nNAME: /[a-z]+/\n";
+    gm_error err;
+    gm_vocab *v;
+    gm_grammar *g;
+    if (gm_vocab_create_from_file(gm_test_shared_path(SP32K), NULL, &v, &err) != GM_OK)
+        fail_msg("%s", err.message);
+    gm_grammar_options o;
+    gm_grammar_options_init_defaults(&o);
+    o.lexer = GM_LEXER_CONTEXTUAL;
+    o.conflicts = GM_CONFLICTS_LARK;
+    assert_int_equal(gm_grammar_create(text, strlen(text), "dots.lark", &o, &g, &err), GM_OK);
+    gm_compiled *c = NULL;
+    assert_int_equal(gm_compiled_create(g, v, NULL, &c, &err), GM_ERR_UNSUPPORTED);
+    assert_null(c);
+    assert_non_null(strstr(err.message, "backs up"));
+    o.lexer = (gm_lexer_kind)7;
+    gm_grammar *bad = NULL;
+    assert_int_equal(gm_grammar_create(text, strlen(text), "dots.lark", &o, &bad, &err),
+                     GM_ERR_ARGUMENT);
+    assert_null(bad);
+    gm_grammar_destroy(g);
+    gm_vocab_destroy(v);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(print_name),
+        cmocka_unit_test(expr_programs),
+        cmocka_unit_test(expr_walks),
+        cmocka_unit_test(indent_programs),
+        cmocka_unit_test(semicolon_programs),
+        cmocka_unit_test(backing_up_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

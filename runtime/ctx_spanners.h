@@ -58,6 +58,27 @@
 #include "parser/contextual.h"
 #include "spanner/spanner.h"
 
+/*
+ * note [contextual fallbacks]
+ * A lexer that backs up (note [lexer backtracking]) falls back to the
+ * longest match T when the longer one dies, and lexes the bytes after T
+ * (the window) again. Under the contextual lexer the window goes to the
+ * lexer of the state after T, which may be another one, so the bytes are
+ * needed: a state whose lexeme is in a backtracking state carries its
+ * window (at most GM_CTX_WINDOW bytes, else GM_ERR_LIMIT), and a fallback
+ * feeds T and then steps the window's bytes again from the no-lexeme state
+ * of the new lexer (in the same lexer this gives the state the lexer's own
+ * tables name). Masks from such a state answer every token by running it
+ * (the window lies before the token); inside a token the window is the
+ * token's own bytes, so suffix profiles start at the window.
+ */
+#define GM_CTX_WINDOW 128
+
+typedef struct gm_ctx_window {
+    uint8_t n;
+    uint8_t b[GM_CTX_WINDOW];
+} gm_ctx_window;
+
 typedef struct gm_ctx_spanners {
     gm_mem *mem;
     const gm_ctx_lexers *lexers; /* borrowed, every lexer built */
@@ -112,11 +133,30 @@ typedef int (*gm_ctx_feed_fn)(void *ud, const gm_spanner *sp, uint32_t elem, uin
 
 /*
  * One byte under the contextual lexer (note [contextual masks]) from state
- * *q of spanner *sp (lexer *k), which are updated: each lexeme the byte
- * ends goes to feed, and the byte goes on in the spanner of the lexer of
- * the new top. 1 ok, 0 rejected, or feed's negative answer (-2: err filled).
+ * *q of spanner *sp (lexer *k) with window *win (note [contextual
+ * fallbacks]), which are updated: each lexeme the byte ends goes to feed,
+ * and the byte goes on in the spanner of the lexer of the new top. 1 ok, 0
+ * rejected, or feed's negative answer (-2: err filled; also a window past
+ * GM_CTX_WINDOW bytes).
  */
-int gm_ctx_step(gm_ctx_spanners *cs, gm_spanner **sp, uint32_t *k, uint32_t *q, uint8_t b,
-                gm_ctx_feed_fn feed, void *ud, gm_error *err);
+int gm_ctx_step(gm_ctx_spanners *cs, gm_spanner **sp, uint32_t *k, uint32_t *q,
+                gm_ctx_window *win, uint8_t b, gm_ctx_feed_fn feed, void *ud, gm_error *err);
+
+/*
+ * Ends the input: the pending lexeme (with its fallbacks) goes to feed;
+ * *q becomes a no-lexeme state of *sp. As gm_ctx_step's answers.
+ */
+int gm_ctx_finish(gm_ctx_spanners *cs, gm_spanner **sp, uint32_t *k, uint32_t *q,
+                  gm_ctx_window *win, gm_ctx_feed_fn feed, void *ud, gm_error *err);
+
+/* The fallback of backtracking state *q, as a byte the longer match cannot take makes it. */
+int gm_ctx_fallback(gm_ctx_spanners *cs, gm_spanner **sp, uint32_t *k, uint32_t *q,
+                    gm_ctx_window *win, gm_ctx_feed_fn feed, void *ud, gm_error *err);
+
+/* Whether q is a backtracking state (its lexeme has a window). */
+static inline bool gm_ctx_backtracking(const gm_spanner *sp, uint32_t q)
+{
+    return q < sp->nlex && sp->state_dfa[q] >= sp->lexer->ndfa;
+}
 
 #endif

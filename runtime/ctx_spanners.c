@@ -102,10 +102,10 @@ static int window_step(const gm_spanner *sp, uint32_t q, uint32_t n, gm_ctx_wind
     }
     if (!gm_ctx_backtracking(sp, q))
         win->n = 0; /* a window starts after the longest match so far */
-    if (win->n == GM_CTX_WINDOW) {
+    if (win->n == GM_CTX_WINDOW_MAX) {
         gm_error_set(err, GM_ERR_LIMIT,
                      "a lexeme backs up over more than %d bytes under the contextual lexer",
-                     GM_CTX_WINDOW);
+                     GM_CTX_WINDOW_MAX);
         return -2;
     }
     win->b[win->n++] = b;
@@ -127,7 +127,9 @@ static int ctx_break(gm_ctx_spanners *cs, gm_spanner **spp, uint32_t *k, uint32_
     if (!gm_spanner_break(sp, *q, cls, &e, &r))
         return 0;
     uint32_t flag = sp->state_flag[r];
-    gm_ctx_window again = *win;
+    gm_ctx_window again;
+    again.n = win->n;
+    memcpy(again.b, win->b, win->n);
     win->n = 0;
     *q = r;
     if (e != GM_LEX_NONE) {
@@ -148,7 +150,7 @@ static int ctx_break(gm_ctx_spanners *cs, gm_spanner **spp, uint32_t *k, uint32_
         return 1;
     /* The window again, from the no-lexeme state of the lexer now in use. */
     *q = gm_spanner_id(*spp, 0, flag, 0);
-    for (uint8_t i = 0; i < again.n; i++) {
+    for (uint32_t i = 0; i < again.n; i++) {
         int rc = gm_ctx_step(cs, spp, k, q, win, again.b[i], feed, ud, err);
         if (rc <= 0)
             return rc;

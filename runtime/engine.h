@@ -32,7 +32,7 @@ typedef union gm_mstate {
         uint32_t q;             /* spanner state */
         gm_lr_node *stack;      /* one reference */
         gm_layer_state layer;   /* one reference to its indents */
-        gm_ctx_window win;      /* contextual lexer: the pending window (ctx_spanners.h) */
+        gm_ctx_saved_window win; /* contextual lexer: the pending window (ctx_spanners.h) */
     } lalr;
     gm_estate *earley;          /* one reference */
     struct gm_bstate *blocks;   /* one reference (runtime/engine_blocks.c) */

@@ -115,7 +115,8 @@ static gm_status advance(const gm_compiled *c, const gm_mstate *from, const uint
     gm_lr_node_retain(stack);
     gm_status st = GM_OK;
     gm_spanner *sp = c->spanner;
-    gm_ctx_window win = from->lalr.win;
+    gm_ctx_window win;
+    gm_ctx_window_load(&from->lalr.win, &win);
     if (c->ctx) {
         /* Under the contextual lexer (note [contextual masks]). */
         uint32_t k = gm_ctx_lexer_of(c->ctx, stack->state);
@@ -136,8 +137,11 @@ static gm_status advance(const gm_compiled *c, const gm_mstate *from, const uint
             q = next;
         }
     }
+    gm_ctx_saved_window saved = {0};
+    if (st == GM_OK && c->ctx && !gm_ctx_window_save(&win, &saved, err))
+        st = err->code;
     if (st == GM_OK) {
-        gm_mask_state ms = {q, stack, &ls, &win};
+        gm_mask_state ms = {q, stack, &ls, &saved};
         if (c->ctx ? !gm_mask_pending_viable_ctx(c->ctx, &ms) : !gm_mask_pending_viable(sp, &ms))
             st = GM_ERR_REJECTED;
     }
@@ -151,7 +155,7 @@ static gm_status advance(const gm_compiled *c, const gm_mstate *from, const uint
     to->lalr.q = q;
     to->lalr.stack = stack;
     to->lalr.layer = ls;
-    to->lalr.win = win;
+    to->lalr.win = saved;
     return GM_OK;
 }
 

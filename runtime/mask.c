@@ -53,7 +53,7 @@ typedef struct walker {
     uint32_t top_lexer;
     uint32_t q0;
     const gm_vstack *top_vs0;
-    const gm_ctx_window *top_win; /* the window of q0 (NULL: none) */
+    const gm_ctx_saved_window *top_win; /* the window of q0 (NULL: none) */
     int need_tokens;          /* a fallback pair needs the window's bytes: token by token */
 } walker;
 
@@ -317,7 +317,9 @@ static int ctx_pending(gm_ctx_spanners *cs, gm_spanner *sp, uint32_t k, uint32_t
     gm_vstack c;
     if (vs_copy(&c, vs, buf, WALK_REGION, ibuf, WALK_INDENTS))
         return -1;
-    gm_ctx_window again = *win;
+    gm_ctx_window again;
+    again.n = win->n;
+    memcpy(again.b, win->b, win->n);
     int r = gm_ctx_fallback(cs, &sp, &k, &q, &again, ctx_vfeed, &c, err);
     if (r > 0)
         r = ctx_pending(cs, sp, k, q, &again, &c, scratch, cap, err);
@@ -349,9 +351,7 @@ static int ctx_token_try(walker *w, const gm_vstack *vs0, uint32_t t, uint32_t *
     gm_spanner *sp = (gm_spanner *)w->top_sp;
     uint32_t q = w->q0, k = w->top_lexer;
     gm_ctx_window win;
-    win.n = 0;
-    if (w->top_win)
-        win = *w->top_win;
+    gm_ctx_window_load(w->top_win, &win);
     for (size_t i = 0; i < len; i++) {
         int r = gm_ctx_step(w->ctx, &sp, &k, &q, &win, bytes[i], ctx_vfeed, &vs, err);
         if (r <= 0)
@@ -770,9 +770,9 @@ bool gm_mask_pending_viable_ctx(gm_ctx_spanners *ctx, const gm_mask_state *s)
     gm_error err;
     uint32_t k = gm_ctx_lexer_of(ctx, s->stack->state);
     gm_spanner *sp = gm_ctx_spanner(ctx, k, &err);
-    gm_ctx_window none = {0};
-    return sp && ctx_pending(ctx, sp, k, s->q, s->win ? s->win : &none, &vs, scratch, WALK_REGION,
-                             &err) > 0;
+    gm_ctx_window win;
+    gm_ctx_window_load(s->win, &win);
+    return sp && ctx_pending(ctx, sp, k, s->q, &win, &vs, scratch, WALK_REGION, &err) > 0;
 }
 
 bool gm_mask_can_end_ctx(gm_ctx_spanners *ctx, const gm_mask_state *s)
@@ -783,9 +783,8 @@ bool gm_mask_can_end_ctx(gm_ctx_spanners *ctx, const gm_mask_state *s)
     gm_error err;
     uint32_t k = gm_ctx_lexer_of(ctx, s->stack->state), q = s->q;
     gm_spanner *sp = gm_ctx_spanner(ctx, k, &err);
-    gm_ctx_window win = {0};
-    if (s->win)
-        win = *s->win;
+    gm_ctx_window win;
+    gm_ctx_window_load(s->win, &win);
     if (!sp || gm_ctx_finish(ctx, &sp, &k, &q, &win, ctx_vfeed, &vs, &err) <= 0)
         return false;
     uint32_t end = gm_spanner_end(sp, q);

@@ -19,7 +19,7 @@ typedef struct gm_mask_state {
     uint32_t q;               /* spanner state */
     const gm_lr_node *stack;
     const gm_layer_state *layer;
-    const struct gm_ctx_window *win; /* contextual lexer: the pending window, or NULL */
+    const struct gm_ctx_saved_window *win; /* contextual lexer: the pending window, or NULL */
 } gm_mask_state;
 
 /*

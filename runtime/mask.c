@@ -401,6 +401,92 @@ static int ctx_each_token(void *ud, uint32_t t)
     return e->st != GM_OK;
 }
 
+/* One depth of ctx_trie_walk: the state after the path's bytes. */
+typedef struct trie_level {
+    gm_spanner *sp;
+    uint32_t k, q;
+    uint32_t win;             /* the window: the last win bytes of the text */
+    gm_vstack vs;
+} trie_level;
+
+/*
+ * Every token run from (w->q0, w->top_vs0) with window w->top_win, along
+ * the vocabulary trie so that tokens share the steps of their common
+ * prefix and a rejected prefix drops its subtree. The window is always the
+ * text's last bytes since a fallback point (note [contextual fallbacks]),
+ * so one buffer holds the window before the token and the path.
+ */
+static gm_status ctx_trie_walk(walker *w, gm_error *err)
+{
+    gm_mem *m = w->sp->mem;
+    const gm_trie *tr = w->sp->trie;
+    uint32_t levels = (uint32_t)tr->max_depth + 1, w0 = w->top_win ? w->top_win->n : 0;
+    size_t per = WALK_REGION + WALK_INDENTS;
+    trie_level *lev = gm_mem_alloc(m, levels * sizeof *lev);
+    uint32_t *bufs = gm_mem_alloc(m, (size_t)levels * per * sizeof *bufs);
+    uint8_t *text = gm_mem_alloc(m, (size_t)w0 + levels);
+    gm_ctx_window *work = gm_mem_alloc(m, sizeof *work);
+    uint32_t scratch[WALK_REGION];
+    gm_status st = GM_OK;
+    if (!lev || !bufs || !text || !work) {
+        st = gm_mem_fail(m, err, "the contextual lexer's token walk");
+        goto done;
+    }
+    if (w0)
+        memcpy(text, w->top_win->b, w0);
+    lev[0].sp = (gm_spanner *)w->top_sp;
+    lev[0].k = w->top_lexer;
+    lev[0].q = w->q0;
+    lev[0].win = w0;
+    if (vs_copy(&lev[0].vs, w->top_vs0, bufs, WALK_REGION, bufs + WALK_REGION, WALK_INDENTS)) {
+        /* A deep stack already: token by token on the heap path. */
+        for (uint32_t t = 0; t < tr->ntokens && st == GM_OK; t++)
+            st = ctx_token(w, tr->tokens[t], err);
+        goto done;
+    }
+    for (uint32_t i = 1; i < tr->nnodes && st == GM_OK;) {
+        const gm_trie_node *nd = &tr->nodes[i];
+        trie_level *up = &lev[nd->depth - 1], *at = &lev[nd->depth];
+        uint32_t *b = bufs + (size_t)nd->depth * per;
+        size_t len = (size_t)w0 + nd->depth - 1; /* text before this byte */
+        work->n = up->win;
+        memcpy(work->b, text + len - up->win, up->win);
+        text[len] = nd->byte;
+        *at = *up;
+        int r = vs_copy(&at->vs, &up->vs, b, WALK_REGION, b + WALK_REGION, WALK_INDENTS) ? -1
+                : gm_ctx_step(w->ctx, &at->sp, &at->k, &at->q, work, nd->byte, ctx_vfeed,
+                              &at->vs, err);
+        at->win = work->n;
+        int ok = r > 0 && nd->tok_end > nd->tok_begin
+                     ? ctx_pending(w->ctx, at->sp, at->k, at->q, work, &at->vs, scratch,
+                                   WALK_REGION, err)
+                     : 0;
+        if (ok == -2)
+            r = -2;
+        for (uint32_t j = nd->tok_begin; r > 0 && ok != 0 && j < nd->tok_end && st == GM_OK; j++) {
+            if (ok < 0)
+                st = ctx_token(w, tr->tokens[j], err); /* a deep stack: the heap path */
+            else
+                w->mask[tr->tokens[j] >> 5] |= 1u << (tr->tokens[j] & 31);
+        }
+        if (r == -2) {
+            st = err->code;
+        } else if (r == -1) {
+            /* The overlay filled up: this subtree token by token on the heap path. */
+            for (uint32_t n = i; n < nd->skip && st == GM_OK; n++)
+                for (uint32_t j = tr->nodes[n].tok_begin; j < tr->nodes[n].tok_end && st == GM_OK; j++)
+                    st = ctx_token(w, tr->tokens[j], err);
+        }
+        i = r > 0 ? i + 1 : nd->skip;
+    }
+done:
+    gm_mem_free(m, lev);
+    gm_mem_free(m, bufs);
+    gm_mem_free(m, text);
+    gm_mem_free(m, work);
+    return st;
+}
+
 /* ctx_token for every token of class c. */
 static gm_status ctx_class(walker *w, const gm_class *c, gm_error *err)
 {
@@ -677,15 +763,8 @@ static gm_status fill(gm_spanner *sp, gm_ctx_spanners *ctx, uint32_t lexer, cons
     gm_vstack real;
     vs_init(&real, s, buf, WALK_REGION, ibuf, WALK_INDENTS);
     w.top_vs0 = &real;
-    if (window) {
-        /* A window before the token (note [contextual fallbacks]): every token is run. */
-        const gm_vocab_data *v = sp->vocab;
-        gm_status st = GM_OK;
-        for (uint32_t t = 0; t < sp->nbits && st == GM_OK; t++)
-            if (!(v->flags[t] & (GM_TOK_SPECIAL | GM_TOK_PADDING)) && v->offsets[t + 1] > v->offsets[t])
-                st = ctx_token(&w, t, err);
-        return st;
-    }
+    if (window)
+        return ctx_trie_walk(&w, err); /* a window before the token: every token is run */
     gm_status st = walk_profile(&w, p, &real, err);
     if (st != GM_OK || p->split0 == GM_SPANNER_NONE)
         return st;

@@ -332,6 +332,7 @@ typedef struct combo {
     const char *grammar;     /* inline Lark text, or a path under GM_SRCDIR ending in .lark */
     const char *tokenizer;   /* under GM_SHARED_DIR */
     bool lark;               /* Lark mode (conflicts and lexer) */
+    const char *start;       /* start rule (NULL: start) */
 } combo;
 
 static gm_compiled *compile(const combo *k, gm_vocab **v, gm_grammar **g)
@@ -344,9 +345,11 @@ static gm_compiled *compile(const combo *k, gm_vocab **v, gm_grammar **g)
     o.lexer = GM_LEXER_CONTEXTUAL;
     if (k->lark)
         o.conflicts = GM_CONFLICTS_LARK;
+    o.start = k->start;
     size_t n = strlen(k->grammar);
+    const char *path = k->grammar[0] == '/' ? k->grammar : gm_test_src_path(k->grammar);
     gm_status st = n > 5 && !strcmp(k->grammar + n - 5, ".lark")
-                       ? gm_grammar_create_from_file(gm_test_src_path(k->grammar), &o, g, &err)
+                       ? gm_grammar_create_from_file(path, &o, g, &err)
                        : gm_grammar_create(k->grammar, n, "inline.lark", &o, g, &err);
     if (st != GM_OK)
         fail_msg("grammar: %s", err.message);
@@ -477,10 +480,10 @@ static void random_walks(const combo *k, int walks, int steps, uint64_t seed)
 static void print_name(void **state)
 {
     (void)state;
-    combo k = {"tests/lark/contextual.lark", LLAMA3, true};
+    combo k = {"tests/lark/contextual.lark", LLAMA3, true, NULL};
     program_steps(&k, "print x; x = y; print print; x = print;", true);
     program_steps(&k, "print x; print = x;", false); /* a keyword at a statement's start */
-    combo s = {"tests/lark/contextual.lark", SP32K, false};
+    combo s = {"tests/lark/contextual.lark", SP32K, false, NULL};
     program_steps(&s, "print print;x=print;  print=print;", false);
     random_walks(&k, 3, 30, 1);
     random_walks(&s, 3, 30, 2);
@@ -508,23 +511,23 @@ static const char expr_grammar[] =
 static void expr_programs(void **state)
 {
     (void)state;
-    combo k = {expr_grammar, LLAMA3, true};
+    combo k = {expr_grammar, LLAMA3, true, NULL};
     program_steps(&k, "let let = 1;\ncolor beef;\ncolor 12ab;\nlet x =>y;\nif a==b=> x.let;\n"
                       "f->g; x.color->y;\n", false);
     program_steps(&k, "let let = 1;\ncolor beef;\ncolor 12ab;\nif a==b=> x.let;\nf->g;\n"
                       "x.if;let a=-b-c;\n", true);
-    combo s = {expr_grammar, SP32K, false};
+    combo s = {expr_grammar, SP32K, false, NULL};
     program_steps(&s, "color abc; color 0f;let color=color.let-1>2;", true);
 }
 
 static void expr_walks(void **state)
 {
     (void)state;
-    combo k = {expr_grammar, LLAMA3, true};
+    combo k = {expr_grammar, LLAMA3, true, NULL};
     random_walks(&k, 4, 30, 3);
-    combo s = {expr_grammar, SP32K, false};
+    combo s = {expr_grammar, SP32K, false, NULL};
     random_walks(&s, 4, 30, 4);
-    combo q = {expr_grammar, QWEN3, true};
+    combo q = {expr_grammar, QWEN3, true, NULL};
     random_walks(&q, 3, 30, 5);
 }
 
@@ -555,9 +558,9 @@ static const char indent_program[] =
 static void indent_programs(void **state)
 {
     (void)state;
-    combo k = {indent_grammar, LLAMA3, false};
+    combo k = {indent_grammar, LLAMA3, false, NULL};
     program_steps(&k, indent_program, true);
-    combo s = {indent_grammar, SP32K, true};
+    combo s = {indent_grammar, SP32K, true, NULL};
     program_steps(&s, indent_program, true);
     random_walks(&k, 3, 30, 6);
     random_walks(&s, 3, 30, 7);
@@ -575,10 +578,10 @@ static const char semi_grammar[] =
 static void semicolon_programs(void **state)
 {
     (void)state;
-    combo k = {semi_grammar, LLAMA3, false};
+    combo k = {semi_grammar, LLAMA3, false, NULL};
     program_steps(&k, "print print\nreturn return\n{ x; return; }\n(print)\nreturn\n", true);
     random_walks(&k, 3, 30, 8);
-    combo s = {semi_grammar, SP32K, true};
+    combo s = {semi_grammar, SP32K, true, NULL};
     program_steps(&s, "{print return\n}\nprint\n;x\n", false);
     random_walks(&s, 3, 30, 9);
 }
@@ -603,13 +606,13 @@ static const char fallback_grammar[] =
 static void fallback_programs(void **state)
 {
     (void)state;
-    combo k = {fallback_grammar, LLAMA3, true};
+    combo k = {fallback_grammar, LLAMA3, true, NULL};
     program_steps(&k, "let x = 1e5 ... 2ex;let z=3e;at 2e3;x.y...3;r;(r).let;", true);
     program_steps(&k, "let u = r\"ab;", false);
     program_steps(&k, "let v = 4e5e;", false);
     program_steps(&k, "x..y;", false);
     random_walks(&k, 4, 30, 10);
-    combo s = {fallback_grammar, SP32K, true};
+    combo s = {fallback_grammar, SP32K, true, NULL};
     program_steps(&s, "at 1e2;let a=3e;let b=1e;", true);
     random_walks(&s, 4, 30, 11);
 }
@@ -632,10 +635,42 @@ static const char lark_lexer_grammar[] =
 static void lark_lexer_walks(void **state)
 {
     (void)state;
-    combo k = {lark_lexer_grammar, SP32K, true};
+    combo k = {lark_lexer_grammar, SP32K, true, NULL};
     random_walks(&k, 5, 30, 12);
-    combo q = {lark_lexer_grammar, QWEN3, true};
+    combo q = {lark_lexer_grammar, QWEN3, true, NULL};
     random_walks(&q, 3, 30, 13);
+}
+
+/*
+ * Lark's own python.lark (Debian python3-lark; skipped without it) on a
+ * program with docstrings and raw strings (fallbacks of STRING and
+ * LONG_STRING), numbers, keywords that are names elsewhere and the
+ * indentation layer: every step against the reference.
+ */
+static void lark_python(void **state)
+{
+    (void)state;
+    const char *path = getenv("GM_LARK_PYTHON_GRAMMAR");
+    if (!path)
+        path = "/usr/lib/python3/dist-packages/lark/grammars/python.lark";
+    FILE *f = fopen(path, "r");
+    if (!f)
+        skip();
+    fclose(f);
+    static const char program[] =
+        "\"\"\"Module doc.\"\"\"\n"
+        "import re\n"
+        "pat = re.compile(r'(\\d+),(\\d+)')\n"
+        "def f(x, case=1e5, *args):\n"
+        "    '''Doc string.'''\n"
+        "    if x is not None and case:\n"
+        "        return [match.x for match in args if match]\n"
+        "    y = 0x1f + 1_000 + 2.5e-3j\n"
+        "    return {'a': b\"\\x00\", **x}\n"
+        "class C(object):\n"
+        "    pass\n";
+    combo k = {path, LLAMA3, true, "file_input"};
+    program_steps(&k, program, true);
 }
 
 /* An unknown lexer kind is an argument error. */
@@ -664,6 +699,7 @@ int main(void)
         cmocka_unit_test(fallback_programs),
         cmocka_unit_test(lark_lexer_walks),
         cmocka_unit_test(bad_lexer_kind),
+        cmocka_unit_test(lark_python),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,14 +7,14 @@
  * $GM_SHARED_DIR/corpus/LANG (its last newline dropped), "\n```", another
  * paragraph; N files per language (python, go, java, json), encoded with
  * the tokenizer (gm_vocab_encode), decoded under --code-blocks
- * python,go,java,json. Per-step fill_mask time by where the token lies:
+ * python,go,java,json (every true token must be allowed, or it stops). Per-step fill_mask time by where the token lies:
  *   prose  entirely in the free text;
  *   code   entirely in a block's code;
  *   fence  touching "```LANG\n" or "\n```" (straddling tokens included);
  * in a cold pass (a fresh vocabulary and compile: every cache built inside
  * the timed masks) and warm (per-step minimum over R more passes). For
  * comparison, the plain LALR grammar of each language on the same files
- * alone (warm), and the compile time. Wall times (CLOCK_MONOTONIC) on a
+ * alone (a fresh compiled grammar: cold, then warm), and the compile time. Wall times (CLOCK_MONOTONIC) on a
  * shared machine: the load average is printed.
  *
  * usage: bench_blocks [--tokenizer NAME]... [--files N] [--runs R]
@@ -208,7 +208,7 @@ static void bench_tokenizer(const char *tok, size_t nfiles, int runs)
         gm_compiled_create(g, v, NULL, &c, &err) != GM_OK)
         die("code blocks", &err);
     double compile_ms = (double)(gm_clock_ns() - t0) / 1e6;
-    samples cold[NKIND] = {{0}}, warm[NKIND] = {{0}}, plain = {0};
+    samples cold[NKIND] = {{0}}, warm[NKIND] = {{0}}, plain = {0}, plain_cold = {0};
     for (size_t i = 0; i < na; i++) {
         answer *a = &as[i];
         uint32_t *ids;
@@ -230,21 +230,8 @@ static void bench_tokenizer(const char *tok, size_t nfiles, int runs)
         }
         for (int r = 0; r < runs; r++)
             decode(c, ids, n, t, r > 0);
-        for (size_t s = 0; s < n && runs; s++) {
+        for (size_t s = 0; s < n && runs; s++)
             add(&warm[kind[s]], t[s]);
-            if (getenv("BENCH_BLOCKS_SLOW") && t[s] > 300000) {
-                size_t at = 0, tl;
-                for (size_t u = 0; u < s; u++) {
-                    gm_vocab_token(v, ids[u], &tl);
-                    at += tl;
-                }
-                const uint8_t *tb = gm_vocab_token(v, ids[s], &tl);
-                fprintf(stderr, "slow step %zu (%.0f us) at byte %zu of %s answer %zu, "
-                        "before [%.*s] after [%.*s]\n", s, t[s] / 1e3, at, langs[a->lang], i,
-                        (int)(at < 40 ? at : 40), a->text + at - (at < 40 ? at : 40), (int)tl,
-                        (const char *)tb);
-            }
-        }
         free(kind);
         free(t);
         gm_vocab_free_ids(v, ids);
@@ -265,7 +252,10 @@ static void bench_tokenizer(const char *tok, size_t nfiles, int runs)
         if (gm_vocab_encode(v, a->code_only, a->code_len, NULL, &ids, &n, &err) != GM_OK)
             die("encode", &err);
         uint64_t *t = calloc(n, sizeof *t);
-        for (int r = 0; r < runs + 1; r++)
+        decode(pc[a->lang], ids, n, t, false);
+        for (size_t s = 0; s < n; s++)
+            add(&plain_cold, t[s]);
+        for (int r = 0; r < runs; r++)
             decode(pc[a->lang], ids, n, t, r > 0);
         for (size_t s = 0; s < n; s++)
             add(&plain, t[s]);
@@ -285,13 +275,16 @@ static void bench_tokenizer(const char *tok, size_t nfiles, int runs)
         snprintf(what, sizeof what, "%s, warm", kind_name[k]);
         row(tok, what, &warm[k]);
     }
-    if (runs)
+    if (runs) {
+        row(tok, "plain LALR on the code alone, cold", &plain_cold);
         row(tok, "plain LALR on the code alone, warm", &plain);
+    }
     for (int k = 0; k < NKIND; k++) {
         free(cold[k].v);
         free(warm[k].v);
     }
     free(plain.v);
+    free(plain_cold.v);
     for (int l = 0; l < NLANG; l++)
         gm_compiled_destroy(pc[l]);
     for (size_t i = 0; i < na; i++) {

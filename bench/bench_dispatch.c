@@ -476,12 +476,24 @@ static gm_vocab *load_vocab(const char *shared, const char *tok)
     return v;
 }
 
-static gm_compiled *compile(gm_vocab *v, const fmt *f, tool *const *tools, size_t n, times *tm)
+static gm_grammar_cache *new_cache(void)
+{
+    gm_grammar_cache *gc;
+    gm_error err;
+    if (gm_grammar_cache_create(NULL, 0, &gc, &err))
+        die("gm_grammar_cache_create", &err);
+    return gc;
+}
+
+/* The preset of tools[0..n) for v, with the grammar cache gc (may be NULL). */
+static gm_compiled *compile(gm_vocab *v, gm_grammar_cache *gc, const fmt *f, tool *const *tools,
+                            size_t n, times *tm)
 {
     char *json = tools_json(tools, n);
     gm_tools_options o;
     gm_tools_options_init_defaults(&o);
     o.format = f->format;
+    o.cache = gc;
     gm_error err;
     gm_grammar *g;
     uint64_t t0 = gm_clock_ns();
@@ -560,7 +572,7 @@ static void masks_section(const char *shared, pool *P, int runs)
             continue;
         gm_vocab *v = load_vocab(shared, f->tokenizer);
         times tm;
-        gm_compiled *c = compile(v, f, sel, 8, &tm);
+        gm_compiled *c = compile(v, NULL, f, sel, 8, &tm);
         turns ts = make_turns(f, v, sel, 8, 24, 7 + fi);
         pass cold = {calloc(ts.steps, 8), calloc(ts.steps, 1), true};
         pass warm = {calloc(ts.steps, 8), calloc(ts.steps, 1), true};
@@ -597,9 +609,10 @@ static void compile_section(const char *shared, pool *P, int runs)
     say("*grammar*: `gm_grammar_from_tools` (preset, structural tag, each tool's JSON Schema, "
         "grammar IR, rule automata); *compiled*: `gm_compiled_create`; *first mask*: a "
         "matcher and its first mask. *cold*: the first grammar of a freshly loaded vocabulary "
-        "(median of %d); *warm*: the same vocabulary after two other tool sets of the same "
-        "size were compiled and decoded (median of %d). Tools are the first N of the shuffled "
-        "BFCL pool (%zu tools).\n\n", runs, runs, P->n);
+        "(median of %d), no grammar cache; *warm*: the same vocabulary, with a grammar cache "
+        "(`gm_grammar_cache`) kept beside it, after two other tool sets of the same size (no "
+        "tool in common) were compiled with both and decoded (median of %d). Tools are the "
+        "first N of the shuffled BFCL pool (%zu tools).\n\n", runs, runs, P->n);
     say("| format | tools | cold grammar ms | cold compiled ms | cold first mask ms | cold "
         "total ms | warm grammar ms | warm compiled ms | warm first mask ms | warm total ms "
         "|\n|---|---|---|---|---|---|---|---|---|---|\n");
@@ -619,22 +632,24 @@ static void compile_section(const char *shared, pool *P, int runs)
             times cold[16], warm[16];
             for (int r = 0; r < runs; r++) {
                 gm_vocab *v = load_vocab(shared, f->tokenizer);
-                gm_compiled_destroy(compile(v, f, set, n, &cold[r]));
+                gm_compiled_destroy(compile(v, NULL, f, set, n, &cold[r]));
                 gm_vocab_destroy(v);
             }
             for (int r = 0; r < runs; r++) {
                 gm_vocab *v = load_vocab(shared, f->tokenizer);
+                gm_grammar_cache *gc = new_cache();
                 /* two other sets of n tools (their calls decoded), then this one */
                 for (int o = 1; o <= 2; o++) {
                     times t;
-                    gm_compiled *c = compile(v, f, set + o * n, n, &t);
+                    gm_compiled *c = compile(v, gc, f, set + o * n, n, &t);
                     turns ts = make_turns(f, v, set + o * n, n, 6, (uint64_t)o);
                     bool ok;
                     cold_pass(c, &ts, &ok);
                     free_turns(&ts);
                     gm_compiled_destroy(c);
                 }
-                gm_compiled_destroy(compile(v, f, set, n, &warm[r]));
+                gm_compiled_destroy(compile(v, gc, f, set, n, &warm[r]));
+                gm_grammar_cache_destroy(gc);
                 gm_vocab_destroy(v);
             }
             times mc = median(cold, runs), mw = median(warm, runs);
@@ -656,8 +671,10 @@ static void one_tool_section(const char *shared, pool *P, int runs)
     say("### One tool changed (32 tools)\n\n");
     say("A set S of 32 tools is compiled and its turns (12, 1-3 calls each) decoded; then S' "
         "(S with one tool replaced by a tool never seen) is compiled and 12 turns calling "
-        "S' decoded once: *same vocabulary* (the cross-grammar cache holds what S built) "
-        "against *fresh vocabulary* (a cold compile of S'). Median of %d.\n\n", runs);
+        "S' decoded once: *same vocabulary* (the cross-grammar cache of token masks holds what "
+        "S built), without and with a grammar cache (`gm_grammar_cache`, which holds the rule "
+        "automata S built), against *fresh vocabulary* (a cold compile of S'). Median of "
+        "%d.\n\n", runs);
     say("| format | run | grammar ms | compiled ms | first mask ms | first pass ms (all masks "
         "of 12 turns) | compile to end of pass ms | exact |\n|---|---|---|---|---|---|---|---|\n");
     tool *s[N], *s2[N];
@@ -670,41 +687,47 @@ static void one_tool_section(const char *shared, pool *P, int runs)
             continue;
         if (f->format == GM_TOOLS_LLAMA_JSON)
             continue;
-        double res[2][5][16];
+        /* run 0: fresh vocabulary; 1: same vocabulary; 2: same vocabulary and grammar cache */
+        double res[3][5][16];
         bool ok = true;
         for (int r = 0; r < runs; r++)
-            for (int fresh = 0; fresh < 2; fresh++) {
+            for (int run = 0; run < 3; run++) {
                 gm_vocab *v = load_vocab(shared, f->tokenizer);
+                gm_grammar_cache *gc = run == 2 ? new_cache() : NULL;
                 turns ts1 = make_turns(f, v, s, N, 12, 3), ts2 = make_turns(f, v, s2, N, 12, 5);
-                if (!fresh) {
+                if (run) {
                     times t;
-                    gm_compiled *c = compile(v, f, s, N, &t);
+                    gm_compiled *c = compile(v, gc, f, s, N, &t);
                     bool k;
                     cold_pass(c, &ts1, &k);
                     gm_compiled_destroy(c);
                 }
                 times t;
-                gm_compiled *c = compile(v, f, s2, N, &t);
+                gm_compiled *c = compile(v, gc, f, s2, N, &t);
                 bool k;
                 double pass_total = cold_pass(c, &ts2, &k);
                 ok &= k;
-                res[fresh][0][r] = t.grammar;
-                res[fresh][1][r] = t.compile;
-                res[fresh][2][r] = t.first;
-                res[fresh][3][r] = pass_total;
-                res[fresh][4][r] = t.grammar + t.compile + t.first + pass_total;
+                res[run][0][r] = t.grammar;
+                res[run][1][r] = t.compile;
+                res[run][2][r] = t.first;
+                res[run][3][r] = pass_total;
+                res[run][4][r] = t.grammar + t.compile + t.first + pass_total;
                 gm_compiled_destroy(c);
+                gm_grammar_cache_destroy(gc);
                 free_turns(&ts1);
                 free_turns(&ts2);
                 gm_vocab_destroy(v);
             }
-        for (int fresh = 1; fresh >= 0; fresh--) {
+        static const char *const names[3] = {"fresh vocabulary (cold)",
+                                              "same vocabulary, after S",
+                                              "same vocabulary and grammar cache, after S"};
+        for (int run = 0; run < 3; run++) {
             for (int k = 0; k < 5; k++)
-                qsort(res[fresh][k], (size_t)runs, sizeof(double), cmp_double);
+                qsort(res[run][k], (size_t)runs, sizeof(double), cmp_double);
             say("| %s (%s) | %s | %.2f | %.2f | %.2f | %.1f | %.1f | %s |\n", f->name,
-                f->tokenizer, fresh ? "fresh vocabulary (cold)" : "same vocabulary, after S",
-                res[fresh][0][runs / 2], res[fresh][1][runs / 2], res[fresh][2][runs / 2],
-                res[fresh][3][runs / 2], res[fresh][4][runs / 2], ok ? "yes" : "**NO**");
+                f->tokenizer, names[run], res[run][0][runs / 2], res[run][1][runs / 2],
+                res[run][2][runs / 2], res[run][3][runs / 2], res[run][4][runs / 2],
+                ok ? "yes" : "**NO**");
         }
     }
     say("\n");
@@ -769,7 +792,7 @@ static void lazy_section(const char *shared, pool *P, int runs)
             for (int r = 0; r < runs; r++) {
                 gm_vocab *v = load_vocab(shared, f->tokenizer);
                 times t;
-                gm_compiled *c = compile(v, f, set, n, &t);
+                gm_compiled *c = compile(v, NULL, f, set, n, &t);
                 a[0][r] = t.first;
                 a[1][r] = first_in_call(c, f, set[0]);
                 a[2][r] = n > 1 ? first_in_call(c, f, set[n - 1]) : 0;

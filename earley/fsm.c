@@ -140,6 +140,63 @@ static gm_status prediction_closures(gm_egrammar *g, uint32_t *stack, uint8_t *m
 }
 
 /*
+ * The byte transitions of every state, sparse: (run, target) for each run
+ * of the byte-class map (maximal byte ranges of one class, in byte order)
+ * on which the state has a transition. One scan of the dense table; the
+ * passes below read these instead of scanning it again.
+ */
+typedef struct sparse {
+    uint32_t nruns;
+    uint8_t start[256];       /* first byte of each run */
+    uint64_t bytes[256][4];   /* the bytes of each run */
+    uint32_t *off;            /* [nstates + 1]: s's pairs are e.v[2 * off[s] .. 2 * off[s + 1]) */
+    GM_VEC(uint32_t) e;
+} sparse;
+
+static void sparse_free(gm_mem *m, sparse *sp)
+{
+    gm_mem_free(m, sp->off);
+    gm_vec_free(m, &sp->e);
+}
+
+/* pairs (may be NULL): the (class, target) pairs of gm_fsm_finish_sparse. */
+static int sparse_build(gm_egrammar *g, const uint32_t *off, const uint32_t *pairs, sparse *sp)
+{
+    gm_mem *m = g->mem;
+    uint32_t n = g->nstates;
+    memset(sp, 0, sizeof *sp);
+    for (uint32_t b = 0; b < 256; b++) {
+        if (b == 0 || g->byte_class[b] != g->byte_class[b - 1])
+            sp->start[sp->nruns++] = (uint8_t)b;
+        sp->bytes[sp->nruns - 1][b >> 6] |= (uint64_t)1 << (b & 63);
+    }
+    if (pairs && sp->nruns == g->nclasses) {
+        /* classes are runs (ascending): run i is class i */
+        sp->off = gm_mem_alloc(m, ((size_t)n + 1) * sizeof *sp->off);
+        sp->e.v = gm_mem_alloc(m, (off[n] ? 2 * (size_t)off[n] : 1) * sizeof *sp->e.v);
+        if (!sp->off || !sp->e.v)
+            return -1;
+        memcpy(sp->off, off, ((size_t)n + 1) * sizeof *sp->off);
+        memcpy(sp->e.v, pairs, 2 * (size_t)off[n] * sizeof *sp->e.v);
+        sp->e.n = sp->e.cap = 2 * (size_t)off[n];
+        return 0;
+    }
+    sp->off = gm_mem_alloc(m, ((size_t)n + 1) * sizeof *sp->off);
+    if (!sp->off)
+        return -1;
+    for (uint32_t s = 0; s < n; s++) {
+        sp->off[s] = (uint32_t)(sp->e.n / 2);
+        for (uint32_t i = 0; i < sp->nruns; i++) {
+            uint32_t t = gm_fsm_next(g, s, sp->start[i]);
+            if (t != GM_FSM_NONE && (gm_vec_push(m, &sp->e, i) || gm_vec_push(m, &sp->e, t)))
+                return -1;
+        }
+    }
+    sp->off[n] = (uint32_t)(sp->e.n / 2);
+    return 0;
+}
+
+/*
  * note [structural hashes]
  * g->hash[s] summarizes what items at state s can do, independently of
  * how states and rules are numbered: its flags and repetition bounds, and
@@ -152,7 +209,7 @@ static gm_status prediction_closures(gm_egrammar *g, uint32_t *stack, uint8_t *m
  */
 enum { HASH_ROUNDS = 6 };
 
-static gm_status structural_hashes(gm_egrammar *g, gm_error *err)
+static gm_status structural_hashes(gm_egrammar *g, const sparse *sp, gm_error *err)
 {
     gm_mem *m = g->mem;
     uint32_t n = g->nstates;
@@ -169,42 +226,35 @@ static gm_status structural_hashes(gm_egrammar *g, gm_error *err)
         x = gm_hash_mix64(x ^ ((uint64_t)fr->repeat << 8) ^ ((uint64_t)fr->rep_min << 16));
         h[s] = gm_hash_mix64(x ^ fr->rep_max);
     }
-    /* The byte transitions as (first byte of a run of one target, target):
-       what the rounds hash, without scanning 256 bytes per state each round. */
+    /* The byte transitions as (first byte of a range of one target, target):
+       a run whose previous run goes to the same target continues its range. */
     uint32_t *run_off = gm_mem_alloc(m, ((size_t)n + 1) * sizeof *run_off);
-    GM_VEC(uint32_t) runs = {0};
-    if (!run_off) {
+    uint32_t *runs = gm_mem_alloc(m, (sp->e.n ? sp->e.n : 1) * sizeof *runs);
+    if (!run_off || !runs) {
+        gm_mem_free(m, run_off);
+        gm_mem_free(m, runs);
         gm_mem_free(m, h);
         gm_mem_free(m, nh);
         return gm_mem_fail(m, err, "the grammar's hashes");
     }
-    uint8_t starts[256];
-    uint32_t nstarts = 0;
-    for (uint32_t b = 0; b < 256; b++)
-        if (b == 0 || g->byte_class[b] != g->byte_class[b - 1])
-            starts[nstarts++] = (uint8_t)b;
+    size_t nr = 0;
     for (uint32_t s = 0; s < n; s++) {
-        run_off[s] = (uint32_t)runs.n;
-        uint32_t prev = GM_FSM_NONE;
-        for (uint32_t i = 0; i < nstarts; i++) {
-            uint32_t t = gm_fsm_next(g, s, starts[i]);
-            if (t != prev && t != GM_FSM_NONE &&
-                (gm_vec_push(m, &runs, starts[i]) || gm_vec_push(m, &runs, t))) {
-                gm_vec_free(m, &runs);
-                gm_mem_free(m, run_off);
-                gm_mem_free(m, h);
-                gm_mem_free(m, nh);
-                return gm_mem_fail(m, err, "the grammar's hashes");
-            }
-            prev = t;
+        run_off[s] = (uint32_t)nr;
+        const uint32_t *e = sp->e.v;
+        for (uint32_t j = sp->off[s]; j < sp->off[s + 1]; j++) {
+            uint32_t i = e[2 * j], t = e[2 * j + 1];
+            if (j > sp->off[s] && e[2 * j - 2] + 1 == i && e[2 * j - 1] == t)
+                continue;
+            runs[nr++] = sp->start[i];
+            runs[nr++] = t;
         }
     }
-    run_off[n] = (uint32_t)runs.n;
+    run_off[n] = (uint32_t)nr;
     for (int round = 0; round < HASH_ROUNDS; round++) {
         for (uint32_t s = 0; s < n; s++) {
             uint64_t x = h[s];
             for (uint32_t i = run_off[s]; i < run_off[s + 1]; i += 2)
-                x = gm_hash_mix64(x ^ ((uint64_t)runs.v[i] << 56) ^ h[runs.v[i + 1]]);
+                x = gm_hash_mix64(x ^ ((uint64_t)runs[i] << 56) ^ h[runs[i + 1]]);
             /* References: a commutative combination (their order is numbering). */
             uint64_t refs = 0;
             for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1]; j++)
@@ -222,7 +272,7 @@ static gm_status structural_hashes(gm_egrammar *g, gm_error *err)
         h = nh;
         nh = tmp;
     }
-    gm_vec_free(m, &runs);
+    gm_mem_free(m, runs);
     gm_mem_free(m, run_off);
     gm_mem_free(m, nh);
     gm_mem_free(m, g->hash);
@@ -240,17 +290,39 @@ static gm_status structural_hashes(gm_egrammar *g, gm_error *err)
  * follow set, rejected otherwise; a superset keeps that exact (the
  * runtime check decides the uncertain ones).
  */
+static gm_status finish(gm_egrammar *g, const sparse *bt, gm_error *err);
+
 gm_status gm_fsm_finish(gm_egrammar *g, gm_error *err)
+{
+    return gm_fsm_finish_sparse(g, NULL, NULL, err);
+}
+
+gm_status gm_fsm_finish_sparse(gm_egrammar *g, const uint32_t *off, const uint32_t *pairs,
+                               gm_error *err)
+{
+    gm_mem *m = g->mem;
+    sparse *sp = gm_mem_alloc(m, sizeof *sp);
+    if (!sp)
+        return gm_mem_fail(m, err, "the grammar's transitions");
+    if (sparse_build(g, off, pairs, sp)) {
+        sparse_free(m, sp);
+        gm_mem_free(m, sp);
+        return gm_mem_fail(m, err, "the grammar's transitions");
+    }
+    gm_status st = finish(g, sp, err);
+    sparse_free(m, sp);
+    gm_mem_free(m, sp);
+    return st;
+}
+
+static gm_status finish(gm_egrammar *g, const sparse *bt, gm_error *err)
 {
     gm_mem *m = g->mem;
     uint32_t n = g->nstates;
     for (uint32_t s = 0; s < n; s++) {
         uint8_t f = g->state_flags[s] & (GM_FS_ACCEPT | GM_FS_ITER_END | GM_FS_REP_START);
-        for (uint32_t c = 0; c < g->nclasses; c++)
-            if (g->trans[(size_t)s * g->nclasses + c] != GM_FSM_NONE) {
-                f |= GM_FS_SCANS;
-                break;
-            }
+        if (bt->off[s + 1] > bt->off[s])
+            f |= GM_FS_SCANS;
         if (g->ref_off[s + 1] > g->ref_off[s])
             f |= GM_FS_WAITS;
         if (g->tok_off[s + 1] > g->tok_off[s])
@@ -332,9 +404,9 @@ gm_status gm_fsm_finish(gm_egrammar *g, gm_error *err)
                         prod[r] = changed = 1;
                         break;
                     }
-                    for (uint32_t c = 0; c < g->nclasses; c++) {
-                        uint32_t t = g->trans[(size_t)s * g->nclasses + c];
-                        if (t != GM_FSM_NONE && !reach[t]) {
+                    for (uint32_t j = bt->off[s]; j < bt->off[s + 1]; j++) {
+                        uint32_t t = bt->e.v[2 * j + 1];
+                        if (!reach[t]) {
                             reach[t] = 1;
                             stack[sp++] = t;
                         }
@@ -370,14 +442,9 @@ gm_status gm_fsm_finish(gm_egrammar *g, gm_error *err)
         }
     }
     /* FIRST of each state (fixpoint). */
-    uint64_t class_bytes[256][4];
-    memset(class_bytes, 0, sizeof class_bytes);
-    for (uint32_t b = 0; b < 256; b++)
-        class_bytes[g->byte_class[b]][b >> 6] |= (uint64_t)1 << (b & 63);
     for (uint32_t s = 0; s < n; s++)
-        for (uint32_t c = 0; c < g->nclasses; c++)
-            if (g->trans[(size_t)s * g->nclasses + c] != GM_FSM_NONE)
-                or4(first[s], class_bytes[c]);
+        for (uint32_t j = bt->off[s]; j < bt->off[s + 1]; j++)
+            or4(first[s], bt->bytes[bt->e.v[2 * j]]);
     for (bool changed = true; changed;) {
         changed = false;
         for (uint32_t s = 0; s < n; s++) {
@@ -430,7 +497,7 @@ gm_status gm_fsm_finish(gm_egrammar *g, gm_error *err)
     }
     gm_status st = prediction_closures(g, stack, reach, err);
     if (st == GM_OK)
-        st = structural_hashes(g, err);
+        st = structural_hashes(g, bt, err);
     gm_mem_free(m, reach);
     gm_mem_free(m, stack);
     gm_mem_free(m, first);

@@ -105,5 +105,9 @@ void gm_fsm_limits(gm_limits *out, const gm_limits *in);
 /* Fills the derived fields of a grammar whose automata are set (nullable,
    follow sets, state flags, hashes): fsm_build.c, also used by fsm_io.c. */
 gm_status gm_fsm_finish(gm_egrammar *g, gm_error *err);
+/* The same, given s's byte transitions as pairs (class, target) at
+   pairs[2 * off[s] .. 2 * off[s + 1]), by class (saves scanning g->trans). */
+gm_status gm_fsm_finish_sparse(gm_egrammar *g, const uint32_t *off, const uint32_t *pairs,
+                               gm_error *err);
 
 #endif

@@ -81,6 +81,10 @@ typedef struct builder {
     u32vec key;           /* the key of the rule being built */
     u32vec lrefs;         /* its references (output rules), by first occurrence */
     u32vec ltoks;         /* its special-token symbols, by first occurrence */
+    uint32_t *bs_at;      /* [src bytesets] its ranges in bs_ranges, or UINT32_MAX */
+    u32vec bs_ranges;     /* per byte set: count, then lo, hi of each maximal range */
+    uint32_t *bt_off;     /* assemble: byte transitions as (class, target) pairs for */
+    u32vec bt;            /* gm_fsm_finish_sparse */
     const gm_ebnf *src;
     gm_limits lim;
     gm_error *err;
@@ -403,6 +407,36 @@ out:
     return rc;
 }
 
+/* The maximal byte ranges of byte set `set` (count, then lo, hi each): computed
+   once per set (a JSON string's set recurs in every string); NULL when out of memory. */
+static const uint32_t *byteset_ranges(builder *b, uint32_t set)
+{
+    if (b->bs_at[set] == UINT32_MAX) {
+        const uint32_t *bits = b->src->bytesets[set];
+        size_t at = b->bs_ranges.n;
+        if (gm_vec_push(b->m, &b->bs_ranges, 0)) {
+            fail_mem(b, "a rule automaton");
+            return NULL;
+        }
+        for (uint32_t c = 0; c < 256;) {
+            if (!(bits[c >> 5] >> (c & 31) & 1)) {
+                c++;
+                continue;
+            }
+            uint32_t lo = c;
+            while (c < 256 && (bits[c >> 5] >> (c & 31) & 1))
+                c++;
+            if (gm_vec_push(b->m, &b->bs_ranges, lo) || gm_vec_push(b->m, &b->bs_ranges, c - 1)) {
+                fail_mem(b, "a rule automaton");
+                return NULL;
+            }
+            b->bs_ranges.v[at]++;
+        }
+        b->bs_at[set] = (uint32_t)at;
+    }
+    return b->bs_ranges.v + b->bs_at[set];
+}
+
 static int nfa_add(builder *b, uint32_t node, uint32_t in, uint32_t out, uint32_t depth)
 {
     const gm_ebnf *g = b->src;
@@ -443,18 +477,12 @@ static int nfa_add(builder *b, uint32_t node, uint32_t in, uint32_t out, uint32_
         return 0;
     }
     case GM_EX_BYTESET: {
-        const uint32_t *bits = g->bytesets[e->arg];
-        for (uint32_t c = 0; c < 256;) {
-            if (!(bits[c >> 5] >> (c & 31) & 1)) {
-                c++;
-                continue;
-            }
-            uint32_t lo = c;
-            while (c < 256 && (bits[c >> 5] >> (c & 31) & 1))
-                c++;
-            if (nfa_edge(b, in, lo, c - 1, out))
+        const uint32_t *r = byteset_ranges(b, e->arg);
+        if (!r)
+            return -1;
+        for (uint32_t i = 0; i < r[0]; i++)
+            if (nfa_edge(b, in, r[1 + 2 * i], r[2 + 2 * i], out))
                 return -1;
-        }
         return 0;
     }
     case GM_EX_REF: {
@@ -592,6 +620,27 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Sorts short arrays by insertion (most NFA state sets and edge lists are short). */
+enum { SHORT_SORT = 24 };
+
+#define DEFINE_SORT(name, T, cmp)                                                              \
+    static void name(T *v, size_t n)                                                           \
+    {                                                                                          \
+        if (n > SHORT_SORT) {                                                                  \
+            qsort(v, n, sizeof *v, cmp);                                                       \
+            return;                                                                            \
+        }                                                                                      \
+        for (size_t i = 1; i < n; i++) {                                                       \
+            T x = v[i];                                                                        \
+            size_t j = i;                                                                      \
+            for (; j > 0 && v[j - 1] > x; j--)                                                 \
+                v[j] = v[j - 1];                                                               \
+            v[j] = x;                                                                          \
+        }                                                                                      \
+    }
+DEFINE_SORT(sort_u32, uint32_t, cmp_u32)
+DEFINE_SORT(sort_u64, uint64_t, cmp_u64)
+
 typedef struct nfa_csr {
     uint32_t *off;
     nedge *e;
@@ -633,8 +682,7 @@ static int close_and_intern(det *d, uint32_t *id)
             }
         }
     }
-    if (d->set.n > 1)
-        qsort(d->set.v, d->set.n, sizeof *d->set.v, cmp_u32);
+    sort_u32(d->set.v, d->set.n);
     return gm_intern_put(&d->sets, d->set.v, d->set.n * sizeof *d->set.v, id, NULL);
 }
 
@@ -707,8 +755,7 @@ static gm_status determinize(builder *b, uint32_t start, uint32_t acc, rdfa *out
         /* Members are consumed: d.stack is reused by close_and_intern. */
         if (gm_vec_push(m, &off, (uint32_t)edges.n) || gm_vec_push(m, &flags, f))
             goto nomem;
-        if (points.n > 1)
-            qsort(points.v, points.n, sizeof *points.v, cmp_u64);
+        sort_u64(points.v, points.n);
         size_t np = 0;
         for (size_t i = 0; i < points.n; i++)
             if (!np || points.v[np - 1] != points.v[i])
@@ -1393,7 +1440,8 @@ static gm_status assemble(builder *b, gm_egrammar *g)
     }
     g->nclasses = k + 1;
     g->trans = gm_mem_alloc(m, (nstates ? nstates : 1) * g->nclasses * sizeof *g->trans);
-    if (!g->trans)
+    b->bt_off = gm_mem_alloc(m, (nstates + 1) * sizeof *b->bt_off);
+    if (!g->trans || !b->bt_off)
         return fail_mem(b, "rule automata");
     memset(g->trans, 0xff, nstates * g->nclasses * sizeof *g->trans);
     uint32_t base = 0, nm = 0;
@@ -1428,9 +1476,16 @@ static gm_status assemble(builder *b, gm_egrammar *g)
             g->state_flags[gs] = d->flags[s];
             g->ref_off[gs] = (uint32_t)ri;
             g->tok_off[gs] = (uint32_t)ti;
+            b->bt_off[gs] = (uint32_t)(b->bt.n / 2);
             for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++) {
                 const dedge *e = &d->edges[j];
                 uint32_t to = base + e->to;
+                if (e->lo < 256) {
+                    uint32_t c1 = g->byte_class[e->hi < 255 ? e->hi : 255];
+                    for (uint32_t c = g->byte_class[e->lo]; c <= c1; c++)
+                        if (gm_vec_push(m, &b->bt, c) || gm_vec_push(m, &b->bt, to))
+                            return fail_mem(b, "rule automata");
+                }
                 for (uint64_t sym = e->lo; sym <= e->hi; sym++) {
                     if (sym < 256) {
                         g->trans[(size_t)gs * g->nclasses + g->byte_class[sym]] = to;
@@ -1448,6 +1503,7 @@ static gm_status assemble(builder *b, gm_egrammar *g)
     }
     g->ref_off[nstates] = (uint32_t)ri;
     g->tok_off[nstates] = (uint32_t)ti;
+    b->bt_off[nstates] = (uint32_t)(b->bt.n / 2);
     g->names_len = nm;
     return GM_OK;
 }
@@ -1506,12 +1562,14 @@ gm_status gm_egrammar_build_cached(gm_mem *m, const gm_ebnf *src, const gm_limit
     b.inl = gm_mem_calloc(m, nr, 1);
     b.rep_rule = gm_mem_alloc(m, (size_t)nn * sizeof *b.rep_rule);
     b.size = gm_mem_calloc(m, nn, sizeof *b.size);
-    if (!b.out_rule || !b.inl || !b.rep_rule || !b.size) {
+    b.bs_at = gm_mem_alloc(m, (size_t)(src->nbytesets ? src->nbytesets : 1) * sizeof *b.bs_at);
+    if (!b.out_rule || !b.inl || !b.rep_rule || !b.size || !b.bs_at) {
         fail_mem(&b, "the grammar");
         goto done;
     }
     memset(b.out_rule, 0xff, (size_t)nr * sizeof *b.out_rule);
     memset(b.rep_rule, 0xff, (size_t)nn * sizeof *b.rep_rule);
+    memset(b.bs_at, 0xff, (size_t)(src->nbytesets ? src->nbytesets : 1) * sizeof *b.bs_at);
     if (choose_inlining(&b))
         goto done;
     if (src->root >= src->nrules) {
@@ -1536,7 +1594,7 @@ gm_status gm_egrammar_build_cached(gm_mem *m, const gm_ebnf *src, const gm_limit
         goto done;
     }
     g->mem = m;
-    if (assemble(&b, g) || gm_fsm_finish(g, err)) {
+    if (assemble(&b, g) || gm_fsm_finish_sparse(g, b.bt_off, b.bt.v, err)) {
         if (b.st == GM_OK)
             b.st = err ? err->code : GM_ERR_GRAMMAR;
         gm_egrammar_destroy(g);
@@ -1552,6 +1610,10 @@ done:
     gm_vec_free(m, &b.key);
     gm_vec_free(m, &b.lrefs);
     gm_vec_free(m, &b.ltoks);
+    gm_mem_free(m, b.bt_off);
+    gm_mem_free(m, b.bs_at);
+    gm_vec_free(m, &b.bs_ranges);
+    gm_vec_free(m, &b.bt);
     gm_intern_free(&b.toks);
     gm_mem_free(m, b.out_rule);
     gm_mem_free(m, b.inl);

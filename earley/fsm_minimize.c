@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Boundaries below this (bytes and the first symbols after them) are found by table. */
+enum { BYTE_BOUNDS = 258 };
+
 /*
  * A refinable partition of 0..n-1: the elements of set s are
  * elems[first[s] .. past[s]), the first marked[s] of them marked.
@@ -88,10 +91,20 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The boundaries of the symbol ranges, ascending: the elementary intervals lie between. */
+typedef struct bounds {
+    uint64_t *pts;
+    uint32_t k;
+    uint32_t small[BYTE_BOUNDS]; /* index of boundary x for x < BYTE_BOUNDS */
+} bounds;
+
 /* The index of the elementary interval starting at x (x is a boundary). */
-static uint32_t interval_of(const uint64_t *pts, uint32_t k, uint64_t x)
+static uint32_t interval_of(const bounds *bd, uint64_t x)
 {
-    uint32_t lo = 0, hi = k;
+    if (x < BYTE_BOUNDS)
+        return bd->small[x];
+    const uint64_t *pts = bd->pts;
+    uint32_t lo = 0, hi = bd->k;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (pts[mid] < x)
@@ -112,7 +125,7 @@ int gm_fsm_partition(gm_mem *m, uint32_t n, const uint32_t *off, const gm_fsm_ed
     uint32_t ne = off[n];
     /* Transitions over elementary intervals of the symbols (between consecutive
        boundaries of the ranges): tail, label, head. */
-    uint64_t *pts = gm_mem_alloc(m, ((size_t)ne * 2 + 1) * sizeof *pts);
+    uint64_t *pts = gm_mem_alloc(m, ((size_t)ne * 4 + 1) * sizeof *pts);
     uint32_t *tail = NULL, *label = NULL, *head = NULL, *adj = NULL, *adj_off = NULL;
     uint32_t *count = NULL;
     part bl, co;
@@ -121,19 +134,36 @@ int gm_fsm_partition(gm_mem *m, uint32_t n, const uint32_t *off, const gm_fsm_ed
     refine r = {NULL, 0, NULL};
     if (!pts)
         goto out;
-    uint32_t np = 0;
+    /* Boundaries: small ones marked in a table, the others (references and
+       special tokens, few) sorted after them. */
+    bool mark_small[BYTE_BOUNDS] = {false};
+    uint32_t nbig = 0;
     for (uint32_t j = 0; j < ne; j++) {
-        pts[np++] = edges[j].lo;
-        pts[np++] = (uint64_t)edges[j].hi + 1;
+        uint64_t ends[2] = {edges[j].lo, (uint64_t)edges[j].hi + 1};
+        for (int i = 0; i < 2; i++) {
+            if (ends[i] < BYTE_BOUNDS)
+                mark_small[ends[i]] = true;
+            else
+                pts[2 * (size_t)ne + nbig++] = ends[i]; /* past the room of the small ones */
+        }
     }
-    qsort(pts, np, sizeof *pts, cmp_u64);
+    bounds bd;
+    bd.pts = pts;
     uint32_t k = 0;
-    for (uint32_t i = 0; i < np; i++)
-        if (!k || pts[k - 1] != pts[i])
-            pts[k++] = pts[i];
+    for (uint32_t x = 0; x < BYTE_BOUNDS; x++)
+        if (mark_small[x]) {
+            bd.small[x] = k;
+            pts[k++] = x;
+        }
+    if (nbig > 1)
+        qsort(pts + 2 * (size_t)ne, nbig, sizeof *pts, cmp_u64);
+    for (uint32_t i = 0; i < nbig; i++)
+        if (!k || pts[k - 1] != pts[2 * (size_t)ne + i])
+            pts[k++] = pts[2 * (size_t)ne + i];
+    bd.k = k;
     size_t mt = 0;
     for (uint32_t j = 0; j < ne; j++)
-        mt += interval_of(pts, k, (uint64_t)edges[j].hi + 1) - interval_of(pts, k, edges[j].lo);
+        mt += interval_of(&bd, (uint64_t)edges[j].hi + 1) - interval_of(&bd, edges[j].lo);
     if (mt >= UINT32_MAX / 2)
         goto out;
     uint32_t nt = (uint32_t)mt;
@@ -152,8 +182,8 @@ int gm_fsm_partition(gm_mem *m, uint32_t n, const uint32_t *off, const gm_fsm_ed
     uint32_t t = 0;
     for (uint32_t s = 0; s < n; s++)
         for (uint32_t j = off[s]; j < off[s + 1]; j++) {
-            uint32_t a = interval_of(pts, k, edges[j].lo);
-            uint32_t b = interval_of(pts, k, (uint64_t)edges[j].hi + 1);
+            uint32_t a = interval_of(&bd, edges[j].lo);
+            uint32_t b = interval_of(&bd, (uint64_t)edges[j].hi + 1);
             for (; a < b; a++, t++) {
                 tail[t] = s;
                 label[t] = a;

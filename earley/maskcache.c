@@ -441,20 +441,21 @@ static void or_stored(const gm_eengine *e, uint32_t *mask, uint8_t form, uint32_
         for (uint32_t i = 0; i < e->words; i++)
             mask[i] |= a[i];
     } else {
-        /* Everything but a[0..n): walk the gaps. */
-        uint32_t from = 0;
-        for (uint32_t i = 0; i <= n; i++) {
-            uint32_t to = i < n ? a[i] : V;
-            for (uint32_t b = from; b < to;) {
-                if ((b & 31) == 0 && b + 32 <= to) {
-                    mask[b >> 5] = ~0u;
-                    b += 32;
-                } else {
-                    set_bit(mask, b++);
-                }
-            }
-            from = to + 1;
+        /* Everything but a[0..n) (ascending): whole words up to the next
+           excluded id, then its word without the excluded bits. */
+        uint32_t words = e->words, w = 0;
+        for (uint32_t i = 0; i < n;) {
+            uint32_t zw = a[i] >> 5, z = 0;
+            for (; w < zw; w++)
+                mask[w] = ~0u;
+            for (; i < n && a[i] >> 5 == zw; i++)
+                z |= 1u << (a[i] & 31);
+            mask[w++] |= ~z;
         }
+        for (; w < words; w++)
+            mask[w] = ~0u;
+        if (V & 31)
+            mask[words - 1] &= (1u << (V & 31)) - 1; /* no id past the vocabulary */
     }
 }
 

@@ -82,6 +82,7 @@
 #include "runtime/objects.h"
 #include "spanner/tables.h"
 #include "base/error.h"
+#include "base/strbuf.h"
 #include "base/vec.h"
 
 enum {
@@ -954,10 +955,13 @@ static gm_status blocks_fill_mask(const gm_compiled *c, gm_mscratch *ws, const g
 {
     struct gm_bscratch *w = ws->blocks;
     const gm_bstate *s = st_->blocks;
-    memset(mask, 0, words * sizeof *mask);
     gm_status st = GM_OK;
-    bool prose = false;
-    for (uint32_t i = 0; i < s->n && st == GM_OK; i++) {
+    bool single = s->n == 1 && s->conf[0].block == NO_BLOCK, prose = single;
+    if (single) /* free text only: the usual case */
+        st = gm_estate_fill_mask(c->eengine, w->e, s->conf[0].e, mask, words, err);
+    else
+        memset(mask, 0, words * sizeof *mask);
+    for (uint32_t i = 0; i < s->n && st == GM_OK && !single; i++) {
         const bconf *x = &s->conf[i];
         if (x->block != NO_BLOCK)
             continue;
@@ -1044,6 +1048,29 @@ static gm_status blocks_forced_bytes(const gm_compiled *c, gm_mscratch *ws, cons
     return st;
 }
 
+/* What each reading of the output may take next, joined with "; or ". */
+static void blocks_expected(const gm_compiled *c, const gm_mstate *s, struct gm_strbuf *out)
+{
+    const gm_bstate *b = s->blocks;
+    for (uint32_t i = 0; i < b->n; i++) {
+        const bconf *x = &b->conf[i];
+        if (i)
+            gm_strbuf_puts(out, "; or ");
+        if (x->block == NO_BLOCK) {
+            gm_mstate e = {.earley = x->e};
+            gm_engine_earley.expected(c, &e, out);
+            continue;
+        }
+        const cblock *cb = cblock_of(c, x->block);
+        gm_strbuf_printf(out, "in the %s block: ", cb->b->name);
+        if (x->k)
+            gm_strbuf_printf(out, "(after %u bytes of the end) ", x->k);
+        gm_engine_lalr.expected(cb->inner, &x->in, out);
+        if (gm_engine_lalr.can_end(cb->inner, &x->in))
+            gm_strbuf_puts(out, ", or the end of the block");
+    }
+}
+
 const gm_engine_ops gm_engine_blocks = {
     .kind = GM_ENGINE_EARLEY,
     .new_scratch = blocks_new_scratch,
@@ -1056,5 +1083,5 @@ const gm_engine_ops gm_engine_blocks = {
     .can_end = blocks_can_end,
     .fill_mask = blocks_fill_mask,
     .forced_bytes = blocks_forced_bytes,
-    .expected = NULL,
+    .expected = blocks_expected,
 };

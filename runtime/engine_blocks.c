@@ -868,7 +868,7 @@ static gm_status cend_mask(const gm_compiled *c, struct gm_bscratch *w, const cb
             }
             size_t tl;
             const uint8_t *tb = gm_vocab_data_token(c->vocab->data, t, &tl);
-            gm_mask_state ms = {l1->lalr.q, l1->lalr.stack, &l1->lalr.layer};
+            gm_mask_state ms = {l1->lalr.q, l1->lalr.stack, &l1->lalr.layer, &l1->lalr.win};
             int r = gm_mask_can_end_after(cb->inner->spanner, &ms, tb, cb->cend_len.v[i]);
             if (r >= 0) {
                 if (r)

@@ -212,7 +212,8 @@ struct gm_cblocks {
 
 static void cblock_free(gm_mem *m, cblock *cb)
 {
-    uint32_t L = cb->b->end_len;
+    /* cb->b may live in the inner grammar (a loaded file's blocks): read it first */
+    uint32_t L = cb->b->end_len, B = cb->b->begin_len;
     for (uint32_t q = 0; cb->lexok && q < cb->inner->spanner->nstates; q++)
         gm_mem_free(m, atomic_load(&cb->lexok[q]));
     gm_mem_free(m, cb->lexok);
@@ -225,7 +226,7 @@ static void cblock_free(gm_mem *m, cblock *cb)
     gm_vec_free(m, &cb->cend);
     gm_vec_free(m, &cb->cend_prefix);
     gm_vec_free(m, &cb->cend_len);
-    for (uint32_t i = 0; cb->strad && i <= cb->b->begin_len; i++)
+    for (uint32_t i = 0; cb->strad && i <= B; i++)
         gm_vec_free(m, &cb->strad[i]);
     gm_mem_free(m, cb->strad);
 }

@@ -2,7 +2,6 @@
 # one Earley grammar (free text as UNTIL, note [until]).
 libgmcore_la_SOURCES += \
 	dispatch/ir_import.c dispatch/ir_import.h \
-	dispatch/ir_merge.c dispatch/ir_merge.h \
 	dispatch/stag.c dispatch/stag.h \
 	dispatch/tools.c dispatch/tools.h \
 	dispatch/codeblocks.c dispatch/codeblocks.h

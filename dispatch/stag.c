@@ -7,7 +7,7 @@
 
 #include "base/error.h"
 #include "dispatch/ir_import.h"
-#include "dispatch/ir_merge.h"
+#include "earley/ir_merge.h"
 #include "earley/ebnf_parse.h"
 #include "earley/engine.h"
 #include "parser/bundled.h"

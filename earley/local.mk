@@ -3,6 +3,7 @@
 libgmcore_la_SOURCES += \
 	earley/ebnf.c earley/ebnf.h \
 	earley/ebnf_parse.c earley/ebnf_parse.h earley/ebnf_regex.c \
+	earley/ir_merge.c earley/ir_merge.h \
 	earley/engine.h
 
 GM_TESTS += tests/test_ebnf

@@ -257,7 +257,7 @@ typedef enum gm_conflicts {
  * compatibility). Basic: one lexer of every terminal. Contextual (Lark's
  * default for LALR): each lexeme is lexed with the terminals the parser's
  * state accepts there (plus the ignored ones); masks stay exact under it.
- * Only for grammars whose lexers never back up (Lark mode's fallbacks).
+ * Compiled grammars with it cannot be saved (gm_compiled_save) yet.
  */
 typedef enum gm_lexer_kind {
     GM_LEXER_BASIC = 0,

@@ -69,3 +69,6 @@ EXTRA_DIST += tests/syncode.sh
 # gramask against Lark itself on Lark's, SynCode's and small grammars (python3-lark).
 TESTS += tests/lark_diff.sh
 EXTRA_DIST += tests/lark_diff.sh tests/lark_diff.py tests/lark
+# Decoding Python files with Lark's python.lark under the contextual lexer.
+TESTS += tests/ctx_trace.sh
+EXTRA_DIST += tests/ctx_trace.sh

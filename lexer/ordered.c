@@ -234,7 +234,7 @@ static void push(ord *o, uint32_t s, const u32vec *src, size_t off, uint32_t n, 
         set_nomem(o);
         return;
     }
-    const uint32_t *c = src ? src->v + off : NULL;
+    const uint32_t *c = src && src->v ? src->v + off : NULL; /* an empty pool has no array */
     uint32_t *dst = o->pool.v + at;
     uint32_t k = 0;
     bool placed = l == GM_LEX_NONE;

@@ -11,20 +11,9 @@ gm_status gm_ctx_spanners_create(gm_mem *m, const gm_ctx_lexers *lexers, const g
                                  const gm_trie *trie, gm_ctx_spanners **out, gm_error *err)
 {
     *out = NULL;
-    for (uint32_t k = 0; k < lexers->nsets; k++) {
-        const gm_lexer *lx = lexers->lexers[k];
-        if (lx && lx->ndfa == lx->nstates)
-            continue;
-        uint32_t s = 0;
-        while (s + 1 < lexers->nstates_total && lexers->set_of[s] != k)
-            s++;
-        return gm_error_set(err, GM_ERR_UNSUPPORTED,
-                            lx ? "the contextual lexer of parser state %u backs up to a shorter "
-                                 "match (Lark mode's fallback), which masks under the contextual "
-                                 "lexer do not support: use the basic lexer"
-                               : "the contextual lexer of parser state %u is not built",
-                            s);
-    }
+    for (uint32_t k = 0; k < lexers->nsets; k++)
+        if (!lexers->lexers[k])
+            return gm_error_set(err, GM_ERR_ARGUMENT, "the contextual lexers are not built");
     gm_ctx_spanners *cs = gm_mem_calloc(m, 1, sizeof *cs);
     if (!cs)
         return gm_mem_fail(m, err, "the contextual spanners");
@@ -103,49 +92,110 @@ void gm_ctx_spanners_stats(gm_ctx_spanners *cs, gm_spanner_stats *st)
     }
 }
 
-int gm_ctx_step(gm_ctx_spanners *cs, gm_spanner **spp, uint32_t *k, uint32_t *qp, uint8_t b,
-                gm_ctx_feed_fn feed, void *ud, gm_error *err)
+/* The window after entering state n of sp from state q on byte b. */
+static int window_step(const gm_spanner *sp, uint32_t q, uint32_t n, gm_ctx_window *win, uint8_t b,
+                       gm_error *err)
+{
+    if (!gm_ctx_backtracking(sp, n)) {
+        win->n = 0;
+        return 1;
+    }
+    if (!gm_ctx_backtracking(sp, q))
+        win->n = 0; /* a window starts after the longest match so far */
+    if (win->n == GM_CTX_WINDOW_MAX) {
+        gm_error_set(err, GM_ERR_LIMIT,
+                     "a lexeme backs up over more than %d bytes under the contextual lexer",
+                     GM_CTX_WINDOW_MAX);
+        return -2;
+    }
+    win->b[win->n++] = b;
+    return 1;
+}
+
+/*
+ * Ends the lexeme pending in *q before a byte of class cls (nclasses: the
+ * end of input): feeds its terminal, switches to the lexer of the new top,
+ * and, after a fallback, steps the window again (note [contextual
+ * fallbacks]). *q is then the state that takes the byte.
+ */
+static int ctx_break(gm_ctx_spanners *cs, gm_spanner **spp, uint32_t *k, uint32_t *q,
+                     gm_ctx_window *win, uint32_t cls, gm_ctx_feed_fn feed, void *ud, gm_error *err)
 {
     gm_spanner *sp = *spp;
-    uint32_t q = *qp;
-    if (q >= sp->nlex) {
-        /* A virtual start state (note [spanner states]): nothing was fed yet. */
-        if (b == ' ') {
-            *qp = q + 1 < sp->nstates ? q + 1 : sp->lex_start;
-            return 1;
-        }
-        q = sp->lex_start;
-    }
-    for (;;) {
-        const gm_lexer *lx = sp->lexer;
-        uint32_t cls = lx->byte_class[b], dfa = sp->state_dfa[q];
-        uint32_t n = lx->next[(size_t)dfa * lx->nclasses + cls];
-        if (n != GM_LEX_DEAD) {
-            gm_spanner_enter(sp, n, sp->state_flag[q], sp->state_width[q], b, qp);
-            *spp = sp;
-            return 1;
-        }
-        uint32_t e, r;
-        if (dfa == 0 || !gm_spanner_break(sp, q, cls, &e, &r))
-            return 0;
-        q = r;
-        if (e == GM_LEX_NONE)
-            continue; /* the stack and so the lexer stay */
+    uint32_t e, r;
+    bool fallback = gm_ctx_backtracking(sp, *q);
+    if (!gm_spanner_break(sp, *q, cls, &e, &r))
+        return 0;
+    uint32_t flag = sp->state_flag[r];
+    gm_ctx_window again;
+    again.n = win->n;
+    memcpy(again.b, win->b, win->n);
+    win->n = 0;
+    *q = r;
+    if (e != GM_LEX_NONE) {
         uint32_t top;
         int rc = feed(ud, sp, e, &top);
         if (rc <= 0)
             return rc;
         uint32_t k2 = gm_ctx_lexer_of(cs, top);
-        if (k2 == *k)
-            continue;
-        gm_spanner *sp2 = gm_ctx_spanner(cs, k2, err);
-        if (!sp2)
-            return -2;
-        /* No lexer of these backs up, so r is a no-lexeme state: the same one there. */
-        q = gm_spanner_id(sp2, 0, sp->state_flag[r], 0);
-        sp = sp2;
-        *k = k2;
+        if (k2 != *k) {
+            if (!(sp = gm_ctx_spanner(cs, k2, err)))
+                return -2;
+            *spp = sp;
+            *k = k2;
+            *q = gm_spanner_id(sp, 0, flag, 0);
+        }
     }
+    if (!fallback)
+        return 1;
+    /* The window again, from the no-lexeme state of the lexer now in use. */
+    *q = gm_spanner_id(*spp, 0, flag, 0);
+    for (uint32_t i = 0; i < again.n; i++) {
+        int rc = gm_ctx_step(cs, spp, k, q, win, again.b[i], feed, ud, err);
+        if (rc <= 0)
+            return rc;
+    }
+    return 1;
+}
+
+int gm_ctx_step(gm_ctx_spanners *cs, gm_spanner **spp, uint32_t *k, uint32_t *qp,
+                gm_ctx_window *win, uint8_t b, gm_ctx_feed_fn feed, void *ud, gm_error *err)
+{
+    gm_spanner *sp = *spp;
+    if (*qp >= sp->nlex) {
+        /* A virtual start state (note [spanner states]): nothing was fed yet. */
+        if (b == ' ') {
+            *qp = *qp + 1 < sp->nstates ? *qp + 1 : sp->lex_start;
+            return 1;
+        }
+        *qp = sp->lex_start;
+    }
+    for (;;) {
+        sp = *spp;
+        const gm_lexer *lx = sp->lexer;
+        uint32_t q = *qp, cls = lx->byte_class[b], dfa = sp->state_dfa[q];
+        uint32_t n = lx->next[(size_t)dfa * lx->nclasses + cls];
+        if (n != GM_LEX_DEAD) {
+            gm_spanner_enter(sp, n, sp->state_flag[q], sp->state_width[q], b, qp);
+            return window_step(sp, q, *qp, win, b, err);
+        }
+        if (dfa == 0)
+            return 0;
+        int rc = ctx_break(cs, spp, k, qp, win, cls, feed, ud, err);
+        if (rc <= 0)
+            return rc;
+    }
+}
+
+int gm_ctx_finish(gm_ctx_spanners *cs, gm_spanner **spp, uint32_t *k, uint32_t *qp,
+                  gm_ctx_window *win, gm_ctx_feed_fn feed, void *ud, gm_error *err)
+{
+    while (gm_spanner_pending(*spp, *qp)) {
+        int rc = ctx_break(cs, spp, k, qp, win, (*spp)->lexer->nclasses, feed, ud, err);
+        if (rc <= 0)
+            return rc;
+    }
+    return 1;
 }
 
 static const gm_suffixes *find_suffixes(const gm_suffixes *s, uint32_t depth, uint32_t k)
@@ -202,4 +252,10 @@ gm_status gm_ctx_suffixes(gm_ctx_spanners *cs, const gm_spanner *from, const gm_
     }
     *out = np;
     return GM_OK;
+}
+
+int gm_ctx_fallback(gm_ctx_spanners *cs, gm_spanner **spp, uint32_t *k, uint32_t *qp,
+                    gm_ctx_window *win, gm_ctx_feed_fn feed, void *ud, gm_error *err)
+{
+    return ctx_break(cs, spp, k, qp, win, GM_LEX_STOP, feed, ud, err);
 }

@@ -43,20 +43,72 @@
  * contextual lexer lexes it, on the real stack; tests/test_ctxmask checks
  * it against a plain contextual lexer on full vocabularies.
  *
- * Lexers that back up (note [lexer backtracking]) re-lex a window with
- * their own start state, where the contextual lexer would use the next
- * state's lexer: masks refuse such grammars (GM_ERR_UNSUPPORTED, naming a
- * state), gramask parse --lexer=contextual does not. Compiled files do not
+ * Lexers that back up: note [contextual fallbacks]. Compiled files do not
  * hold contextual lexers: gm_compiled_save refuses them.
  */
 #ifndef GM_RUNTIME_CTX_SPANNERS_H
 #define GM_RUNTIME_CTX_SPANNERS_H
 
 #include <stdatomic.h>
+#include <string.h>
+
+#include "base/error.h"
 
 #include "gramask.h"
 #include "parser/contextual.h"
 #include "spanner/spanner.h"
+
+/*
+ * note [contextual fallbacks]
+ * A lexer that backs up (note [lexer backtracking]) falls back to the
+ * longest match T when the longer one dies, and lexes the bytes after T
+ * (the window) again. Under the contextual lexer the window goes to the
+ * lexer of the state after T, which may be another one, so the bytes are
+ * needed: a state whose lexeme is in a backtracking state carries its
+ * window (a matcher state at most GM_CTX_WINDOW bytes, a token run in a
+ * mask GM_CTX_WINDOW_MAX; past them GM_ERR_LIMIT), and a fallback
+ * feeds T and then steps the window's bytes again from the no-lexeme state
+ * of the new lexer (in the same lexer this gives the state the lexer's own
+ * tables name). Masks from such a state answer every token by running it
+ * (the window lies before the token); inside a token the window is the
+ * token's own bytes, so suffix profiles start at the window.
+ */
+#define GM_CTX_WINDOW 256
+#define GM_CTX_WINDOW_MAX 4096
+
+/* A window while bytes are run. */
+typedef struct gm_ctx_window {
+    uint32_t n;
+    uint8_t b[GM_CTX_WINDOW_MAX];
+} gm_ctx_window;
+
+/* A window as a matcher state keeps it. */
+typedef struct gm_ctx_saved_window {
+    uint16_t n;
+    uint8_t b[GM_CTX_WINDOW];
+} gm_ctx_saved_window;
+
+/* Saved into a matcher state: false when it is longer than GM_CTX_WINDOW (err filled). */
+static inline bool gm_ctx_window_save(const gm_ctx_window *w, gm_ctx_saved_window *out,
+                                      gm_error *err)
+{
+    if (w->n > GM_CTX_WINDOW) {
+        gm_error_set(err, GM_ERR_LIMIT,
+                     "a lexeme backs up over more than %d bytes under the contextual lexer",
+                     GM_CTX_WINDOW);
+        return false;
+    }
+    out->n = (uint16_t)w->n;
+    memcpy(out->b, w->b, w->n);
+    return true;
+}
+
+static inline void gm_ctx_window_load(const gm_ctx_saved_window *w, gm_ctx_window *out)
+{
+    out->n = w ? w->n : 0;
+    if (w)
+        memcpy(out->b, w->b, w->n);
+}
 
 typedef struct gm_ctx_spanners {
     gm_mem *mem;
@@ -69,8 +121,8 @@ typedef struct gm_ctx_spanners {
 } gm_ctx_spanners;
 
 /*
- * Spanners for the lexers of `lexers` (all built, none backing up: else
- * GM_ERR_UNSUPPORTED). All inputs are borrowed and must outlive the result.
+ * Spanners for the lexers of `lexers` (all built: else GM_ERR_ARGUMENT).
+ * All inputs are borrowed and must outlive the result.
  */
 gm_status gm_ctx_spanners_create(gm_mem *m, const gm_ctx_lexers *lexers, const gm_postlex *postlex,
                                  const gm_lr_table *lr, const gm_vocab_data *vocab,
@@ -112,11 +164,30 @@ typedef int (*gm_ctx_feed_fn)(void *ud, const gm_spanner *sp, uint32_t elem, uin
 
 /*
  * One byte under the contextual lexer (note [contextual masks]) from state
- * *q of spanner *sp (lexer *k), which are updated: each lexeme the byte
- * ends goes to feed, and the byte goes on in the spanner of the lexer of
- * the new top. 1 ok, 0 rejected, or feed's negative answer (-2: err filled).
+ * *q of spanner *sp (lexer *k) with window *win (note [contextual
+ * fallbacks]), which are updated: each lexeme the byte ends goes to feed,
+ * and the byte goes on in the spanner of the lexer of the new top. 1 ok, 0
+ * rejected, or feed's negative answer (-2: err filled; also a window past
+ * GM_CTX_WINDOW bytes).
  */
-int gm_ctx_step(gm_ctx_spanners *cs, gm_spanner **sp, uint32_t *k, uint32_t *q, uint8_t b,
-                gm_ctx_feed_fn feed, void *ud, gm_error *err);
+int gm_ctx_step(gm_ctx_spanners *cs, gm_spanner **sp, uint32_t *k, uint32_t *q,
+                gm_ctx_window *win, uint8_t b, gm_ctx_feed_fn feed, void *ud, gm_error *err);
+
+/*
+ * Ends the input: the pending lexeme (with its fallbacks) goes to feed;
+ * *q becomes a no-lexeme state of *sp. As gm_ctx_step's answers.
+ */
+int gm_ctx_finish(gm_ctx_spanners *cs, gm_spanner **sp, uint32_t *k, uint32_t *q,
+                  gm_ctx_window *win, gm_ctx_feed_fn feed, void *ud, gm_error *err);
+
+/* The fallback of backtracking state *q, as a byte the longer match cannot take makes it. */
+int gm_ctx_fallback(gm_ctx_spanners *cs, gm_spanner **sp, uint32_t *k, uint32_t *q,
+                    gm_ctx_window *win, gm_ctx_feed_fn feed, void *ud, gm_error *err);
+
+/* Whether q is a backtracking state (its lexeme has a window). */
+static inline bool gm_ctx_backtracking(const gm_spanner *sp, uint32_t q)
+{
+    return q < sp->nlex && sp->state_dfa[q] >= sp->lexer->ndfa;
+}
 
 #endif

@@ -23,6 +23,7 @@
 #include "gramask.h"
 #include "earley/engine.h"
 #include "parser/lr.h"
+#include "runtime/ctx_spanners.h"
 #include "runtime/indent.h"
 
 /* One engine's state of a sequence (note [engine ops]). */
@@ -31,6 +32,7 @@ typedef union gm_mstate {
         uint32_t q;             /* spanner state */
         gm_lr_node *stack;      /* one reference */
         gm_layer_state layer;   /* one reference to its indents */
+        gm_ctx_saved_window win; /* contextual lexer: the pending window (ctx_spanners.h) */
     } lalr;
     gm_estate *earley;          /* one reference */
     struct gm_bstate *blocks;   /* one reference (runtime/engine_blocks.c) */

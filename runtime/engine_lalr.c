@@ -43,6 +43,7 @@ static gm_status lalr_start(const gm_compiled *c, gm_mstate *s, gm_error *err)
 {
     s->lalr.layer.indents = NULL;
     s->lalr.layer.parens = 0;
+    s->lalr.win.n = 0;
     s->lalr.stack = gm_lr_stack_new(cmem(c));
     if (!s->lalr.stack)
         return gm_mem_fail(cmem(c), err, "a matcher");
@@ -78,7 +79,7 @@ static void lalr_release(const gm_compiled *c, gm_mstate *s)
 
 static gm_mask_state mask_state(const gm_mstate *s)
 {
-    gm_mask_state ms = {s->lalr.q, s->lalr.stack, &s->lalr.layer};
+    gm_mask_state ms = {s->lalr.q, s->lalr.stack, &s->lalr.layer, &s->lalr.win};
     return ms;
 }
 
@@ -114,6 +115,8 @@ static gm_status advance(const gm_compiled *c, const gm_mstate *from, const uint
     gm_lr_node_retain(stack);
     gm_status st = GM_OK;
     gm_spanner *sp = c->spanner;
+    gm_ctx_window win;
+    gm_ctx_window_load(&from->lalr.win, &win);
     if (c->ctx) {
         /* Under the contextual lexer (note [contextual masks]). */
         uint32_t k = gm_ctx_lexer_of(c->ctx, stack->state);
@@ -121,7 +124,7 @@ static gm_status advance(const gm_compiled *c, const gm_mstate *from, const uint
         if (!(sp = gm_ctx_spanner(c->ctx, k, err)))
             st = err->code;
         for (size_t i = 0; i < len && st == GM_OK; i++) {
-            int r = gm_ctx_step(c->ctx, &sp, &k, &q, bytes[i], ctx_feed, &f, err);
+            int r = gm_ctx_step(c->ctx, &sp, &k, &q, &win, bytes[i], ctx_feed, &f, err);
             st = r > 0 ? GM_OK : r == 0 ? GM_ERR_REJECTED : f.st != GM_OK ? f.st : err->code;
         }
     } else {
@@ -134,9 +137,12 @@ static gm_status advance(const gm_compiled *c, const gm_mstate *from, const uint
             q = next;
         }
     }
+    gm_ctx_saved_window saved = {0};
+    if (st == GM_OK && c->ctx && !gm_ctx_window_save(&win, &saved, err))
+        st = err->code;
     if (st == GM_OK) {
-        gm_mask_state ms = {q, stack, &ls};
-        if (!gm_mask_pending_viable(sp, &ms))
+        gm_mask_state ms = {q, stack, &ls, &saved};
+        if (c->ctx ? !gm_mask_pending_viable_ctx(c->ctx, &ms) : !gm_mask_pending_viable(sp, &ms))
             st = GM_ERR_REJECTED;
     }
     if (st != GM_OK) {
@@ -149,6 +155,7 @@ static gm_status advance(const gm_compiled *c, const gm_mstate *from, const uint
     to->lalr.q = q;
     to->lalr.stack = stack;
     to->lalr.layer = ls;
+    to->lalr.win = saved;
     return GM_OK;
 }
 
@@ -176,9 +183,9 @@ static gm_status lalr_step_bytes(const gm_compiled *c, gm_mscratch *w, const gm_
 static bool lalr_can_end(const gm_compiled *c, const gm_mstate *s)
 {
     gm_mask_state ms = mask_state(s);
-    gm_error e;
-    const gm_spanner *sp = spanner_at(c, s->lalr.stack, &e);
-    return sp && gm_mask_can_end(sp, &ms);
+    if (c->ctx)
+        return gm_mask_can_end_ctx(c->ctx, &ms);
+    return gm_mask_can_end(c->spanner, &ms);
 }
 
 static gm_status lalr_fill_mask(const gm_compiled *c, gm_mscratch *w, const gm_mstate *s,

@@ -53,6 +53,8 @@ typedef struct walker {
     uint32_t top_lexer;
     uint32_t q0;
     const gm_vstack *top_vs0;
+    const gm_ctx_saved_window *top_win; /* the window of q0 (NULL: none) */
+    int need_tokens;          /* a fallback pair needs the window's bytes: token by token */
 } walker;
 
 static void add_tokens(walker *w, const gm_tokset *ts)
@@ -99,7 +101,12 @@ static int elem_viable(const gm_spanner *sp, const gm_vstack *vs, uint32_t e, ui
     int r = gm_layer_vfeed(sp, &c, sp->pair_emit[k], 0);
     if (r == GM_VFEED_OVERFLOW)
         return -1;
-    return r == GM_VFEED_SHIFTED ? set_viable(sp, &c, sp->pair_prod[k], scratch, cap) : 0;
+    if (r != GM_VFEED_SHIFTED)
+        return 0;
+    /* Another lexer re-lexes the window: its bytes decide (note [contextual fallbacks]). */
+    if (sp->lexer_of && sp->lexer_of[gm_vstack_top(&c)] != sp->lexer_id)
+        return -2;
+    return set_viable(sp, &c, sp->pair_prod[k], scratch, cap);
 }
 
 /* Whether some element of Prod set prod can come next on vs (as elem_viable). */
@@ -108,22 +115,25 @@ static int set_viable(const gm_spanner *sp, const gm_vstack *vs, uint32_t prod, 
 {
     if (sp->prod_ignored[prod])
         return 1;
-    int over = 0;
+    int over = 0, tokens = 0;
     for (uint32_t k = sp->prod_off[prod]; k < sp->prod_off[prod + 1]; k++) {
         int r = elem_viable(sp, vs, sp->prod_terms[k], scratch, cap);
         if (r > 0)
             return 1;
-        over |= r < 0;
+        over |= r == -1;
+        tokens |= r == -2;
     }
-    return over ? -1 : 0;
+    return over ? -1 : tokens ? -2 : 0;
 }
 
 /* Whether one Prod-set element can come next on vs. */
 static bool viable_elem(walker *w, const gm_vstack *vs, uint32_t elem)
 {
     int r = elem_viable(w->sp, vs, elem, w->regions[WALK_DEPTH + 1], WALK_REGION);
-    if (r < 0)
+    if (r == -1)
         w->overflow = 1;
+    if (r == -2)
+        w->need_tokens = 1;
     return r > 0;
 }
 
@@ -177,8 +187,10 @@ static int class_big_try(walker *w, const gm_vstack *vs0, const gm_profile *p, c
             *ok = true;
         for (uint32_t k = sp->prod_off[c->prod]; k < sp->prod_off[c->prod + 1] && !*ok; k++) {
             int r = elem_viable(sp, &vs, sp->prod_terms[k], buf + cap, cap);
-            fits = r >= 0;
+            fits = r != -1;
             *ok = r > 0;
+            if (r == -2)
+                w->diverged = 1; /* the class token by token */
         }
     }
 done:
@@ -276,6 +288,44 @@ static int walk_feed(walker *w, gm_vstack *vs, uint32_t e, uint32_t d, bool agai
 
 /* ---- the contextual lexer: tokens answered one by one (note [contextual masks]) ---- */
 
+static int ctx_vfeed(void *ud, const gm_spanner *sp, uint32_t elem, uint32_t *top);
+
+/*
+ * Whether the lexeme pending in q (of spanner sp of lexer k, window win)
+ * can still become something vs takes, a fallback included (note
+ * [contextual fallbacks]): 1, 0, -1 an overlay filled up, -2 err filled.
+ */
+static int ctx_pending(gm_ctx_spanners *cs, gm_spanner *sp, uint32_t k, uint32_t q,
+                       const gm_ctx_window *win, const gm_vstack *vs, uint32_t *scratch,
+                       uint32_t cap, gm_error *err)
+{
+    uint32_t prod = sp->state_prod[q];
+    if (!gm_ctx_backtracking(sp, q))
+        return set_viable(sp, vs, prod, scratch, cap); /* no fallback pairs there */
+    if (sp->prod_ignored[prod])
+        return 1;
+    int over = 0;
+    for (uint32_t i = sp->prod_off[prod]; i < sp->prod_off[prod + 1]; i++) {
+        if (GM_SEQ_IS_PAIR(sp->prod_terms[i]))
+            continue; /* the fallback comes below, with the window's bytes */
+        int r = elem_viable(sp, vs, sp->prod_terms[i], scratch, cap);
+        if (r > 0)
+            return 1;
+        over |= r < 0;
+    }
+    uint32_t buf[WALK_REGION], ibuf[WALK_INDENTS];
+    gm_vstack c;
+    if (vs_copy(&c, vs, buf, WALK_REGION, ibuf, WALK_INDENTS))
+        return -1;
+    gm_ctx_window again;
+    again.n = win->n;
+    memcpy(again.b, win->b, win->n);
+    int r = gm_ctx_fallback(cs, &sp, &k, &q, &again, ctx_vfeed, &c, err);
+    if (r > 0)
+        r = ctx_pending(cs, sp, k, q, &again, &c, scratch, cap, err);
+    return r == 0 && over ? -1 : r;
+}
+
 /* gm_ctx_step's feed on a virtual stack. */
 static int ctx_vfeed(void *ud, const gm_spanner *sp, uint32_t elem, uint32_t *top)
 {
@@ -300,12 +350,14 @@ static int ctx_token_try(walker *w, const gm_vstack *vs0, uint32_t t, uint32_t *
         return -1;
     gm_spanner *sp = (gm_spanner *)w->top_sp;
     uint32_t q = w->q0, k = w->top_lexer;
+    gm_ctx_window win;
+    gm_ctx_window_load(w->top_win, &win);
     for (size_t i = 0; i < len; i++) {
-        int r = gm_ctx_step(w->ctx, &sp, &k, &q, bytes[i], ctx_vfeed, &vs, err);
+        int r = gm_ctx_step(w->ctx, &sp, &k, &q, &win, bytes[i], ctx_vfeed, &vs, err);
         if (r <= 0)
             return r;
     }
-    return set_viable(sp, &vs, sp->state_prod[q], buf + cap, cap);
+    return ctx_pending(w->ctx, sp, k, q, &win, &vs, buf + cap, cap, err);
 }
 
 /* Adds token t when it is allowed from (w->q0, w->top_vs0), lexed contextually byte by byte. */
@@ -347,6 +399,92 @@ static int ctx_each_token(void *ud, uint32_t t)
     ctx_each *e = ud;
     e->st = ctx_token(e->w, t, e->err);
     return e->st != GM_OK;
+}
+
+/* One depth of ctx_trie_walk: the state after the path's bytes. */
+typedef struct trie_level {
+    gm_spanner *sp;
+    uint32_t k, q;
+    uint32_t win;             /* the window: the last win bytes of the text */
+    gm_vstack vs;
+} trie_level;
+
+/*
+ * Every token run from (w->q0, w->top_vs0) with window w->top_win, along
+ * the vocabulary trie so that tokens share the steps of their common
+ * prefix and a rejected prefix drops its subtree. The window is always the
+ * text's last bytes since a fallback point (note [contextual fallbacks]),
+ * so one buffer holds the window before the token and the path.
+ */
+static gm_status ctx_trie_walk(walker *w, gm_error *err)
+{
+    gm_mem *m = w->sp->mem;
+    const gm_trie *tr = w->sp->trie;
+    uint32_t levels = (uint32_t)tr->max_depth + 1, w0 = w->top_win ? w->top_win->n : 0;
+    size_t per = WALK_REGION + WALK_INDENTS;
+    trie_level *lev = gm_mem_alloc(m, levels * sizeof *lev);
+    uint32_t *bufs = gm_mem_alloc(m, (size_t)levels * per * sizeof *bufs);
+    uint8_t *text = gm_mem_alloc(m, (size_t)w0 + levels);
+    gm_ctx_window *work = gm_mem_alloc(m, sizeof *work);
+    uint32_t scratch[WALK_REGION];
+    gm_status st = GM_OK;
+    if (!lev || !bufs || !text || !work) {
+        st = gm_mem_fail(m, err, "the contextual lexer's token walk");
+        goto done;
+    }
+    if (w0)
+        memcpy(text, w->top_win->b, w0);
+    lev[0].sp = (gm_spanner *)w->top_sp;
+    lev[0].k = w->top_lexer;
+    lev[0].q = w->q0;
+    lev[0].win = w0;
+    if (vs_copy(&lev[0].vs, w->top_vs0, bufs, WALK_REGION, bufs + WALK_REGION, WALK_INDENTS)) {
+        /* A deep stack already: token by token on the heap path. */
+        for (uint32_t t = 0; t < tr->ntokens && st == GM_OK; t++)
+            st = ctx_token(w, tr->tokens[t], err);
+        goto done;
+    }
+    for (uint32_t i = 1; i < tr->nnodes && st == GM_OK;) {
+        const gm_trie_node *nd = &tr->nodes[i];
+        trie_level *up = &lev[nd->depth - 1], *at = &lev[nd->depth];
+        uint32_t *b = bufs + (size_t)nd->depth * per;
+        size_t len = (size_t)w0 + nd->depth - 1; /* text before this byte */
+        work->n = up->win;
+        memcpy(work->b, text + len - up->win, up->win);
+        text[len] = nd->byte;
+        *at = *up;
+        int r = vs_copy(&at->vs, &up->vs, b, WALK_REGION, b + WALK_REGION, WALK_INDENTS) ? -1
+                : gm_ctx_step(w->ctx, &at->sp, &at->k, &at->q, work, nd->byte, ctx_vfeed,
+                              &at->vs, err);
+        at->win = work->n;
+        int ok = r > 0 && nd->tok_end > nd->tok_begin
+                     ? ctx_pending(w->ctx, at->sp, at->k, at->q, work, &at->vs, scratch,
+                                   WALK_REGION, err)
+                     : 0;
+        if (ok == -2)
+            r = -2;
+        for (uint32_t j = nd->tok_begin; r > 0 && ok != 0 && j < nd->tok_end && st == GM_OK; j++) {
+            if (ok < 0)
+                st = ctx_token(w, tr->tokens[j], err); /* a deep stack: the heap path */
+            else
+                w->mask[tr->tokens[j] >> 5] |= 1u << (tr->tokens[j] & 31);
+        }
+        if (r == -2) {
+            st = err->code;
+        } else if (r == -1) {
+            /* The overlay filled up: this subtree token by token on the heap path. */
+            for (uint32_t n = i; n < nd->skip && st == GM_OK; n++)
+                for (uint32_t j = tr->nodes[n].tok_begin; j < tr->nodes[n].tok_end && st == GM_OK; j++)
+                    st = ctx_token(w, tr->tokens[j], err);
+        }
+        i = r > 0 ? i + 1 : nd->skip;
+    }
+done:
+    gm_mem_free(m, lev);
+    gm_mem_free(m, bufs);
+    gm_mem_free(m, text);
+    gm_mem_free(m, work);
+    return st;
 }
 
 /* ctx_token for every token of class c. */
@@ -522,7 +660,13 @@ static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *id
             valid = c->len < WALK_DEPTH ? c->len : WALK_DEPTH - 1;
             const gm_vstack *end = &w->snap[c->len < WALK_DEPTH ? c->len : WALK_DEPTH];
             /* A switch class the lexer did not switch for fails (note [contextual masks]). */
+            w->need_tokens = 0;
             ok = c->prod != GM_PROD_SWITCH && prod_viable(w, end, c->prod, c->len == 0);
+            if (!ok && !w->overflow && w->need_tokens) {
+                gm_status st = ctx_class(w, c, err);
+                if (st != GM_OK)
+                    return st;
+            }
         }
         if (w->overflow) {
             /* Rare: the exact heap path for this class; the snapshots are stale. */
@@ -598,8 +742,9 @@ static gm_status fill(gm_spanner *sp, gm_ctx_spanners *ctx, uint32_t lexer, cons
                       uint32_t *mask, gm_error *err)
 {
     memset(mask, 0, GM_MASK_WORDS(sp->nbits) * sizeof(uint32_t));
-    const gm_profile *p = gm_spanner_profile(sp, s->q, err);
-    if (!p)
+    bool window = ctx && s->win && gm_ctx_backtracking(sp, s->q);
+    const gm_profile *p = window ? NULL : gm_spanner_profile(sp, s->q, err);
+    if (!p && !window)
         return err->code;
     walker w;
     w.sp = sp;
@@ -613,10 +758,13 @@ static gm_status fill(gm_spanner *sp, gm_ctx_spanners *ctx, uint32_t lexer, cons
     w.top_sp = sp;
     w.top_lexer = lexer;
     w.q0 = s->q;
+    w.top_win = window ? s->win : NULL;
     uint32_t buf[WALK_REGION], ibuf[WALK_INDENTS];
     gm_vstack real;
     vs_init(&real, s, buf, WALK_REGION, ibuf, WALK_INDENTS);
     w.top_vs0 = &real;
+    if (window)
+        return ctx_trie_walk(&w, err); /* a window before the token: every token is run */
     gm_status st = walk_profile(&w, p, &real, err);
     if (st != GM_OK || p->split0 == GM_SPANNER_NONE)
         return st;
@@ -647,6 +795,7 @@ static gm_status fill(gm_spanner *sp, gm_ctx_spanners *ctx, uint32_t lexer, cons
     w.top_lexer = w.lexer;
     w.q0 = next;
     w.top_vs0 = &after;
+    w.top_win = NULL;
     return walk_profile(&w, p0, &after, err);
 }
 
@@ -721,4 +870,39 @@ int gm_mask_can_end_after(const gm_spanner *sp, const gm_mask_state *s, const ui
     if (r == GM_VFEED_SHIFTED)
         r = gm_vstack_feed(sp->lr, &vs, sp->lr->eof);
     return r == GM_VFEED_ACCEPTED ? 1 : r == GM_VFEED_OVERFLOW ? -1 : 0;
+}
+
+/* ---- the matcher's checks under the contextual lexer (note [contextual fallbacks]) ---- */
+
+bool gm_mask_pending_viable_ctx(gm_ctx_spanners *ctx, const gm_mask_state *s)
+{
+    uint32_t buf[WALK_REGION], ibuf[WALK_INDENTS], scratch[WALK_REGION];
+    gm_vstack vs;
+    vs_init(&vs, s, buf, WALK_REGION, ibuf, WALK_INDENTS);
+    gm_error err;
+    uint32_t k = gm_ctx_lexer_of(ctx, s->stack->state);
+    gm_spanner *sp = gm_ctx_spanner(ctx, k, &err);
+    gm_ctx_window win;
+    gm_ctx_window_load(s->win, &win);
+    return sp && ctx_pending(ctx, sp, k, s->q, &win, &vs, scratch, WALK_REGION, &err) > 0;
+}
+
+bool gm_mask_can_end_ctx(gm_ctx_spanners *ctx, const gm_mask_state *s)
+{
+    uint32_t buf[WALK_REGION], ibuf[WALK_INDENTS];
+    gm_vstack vs;
+    vs_init(&vs, s, buf, WALK_REGION, ibuf, WALK_INDENTS);
+    gm_error err;
+    uint32_t k = gm_ctx_lexer_of(ctx, s->stack->state), q = s->q;
+    gm_spanner *sp = gm_ctx_spanner(ctx, k, &err);
+    gm_ctx_window win;
+    gm_ctx_window_load(s->win, &win);
+    if (!sp || gm_ctx_finish(ctx, &sp, &k, &q, &win, ctx_vfeed, &vs, &err) <= 0)
+        return false;
+    uint32_t end = gm_spanner_end(sp, q);
+    if (end != GM_LEX_NONE && gm_vstack_feed(sp->lr, &vs, end) != GM_VFEED_SHIFTED)
+        return false;
+    if (gm_layer_vend(sp, &vs) != GM_VFEED_SHIFTED)
+        return false;
+    return gm_vstack_feed(sp->lr, &vs, sp->lr->eof) == GM_VFEED_ACCEPTED;
 }

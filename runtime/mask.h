@@ -19,6 +19,7 @@ typedef struct gm_mask_state {
     uint32_t q;               /* spanner state */
     const gm_lr_node *stack;
     const gm_layer_state *layer;
+    const struct gm_ctx_saved_window *win; /* contextual lexer: the pending window, or NULL */
 } gm_mask_state;
 
 /*
@@ -36,6 +37,9 @@ gm_status gm_mask_fill(gm_spanner *sp, const gm_mask_state *s, uint32_t *mask, g
 struct gm_ctx_spanners;
 gm_status gm_mask_fill_ctx(struct gm_ctx_spanners *ctx, const gm_mask_state *s, uint32_t *mask,
                            gm_error *err);
+/* gm_mask_pending_viable and gm_mask_can_end under the contextual lexer. */
+bool gm_mask_pending_viable_ctx(struct gm_ctx_spanners *ctx, const gm_mask_state *s);
+bool gm_mask_can_end_ctx(struct gm_ctx_spanners *ctx, const gm_mask_state *s);
 
 /* Whether the output can end in s: the pending lexeme completes and $end is accepted. */
 bool gm_mask_can_end(const gm_spanner *sp, const gm_mask_state *s);

@@ -12,6 +12,7 @@
 #include "schema/schema.h"
 #include "schema/uri.h"
 #include "schema/validate.h"
+#include "earley/ir_merge.h"
 
 void gm_schema_options_init_defaults(gm_schema_options *opts)
 {
@@ -843,6 +844,10 @@ gm_status gm_schema_compile(gm_mem *m, const char *name, const char *json, size_
     gm_status st = c->st != GM_OK ? c->st : c->b.st;
     if (st == GM_OK && g->root == GM_EX_NONE) /* a path that failed without saying why */
         st = gm_error_set(err, GM_ERR_NOMEM, "out of memory compiling the schema");
+    /* a $ref target used in many places was emitted once per use: one copy of each
+       (note [merging equal rules]) */
+    if (st == GM_OK)
+        st = gm_ebnf_merge_rules(g, NULL, err);
     if (st == GM_OK) {
         gm_grammar_options go;
         memset(&go, 0, sizeof go);

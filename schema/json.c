@@ -245,11 +245,13 @@ static bool match_word(reader *r, const char *w)
 static gm_jv *read_value(reader *r);
 
 /* The n children collected on a stack, copied into the arena (*count = n). */
-static void *keep(reader *r, const void *src, size_t n, size_t elem, uint32_t *count)
+/* Copies n elements from index base of a vector's array (NULL while the vector is empty). */
+static void *keep(reader *r, const void *vec, size_t base, size_t n, size_t elem, uint32_t *count)
 {
     *count = (uint32_t)n;
     if (!n)
         return NULL;
+    const char *src = (const char *)vec + base * elem;
     void *p = gm_jdoc_alloc(r->d, n * elem);
     if (!p) {
         nomem(r);
@@ -289,7 +291,7 @@ static gm_jv *read_array(reader *r, gm_jv *v)
             return NULL;
         }
     }
-    v->u.items = keep(r, r->items.v + base, r->items.n - base, sizeof *r->items.v, &v->n);
+    v->u.items = keep(r, r->items.v, base, r->items.n - base, sizeof *r->items.v, &v->n);
     r->items.n = base;
     return v->n && !v->u.items ? NULL : v;
 }
@@ -343,7 +345,7 @@ static gm_jv *read_object(reader *r, gm_jv *v)
             return NULL;
         }
     }
-    v->u.members = keep(r, r->members.v + base, r->members.n - base, sizeof *r->members.v, &v->n);
+    v->u.members = keep(r, r->members.v, base, r->members.n - base, sizeof *r->members.v, &v->n);
     r->members.n = base;
     return v->n && !v->u.members ? NULL : v;
 }

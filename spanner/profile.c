@@ -434,6 +434,17 @@ static size_t item_offset(const gm_profile *p, uint32_t t)
 }
 
 /* One token: find the byte after which its element `depth` was emitted, lex the rest in to. */
+static bool backtracking(const gm_spanner *sp, uint32_t q)
+{
+    return q < sp->nlex && sp->state_dfa[q] >= sp->lexer->ndfa;
+}
+
+/*
+ * One token: find where the rest after its element `depth` starts — the
+ * byte that ended that element's lexeme, or, when it ended by a fallback,
+ * the first byte of the window (runtime/ctx_spanners.h, note [contextual
+ * fallbacks]) — and lex the rest in `to`. Mixed when that is not known.
+ */
 static int suffix_token(void *ud, uint32_t t)
 {
     suffix_walk *sw = ud;
@@ -441,33 +452,44 @@ static int suffix_token(void *ud, uint32_t t)
     size_t len;
     const uint8_t *bytes = gm_vocab_data_token(from->vocab, t, &len);
     uint32_t q = sw->p->state, seen = 0;
-    size_t i = sw->p->item_tok ? item_offset(sw->p, t) : 0;
+    size_t i = sw->p->item_tok ? item_offset(sw->p, t) : 0, wstart = 0;
+    bool wknown = !backtracking(from, q); /* a window that began before the token: not here */
     for (; i < len; i++) {
-        uint32_t next, emit[GM_SPANNER_MAX_EMIT], nemit, flag = 0;
+        uint32_t next, emit[GM_SPANNER_MAX_EMIT], nemit;
         bool ok = gm_spanner_step(from, q, bytes[i], &next, emit, &nemit);
-        seen += nemit;
-        if (!ok && seen > sw->depth && nemit == 1 && q < from->nlex) {
-            /* A switch class's last element: the byte that ended it fails in `from`. */
-            uint32_t e, r;
-            gm_spanner_break(from, q, from->lexer->byte_class[bytes[i]], &e, &r);
-            flag = from->state_flag[r];
-        } else if (!ok) {
-            break; /* not this class's token after all: cannot happen */
-        } else {
-            flag = next < from->nlex ? from->state_flag[next] : 0;
-        }
-        if (seen > sw->depth) {
-            /* Byte i ended the element's lexeme and starts the rest. */
-            uint32_t s = gm_spanner_id(to, 0, flag, 0);
+        if (seen + nemit > sw->depth) {
+            /* The element's lexeme ended before byte i: it must be the step's first. */
+            uint32_t qb = q < from->nlex ? q : from->lex_start, e, r;
+            if (seen != sw->depth || !gm_spanner_pending(from, qb) ||
+                !gm_spanner_break(from, qb, from->lexer->byte_class[bytes[i]], &e, &r))
+                return sw->mixed = 1;
+            size_t at = i;
+            if (backtracking(from, qb)) {
+                if (!wknown)
+                    return sw->mixed = 1;
+                at = wstart; /* the window is lexed again */
+            }
+            uint32_t s = gm_spanner_id(to, 0, from->state_flag[r], 0);
             if (sw->start == UINT32_MAX)
                 sw->start = s;
-            if (s != sw->start || i > UINT16_MAX)
+            if (s != sw->start || at > UINT16_MAX)
                 return sw->mixed = 1; /* one start state per profile */
-            sw->off[slot_of(sw->b, t)] = (uint16_t)i;
-            int r = finish_token(sw->b, t, i, NULL, 0, s);
-            if (r < 0)
+            sw->off[slot_of(sw->b, t)] = (uint16_t)at;
+            int rc = finish_token(sw->b, t, at, NULL, 0, s);
+            if (rc < 0)
                 sw->failed = 1;
-            return r < 0;
+            return rc < 0;
+        }
+        if (!ok)
+            break; /* not this class's token after all: cannot happen */
+        seen += nemit;
+        if (backtracking(from, next)) {
+            if (!backtracking(from, q) && nemit == 0) {
+                wstart = i;
+                wknown = true;
+            } else if (nemit) {
+                wknown = false; /* a window inside a window that fell back */
+            }
         }
         q = next;
     }

@@ -38,6 +38,8 @@ typedef struct ref_state {
     gm_postlex_stream layers;
     uint8_t lexeme[512];     /* the pending lexeme's last bytes */
     size_t lexlen;
+    uint32_t last;           /* Lark mode: the longest match of the lexeme so far */
+    size_t last_len;         /* its length in lexeme[] */
 } ref_state;
 
 typedef struct ref {
@@ -87,14 +89,48 @@ static const gm_lexer *ref_lexer(ref *r, const ref_state *s)
 }
 
 /* Ends the pending lexeme before a byte of class cls (nclasses: the end of input). */
+/*
+ * Lark mode: the lexeme may fall back to s->last over the bytes after it,
+ * within the bounds of the lexer's backtracking (lexer.h, note [lexer
+ * backtracking]).
+ */
+static int ref_window_ok(const gm_lexer *lx, const ref_state *s)
+{
+    if (lx->ndfa == lx->nstates || s->last == GM_LEX_NONE ||
+        (s->last == lx->line_end && !gm_lexer_can_produce(lx, s->q, s->last)))
+        return 0;
+    return gm_lexer_window_depth(lx, s->lexeme + s->last_len, s->lexlen - s->last_len) <
+           GM_LEX_BACKTRACK_MAX;
+}
+
+static void ref_run(ref *r, ref_state *s, const uint8_t *b, size_t n);
+
+/*
+ * Ends the pending lexeme before a byte of class cls (nclasses: the end of
+ * input): its match, or its longest earlier match, after which the bytes
+ * after that match are lexed again — by the lexer of the parser's state
+ * then, which may be another one (Lark's contextual lexer).
+ */
 static int ref_break(ref *r, ref_state *s, uint32_t cls)
 {
     uint32_t t = gm_lexer_accept(s->lx, s->q, cls);
-    if (t == GM_LEX_NONE || !ref_emit(r, s, t))
+    uint8_t window[sizeof s->lexeme];
+    size_t wlen = 0;
+    if (t == GM_LEX_NONE) {
+        if (!ref_window_ok(s->lx, s))
+            return 0;
+        t = s->last;
+        wlen = s->lexlen - s->last_len;
+        memcpy(window, s->lexeme + s->last_len, wlen);
+        s->lexlen = s->last_len;
+    }
+    if (!ref_emit(r, s, t))
         return 0;
     s->q = 0;
     s->lexlen = 0;
-    return 1;
+    s->last = GM_LEX_NONE;
+    ref_run(r, s, window, wlen);
+    return s->ok;
 }
 
 static void ref_run(ref *r, ref_state *s, const uint8_t *b, size_t n)
@@ -105,6 +141,12 @@ static void ref_run(ref *r, ref_state *s, const uint8_t *b, size_t n)
             if (s->q == 0)
                 s->lx = ref_lexer(r, s); /* a new lexeme: the lexer of the parser's state */
             const gm_lexer *lx = s->lx;
+            /* Whether the lexeme so far is a match depends on the byte after it (lexer.h). */
+            uint32_t a = s->q ? gm_lexer_accept(lx, s->q, lx->byte_class[b[i]]) : GM_LEX_NONE;
+            if (a != GM_LEX_NONE) {
+                s->last = a;
+                s->last_len = s->lexlen;
+            }
             nx = gm_lexer_dfa_state(lx, lx->next[(size_t)s->q * lx->nclasses + lx->byte_class[b[i]]]);
             if (nx != GM_LEX_DEAD)
                 break;
@@ -116,11 +158,15 @@ static void ref_run(ref *r, ref_state *s, const uint8_t *b, size_t n)
         if (s->lexlen == sizeof s->lexeme) {
             memmove(s->lexeme, s->lexeme + 256, sizeof s->lexeme - 256);
             s->lexlen -= 256;
+            s->last = s->last_len >= 256 ? s->last : GM_LEX_NONE;
+            s->last_len -= s->last_len >= 256 ? 256 : 0;
         }
         s->lexeme[s->lexlen++] = b[i];
         s->q = nx;
     }
 }
+
+static ref_state ref_copy(const ref_state *s);
 
 /* The pending lexeme can still become a terminal of its lexer that the stack accepts. */
 static int ref_pending_ok(ref *r, const ref_state *s)
@@ -149,7 +195,13 @@ static int ref_pending_ok(ref *r, const ref_state *s)
             (n == 0 || gm_lr_can_feed(r->lr, s->stack, out, n)))
             return 1;
     }
-    return 0;
+    /* Or the lexeme falls back to its longest match and the rest is lexed again. */
+    if (s->lx->accept[s->q] != GM_LEX_NONE || s->last == GM_LEX_NONE)
+        return 0;
+    ref_state c = ref_copy(s);
+    int ok = ref_break(r, &c, s->lx->nclasses) && ref_pending_ok(r, &c);
+    gm_lr_node_release(r->mem, c.stack);
+    return ok;
 }
 
 static ref_state ref_copy(const ref_state *s)
@@ -161,10 +213,13 @@ static ref_state ref_copy(const ref_state *s)
 
 static int ref_can_end(ref *r, const ref_state *s0)
 {
+    /* (with fallbacks: a lexeme that ends in a window breaks more than once) */
     if (!s0->ok)
         return 0;
     ref_state s = ref_copy(s0);
-    int ok = s.q == 0 || ref_break(r, &s, s.lx->nclasses);
+    int ok = 1;
+    while (ok && s.q != 0)
+        ok = ref_break(r, &s, s.lx->nclasses);
     const uint32_t *out;
     size_t n = 0;
     if (ok)
@@ -186,6 +241,7 @@ static void ref_init(ref *r, const gm_compiled *c)
     r->mem = (gm_mem *)&c->mem;
     r->strip_left = c->vocab->data->strip_leading;
     r->st.ok = 1;
+    r->st.last = GM_LEX_NONE;
     r->st.stack = gm_lr_stack_new(r->mem);
     assert_non_null(r->st.stack);
     const gm_postlex *pl = &c->grammar->postlex;
@@ -276,6 +332,7 @@ typedef struct combo {
     const char *grammar;     /* inline Lark text, or a path under GM_SRCDIR ending in .lark */
     const char *tokenizer;   /* under GM_SHARED_DIR */
     bool lark;               /* Lark mode (conflicts and lexer) */
+    const char *start;       /* start rule (NULL: start) */
 } combo;
 
 static gm_compiled *compile(const combo *k, gm_vocab **v, gm_grammar **g)
@@ -288,9 +345,11 @@ static gm_compiled *compile(const combo *k, gm_vocab **v, gm_grammar **g)
     o.lexer = GM_LEXER_CONTEXTUAL;
     if (k->lark)
         o.conflicts = GM_CONFLICTS_LARK;
+    o.start = k->start;
     size_t n = strlen(k->grammar);
+    const char *path = k->grammar[0] == '/' ? k->grammar : gm_test_src_path(k->grammar);
     gm_status st = n > 5 && !strcmp(k->grammar + n - 5, ".lark")
-                       ? gm_grammar_create_from_file(gm_test_src_path(k->grammar), &o, g, &err)
+                       ? gm_grammar_create_from_file(path, &o, g, &err)
                        : gm_grammar_create(k->grammar, n, "inline.lark", &o, g, &err);
     if (st != GM_OK)
         fail_msg("grammar: %s", err.message);
@@ -421,10 +480,10 @@ static void random_walks(const combo *k, int walks, int steps, uint64_t seed)
 static void print_name(void **state)
 {
     (void)state;
-    combo k = {"tests/lark/contextual.lark", LLAMA3, true};
+    combo k = {"tests/lark/contextual.lark", LLAMA3, true, NULL};
     program_steps(&k, "print x; x = y; print print; x = print;", true);
     program_steps(&k, "print x; print = x;", false); /* a keyword at a statement's start */
-    combo s = {"tests/lark/contextual.lark", SP32K, false};
+    combo s = {"tests/lark/contextual.lark", SP32K, false, NULL};
     program_steps(&s, "print print;x=print;  print=print;", false);
     random_walks(&k, 3, 30, 1);
     random_walks(&s, 3, 30, 2);
@@ -452,23 +511,23 @@ static const char expr_grammar[] =
 static void expr_programs(void **state)
 {
     (void)state;
-    combo k = {expr_grammar, LLAMA3, true};
+    combo k = {expr_grammar, LLAMA3, true, NULL};
     program_steps(&k, "let let = 1;\ncolor beef;\ncolor 12ab;\nlet x =>y;\nif a==b=> x.let;\n"
                       "f->g; x.color->y;\n", false);
     program_steps(&k, "let let = 1;\ncolor beef;\ncolor 12ab;\nif a==b=> x.let;\nf->g;\n"
                       "x.if;let a=-b-c;\n", true);
-    combo s = {expr_grammar, SP32K, false};
+    combo s = {expr_grammar, SP32K, false, NULL};
     program_steps(&s, "color abc; color 0f;let color=color.let-1>2;", true);
 }
 
 static void expr_walks(void **state)
 {
     (void)state;
-    combo k = {expr_grammar, LLAMA3, true};
+    combo k = {expr_grammar, LLAMA3, true, NULL};
     random_walks(&k, 4, 30, 3);
-    combo s = {expr_grammar, SP32K, false};
+    combo s = {expr_grammar, SP32K, false, NULL};
     random_walks(&s, 4, 30, 4);
-    combo q = {expr_grammar, QWEN3, true};
+    combo q = {expr_grammar, QWEN3, true, NULL};
     random_walks(&q, 3, 30, 5);
 }
 
@@ -499,9 +558,9 @@ static const char indent_program[] =
 static void indent_programs(void **state)
 {
     (void)state;
-    combo k = {indent_grammar, LLAMA3, false};
+    combo k = {indent_grammar, LLAMA3, false, NULL};
     program_steps(&k, indent_program, true);
-    combo s = {indent_grammar, SP32K, true};
+    combo s = {indent_grammar, SP32K, true, NULL};
     program_steps(&s, indent_program, true);
     random_walks(&k, 3, 30, 6);
     random_walks(&s, 3, 30, 7);
@@ -519,40 +578,114 @@ static const char semi_grammar[] =
 static void semicolon_programs(void **state)
 {
     (void)state;
-    combo k = {semi_grammar, LLAMA3, false};
+    combo k = {semi_grammar, LLAMA3, false, NULL};
     program_steps(&k, "print print\nreturn return\n{ x; return; }\n(print)\nreturn\n", true);
     random_walks(&k, 3, 30, 8);
-    combo s = {semi_grammar, SP32K, true};
+    combo s = {semi_grammar, SP32K, true, NULL};
     program_steps(&s, "{print return\n}\nprint\n;x\n", false);
     random_walks(&s, 3, 30, 9);
 }
 
-/* A lexer that backs up (Lark mode: "." and "...") is refused, naming a state. */
-static void backing_up_refused(void **state)
+/*
+ * Lark mode's fallbacks (note [contextual fallbacks]): "1e" may fall back
+ * to NUMBER, r"a to NAME, ".." to ".", and the window goes to the lexer of
+ * the state after the fallback: after a NUMBER in an expression that one
+ * takes "e" as a NAME, after a NAME it takes no '"', after "x." no ".".
+ */
+static const char fallback_grammar[] =
+    "start: stmt*\n"
+    "stmt: \"let\" NAME \"=\" expr \";\" | expr \";\" | \"at\" (NUMBER NAME | FLOAT) \";\"\n"
+    "?expr: atom | expr \"...\" atom | expr \".\" NAME | \"-\" atom\n"
+    "?atom: NAME | NUMBER NAME? | FLOAT | STRING | \"(\" expr \")\"\n"
+    "NAME: /[a-z_][a-z0-9_]*/\n"
+    "NUMBER: /[0-9]+/\n"
+    "FLOAT: /[0-9]+e[0-9]+/\n"
+    "STRING: /r?\"[^\"\\n ]*\"/\n"
+    "%ignore \" \"\n";
+
+static void fallback_programs(void **state)
 {
     (void)state;
-    static const char text[] = "start: (\".\" | \"...\" | NAME)*\nNAME: /[a-z]+/\n";
+    combo k = {fallback_grammar, LLAMA3, true, NULL};
+    program_steps(&k, "let x = 1e5 ... 2ex;let z=3e;at 2e3;x.y...3;r;(r).let;", true);
+    program_steps(&k, "let u = r\"ab;", false);
+    program_steps(&k, "let v = 4e5e;", false);
+    program_steps(&k, "x..y;", false);
+    random_walks(&k, 4, 30, 10);
+    combo s = {fallback_grammar, SP32K, true, NULL};
+    program_steps(&s, "at 1e2;let a=3e;let b=1e;", true);
+    random_walks(&s, 4, 30, 11);
+}
+
+/* Lark's own lexer-mode tests of test_mask (lookaheads, lazy strings, fallbacks over line ends). */
+static const char lark_lexer_grammar[] =
+    "start: _NL? (stmt _NL)*\n"
+    "stmt: \"if\" expr | NAME \"=\" expr\n"
+    "expr: atom (OP atom)*\n"
+    "atom: NAME | STRING | NUMBER | \"(\" expr \")\" | \"?\" atom\n"
+    "OP: /[+*]|[?](?![a-z])/\n"
+    "NAME: /[a-z_][a-z0-9_]*/\n"
+    "STRING: /\"(?!\"\").*?\"|\"\"\"(?:.|\\n)*?\"\"\"/\n"
+    "NUMBER: /[0-9]+/\n"
+    "_NL: /(\\r?\\n)+\\s*/\n"
+    "COMMENT: /\\s*\\/\\/[^\\n]*/\n"
+    "%ignore COMMENT\n"
+    "%ignore /[ \\t]+/\n";
+
+static void lark_lexer_walks(void **state)
+{
+    (void)state;
+    combo k = {lark_lexer_grammar, SP32K, true, NULL};
+    random_walks(&k, 5, 30, 12);
+    combo q = {lark_lexer_grammar, QWEN3, true, NULL};
+    random_walks(&q, 3, 30, 13);
+}
+
+/*
+ * Lark's own python.lark (Debian python3-lark; skipped without it) on a
+ * program with docstrings and raw strings (fallbacks of STRING and
+ * LONG_STRING), numbers, keywords that are names elsewhere and the
+ * indentation layer: every step against the reference.
+ */
+static void lark_python(void **state)
+{
+    (void)state;
+    const char *path = getenv("GM_LARK_PYTHON_GRAMMAR");
+    if (!path)
+        path = "/usr/lib/python3/dist-packages/lark/grammars/python.lark";
+    FILE *f = fopen(path, "r");
+    if (!f)
+        skip();
+    fclose(f);
+    static const char program[] =
+        "\"\"\"Module doc.\"\"\"\n"
+        "import re\n"
+        "pat = re.compile(r'(\\d+),(\\d+)')\n"
+        "def f(x, case=1e5, *args):\n"
+        "    '''Doc string.'''\n"
+        "    if x is not None and case:\n"
+        "        return [match.x for match in args if match]\n"
+        "    y = 0x1f + 1_000 + 2.5e-3j\n"
+        "    return {'a': b\"\\x00\", **x}\n"
+        "class C(object):\n"
+        "    pass\n";
+    combo k = {path, LLAMA3, true, "file_input"};
+    program_steps(&k, program, true);
+}
+
+/* An unknown lexer kind is an argument error. */
+static void bad_lexer_kind(void **state)
+{
+    (void)state;
+    static const char text[] = "start: NAME*\nNAME: /[a-z]+/\n";
     gm_error err;
-    gm_vocab *v;
-    gm_grammar *g;
-    if (gm_vocab_create_from_file(gm_test_shared_path(SP32K), NULL, &v, &err) != GM_OK)
-        fail_msg("%s", err.message);
     gm_grammar_options o;
     gm_grammar_options_init_defaults(&o);
-    o.lexer = GM_LEXER_CONTEXTUAL;
-    o.conflicts = GM_CONFLICTS_LARK;
-    assert_int_equal(gm_grammar_create(text, strlen(text), "dots.lark", &o, &g, &err), GM_OK);
-    gm_compiled *c = NULL;
-    assert_int_equal(gm_compiled_create(g, v, NULL, &c, &err), GM_ERR_UNSUPPORTED);
-    assert_null(c);
-    assert_non_null(strstr(err.message, "backs up"));
     o.lexer = (gm_lexer_kind)7;
     gm_grammar *bad = NULL;
-    assert_int_equal(gm_grammar_create(text, strlen(text), "dots.lark", &o, &bad, &err),
+    assert_int_equal(gm_grammar_create(text, strlen(text), "x.lark", &o, &bad, &err),
                      GM_ERR_ARGUMENT);
     assert_null(bad);
-    gm_grammar_destroy(g);
-    gm_vocab_destroy(v);
 }
 
 int main(void)
@@ -563,7 +696,10 @@ int main(void)
         cmocka_unit_test(expr_walks),
         cmocka_unit_test(indent_programs),
         cmocka_unit_test(semicolon_programs),
-        cmocka_unit_test(backing_up_refused),
+        cmocka_unit_test(fallback_programs),
+        cmocka_unit_test(lark_lexer_walks),
+        cmocka_unit_test(bad_lexer_kind),
+        cmocka_unit_test(lark_python),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 /*
- * Merging equal rules of a grammar IR (dispatch/ir_merge.h).
+ * Merging equal rules of a grammar IR (earley/ir_merge.h).
  *
  * note [merging equal rules]
  * A tool-call preset imports one JSON Schema grammar per tool (ir_import.c),
@@ -18,7 +18,7 @@
  * REF nodes are the only nodes changed (their rule, in place): a REF node
  * shared by several parents names an equal rule for all of them.
  */
-#include "dispatch/ir_merge.h"
+#include "earley/ir_merge.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,10 +1,11 @@
 /*
  * Merging equal rules of a grammar IR: a structural tag imports one grammar
- * per tool, each with its own copy of the same helper rules (note [merging
- * equal rules] in ir_merge.c).
+ * per tool, each with its own copy of the same helper rules, and a JSON
+ * Schema emits one rule per use of a $ref target (note [merging equal
+ * rules] in ir_merge.c).
  */
-#ifndef GM_DISPATCH_IR_MERGE_H
-#define GM_DISPATCH_IR_MERGE_H
+#ifndef GM_EARLEY_IR_MERGE_H
+#define GM_EARLEY_IR_MERGE_H
 
 #include "gramask.h"
 #include "base/error.h"

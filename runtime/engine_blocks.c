@@ -213,6 +213,9 @@ struct gm_cblocks {
 static void cblock_free(gm_mem *m, cblock *cb)
 {
     uint32_t L = cb->b->end_len;
+    for (uint32_t q = 0; cb->lexok && q < cb->inner->spanner->nstates; q++)
+        gm_mem_free(m, atomic_load(&cb->lexok[q]));
+    gm_mem_free(m, cb->lexok);
     gm_compiled_destroy(cb->inner);
     gm_mem_free(m, cb->next);
     gm_mem_free(m, cb->check);
@@ -222,9 +225,6 @@ static void cblock_free(gm_mem *m, cblock *cb)
     gm_vec_free(m, &cb->cend);
     gm_vec_free(m, &cb->cend_prefix);
     gm_vec_free(m, &cb->cend_len);
-    for (uint32_t q = 0; cb->lexok && cb->inner && q < cb->inner->spanner->nstates; q++)
-        gm_mem_free(m, atomic_load(&cb->lexok[q]));
-    gm_mem_free(m, cb->lexok);
     for (uint32_t i = 0; cb->strad && i <= cb->b->begin_len; i++)
         gm_vec_free(m, &cb->strad[i]);
     gm_mem_free(m, cb->strad);

@@ -87,3 +87,5 @@ GM_TESTS += tests/test_blocks
 tests_test_blocks_SOURCES = tests/test_blocks.c
 tests_test_blocks_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_blocks_LDADD = $(GM_TEST_LDADD)
+# The code-block engine's masks against its own stepping (libFuzzer).
+GM_FUZZ += tests/fuzz/fuzz_blocks

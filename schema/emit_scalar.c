@@ -498,7 +498,8 @@ static uint32_t restrict_len(gm_regex *re, uint32_t node, uint32_t lo, uint32_t 
         return node;
     if (depth > 50)
         return RX_FAILED;
-    const gm_rx_node *x = &re->nodes[node];
+    /* a copy: adding nodes below may move re->nodes */
+    const gm_rx_node xn = re->nodes[node], *x = &xn;
     if (x->kind == GM_RX_REPEAT) {
         uint32_t kid = re->kids[x->first];
         uint32_t a, b;

@@ -19,7 +19,10 @@
  * one tag {"begin": "```LANG\n", "content": {"type": "lalr", "grammar":
  * LANG}, "end": "\n```"} per language. "```" in the free text must open one
  * of these blocks. GM_ERR_ARGUMENT for no language, an unknown one or one
- * listed twice.
+ * listed twice. Simpler than CommonMark: fences are exactly "```LANG\n" and
+ * "\n```" (no "~~~", no indented fences, no other languages, and a line
+ * starting with ``` in a block always closes it; what follows on that line
+ * is free text).
  */
 gm_status gm_code_blocks_structural_tag(const char *const *langs, size_t n, gm_strbuf *out,
                                         gm_error *err);

@@ -561,6 +561,13 @@ static gm_status struct_key(gm_eengine *e, gm_escratch *w, uint32_t state, uint6
     rules_seen = gm_mem_alloc(m, (size_t)(g->nrules ? g->nrules : 1) * sizeof *rules_seen);
     if (!rules_seen)
         return gm_mem_fail(m, err, "the cross-grammar cache");
+    /* The runs of the byte-class map: a state's target is constant on each. */
+    uint16_t run[257];
+    uint32_t nruns = 0;
+    for (uint32_t b = 0; b < 256; b++)
+        if (b == 0 || g->byte_class[b] != g->byte_class[b - 1])
+            run[nruns++] = (uint16_t)b;
+    run[nruns] = 256;
     ENQ(state);
     for (uint32_t qi = 0; qi < nq && !bad; qi++) {
         uint32_t s = w->kqueue[qi];
@@ -569,12 +576,13 @@ static gm_status struct_key(gm_eengine *e, gm_escratch *w, uint32_t state, uint6
             NEW_RULE(r);
         KPUSH(w->krule[r]);
         KPUSH(g->state_flags[s] & (GM_FS_ACCEPT | GM_FS_ITER_END | GM_FS_REP_START));
-        for (uint32_t b = 0; b < 256;) {
-            uint32_t t = gm_fsm_next(g, s, (uint8_t)b), lo = b;
-            while (b < 256 && gm_fsm_next(g, s, (uint8_t)b) == t)
-                b++;
+        /* Byte ranges of one target (maximal), in byte order. */
+        for (uint32_t i = 0; i < nruns;) {
+            uint32_t t = gm_fsm_next(g, s, (uint8_t)run[i]), lo = run[i];
+            while (i < nruns && gm_fsm_next(g, s, (uint8_t)run[i]) == t)
+                i++;
             if (t != GM_FSM_NONE) {
-                KPUSH(lo << 8 | (b - 1));
+                KPUSH(lo << 8 | (run[i] - 1u));
                 KPUSH(ENQ(t));
             }
         }

@@ -12,6 +12,15 @@
  * P F contains F only at its end (Markdown: the first closing fence closes
  * the block), then F, then what the Earley grammar reads after X F.
  *
+ * Why a composite engine: the Earley engine cannot host a bundled grammar
+ * as it is (a Lark lexer with maximal munch, LALR tables, Python's
+ * indentation layer), and converting those grammars would lose the LALR
+ * engine's exact and fast masks. So each engine keeps its own states and
+ * masks, and they meet only at the fences: the Earley grammar says where a
+ * block starts (it can read X), the block's end automaton and the LALR
+ * state say where it ends, and the few tokens that cross a fence are
+ * walked through both.
+ *
  * A state is a small set of configurations (the output may be read more
  * than one way: free text that could also be a tag's begin, say), each
  *   prose (e): the Earley state e; or

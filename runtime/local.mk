@@ -89,3 +89,6 @@ tests_test_blocks_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_blocks_LDADD = $(GM_TEST_LDADD)
 # The code-block engine's masks against its own stepping (libFuzzer).
 GM_FUZZ += tests/fuzz/fuzz_blocks
+# Random generation inside code blocks: no dead ends; finished blocks parse.
+TESTS += tests/blocks_generate.sh
+EXTRA_DIST += tests/blocks_generate.sh

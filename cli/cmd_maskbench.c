@@ -385,9 +385,10 @@ static void run_schema(const mb_schema *s, gm_vocab *vocab, const gm_schema_opti
         }
         r->verdicts[ti] = v;
     }
-    gm_compiled_stats cs;
-    gm_compiled_get_stats(c, &cs);
-    r->memory_kb = (double)cs.memory_bytes / 1024.0;
+    /* the schema's own memory: its grammar and compiled grammar with their mask caches,
+       not the vocabulary and its cross-grammar cache that every schema shares
+       (gm_compiled_stats.memory_bytes counts those too) */
+    r->memory_kb = (double)(atomic_load(&c->mem.used) + atomic_load(&c->grammar->mem.used)) / 1024.0;
     gm_matcher_destroy(m);
     gm_compiled_destroy(c);
     gm_grammar_destroy(g);

@@ -469,7 +469,8 @@ static gm_status visit(builder *b, uint32_t id)
             if (o.props || o.pprops || o.addl)
                 PUSH(b, &sh->objs, o);
             /* draft 3: "required": true inside a property schema */
-            for (uint32_t i = 0; props && i < props->n && c->st == GM_OK; i++) {
+            /* props is checked to be an object later: here it may still be anything */
+            for (uint32_t i = 0; props && props->kind == GM_JV_OBJECT && i < props->n && c->st == GM_OK; i++) {
                 const gm_jv *r = gm_jv_get(props->u.members[i].value, "required");
                 if (r && r->kind == GM_JV_TRUE) {
                     gm_jv *name = gm_jdoc_alloc(&c->doc, sizeof *name);

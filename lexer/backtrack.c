@@ -59,11 +59,6 @@ static bool tied_ok(const gm_lexer *lx, uint32_t main, uint32_t t)
     return t != lx->line_end || gm_lexer_can_produce(lx, main, t);
 }
 
-static bool may_accept(const gm_lexer *lx, uint32_t q)
-{
-    return lx->accept[q] != GM_LEX_NONE || (lx->cond && lx->cond[q] != GM_LEX_NONE);
-}
-
 /* Bytes a window may not hold (gm_lexer_window_stop) get classes of their own. */
 static int refine_classes(builder *b)
 {
@@ -132,7 +127,7 @@ static gm_status expand(builder *b, uint32_t s, gm_error *err)
     for (uint32_t c = 0; c < b->nclasses; c++) {
         uint32_t n = dfa_next(b, k.main, c);
         uint32_t to = n;
-        if (n != GM_LEX_DEAD && !may_accept(lx, n) && !b->class_ws[c] && tied_ok(lx, n, k.fallback)) {
+        if (n != GM_LEX_DEAD && !gm_lexer_may_accept(lx, n) && !b->class_ws[c] && tied_ok(lx, n, k.fallback)) {
             uint32_t r = b->rows.v[(size_t)k.relex * b->nclasses + c];
             if (r != GM_LEX_DEAD && depth_of(b, r) < GM_LEX_BACKTRACK_MAX) {
                 bt_key nk = {n, k.fallback, r};
@@ -176,13 +171,13 @@ gm_status gm_lexer_add_backtracking(gm_lexer *lx, uint32_t max_states, gm_error 
             b.rows.v[(size_t)q * b.nclasses + c] = dfa_next(&b, q, c);
     /* Windows open where an accepted lexeme continues into a non-accepting state. */
     for (uint32_t q = 1; q < lx->ndfa; q++) {
-        if (!may_accept(lx, q))
+        if (!gm_lexer_may_accept(lx, q))
             continue;
         for (uint32_t c = 0; c < b.nclasses; c++) {
             /* What q's lexeme is when the window's first byte follows it. */
             uint32_t t = gm_lexer_accept(lx, q, b.class_old[c]);
             uint32_t n = dfa_next(&b, q, c), r = dfa_next(&b, 0, c);
-            if (t == GM_LEX_NONE || n == GM_LEX_DEAD || may_accept(lx, n) || b.class_ws[c] ||
+            if (t == GM_LEX_NONE || n == GM_LEX_DEAD || gm_lexer_may_accept(lx, n) || b.class_ws[c] ||
                 r == GM_LEX_DEAD || !tied_ok(lx, n, t))
                 continue;
             bt_key k = {n, t, r};

@@ -221,6 +221,17 @@ static inline uint32_t gm_lexer_accept(const gm_lexer *lx, uint32_t q, uint32_t 
 }
 
 /*
+ * Whether DFA state q's lexeme is a match before some next byte. Reaching
+ * such a state ends the window of an earlier match (note [lexer
+ * backtracking]) even when the byte after it says no.
+ */
+static inline bool gm_lexer_may_accept(const gm_lexer *lx, uint32_t q)
+{
+    return q && q < lx->ndfa &&
+           (lx->accept[q] != GM_LEX_NONE || (lx->cond && lx->cond[q] != GM_LEX_NONE));
+}
+
+/*
  * What ends the lexeme pending in q when a byte of class cls cannot
  * continue it (cls == nclasses: the end of input): the terminal *t it
  * becomes and the state *resume that takes the byte (0: a new lexeme).
@@ -269,9 +280,9 @@ static inline bool gm_lexer_step(const gm_lexer *lx, uint32_t q, uint8_t b, uint
 }
 
 /*
- * The nesting depth of the state re-lexing window[0..n) reaches from the
- * start (0 for a DFA state, 1 + its re-lexed state's for a backtracking
- * state), or UINT32_MAX when the re-lexing completes a lexeme or the window
+ * The deepest nesting the states re-lexing window[0..n) from the start reach
+ * on the way (0 for a DFA state, 1 + its re-lexed state's for a
+ * backtracking state), or UINT32_MAX when the re-lexing completes a lexeme or the window
  * holds a byte it may not (note [lexer backtracking]). lexer_run.c.
  */
 uint32_t gm_lexer_window_depth(const gm_lexer *lx, const uint8_t *window, size_t n);

@@ -31,14 +31,19 @@ static bool window_ok(const gm_lexer *lx, uint32_t q, uint32_t t, const uint8_t 
 
 uint32_t gm_lexer_window_depth(const gm_lexer *lx, const uint8_t *window, size_t n)
 {
-    uint32_t r = 0, em[GM_LEX_MAX_EMIT], nem;
-    for (size_t i = 0; i < n; i++)
+    /* The backtracking states commit to the main match as soon as the bound is passed, so the
+       deepest prefix counts, not only the whole window. */
+    uint32_t r = 0, em[GM_LEX_MAX_EMIT], nem, deepest = 0;
+    for (size_t i = 0; i < n; i++) {
         if (gm_lexer_window_stop(lx, window[i]) || !gm_lexer_step(lx, r, window[i], &r, em, &nem) || nem)
             return UINT32_MAX;
-    uint32_t d = 0;
-    for (; r >= lx->ndfa; r = lx->bt_relex[r - lx->ndfa])
-        d++;
-    return d;
+        uint32_t d = 0;
+        for (uint32_t p = r; p >= lx->ndfa; p = lx->bt_relex[p - lx->ndfa])
+            d++;
+        if (d > deepest)
+            deepest = d;
+    }
+    return deepest;
 }
 
 /* Lexemes wait until the byte that ended them is taken: a byte that fails emits nothing. */
@@ -74,7 +79,7 @@ gm_status gm_lexer_run(const gm_lexer *lx, const uint8_t *text, size_t len, gm_l
         /* Whether the lexeme so far is a match depends on the byte after it (lexer.h). */
         uint32_t acc = q ? gm_lexer_accept(lx, q, i < len ? lx->byte_class[text[i]] : lx->nclasses)
                          : GM_LEX_NONE;
-        if (acc != GM_LEX_NONE) {
+        if (acc != GM_LEX_NONE || gm_lexer_may_accept(lx, q)) {
             last = acc;
             last_end = i;
         }
@@ -134,7 +139,7 @@ gm_status gm_lexer_next(const gm_lexer *lx, const uint8_t *text, size_t len, siz
     for (;;) {
         uint32_t acc = q ? gm_lexer_accept(lx, q, i < len ? lx->byte_class[text[i]] : lx->nclasses)
                          : GM_LEX_NONE;
-        if (acc != GM_LEX_NONE) {
+        if (acc != GM_LEX_NONE || gm_lexer_may_accept(lx, q)) {
             last = acc;
             last_end = i;
         }

@@ -168,7 +168,7 @@ static void ref_run(ref *r, ref_state *s, const uint8_t *b, size_t n)
         for (;;) {
             /* Whether the lexeme so far is a match depends on the byte after it (lexer.h). */
             uint32_t a = s->q ? gm_lexer_accept(lx, s->q, cls) : GM_LEX_NONE;
-            if (a != GM_LEX_NONE) {
+            if (a != GM_LEX_NONE || gm_lexer_may_accept(lx, s->q)) {
                 s->last = a;
                 s->last_len = s->lexlen;
             }

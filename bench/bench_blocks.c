@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "gramask.h"
+#include "base/file.h"
 #include "base/timing.h"
 
 enum { NLANG = 4, MAXFILES = 32 };
@@ -43,23 +44,6 @@ static void die(const char *what, const gm_error *err)
 {
     fprintf(stderr, "bench_blocks: %s: %s\n", what, err ? err->message : "failed");
     exit(1);
-}
-
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        die(path, NULL);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (!s || fread(s, 1, (size_t)n, f) != (size_t)n)
-        die(path, NULL);
-    fclose(f);
-    s[n] = 0;
-    *len = (size_t)n;
-    return s;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -105,10 +89,13 @@ typedef struct answer {
     size_t code_len;
 } answer;
 
-static void make_answer(answer *a, int l, const char *path)
+static void make_answer(gm_mem *m, answer *a, int l, const char *path)
 {
     size_t cl;
-    char *code = read_all(path, &cl);
+    char *code;
+    gm_error err;
+    if (gm_file_read(m, path, (size_t)64 << 20, &code, &cl, &err) != GM_OK)
+        die(path, &err);
     while (cl && code[cl - 1] == '\n')
         code[--cl] = 0;
     const char *before = "Here is the file you asked for. It is short; read the comments first, "
@@ -191,13 +178,15 @@ static void bench_tokenizer(const char *tok, size_t nfiles, int runs)
     gm_vocab *v = NULL;
     if (gm_vocab_create_from_file(path, NULL, &v, &err) != GM_OK)
         die(path, &err);
+    gm_mem files_mem; /* the corpus files' text (code_only) */
+    gm_mem_init(&files_mem, NULL, SIZE_MAX);
     answer as[NLANG * MAXFILES];
     size_t na = 0;
     for (int l = 0; l < NLANG; l++) {
         char *files[MAXFILES];
         size_t k = list_files(l, files, nfiles);
         for (size_t i = 0; i < k; i++) {
-            make_answer(&as[na++], l, files[i]);
+            make_answer(&files_mem, &as[na++], l, files[i]);
             free(files[i]);
         }
     }
@@ -289,7 +278,7 @@ static void bench_tokenizer(const char *tok, size_t nfiles, int runs)
         gm_compiled_destroy(pc[l]);
     for (size_t i = 0; i < na; i++) {
         free(as[i].text);
-        free(as[i].code_only);
+        gm_mem_free(&files_mem, as[i].code_only);
     }
     gm_compiled_destroy(c);
     gm_grammar_destroy(g);

@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "gramask.h"
+#include "base/file.h"
 #include "base/utf8.h"
 #include "runtime/objects.h"
 
@@ -309,23 +310,6 @@ static void one_turn(gen *g, int turn, int max_tokens, stats *st)
     free(toks);
 }
 
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        die(path, NULL);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (!s || fread(s, 1, (size_t)n, f) != (size_t)n)
-        die(path, NULL);
-    fclose(f);
-    s[n] = 0;
-    *len = (size_t)n;
-    return s;
-}
-
 int main(int argc, char **argv)
 {
     const char *tools = NULL, *format = NULL, *tokenizer = NULL, *choice = NULL;
@@ -408,12 +392,16 @@ int main(int argc, char **argv)
     else if (reasoning && !strcmp(reasoning, "forbidden"))
         o.reasoning = GM_REASONING_FORBIDDEN;
     size_t len;
-    char *text = read_file(tools, &len);
+    char *text;
+    gm_mem text_mem;
+    gm_mem_init(&text_mem, NULL, SIZE_MAX);
+    if (gm_file_read(&text_mem, tools, (size_t)64 << 20, &text, &len, &err) != GM_OK)
+        die(tools, &err);
     gm_grammar *grammar;
     gm_compiled *c;
     if (gm_grammar_from_tools(text, len, &o, &grammar, &err))
         die(tools, &err);
-    free(text);
+    gm_mem_free(&text_mem, text);
     if (gm_compiled_create(grammar, g.vocab, NULL, &c, &err))
         die("compile", &err);
     gm_grammar_destroy(grammar);

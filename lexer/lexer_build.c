@@ -222,7 +222,8 @@ static gm_status parse_spec(const gm_terminal_spec *spec, gm_uclass *uc, const g
                                         spec->flags | GM_RE_LARK_MATCH, limits, &e);
     if (st == GM_OK) {
         t->parsed = true;
-        t->max_width = gm_regex_max_width(&t->re, t->re.root);
+        uint32_t min_width;
+        gm_regex_width(&t->re, t->re.root, false, &min_width, &t->max_width);
         t->value_len = char_count(spec->pattern, spec->pattern_len);
         if (gm_regex_nullable(&t->re, t->re.root))
             return spec_error(err, GM_ERR_GRAMMAR, spec,

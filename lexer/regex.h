@@ -125,10 +125,13 @@ gm_status gm_regex_literal(gm_regex *re, gm_uclass *uc, const char *bytes, size_
 /* "lookahead (?=...)", "negative lookbehind (?<!...)", ... for a GM_RX_LOOK kind. */
 const char *gm_regex_look_name(int look);
 
-/* The most code points a match can have, as Python's getwidth (UINT32_MAX: unbounded). */
-uint32_t gm_regex_max_width(const gm_regex *re, uint32_t node);
-/* The fewest code points a match can have, as Python's getwidth. */
-uint32_t gm_regex_min_width(const gm_regex *re, uint32_t node);
+/*
+ * The fewest and most code points a match of node can have (*max UINT32_MAX:
+ * unbounded). Not exact: Python's getwidth, which orders Lark's lexer and
+ * counts a set that matches nothing as one character. exact: a node that
+ * matches nothing gives *min UINT32_MAX and *max 0.
+ */
+void gm_regex_width(const gm_regex *re, uint32_t node, bool exact, uint32_t *min, uint32_t *max);
 
 /* Whether the regex matches the empty string. */
 bool gm_regex_nullable(const gm_regex *re, uint32_t node);

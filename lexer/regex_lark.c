@@ -16,78 +16,62 @@ const char *gm_regex_look_name(int look)
     }
 }
 
-/* ---- Lark's lexer order ---- */
+/* ---- widths ---- */
 
 static uint32_t sat_sum(uint32_t a, uint32_t b)
 {
     return a > UINT32_MAX - b ? UINT32_MAX : a + b;
 }
 
-uint32_t gm_regex_max_width(const gm_regex *re, uint32_t node)
+static uint32_t sat_mul(uint32_t a, uint32_t k)
 {
-    const gm_rx_node *n = &re->nodes[node];
-    uint32_t w = 0;
-    switch (n->kind) {
-    case GM_RX_EMPTY:
-    case GM_RX_LOOK:
-        return 0;
-    case GM_RX_CHAR:
-    case GM_RX_SET:
-    case GM_RX_BYTE:
-        return 1;
-    case GM_RX_CONCAT:
-        for (uint32_t i = 0; i < n->count; i++)
-            w = sat_sum(w, gm_regex_max_width(re, re->kids[n->first + i]));
-        return w;
-    case GM_RX_ALT:
-        for (uint32_t i = 0; i < n->count; i++) {
-            uint32_t k = gm_regex_max_width(re, re->kids[n->first + i]);
-            w = k > w ? k : w;
-        }
-        return w;
-    case GM_RX_REPEAT: {
-        uint32_t k = gm_regex_max_width(re, re->kids[n->first]);
-        if (!k || !n->max)
-            return 0;
-        if (n->max == GM_RX_INF || k > UINT32_MAX / n->max)
-            return UINT32_MAX;
-        return k * n->max;
-    }
-    }
-    return w;
+    return k && a > UINT32_MAX / k ? UINT32_MAX : a * k;
 }
 
-uint32_t gm_regex_min_width(const gm_regex *re, uint32_t node)
+void gm_regex_width(const gm_regex *re, uint32_t node, bool exact, uint32_t *min, uint32_t *max)
 {
     const gm_rx_node *n = &re->nodes[node];
-    uint32_t w = 0;
+    uint32_t lo = 0, hi = 0, a, b;
     switch (n->kind) {
     case GM_RX_EMPTY:
     case GM_RX_LOOK:
-        return 0;
-    case GM_RX_CHAR:
+        break;
     case GM_RX_SET:
-    case GM_RX_BYTE:
-        return 1;
-    case GM_RX_CONCAT:
-        for (uint32_t i = 0; i < n->count; i++)
-            w = sat_sum(w, gm_regex_min_width(re, re->kids[n->first + i]));
-        return w;
-    case GM_RX_ALT:
-        w = UINT32_MAX;
-        for (uint32_t i = 0; i < n->count; i++) {
-            uint32_t k = gm_regex_min_width(re, re->kids[n->first + i]);
-            w = k < w ? k : w;
+        if (exact && re->sets[n->set].n == 0) {
+            lo = UINT32_MAX; /* matches nothing */
+            break;
         }
-        return n->count ? w : 0;
-    case GM_RX_REPEAT: {
-        uint32_t k = gm_regex_min_width(re, re->kids[n->first]);
-        if (!k || !n->min)
-            return 0;
-        if (k > UINT32_MAX / n->min)
-            return UINT32_MAX;
-        return k * n->min;
+        lo = hi = 1;
+        break;
+    case GM_RX_CHAR:
+    case GM_RX_BYTE:
+        lo = hi = 1;
+        break;
+    case GM_RX_CONCAT:
+        for (uint32_t i = 0; i < n->count; i++) {
+            gm_regex_width(re, re->kids[n->first + i], exact, &a, &b);
+            if (a == UINT32_MAX && b == 0) {
+                lo = UINT32_MAX, hi = 0;
+                break;
+            }
+            lo = sat_sum(lo, a);
+            hi = sat_sum(hi, b);
+        }
+        break;
+    case GM_RX_ALT:
+        lo = exact || n->count ? UINT32_MAX : 0;
+        for (uint32_t i = 0; i < n->count; i++) {
+            gm_regex_width(re, re->kids[n->first + i], exact, &a, &b);
+            lo = a < lo ? a : lo;
+            hi = b > hi ? b : hi;
+        }
+        break;
+    case GM_RX_REPEAT:
+        gm_regex_width(re, re->kids[n->first], exact, &a, &b);
+        lo = n->min ? sat_mul(a, n->min) : 0;
+        hi = !b || !n->max ? 0 : n->max == GM_RX_INF ? UINT32_MAX : sat_mul(b, n->max);
+        break;
     }
-    }
-    return w;
+    *min = lo;
+    *max = hi;
 }

@@ -92,8 +92,7 @@ static gm_status widths(gm_lterms *t, const gm_lpattern *p, uint32_t *maxw, uint
     gm_status st = gm_regex_parse(&re, &uc, p->bytes, p->len, p->flags | GM_RE_LARK_MATCH,
                                   &t->L->limits, &e);
     if (st == GM_OK) {
-        *maxw = gm_regex_max_width(&re, re.root);
-        *minw = gm_regex_min_width(&re, re.root);
+        gm_regex_width(&re, re.root, false, minw, maxw);
     }
     gm_regex_free(&re);
     gm_uclass_free(&uc);

@@ -418,71 +418,6 @@ uint32_t sc_emit_number(sctx *c, sc_shape *sh)
 
 /* ---- strings ---- */
 
-/* Length range (code points) of a regex node; *max UINT32_MAX = unbounded. */
-static void rx_len(const gm_regex *re, uint32_t node, uint32_t *min, uint32_t *max)
-{
-    const gm_rx_node *x = &re->nodes[node];
-    switch (x->kind) {
-    case GM_RX_EMPTY:
-        *min = *max = 0;
-        return;
-    case GM_RX_CHAR:
-    case GM_RX_BYTE:
-        *min = *max = 1;
-        return;
-    case GM_RX_SET:
-        if (re->sets[x->set].n == 0) {
-            *min = UINT32_MAX; /* matches nothing */
-            *max = 0;
-            return;
-        }
-        *min = *max = 1;
-        return;
-    case GM_RX_CONCAT: {
-        uint64_t lo = 0, hi = 0;
-        for (uint32_t i = 0; i < x->count; i++) {
-            uint32_t a, b;
-            rx_len(re, re->kids[x->first + i], &a, &b);
-            lo = lo + a > UINT32_MAX ? UINT32_MAX : lo + a;
-            hi = b == UINT32_MAX || hi + b >= UINT32_MAX ? UINT32_MAX : hi + b;
-        }
-        *min = (uint32_t)lo;
-        *max = (uint32_t)hi;
-        return;
-    }
-    case GM_RX_ALT: {
-        uint32_t lo = UINT32_MAX, hi = 0;
-        for (uint32_t i = 0; i < x->count; i++) {
-            uint32_t a, b;
-            rx_len(re, re->kids[x->first + i], &a, &b);
-            if (a < lo)
-                lo = a;
-            if (b > hi || b == UINT32_MAX)
-                hi = b;
-        }
-        *min = lo;
-        *max = hi;
-        return;
-    }
-    case GM_RX_REPEAT: {
-        uint32_t a, b;
-        rx_len(re, re->kids[x->first], &a, &b);
-        uint64_t lo = (uint64_t)a * x->min;
-        *min = x->min == 0 ? 0 : lo >= UINT32_MAX ? UINT32_MAX : (uint32_t)lo;
-        if (x->max == GM_RX_INF)
-            *max = b == 0 ? 0 : UINT32_MAX;
-        else {
-            uint64_t hi = (uint64_t)b * x->max;
-            *max = b == UINT32_MAX || hi >= UINT32_MAX ? UINT32_MAX : (uint32_t)hi;
-        }
-        return;
-    }
-    default:
-        *min = 0;
-        *max = UINT32_MAX;
-    }
-}
-
 #define RX_FAILED UINT32_MAX
 
 /*
@@ -493,7 +428,7 @@ static void rx_len(const gm_regex *re, uint32_t node, uint32_t *min, uint32_t *m
 static uint32_t restrict_len(gm_regex *re, uint32_t node, uint32_t lo, uint32_t hi, int depth)
 {
     uint32_t mn, mx;
-    rx_len(re, node, &mn, &mx);
+    gm_regex_width(re, node, true, &mn, &mx);
     if (lo <= mn && (hi == UINT32_MAX || (mx != UINT32_MAX && mx <= hi)))
         return node;
     if (depth > 50)
@@ -503,7 +438,7 @@ static uint32_t restrict_len(gm_regex *re, uint32_t node, uint32_t lo, uint32_t 
     if (x->kind == GM_RX_REPEAT) {
         uint32_t kid = re->kids[x->first];
         uint32_t a, b;
-        rx_len(re, kid, &a, &b);
+        gm_regex_width(re, kid, true, &a, &b);
         if (a != b || a == 0 || a == UINT32_MAX)
             return RX_FAILED;
         uint32_t nmin = x->min, nmax = x->max == GM_RX_INF ? UINT32_MAX : x->max;
@@ -528,7 +463,7 @@ static uint32_t restrict_len(gm_regex *re, uint32_t node, uint32_t lo, uint32_t 
         uint64_t fixed = 0;
         for (uint32_t i = 0; i < x->count; i++) {
             uint32_t a, b;
-            rx_len(re, re->kids[x->first + i], &a, &b);
+            gm_regex_width(re, re->kids[x->first + i], true, &a, &b);
             if (a == b) {
                 fixed += a;
             } else if (var == UINT32_MAX) {

@@ -124,7 +124,7 @@ class GrammarCompiler:
             return self._compiled(("grammar", grammar), lambda: grammar)
         if not isinstance(grammar, str):
             raise TypeError(f"compile_grammar takes a Grammar or Lark text, not {type(grammar).__name__}")
-        return self._compiled(("lark", grammar, start, lark_conflicts, None, False, lexer),
+        return self._compiled(("lark", grammar, start, lark_conflicts, lexer),
                               lambda: Grammar.from_lark(grammar, start=start,
                                                         lark_conflicts=lark_conflicts,
                                                         lexer=lexer))

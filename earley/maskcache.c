@@ -125,33 +125,30 @@ uint64_t *gm_trie_sub_bytes(gm_mem *m, const gm_trie *t)
 {
     if (!t->nnodes)
         return NULL;
-    /* Parents by a forward pass (a stack by depth), then each node's bytes
-       added to its parent's in reverse pre-order. */
-    uint64_t *sub = gm_mem_calloc(m, (size_t)t->nnodes * 4, sizeof *sub);
-    uint32_t *parent = gm_mem_alloc(m, (size_t)t->nnodes * sizeof *parent);
-    uint32_t *at = gm_mem_alloc(m, ((size_t)t->max_depth + 1) * sizeof *at);
-    if (!sub || !parent || !at) {
+    /* One pass in reverse pre-order: a node comes after its whole subtree,
+       and acc[d] gathers the bytes of the nodes at depth >= d seen since
+       the last node at depth d - 1 (their parent) took them. */
+    uint64_t *sub = gm_mem_alloc(m, (size_t)t->nnodes * 4 * sizeof *sub);
+    uint64_t(*acc)[4] = gm_mem_calloc(m, (size_t)t->max_depth + 2, sizeof *acc);
+    if (!sub || !acc) {
         gm_mem_free(m, sub);
-        gm_mem_free(m, parent);
-        gm_mem_free(m, at);
+        gm_mem_free(m, acc);
         return NULL;
     }
-    at[0] = 0;
-    parent[0] = 0;
-    for (uint32_t i = 1; i < t->nnodes; i++) {
+    for (uint32_t i = t->nnodes; i-- > 0;) {
         uint32_t d = t->nodes[i].depth;
-        parent[i] = at[d - 1];
-        at[d] = i;
+        uint64_t *below = acc[d + 1], *here = acc[d], *out = sub + (size_t)i * 4;
+        for (int k = 0; k < 4; k++) {
+            out[k] = below[k];
+            here[k] |= below[k];
+            below[k] = 0;
+        }
+        if (i) {
+            uint8_t b = t->nodes[i].byte;
+            here[b >> 6] |= (uint64_t)1 << (b & 63);
+        }
     }
-    for (uint32_t i = t->nnodes - 1; i >= 1; i--) {
-        uint64_t *p = sub + (size_t)parent[i] * 4, *c = sub + (size_t)i * 4;
-        uint8_t b = t->nodes[i].byte;
-        for (int k = 0; k < 4; k++)
-            p[k] |= c[k];
-        p[b >> 6] |= (uint64_t)1 << (b & 63);
-    }
-    gm_mem_free(m, parent);
-    gm_mem_free(m, at);
+    gm_mem_free(m, acc);
     return sub;
 }
 
@@ -210,12 +207,23 @@ static void stack_release(gm_eengine *e, gm_escratch *w, size_t upto)
 }
 
 /* (Without -mpopcnt, __builtin_popcount is a library call per word.) */
-static inline uint32_t popcount32(uint32_t x)
+static inline uint32_t popcount64(uint64_t x)
 {
-    x = x - ((x >> 1) & 0x55555555u);
-    x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
-    x = (x + (x >> 4)) & 0x0f0f0f0fu;
-    return (x * 0x01010101u) >> 24;
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (uint32_t)((x * 0x0101010101010101ull) >> 56);
+}
+
+/* Set bits of bits[0..words). */
+static uint32_t count_bits(const uint32_t *bits, uint32_t words)
+{
+    uint32_t ones = 0, i = 0;
+    for (; i + 2 <= words; i += 2)
+        ones += popcount64((uint64_t)bits[i] | (uint64_t)bits[i + 1] << 32);
+    if (i < words)
+        ones += popcount64(bits[i]);
+    return ones;
 }
 
 static inline void set_bit(uint32_t *bits, uint32_t i)
@@ -436,9 +444,7 @@ static int cmp_u32(const void *a, const void *b)
 static int store_bits(gm_eengine *e, const uint32_t *bits, uint8_t *form, uint32_t *n,
                       uint32_t **out)
 {
-    uint32_t V = e->v->size, ones = 0;
-    for (uint32_t i = 0; i < e->words; i++)
-        ones += popcount32(bits[i]);
+    uint32_t V = e->v->size, ones = count_bits(bits, e->words);
     uint32_t zeros = V - ones;
     uint32_t *a;
     if (ones <= zeros && ones < e->words) {
@@ -458,9 +464,13 @@ static int store_bits(gm_eengine *e, const uint32_t *bits, uint8_t *form, uint32
         if (!a)
             return -1;
         uint32_t k = 0;
-        for (uint32_t i = 0; i < V; i++)
-            if (!get_bit(bits, i))
-                a[k++] = i;
+        for (uint32_t i = 0; i < e->words; i++) {
+            uint32_t x = ~bits[i];
+            if (i == e->words - 1 && (V & 31))
+                x &= (1u << (V & 31)) - 1; /* no id past the vocabulary */
+            for (; x; x &= x - 1)
+                a[k++] = i * 32 + (uint32_t)__builtin_ctz(x);
+        }
     } else {
         *form = FORM_BITS;
         *n = 0;

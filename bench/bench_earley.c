@@ -20,7 +20,10 @@
  * other sessions), so p99 and max carry preemption spikes: warm figures are
  * the per-step minimum over R passes, and the load average is printed.
  *
- * usage: bench_earley [--tokenizer NAME] [--runs R] [--out FILE]
+ * usage: bench_earley [--tokenizer NAME] [--runs R] [--out FILE] [--only json|c|rep]
+ *
+ * --only runs the lazy and eager rows of one grammar and nothing else (for
+ * profiling, e.g. under valgrind --tool=callgrind).
  */
 #define _DEFAULT_SOURCE /* getloadavg */
 #include <stdarg.h>
@@ -280,7 +283,7 @@ static const char *const HEAD =
 
 int main(int argc, char **argv)
 {
-    const char *tok = "llama3", *outp = NULL;
+    const char *tok = "llama3", *outp = NULL, *only = NULL;
     int runs = 3;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--tokenizer") && i + 1 < argc)
@@ -289,8 +292,13 @@ int main(int argc, char **argv)
             runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--out") && i + 1 < argc)
             outp = argv[++i];
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc &&
+                 (!strcmp(argv[i + 1], "json") || !strcmp(argv[i + 1], "c") ||
+                  !strcmp(argv[i + 1], "rep")))
+            only = argv[++i];
         else {
-            fprintf(stderr, "usage: bench_earley [--tokenizer NAME] [--runs R] [--out FILE]\n");
+            fprintf(stderr, "usage: bench_earley [--tokenizer NAME] [--runs R] [--out FILE] "
+                            "[--only json|c|rep]\n");
             return 2;
         }
     }
@@ -412,7 +420,20 @@ int main(int argc, char **argv)
     say("| [a-z]{0,65536} | %u | %u | %u | %.2f |\n\n", gs.rules, gs.states, gs.edges, rbuild);
 
     say("### Masks\n\n%s", HEAD);
-    uint32_t *jm, *cm, *rm;
+    uint32_t *jm = NULL, *cm = NULL, *rm = NULL;
+    if (only) {
+        gm_egrammar *g = !strcmp(only, "json") ? gj : !strcmp(only, "c") ? gc : gr;
+        const seqs *s = !strcmp(only, "json") ? &json : !strcmp(only, "c") ? &cprog : &rep;
+        uint32_t *m;
+        result r = measure(&E, g, NULL, 0, s, runs, &m, NULL);
+        row(only, &r);
+        r = measure_opts(&E, g, NULL, 0, true, s, runs, NULL, m);
+        char name[64];
+        snprintf(name, sizeof name, "%s, eager", only);
+        row(name, &r);
+        free(m);
+        goto done;
+    }
     result rj = measure(&E, gj, NULL, 0, &json, runs, &jm, NULL);
     row("json", &rj);
     result rc = measure(&E, gc, NULL, 0, &cprog, runs, &cm, NULL);
@@ -472,6 +493,7 @@ int main(int argc, char **argv)
     gm_excache_destroy(xj);
     gm_excache_destroy(xc);
     gm_excache_destroy(xr);
+done:
     gm_egrammar_destroy(gjs);
     free(jm);
     free(cm);

@@ -89,6 +89,7 @@ typedef struct gm_ebnf_rule {
     uint32_t lookahead; /* XGrammar's `(= ...)` after the body, or GM_EX_NONE (note
                            [lookahead assertions] in ebnf_parse.c says what is done with it) */
     gm_srcloc loc;      /* where it is defined (loc.file points into the grammar's files) */
+    uint8_t noinline;   /* never inlined into its users (note [rule inlining] in fsm_build.c) */
 } gm_ebnf_rule;
 
 typedef struct gm_ebnf {

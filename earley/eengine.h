@@ -82,9 +82,8 @@ struct gm_estate {
     uint64_t hash;
     _Atomic(gm_estate *) proj;   /* projection onto waiting items (note [earley pruning]) */
     _Atomic(void *) memo;        /* mask memo (maskcache.c) */
-    uint64_t loops[4];    /* bytes that lead back to this set, once loops_known
-                             (note [closed subtrees] in maskcache.c; under the lock) */
-    uint8_t loops_known;
+    uint64_t loops[4];    /* bytes known to lead back to this set, and bytes known */
+    uint64_t noloop[4];   /* not to (note [closed subtrees] in maskcache.c; under the lock) */
     gm_ecomp *comp;       /* completion memos, under the lock */
     uint32_t ncomp, comp_cap;
     gm_estate **next;     /* interned sets: the set after each byte class, NULL = not
@@ -129,6 +128,7 @@ struct gm_eengine {
     uint32_t words;       /* 32-bit words of a mask */
     const uint64_t *sub;  /* [trie nodes][4] bytes below each node (note [closed subtrees]):
                              the cross-grammar cache's, or own_sub; NULL until needed */
+    uint64_t *class_bytes;          /* [classes][4] the bytes of each byte class */
     uint64_t *own_sub;
     _Atomic(gm_ementry *) *entry;   /* [states] entries of items without counters */
     gm_ementry **rep_entries;       /* hash table of repetition entries */

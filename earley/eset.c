@@ -151,7 +151,7 @@ static gm_estate *new_set(gm_eengine *e, const gm_eitem *it, uint32_t n, uint8_t
     s->comp = NULL;
     s->ncomp = s->comp_cap = 0;
     memset(s->loops, 0, sizeof s->loops);
-    s->loops_known = 0;
+    memset(s->noloop, 0, sizeof s->noloop);
     s->items = (gm_eitem *)(s + 1);
     s->wait = (gm_ewait *)(s->items + n);
     if (n)
@@ -191,7 +191,8 @@ static void tables_clear(gm_eengine *e)
                its successors may not outlive the table. */
             gm_mem_free(e->mem, sets[i]->next);
             sets[i]->next = NULL;
-            sets[i]->loops_known = 0;
+            memset(sets[i]->loops, 0, sizeof sets[i]->loops);
+            memset(sets[i]->noloop, 0, sizeof sets[i]->noloop);
             sets[i]->interned = 0;
         }
     for (size_t i = 0; i < ns; i++)

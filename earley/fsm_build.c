@@ -16,7 +16,11 @@
  * item alone (note [token-mask cache]), sees the inlined rule together
  * with what follows it in its user: a JSON string inlined into an object
  * decides `":` by itself instead of leaving it to the runtime check. The
- * root is never inlined.
+ * root is never inlined, nor a rule its generator marked noinline: one
+ * referenced from very many rules (a JSON Schema object's members in any
+ * order, note [any order] in schema/emit_struct.c), where inlined copies
+ * would multiply automaton states and give each copy its own token-mask
+ * cache entries.
  *
  * Bounded repetitions with small counts are expanded; larger ones become
  * repetition rules (note [repetition rules] in fsm.h).
@@ -291,7 +295,7 @@ static gm_status choose_inlining(builder *b)
     for (size_t i = 0; i < norder; i++) {
         uint32_t r = order[i];
         if (r == g->root || recursive[r] || g->rules[r].body == GM_EX_NONE ||
-            g->rules[r].lookahead != GM_EX_NONE)
+            g->rules[r].lookahead != GM_EX_NONE || g->rules[r].noinline)
             continue;
         if (node_size(b, g->rules[r].body, 0) <= INLINE_MAX_NODES) {
             b->inl[r] = 1;

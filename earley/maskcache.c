@@ -33,13 +33,17 @@
  *
  * note [closed subtrees]
  * Under a state that reads any identifier character or any plain string
- * byte, most of the trie leads back to the same set. Byte classes are put
- * in 64 groups of adjacent classes, and the groups of the bytes below each
- * trie node are precomputed; a walk that reaches node n in set X where
- * every group below n leads from X back to X (all of its classes) accepts
- * the whole subtree without visiting it: its tokens are one contiguous run
- * of the trie's token array. X's loops are found once per set by stepping
- * it over every class.
+ * byte, most of the trie leads back to the same set. The bytes below each
+ * trie node are precomputed (256 bits a node, per vocabulary); a walk that
+ * reaches node n in set X where every byte below n leads from X back to X
+ * accepts the whole subtree without visiting it: its tokens are one
+ * contiguous run of the trie's token array. What X does with each byte
+ * class is learnt on demand and kept on X (bytes known to loop, bytes
+ * known not to): a test first looks for a byte known not to loop, then at
+ * the transitions X already has, and only then steps X on the classes
+ * still unknown, stopping at the first that does not loop. Stepping X over
+ * every class up front would build, for each set the walk meets, Earley
+ * sets the walk never visits (half the cost of a cold C entry).
  *
  * note [repetition classes]
  * An item of a repetition rule has a counter; what one token can do with
@@ -109,8 +113,11 @@ gm_status gm_emask_init(gm_eengine *e, gm_error *err)
     e->words = (v->size + 31) / 32;
     e->T = (uint32_t)t->max_depth + 1;
     e->entry = gm_mem_calloc(e->mem, e->g->nstates ? e->g->nstates : 1, sizeof *e->entry);
-    if (!e->entry)
+    e->class_bytes = gm_mem_calloc(e->mem, (size_t)e->g->nclasses * 4 + 4, sizeof *e->class_bytes);
+    if (!e->entry || !e->class_bytes)
         return gm_mem_fail(e->mem, err, "the token-mask cache");
+    for (uint32_t b = 0; b < 256; b++)
+        e->class_bytes[(size_t)e->g->byte_class[b] * 4 + (b >> 6)] |= (uint64_t)1 << (b & 63);
     return GM_OK;
 }
 
@@ -118,33 +125,30 @@ uint64_t *gm_trie_sub_bytes(gm_mem *m, const gm_trie *t)
 {
     if (!t->nnodes)
         return NULL;
-    /* Parents by a forward pass (a stack by depth), then each node's bytes
-       added to its parent's in reverse pre-order. */
-    uint64_t *sub = gm_mem_calloc(m, (size_t)t->nnodes * 4, sizeof *sub);
-    uint32_t *parent = gm_mem_alloc(m, (size_t)t->nnodes * sizeof *parent);
-    uint32_t *at = gm_mem_alloc(m, ((size_t)t->max_depth + 1) * sizeof *at);
-    if (!sub || !parent || !at) {
+    /* One pass in reverse pre-order: a node comes after its whole subtree,
+       and acc[d] gathers the bytes of the nodes at depth >= d seen since
+       the last node at depth d - 1 (their parent) took them. */
+    uint64_t *sub = gm_mem_alloc(m, (size_t)t->nnodes * 4 * sizeof *sub);
+    uint64_t(*acc)[4] = gm_mem_calloc(m, (size_t)t->max_depth + 2, sizeof *acc);
+    if (!sub || !acc) {
         gm_mem_free(m, sub);
-        gm_mem_free(m, parent);
-        gm_mem_free(m, at);
+        gm_mem_free(m, acc);
         return NULL;
     }
-    at[0] = 0;
-    parent[0] = 0;
-    for (uint32_t i = 1; i < t->nnodes; i++) {
+    for (uint32_t i = t->nnodes; i-- > 0;) {
         uint32_t d = t->nodes[i].depth;
-        parent[i] = at[d - 1];
-        at[d] = i;
+        uint64_t *below = acc[d + 1], *here = acc[d], *out = sub + (size_t)i * 4;
+        for (int k = 0; k < 4; k++) {
+            out[k] = below[k];
+            here[k] |= below[k];
+            below[k] = 0;
+        }
+        if (i) {
+            uint8_t b = t->nodes[i].byte;
+            here[b >> 6] |= (uint64_t)1 << (b & 63);
+        }
     }
-    for (uint32_t i = t->nnodes - 1; i >= 1; i--) {
-        uint64_t *p = sub + (size_t)parent[i] * 4, *c = sub + (size_t)i * 4;
-        uint8_t b = t->nodes[i].byte;
-        for (int k = 0; k < 4; k++)
-            p[k] |= c[k];
-        p[b >> 6] |= (uint64_t)1 << (b & 63);
-    }
-    gm_mem_free(m, parent);
-    gm_mem_free(m, at);
+    gm_mem_free(m, acc);
     return sub;
 }
 
@@ -170,6 +174,8 @@ void gm_emask_fini(gm_eengine *e)
     gm_mem_free(e->mem, e->entry);
     gm_mem_free(e->mem, e->rep_entries);
     gm_mem_free(e->mem, e->own_sub);
+    gm_mem_free(e->mem, e->class_bytes);
+    e->class_bytes = NULL;
     e->own_sub = NULL;
     e->sub = NULL;
     e->entry = NULL;
@@ -201,12 +207,23 @@ static void stack_release(gm_eengine *e, gm_escratch *w, size_t upto)
 }
 
 /* (Without -mpopcnt, __builtin_popcount is a library call per word.) */
-static inline uint32_t popcount32(uint32_t x)
+static inline uint32_t popcount64(uint64_t x)
 {
-    x = x - ((x >> 1) & 0x55555555u);
-    x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
-    x = (x + (x >> 4)) & 0x0f0f0f0fu;
-    return (x * 0x01010101u) >> 24;
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (uint32_t)((x * 0x0101010101010101ull) >> 56);
+}
+
+/* Set bits of bits[0..words). */
+static uint32_t count_bits(const uint32_t *bits, uint32_t words)
+{
+    uint32_t ones = 0, i = 0;
+    for (; i + 2 <= words; i += 2)
+        ones += popcount64((uint64_t)bits[i] | (uint64_t)bits[i + 1] << 32);
+    if (i < words)
+        ones += popcount64(bits[i]);
+    return ones;
 }
 
 static inline void set_bit(uint32_t *bits, uint32_t i)
@@ -231,26 +248,62 @@ static void set_node_tokens(const gm_trie *t, uint32_t node, uint32_t *bits)
  * (the mask cache's walks from an outer seed), tokens whose walk escaped
  * earlier with a following byte in follow go to w->enodes as uncertain.
  */
-/* The byte classes leading from x back to x (note [closed subtrees]). */
-static gm_status set_loops(gm_eengine *e, gm_escratch *w, gm_estate *x, gm_error *err)
+/* Records what x does with byte class c: back to x or not. */
+static void learn_loop(const gm_eengine *e, gm_estate *x, uint32_t c, bool loops)
+{
+    const uint64_t *cb = e->class_bytes + (size_t)c * 4;
+    uint64_t *to = loops ? x->loops : x->noloop;
+    for (int k = 0; k < 4; k++)
+        to[k] |= cb[k];
+}
+
+/*
+ * Whether every byte of below[] leads from the interned set x back to x
+ * (note [closed subtrees]): *closed. Steps x only on classes whose answer
+ * is not known yet, and stops at the first that does not loop.
+ */
+static gm_status closed_below(gm_eengine *e, gm_escratch *w, gm_estate *x, const uint64_t *below,
+                              bool *closed, gm_error *err)
 {
     const gm_egrammar *g = e->g;
-    uint8_t rep[256];
-    for (int b = 255; b >= 0; b--)
-        rep[g->byte_class[b]] = (uint8_t)b;
-    uint8_t loops[256];
-    for (uint32_t c = 0; c < g->nclasses; c++) {
-        gm_estate *n;
-        gm_status st = gm_eset_step_borrowed(e, w, x, rep[c], &n, err);
-        if (st != GM_OK)
-            return st;
-        loops[c] = n == x;
+    *closed = false;
+    uint64_t unk[4], any = 0;
+    for (int k = 0; k < 4; k++) {
+        if (below[k] & x->noloop[k])
+            return GM_OK;
+        unk[k] = below[k] & ~x->loops[k];
+        any |= unk[k];
     }
-    memset(x->loops, 0, sizeof x->loops);
-    for (uint32_t b = 0; b < 256; b++)
-        if (loops[g->byte_class[b]])
-            x->loops[b >> 6] |= (uint64_t)1 << (b & 63);
-    x->loops_known = 1;
+    if (!any) {
+        *closed = true;
+        return GM_OK;
+    }
+    /* Transitions x has already: no step. */
+    if (x->next)
+        for (int k = 0; k < 4; k++)
+            for (uint64_t m = unk[k]; m; m &= m - 1) {
+                uint32_t c = g->byte_class[k * 64 + __builtin_ctzll(m)];
+                gm_estate *t = x->next[c];
+                if (!t)
+                    continue;
+                learn_loop(e, x, c, t == x);
+                if (t != x)
+                    return GM_OK;
+            }
+    for (int k = 0; k < 4; k++)
+        for (uint64_t m = unk[k] & ~x->loops[k]; m; m &= m - 1) {
+            uint32_t b = (uint32_t)(k * 64 + __builtin_ctzll(m));
+            if ((x->loops[k] >> (b & 63)) & 1)
+                continue;
+            gm_estate *t;
+            gm_status st = gm_eset_step_borrowed(e, w, x, (uint8_t)b, &t, err);
+            if (st != GM_OK)
+                return st;
+            learn_loop(e, x, g->byte_class[b], t == x);
+            if (t != x)
+                return GM_OK;
+        }
+    *closed = true;
     return GM_OK;
 }
 
@@ -297,11 +350,10 @@ static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
         if (nd->tok_end > nd->tok_begin)
             set_node_tokens(t, i, acc);
         if (sub && nd->skip > i + 1 && s->interned) {
-            if (!s->loops_known && (st = set_loops(e, w, s, err)) != GM_OK)
+            bool closed;
+            if ((st = closed_below(e, w, s, sub + (size_t)i * 4, &closed, err)) != GM_OK)
                 break;
-            const uint64_t *below = sub + (size_t)i * 4;
-            if (!((below[0] & ~s->loops[0]) | (below[1] & ~s->loops[1]) |
-                  (below[2] & ~s->loops[2]) | (below[3] & ~s->loops[3]))) {
+            if (closed) {
                 /* Closed: every token below is accepted. */
                 uint32_t k0 = t->nodes[i + 1].tok_begin, k1 = t->nodes[nd->skip - 1].tok_end;
                 for (uint32_t k = k0; k < k1; k++)
@@ -392,9 +444,7 @@ static int cmp_u32(const void *a, const void *b)
 static int store_bits(gm_eengine *e, const uint32_t *bits, uint8_t *form, uint32_t *n,
                       uint32_t **out)
 {
-    uint32_t V = e->v->size, ones = 0;
-    for (uint32_t i = 0; i < e->words; i++)
-        ones += popcount32(bits[i]);
+    uint32_t V = e->v->size, ones = count_bits(bits, e->words);
     uint32_t zeros = V - ones;
     uint32_t *a;
     if (ones <= zeros && ones < e->words) {
@@ -414,9 +464,13 @@ static int store_bits(gm_eengine *e, const uint32_t *bits, uint8_t *form, uint32
         if (!a)
             return -1;
         uint32_t k = 0;
-        for (uint32_t i = 0; i < V; i++)
-            if (!get_bit(bits, i))
-                a[k++] = i;
+        for (uint32_t i = 0; i < e->words; i++) {
+            uint32_t x = ~bits[i];
+            if (i == e->words - 1 && (V & 31))
+                x &= (1u << (V & 31)) - 1; /* no id past the vocabulary */
+            for (; x; x &= x - 1)
+                a[k++] = i * 32 + (uint32_t)__builtin_ctz(x);
+        }
     } else {
         *form = FORM_BITS;
         *n = 0;

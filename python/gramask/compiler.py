@@ -116,22 +116,24 @@ class GrammarCompiler:
         return compiled
 
     def compile_grammar(self, grammar: Union[Grammar, str], *, start: Optional[str] = None,
-                        lark_conflicts: bool = False) -> CompiledGrammar:
-        """Compiles a :class:`Grammar`, or Lark text (with ``start`` and
-        ``lark_conflicts`` as in :meth:`Grammar.from_lark`)."""
+                        lark_conflicts: bool = False, lexer: str = "basic") -> CompiledGrammar:
+        """Compiles a :class:`Grammar`, or Lark text (with ``start``, ``lark_conflicts``
+        and ``lexer`` as in :meth:`Grammar.from_lark`)."""
         if isinstance(grammar, Grammar):
             # A Grammar object is its own cache key (by identity): it is immutable.
             return self._compiled(("grammar", grammar), lambda: grammar)
         if not isinstance(grammar, str):
             raise TypeError(f"compile_grammar takes a Grammar or Lark text, not {type(grammar).__name__}")
-        return self._compiled(("lark", grammar, start, lark_conflicts),
+        return self._compiled(("lark", grammar, start, lark_conflicts, lexer),
                               lambda: Grammar.from_lark(grammar, start=start,
-                                                        lark_conflicts=lark_conflicts))
+                                                        lark_conflicts=lark_conflicts,
+                                                        lexer=lexer))
 
     def compile_lark(self, text: str, **options: Any) -> CompiledGrammar:
         """Compiles Lark text (options of :meth:`Grammar.from_lark`)."""
         key = ("lark", text, options.get("start"), bool(options.get("lark_conflicts")),
-               options.get("name"), bool(options.get("no_file_imports")))
+               options.get("name"), bool(options.get("no_file_imports")),
+               options.get("lexer", "basic"))
         return self._compiled(key, lambda: Grammar.from_lark(text, **options))
 
     def compile_file(self, path: PathLike, **options: Any) -> CompiledGrammar:
@@ -142,9 +144,12 @@ class GrammarCompiler:
                tuple(sorted(options.items())))
         return self._compiled(key, lambda: Grammar.from_file(path, **options))
 
-    def compile_bundled(self, name: str, *, start: Optional[str] = None) -> CompiledGrammar:
-        """Compiles a bundled grammar (``json``, ``python``, ``go``, ``java``...)."""
-        return self._compiled(("bundled", name, start), lambda: Grammar.bundled(name, start=start))
+    def compile_bundled(self, name: str, *, start: Optional[str] = None,
+                        lexer: str = "basic") -> CompiledGrammar:
+        """Compiles a bundled grammar (``json``, ``python``, ``go``, ``java``...); ``lexer``
+        as in :meth:`Grammar.from_lark`."""
+        return self._compiled(("bundled", name, start, lexer),
+                              lambda: Grammar.bundled(name, start=start, lexer=lexer))
 
     def compile_builtin_json_grammar(self) -> CompiledGrammar:
         """Compiles the bundled JSON grammar, as XGrammar's."""

@@ -62,7 +62,8 @@ class Grammar(HandleOwner):
 
     @staticmethod
     def from_lark(text: str, *, start: Optional[str] = None, name: Optional[str] = None,
-                  lark_conflicts: bool = False, no_file_imports: bool = False) -> "Grammar":
+                  lark_conflicts: bool = False, no_file_imports: bool = False,
+                  lexer: str = "basic") -> "Grammar":
         """A grammar from Lark EBNF text.
 
         Args:
@@ -72,25 +73,33 @@ class Grammar(HandleOwner):
                 :attr:`warnings`) instead of failing.
             no_file_imports: refuse ``%import`` of files (only bundled grammars), for
                 untrusted text.
+            lexer: Lark's ``lexer=`` option: ``"basic"`` (the default: one lexer of every
+                terminal) or ``"contextual"`` (Lark's default for LALR: each lexeme is lexed
+                with the terminals the parser's state accepts); masks are exact under either.
+                Compiled grammars with the contextual lexer cannot be saved yet.
         """
         return Grammar(_core.grammar_create(text, name, format=_core.FORMAT_LARK, start=start,
                                             lark_conflicts=lark_conflicts,
-                                            no_file_imports=no_file_imports), f"lark:{name or '<text>'}")
+                                            no_file_imports=no_file_imports, lexer=lexer),
+                       f"lark:{name or '<text>'}")
 
     @staticmethod
     def from_file(path: PathLike, *, format: Optional[str] = None, start: Optional[str] = None,
-                  lark_conflicts: bool = False, no_file_imports: bool = False) -> "Grammar":
+                  lark_conflicts: bool = False, no_file_imports: bool = False,
+                  lexer: str = "basic") -> "Grammar":
         """A grammar from a file; the format comes from the extension (``.gbnf``,
-        ``.ebnf``, ``.regex``; anything else is Lark) unless ``format`` says."""
+        ``.ebnf``, ``.regex``; anything else is Lark) unless ``format`` says. ``lexer``
+        as in :meth:`from_lark` (Lark grammars only)."""
         return Grammar(_core.grammar_from_file(path, format=_format(format), start=start,
                                                lark_conflicts=lark_conflicts,
-                                               no_file_imports=no_file_imports), f"file:{os.fspath(path)}")
+                                               no_file_imports=no_file_imports, lexer=lexer),
+                       f"file:{os.fspath(path)}")
 
     @staticmethod
-    def bundled(name: str, *, start: Optional[str] = None) -> "Grammar":
+    def bundled(name: str, *, start: Optional[str] = None, lexer: str = "basic") -> "Grammar":
         """A grammar bundled with gramask: ``json``, ``json_bounded``, ``go``, ``java``,
-        ``python``."""
-        return Grammar(_core.grammar_bundled(name, start=start), f"bundled:{name}")
+        ``python``; ``lexer`` as in :meth:`from_lark`."""
+        return Grammar(_core.grammar_bundled(name, start=start, lexer=lexer), f"bundled:{name}")
 
     @staticmethod
     def builtin_json_grammar() -> "Grammar":

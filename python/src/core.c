@@ -470,6 +470,7 @@ typedef struct grammar_args {
     PyObject *start;          /* str or None */
     int lark_conflicts;
     int no_file_imports;
+    const char *lexer;        /* "basic", "contextual" or NULL (basic) */
 } grammar_args;
 
 static int grammar_options(const grammar_args *a, gm_grammar_options *o, warning_list *w)
@@ -487,6 +488,14 @@ static int grammar_options(const grammar_args *a, gm_grammar_options *o, warning
     }
     o->conflicts = a->lark_conflicts ? GM_CONFLICTS_LARK : GM_CONFLICTS_ERROR;
     o->no_file_imports = a->no_file_imports;
+    if (!a->lexer || !strcmp(a->lexer, "basic")) {
+        o->lexer = GM_LEXER_BASIC;
+    } else if (!strcmp(a->lexer, "contextual")) {
+        o->lexer = GM_LEXER_CONTEXTUAL;
+    } else {
+        PyErr_Format(PyExc_ValueError, "lexer must be 'basic' or 'contextual', not '%s'", a->lexer);
+        return -1;
+    }
     o->warn = collect_warning;
     o->warn_ud = w;
     return 0;
@@ -495,12 +504,13 @@ static int grammar_options(const grammar_args *a, gm_grammar_options *o, warning
 static PyObject *mod_grammar_create(PyObject *mod, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"text", "name", "format", "start", "lark_conflicts",
-                             "no_file_imports", NULL};
+                             "no_file_imports", "lexer", NULL};
     const char *text, *name = NULL;
     Py_ssize_t len;
-    grammar_args a = {0, Py_None, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#|z$iOpp:grammar_create", kwlist, &text, &len, &name,
-                                     &a.format, &a.start, &a.lark_conflicts, &a.no_file_imports))
+    grammar_args a = {0, Py_None, 0, 0, NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#|z$iOppz:grammar_create", kwlist, &text, &len,
+                                     &name, &a.format, &a.start, &a.lark_conflicts,
+                                     &a.no_file_imports, &a.lexer))
         return NULL;
     gm_grammar_options o;
     warning_list w = {0};
@@ -517,11 +527,13 @@ static PyObject *mod_grammar_create(PyObject *mod, PyObject *args, PyObject *kw)
 
 static PyObject *mod_grammar_from_file(PyObject *mod, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"path", "format", "start", "lark_conflicts", "no_file_imports", NULL};
+    static char *kwlist[] = {"path", "format", "start", "lark_conflicts", "no_file_imports",
+                             "lexer", NULL};
     PyObject *path = NULL;
-    grammar_args a = {0, Py_None, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|$iOpp:grammar_from_file", kwlist, path_arg, &path,
-                                     &a.format, &a.start, &a.lark_conflicts, &a.no_file_imports))
+    grammar_args a = {0, Py_None, 0, 0, NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|$iOppz:grammar_from_file", kwlist, path_arg,
+                                     &path, &a.format, &a.start, &a.lark_conflicts,
+                                     &a.no_file_imports, &a.lexer))
         return NULL;
     gm_grammar_options o;
     warning_list w = {0};
@@ -541,11 +553,11 @@ static PyObject *mod_grammar_from_file(PyObject *mod, PyObject *args, PyObject *
 
 static PyObject *mod_grammar_bundled(PyObject *mod, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"name", "start", "lark_conflicts", NULL};
+    static char *kwlist[] = {"name", "start", "lark_conflicts", "lexer", NULL};
     const char *name;
-    grammar_args a = {0, Py_None, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$Op:grammar_bundled", kwlist, &name, &a.start,
-                                     &a.lark_conflicts))
+    grammar_args a = {0, Py_None, 0, 0, NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$Opz:grammar_bundled", kwlist, &name, &a.start,
+                                     &a.lark_conflicts, &a.lexer))
         return NULL;
     gm_grammar_options o;
     warning_list w = {0};

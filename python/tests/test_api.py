@@ -480,3 +480,46 @@ def test_tools_and_structural_tags(llama3):
                                                "content": {"type": "any_text"}, "end": "</a>"}}
     m = gm.GrammarMatcher(compiler.compile_structural_tag(st))
     assert m.accept_string("<a>anything</a>") and m.is_accepting()
+
+
+LET_GRAMMAR = r'''
+start: "let" NAME "=" NAME
+NAME: /[a-z]+/
+%ignore " "
+'''
+
+
+def test_lexer_option(tmp_path, sp32k):
+    """lexer="contextual" is Lark's contextual lexer: after "let" only NAME is lexed, so a
+    second "let" is a name there; the basic lexer makes it the keyword and rejects it.
+    Masks agree token by token with accepting each token (the C suite checks the contextual
+    masks against a plain contextual lexer on full vocabularies: tests/test_ctxmask)."""
+    comp = gm.GrammarCompiler(sp32k)
+    basic = comp.compile_grammar(LET_GRAMMAR)
+    ctx = comp.compile_grammar(LET_GRAMMAR, lexer="contextual")
+    assert ctx is not basic and comp.compile_grammar(LET_GRAMMAR, lexer="contextual") is ctx
+    assert not gm.GrammarMatcher(basic).accept_string("let let = a")
+    m = gm.GrammarMatcher(ctx)
+    assert m.accept_string("let let = let") and m.is_accepting()
+    vocab = sp32k.decoded_vocab
+    bitmask = gm.allocate_token_bitmask(1, sp32k.vocab_size)
+    masks = {}
+    for name, compiled in (("basic", basic), ("contextual", ctx)):
+        m = gm.GrammarMatcher(compiled)
+        assert m.accept_string("let let")  # both: the lexeme may still become "lets"
+        m.fill_next_token_bitmask(bitmask)
+        got = allowed(bitmask[0])
+        # Tokens made of the grammar's bytes, checked one by one against accepting them.
+        for t, b in enumerate(vocab):
+            if b and all(c in b" =abcdefghijklmnopqrstuvwxyz" for c in b):
+                assert (t in got) == m.fork().accept_token(t), (name, b)
+        masks[name] = got
+    eq = [t for t, b in enumerate(vocab) if b in (b"=", b" =")]
+    assert eq and all(t in masks["contextual"] and t not in masks["basic"] for t in eq)
+    assert masks["basic"] < masks["contextual"]
+    bundled = gm.Grammar.bundled("json", lexer="contextual")
+    assert gm.GrammarMatcher(comp.compile_grammar(bundled)).accept_string('{"a": 1}')
+    with pytest.raises(ValueError, match="lexer must be"):
+        gm.Grammar.from_lark(LET_GRAMMAR, lexer="lalr")
+    with pytest.raises(gm.GramaskError):
+        ctx.save(tmp_path / "ctx.gmc")

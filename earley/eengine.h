@@ -133,6 +133,8 @@ struct gm_eengine {
     _Atomic(gm_ementry *) *entry;   /* [states] entries of items without counters */
     gm_ementry **rep_entries;       /* hash table of repetition entries */
     size_t rep_slots, rep_n;
+    uint32_t *unit;                 /* [rules] cross-grammar unit (xkey.c, note [unit keys]) */
+    uint32_t *unit_num;             /* [states] the state's number in its unit */
     atomic_size_t memo_bytes, cache_bytes;
     size_t memo_budget;
     atomic_uint nentries, ncross;
@@ -176,6 +178,14 @@ typedef struct gm_xhit {
     const uint32_t *unc;
 } gm_xhit;
 bool gm_excache_fits(const gm_excache *x, const gm_vocab_data *v, const gm_trie *t);
+/* The number (> 0) of the unit serialized as ser[0..n) (note [unit keys] in
+   xkey.c): equal serializations, equal numbers. 0 when out of memory or past
+   the cache's budget. */
+uint32_t gm_excache_unit(gm_excache *x, const uint32_t *ser, uint32_t n);
+/* The key of the entry (state, counter class of ekey) in w->key; empty when
+   the entry is not shared (xkey.c). The engine's lock is held. */
+gm_status gm_exkey(gm_eengine *e, gm_escratch *w, uint32_t state, uint64_t ekey, gm_error *err);
+void gm_exkey_fini(gm_eengine *e);
 /* The bytes below each trie node, 4 words per node (computed on first use), or NULL. */
 const uint64_t *gm_excache_sub_bytes(gm_excache *x);
 /* Computes them: an array of 4 * t->nnodes words from m, NULL when memory ran out. */

@@ -175,6 +175,7 @@ void gm_emask_fini(gm_eengine *e)
     gm_mem_free(e->mem, e->rep_entries);
     gm_mem_free(e->mem, e->own_sub);
     gm_mem_free(e->mem, e->class_bytes);
+    gm_exkey_fini(e);
     e->class_bytes = NULL;
     e->own_sub = NULL;
     e->sub = NULL;
@@ -571,136 +572,6 @@ static gm_status borrowed_entry(gm_eengine *e, const gm_xhit *h, uint64_t key, g
 }
 
 /*
- * The structural key of the seed (state, count) (note [cross-grammar
- * hashing]) in w->key: the entry's class, then the states reachable from
- * the seed breadth-first, each as its rule's number, flags, byte ranges,
- * references (ordered by structural hash) and special tokens, targets by
- * their breadth-first numbers; each rule on first sight with its bounds.
- */
-static gm_status struct_key(gm_eengine *e, gm_escratch *w, uint32_t state, uint64_t ekey,
-                            gm_error *err)
-{
-    const gm_egrammar *g = e->g;
-    gm_mem *m = e->mem;
-    if (!w->knum) {
-        w->knum = gm_mem_alloc(m, (size_t)(g->nstates ? g->nstates : 1) * sizeof *w->knum);
-        w->kqueue = gm_mem_alloc(m, (size_t)(g->nstates ? g->nstates : 1) * sizeof *w->kqueue);
-        w->krule = gm_mem_alloc(m, (size_t)(g->nrules ? g->nrules : 1) * sizeof *w->krule);
-        if (!w->knum || !w->kqueue || !w->krule)
-            return gm_mem_fail(m, err, "the cross-grammar cache");
-        memset(w->knum, 0xff, (size_t)g->nstates * sizeof *w->knum);
-        memset(w->krule, 0xff, (size_t)g->nrules * sizeof *w->krule);
-    }
-    w->key.n = 0;
-    uint32_t nq = 0, nr = 0, nrl = 0;
-    uint32_t *rules_seen = NULL;
-    int bad = 0;
-#define KPUSH(x) (bad |= gm_vec_push(m, &w->key, (uint32_t)(x)))
-    KPUSH(e->variant & GM_EVARIANT_NO_REPEAT_COMPRESS ? 1 : 0);
-    KPUSH(ekey & 0xffffffffu);
-#define ENQ(s_) (w->knum[s_] == GM_FSM_NONE ? (w->knum[s_] = nq, w->kqueue[nq++] = (s_), nq - 1) \
-                                              : w->knum[s_])
-    /* A rule seen for the first time: its number, bounds and start. */
-#define NEW_RULE(r_)                                                                     \
-    do {                                                                                 \
-        w->krule[r_] = nr++;                                                             \
-        rules_seen[nrl++] = (r_);                                                        \
-        const gm_frule *fr_ = &g->rules[r_];                                             \
-        KPUSH(0xfffffff0u);                                                              \
-        KPUSH(fr_->repeat);                                                              \
-        KPUSH(fr_->rep_min);                                                             \
-        KPUSH(fr_->rep_max);                                                             \
-        KPUSH(ENQ(fr_->start));                                                          \
-    } while (0)
-    rules_seen = gm_mem_alloc(m, (size_t)(g->nrules ? g->nrules : 1) * sizeof *rules_seen);
-    if (!rules_seen)
-        return gm_mem_fail(m, err, "the cross-grammar cache");
-    /* The runs of the byte-class map: a state's target is constant on each. */
-    uint16_t run[257];
-    uint32_t nruns = 0;
-    for (uint32_t b = 0; b < 256; b++)
-        if (b == 0 || g->byte_class[b] != g->byte_class[b - 1])
-            run[nruns++] = (uint16_t)b;
-    run[nruns] = 256;
-    ENQ(state);
-    for (uint32_t qi = 0; qi < nq && !bad; qi++) {
-        uint32_t s = w->kqueue[qi];
-        uint32_t r = g->state_rule[s];
-        if (w->krule[r] == GM_FSM_NONE)
-            NEW_RULE(r);
-        KPUSH(w->krule[r]);
-        KPUSH(g->state_flags[s] & (GM_FS_ACCEPT | GM_FS_ITER_END | GM_FS_REP_START));
-        /* Byte ranges of one target (maximal), in byte order. */
-        for (uint32_t i = 0; i < nruns;) {
-            uint32_t t = gm_fsm_next(g, s, (uint8_t)run[i]), lo = run[i];
-            while (i < nruns && gm_fsm_next(g, s, (uint8_t)run[i]) == t)
-                i++;
-            if (t != GM_FSM_NONE) {
-                KPUSH(lo << 8 | (run[i] - 1u));
-                KPUSH(ENQ(t));
-            }
-        }
-        /* References in the order of their structural hashes. */
-        uint32_t j0 = g->ref_off[s], j1 = g->ref_off[s + 1];
-        KPUSH(0xfffffff1u);
-        KPUSH(j1 - j0);
-        uint32_t order[64];
-        uint32_t no = 0;
-        for (uint32_t j = j0; j < j1; j++) {
-            if (no == 64) {
-                bad = 2; /* too many references at one state: not shared */
-                break;
-            }
-            uint32_t k = no++;
-            uint64_t hj = g->hash[g->rules[g->refs[j].sym].start] * 31 + g->hash[g->refs[j].to];
-            while (k > 0) {
-                uint32_t jp = order[k - 1];
-                uint64_t hp = g->hash[g->rules[g->refs[jp].sym].start] * 31 + g->hash[g->refs[jp].to];
-                if (hp <= hj)
-                    break;
-                order[k] = jp;
-                k--;
-            }
-            order[k] = j;
-        }
-        for (uint32_t k = 0; k < no && !bad; k++) {
-            const gm_fedge *ed = &g->refs[order[k]];
-            uint32_t br = ed->sym;
-            if (w->krule[br] == GM_FSM_NONE)
-                NEW_RULE(br);
-            KPUSH(w->krule[br]);
-            KPUSH(ENQ(ed->to));
-        }
-        KPUSH(0xfffffff2u);
-        for (uint32_t j = g->tok_off[s]; j < g->tok_off[s + 1]; j++) {
-            uint32_t y = g->toks[j].sym;
-            uint32_t len = g->tok_text_off[y + 1] - g->tok_text_off[y];
-            KPUSH(len);
-            for (uint32_t i = 0; i < len; i += 4) {
-                uint32_t word = 0;
-                for (uint32_t k = 0; k < 4 && i + k < len; k++)
-                    word |= (uint32_t)g->tok_text[g->tok_text_off[y] + i + k] << (8 * k);
-                KPUSH(word);
-            }
-            KPUSH(ENQ(g->toks[j].to));
-        }
-    }
-#undef KPUSH
-#undef ENQ
-#undef NEW_RULE
-    for (uint32_t i = 0; i < nq; i++)
-        w->knum[w->kqueue[i]] = GM_FSM_NONE;
-    for (uint32_t i = 0; i < nrl; i++)
-        w->krule[rules_seen[i]] = GM_FSM_NONE;
-    gm_mem_free(m, rules_seen);
-    if (bad == 1)
-        return gm_mem_fail(m, err, "the cross-grammar cache");
-    if (bad == 2)
-        w->key.n = 0;
-    return GM_OK;
-}
-
-/*
  * Walks the tokens of the trie nodes nodes[0..n) (ascending) from `from`,
  * prefixes shared, each step a transition lookup. Without follow (a real
  * set): sets in mask the tokens that `from` accepts, skipping nodes whose
@@ -796,7 +667,7 @@ static gm_status build_entry(gm_eengine *e, gm_escratch *w, uint32_t state, uint
     gm_ementry *x = NULL;
     if (e->x) {
         const uint64_t *follow = g->rules[g->state_rule[state]].follow;
-        if ((st = struct_key(e, w, state, key, err)) != GM_OK)
+        if ((st = gm_exkey(e, w, state, key, err)) != GM_OK)
             return st;
         gm_xhit h;
         if (w->key.n && gm_excache_lookup(e->x, w->key.v, (uint32_t)w->key.n, follow, &h)) {

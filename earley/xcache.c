@@ -8,17 +8,15 @@
  * the automata reachable from the seed's state (through byte, reference
  * and special-token edges, into referenced rules, recursion included),
  * the repetition bounds of those rules, the seed's counter class — and,
- * for the uncertain part only, the follow set of the seed's rule. The
- * engine serializes that reachable structure canonically (states numbered
- * breadth-first from the seed; bytes by range; a state's reference edges
- * ordered by the structural hashes of fsm.c, note [structural hashes];
- * special tokens by text) into a key; equal keys mean isomorphic
- * structures, so equal accepted and raw-uncertain sets whatever grammar
- * they come from (a JSON string or number inlined in two different
- * grammars, their whitespace, a shared sub-grammar). This plays the role of
- * XGrammar 2's hierarchical hashes of leaf automata, acyclic references
- * and cycles: the key covers all three, and exact comparison of keys makes
- * a hash collision harmless.
+ * for the uncertain part only, the follow set of the seed's rule. The key
+ * of an entry names that structure exactly (note [unit keys] in xkey.c:
+ * rule automata serialized once per strongly connected component and
+ * interned here), so equal keys mean equal accepted and raw-uncertain sets
+ * whatever grammar they come from (a JSON string or number rule in two
+ * different grammars, their whitespace, a shared sub-grammar). This is
+ * XGrammar 2's hierarchical hashing of leaf automata, acyclic references
+ * and cycles, with interned serializations in place of hashes, so that a
+ * hash collision is harmless.
  *
  * A hit with the same follow set is perfect: the entry is taken as it is.
  * A hit with another follow set is partial: the accepted tokens are
@@ -55,6 +53,14 @@ struct gm_xentry {
     struct gm_xentry *chain;
 };
 
+/* An interned unit serialization (note [unit keys] in xkey.c). */
+typedef struct xunit {
+    uint64_t hash;
+    uint32_t n, id;
+    uint32_t *ser;
+    struct xunit *chain;
+} xunit;
+
 struct gm_excache {
     gm_mem *mem;
     const gm_vocab_data *v;
@@ -63,6 +69,8 @@ struct gm_excache {
     uint64_t *sub;            /* gm_trie_sub_bytes, built on first use */
     gm_xentry **buckets;
     size_t nbuckets, n;
+    xunit **ubuckets;
+    size_t nubuckets, nunits;
     size_t bytes, budget;
 };
 
@@ -110,6 +118,13 @@ void gm_excache_destroy(gm_excache *x)
             xentry_free(x->mem, xe);
         }
     gm_mem_free(x->mem, x->buckets);
+    for (size_t i = 0; i < x->nubuckets; i++)
+        for (xunit *u = x->ubuckets[i], *nu; u; u = nu) {
+            nu = u->chain;
+            gm_mem_free(x->mem, u->ser);
+            gm_mem_free(x->mem, u);
+        }
+    gm_mem_free(x->mem, x->ubuckets);
     gm_mem_free(x->mem, x->sub);
     pthread_mutex_destroy(&x->lock);
     gm_mem_free(x->mem, x);
@@ -128,6 +143,55 @@ const uint64_t *gm_excache_sub_bytes(gm_excache *x)
     const uint64_t *s = x->sub;
     pthread_mutex_unlock(&x->lock);
     return s;
+}
+
+uint32_t gm_excache_unit(gm_excache *x, const uint32_t *ser, uint32_t n)
+{
+    uint64_t h = gm_hash_bytes(ser, (size_t)n * 4, 0x52);
+    uint32_t id = 0;
+    pthread_mutex_lock(&x->lock);
+    if (x->nubuckets)
+        for (xunit *u = x->ubuckets[h & (x->nubuckets - 1)]; u; u = u->chain)
+            if (u->hash == h && u->n == n && !memcmp(u->ser, ser, (size_t)n * 4)) {
+                id = u->id;
+                goto out;
+            }
+    if (x->bytes > x->budget || x->nunits >= UINT32_MAX - 2)
+        goto out;
+    if ((x->nunits + 1) * 2 > x->nubuckets) {
+        size_t nb = x->nubuckets ? x->nubuckets * 2 : 64;
+        xunit **b = gm_mem_calloc(x->mem, nb, sizeof *b);
+        if (!b)
+            goto out;
+        for (size_t i = 0; i < x->nubuckets; i++)
+            for (xunit *u = x->ubuckets[i], *nu; u; u = nu) {
+                nu = u->chain;
+                u->chain = b[u->hash & (nb - 1)];
+                b[u->hash & (nb - 1)] = u;
+            }
+        gm_mem_free(x->mem, x->ubuckets);
+        x->ubuckets = b;
+        x->nubuckets = nb;
+    }
+    xunit *u = gm_mem_alloc(x->mem, sizeof *u);
+    uint32_t *c = gm_mem_alloc(x->mem, (n ? n : 1) * sizeof *c);
+    if (!u || !c) {
+        gm_mem_free(x->mem, u);
+        gm_mem_free(x->mem, c);
+        goto out;
+    }
+    if (n)
+        memcpy(c, ser, (size_t)n * 4);
+    u->hash = h;
+    u->n = n;
+    u->ser = c;
+    u->id = id = (uint32_t)++x->nunits;
+    u->chain = x->ubuckets[h & (x->nubuckets - 1)];
+    x->ubuckets[h & (x->nubuckets - 1)] = u;
+    x->bytes += sizeof *u + (size_t)n * 4;
+out:
+    pthread_mutex_unlock(&x->lock);
+    return id;
 }
 
 static gm_xentry *find_locked(gm_excache *x, const uint32_t *key, uint32_t klen, uint64_t h)

@@ -49,8 +49,9 @@ static gm_vocab_data *small_vocab(gm_mem *m, const char *const *toks, uint32_t n
     return v;
 }
 
-static gm_status eg_open(eg *x, const char *text, gm_ebnf_dialect d, gm_vocab_data *v,
-                         uint32_t variant, gm_error *err)
+static gm_status eg_open_x(eg *x, const char *text, gm_ebnf_dialect d, gm_vocab_data *v,
+                           const gm_trie *shared_trie, gm_excache *xc, uint32_t variant,
+                           gm_error *err)
 {
     gm_ebnf src;
     gm_ebnf_init(&src, &x->mem);
@@ -61,15 +62,22 @@ static gm_status eg_open(eg *x, const char *text, gm_ebnf_dialect d, gm_vocab_da
     if (st != GM_OK)
         return st;
     x->v = v;
-    assert_int_equal(gm_trie_build(&x->mem, v, &x->t, err), GM_OK);
+    if (!shared_trie)
+        assert_int_equal(gm_trie_build(&x->mem, v, &x->t, err), GM_OK);
     gm_eengine_options o;
     memset(&o, 0, sizeof o);
     o.variant = variant;
     o.limits.max_memory = x->engine_memory;
-    st = gm_eengine_create(&x->mem, x->g, v, x->t, NULL, &o, &x->e, err);
+    st = gm_eengine_create(&x->mem, x->g, v, shared_trie ? shared_trie : x->t, xc, &o, &x->e, err);
     if (st == GM_OK)
         st = gm_escratch_create(x->e, &x->w, err);
     return st;
+}
+
+static gm_status eg_open(eg *x, const char *text, gm_ebnf_dialect d, gm_vocab_data *v,
+                         uint32_t variant, gm_error *err)
+{
+    return eg_open_x(x, text, d, v, NULL, NULL, variant, err);
 }
 
 static void eg_close(eg *x, bool free_vocab)
@@ -281,6 +289,70 @@ static void test_small_masks(void **state)
             assert_int_equal(atomic_load(&x.mem.used), 0);
         }
     }
+}
+
+/*
+ * One cross-grammar cache for grammars built to look alike (note [unit
+ * keys] in earley/xkey.c): rules equal but for a byte deep inside,
+ * recursions that differ in one member, the same rule under different
+ * names and references, rules whose follow differs. Every mask of every
+ * grammar must equal the brute force (an entry shared between two
+ * structures that differ would show), and equal rules must share entries.
+ */
+static const char *const lookalike_grammars[] = {
+    "root ::= \"[\" s \"]\"\ns ::= \"a\" t\nt ::= \"b\" | \"c\" t",
+    "root ::= \"[\" s \"]\"\ns ::= \"a\" t\nt ::= \"b\" | \"d\" t",
+    "root ::= \"[\" s \"]\" \"!\"?\ns ::= \"a\" t\nt ::= \"b\" | \"c\" t",
+    "root ::= \"(\" q \")\"\nq ::= \"a\" u\nu ::= \"b\" | \"c\" u",
+    "root ::= x\nx ::= \"(\" y \")\" | \"a\"\ny ::= x | x \"+\" y",
+    "root ::= x\nx ::= \"(\" y \")\" | \"a\"\ny ::= x | x \"!\" y",
+    "root ::= x \"!\"\nx ::= \"(\" y \")\" | \"a\"\ny ::= x | x \"+\" y",
+    "root ::= ([a-c] \"b\"?){3,40} \"!\"",
+    "root ::= ([a-c] \"b\"?){3,41} \"!\"",
+    "root ::= ([a-d] \"b\"?){3,40} \"!\"",
+};
+
+static void test_cross_cache_lookalikes(void **state)
+{
+    (void)state;
+    static const char *const toks[] = {"a", "b", "c", "d", "x", "+", "(", ")", "!", "[", "]",
+                                       "ab", "ac", "ad", "cb", "db", "b]", "a)", "(a", "a+",
+                                       "+(", "))", "ba", "bb", "cc", "dd", "b!", "]!", ")!",
+                                       "abc", "acb", "adb", "cab"};
+    gm_mem mem;
+    gm_mem_init(&mem, NULL, 0);
+    gm_error err;
+    gm_vocab_data *v = small_vocab(&mem, toks, sizeof toks / sizeof *toks);
+    gm_trie *t;
+    assert_int_equal(gm_trie_build(&mem, v, &t, &err), GM_OK);
+    gm_excache *xc;
+    assert_int_equal(gm_excache_create(&mem, v, t, &xc, &err), GM_OK);
+    uint32_t hits = 0;
+    for (int round = 0; round < 2; round++)
+        for (size_t gi = 0; gi < sizeof lookalike_grammars / sizeof *lookalike_grammars; gi++) {
+            eg x;
+            memset(&x, 0, sizeof x);
+            gm_mem_init(&x.mem, NULL, 0);
+            if (eg_open_x(&x, lookalike_grammars[gi], GM_EBNF_GBNF, v, t, xc, 0, &err) != GM_OK)
+                fail_msg("%s: %s", lookalike_grammars[gi], err.message);
+            for (uint32_t seed = 0; seed < 6; seed++)
+                walk_and_check(&x, seed, 40, lookalike_grammars[gi]);
+            gm_eengine_stats st;
+            gm_eengine_get_stats(x.e, &st);
+            hits += st.cross_hits;
+            if (round == 1 && st.cross_hits != st.cache_entries)
+                fail_msg("%s: %u of %u entries from the cache the second time",
+                         lookalike_grammars[gi], st.cross_hits, st.cache_entries);
+            gm_escratch_destroy(x.e, x.w);
+            gm_eengine_destroy(x.e);
+            gm_egrammar_destroy(x.g);
+            assert_int_equal(atomic_load(&x.mem.used), 0);
+        }
+    assert_true(hits > 0);
+    gm_excache_destroy(xc);
+    gm_trie_destroy(t);
+    gm_vocab_data_destroy(v);
+    assert_int_equal(atomic_load(&mem.used), 0);
 }
 
 /* A walk with masks checked every `every` steps over a real vocabulary. */
@@ -803,6 +875,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_languages),
         cmocka_unit_test(test_small_masks),
+        cmocka_unit_test(test_cross_cache_lookalikes),
         cmocka_unit_test(test_real_grammars),
         cmocka_unit_test(test_c_programs),
         cmocka_unit_test(test_serialize),

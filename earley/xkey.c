@@ -1,0 +1,324 @@
+/*
+ * Keys of the cross-grammar cache (xcache.c): which token-mask cache
+ * entries of two grammars are the same entry.
+ *
+ * note [unit keys]
+ * An entry depends on what the items derived from its seed can read: the
+ * automata reachable from the seed's state, through byte, reference and
+ * special-token edges, with the repetition bounds of their rules and the
+ * seed's counter class (the follow set is dealt with apart: note
+ * [cross-grammar hashing] in xcache.c). Serializing that reachable
+ * structure for every entry costs the size of the grammar per entry (a
+ * schema's root reaches everything), so structures are named
+ * hierarchically instead, as XGrammar 2 §3.3 hashes rule automata (leaf
+ * automata, acyclic references, cycles):
+ *   - the rules of one strongly connected component of the reference
+ *     graph (one rule, or a recursion) form a *unit*, serialized once:
+ *     its states numbered breadth-first from a canonical start rule (the
+ *     one whose start state has the smallest structural hash, note
+ *     [structural hashes] in fsm.c), each state with its flags, byte
+ *     ranges, special tokens by text, references to rules of the unit by
+ *     their number in it and references to rules outside by the name of
+ *     the rule outside: (its unit, its start's number there);
+ *   - units are interned in the cross-grammar cache, which gives each
+ *     distinct serialization a number: the unit's name;
+ *   - an entry's key is (variant, counter class, unit, the seed state's
+ *     number in the unit).
+ * Units come bottom-up (Tarjan's algorithm emits a component after every
+ * component it reaches), so names of rules outside are known when a unit
+ * is serialized. Equal keys mean equal serializations of everything
+ * reachable (by induction over units), so equal entries whatever grammar
+ * they come from; a tie between structural hashes can only make two
+ * isomorphic units serialize differently (less sharing, never a wrong
+ * mask). Each unit is serialized once per grammar and engine, so a key
+ * costs a lookup.
+ */
+#include <string.h>
+
+#include "earley/eengine.h"
+#include "base/error.h"
+
+enum {
+    UNIT_NONE = 0,            /* e->unit[r]: not computed yet */
+    UNIT_UNSHARED = UINT32_MAX, /* no unit (past the cache's budget): not shared */
+    KRULE_MEMBER = UINT32_MAX - 1, /* w->krule: a rule of the unit being serialized, unseen */
+    NUM_UNSHARED = UINT32_MAX,  /* e->unit_num[s]: not numbered */
+};
+
+static gm_status fail(gm_eengine *e, gm_error *err)
+{
+    return gm_mem_fail(e->mem, err, "the cross-grammar cache");
+}
+
+static gm_status scratch(gm_eengine *e, gm_escratch *w, gm_error *err)
+{
+    const gm_egrammar *g = e->g;
+    gm_mem *m = e->mem;
+    if (!e->unit) {
+        e->unit = gm_mem_calloc(m, g->nrules ? g->nrules : 1, sizeof *e->unit);
+        e->unit_num = gm_mem_calloc(m, g->nstates ? g->nstates : 1, sizeof *e->unit_num);
+        if (!e->unit || !e->unit_num)
+            return fail(e, err);
+    }
+    if (!w->knum) {
+        w->knum = gm_mem_alloc(m, (size_t)(g->nstates ? g->nstates : 1) * sizeof *w->knum);
+        w->kqueue = gm_mem_alloc(m, (size_t)(g->nstates ? g->nstates : 1) * sizeof *w->kqueue);
+        w->krule = gm_mem_alloc(m, (size_t)(g->nrules ? g->nrules : 1) * sizeof *w->krule);
+        if (!w->knum || !w->kqueue || !w->krule)
+            return fail(e, err);
+        memset(w->knum, 0xff, (size_t)g->nstates * sizeof *w->knum);
+        memset(w->krule, 0xff, (size_t)g->nrules * sizeof *w->krule);
+    }
+    return GM_OK;
+}
+
+/* The order of a state's reference edges in a serialization. */
+typedef struct refkey {
+    uint64_t a, b;            /* outside rules: (0, unit << 32 | number); inside: (1, hashes) */
+    uint32_t j;               /* the edge */
+} refkey;
+
+static bool ref_before(const refkey *x, const refkey *y)
+{
+    return x->a != y->a ? x->a < y->a : x->b < y->b;
+}
+
+/*
+ * Serializes the unit of the rules comp[0..n) into w->key and interns it:
+ * e->unit of its rules and e->unit_num of their states set. The unit of
+ * every rule they reference outside is set already.
+ */
+static gm_status unit_serialize(gm_eengine *e, gm_escratch *w, const uint32_t *comp, uint32_t n,
+                                gm_error *err)
+{
+    const gm_egrammar *g = e->g;
+    gm_mem *m = e->mem;
+    uint32_t canon = comp[0];
+    bool shared = e->x != NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t r = comp[i];
+        w->krule[r] = KRULE_MEMBER;
+        uint64_t hr = g->hash[g->rules[r].start], hc = g->hash[g->rules[canon].start];
+        if (hr < hc || (hr == hc && r < canon))
+            canon = r;
+    }
+    w->key.n = 0;
+    uint32_t nq = 0, nr = 0;
+    int bad = 0;
+    GM_VEC(refkey) order = {0};
+#define KPUSH(x) (bad |= gm_vec_push(m, &w->key, (uint32_t)(x)))
+#define ENQ(s_) (w->knum[s_] == GM_FSM_NONE ? (w->knum[s_] = nq, w->kqueue[nq++] = (s_), nq - 1) \
+                                              : w->knum[s_])
+#define NEW_RULE(r_)                                                                     \
+    do {                                                                                 \
+        w->krule[r_] = nr++;                                                             \
+        const gm_frule *fr_ = &g->rules[r_];                                             \
+        KPUSH(0xfffffff0u);                                                              \
+        KPUSH(fr_->repeat);                                                              \
+        KPUSH(fr_->rep_min);                                                             \
+        KPUSH(fr_->rep_max);                                                             \
+        KPUSH(ENQ(fr_->start));                                                          \
+    } while (0)
+    /* The runs of the byte-class map: a state's target is constant on each. */
+    uint16_t run[257];
+    uint32_t nruns = 0;
+    for (uint32_t b = 0; b < 256; b++)
+        if (b == 0 || g->byte_class[b] != g->byte_class[b - 1])
+            run[nruns++] = (uint16_t)b;
+    run[nruns] = 256;
+    NEW_RULE(canon);
+    for (uint32_t qi = 0; qi < nq && !bad; qi++) {
+        uint32_t s = w->kqueue[qi];
+        uint32_t r = g->state_rule[s];
+        if (w->krule[r] == KRULE_MEMBER)
+            NEW_RULE(r);
+        KPUSH(w->krule[r]);
+        KPUSH(g->state_flags[s] & (GM_FS_ACCEPT | GM_FS_ITER_END | GM_FS_REP_START));
+        /* Byte ranges of one target (maximal), in byte order. */
+        for (uint32_t i = 0; i < nruns;) {
+            uint32_t t = gm_fsm_next(g, s, (uint8_t)run[i]), lo = run[i];
+            while (i < nruns && gm_fsm_next(g, s, (uint8_t)run[i]) == t)
+                i++;
+            if (t != GM_FSM_NONE) {
+                KPUSH(lo << 8 | (run[i] - 1u));
+                KPUSH(ENQ(t));
+            }
+        }
+        /* References: outside rules by name, then rules of the unit by hash. */
+        uint32_t j0 = g->ref_off[s], j1 = g->ref_off[s + 1];
+        KPUSH(0xfffffff1u);
+        KPUSH(j1 - j0);
+        order.n = 0;
+        for (uint32_t j = j0; j < j1 && !bad; j++) {
+            uint32_t br = g->refs[j].sym;
+            refkey k = {0, 0, j};
+            if (w->krule[br] == GM_FSM_NONE) {
+                if (e->unit[br] == UNIT_UNSHARED)
+                    shared = false;
+                k.b = (uint64_t)e->unit[br] << 32 | e->unit_num[g->rules[br].start];
+            } else {
+                k.a = 1;
+                k.b = g->hash[g->rules[br].start] * 31 + g->hash[g->refs[j].to];
+            }
+            if (gm_vec_push(m, &order, k)) {
+                bad = 1;
+                break;
+            }
+            for (size_t p = order.n - 1; p > 0 && ref_before(&order.v[p], &order.v[p - 1]); p--) {
+                refkey tmp = order.v[p];
+                order.v[p] = order.v[p - 1];
+                order.v[p - 1] = tmp;
+            }
+        }
+        for (size_t k = 0; k < order.n && !bad; k++) {
+            const gm_fedge *ed = &g->refs[order.v[k].j];
+            uint32_t br = ed->sym;
+            if (order.v[k].a == 0) {
+                KPUSH(0xfffffff3u);
+                KPUSH(order.v[k].b >> 32);
+                KPUSH(order.v[k].b & 0xffffffffu);
+            } else {
+                if (w->krule[br] == KRULE_MEMBER)
+                    NEW_RULE(br);
+                KPUSH(w->krule[br]);
+            }
+            KPUSH(ENQ(ed->to));
+        }
+        KPUSH(0xfffffff2u);
+        for (uint32_t j = g->tok_off[s]; j < g->tok_off[s + 1]; j++) {
+            uint32_t y = g->toks[j].sym;
+            uint32_t len = g->tok_text_off[y + 1] - g->tok_text_off[y];
+            KPUSH(len);
+            for (uint32_t i = 0; i < len; i += 4) {
+                uint32_t word = 0;
+                for (uint32_t k = 0; k < 4 && i + k < len; k++)
+                    word |= (uint32_t)g->tok_text[g->tok_text_off[y] + i + k] << (8 * k);
+                KPUSH(word);
+            }
+            KPUSH(ENQ(g->toks[j].to));
+        }
+    }
+#undef KPUSH
+#undef ENQ
+#undef NEW_RULE
+    gm_vec_free(m, &order);
+    uint32_t id = UNIT_UNSHARED;
+    if (!bad && shared) {
+        id = gm_excache_unit(e->x, w->key.v, (uint32_t)w->key.n);
+        if (!id)
+            id = UNIT_UNSHARED;
+    }
+    /* Every state of the unit is reached (its rules are trimmed, each is
+       reachable from the canonical one); one that were not stays unshared. */
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t k = 0; k < g->rules[comp[i]].nstates; k++)
+            e->unit_num[g->rules[comp[i]].first + k] = NUM_UNSHARED;
+    for (uint32_t i = 0; i < nq; i++) {
+        e->unit_num[w->kqueue[i]] = w->knum[w->kqueue[i]];
+        w->knum[w->kqueue[i]] = GM_FSM_NONE;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        e->unit[comp[i]] = id;
+        w->krule[comp[i]] = GM_FSM_NONE;
+    }
+    w->key.n = 0;
+    return bad ? fail(e, err) : GM_OK;
+}
+
+/*
+ * Units of every rule reachable from r0 whose unit is not known yet
+ * (Tarjan's algorithm, iterative: a component is serialized when it is
+ * complete, after every component it reaches).
+ */
+static gm_status units_from(gm_eengine *e, gm_escratch *w, uint32_t r0, gm_error *err)
+{
+    const gm_egrammar *g = e->g;
+    gm_mem *m = e->mem;
+    size_t nr = g->nrules;
+    uint32_t *idx = gm_mem_calloc(m, nr, sizeof *idx);    /* 0 = not visited */
+    uint32_t *low = gm_mem_alloc(m, nr * sizeof *low);
+    uint32_t *cur = gm_mem_alloc(m, nr * sizeof *cur);    /* next reference edge */
+    uint32_t *stk = gm_mem_alloc(m, nr * sizeof *stk);    /* Tarjan's stack */
+    uint32_t *call = gm_mem_alloc(m, nr * sizeof *call);  /* the DFS path */
+    uint8_t *on = gm_mem_calloc(m, nr, 1);
+    gm_status st = GM_OK;
+    if (!idx || !low || !cur || !stk || !call || !on) {
+        st = fail(e, err);
+        goto out;
+    }
+    uint32_t counter = 0, nstk = 0, ncall = 0;
+#define VISIT(r_)                                                                        \
+    do {                                                                                 \
+        idx[r_] = low[r_] = ++counter;                                                   \
+        cur[r_] = g->ref_off[g->rules[r_].first];                                        \
+        stk[nstk++] = (r_);                                                              \
+        on[r_] = 1;                                                                      \
+        call[ncall++] = (r_);                                                            \
+    } while (0)
+    VISIT(r0);
+    while (ncall) {
+        uint32_t r = call[ncall - 1];
+        uint32_t end = g->ref_off[g->rules[r].first + g->rules[r].nstates];
+        if (cur[r] < end) {
+            uint32_t t = g->refs[cur[r]++].sym;
+            if (e->unit[t] != UNIT_NONE)
+                continue;
+            if (!idx[t])
+                VISIT(t);
+            else if (on[t] && idx[t] < low[r])
+                low[r] = idx[t];
+            continue;
+        }
+        ncall--;
+        if (ncall && low[r] < low[call[ncall - 1]])
+            low[call[ncall - 1]] = low[r];
+        if (low[r] != idx[r])
+            continue;
+        uint32_t k = nstk;
+        while (stk[--k] != r) {
+        }
+        for (uint32_t i = k; i < nstk; i++)
+            on[stk[i]] = 0;
+        if ((st = unit_serialize(e, w, stk + k, nstk - k, err)) != GM_OK)
+            goto out;
+        nstk = k;
+    }
+#undef VISIT
+out:
+    gm_mem_free(m, idx);
+    gm_mem_free(m, low);
+    gm_mem_free(m, cur);
+    gm_mem_free(m, stk);
+    gm_mem_free(m, call);
+    gm_mem_free(m, on);
+    return st;
+}
+
+gm_status gm_exkey(gm_eengine *e, gm_escratch *w, uint32_t state, uint64_t ekey, gm_error *err)
+{
+    gm_status st = scratch(e, w, err);
+    if (st != GM_OK)
+        return st;
+    uint32_t r = e->g->state_rule[state];
+    if (e->unit[r] == UNIT_NONE && (st = units_from(e, w, r, err)) != GM_OK)
+        return st;
+    w->key.n = 0;
+    if (e->unit[r] == UNIT_UNSHARED || e->unit_num[state] == NUM_UNSHARED)
+        return GM_OK;
+    if (gm_vec_reserve(e->mem, &w->key, 4))
+        return fail(e, err);
+    w->key.v[0] = e->variant & GM_EVARIANT_NO_REPEAT_COMPRESS ? 1 : 0;
+    w->key.v[1] = (uint32_t)(ekey & 0xffffffffu);
+    w->key.v[2] = e->unit[r];
+    w->key.v[3] = e->unit_num[state];
+    w->key.n = 4;
+    return GM_OK;
+}
+
+void gm_exkey_fini(gm_eengine *e)
+{
+    gm_mem_free(e->mem, e->unit);
+    gm_mem_free(e->mem, e->unit_num);
+    e->unit = NULL;
+    e->unit_num = NULL;
+}

@@ -79,6 +79,8 @@ struct gm_estate {
     uint8_t flags;        /* GM_ES_* */
     uint8_t interned;     /* in the hash-cons table (under the lock): only then may it
                              cache transitions; cleared for good when the tables empty */
+    uint8_t u8loop;       /* 0 not known, 1 no, 2 a UTF-8 loop (note [utf-8 loops] in
+                             closed.c; under the lock) */
     uint64_t hash;
     _Atomic(gm_estate *) proj;   /* projection onto waiting items (note [earley pruning]) */
     _Atomic(void *) memo;        /* mask memo (maskcache.c) */
@@ -100,6 +102,15 @@ typedef struct gm_etrans {
 } gm_etrans;
 
 typedef struct gm_ementry gm_ementry;
+
+/* What lies below each node of a vocabulary trie (closed.c). */
+typedef struct gm_tbelow {
+    uint64_t *bytes;      /* [nodes][4] the bytes of the strings strictly below the node */
+    uint8_t *utf8;        /* [nodes] bit q: every string below, read from state q of the
+                             UTF-8 automaton, is a well-formed UTF-8 prefix */
+} gm_tbelow;
+gm_tbelow *gm_tbelow_create(gm_mem *m, const gm_trie *t);   /* NULL: out of memory */
+void gm_tbelow_destroy(gm_mem *m, gm_tbelow *b);
 
 struct gm_eengine {
     gm_mem *mem;
@@ -126,10 +137,10 @@ struct gm_eengine {
     /* Token-mask cache (maskcache.c). */
     uint32_t T;           /* counter classes (note [repetition classes]) */
     uint32_t words;       /* 32-bit words of a mask */
-    const uint64_t *sub;  /* [trie nodes][4] bytes below each node (note [closed subtrees]):
-                             the cross-grammar cache's, or own_sub; NULL until needed */
+    const gm_tbelow *below; /* what lies below each trie node (note [closed subtrees]):
+                             the cross-grammar cache's, or own_below; NULL until needed */
     uint64_t *class_bytes;          /* [classes][4] the bytes of each byte class */
-    uint64_t *own_sub;
+    gm_tbelow *own_below;
     _Atomic(gm_ementry *) *entry;   /* [states] entries of items without counters */
     gm_ementry **rep_entries;       /* hash table of repetition entries */
     size_t rep_slots, rep_n;
@@ -186,10 +197,15 @@ uint32_t gm_excache_unit(gm_excache *x, const uint32_t *ser, uint32_t n);
    the entry is not shared (xkey.c). The engine's lock is held. */
 gm_status gm_exkey(gm_eengine *e, gm_escratch *w, uint32_t state, uint64_t ekey, gm_error *err);
 void gm_exkey_fini(gm_eengine *e);
-/* The bytes below each trie node, 4 words per node (computed on first use), or NULL. */
-const uint64_t *gm_excache_sub_bytes(gm_excache *x);
-/* Computes them: an array of 4 * t->nnodes words from m, NULL when memory ran out. */
-uint64_t *gm_trie_sub_bytes(gm_mem *m, const gm_trie *t);
+/* What lies below each trie node (computed on first use), or NULL. */
+const gm_tbelow *gm_excache_below(gm_excache *x);
+/*
+ * Whether every token below trie node `node` is accepted from the interned
+ * set x because the walk cannot leave x's closed loop (closed.c, note
+ * [closed subtrees] in maskcache.c): *closed. The engine's lock is held.
+ */
+gm_status gm_eclosed_below(gm_eengine *e, gm_escratch *w, gm_estate *x, const gm_tbelow *tb,
+                           uint32_t node, bool *closed, gm_error *err);
 bool gm_excache_lookup(gm_excache *x, const uint32_t *key, uint32_t klen, const uint64_t follow[4],
                        gm_xhit *hit);
 /* Publishes an entry (or finds the one another engine published), with its

@@ -152,6 +152,7 @@ static gm_estate *new_set(gm_eengine *e, const gm_eitem *it, uint32_t n, uint8_t
     s->ncomp = s->comp_cap = 0;
     memset(s->loops, 0, sizeof s->loops);
     memset(s->noloop, 0, sizeof s->noloop);
+    s->u8loop = 0;
     s->items = (gm_eitem *)(s + 1);
     s->wait = (gm_ewait *)(s->items + n);
     if (n)
@@ -193,6 +194,7 @@ static void tables_clear(gm_eengine *e)
             sets[i]->next = NULL;
             memset(sets[i]->loops, 0, sizeof sets[i]->loops);
             memset(sets[i]->noloop, 0, sizeof sets[i]->noloop);
+            sets[i]->u8loop = 0;
             sets[i]->interned = 0;
         }
     for (size_t i = 0; i < ns; i++)

@@ -37,7 +37,9 @@
  * trie node are precomputed (256 bits a node, per vocabulary); a walk that
  * reaches node n in set X where every byte below n leads from X back to X
  * accepts the whole subtree without visiting it: its tokens are one
- * contiguous run of the trie's token array. What X does with each byte
+ * contiguous run of the trie's token array. Sets that loop over every
+ * multi-byte character too (a JSON string) also close subtrees of UTF-8
+ * text (closed.c, note [utf-8 loops]). What X does with each byte
  * class is learnt on demand and kept on X (bytes known to loop, bytes
  * known not to): a test first looks for a byte known not to loop, then at
  * the transitions X already has, and only then steps X on the classes
@@ -121,47 +123,16 @@ gm_status gm_emask_init(gm_eengine *e, gm_error *err)
     return GM_OK;
 }
 
-uint64_t *gm_trie_sub_bytes(gm_mem *m, const gm_trie *t)
+/* What lies below each trie node (note [closed subtrees]), NULL when unavailable. */
+static const gm_tbelow *below(gm_eengine *e)
 {
-    if (!t->nnodes)
-        return NULL;
-    /* One pass in reverse pre-order: a node comes after its whole subtree,
-       and acc[d] gathers the bytes of the nodes at depth >= d seen since
-       the last node at depth d - 1 (their parent) took them. */
-    uint64_t *sub = gm_mem_alloc(m, (size_t)t->nnodes * 4 * sizeof *sub);
-    uint64_t(*acc)[4] = gm_mem_calloc(m, (size_t)t->max_depth + 2, sizeof *acc);
-    if (!sub || !acc) {
-        gm_mem_free(m, sub);
-        gm_mem_free(m, acc);
-        return NULL;
-    }
-    for (uint32_t i = t->nnodes; i-- > 0;) {
-        uint32_t d = t->nodes[i].depth;
-        uint64_t *below = acc[d + 1], *here = acc[d], *out = sub + (size_t)i * 4;
-        for (int k = 0; k < 4; k++) {
-            out[k] = below[k];
-            here[k] |= below[k];
-            below[k] = 0;
-        }
-        if (i) {
-            uint8_t b = t->nodes[i].byte;
-            here[b >> 6] |= (uint64_t)1 << (b & 63);
-        }
-    }
-    gm_mem_free(m, acc);
-    return sub;
-}
-
-/* The bytes below each trie node (note [closed subtrees]), NULL when unavailable. */
-static const uint64_t *sub_bytes(gm_eengine *e)
-{
-    if (!e->sub && !(e->variant & GM_EVARIANT_NO_STATE_CACHE)) {
+    if (!e->below && !(e->variant & GM_EVARIANT_NO_STATE_CACHE)) {
         if (e->x)
-            e->sub = gm_excache_sub_bytes(e->x);
-        if (!e->sub && !e->own_sub)
-            e->sub = e->own_sub = gm_trie_sub_bytes(e->mem, e->t);
+            e->below = gm_excache_below(e->x);
+        if (!e->below && !e->own_below)
+            e->below = e->own_below = gm_tbelow_create(e->mem, e->t);
     }
-    return e->sub;
+    return e->below;
 }
 
 void gm_emask_fini(gm_eengine *e)
@@ -173,12 +144,12 @@ void gm_emask_fini(gm_eengine *e)
         entry_free(e, e->rep_entries[i]);
     gm_mem_free(e->mem, e->entry);
     gm_mem_free(e->mem, e->rep_entries);
-    gm_mem_free(e->mem, e->own_sub);
+    gm_tbelow_destroy(e->mem, e->own_below);
     gm_mem_free(e->mem, e->class_bytes);
     gm_exkey_fini(e);
     e->class_bytes = NULL;
-    e->own_sub = NULL;
-    e->sub = NULL;
+    e->own_below = NULL;
+    e->below = NULL;
     e->entry = NULL;
     e->rep_entries = NULL;
 }
@@ -249,65 +220,6 @@ static void set_node_tokens(const gm_trie *t, uint32_t node, uint32_t *bits)
  * (the mask cache's walks from an outer seed), tokens whose walk escaped
  * earlier with a following byte in follow go to w->enodes as uncertain.
  */
-/* Records what x does with byte class c: back to x or not. */
-static void learn_loop(const gm_eengine *e, gm_estate *x, uint32_t c, bool loops)
-{
-    const uint64_t *cb = e->class_bytes + (size_t)c * 4;
-    uint64_t *to = loops ? x->loops : x->noloop;
-    for (int k = 0; k < 4; k++)
-        to[k] |= cb[k];
-}
-
-/*
- * Whether every byte of below[] leads from the interned set x back to x
- * (note [closed subtrees]): *closed. Steps x only on classes whose answer
- * is not known yet, and stops at the first that does not loop.
- */
-static gm_status closed_below(gm_eengine *e, gm_escratch *w, gm_estate *x, const uint64_t *below,
-                              bool *closed, gm_error *err)
-{
-    const gm_egrammar *g = e->g;
-    *closed = false;
-    uint64_t unk[4], any = 0;
-    for (int k = 0; k < 4; k++) {
-        if (below[k] & x->noloop[k])
-            return GM_OK;
-        unk[k] = below[k] & ~x->loops[k];
-        any |= unk[k];
-    }
-    if (!any) {
-        *closed = true;
-        return GM_OK;
-    }
-    /* Transitions x has already: no step. */
-    if (x->next)
-        for (int k = 0; k < 4; k++)
-            for (uint64_t m = unk[k]; m; m &= m - 1) {
-                uint32_t c = g->byte_class[k * 64 + __builtin_ctzll(m)];
-                gm_estate *t = x->next[c];
-                if (!t)
-                    continue;
-                learn_loop(e, x, c, t == x);
-                if (t != x)
-                    return GM_OK;
-            }
-    for (int k = 0; k < 4; k++)
-        for (uint64_t m = unk[k] & ~x->loops[k]; m; m &= m - 1) {
-            uint32_t b = (uint32_t)(k * 64 + __builtin_ctzll(m));
-            if ((x->loops[k] >> (b & 63)) & 1)
-                continue;
-            gm_estate *t;
-            gm_status st = gm_eset_step_borrowed(e, w, x, (uint8_t)b, &t, err);
-            if (st != GM_OK)
-                return st;
-            learn_loop(e, x, g->byte_class[b], t == x);
-            if (t != x)
-                return GM_OK;
-        }
-    *closed = true;
-    return GM_OK;
-}
-
 static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
                            const uint64_t *follow, bool raw, uint32_t *acc, gm_error *err)
 {
@@ -315,7 +227,7 @@ static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
        entry's own go to w->enodes.) */
     const gm_trie *t = e->t;
     bool owned = (e->variant & GM_EVARIANT_NO_STATE_CACHE) != 0;
-    const uint64_t *sub = sub_bytes(e);
+    const gm_tbelow *tb = below(e);
     gm_status st = GM_OK;
     size_t maxd = 0;
     w->stack[0] = from;
@@ -350,9 +262,9 @@ static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
         }
         if (nd->tok_end > nd->tok_begin)
             set_node_tokens(t, i, acc);
-        if (sub && nd->skip > i + 1 && s->interned) {
+        if (tb && nd->skip > i + 1 && s->interned) {
             bool closed;
-            if ((st = closed_below(e, w, s, sub + (size_t)i * 4, &closed, err)) != GM_OK)
+            if ((st = gm_eclosed_below(e, w, s, tb, i, &closed, err)) != GM_OK)
                 break;
             if (closed) {
                 /* Closed: every token below is accepted. */

@@ -66,7 +66,7 @@ struct gm_excache {
     const gm_vocab_data *v;
     const gm_trie *t;
     pthread_mutex_t lock;
-    uint64_t *sub;            /* gm_trie_sub_bytes, built on first use */
+    gm_tbelow *below;         /* built on first use */
     gm_xentry **buckets;
     size_t nbuckets, n;
     xunit **ubuckets;
@@ -125,7 +125,7 @@ void gm_excache_destroy(gm_excache *x)
             gm_mem_free(x->mem, u);
         }
     gm_mem_free(x->mem, x->ubuckets);
-    gm_mem_free(x->mem, x->sub);
+    gm_tbelow_destroy(x->mem, x->below);
     pthread_mutex_destroy(&x->lock);
     gm_mem_free(x->mem, x);
 }
@@ -135,12 +135,12 @@ bool gm_excache_fits(const gm_excache *x, const gm_vocab_data *v, const gm_trie 
     return x->v == v && x->t == t;
 }
 
-const uint64_t *gm_excache_sub_bytes(gm_excache *x)
+const gm_tbelow *gm_excache_below(gm_excache *x)
 {
     pthread_mutex_lock(&x->lock);
-    if (!x->sub)
-        x->sub = gm_trie_sub_bytes(x->mem, x->t);
-    const uint64_t *s = x->sub;
+    if (!x->below)
+        x->below = gm_tbelow_create(x->mem, x->t);
+    const gm_tbelow *s = x->below;
     pthread_mutex_unlock(&x->lock);
     return s;
 }

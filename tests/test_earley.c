@@ -356,7 +356,10 @@ static void test_cross_cache_lookalikes(void **state)
 }
 
 /* A walk with masks checked every `every` steps over a real vocabulary. */
-static void real_walks(const char *grammar_file, const char *tok, int walks, int steps, int every)
+/* Random walks under grammar `text` (named grammar_file) over tokenizer tok,
+   the mask checked against the brute force every `every` steps. */
+static void real_walks_text(const char *grammar_file, const char *text, const char *tok, int walks,
+                            int steps, int every)
 {
     eg x;
     memset(&x, 0, sizeof x);
@@ -366,11 +369,7 @@ static void real_walks(const char *grammar_file, const char *tok, int walks, int
     snprintf(path, sizeof path, "tokenizers/%s/tokenizer.json", tok);
     gm_vocab_data *v;
     assert_int_equal(gm_vocab_load(&x.mem, gm_test_shared_path(path), NULL, &v, &err), GM_OK);
-    snprintf(path, sizeof path, "grammars/gbnf/%s", grammar_file);
-    size_t len;
-    char *text = gm_test_read_file(gm_test_shared_path(path), &len);
     gm_status st = eg_open(&x, text, GM_EBNF_GBNF, v, 0, &err);
-    free(text);
     if (st != GM_OK)
         fail_msg("%s: %s", grammar_file, err.message);
     size_t words = (v->size + 31) / 32;
@@ -399,6 +398,68 @@ static void real_walks(const char *grammar_file, const char *tok, int walks, int
     free(mask);
     eg_close(&x, true);
     assert_int_equal(atomic_load(&x.mem.used), 0);
+}
+
+static void real_walks(const char *grammar_file, const char *tok, int walks, int steps, int every)
+{
+    char path[512];
+    snprintf(path, sizeof path, "grammars/gbnf/%s", grammar_file);
+    size_t len;
+    char *text = gm_test_read_file(gm_test_shared_path(path), &len);
+    real_walks_text(grammar_file, text, tok, walks, steps, every);
+    free(text);
+}
+
+/*
+ * Strings over real byte-level and SentencePiece vocabularies (note [utf-8
+ * loops] in earley/closed.c): sets that loop over every UTF-8 character
+ * accept subtrees of well-formed UTF-8 whole; sets that leave out some
+ * non-ASCII character, or take only some, must not.
+ */
+static void test_utf8_loops(void **state)
+{
+    (void)state;
+    static const char *const grammars[] = {
+        "root ::= \"\\\"\" ([^\"\\\\\\x00-\\x1F] | \"\\\\\" [\"nt])* \"\\\"\" \"!\"",
+        "root ::= \"\\\"\" [^\"\\u00e9\\u4e2d]* \"\\\"\"",
+        "root ::= \"<\" [^>\\U0001F600]* \">\"",
+        "root ::= [a-z\\u0430-\\u044f ]* \".\"",
+        "root ::= \"(\" [^)\\x80-\\u07FF]* \")\" root?",
+    };
+    static const char *const toks[] = {"llama3", "qwen3", "sp32k"};
+    for (size_t i = 0; i < sizeof grammars / sizeof *grammars; i++)
+        real_walks_text(grammars[i], grammars[i], toks[i % 3], 2, 24, 4);
+}
+
+/* The same over a vocabulary of ill-formed and split UTF-8: surrogates,
+   overlongs, code points past U+10FFFF, stray continuation bytes. */
+static void test_utf8_loops_bytes(void **state)
+{
+    (void)state;
+    static const char *const toks[] = {
+        "\"", "a", "ab", "\xc3", "\xa9", "\xc3\xa9", "a\xc3", "\xa9" "b", "\xed\x9f\xbf",
+        "\xed\xa0\x80", "\xed", "\xa0\x80", "\xc0\xaf", "\xc1\xbf", "\xe0\x80\x80",
+        "\xe0\xa0\x80", "\xf0\x8f\xbf\xbf", "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf",
+        "\xf4\x90\x80\x80", "\xf5\x80", "\xff", "\xe4\xb8", "\xe4\xb8\xad", "\xad\"",
+        "x\xed\xa0", "\"\"", "\xf0\x9f", "\x98\x80", "\xf0\x9f\x98\x80\"",
+    };
+    static const char *const grammars[] = {
+        "root ::= \"\\\"\" [^\"]* \"\\\"\"",
+        "root ::= (\"\\\"\" [^\"\\u4e2d]* \"\\\"\")+",
+    };
+    for (size_t gi = 0; gi < sizeof grammars / sizeof *grammars; gi++) {
+        eg x;
+        memset(&x, 0, sizeof x);
+        gm_mem_init(&x.mem, NULL, 0);
+        gm_error err;
+        if (eg_open(&x, grammars[gi], GM_EBNF_GBNF,
+                    small_vocab(&x.mem, toks, sizeof toks / sizeof *toks), 0, &err) != GM_OK)
+            fail_msg("%s: %s", grammars[gi], err.message);
+        for (uint32_t seed = 0; seed < 12; seed++)
+            walk_and_check(&x, seed, 30, grammars[gi]);
+        eg_close(&x, true);
+        assert_int_equal(atomic_load(&x.mem.used), 0);
+    }
 }
 
 static void test_real_grammars(void **state)
@@ -877,6 +938,8 @@ int main(void)
         cmocka_unit_test(test_small_masks),
         cmocka_unit_test(test_cross_cache_lookalikes),
         cmocka_unit_test(test_real_grammars),
+        cmocka_unit_test(test_utf8_loops),
+        cmocka_unit_test(test_utf8_loops_bytes),
         cmocka_unit_test(test_c_programs),
         cmocka_unit_test(test_serialize),
         cmocka_unit_test(test_limits),

@@ -102,6 +102,7 @@ typedef struct gm_etrans {
 } gm_etrans;
 
 typedef struct gm_ementry gm_ementry;
+typedef struct gm_exunits gm_exunits;
 
 /* What lies below each node of a vocabulary trie (closed.c). */
 typedef struct gm_tbelow {
@@ -144,6 +145,7 @@ struct gm_eengine {
     _Atomic(gm_ementry *) *entry;   /* [states] entries of items without counters */
     gm_ementry **rep_entries;       /* hash table of repetition entries */
     size_t rep_slots, rep_n;
+    gm_exunits *units;              /* components of the rule graph (xkey.c), or NULL */
     uint32_t *unit;                 /* [rules] cross-grammar unit (xkey.c, note [unit keys]) */
     uint32_t *unit_num;             /* [states] the state's number in its unit */
     atomic_size_t memo_bytes, cache_bytes;
@@ -228,6 +230,20 @@ void gm_eset_fini(gm_eengine *e);
  */
 gm_status gm_eset_step(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t sym,
                        gm_estate **out, gm_error *err);
+/* The transition of s over byte b when s has it cached: *out as
+   gm_eset_step_borrowed gives it (the walks' fast path, inline). */
+static inline bool gm_eset_cached(const gm_eengine *e, const gm_estate *s, uint8_t b,
+                                  gm_estate **out)
+{
+    if (!s->next)
+        return false;
+    gm_estate *t = s->next[e->g->byte_class[b]];
+    if (!t)
+        return false;
+    *out = t == e->outer ? NULL : t;
+    return true;
+}
+
 /*
  * The same, for the walks of the mask cache when the state cache is on: a
  * borrowed pointer to an interned set, valid until gm_eset_maintain (which

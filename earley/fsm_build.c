@@ -22,6 +22,18 @@
  * would multiply automaton states and give each copy its own token-mask
  * cache entries.
  *
+ * note [tail calls]
+ * A reference to a recursive rule as the last thing its user reads (its
+ * end is the end of the user's rule) is built as the callee's body in
+ * place, the callee's own tail references likewise, each callee once per
+ * automaton: a right-linear recursion (a string automaton the schema
+ * compiler emits as rules, GBNF's `s ::= "a" s | ""`) becomes loops of one
+ * automaton. Kept as references, every step through such a recursion adds
+ * an item waiting on the callee, so the Earley sets never repeat: no set
+ * loops back to itself (note [closed subtrees] in maskcache.c) and no mask
+ * memo is ever reused. Rules marked noinline stay references; a rule
+ * whose expanded automaton would pass the limits is built again without.
+ *
  * Bounded repetitions with small counts are expanded; larger ones become
  * repetition rules (note [repetition rules] in fsm.h).
  */
@@ -100,6 +112,14 @@ typedef struct builder {
     GM_VEC(orule) rules;
     gm_intern toks;       /* special-token texts -> symbols */
     uint32_t cur;         /* output rule being built */
+    uint8_t *recursive;   /* [src rules] takes part in a cycle of references */
+    /* Tail calls (note [tail calls]) of the rule being built. */
+    bool no_tail;         /* building it again without them */
+    uint32_t final;       /* its NFA's accepting state: an edge into it ends the rule */
+    uint32_t *frag;       /* [src rules] NFA state where the callee's body starts */
+    u32vec tails;         /* callees built in place, in order (a work list) */
+    bool ktail;           /* key_add: the node ends the rule */
+    bool used_tail;       /* the rule being built has a callee in place */
     /* The NFA of the rule being built. */
     GM_VEC(nraw) raw;
     uint32_t nnfa;
@@ -218,7 +238,7 @@ static gm_status choose_inlining(builder *b)
     uint32_t *stamp = gm_mem_calloc(b->m, g->nnodes ? g->nnodes : 1, sizeof *stamp);
     uint32_t **refs = gm_mem_calloc(b->m, n ? n : 1, sizeof *refs);
     size_t *nrefs = gm_mem_calloc(b->m, n ? n : 1, sizeof *nrefs);
-    uint8_t *recursive = gm_mem_calloc(b->m, n ? n : 1, 1);
+    uint8_t *recursive = b->recursive;
     uint32_t *seen = gm_mem_calloc(b->m, n ? n : 1, sizeof *seen);
     uint32_t *stack = gm_mem_alloc(b->m, (size_t)(n ? n : 1) * sizeof *stack);
     uint32_t *order = gm_mem_alloc(b->m, (size_t)(n ? n : 1) * sizeof *order);
@@ -311,7 +331,6 @@ done:
     gm_mem_free(b->m, refs);
     gm_mem_free(b->m, nrefs);
     gm_mem_free(b->m, stamp);
-    gm_mem_free(b->m, recursive);
     gm_mem_free(b->m, seen);
     gm_mem_free(b->m, stack);
     gm_mem_free(b->m, order);
@@ -441,6 +460,15 @@ static const uint32_t *byteset_ranges(builder *b, uint32_t set)
     return b->bs_ranges.v + b->bs_at[set];
 }
 
+/* Whether a reference to src rule r that ends the rule being built is built
+   in place (note [tail calls]). */
+static bool tail_call(const builder *b, uint32_t r, bool at_end)
+{
+    const gm_ebnf_rule *sr = &b->src->rules[r];
+    return at_end && !b->no_tail && b->recursive[r] && !sr->noinline && sr->body != GM_EX_NONE &&
+           sr->body < b->src->nnodes;
+}
+
 static int nfa_add(builder *b, uint32_t node, uint32_t in, uint32_t out, uint32_t depth)
 {
     const gm_ebnf *g = b->src;
@@ -501,6 +529,20 @@ static int nfa_add(builder *b, uint32_t node, uint32_t in, uint32_t out, uint32_
         }
         if (b->inl[r])
             return nfa_add(b, g->rules[r].body, in, out, depth + 1);
+        if (tail_call(b, r, out == b->final)) {
+            b->used_tail = true;
+            if (b->frag[r] == GM_FSM_NONE) {
+                uint32_t f = nfa_state(b);
+                if (f == GM_FSM_NONE)
+                    return -1;
+                if (gm_vec_push(b->m, &b->tails, r)) {
+                    fail_mem(b, "a rule automaton");
+                    return -1;
+                }
+                b->frag[r] = f;
+            }
+            return nfa_eps(b, in, b->frag[r]);
+        }
         uint32_t sym = rule_symbol(b, r);
         return sym == GM_FSM_NONE ? -1 : nfa_edge(b, in, sym, sym, out);
     }
@@ -1029,8 +1071,9 @@ static gm_status make_repeat(builder *b, orule *o)
 /* ---- the rule automata cache (note [rule automata cache]) ------------------- */
 
 enum {
-    KEY_VERSION = 1,
+    KEY_VERSION = 2,
     K_EMPTY = 1, K_NOTHING, K_BYTES, K_SET, K_BYTESET, K_INLINE, K_REF, K_SEQ, K_ALT,
+    K_TAIL, K_TAILBODY,
     K_REPEAT, K_REPRULE, K_TOKEN, K_UNTIL
 };
 
@@ -1116,21 +1159,28 @@ static int key_add(builder *b, uint32_t node, uint32_t depth)
             return -2;
         if (b->inl[r])
             return key_push(b, K_INLINE) ? -1 : key_add(b, g->rules[r].body, depth + 1);
+        if (tail_call(b, r, b->ktail))
+            return key_push(b, K_TAIL) ? -1 : key_local(b, &b->tails, r);
         uint32_t sym = rule_symbol(b, r);
         if (sym == GM_FSM_NONE)
             return -1;
         return key_push(b, K_REF) ? -1 : key_local(b, &b->lrefs, sym - SYM_REF);
     }
     case GM_EX_SEQ:
-    case GM_EX_ALT:
+    case GM_EX_ALT: {
         if (key_push(b, e->kind == GM_EX_SEQ ? K_SEQ : K_ALT) || key_push(b, e->count))
             return -1;
+        bool tail = b->ktail;
         for (uint32_t i = 0; i < e->count; i++) {
+            /* only a sequence's last member ends where the sequence ends */
+            b->ktail = tail && (e->kind == GM_EX_ALT || i + 1 == e->count);
             int rc = key_add(b, g->kids[e->first + i], depth + 1);
             if (rc)
                 return rc;
         }
+        b->ktail = tail;
         return 0;
+    }
     case GM_EX_REPEAT: {
         uint32_t x = g->kids[e->first], min = e->min, max = e->max;
         if (max == 0)
@@ -1147,7 +1197,11 @@ static int key_add(builder *b, uint32_t node, uint32_t depth)
         }
         if (key_push(b, K_REPEAT) || key_push(b, min) || key_push(b, max))
             return -1;
-        return key_add(b, x, depth + 1);
+        bool tail = b->ktail;
+        b->ktail = false; /* a copy ends before the next, or loops */
+        int rc = key_add(b, x, depth + 1);
+        b->ktail = tail;
+        return rc;
     }
     case GM_EX_TOKEN: {
         uint32_t id;
@@ -1179,9 +1233,19 @@ static int rule_key(builder *b, uint32_t r)
     b->key.n = b->lrefs.n = b->ltoks.n = 0;
     uint32_t body = b->rules.v[r].body;
     if (key_push(b, KEY_VERSION) || key_push(b, b->rules.v[r].repeat) ||
-        key_push(b, b->lim.max_nfa_states) || key_push(b, b->lim.max_dfa_states))
+        key_push(b, b->lim.max_nfa_states) || key_push(b, b->lim.max_dfa_states) ||
+        key_push(b, b->no_tail))
         return -1;
-    return key_add(b, body, 0);
+    b->ktail = true;
+    b->tails.n = 0;
+    int rc = key_add(b, body, 0);
+    /* then the bodies of the callees built in place, as nfa_add builds them */
+    for (size_t i = 0; i < b->tails.n && !rc; i++) {
+        b->ktail = true;
+        rc = key_push(b, K_TAILBODY) ? -1 : key_add(b, b->src->rules[b->tails.v[i]].body, 0);
+    }
+    b->tails.n = 0;
+    return rc;
 }
 
 /* A rule's symbol s in the other numbering: local (the key's) or the grammar's. */
@@ -1329,11 +1393,46 @@ static void store_rule(builder *b, uint32_t r)
     rdfa_free(m, &t);
 }
 
+static gm_status build_rule_once(builder *b, uint32_t r);
+
+/* The NFA of rule r's body between in and out, callees built in place
+   after it (note [tail calls]). */
+static int nfa_rule(builder *b, uint32_t body, uint32_t in, uint32_t out)
+{
+    b->final = out;
+    b->tails.n = 0;
+    int rc = nfa_add(b, body, in, out, 0);
+    for (size_t i = 0; i < b->tails.n && !rc; i++) {
+        uint32_t t = b->tails.v[i];
+        rc = nfa_add(b, b->src->rules[t].body, b->frag[t], out, 0);
+    }
+    for (size_t i = 0; i < b->tails.n; i++)
+        b->frag[b->tails.v[i]] = GM_FSM_NONE;
+    b->tails.n = 0;
+    b->final = GM_FSM_NONE;
+    return rc;
+}
+
 static gm_status build_rule(builder *b, uint32_t r)
+{
+    b->no_tail = false;
+    gm_status st = build_rule_once(b, r);
+    if (st == GM_ERR_LIMIT && b->used_tail) {
+        /* the expanded automaton is too big: keep the references */
+        b->st = GM_OK;
+        b->no_tail = true;
+        st = build_rule_once(b, r);
+        b->no_tail = false;
+    }
+    return st;
+}
+
+static gm_status build_rule_once(builder *b, uint32_t r)
 {
     b->cur = r;
     b->raw.n = 0;
     b->nnfa = 0;
+    b->used_tail = false;
     uint32_t in = nfa_state(b), out = nfa_state(b);
     uint32_t body = b->rules.v[r].body;
     if (in == GM_FSM_NONE || out == GM_FSM_NONE)
@@ -1351,7 +1450,7 @@ static gm_status build_rule(builder *b, uint32_t r)
         if (hit)
             return hit < 0 ? b->st : GM_OK;
     }
-    if (nfa_add(b, body, in, out, 0))
+    if (nfa_rule(b, body, in, out))
         return b->st;
     orule *o = &b->rules.v[r];
     if (determinize(b, in, out, &o->dfa) || minimize(b, &o->dfa))
@@ -1566,12 +1665,16 @@ gm_status gm_egrammar_build_cached(gm_mem *m, const gm_ebnf *src, const gm_limit
     b.inl = gm_mem_calloc(m, nr, 1);
     b.rep_rule = gm_mem_alloc(m, (size_t)nn * sizeof *b.rep_rule);
     b.size = gm_mem_calloc(m, nn, sizeof *b.size);
+    b.recursive = gm_mem_calloc(m, nr, 1);
+    b.frag = gm_mem_alloc(m, (size_t)nr * sizeof *b.frag);
+    b.final = GM_FSM_NONE;
     b.bs_at = gm_mem_alloc(m, (size_t)(src->nbytesets ? src->nbytesets : 1) * sizeof *b.bs_at);
-    if (!b.out_rule || !b.inl || !b.rep_rule || !b.size || !b.bs_at) {
+    if (!b.out_rule || !b.inl || !b.rep_rule || !b.size || !b.bs_at || !b.recursive || !b.frag) {
         fail_mem(&b, "the grammar");
         goto done;
     }
     memset(b.out_rule, 0xff, (size_t)nr * sizeof *b.out_rule);
+    memset(b.frag, 0xff, (size_t)nr * sizeof *b.frag);
     memset(b.rep_rule, 0xff, (size_t)nn * sizeof *b.rep_rule);
     memset(b.bs_at, 0xff, (size_t)(src->nbytesets ? src->nbytesets : 1) * sizeof *b.bs_at);
     if (choose_inlining(&b))
@@ -1623,5 +1726,8 @@ done:
     gm_mem_free(m, b.inl);
     gm_mem_free(m, b.rep_rule);
     gm_mem_free(m, b.size);
+    gm_mem_free(m, b.recursive);
+    gm_mem_free(m, b.frag);
+    gm_vec_free(m, &b.tails);
     return b.st;
 }

@@ -239,7 +239,7 @@ static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
         gm_estate *s = NULL;
         if (owned)
             st = gm_eset_step(e, w, p, nd->byte, &s, err);
-        else
+        else if (!gm_eset_cached(e, p, nd->byte, &s))
             st = gm_eset_step_borrowed(e, w, p, nd->byte, &s, err);
         if (st != GM_OK)
             break;
@@ -521,8 +521,10 @@ static gm_status walk_list(gm_eengine *e, gm_escratch *w, gm_estate *from, const
             if (follow && (p->flags & GM_ES_ESCAPED) &&
                 ((follow[bytes[d] >> 6] >> (bytes[d] & 63)) & 1))
                 unc = 1;
-            st = owned ? gm_eset_step(e, w, p, bytes[d], &nx, err)
-                       : gm_eset_step_borrowed(e, w, p, bytes[d], &nx, err);
+            if (owned)
+                st = gm_eset_step(e, w, p, bytes[d], &nx, err);
+            else if (!gm_eset_cached(e, p, bytes[d], &nx))
+                st = gm_eset_step_borrowed(e, w, p, bytes[d], &nx, err);
             if (st != GM_OK)
                 goto out;
             if (owned)

@@ -26,13 +26,17 @@
  *     number in the unit).
  * Units come bottom-up (Tarjan's algorithm emits a component after every
  * component it reaches), so names of rules outside are known when a unit
- * is serialized. Equal keys mean equal serializations of everything
+ * is serialized; each is named when an entry first asks for it, and a
+ * component that reaches more than UNIT_MAX_REACH states (a big schema's
+ * root) is not shared at all: it is unique to its grammar, and naming it
+ * would serialize the whole grammar for the first mask. Equal keys mean equal serializations of everything
  * reachable (by induction over units), so equal entries whatever grammar
  * they come from; a tie between structural hashes can only make two
  * isomorphic units serialize differently (less sharing, never a wrong
  * mask). Each unit is serialized once per grammar and engine, so a key
  * costs a lookup.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "earley/eengine.h"
@@ -43,7 +47,14 @@ enum {
     UNIT_UNSHARED = UINT32_MAX, /* no unit (past the cache's budget): not shared */
     KRULE_MEMBER = UINT32_MAX - 1, /* w->krule: a rule of the unit being serialized, unseen */
     NUM_UNSHARED = UINT32_MAX,  /* e->unit_num[s]: not numbered */
+    UNIT_MAX_REACH = 8192,      /* states a shared unit may reach (unit_name) */
 };
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
 
 static gm_status fail(gm_eengine *e, gm_error *err)
 {
@@ -225,16 +236,43 @@ static gm_status unit_serialize(gm_eengine *e, gm_escratch *w, const uint32_t *c
     return bad ? fail(e, err) : GM_OK;
 }
 
+/* The components of the rule graph (note [unit keys]). */
+struct gm_exunits {
+    uint32_t ncomp;
+    uint32_t *comp;           /* [rules] component; numbered in Tarjan's order, so a
+                                 component reaches only components numbered lower */
+    uint32_t *off;            /* [ncomp + 1] its rules: rules[off[c] .. off[c + 1]) */
+    uint32_t *rules;
+    uint32_t *reach;          /* [ncomp] states reachable (an upper bound, saturated) */
+    uint32_t *mark;           /* [ncomp] scratch of unit_name */
+    uint32_t *list;           /* [ncomp] scratch of unit_name */
+    uint32_t stamp;
+};
+
+static void units_free(gm_mem *m, gm_exunits *u)
+{
+    if (!u)
+        return;
+    gm_mem_free(m, u->comp);
+    gm_mem_free(m, u->off);
+    gm_mem_free(m, u->rules);
+    gm_mem_free(m, u->reach);
+    gm_mem_free(m, u->mark);
+    gm_mem_free(m, u->list);
+    gm_mem_free(m, u);
+}
+
 /*
- * Units of every rule reachable from r0 whose unit is not known yet
- * (Tarjan's algorithm, iterative: a component is serialized when it is
- * complete, after every component it reaches).
+ * The strongly connected components of the reference graph (Tarjan's
+ * algorithm, iterative) and what each reaches: walks rules and reference
+ * edges once, serializes nothing.
  */
-static gm_status units_from(gm_eengine *e, gm_escratch *w, uint32_t r0, gm_error *err)
+static gm_status units_plan(gm_eengine *e, gm_error *err)
 {
     const gm_egrammar *g = e->g;
     gm_mem *m = e->mem;
-    size_t nr = g->nrules;
+    size_t nr = g->nrules ? g->nrules : 1;
+    gm_exunits *u = gm_mem_calloc(m, 1, sizeof *u);
     uint32_t *idx = gm_mem_calloc(m, nr, sizeof *idx);    /* 0 = not visited */
     uint32_t *low = gm_mem_alloc(m, nr * sizeof *low);
     uint32_t *cur = gm_mem_alloc(m, nr * sizeof *cur);    /* next reference edge */
@@ -242,11 +280,14 @@ static gm_status units_from(gm_eengine *e, gm_escratch *w, uint32_t r0, gm_error
     uint32_t *call = gm_mem_alloc(m, nr * sizeof *call);  /* the DFS path */
     uint8_t *on = gm_mem_calloc(m, nr, 1);
     gm_status st = GM_OK;
-    if (!idx || !low || !cur || !stk || !call || !on) {
+    if (!u || !idx || !low || !cur || !stk || !call || !on ||
+        !(u->comp = gm_mem_alloc(m, nr * sizeof *u->comp)) ||
+        !(u->off = gm_mem_alloc(m, (nr + 1) * sizeof *u->off)) ||
+        !(u->rules = gm_mem_alloc(m, nr * sizeof *u->rules))) {
         st = fail(e, err);
         goto out;
     }
-    uint32_t counter = 0, nstk = 0, ncall = 0;
+    uint32_t counter = 0, nstk = 0, ncall = 0, nrules_out = 0;
 #define VISIT(r_)                                                                        \
     do {                                                                                 \
         idx[r_] = low[r_] = ++counter;                                                   \
@@ -255,36 +296,68 @@ static gm_status units_from(gm_eengine *e, gm_escratch *w, uint32_t r0, gm_error
         on[r_] = 1;                                                                      \
         call[ncall++] = (r_);                                                            \
     } while (0)
-    VISIT(r0);
-    while (ncall) {
-        uint32_t r = call[ncall - 1];
-        uint32_t end = g->ref_off[g->rules[r].first + g->rules[r].nstates];
-        if (cur[r] < end) {
-            uint32_t t = g->refs[cur[r]++].sym;
-            if (e->unit[t] != UNIT_NONE)
+    for (uint32_t r0 = 0; r0 < g->nrules; r0++) {
+        if (idx[r0])
+            continue;
+        VISIT(r0);
+        while (ncall) {
+            uint32_t r = call[ncall - 1];
+            uint32_t end = g->ref_off[g->rules[r].first + g->rules[r].nstates];
+            if (cur[r] < end) {
+                uint32_t t = g->refs[cur[r]++].sym;
+                if (!idx[t])
+                    VISIT(t);
+                else if (on[t] && idx[t] < low[r])
+                    low[r] = idx[t];
                 continue;
-            if (!idx[t])
-                VISIT(t);
-            else if (on[t] && idx[t] < low[r])
-                low[r] = idx[t];
-            continue;
+            }
+            ncall--;
+            if (ncall && low[r] < low[call[ncall - 1]])
+                low[call[ncall - 1]] = low[r];
+            if (low[r] != idx[r])
+                continue;
+            u->off[u->ncomp] = nrules_out;
+            do {
+                uint32_t x = stk[--nstk];
+                on[x] = 0;
+                u->comp[x] = u->ncomp;
+                u->rules[nrules_out++] = x;
+            } while (u->rules[nrules_out - 1] != r);
+            u->ncomp++;
         }
-        ncall--;
-        if (ncall && low[r] < low[call[ncall - 1]])
-            low[call[ncall - 1]] = low[r];
-        if (low[r] != idx[r])
-            continue;
-        uint32_t k = nstk;
-        while (stk[--k] != r) {
-        }
-        for (uint32_t i = k; i < nstk; i++)
-            on[stk[i]] = 0;
-        if ((st = unit_serialize(e, w, stk + k, nstk - k, err)) != GM_OK)
-            goto out;
-        nstk = k;
     }
 #undef VISIT
+    u->off[u->ncomp] = nrules_out;
+    size_t nc = u->ncomp ? u->ncomp : 1;
+    u->reach = gm_mem_alloc(m, nc * sizeof *u->reach);
+    u->mark = gm_mem_calloc(m, nc, sizeof *u->mark);
+    u->list = gm_mem_alloc(m, nc * sizeof *u->list);
+    if (!u->reach || !u->mark || !u->list) {
+        st = fail(e, err);
+        goto out;
+    }
+    /* Components reach only lower ones: one pass upwards. */
+    for (uint32_t c = 0; c < u->ncomp; c++) {
+        uint64_t sum = 0;
+        u->stamp++;
+        u->mark[c] = u->stamp;
+        for (uint32_t i = u->off[c]; i < u->off[c + 1]; i++) {
+            const gm_frule *fr = &g->rules[u->rules[i]];
+            sum += fr->nstates;
+            for (uint32_t j = g->ref_off[fr->first]; j < g->ref_off[fr->first + fr->nstates]; j++) {
+                uint32_t d = u->comp[g->refs[j].sym];
+                if (u->mark[d] != u->stamp) {
+                    u->mark[d] = u->stamp;
+                    sum += u->reach[d];
+                }
+            }
+        }
+        u->reach[c] = sum > UNIT_MAX_REACH ? UNIT_MAX_REACH + 1 : (uint32_t)sum;
+    }
+    e->units = u;
+    u = NULL;
 out:
+    units_free(m, u);
     gm_mem_free(m, idx);
     gm_mem_free(m, low);
     gm_mem_free(m, cur);
@@ -294,13 +367,60 @@ out:
     return st;
 }
 
+/*
+ * Names the unit of component c0: serializes it after every unnamed
+ * component it reaches, lowest first (so names of rules outside are known).
+ * A component reaching more than UNIT_MAX_REACH states is not shared (a
+ * schema's root: unique to its grammar, and naming it would serialize the
+ * whole grammar at the first mask).
+ */
+static gm_status unit_name(gm_eengine *e, gm_escratch *w, uint32_t c0, gm_error *err)
+{
+    const gm_egrammar *g = e->g;
+    gm_exunits *u = e->units;
+    if (u->reach[c0] > UNIT_MAX_REACH) {
+        for (uint32_t i = u->off[c0]; i < u->off[c0 + 1]; i++)
+            e->unit[u->rules[i]] = UNIT_UNSHARED;
+        return GM_OK;
+    }
+    /* The unnamed components reachable from c0 (a depth-first search with
+       u->list as its stack, then as the list). */
+    uint32_t n = 0, top = 0;
+    u->stamp++;
+    u->mark[c0] = u->stamp;
+    u->list[n++] = c0;
+    while (top < n) {
+        uint32_t c = u->list[top++];
+        for (uint32_t i = u->off[c]; i < u->off[c + 1]; i++) {
+            const gm_frule *fr = &g->rules[u->rules[i]];
+            for (uint32_t j = g->ref_off[fr->first]; j < g->ref_off[fr->first + fr->nstates]; j++) {
+                uint32_t r = g->refs[j].sym, d = u->comp[r];
+                if (u->mark[d] != u->stamp && e->unit[r] == UNIT_NONE) {
+                    u->mark[d] = u->stamp;
+                    u->list[n++] = d;
+                }
+            }
+        }
+    }
+    qsort(u->list, n, sizeof *u->list, cmp_u32);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t c = u->list[k];
+        gm_status st = unit_serialize(e, w, u->rules + u->off[c], u->off[c + 1] - u->off[c], err);
+        if (st != GM_OK)
+            return st;
+    }
+    return GM_OK;
+}
+
 gm_status gm_exkey(gm_eengine *e, gm_escratch *w, uint32_t state, uint64_t ekey, gm_error *err)
 {
     gm_status st = scratch(e, w, err);
     if (st != GM_OK)
         return st;
     uint32_t r = e->g->state_rule[state];
-    if (e->unit[r] == UNIT_NONE && (st = units_from(e, w, r, err)) != GM_OK)
+    if (!e->units && (st = units_plan(e, err)) != GM_OK)
+        return st;
+    if (e->unit[r] == UNIT_NONE && (st = unit_name(e, w, e->units->comp[r], err)) != GM_OK)
         return st;
     w->key.n = 0;
     if (e->unit[r] == UNIT_UNSHARED || e->unit_num[state] == NUM_UNSHARED)
@@ -317,6 +437,8 @@ gm_status gm_exkey(gm_eengine *e, gm_escratch *w, uint32_t state, uint64_t ekey,
 
 void gm_exkey_fini(gm_eengine *e)
 {
+    units_free(e->mem, e->units);
+    e->units = NULL;
     gm_mem_free(e->mem, e->unit);
     gm_mem_free(e->mem, e->unit_num);
     e->unit = NULL;

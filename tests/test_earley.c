@@ -11,6 +11,7 @@
 
 #include "earley/ebnf_parse.h"
 #include "earley/engine.h"
+#include "earley/fsm.h"
 #include "spanner/trie.h"
 #include "spanner/vocab.h"
 
@@ -353,6 +354,76 @@ static void test_cross_cache_lookalikes(void **state)
     gm_trie_destroy(t);
     gm_vocab_data_destroy(v);
     assert_int_equal(atomic_load(&mem.used), 0);
+}
+
+/*
+ * Tail calls (note [tail calls] in earley/fsm_build.c): a right-linear
+ * recursion is one automaton with loops, so the Earley set after a plain
+ * byte is the set before it; other recursions keep their references; an
+ * expansion past the state limit falls back to references. Masks against
+ * the brute force each time.
+ */
+static void test_tail_calls(void **state)
+{
+    (void)state;
+    static const char *const toks[] = {"a", "b", "c", "x", "[", "]", "(", ")", "ab", "ba", "aa",
+                                       "ca", "]]", "a]", "[a", "((", "))", "()", "xa"};
+    static const struct {
+        const char *grammar;
+        uint32_t max_dfa_states;
+        uint32_t rules;           /* rule automata expected */
+    } cases[] = {
+        {"root ::= \"[\" s\ns ::= \"a\" s | \"b\" t | \"]\"\nt ::= \"c\" s | \"]\"", 0, 1},
+        {"root ::= x\nx ::= \"(\" x \")\" x | \"\"", 0, 2},
+        {"root ::= \"[\" s \"]\"\ns ::= \"a\" s | \"b\"", 0, 2},
+        /* s0 .. s19 in a ring: merged, 21 states; each alone, 3 */
+        {NULL, 10, 21},
+    };
+    char ring[2048];
+    size_t n = (size_t)snprintf(ring, sizeof ring, "root ::= \"[\" s0\n");
+    for (int i = 0; i < 20; i++)
+        n += (size_t)snprintf(ring + n, sizeof ring - n, "s%d ::= \"a\" s%d | \"x\"\n", i,
+                              (i + 1) % 20);
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+        const char *text = cases[ci].grammar ? cases[ci].grammar : ring;
+        eg x;
+        memset(&x, 0, sizeof x);
+        gm_mem_init(&x.mem, NULL, 0);
+        gm_error err;
+        gm_vocab_data *v = small_vocab(&x.mem, toks, sizeof toks / sizeof *toks);
+        gm_ebnf src;
+        gm_ebnf_init(&src, &x.mem);
+        assert_int_equal(gm_ebnf_parse(&src, "t.gbnf", text, strlen(text), GM_EBNF_GBNF, NULL,
+                                       &err), GM_OK);
+        gm_limits lim;
+        memset(&lim, 0, sizeof lim);
+        lim.max_dfa_states = cases[ci].max_dfa_states;
+        if (gm_egrammar_build(&x.mem, &src, &lim, &x.g, &err) != GM_OK)
+            fail_msg("%s: %s", text, err.message);
+        gm_ebnf_free(&src);
+        if (x.g->nrules != cases[ci].rules)
+            fail_msg("%s: %u rule automata, expected %u", text, x.g->nrules, cases[ci].rules);
+        x.v = v;
+        assert_int_equal(gm_trie_build(&x.mem, v, &x.t, &err), GM_OK);
+        assert_int_equal(gm_eengine_create(&x.mem, x.g, v, x.t, NULL, NULL, &x.e, &err), GM_OK);
+        assert_int_equal(gm_escratch_create(x.e, &x.w, &err), GM_OK);
+        for (uint32_t seed = 0; seed < 10; seed++)
+            walk_and_check(&x, seed, 30, text);
+        if (ci == 0) {
+            /* "[a" then "a": the same set */
+            gm_estate *s0 = gm_estate_start(x.e, &err), *s1, *s2;
+            assert_int_equal(gm_estate_accept_bytes(x.e, x.w, s0, (const uint8_t *)"[a", 2, &s1,
+                                                    &err), GM_OK);
+            assert_int_equal(gm_estate_accept_bytes(x.e, x.w, s1, (const uint8_t *)"a", 1, &s2,
+                                                    &err), GM_OK);
+            assert_ptr_equal(s1, s2);
+            gm_estate_release(x.e, s0);
+            gm_estate_release(x.e, s1);
+            gm_estate_release(x.e, s2);
+        }
+        eg_close(&x, true);
+        assert_int_equal(atomic_load(&x.mem.used), 0);
+    }
 }
 
 /* A walk with masks checked every `every` steps over a real vocabulary. */
@@ -937,6 +1008,7 @@ int main(void)
         cmocka_unit_test(test_languages),
         cmocka_unit_test(test_small_masks),
         cmocka_unit_test(test_cross_cache_lookalikes),
+        cmocka_unit_test(test_tail_calls),
         cmocka_unit_test(test_real_grammars),
         cmocka_unit_test(test_utf8_loops),
         cmocka_unit_test(test_utf8_loops_bytes),

@@ -231,6 +231,8 @@ typedef struct mb_result {
     double ttfm_ms;
     double schema_ms, grammar_ms, compile_ms; /* parts of ttfm: schema -> IR, -> grammar, -> compiled */
     double memory_kb;
+    uint32_t rules, states;  /* the grammar's rule automata and their states */
+    uint32_t entries, cross; /* token-mask cache entries built, of them from the cross-grammar cache */
     size_t invalidation, validation, engine_errors;
     size_t right;
     uint64_t *tbm;           /* ns */
@@ -389,6 +391,12 @@ static void run_schema(const mb_schema *s, gm_vocab *vocab, const gm_schema_opti
        not the vocabulary and its cross-grammar cache that every schema shares
        (gm_compiled_stats.memory_bytes counts those too) */
     r->memory_kb = (double)(atomic_load(&c->mem.used) + atomic_load(&c->grammar->mem.used)) / 1024.0;
+    gm_compiled_stats cs;
+    gm_compiled_get_stats(c, &cs);
+    r->rules = cs.rules;
+    r->states = cs.fsm_states;
+    r->entries = cs.cache_entries;
+    r->cross = cs.cross_hits;
     gm_matcher_destroy(m);
     gm_compiled_destroy(c);
     gm_grammar_destroy(g);
@@ -416,8 +424,9 @@ static void worker(const mb_schema *all, size_t nall, size_t first, size_t strid
         memset(&r, 0, sizeof r);
         tbm.n = 0;
         run_schema(&all[i], vocab, sopts, &r, &tbm);
-        fprintf(out, "R %zu %d %.4f %.4f %.4f %.4f %.1f %zu %zu %zu %zu %s\n", i, r.status, r.ttfm_ms,
-                r.schema_ms, r.grammar_ms, r.compile_ms, r.memory_kb,
+        fprintf(out, "R %zu %d %.4f %.4f %.4f %.4f %.1f %u %u %u %u %zu %zu %zu %zu %s\n", i, r.status,
+                r.ttfm_ms, r.schema_ms, r.grammar_ms, r.compile_ms, r.memory_kb, r.rules, r.states,
+                r.entries, r.cross,
                 r.invalidation, r.validation, r.engine_errors, r.right,
                 r.verdicts && r.verdicts[0] ? r.verdicts : "-");
         fprintf(out, "X %s\n", r.status ? r.error : "");
@@ -441,6 +450,7 @@ typedef struct mb_done {
     int status;              /* as mb_result.status */
     char *error;
     double ttfm_ms, schema_ms, grammar_ms, compile_ms, memory_kb;
+    uint32_t rules, states, entries, cross;
     size_t invalidation, validation, engine_errors, right;
     char *verdicts;
     char *where;             /* the first rejection of a valid instance */
@@ -537,6 +547,10 @@ static void handle_line(bench *b, wproc *w, char *line)
         d->grammar_ms = strtod(p, &p);
         d->compile_ms = strtod(p, &p);
         d->memory_kb = strtod(p, &p);
+        d->rules = (uint32_t)strtoul(p, &p, 10);
+        d->states = (uint32_t)strtoul(p, &p, 10);
+        d->entries = (uint32_t)strtoul(p, &p, 10);
+        d->cross = (uint32_t)strtoul(p, &p, 10);
         d->invalidation = strtoul(p, &p, 10);
         d->validation = strtoul(p, &p, 10);
         d->engine_errors = strtoul(p, &p, 10);
@@ -617,6 +631,10 @@ static void run_inline(bench *b)
         d->grammar_ms = r.grammar_ms;
         d->compile_ms = r.compile_ms;
         d->memory_kb = r.memory_kb;
+        d->rules = r.rules;
+        d->states = r.states;
+        d->entries = r.entries;
+        d->cross = r.cross;
         d->invalidation = r.invalidation;
         d->validation = r.validation;
         d->engine_errors = r.engine_errors;
@@ -997,10 +1015,11 @@ int gm_cmd_maskbench(int argc, char **argv)
                 mx = d->tbm[k] > mx ? d->tbm[k] : mx;
             fprintf(f, "{\"name\": \"%s\", \"split\": \"%s\", \"status\": %d, \"ttfm_ms\": %.3f, "
                     "\"schema_ms\": %.3f, \"grammar_ms\": %.3f, \"compile_ms\": %.3f, "
-                    "\"tbm_max_us\": %.1f, \"masks\": %zu, \"memory_kb\": %.1f, \"verdicts\": \"%s\", "
+                    "\"tbm_max_us\": %.1f, \"masks\": %zu, \"memory_kb\": %.1f, \"rules\": %u, "
+                    "\"states\": %u, \"entries\": %u, \"cross_hits\": %u, \"verdicts\": \"%s\", "
                     "\"error\": \"", b.schemas[i].name, b.schemas[i].split, d->status, d->ttfm_ms,
                     d->schema_ms, d->grammar_ms, d->compile_ms, (double)mx / 1e3, d->ntbm, d->memory_kb,
-                    d->verdicts ? d->verdicts : "");
+                    d->rules, d->states, d->entries, d->cross, d->verdicts ? d->verdicts : "");
             for (const char *e = d->error ? d->error : ""; *e; e++)
                 if (*e == '"' || *e == '\\')
                     fprintf(f, "\\%c", *e);
@@ -1048,8 +1067,9 @@ int gm_cmd_maskbench(int argc, char **argv)
             sl[ns++] = (slow){i, t};
         }
         qsort(sl, ns, sizeof *sl, cmp_slow);
-        printf("\n| slowest schemas | TTFM ms | masks | TBM mean µs | TBM max µs | memory kB |\n"
-               "|---|---|---|---|---|---|\n");
+        printf("\n| slowest schemas | TTFM ms | grammar ms | masks | TBM mean µs | TBM max µs | "
+               "memory kB | rules | states | mask entries (cross) |\n"
+               "|---|---|---|---|---|---|---|---|---|---|\n");
         for (size_t k = 0; k < ns && k < 20; k++) {
             const mb_done *d = &b.done[sl[k].i];
             uint64_t mx = 0, sum = 0;
@@ -1057,9 +1077,10 @@ int gm_cmd_maskbench(int argc, char **argv)
                 mx = d->tbm[j] > mx ? d->tbm[j] : mx;
                 sum += d->tbm[j];
             }
-            printf("| %s | %.2f | %zu | %.1f | %.1f | %.0f |\n", b.schemas[sl[k].i].name, d->ttfm_ms,
-                   d->ntbm, d->ntbm ? (double)sum / (double)d->ntbm / 1e3 : 0, (double)mx / 1e3,
-                   d->memory_kb);
+            printf("| %s | %.2f | %.2f | %zu | %.1f | %.1f | %.0f | %u | %u | %u (%u) |\n",
+                   b.schemas[sl[k].i].name, d->ttfm_ms, d->grammar_ms, d->ntbm,
+                   d->ntbm ? (double)sum / (double)d->ntbm / 1e3 : 0, (double)mx / 1e3, d->memory_kb,
+                   d->rules, d->states, d->entries, d->cross);
         }
         free(sl);
     }

@@ -87,6 +87,10 @@ gm_status gm_excache_create(gm_mem *m, const gm_vocab_data *v, const gm_trie *t,
     x->v = v;
     x->t = t;
     x->budget = m->limit / 4 < XCACHE_BUDGET ? m->limit / 4 : XCACHE_BUDGET;
+    /* What lies below each trie node is the vocabulary's, built with its
+       cache rather than inside the first mask of the first grammar (a few
+       milliseconds for 128K tokens); retried on first use if memory ran out. */
+    x->below = gm_tbelow_create(m, t);
     if (pthread_mutex_init(&x->lock, NULL)) {
         gm_mem_free(m, x);
         return gm_error_set(err, GM_ERR_NOMEM, "the cross-grammar cache: cannot create a mutex");

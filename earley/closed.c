@@ -106,6 +106,9 @@ gm_tbelow *gm_tbelow_create(gm_mem *m, const gm_trie *t)
         return NULL;
     }
     memset(ok, 0xff, (size_t)t->max_depth + 2);
+    memset(b->node1, 0xff, sizeof b->node1);
+    for (uint32_t i = 1; i < t->nnodes; i = t->nodes[i].skip)
+        b->node1[t->nodes[i].byte] = i;
     for (uint32_t i = t->nnodes; i-- > 0;) {
         uint32_t d = t->nodes[i].depth;
         uint64_t *below = acc[d + 1], *here = acc[d], *out = b->bytes + (size_t)i * 4;

@@ -109,6 +109,7 @@ typedef struct gm_tbelow {
     uint64_t *bytes;      /* [nodes][4] the bytes of the strings strictly below the node */
     uint8_t *utf8;        /* [nodes] bit q: every string below, read from state q of the
                              UTF-8 automaton, is a well-formed UTF-8 prefix */
+    uint32_t node1[256];  /* the node of the one-byte string b, or UINT32_MAX */
 } gm_tbelow;
 gm_tbelow *gm_tbelow_create(gm_mem *m, const gm_trie *t);   /* NULL: out of memory */
 void gm_tbelow_destroy(gm_mem *m, gm_tbelow *b);
@@ -150,7 +151,7 @@ struct gm_eengine {
     uint32_t *unit_num;             /* [states] the state's number in its unit */
     atomic_size_t memo_bytes, cache_bytes;
     size_t memo_budget;
-    atomic_uint nentries, ncross;
+    atomic_uint nentries, ncross, nderived;
     atomic_ullong nuncertain;
 };
 
@@ -172,6 +173,7 @@ struct gm_escratch {
     GM_VEC(uint32_t) enodes;  /* uncertain trie nodes of an entry being built */
     GM_VEC(uint32_t) rnodes;  /* its raw-uncertain nodes (note [cross-grammar hashing]) */
     GM_VEC(uint32_t) key;     /* its structural key */
+    bool deriving;            /* building a sibling's entry (note [sibling entries]) */
     uint32_t *knum;           /* [states] key numbering (GM_FSM_NONE = not seen) */
     uint32_t *krule;          /* [rules] */
     uint32_t *kqueue;         /* [states] */

@@ -72,6 +72,8 @@ struct gm_ementry {
     uint32_t *acc;        /* ids ascending, or the bitset */
     uint32_t nunc;
     uint32_t *unc;        /* trie nodes of the uncertain tokens, ascending */
+    uint32_t nraw;        /* with a cross-grammar cache: the raw-uncertain nodes, ascending */
+    uint32_t *raw;        /* (note [cross-grammar hashing]); NULL without */
 };
 
 /* A memoized mask: same three forms. */
@@ -86,7 +88,7 @@ static size_t entry_bytes(const gm_eengine *e, const gm_ementry *x)
     if (x->borrowed)
         return sizeof *x;
     size_t acc = x->form == FORM_BITS ? (size_t)e->words * 4 : (size_t)x->nacc * 4;
-    return sizeof *x + acc + (size_t)x->nunc * 4;
+    return sizeof *x + acc + ((size_t)x->nunc + x->nraw) * 4;
 }
 
 static void entry_free(gm_eengine *e, gm_ementry *x)
@@ -96,6 +98,7 @@ static void entry_free(gm_eengine *e, gm_ementry *x)
     if (!x->borrowed) {
         gm_mem_free(e->mem, x->acc);
         gm_mem_free(e->mem, x->unc);
+        gm_mem_free(e->mem, x->raw);
     }
     gm_mem_free(e->mem, x);
 }
@@ -221,7 +224,8 @@ static void set_node_tokens(const gm_trie *t, uint32_t node, uint32_t *bits)
  * earlier with a following byte in follow go to w->enodes as uncertain.
  */
 static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
-                           const uint64_t *follow, bool raw, uint32_t *acc, gm_error *err)
+                           const uint64_t *follow, bool raw, const uint64_t *skip1, uint32_t *acc,
+                           gm_error *err)
 {
     /* (w->nodes may hold the uncertain nodes of the mask being filled: an
        entry's own go to w->enodes.) */
@@ -235,6 +239,10 @@ static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
     for (uint32_t i = 1; i < t->nnodes;) {
         const gm_trie_node *nd = &t->nodes[i];
         uint32_t d = nd->depth;
+        if (skip1 && d == 1 && ((skip1[nd->byte >> 6] >> (nd->byte & 63)) & 1)) {
+            i = nd->skip; /* a sibling's entry answers for this subtree */
+            continue;
+        }
         gm_estate *p = w->stack[d - 1];
         gm_estate *s = NULL;
         if (owned)
@@ -426,6 +434,180 @@ static void or_stored(const gm_eengine *e, uint32_t *mask, uint8_t form, uint32_
     }
 }
 
+static gm_status get_entry(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t count,
+                           gm_ementry **out, gm_error *err);
+
+
+enum { SIBLING_MIN_BYTES = 8, SIBLING_MAX_OTHERS = 16 };
+
+/* Appends to w->rnodes (to_raw) or w->enodes the nodes of list[0..n) that
+   lie below a one-byte node whose byte is in bytes. */
+static int push_below(gm_eengine *e, gm_escratch *w, const gm_tbelow *tb, bool to_raw,
+                      const uint32_t *list, uint32_t n, const uint64_t bytes[4])
+{
+    const gm_trie *t = e->t;
+    for (uint32_t i = 0; i < n;) {
+        /* the one-byte ancestor of list[i]: the last depth-1 node at or before it */
+        uint32_t node = list[i], b = 0, lo = 1;
+        for (uint32_t c = 0; c < 256; c++)
+            if (tb->node1[c] != UINT32_MAX && tb->node1[c] <= node && tb->node1[c] >= lo) {
+                lo = tb->node1[c];
+                b = c;
+            }
+        uint32_t end = t->nodes[lo].skip;
+        bool keep = (bytes[b >> 6] >> (b & 63)) & 1;
+        for (; i < n && list[i] < end; i++)
+            if (keep && (to_raw ? gm_vec_push(e->mem, &w->rnodes, list[i])
+                                : gm_vec_push(e->mem, &w->enodes, list[i])))
+                return -1;
+    }
+    return 0;
+}
+
+/*
+ * note [sibling entries]
+ * A state inside a key that must not be one of a few names, or inside an
+ * unanchored pattern, goes on most bytes to one set X that loops on them
+ * (the free part of the key, the pattern's start). Below every first byte
+ * b after which the seed and X are in the same set (X itself, or the same
+ * set in the middle of a multi-byte character), the seed's walk visits
+ * exactly what X's own walk visits. When X is the seed set of another
+ * entry, the entry is derived from X's: X's tokens and uncertain nodes
+ * below those first bytes, minus what X takes below the other bytes, plus
+ * a walk of the seed below the other bytes only. Exact: below such a b both
+ * walks are in one set with the same uncertainty (same follow set, same
+ * escape flag), so they find the same.
+ */
+static gm_status derive_from_sibling(gm_eengine *e, gm_escratch *w, gm_estate *seed,
+                                     uint32_t state, bool raw, bool *done, gm_error *err)
+{
+    const gm_egrammar *g = e->g;
+    const gm_trie *t = e->t;
+    const gm_tbelow *tb = below(e);
+    *done = false;
+    /* (one level: the sibling's own entry, built below, is walked) */
+    if (!tb || !seed->interned || w->deriving || (e->variant & GM_EVARIANT_NO_STATE_CACHE))
+        return GM_OK;
+    /* The successor most one-byte nodes lead to. */
+    gm_estate *succ[256];
+    gm_estate *x = NULL;
+    uint32_t best = 0, n1 = 0;
+    for (uint32_t b = 0; b < 256; b++) {
+        succ[b] = NULL;
+        if (tb->node1[b] == UINT32_MAX)
+            continue;
+        n1++;
+        gm_status st = gm_eset_step_borrowed(e, w, seed, (uint8_t)b, &succ[b], err);
+        if (st != GM_OK)
+            return st;
+    }
+    /* (a few distinct successors at most matter: count them in a short list) */
+    gm_estate *cand[8];
+    uint32_t cnt[8], ncand = 0;
+    for (uint32_t b = 0; b < 256; b++) {
+        if (!succ[b] || succ[b] == seed)
+            continue;
+        uint32_t k = 0;
+        while (k < ncand && cand[k] != succ[b])
+            k++;
+        if (k == ncand) {
+            if (ncand == 8)
+                continue;
+            cand[ncand] = succ[b];
+            cnt[ncand++] = 0;
+        }
+        if (++cnt[k] > best) {
+            best = cnt[k];
+            x = cand[k];
+        }
+    }
+    if (best < 2 || !x->interned ||
+        ((seed->flags ^ x->flags) & GM_ES_ESCAPED))
+        return GM_OK;
+    /* x must be the seed set of an entry whose rule has the seed's follow set. */
+    const gm_eitem *si = NULL;
+    for (uint32_t i = 0; i < x->nitems; i++)
+        if (x->items[i].origin == e->outer) {
+            if (si)
+                return GM_OK;
+            si = &x->items[i];
+        }
+    if (!si)
+        return GM_OK;
+    uint32_t q2 = si->state, c2 = si->count;
+    if (memcmp(g->rules[g->state_rule[q2]].follow, g->rules[g->state_rule[state]].follow,
+               sizeof g->rules[0].follow))
+        return GM_OK;
+    gm_estate *s2 = NULL;
+    gm_status st = gm_eset_seed(e, w, q2, c2, e->outer, &s2, err);
+    if (st != GM_OK)
+        return st;
+    bool same = s2 == x;
+    gm_estate_release(e, s2);
+    if (!same)
+        return GM_OK;
+    /* B: first bytes after which the seed and x are in the same set (x loops
+       on most); Z: the others x lives on. */
+    uint64_t in_b[4] = {0, 0, 0, 0};
+    uint32_t zs[SIBLING_MAX_OTHERS], nz = 0, nb = 0;
+    for (uint32_t b = 0; b < 256; b++) {
+        if (tb->node1[b] == UINT32_MAX)
+            continue;
+        gm_estate *tx;
+        if ((st = gm_eset_step_borrowed(e, w, x, (uint8_t)b, &tx, err)) != GM_OK)
+            return st;
+        if (tx && succ[b] == tx) {
+            in_b[b >> 6] |= (uint64_t)1 << (b & 63);
+            nb++;
+        } else if (tx) {
+            if (nz == SIBLING_MAX_OTHERS)
+                return GM_OK;
+            zs[nz++] = b;
+        }
+    }
+    /* worth it when most first bytes are x's */
+    if (nb < SIBLING_MIN_BYTES || nb * 2 < n1)
+        return GM_OK;
+    /* x's entry (built now when missing: nothing of this walk is under way yet). */
+    uint32_t saved_key[8], nkey = (uint32_t)w->key.n;
+    if (nkey > 8)
+        return GM_OK;
+    memcpy(saved_key, w->key.v, nkey * sizeof *saved_key);
+    gm_ementry *ex;
+    w->deriving = true;
+    st = get_entry(e, w, q2, c2, &ex, err);
+    w->deriving = false;
+    memcpy(w->key.v, saved_key, nkey * sizeof *saved_key);
+    w->key.n = nkey;
+    if (st != GM_OK)
+        return st;
+    if (raw && !ex->raw)
+        return GM_OK;
+    memset(w->bits, 0, (size_t)e->words * sizeof *w->bits);
+    or_stored(e, w->bits, ex->form, ex->nacc, ex->acc);
+    for (uint32_t k = 0; k < nz; k++) {
+        uint32_t n = tb->node1[zs[k]];
+        for (uint32_t j = t->nodes[n].tok_begin; j < t->nodes[t->nodes[n].skip - 1].tok_end; j++)
+            w->bits[t->tokens[j] >> 5] &= ~(1u << (t->tokens[j] & 31));
+    }
+    w->enodes.n = 0;
+    w->rnodes.n = 0;
+    if (push_below(e, w, tb, false, ex->unc, ex->nunc, in_b) ||
+        (raw && push_below(e, w, tb, true, ex->raw, ex->nraw, in_b)))
+        return gm_mem_fail(e->mem, err, "the token-mask cache");
+    size_t n_unc = w->enodes.n, n_raw = w->rnodes.n;
+    if ((st = walk_trie(e, w, seed, g->rules[g->state_rule[state]].follow, raw, in_b, w->bits,
+                        err)) != GM_OK)
+        return st;
+    if (w->enodes.n > n_unc)
+        qsort(w->enodes.v, w->enodes.n, sizeof *w->enodes.v, cmp_u32);
+    if (w->rnodes.n > n_raw)
+        qsort(w->rnodes.v, w->rnodes.n, sizeof *w->rnodes.v, cmp_u32);
+    *done = true;
+    atomic_fetch_add(&e->nderived, 1);
+    return GM_OK;
+}
+
 /* Walks the trie from the seed (state, count): accepted tokens in w->bits,
    uncertain nodes in w->enodes, raw-uncertain ones in w->rnodes when `raw`. */
 static gm_status walk_seed(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t count, bool raw,
@@ -436,11 +618,19 @@ static gm_status walk_seed(gm_eengine *e, gm_escratch *w, uint32_t state, uint32
     gm_status st = gm_eset_seed(e, w, state, count, e->outer, &seed, err);
     if (st != GM_OK)
         return st;
-    memset(w->bits, 0, (size_t)e->words * sizeof *w->bits);
-    w->enodes.n = 0;
-    w->rnodes.n = 0;
-    if (seed)
-        st = walk_trie(e, w, seed, g->rules[g->state_rule[state]].follow, raw, w->bits, err);
+    bool done = false;
+    if (seed && (st = derive_from_sibling(e, w, seed, state, raw, &done, err)) != GM_OK) {
+        gm_estate_release(e, seed);
+        return st;
+    }
+    if (!done) {
+        memset(w->bits, 0, (size_t)e->words * sizeof *w->bits);
+        w->enodes.n = 0;
+        w->rnodes.n = 0;
+        if (seed)
+            st = walk_trie(e, w, seed, g->rules[g->state_rule[state]].follow, raw, NULL, w->bits,
+                           err);
+    }
     gm_estate_release(e, seed);
     return st;
 }
@@ -462,6 +652,17 @@ static gm_status own_entry(gm_eengine *e, gm_escratch *w, uint64_t key, gm_ement
     }
     if (w->enodes.n)
         memcpy(x->unc, w->enodes.v, w->enodes.n * sizeof *x->unc);
+    if (e->x) {
+        /* kept for entries derived from this one (note [sibling entries]) */
+        x->nraw = (uint32_t)w->rnodes.n;
+        x->raw = gm_mem_alloc(e->mem, (w->rnodes.n ? w->rnodes.n : 1) * sizeof *x->raw);
+        if (!x->raw) {
+            entry_free(e, x);
+            return gm_mem_fail(e->mem, err, "the token-mask cache");
+        }
+        if (w->rnodes.n)
+            memcpy(x->raw, w->rnodes.v, w->rnodes.n * sizeof *x->raw);
+    }
     *out = x;
     return GM_OK;
 }
@@ -479,6 +680,8 @@ static gm_status borrowed_entry(gm_eengine *e, const gm_xhit *h, uint64_t key, g
     x->acc = (uint32_t *)h->acc;
     x->nunc = h->nunc;
     x->unc = (uint32_t *)h->unc;
+    x->nraw = h->nraw;
+    x->raw = (uint32_t *)h->raw;
     *out = x;
     return GM_OK;
 }
@@ -782,7 +985,7 @@ gm_status gm_emask_fill(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t *m
     memset(mask, 0, (size_t)e->words * sizeof *mask);
     w->nodes.n = 0;
     if (e->variant & GM_EVARIANT_NO_MASK_CACHE) {
-        if ((st = walk_trie(e, w, s, NULL, false, mask, err)) != GM_OK)
+        if ((st = walk_trie(e, w, s, NULL, false, NULL, mask, err)) != GM_OK)
             return st;
     } else {
         for (uint32_t i = 0; i < s->nitems; i++) {

@@ -250,6 +250,60 @@ static void test_masks(void **state)
     gm_vocab_data_destroy(l3);
 }
 
+/*
+ * Keys that must not be one of the listed names, and an unanchored pattern,
+ * over llama3: the states inside them take their entries from a sibling's
+ * (note [sibling entries] in earley/maskcache.c). The mask after each
+ * prefix equals the reference's.
+ */
+static void test_sibling_entries(void **state)
+{
+    (void)state;
+    gm_mem vm;
+    gm_mem_init(&vm, NULL, 0);
+    gm_vocab_data *v = load_vocab(&vm, "llama3");
+    static const scase sc[] = {
+        {"{\"type\":\"object\",\"properties\":{\"addPageInfo\":{\"type\":\"boolean\"},"
+         "\"limit\":{\"type\":\"integer\"},\"lim\u00e9\":{\"type\":\"null\"}}}",
+         GM_SCHEMA_WS_COMPACT, true},
+        {"{\"type\":\"string\",\"pattern\":\"ab+c|x\\\\d\"}", GM_SCHEMA_WS_COMPACT, false},
+    };
+    static const char *const prefixes[][8] = {
+        {"{\"", "{\"a", "{\"ad", "{\"addP", "{\"addPageInf", "{\"limit\":1,\"li", "{\"lim\xc3",
+         "{\"zz\":1,\"limi"},
+        {"\"", "\"a", "\"ab", "\"abb", "\"q\u00e9a", "\"x", "\"x1", "\"ab\\"},
+    };
+    for (size_t i = 0; i < sizeof sc / sizeof *sc; i++) {
+        ctx c;
+        memset(&c, 0, sizeof c);
+        gm_mem_init(&c.mem, NULL, 0);
+        open_case(&c, &sc[i], v);
+        uint32_t *mask = malloc(c.words * 4);
+        gm_error err;
+        for (size_t k = 0; k < 8; k++) {
+            const char *p = prefixes[i][k];
+            gm_estate *s0 = gm_estate_start(c.e, &err), *s;
+            if (gm_estate_accept_bytes(c.e, c.w, s0, (const uint8_t *)p, strlen(p), &s, &err) !=
+                GM_OK)
+                fail_msg("case %zu: prefix %s refused: %s", i, p, err.message);
+            gm_eref_rollback(c.ref, 0);
+            assert_true(gm_eref_feed(c.ref, p, strlen(p)));
+            assert_int_equal(gm_estate_fill_mask(c.e, c.w, s, mask, c.words, &err), GM_OK);
+            compare(&c, s, mask, (int)i, (int)k);
+            gm_estate_release(c.e, s0);
+            gm_estate_release(c.e, s);
+        }
+        gm_eengine_stats st;
+        gm_eengine_get_stats(c.e, &st);
+        print_message("case %zu: %u of %u entries derived from a sibling's\n", i, st.derived,
+                      st.cache_entries);
+        assert_true(st.derived > 0);
+        free(mask);
+        close_case(&c);
+    }
+    gm_vocab_data_destroy(v);
+}
+
 static void test_generate_validate(void **state)
 {
     (void)state;
@@ -301,6 +355,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_masks),
+        cmocka_unit_test(test_sibling_entries),
         cmocka_unit_test(test_generate_validate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

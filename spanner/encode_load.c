@@ -322,8 +322,6 @@ static gm_status build_merges(loader *L, const merges_read *mr)
     gm_status st = GM_OK;
     for (size_t i = 0; i < mr->n && st == GM_OK; i++) {
         const merge_text *t = &mr->v[i];
-        char path[64], tb[160], what[256];
-        snprintf(path, sizeof path, "model.merges[%zu]", i);
         uint32_t a = vocab_id(e, t->a, t->na), b = vocab_id(e, t->b, t->nb);
         /* tokenizers joins a with b minus the length of continuing_subword_prefix */
         size_t skip = t->nb >= e->prefix_len ? e->prefix_len : t->nb;
@@ -343,6 +341,8 @@ static gm_status build_merges(loader *L, const merges_read *mr)
         const char *missing = a == UINT32_MAX ? t->a : b == UINT32_MAX ? t->b : joined;
         size_t nmissing = a == UINT32_MAX ? t->na : b == UINT32_MAX ? t->nb : nj;
         if (a == UINT32_MAX || b == UINT32_MAX || id == UINT32_MAX) {
+            char path[64], tb[160], what[256];
+            snprintf(path, sizeof path, "model.merges[%zu]", i);
             snprintf(what, sizeof what, "\"%s\" is not in model.vocab",
                      show(tb, sizeof tb, missing, nmissing));
             st = bad(L, GM_ERR_FORMAT, path, what);

@@ -26,6 +26,15 @@ gm_status gm_pre_regex_compile(gm_mem *m, const char *pat, size_t n, gm_pre_rege
 void gm_pre_regex_destroy(gm_pre_regex *re);
 
 /*
+ * gm_pre_regex_compile with flags: GM_PRE_PLAIN turns off what only makes
+ * matching faster (note [first sets], note [star]), for tests that check
+ * it changes no match.
+ */
+enum { GM_PRE_PLAIN = 1 };
+gm_status gm_pre_regex_compile_ex(gm_mem *m, const char *pat, size_t n, unsigned flags,
+                                  gm_pre_regex **out, char *why, size_t cap);
+
+/*
  * A backtracking stack and a step budget; one per thread (zero-initialized
  * with its mem set). The budget is shared by every match run with it: the
  * caller sets it in proportion to the whole text, so that a hostile pattern

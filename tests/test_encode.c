@@ -630,6 +630,96 @@ static void test_regex(void **state)
     assert_int_equal(atomic_load(&mem.used), 0);
 }
 
+/* A random pattern of the dialect's pieces (depth-limited). */
+static void random_pattern(uint64_t *rng, int depth, gm_strbuf *out)
+{
+    static const char *const atoms[] = {
+        "a", "b", "A", "'", "s", " ", "\\n", "\xc3\xa9", "\xc5\xbf", "\\s", "\\S", "\\d",
+        "\\p{L}", "\\p{N}", "\\p{Lu}", "[^\\s\\p{L}\\p{N}]", "[\\r\\n]", "[a-c]", "[^a]",
+        "\\w", ".", "^", "$", "\\A", "\\z", "[\\p{Ll}\\p{M}]", "(?i:'s)", "[^\\r\\n\\p{L}\\p{N}]",
+    };
+    static const char *const quants[] = {"", "", "", "?", "*", "+", "{1,3}", "{2}", "{0,}",
+                                         "*?", "+?", "??", "*+", "++", "?+"};
+    static const char *const groups[] = {"(", "(?:", "(?i:", "(?=", "(?!", "(?>"};
+    int nalt = 1 + (int)(rng_next(rng) % 3);
+    for (int a = 0; a < nalt; a++) {
+        if (a)
+            gm_strbuf_puts(out, "|");
+        int nseq = (int)(rng_next(rng) % 4);
+        for (int k = 0; k < nseq; k++) {
+            if (depth < 3 && rng_next(rng) % 5 == 0) {
+                gm_strbuf_puts(out, groups[rng_next(rng) % 6]);
+                random_pattern(rng, depth + 1, out);
+                gm_strbuf_puts(out, ")");
+            } else {
+                gm_strbuf_puts(out, atoms[rng_next(rng) % (sizeof atoms / sizeof *atoms)]);
+            }
+            gm_strbuf_puts(out, quants[rng_next(rng) % (sizeof quants / sizeof *quants)]);
+        }
+    }
+}
+
+/*
+ * What only makes the pre-tokenizer regexes faster (note [first sets],
+ * note [star]) changes no match: random patterns and texts, every start
+ * position, against the same engine with GM_PRE_PLAIN.
+ */
+static void test_regex_fast(void **state)
+{
+    (void)state;
+    static const char *const chars[] = {"a", "b", "A", "'", "s", "S", " ", "\n", "\r", "1",
+                                        "\xc3\xa9", "\xc5\xbf", "\xe4\xb8\xad", "\xff", "\t", "-",
+                                        "x", "\xcc\x81"};
+    gm_mem mem;
+    gm_mem_init(&mem, NULL, 0);
+    gm_pre_scratch sc = {.mem = &mem};
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    size_t compared = 0;
+    for (int i = 0; i < 3000; i++) {
+        gm_strbuf pat;
+        gm_strbuf_init(&pat, &mem);
+        random_pattern(&rng, 0, &pat);
+        gm_pre_regex *fast, *plain;
+        char why[200];
+        gm_status a = gm_pre_regex_compile_ex(&mem, gm_strbuf_str(&pat), pat.n, 0,
+                                              &fast, why, sizeof why);
+        gm_status b = gm_pre_regex_compile_ex(&mem, gm_strbuf_str(&pat), pat.n,
+                                              GM_PRE_PLAIN, &plain, why, sizeof why);
+        assert_int_equal(a, b);
+        if (a != GM_OK) {
+            gm_strbuf_free(&pat);
+            continue;
+        }
+        for (int t = 0; t < 20; t++) {
+            char text[64];
+            size_t n = 0, len = rng_next(&rng) % 10;
+            for (size_t k = 0; k < len; k++) {
+                const char *c = chars[rng_next(&rng) % (sizeof chars / sizeof *chars)];
+                memcpy(text + n, c, strlen(c));
+                n += strlen(c);
+            }
+            for (size_t pos = 0; pos <= n; pos += pos < n ? gm_pre_char_len((const uint8_t *)text, n, pos) : 1) {
+                sc.budget = 20000;
+                long x = gm_pre_regex_match_at(fast, (const uint8_t *)text, n, pos, &sc);
+                sc.budget = 20000;
+                long y = gm_pre_regex_match_at(plain, (const uint8_t *)text, n, pos, &sc);
+                if (x == GM_PRE_TOO_LONG || y == GM_PRE_TOO_LONG)
+                    continue;
+                if (x != y)
+                    fail_msg("/%s/ on \"%.*s\" at %zu: %ld, plain %ld", gm_strbuf_str(&pat),
+                             (int)n, text, pos, x, y);
+                compared++;
+            }
+        }
+        gm_pre_regex_destroy(fast);
+        gm_pre_regex_destroy(plain);
+        gm_strbuf_free(&pat);
+    }
+    assert_true(compared > 10000);
+    gm_pre_scratch_free(&sc);
+    assert_int_equal(atomic_load(&mem.used), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -643,6 +733,7 @@ int main(void)
         cmocka_unit_test(test_changed_file),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_regex),
+        cmocka_unit_test(test_regex_fast),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

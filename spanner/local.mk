@@ -10,7 +10,7 @@ libgmcore_la_SOURCES += \
 	spanner/vocab_hf.c spanner/vocab_hf.h \
 	spanner/vocab_plain.c spanner/vocab_plain.h \
 	spanner/encoder.h spanner/encode_load.c spanner/encode_text.c spanner/encode_bpe.c \
-	spanner/encode_regex.c spanner/encode_regex.h
+	spanner/encode_regex.c spanner/encode_regex.h spanner/encode_cache.c spanner/encode_cache.h
 
 gramask_SOURCES += cli/cmd_vocab.c
 

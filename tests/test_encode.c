@@ -630,6 +630,62 @@ static void test_regex(void **state)
     assert_int_equal(atomic_load(&mem.used), 0);
 }
 
+/*
+ * note [chunks]: sp32k (no pre-tokenizer) cuts its words into chunks; the
+ * same encoder without chunks gives the same ids on the corpus and on
+ * random texts (words of code, runs of spaces and of U+2581, Unicode,
+ * ill-formed bytes); and the second encoding of a text (from the word
+ * cache) is the first.
+ */
+static void test_chunks(void **state)
+{
+    (void)state;
+    gm_mem mem;
+    gm_mem_init(&mem, NULL, 0);
+    gm_encoder *e, *whole;
+    gm_error err;
+    const char *path = gm_test_shared_path("tokenizers/sp32k");
+    if (gm_encoder_load(&mem, path, &e, &err) != GM_OK ||
+        gm_encoder_load(&mem, path, &whole, &err) != GM_OK)
+        fail_msg("%s", err.message);
+    assert_true(e->chunk);
+    whole->chunk = false;
+    static const char *const pieces[] = {
+        " ", "  ", "    ", "\n", "\t", "\xe2\x96\x81", "\xe2\x96\x81\xe2\x96\x81", "the", "return",
+        "x", "(", ")", "{", "}", "==", "self.", "\"", "'", "0", "42", "\xc3\xa9", "\xe4\xb8\xad",
+        "\xf0\x9f\x98\x80", "\xff", "\x80", "\xc3", "<s>", "</s>", "\r\n", "_", "Foo", "BAR",
+    };
+    uint64_t seed = 0x2545f4914f6cdd1dull;
+    for (int round = 0; round < 2000; round++) {
+        char buf[512];
+        size_t len = 0, k = rng_next(&seed) % 60;
+        for (size_t i = 0; i < k; i++) {
+            const char *p = pieces[rng_next(&seed) % (sizeof pieces / sizeof *pieces)];
+            size_t n = strlen(p);
+            for (size_t r = rng_next(&seed) % 4 == 0 ? 1 + rng_next(&seed) % 5 : 1; r > 0; r--)
+                if (len + n <= sizeof buf) {
+                    memcpy(buf + len, p, n);
+                    len += n;
+                }
+        }
+        for (int special = 0; special < 2; special++) {
+            gm_u32vec a = {0}, b = {0}, c = {0};
+            assert_int_equal(gm_encoder_run(e, (const uint8_t *)buf, len, special, &a, &err), GM_OK);
+            assert_int_equal(gm_encoder_run(e, (const uint8_t *)buf, len, special, &b, &err), GM_OK);
+            assert_int_equal(gm_encoder_run(whole, (const uint8_t *)buf, len, special, &c, &err),
+                             GM_OK);
+            expect_ids("sp32k, again", b.v, b.n, a.v, a.n);
+            expect_ids("sp32k, in chunks", a.v, a.n, c.v, c.n);
+            gm_vec_free(&mem, &a);
+            gm_vec_free(&mem, &b);
+            gm_vec_free(&mem, &c);
+        }
+    }
+    gm_encoder_destroy(e);
+    gm_encoder_destroy(whole);
+    assert_int_equal(atomic_load(&mem.used), 0);
+}
+
 /* A random pattern of the dialect's pieces (depth-limited). */
 static void random_pattern(uint64_t *rng, int depth, gm_strbuf *out)
 {
@@ -734,6 +790,7 @@ int main(void)
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_regex),
         cmocka_unit_test(test_regex_fast),
+        cmocka_unit_test(test_chunks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

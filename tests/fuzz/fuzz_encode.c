@@ -10,8 +10,10 @@
  * Bit 7 set: the rest is "TOKENIZER_JSON\n@@text@@\nTEXT": a tokenizer.json
  * built into an encoder (whatever it says: regexes, normalizers, merges,
  * added tokens) and, when that works, TEXT encoded with and without
- * special tokens; every id must be below the file's token count. Nothing
- * may crash, leak or hang.
+ * special tokens; every id must be below the file's token count, a second
+ * encoding (from the word cache) must give the same ids, and so must the
+ * encoder without chunks (note [chunks]) when it has them. Nothing may
+ * crash, leak or hang.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -88,14 +90,31 @@ static void from_json(const uint8_t *data, size_t size)
     gm_encoder *e;
     gm_error err;
     if (gm_encoder_load_json(&m, "fuzz.json", (const char *)data, jlen, &e, &err) == GM_OK) {
+        /* the same encoder without chunks (note [chunks]) must give the same ids */
+        gm_encoder *whole = NULL;
+        if (e->chunk && text &&
+            gm_encoder_load_json(&m, "fuzz.json", (const char *)data, jlen, &whole, &err) == GM_OK)
+            whole->chunk = false;
         for (int special = 0; special < 2 && text; special++) {
-            gm_u32vec out = {0};
-            if (gm_encoder_run(e, text, tlen, special, &out, &err) == GM_OK)
+            gm_u32vec out = {0}, again = {0}, ref = {0};
+            gm_status st = gm_encoder_run(e, text, tlen, special, &out, &err);
+            if (st == GM_OK)
                 for (size_t i = 0; i < out.n; i++)
                     if (out.v[i] >= e->ntokens)
                         abort();
+            /* again, from the word cache (note [word cache]) */
+            if (st == GM_OK && gm_encoder_run(e, text, tlen, special, &again, &err) == GM_OK &&
+                (again.n != out.n || (out.n && memcmp(again.v, out.v, out.n * sizeof *out.v))))
+                abort();
+            if (st == GM_OK && whole &&
+                gm_encoder_run(whole, text, tlen, special, &ref, &err) == GM_OK &&
+                (ref.n != out.n || (out.n && memcmp(ref.v, out.v, out.n * sizeof *out.v))))
+                abort();
             gm_vec_free(&m, &out);
+            gm_vec_free(&m, &again);
+            gm_vec_free(&m, &ref);
         }
+        gm_encoder_destroy(whole);
         gm_encoder_destroy(e);
     }
     if (atomic_load(&m.used) != 0)

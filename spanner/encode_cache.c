@@ -5,19 +5,21 @@
  * Text repeats its words, and the model's answer for a word (BPE merges,
  * or for pre-tokenized text everything after the first pre-tokenizer step)
  * depends on the word's bytes alone; Hugging Face tokenizers caches it
- * too. This cache is direct-mapped: 8192 slots of one cache line each (a
- * word of up to 26 bytes, up to 8 ids), a new word replacing the one in its
- * slot, so its memory is fixed (512 KiB per workspace, allocated on first
- * use) and a lookup is one hash, one line and one compare. Words longer
- * than 26 bytes or of more than 8 ids are rare in text and go to the model
- * every time. A cache belongs to one workspace (note [encoder workspaces]
+ * too (10000 words). This cache is two-way set-associative: 8192 sets of
+ * two slots of 128 bytes (a word of up to 58 bytes, as indentation in
+ * U+2581 takes 3 a space; up to 16 ids), a new word going first in its set,
+ * pushing the older one second and the oldest out. So its memory is fixed
+ * (2 MiB per workspace, allocated on first use), it holds the 10000-odd
+ * distinct words of a few hundred KB of code, and a lookup is one hash and
+ * two slots. Longer words, or words of more ids, are rare and go to the
+ * model every time. A cache belongs to one workspace (note [encoder workspaces]
  * in encode_text.c), so it needs no lock.
  */
 #include "spanner/encode_cache.h"
 
 #include <string.h>
 
-_Static_assert(sizeof(gm_wc_slot) == 64, "a word cache slot is one cache line");
+_Static_assert(sizeof(gm_wc_slot) == 128, "a word cache slot is two cache lines");
 _Static_assert((GM_WC_SLOTS & (GM_WC_SLOTS - 1)) == 0, "slots: a power of two");
 
 void gm_word_cache_free(gm_word_cache *c)
@@ -47,14 +49,21 @@ uint32_t gm_word_cache_hash(const uint8_t *w, size_t n)
     return (uint32_t)(h >> 32);
 }
 
+/* The two slots of hash h's set. */
+static inline gm_wc_slot *set_of(const gm_word_cache *c, uint32_t h)
+{
+    return &c->slots[(h & (GM_WC_SLOTS / 2 - 1)) * 2];
+}
+
 const gm_wc_slot *gm_word_cache_get(const gm_word_cache *c, const uint8_t *w, size_t n,
                                     uint32_t h)
 {
     if (!c->slots)
         return NULL;
-    const gm_wc_slot *s = &c->slots[h & (GM_WC_SLOTS - 1)];
-    if (s->hash == h && s->klen == n && !memcmp(s->key, w, n))
-        return s;
+    const gm_wc_slot *s = set_of(c, h);
+    for (int i = 0; i < 2; i++, s++)
+        if (s->hash == h && s->klen == n && !memcmp(s->key, w, n))
+            return s;
     return NULL;
 }
 
@@ -68,7 +77,10 @@ void gm_word_cache_put(gm_word_cache *c, const uint8_t *w, size_t n, uint32_t h,
         if (!c->slots)
             return;
     }
-    gm_wc_slot *s = &c->slots[h & (GM_WC_SLOTS - 1)];
+    /* the newer word goes first, the older one second, the one before out */
+    gm_wc_slot *s = set_of(c, h);
+    if (s[0].klen)
+        s[1] = s[0];
     s->hash = h;
     s->klen = (uint8_t)n;
     s->nids = (uint8_t)nids;

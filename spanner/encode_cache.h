@@ -13,9 +13,9 @@
 #include "base/mem.h"
 
 enum {
-    GM_WC_KEY = 26,           /* longest word cached (bytes) */
-    GM_WC_IDS = 8,            /* most ids cached for a word */
-    GM_WC_SLOTS = 8192        /* slots of 64 bytes: 512 KiB */
+    GM_WC_KEY = 58,           /* longest word cached (bytes) */
+    GM_WC_IDS = 16,           /* most ids cached for a word */
+    GM_WC_SLOTS = 16384       /* slots of 128 bytes, in sets of two: 2 MiB */
 };
 
 typedef struct gm_wc_slot {

@@ -862,6 +862,20 @@ static int trie_add(gm_mem *m, gm_enc_trie *t, const uint8_t *s, size_t n, int32
     return 0;
 }
 
+/* Sets t->only_first (special tokens mostly start with '<': a memchr finds them). */
+static void trie_finish(gm_enc_trie *t)
+{
+    t->only_first = -1;
+    int count = 0;
+    for (int b = 0; b < 256; b++)
+        if ((t->first[b >> 5] >> (b & 31)) & 1) {
+            count++;
+            t->only_first = (int16_t)b;
+        }
+    if (count != 1)
+        t->only_first = -1;
+}
+
 static gm_status read_added(loader *L)
 {
     gm_encoder *e = L->e;
@@ -1062,6 +1076,8 @@ gm_status gm_encoder_load_json(gm_mem *m, const char *name, const char *text, si
         st = build_chunks(&L);
     if (st == GM_OK)
         st = read_added(&L);
+    trie_finish(&L.e->raw_trie);
+    trie_finish(&L.e->norm_trie);
     if (st == GM_OK) {
         L.e->pool = gm_mem_calloc(m, 1, sizeof *L.e->pool);
         if (!L.e->pool)

@@ -189,6 +189,25 @@ static int find_matches(enc_ctx *C, const gm_pre_regex *re, const char *lit, siz
 static int replace_all(enc_ctx *C, const gm_enc_norm *k, const uint8_t *s, size_t n,
                        gm_bytevec *out)
 {
+    if (!k->re && ((uint8_t)k->a[0] & 0xc0) != 0x80) {
+        /* a literal: straight to out (see find_matches on where it can start) */
+        size_t prev = 0;
+        for (;;) {
+            const uint8_t *p = prev < n ? memchr(s + prev, k->a[0], n - prev) : NULL;
+            size_t at = p ? (size_t)(p - s) : n;
+            while (p && (n - at < k->alen || memcmp(s + at, k->a, k->alen))) {
+                p = at + 1 < n ? memchr(s + at + 1, k->a[0], n - at - 1) : NULL;
+                at = p ? (size_t)(p - s) : n;
+            }
+            if (put(C->m, out, s + prev, at - prev))
+                return -1;
+            if (!p)
+                return 0;
+            if (put(C->m, out, k->b, k->blen))
+                return -1;
+            prev = at + k->alen;
+        }
+    }
     if (find_matches(C, k->re, k->a, k->alen, s, n))
         return -1;
     for (size_t i = 0; i < C->w->found.n; i++) {
@@ -277,6 +296,15 @@ static int find_matches(enc_ctx *C, const gm_pre_regex *re, const char *lit, siz
                 C->st = r == GM_PRE_TOO_LONG ? GM_ERR_LIMIT : GM_ERR_NOMEM;
                 return -1;
             }
+        } else if ((lit[0] & 0xc0) != 0x80) {
+            /* a literal starting with a lead byte or ASCII only starts where the walk
+               by characters would look: never inside a well-formed character */
+            const uint8_t *p = memchr(t + pos, lit[0], n - pos);
+            if (!p)
+                break;
+            pos = (size_t)(p - t);
+            r = n - pos >= litlen && !memcmp(t + pos, lit, litlen) ? (long)(pos + litlen)
+                                                                   : GM_PRE_NOMATCH;
         } else {
             r = n - pos >= litlen && !memcmp(t + pos, lit, litlen) ? (long)(pos + litlen)
                                                                    : GM_PRE_NOMATCH;
@@ -655,7 +683,12 @@ static int split_added(enc_ctx *C, const gm_enc_trie *t, const uint8_t *s, size_
     if (!t->nodes)
         return rest(C, s, n);
     while (pos < n) {
-        if (!((t->first[s[pos] >> 5] >> (s[pos] & 31)) & 1)) {
+        if (t->only_first >= 0) {
+            const uint8_t *p = memchr(s + pos, t->only_first, n - pos);
+            if (!p)
+                break;
+            pos = (size_t)(p - s);
+        } else if (!((t->first[s[pos] >> 5] >> (s[pos] & 31)) & 1)) {
             pos++;
             continue;
         }

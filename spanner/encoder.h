@@ -93,6 +93,7 @@ typedef struct gm_enc_trie {
     gm_enc_trie_node *nodes;
     size_t n;
     uint32_t first[8];        /* bitmap of the first bytes of patterns */
+    int16_t only_first;       /* the first byte of every pattern when it is one byte, or -1 */
 } gm_enc_trie;
 
 typedef struct gm_enc_merge {

@@ -55,6 +55,7 @@
  * SPLIT loop's; each character still costs a step of the budget.
  */
 #include "spanner/encode_regex.h"
+#include "spanner/encode_pretok.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -121,6 +122,7 @@ struct gm_pre_regex {
     rx_class *classes;
     rx_item *items;
     rx_first *first;          /* [ncode] */
+    gm_pre_known_fn known;    /* note [known patterns], or NULL */
 };
 
 enum { INVALID_BASE = 0x110000 }; /* an ill-formed byte b reads as INVALID_BASE + b */
@@ -184,7 +186,7 @@ static bool is_word(uint32_t c)
            (c >= 0x1f170 && c <= 0x1f189);
 }
 
-static uint32_t fold(uint32_t c)
+uint32_t gm_pre_fold(uint32_t c)
 {
     if (c >= INVALID_BASE)
         return c;
@@ -640,13 +642,13 @@ static int parse_atom(rx_parser *P, uint8_t icase)
                 return -1;
             return emit(P, OP_CLASS, icase, index, 0);
         }
-        return emit(P, OP_CHAR, icase, icase ? fold(cp) : cp, 0);
+        return emit(P, OP_CHAR, icase, icase ? gm_pre_fold(cp) : cp, 0);
     }
     default: {
         uint32_t cp;
         if (read_char(P, &cp))
             return -1;
-        return emit(P, OP_CHAR, icase, icase ? fold(cp) : cp, 0);
+        return emit(P, OP_CHAR, icase, icase ? gm_pre_fold(cp) : cp, 0);
     }
     }
 }
@@ -835,7 +837,7 @@ static rx_first first_of(const gm_pre_regex *re, const rx_inst *in)
     switch (in->op) {
     case OP_CHAR:
         for (uint32_t c = 0; c < 128; c++)
-            if (in->icase ? fold(c) == in->x : c == in->x)
+            if (in->icase ? gm_pre_fold(c) == in->x : c == in->x)
                 first_add(&f, c);
         if (in->icase || in->x >= 128) /* under icase, non-ASCII may fold to ASCII */
             first_add(&f, C_HIGH);
@@ -986,10 +988,13 @@ gm_status gm_pre_regex_compile_ex(gm_mem *m, const char *pat, size_t n, unsigned
     } else {
         thread_all(re);
         first_sets(re);
+        re->known = gm_pre_known(pat, n);
     }
     *out = re;
     return GM_OK;
 }
+
+bool gm_pre_regex_is_known(const gm_pre_regex *re) { return re->known != NULL; }
 
 void gm_pre_regex_destroy(gm_pre_regex *re)
 {
@@ -1037,7 +1042,7 @@ static inline int push(gm_pre_scratch *sc, size_t *sp, uint32_t pc, size_t pos)
 static inline bool one_char(const gm_pre_regex *re, const rx_inst *in, uint32_t c)
 {
     if (in->op == OP_CHAR)
-        return in->icase ? fold(c) == in->x : c == in->x;
+        return in->icase ? gm_pre_fold(c) == in->x : c == in->x;
     if (in->op == OP_CLASS)
         return in->icase ? class_match_icase(re, &re->classes[in->x], c)
                          : class_match(re, &re->classes[in->x], c);
@@ -1152,6 +1157,8 @@ static long run(const gm_pre_regex *re, const uint8_t *s, size_t n, uint32_t pc,
 long gm_pre_regex_match_at(const gm_pre_regex *re, const uint8_t *s, size_t n, size_t pos,
                            gm_pre_scratch *sc)
 {
+    if (re->known)
+        return re->known(s, n, pos);
     if (!can_start(re, 0, char_class_at(s, n, pos)))
         return GM_PRE_NOMATCH;
     return run(re, s, n, 0, pos, sc, 0, &sc->budget);

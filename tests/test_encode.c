@@ -776,6 +776,97 @@ static void test_regex_fast(void **state)
     assert_int_equal(atomic_load(&mem.used), 0);
 }
 
+/*
+ * note [known patterns]: the hand-written matchers of the four known
+ * pre-tokenizer regexes (taken from the tokenizer files, GPT-2's as
+ * ByteLevel's) give the engine's match at every position of random texts
+ * over characters of every class the patterns tell apart.
+ */
+static void test_known_patterns(void **state)
+{
+    (void)state;
+    static const char *const chars[] = {
+        "a", "z", "A", "Z", "s", "S", "t", "T", "r", "R", "e", "E", "v", "V", "m", "M", "l", "L",
+        "d", "D", "'", "'", "'", " ", " ", " ", "\t", "\n", "\r", "\v", "\f", "0", "9", "/",
+        ".", "(", "-", "_",
+        "\xc5\xbf",         /* U+017F long s (folds to s) */
+        "\xe2\x84\xaa",     /* U+212A Kelvin sign, Lu */
+        "\xc4\xb0",         /* U+0130, Lu */
+        "\xc3\xa9", "\xc3\x89", /* Ll, Lu */
+        "\xc7\x85",         /* U+01C5, Lt */
+        "\xca\xb0",         /* U+02B0, Lm */
+        "\xe4\xb8\xad", "\xd7\x90", /* Lo */
+        "\xcc\x81", "\xe0\xa4\x83", "\xe2\x83\x9d", /* Mn, Mc, Me */
+        "\xe2\x85\xab", "\xc2\xbd", "\xd9\xa3", /* Nl, No, Nd */
+        "\xc2\xa0", "\xe3\x80\x80", "\xc2\x85", "\xe2\x80\xa8", /* White_Space */
+        "\xf0\x9f\x98\x80", "\xc2\xad", /* So, Cf */
+        "\xff", "\x80", "\xc3", "\xed\xa0\x80", /* ill-formed */
+    };
+    const char *patterns[4];
+    char *texts[3];
+    static const char *const toks[] = {"llama3", "qwen3", "gptoss"};
+    for (int t = 0; t < 3; t++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "tokenizers/%s/tokenizer.json", toks[t]);
+        json_error_t je;
+        json_t *root = json_load_file(gm_test_shared_path(rel), 0, &je);
+        assert_non_null(root);
+        json_t *re = json_object_get(
+            json_object_get(json_array_get(json_object_get(json_object_get(root, "pre_tokenizer"),
+                                                           "pretokenizers"),
+                                           0),
+                            "pattern"),
+            "Regex");
+        assert_true(json_is_string(re));
+        texts[t] = strdup(json_string_value(re));
+        patterns[t] = texts[t];
+        json_decref(root);
+    }
+    patterns[3] = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+    gm_mem mem;
+    gm_mem_init(&mem, NULL, 0);
+    gm_pre_scratch sc = {.mem = &mem};
+    uint64_t rng = 0x853c49e6748fea9bull;
+    for (int p = 0; p < 4; p++) {
+        gm_pre_regex *fast, *plain;
+        char why[200];
+        assert_int_equal(gm_pre_regex_compile_ex(&mem, patterns[p], strlen(patterns[p]), 0, &fast,
+                                                 why, sizeof why),
+                         GM_OK);
+        assert_int_equal(gm_pre_regex_compile_ex(&mem, patterns[p], strlen(patterns[p]),
+                                                 GM_PRE_PLAIN, &plain, why, sizeof why),
+                         GM_OK);
+        assert_true(gm_pre_regex_is_known(fast));
+        assert_false(gm_pre_regex_is_known(plain));
+        for (int i = 0; i < 20000; i++) {
+            char text[128];
+            size_t n = 0, len = rng_next(&rng) % 16;
+            for (size_t k = 0; k < len; k++) {
+                const char *c = chars[rng_next(&rng) % (sizeof chars / sizeof *chars)];
+                memcpy(text + n, c, strlen(c));
+                n += strlen(c);
+            }
+            const uint8_t *u = (const uint8_t *)text;
+            for (size_t pos = 0; pos < n; pos += gm_pre_char_len(u, n, pos)) {
+                sc.budget = 1000000;
+                long x = gm_pre_regex_match_at(fast, u, n, pos, &sc);
+                long y = gm_pre_regex_match_at(plain, u, n, pos, &sc);
+                if (x != y) {
+                    fprintf(stderr, "pattern %d on ", p);
+                    gm_test_show_bytes(stderr, u, n);
+                    fail_msg(" at %zu: %ld, the engine %ld", pos, x, y);
+                }
+            }
+        }
+        gm_pre_regex_destroy(fast);
+        gm_pre_regex_destroy(plain);
+    }
+    for (int t = 0; t < 3; t++)
+        free(texts[t]);
+    gm_pre_scratch_free(&sc);
+    assert_int_equal(atomic_load(&mem.used), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -791,6 +882,7 @@ int main(void)
         cmocka_unit_test(test_regex),
         cmocka_unit_test(test_regex_fast),
         cmocka_unit_test(test_chunks),
+        cmocka_unit_test(test_known_patterns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

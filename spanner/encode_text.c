@@ -14,6 +14,7 @@ typedef struct span {
 } span;
 
 typedef GM_VEC(span) span_vec;
+typedef GM_VEC(utf8proc_int32_t) gm_ucsvec;
 
 /*
  * note [encoder workspaces]
@@ -36,6 +37,7 @@ struct gm_enc_work {
     gm_bytevec text[2];       /* piece texts of the later steps */
     gm_bytevec tmp;
     span_vec spans0, spans[2], found;
+    gm_ucsvec ucs;            /* code points of a Unicode normalizer step */
     gm_pre_scratch rx;
     gm_bpe_scratch bpe;
     gm_word_cache cache;
@@ -61,7 +63,7 @@ static void work_trim(gm_enc_work *w, size_t keep)
         gm_vec_free(m, &(vec));
     TRIM(w->norm) TRIM(w->nbuf[0]) TRIM(w->nbuf[1]) TRIM(w->text0) TRIM(w->text[0])
     TRIM(w->text[1]) TRIM(w->tmp) TRIM(w->spans0) TRIM(w->spans[0]) TRIM(w->spans[1])
-    TRIM(w->found) TRIM(w->bpe.heap) TRIM(w->bpe.buf)
+    TRIM(w->found) TRIM(w->ucs) TRIM(w->bpe.heap) TRIM(w->bpe.buf)
 #undef TRIM
     if (w->rx.cap * sizeof *w->rx.stack > keep)
         gm_pre_scratch_free(&w->rx);
@@ -129,55 +131,74 @@ static int put(gm_mem *m, gm_bytevec *v, const void *s, size_t n)
     return 0;
 }
 
+/* utf8proc's normalization of the well-formed s[0..n), appended to out (ucs: scratch). */
+static int normalize_run(gm_mem *m, utf8proc_option_t opt, const uint8_t *s, size_t n,
+                         gm_bytevec *out, gm_ucsvec *ucs)
+{
+    size_t cap = n + 16;
+    for (;;) {
+        if (gm_vec_reserve(m, ucs, cap))
+            return -1;
+        /* as utf8proc_map does: decompose and reorder, then compose and encode in place */
+        utf8proc_ssize_t r = utf8proc_decompose_custom(s, (utf8proc_ssize_t)n, ucs->v,
+                                                       (utf8proc_ssize_t)cap, opt, NULL, NULL);
+        if (r < 0)
+            return -1; /* cannot happen: the run is well-formed */
+        if ((size_t)r > cap) {
+            cap = (size_t)r;
+            continue;
+        }
+        r = utf8proc_reencode(ucs->v, r, opt);
+        if (r < 0)
+            return -1;
+        return put(m, out, ucs->v, (size_t)r);
+    }
+}
+
 /*
  * Unicode normalization of s[0..n) appended to out: well-formed runs go
  * through utf8proc, ill-formed bytes are kept (note [encoder pipeline]).
+ * Between two ASCII characters no form changes anything (ASCII is stable,
+ * and a starter that composes with nothing blocks what follows it from
+ * what precedes it), so ASCII stretches are copied and utf8proc sees only
+ * the stretches around non-ASCII characters, from the ASCII character
+ * before them to the first ASCII one followed by another.
  */
-static int unicode_form(gm_mem *m, int kind, const uint8_t *s, size_t n, gm_bytevec *out)
+static int unicode_form(enc_ctx *C, int kind, const uint8_t *s, size_t n, gm_bytevec *out)
 {
-    bool ascii = true;
-    for (size_t i = 0; i < n && ascii; i++)
-        ascii = s[i] < 0x80;
-    if (ascii) /* every form leaves ASCII alone */
-        return put(m, out, s, n);
+    gm_mem *m = C->m;
     utf8proc_option_t opt = UTF8PROC_STABLE;
     opt |= kind == GM_NORM_NFC || kind == GM_NORM_NFKC ? UTF8PROC_COMPOSE : UTF8PROC_DECOMPOSE;
     if (kind == GM_NORM_NFKC || kind == GM_NORM_NFKD)
         opt |= UTF8PROC_COMPAT;
     size_t i = 0;
     while (i < n) {
-        size_t j = i;
+        size_t q = i;
+        while (q < n && s[q] < 0x80)
+            q++;
+        if (q == n)
+            return put(m, out, s + i, n - i);
+        size_t a = q > i ? q - 1 : q; /* that ASCII character may take a mark */
+        if (put(m, out, s + i, a - i))
+            return -1;
+        /* from a: to the end of a well-formed stretch, or past an ASCII character followed by
+           another */
+        size_t e = a;
         uint32_t cp;
         size_t k;
-        while (j < n && (k = gm_utf8_decode(s + j, n - j, &cp)) > 0)
-            j += k;
-        if (j > i) {
-            /* utf8proc writes code points, then re-encodes them in place as UTF-8 */
-            size_t cap = (j - i) + 16;
-            for (;;) {
-                if (gm_vec_reserve(m, out, out->n + cap * 4))
-                    return -1;
-                utf8proc_int32_t *buf = (utf8proc_int32_t *)(void *)(out->v + out->n);
-                /* as utf8proc_map does: decompose and reorder, then compose and encode */
-                utf8proc_ssize_t r = utf8proc_decompose_custom(
-                    s + i, (utf8proc_ssize_t)(j - i), buf, (utf8proc_ssize_t)cap, opt, NULL,
-                    NULL);
-                if (r < 0)
-                    return -1; /* cannot happen: the run is well-formed */
-                if ((size_t)r > cap) {
-                    cap = (size_t)r;
-                    continue;
-                }
-                r = utf8proc_reencode(buf, r, opt);
-                if (r < 0)
-                    return -1;
-                out->n += (size_t)r;
-                break;
-            }
-        }
-        if (j < n && put(m, out, s + j, 1))
+        while (e < n && !(s[e] < 0x80 && e + 1 < n && s[e + 1] < 0x80) &&
+               (k = gm_utf8_decode(s + e, n - e, &cp)) > 0)
+            e += k;
+        if (e < n && s[e] < 0x80 && e + 1 < n && s[e + 1] < 0x80)
+            e++;
+        if (e > a && normalize_run(m, opt, s + a, e - a, out, &C->w->ucs))
             return -1;
-        i = j < n ? j + 1 : j;
+        if (e < n && (s[e] & 0x80) && gm_utf8_decode(s + e, n - e, &cp) == 0) {
+            if (put(m, out, s + e, 1)) /* an ill-formed byte: kept */
+                return -1;
+            e++;
+        }
+        i = e;
     }
     return 0;
 }
@@ -242,7 +263,7 @@ static int normalize(enc_ctx *C, const uint8_t *s, size_t n, gm_bytevec *out)
             rc = replace_all(C, k, cur, ncur, dst);
             break;
         default:
-            rc = unicode_form(C->m, k->kind, cur, ncur, dst);
+            rc = unicode_form(C, k->kind, cur, ncur, dst);
             break;
         }
         ncur = dst->n - start;

@@ -15,6 +15,7 @@
  *   cannot encode, a file changed after loading).
  */
 #include <jansson.h>
+#include <utf8proc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -867,6 +868,65 @@ static void test_known_patterns(void **state)
     assert_int_equal(atomic_load(&mem.used), 0);
 }
 
+/*
+ * The Unicode normalizers copy ASCII stretches and give utf8proc only what
+ * lies around non-ASCII characters: the same as utf8proc on the whole text,
+ * for each form, on random texts of ASCII, combining marks (to reorder and
+ * compose, also onto ASCII), Hangul jamo and compatibility characters.
+ */
+static void test_unicode_forms(void **state)
+{
+    (void)state;
+    static const char *const forms[] = {"NFC", "NFD", "NFKC", "NFKD"};
+    static const char *const chars[] = {
+        "a", "e", "A", " ", "\n", "x", "1", "\xcc\x81", "\xcc\xa7", "\xcc\x8a", "\xcd\x84",
+        "\xc3\xa9", "\xe1\x84\x80", "\xe1\x85\xa1", "\xe1\x86\xa8", "\xea\xb0\x80",
+        "\xef\xac\x81", "\xe2\x91\xa0", "\xef\xbd\xb6", "\xe2\x84\xab", "\xc2\xb2",
+        "\xe0\xa5\x98", "\xef\xbc\xa1", "\xe3\x8c\x80", "\xe1\xb8\x8b", "\xcc\xa3",
+        "\xe4\xb8\xad", "\xf0\x9f\x98\x80",
+    };
+    uint64_t rng = 0x6a09e667f3bcc908ull;
+    for (size_t f = 0; f < 4; f++) {
+        char json[256];
+        snprintf(json, sizeof json,
+                 "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []},"
+                 " \"normalizer\": {\"type\": \"%s\"}}",
+                 forms[f]);
+        gm_mem mem;
+        gm_mem_init(&mem, NULL, 0);
+        gm_encoder *e;
+        gm_error err;
+        if (gm_encoder_load_json(&mem, "t.json", json, strlen(json), &e, &err) != GM_OK)
+            fail_msg("%s", err.message);
+        utf8proc_option_t opt = UTF8PROC_STABLE | (f % 2 ? UTF8PROC_DECOMPOSE : UTF8PROC_COMPOSE) |
+                                (f >= 2 ? UTF8PROC_COMPAT : 0);
+        for (int i = 0; i < 3000; i++) {
+            char text[256];
+            size_t n = 0, len = rng_next(&rng) % 24;
+            for (size_t k = 0; k < len; k++) {
+                const char *c = chars[rng_next(&rng) % (sizeof chars / sizeof *chars)];
+                memcpy(text + n, c, strlen(c));
+                n += strlen(c);
+            }
+            gm_bytevec out = {0};
+            assert_int_equal(gm_encoder_normalize(e, (const uint8_t *)text, n, &out), GM_OK);
+            utf8proc_uint8_t *want = NULL;
+            utf8proc_ssize_t w = utf8proc_map((const utf8proc_uint8_t *)text, (utf8proc_ssize_t)n,
+                                              &want, opt);
+            assert_true(w >= 0);
+            if ((size_t)w != out.n || (w && memcmp(want, out.v, out.n))) {
+                fprintf(stderr, "%s of ", forms[f]);
+                gm_test_show_bytes(stderr, (const uint8_t *)text, n);
+                fail_msg(" differs from utf8proc");
+            }
+            free(want);
+            gm_vec_free(&mem, &out);
+        }
+        gm_encoder_destroy(e);
+        assert_int_equal(atomic_load(&mem.used), 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -883,6 +943,7 @@ int main(void)
         cmocka_unit_test(test_regex_fast),
         cmocka_unit_test(test_chunks),
         cmocka_unit_test(test_known_patterns),
+        cmocka_unit_test(test_unicode_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

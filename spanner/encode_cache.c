@@ -28,45 +28,6 @@ void gm_word_cache_free(gm_word_cache *c)
     c->slots = NULL;
 }
 
-uint32_t gm_word_cache_hash(const uint8_t *w, size_t n)
-{
-    /* 8 bytes at a time (the last load overlapping), multiply and fold */
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-    size_t i = 0;
-    uint64_t x;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&x, w + i, 8);
-        h = (h ^ x) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    if (i < n) {
-        x = 0;
-        memcpy(&x, w + i, n - i);
-        h = (h ^ x) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    h *= 0xc4ceb9fe1a85ec53ull;
-    return (uint32_t)(h >> 32);
-}
-
-/* The two slots of hash h's set. */
-static inline gm_wc_slot *set_of(const gm_word_cache *c, uint32_t h)
-{
-    return &c->slots[(h & (GM_WC_SLOTS / 2 - 1)) * 2];
-}
-
-const gm_wc_slot *gm_word_cache_get(const gm_word_cache *c, const uint8_t *w, size_t n,
-                                    uint32_t h)
-{
-    if (!c->slots)
-        return NULL;
-    const gm_wc_slot *s = set_of(c, h);
-    for (int i = 0; i < 2; i++, s++)
-        if (s->hash == h && s->klen == n && !memcmp(s->key, w, n))
-            return s;
-    return NULL;
-}
-
 void gm_word_cache_put(gm_word_cache *c, const uint8_t *w, size_t n, uint32_t h,
                        const uint32_t *ids, size_t nids)
 {
@@ -78,7 +39,7 @@ void gm_word_cache_put(gm_word_cache *c, const uint8_t *w, size_t n, uint32_t h,
             return;
     }
     /* the newer word goes first, the older one second, the one before out */
-    gm_wc_slot *s = set_of(c, h);
+    gm_wc_slot *s = &c->slots[(h & (GM_WC_SLOTS / 2 - 1)) * 2];
     if (s[0].klen)
         s[1] = s[0];
     s->hash = h;

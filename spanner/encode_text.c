@@ -540,8 +540,8 @@ static int cached(enc_ctx *C, const uint8_t *w, size_t n, ids_fn ids)
     if (hit) {
         if (gm_vec_reserve(C->m, out, out->n + hit->nids))
             return -1;
-        memcpy(out->v + out->n, hit->ids, hit->nids * sizeof *hit->ids);
-        out->n += hit->nids;
+        for (size_t k = 0; k < hit->nids; k++) /* a few ids: a loop beats a call */
+            out->v[out->n++] = hit->ids[k];
         return 0;
     }
     size_t at = out->n;

@@ -210,8 +210,13 @@ static int find_matches(enc_ctx *C, const gm_pre_regex *re, const char *lit, siz
 static int replace_all(enc_ctx *C, const gm_enc_norm *k, const uint8_t *s, size_t n,
                        gm_bytevec *out)
 {
-    if (!k->re && ((uint8_t)k->a[0] & 0xc0) != 0x80) {
-        /* a literal: straight to out (see find_matches on where it can start) */
+    if (!k->re && ((uint8_t)k->a[0] & 0xc0) != 0x80 && k->blen <= 4 * k->alen) {
+        /* a literal: straight to out (see find_matches on where it can start), with room
+           for every byte being a match made first (at most 4 times the text) */
+        size_t most = n / k->alen * (k->blen > k->alen ? k->blen : k->alen) + n % k->alen;
+        if (gm_vec_reserve(C->m, out, out->n + most))
+            return -1;
+        uint8_t *o = out->v + out->n;
         size_t prev = 0;
         for (;;) {
             const uint8_t *p = prev < n ? memchr(s + prev, k->a[0], n - prev) : NULL;
@@ -220,14 +225,16 @@ static int replace_all(enc_ctx *C, const gm_enc_norm *k, const uint8_t *s, size_
                 p = at + 1 < n ? memchr(s + at + 1, k->a[0], n - at - 1) : NULL;
                 at = p ? (size_t)(p - s) : n;
             }
-            if (put(C->m, out, s + prev, at - prev))
-                return -1;
+            memcpy(o, s + prev, at - prev);
+            o += at - prev;
             if (!p)
-                return 0;
-            if (put(C->m, out, k->b, k->blen))
-                return -1;
+                break;
+            memcpy(o, k->b, k->blen);
+            o += k->blen;
             prev = at + k->alen;
         }
+        out->n = (size_t)(o - out->v);
+        return 0;
     }
     if (find_matches(C, k->re, k->a, k->alen, s, n))
         return -1;
@@ -551,6 +558,22 @@ static int cached(enc_ctx *C, const uint8_t *w, size_t n, ids_fn ids)
     return 0;
 }
 
+/* gm_utf8_decode(s + i, n - i, cp), with the three-byte case (U+2581, CJK) inline. */
+static inline size_t char_at(const uint8_t *s, size_t n, size_t i, uint32_t *cp)
+{
+    uint8_t c = s[i];
+    if (c >= 0xe0 && c < 0xf0 && n - i >= 3 && (s[i + 1] & 0xc0) == 0x80 &&
+        (s[i + 2] & 0xc0) == 0x80) {
+        uint32_t v = (uint32_t)(c & 0x0f) << 12 | (uint32_t)(s[i + 1] & 0x3f) << 6 |
+                     (s[i + 2] & 0x3f);
+        if (v >= 0x800 && (v < 0xd800 || v > 0xdfff)) {
+            *cp = v;
+            return 3;
+        }
+    }
+    return gm_utf8_decode(s + i, n - i, cp);
+}
+
 /* The one word of a tokenizer without pre-tokenizer: cut into chunks (note [chunks]). */
 static int encode_word(enc_ctx *C, const uint8_t *w, size_t n)
 {
@@ -567,7 +590,7 @@ static int encode_word(enc_ctx *C, const uint8_t *w, size_t n)
     for (size_t i = 0; i < n;) {
         uint32_t cp = w[i];
         size_t len = 1;
-        if (cp >= 0x80 && (len = gm_utf8_decode(w + i, n - i, &cp)) == 0) {
+        if (cp >= 0x80 && (len = char_at(w, n, i, &cp)) == 0) {
             len = 1;
             cp = UINT32_MAX; /* an ill-formed byte */
         }

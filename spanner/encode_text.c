@@ -306,15 +306,16 @@ static int push_span(gm_mem *m, span_vec *v, size_t off, size_t len, bool matche
     return gm_vec_push(m, v, s);
 }
 
+/* What to do with a span t[off, off + len) of a text, matched or between matches. */
+typedef int (*span_fn)(enc_ctx *C, const uint8_t *t, size_t off, size_t len, bool matched);
+
 /*
  * The matches of a pattern (regex re, or the string lit) in t[0..n), left
- * to right, into C->w->found, with the gaps between them as unmatched spans.
+ * to right, with the gaps between them as unmatched spans, to emit.
  */
-static int find_matches(enc_ctx *C, const gm_pre_regex *re, const char *lit, size_t litlen,
-                        const uint8_t *t, size_t n)
+static int each_match(enc_ctx *C, const gm_pre_regex *re, const char *lit, size_t litlen,
+                      const uint8_t *t, size_t n, span_fn emit)
 {
-    span_vec *f = &C->w->found;
-    f->n = 0;
     size_t prev = 0, pos = 0;
     while (pos < n) {
         long r;
@@ -338,17 +339,31 @@ static int find_matches(enc_ctx *C, const gm_pre_regex *re, const char *lit, siz
                                                                    : GM_PRE_NOMATCH;
         }
         if (r > (long)pos) {
-            if ((prev < pos && push_span(C->m, f, prev, pos - prev, false)) ||
-                push_span(C->m, f, pos, (size_t)r - pos, true))
+            if ((prev < pos && emit(C, t, prev, pos - prev, false)) ||
+                emit(C, t, pos, (size_t)r - pos, true))
                 return -1;
             prev = pos = (size_t)r;
         } else {
             pos += gm_pre_char_len(t, n, pos);
         }
     }
-    if (prev < n && push_span(C->m, f, prev, n - prev, false))
+    if (prev < n && emit(C, t, prev, n - prev, false))
         return -1;
     return 0;
+}
+
+static int collect(enc_ctx *C, const uint8_t *t, size_t off, size_t len, bool matched)
+{
+    (void)t;
+    return push_span(C->m, &C->w->found, off, len, matched);
+}
+
+/* each_match into C->w->found. */
+static int find_matches(enc_ctx *C, const gm_pre_regex *re, const char *lit, size_t litlen,
+                        const uint8_t *t, size_t n)
+{
+    C->w->found.n = 0;
+    return each_match(C, re, lit, litlen, t, n, collect);
 }
 
 /*
@@ -607,6 +622,13 @@ static int encode_word(enc_ctx *C, const uint8_t *w, size_t n)
     return cached(C, w + start, n - start, chunk_ids);
 }
 
+/* A span of the first pre-tokenizer step, as a piece through the cache. */
+static int cached_piece(enc_ctx *C, const uint8_t *t, size_t off, size_t len, bool matched)
+{
+    (void)matched;
+    return cached(C, t + off, len, piece_ids);
+}
+
 /*
  * Pre-tokenizes s[0..n) and encodes every word with the model: the first
  * step runs on the whole segment, the rest (and the model) on each of its
@@ -625,6 +647,9 @@ static int encode_segment(enc_ctx *C, const uint8_t *s, size_t n)
     const gm_enc_pre *k = &e->pre[0];
     const uint8_t *text = s;
     W->spans0.n = 0;
+    if (k->kind == GM_PRE_SPLIT && k->behavior == GM_SPLIT_ISOLATED)
+        /* every match and every gap is a piece: straight to the cache, no spans */
+        return each_match(C, k->re, k->lit, k->litlen, s, n, cached_piece);
     if (k->kind == GM_PRE_SPLIT) {
         if (split_piece(C, k, s, whole, &W->spans0))
             return -1;

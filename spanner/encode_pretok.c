@@ -40,6 +40,28 @@ enum {
 /* [^\r\n\p{L}\p{N}] */
 #define IS_A(p) (((p) & (P_NL | P_L | P_N)) == 0)
 
+/* The properties of ASCII characters: U, W letters by case, D digits, S \s, R \r and \n. */
+#define U (P_L | P_UP)
+#define W (P_L | P_LO)
+#define D P_N
+#define S P_S
+#define R (P_S | P_NL)
+static const uint8_t ascii_props[128] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, S, R, S, S, R, 0, 0, /* 0x00 */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x10 */
+    S, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x20 */
+    D, D, D, D, D, D, D, D, D, D, 0, 0, 0, 0, 0, 0, /* 0x30 */
+    0, U, U, U, U, U, U, U, U, U, U, U, U, U, U, U, /* 0x40 */
+    U, U, U, U, U, U, U, U, U, U, U, 0, 0, 0, 0, 0, /* 0x50 */
+    0, W, W, W, W, W, W, W, W, W, W, W, W, W, W, W, /* 0x60 */
+    W, W, W, W, W, W, W, W, W, W, W, 0, 0, 0, 0, 0, /* 0x70 */
+};
+#undef U
+#undef W
+#undef D
+#undef S
+#undef R
+
 static unsigned unicode_props(uint32_t cp)
 {
     unsigned p = gm_pre_is_space(cp) ? P_S : 0;
@@ -74,13 +96,7 @@ static inline unsigned props_at(const uint8_t *s, size_t n, size_t pos, size_t *
     if (b < 0x80) {
         *len = 1;
         *cp = b;
-        if ((unsigned)((b | 32) - 'a') < 26)
-            return P_L | (b < 'a' ? P_UP : P_LO);
-        if (b - '0' < 10)
-            return P_N;
-        if (b == ' ' || (b >= 9 && b <= 13))
-            return P_S | (b == '\r' || b == '\n' ? P_NL : 0);
-        return 0;
+        return ascii_props[b];
     }
     size_t k = gm_utf8_decode(s + pos, n - pos, cp);
     if (k == 0) {
@@ -102,18 +118,26 @@ static inline unsigned props(const uint8_t *s, size_t n, size_t pos, size_t *len
 static size_t run(const uint8_t *s, size_t n, size_t p, unsigned want)
 {
     size_t len;
-    while (p < n && (props(s, n, p, &len) & want))
+    for (;;) {
+        while (p < n && s[p] < 0x80 && (ascii_props[s[p]] & want))
+            p++;
+        if (p >= n || s[p] < 0x80 || !(props(s, n, p, &len) & want))
+            return p;
         p += len;
-    return p;
+    }
 }
 
 /* The end of the run of [^\s\p{L}\p{N}] from s[p]. */
 static size_t run_b(const uint8_t *s, size_t n, size_t p)
 {
     size_t len;
-    while (p < n && IS_B(props(s, n, p, &len)))
+    for (;;) {
+        while (p < n && s[p] < 0x80 && IS_B(ascii_props[s[p]]))
+            p++;
+        if (p >= n || s[p] < 0x80 || !IS_B(props(s, n, p, &len)))
+            return p;
         p += len;
-    return p;
+    }
 }
 
 /* The end of the run of \r, \n (and '/' when slash) from s[p]. */

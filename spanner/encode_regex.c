@@ -733,7 +733,8 @@ static int quantify(rx_parser *P, size_t start)
     rx_inst *copy = len <= 64 ? block : gm_mem_reallocarray(P->m, NULL, len, sizeof *copy);
     if (!copy)
         return nomem(P);
-    memcpy(copy, P->code.v + start, len * sizeof *copy);
+    if (len) /* an empty group emits nothing (and the code may have no array yet) */
+        memcpy(copy, P->code.v + start, len * sizeof *copy);
     P->code.n = start;
     int rc = 0;
     for (uint32_t k = 0; k < min && !rc; k++)

@@ -213,6 +213,8 @@ static int replace_all(enc_ctx *C, const gm_enc_norm *k, const uint8_t *s, size_
     if (!k->re && ((uint8_t)k->a[0] & 0xc0) != 0x80 && k->blen <= 4 * k->alen) {
         /* a literal: straight to out (see find_matches on where it can start), with room
            for every byte being a match made first (at most 4 times the text) */
+        if (n == 0)
+            return 0;
         size_t most = n / k->alen * (k->blen > k->alen ? k->blen : k->alen) + n % k->alen;
         if (gm_vec_reserve(C->m, out, out->n + most))
             return -1;

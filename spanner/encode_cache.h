@@ -16,7 +16,8 @@
 enum {
     GM_WC_KEY = 58,           /* longest word cached (bytes) */
     GM_WC_IDS = 16,           /* most ids cached for a word */
-    GM_WC_SLOTS = 16384       /* slots of 128 bytes, in sets of two: 2 MiB */
+    GM_WC_SLOTS = 16384,      /* slots of 128 bytes: 2 MiB */
+    GM_WC_WAYS = 4            /* slots of a set */
 };
 
 typedef struct gm_wc_slot {
@@ -92,18 +93,17 @@ static inline bool gm_wc_same(const uint8_t *a, const uint8_t *b, size_t n)
 
 /*
  * The cached ids of w[0..n) (hash h): the slot (ids, nids), or NULL when
- * absent. Valid until the next put. (Its two slots: note [word cache].)
+ * absent. Valid until the next put. (Its set's slots: note [word cache].)
  */
 static inline const gm_wc_slot *gm_word_cache_get(const gm_word_cache *c, const uint8_t *w,
                                                   size_t n, uint32_t h)
 {
     if (!c->slots)
         return NULL;
-    const gm_wc_slot *s = &c->slots[(h & (GM_WC_SLOTS / 2 - 1)) * 2];
-    if (s[0].hash == h && s[0].klen == n && gm_wc_same(s[0].key, w, n))
-        return &s[0];
-    if (s[1].hash == h && s[1].klen == n && gm_wc_same(s[1].key, w, n))
-        return &s[1];
+    const gm_wc_slot *s = &c->slots[(h & (GM_WC_SLOTS / GM_WC_WAYS - 1)) * GM_WC_WAYS];
+    for (int i = 0; i < GM_WC_WAYS; i++)
+        if (s[i].hash == h && s[i].klen == n && gm_wc_same(s[i].key, w, n))
+            return &s[i];
     return NULL;
 }
 

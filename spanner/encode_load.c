@@ -529,9 +529,11 @@ static gm_status fill_tables(loader *L)
  * merged alone (and cached, note [word cache]); ignore_merges still looks
  * at the whole word first. The pair set holds every pair of adjacent
  * characters of every vocabulary text. It needs the texts to be well-formed
- * UTF-8 (so that a concatenation splits into characters as its parts do)
- * and no continuing_subword_prefix or end_of_word_suffix (symbols would not
- * be the characters' own texts); otherwise words are merged whole.
+ * UTF-8 (so that a concatenation splits into characters as its parts do),
+ * one text per id (with "a" and "b" both id 0, the merge "a b" also joins
+ * "b a") and no continuing_subword_prefix or end_of_word_suffix (symbols
+ * would not be the characters' own texts); otherwise words are merged
+ * whole.
  */
 /* Rehashes the pair set into ns slots (a power of two). */
 static int pairs_resize(gm_mem *m, gm_encoder *e, size_t ns)
@@ -577,6 +579,19 @@ static gm_status build_chunks(loader *L)
 {
     gm_encoder *e = L->e;
     if (e->npre || e->prefix || e->suffix)
+        return GM_OK;
+    /* two texts of one id: a merge's text is not its symbols' (no chunks) */
+    uint64_t *seen = gm_mem_calloc(L->m, e->ntokens / 64 + 1, sizeof *seen);
+    if (!seen)
+        return nomem(L);
+    bool twice = false;
+    for (size_t k = 0; k < e->vocab.n && !twice; k++) {
+        uint32_t id = (uint32_t)e->vocab.ids[k]; /* < ntokens: checked at load */
+        twice = (seen[id / 64] >> (id % 64)) & 1;
+        seen[id / 64] |= 1ull << (id % 64);
+    }
+    gm_mem_free(L->m, seen);
+    if (twice)
         return GM_OK;
     if (pairs_resize(L->m, e, 1024))
         return nomem(L);

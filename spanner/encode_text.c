@@ -571,7 +571,8 @@ static int cached(enc_ctx *C, const uint8_t *w, size_t n, ids_fn ids)
     size_t at = out->n;
     if (ids(C, w, n))
         return -1;
-    gm_word_cache_put(cache, w, n, h, out->v + at, out->n - at);
+    /* (a word may give no ids: dropped characters; out may then have no array) */
+    gm_word_cache_put(cache, w, n, h, out->n > at ? out->v + at : NULL, out->n - at);
     return 0;
 }
 

@@ -684,6 +684,23 @@ static void test_chunks(void **state)
     }
     gm_encoder_destroy(e);
     gm_encoder_destroy(whole);
+    /* two texts of one id: "b a" merges as "a b" does, so no chunks (found by fuzz_encode) */
+    static const char *const files[2] = {
+        "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2}, "
+        "\"merges\": [\"a b\"]}}",
+        "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 0, \"ab\": 2}, "
+        "\"merges\": [\"a b\"]}}",
+    };
+    for (int f = 0; f < 2; f++) {
+        if (gm_encoder_load_json(&mem, "t.json", files[f], strlen(files[f]), &e, &err) != GM_OK)
+            fail_msg("%s", err.message);
+        assert_int_equal(e->chunk, f == 0);
+        gm_u32vec ids = {0};
+        assert_int_equal(gm_encoder_run(e, (const uint8_t *)"ba", 2, true, &ids, &err), GM_OK);
+        assert_int_equal(ids.n, f == 0 ? 2 : 1);
+        gm_vec_free(&mem, &ids);
+        gm_encoder_destroy(e);
+    }
     assert_int_equal(atomic_load(&mem.used), 0);
 }
 

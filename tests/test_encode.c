@@ -631,6 +631,80 @@ static void test_regex(void **state)
     assert_int_equal(atomic_load(&mem.used), 0);
 }
 
+typedef struct worker {
+    const gm_vocab *v;
+    const gm_ids_file *ref;
+    char **texts;
+    size_t *lens;
+    size_t start, bad;
+} worker;
+
+static void *work(void *arg)
+{
+    worker *w = arg;
+    size_t n = w->ref->n;
+    for (size_t round = 0; round < 2 * n; round++) {
+        size_t f = (w->start + round) % n;
+        uint32_t *ids;
+        size_t k;
+        gm_error err;
+        if (gm_vocab_encode(w->v, w->texts[f], w->lens[f], NULL, &ids, &k, &err) != GM_OK) {
+            w->bad++;
+            continue;
+        }
+        if (k != w->ref->entries[f].nids || memcmp(ids, w->ref->entries[f].ids, k * sizeof *ids))
+            w->bad++;
+        gm_vocab_free_ids(w->v, ids);
+    }
+    return NULL;
+}
+
+/*
+ * note [encoder workspaces]: more threads than the pool has slots encode
+ * the corpus at once, each file twice and in its own order (workspaces
+ * taken, made, given back, freed; caches warm from other threads' texts):
+ * every file gives its reference ids.
+ */
+static void test_workspaces(void **state)
+{
+    (void)state;
+    static const char *const toks[] = {"sp32k", "llama3"};
+    for (size_t t = 0; t < 2; t++) {
+        gm_vocab *v = load(toks[t]);
+        char rel[256];
+        snprintf(rel, sizeof rel, "corpus/python/ids.%s.json", toks[t]);
+        gm_mem mem;
+        gm_mem_init(&mem, NULL, 0);
+        gm_ids_file *ref;
+        gm_error err;
+        if (gm_ids_file_load(&mem, gm_test_shared_path(rel), &ref, &err) != GM_OK)
+            fail_msg("%s", err.message);
+        char **texts = calloc(ref->n, sizeof *texts);
+        size_t *lens = calloc(ref->n, sizeof *lens);
+        for (size_t f = 0; f < ref->n; f++) {
+            snprintf(rel, sizeof rel, "corpus/python/%s", ref->entries[f].file);
+            texts[f] = gm_test_read_file(gm_test_shared_path(rel), &lens[f]);
+        }
+        enum { N = GM_ENC_POOL + 2 };
+        worker w[N];
+        pthread_t th[N];
+        for (size_t i = 0; i < N; i++) {
+            w[i] = (worker){v, ref, texts, lens, i * 3, 0};
+            assert_int_equal(pthread_create(&th[i], NULL, work, &w[i]), 0);
+        }
+        for (size_t i = 0; i < N; i++) {
+            pthread_join(th[i], NULL);
+            assert_int_equal(w[i].bad, 0);
+        }
+        for (size_t f = 0; f < ref->n; f++)
+            free(texts[f]);
+        free(texts);
+        free(lens);
+        gm_ids_file_destroy(ref);
+        gm_vocab_destroy(v);
+    }
+}
+
 /*
  * note [chunks]: sp32k (no pre-tokenizer) cuts its words into chunks; the
  * same encoder without chunks gives the same ids on the corpus and on
@@ -958,6 +1032,7 @@ int main(void)
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_regex),
         cmocka_unit_test(test_regex_fast),
+        cmocka_unit_test(test_workspaces),
         cmocka_unit_test(test_chunks),
         cmocka_unit_test(test_known_patterns),
         cmocka_unit_test(test_unicode_forms),

@@ -14,7 +14,7 @@ typedef struct span {
 } span;
 
 typedef GM_VEC(span) span_vec;
-typedef GM_VEC(utf8proc_int32_t) gm_ucsvec;
+typedef GM_VEC(utf8proc_int32_t) ucs_vec;
 
 /*
  * note [encoder workspaces]
@@ -27,7 +27,8 @@ typedef GM_VEC(utf8proc_int32_t) gm_ucsvec;
  * compare-exchange into an empty slot (or frees it when none is). So
  * calls allocate nothing once warm, threads never wait for each other, and
  * memory stays bounded: at most GM_ENC_POOL idle workspaces, each with a
- * fixed cache and buffers trimmed back to GM_ENC_KEEP bytes after a call.
+ * fixed cache, a buffer larger than GM_ENC_KEEP bytes (after a long text)
+ * being freed when its call ends.
  */
 struct gm_enc_work {
     gm_mem *m;
@@ -37,13 +38,13 @@ struct gm_enc_work {
     gm_bytevec text[2];       /* piece texts of the later steps */
     gm_bytevec tmp;
     span_vec spans0, spans[2], found;
-    gm_ucsvec ucs;            /* code points of a Unicode normalizer step */
+    ucs_vec ucs;              /* code points of a Unicode normalizer step */
     gm_pre_scratch rx;
     gm_bpe_scratch bpe;
     gm_word_cache cache;
 };
 
-enum { GM_ENC_KEEP = 1 << 20 };
+enum { GM_ENC_KEEP = 256 << 10 }; /* bytes of a buffer kept from one call to the next */
 
 static void work_init(gm_enc_work *w, gm_mem *m)
 {
@@ -67,9 +68,8 @@ static void work_trim(gm_enc_work *w, size_t keep)
 #undef TRIM
     if (w->rx.cap * sizeof *w->rx.stack > keep)
         gm_pre_scratch_free(&w->rx);
-    if ((size_t)w->bpe.cap * (sizeof *w->bpe.id + 2 * sizeof *w->bpe.prev) > keep) {
+    if ((size_t)w->bpe.cap * (sizeof *w->bpe.id + 2 * sizeof *w->bpe.prev) > keep)
         gm_bpe_scratch_free(&w->bpe);
-    }
     if (!keep)
         gm_word_cache_free(&w->cache);
 }
@@ -133,7 +133,7 @@ static int put(gm_mem *m, gm_bytevec *v, const void *s, size_t n)
 
 /* utf8proc's normalization of the well-formed s[0..n), appended to out (ucs: scratch). */
 static int normalize_run(gm_mem *m, utf8proc_option_t opt, const uint8_t *s, size_t n,
-                         gm_bytevec *out, gm_ucsvec *ucs)
+                         gm_bytevec *out, ucs_vec *ucs)
 {
     size_t cap = n + 16;
     for (;;) {

@@ -29,6 +29,16 @@
  * call takes a workspace (scratch buffers and a word cache) from the
  * encoder's small lock-free pool, or makes one, and gives it back
  * (note [encoder workspaces] in encode_text.c).
+ *
+ * What makes it fast, none of it changing an id: the pre-tokenizer
+ * regexes most tokenizers use run as hand-written matchers (note [known
+ * patterns], encode_pretok.c), others on a backtracking engine that skips
+ * alternatives by their first characters (note [first sets], note [star],
+ * encode_regex.c); the model's ids for a piece of pre-tokenized text come
+ * from a word cache (note [word cache], encode_cache.c); text that is not
+ * pre-tokenized is cut into chunks no merge crosses (note [chunks],
+ * encode_load.c); Unicode normalizers skip ASCII; merges are found by id
+ * pairs (note [BPE merges]).
  */
 #ifndef GM_SPANNER_ENCODER_H
 #define GM_SPANNER_ENCODER_H

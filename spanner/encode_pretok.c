@@ -22,7 +22,7 @@
 #include <string.h>
 #include <utf8proc.h>
 
-#include "spanner/encode_regex.h"
+#include "spanner/encode_chars.h"
 #include "base/utf8.h"
 
 /* What the patterns ask of a character. */
@@ -245,12 +245,12 @@ static long cl100k_like(const uint8_t *s, size_t n, size_t pos, int max_digits)
 
 static long cl100k(const uint8_t *s, size_t n, size_t pos)
 {
-    return pos < n ? cl100k_like(s, n, pos, 3) : GM_PRE_NOMATCH;
+    return pos < n ? cl100k_like(s, n, pos, 3) : GM_PRE_KNOWN_NOMATCH;
 }
 
 static long qwen2(const uint8_t *s, size_t n, size_t pos)
 {
-    return pos < n ? cl100k_like(s, n, pos, 1) : GM_PRE_NOMATCH;
+    return pos < n ? cl100k_like(s, n, pos, 1) : GM_PRE_KNOWN_NOMATCH;
 }
 
 /*
@@ -288,7 +288,7 @@ static size_t upper_lower(const uint8_t *s, size_t n, size_t p)
 static long o200k(const uint8_t *s, size_t n, size_t pos)
 {
     if (pos >= n)
-        return GM_PRE_NOMATCH;
+        return GM_PRE_KNOWN_NOMATCH;
     size_t l0, l1 = 0, e = 0, c;
     unsigned p0 = props(s, n, pos, &l0), p1 = 0;
     bool has1 = pos + l0 < n;
@@ -331,7 +331,7 @@ static long o200k(const uint8_t *s, size_t n, size_t pos)
 static long gpt2(const uint8_t *s, size_t n, size_t pos)
 {
     if (pos >= n)
-        return GM_PRE_NOMATCH;
+        return GM_PRE_KNOWN_NOMATCH;
     size_t l0, l1 = 0, e;
     unsigned p0 = props(s, n, pos, &l0), p1 = 0;
     bool sp = s[pos] == ' ' && pos + 1 < n;

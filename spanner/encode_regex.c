@@ -57,6 +57,8 @@
 #include "spanner/encode_regex.h"
 #include "spanner/encode_pretok.h"
 
+_Static_assert((int)GM_PRE_KNOWN_NOMATCH == (int)GM_PRE_NOMATCH, "known matchers answer as the engine");
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -154,13 +156,6 @@ size_t gm_pre_char_len(const uint8_t *s, size_t n, size_t pos)
     return len;
 }
 
-bool gm_pre_is_space(uint32_t c)
-{
-    return (c >= 9 && c <= 13) || c == ' ' || c == 0x85 || c == 0xa0 || c == 0x1680 ||
-           (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f ||
-           c == 0x205f || c == 0x3000;
-}
-
 static uint32_t cat_bit(uint32_t c)
 {
     if (c >= INVALID_BASE)
@@ -184,15 +179,6 @@ static bool is_word(uint32_t c)
     return (cat_bit(c) & cats) || (c >= 0x24b6 && c <= 0x24e9) ||
            (c >= 0x1f130 && c <= 0x1f149) || (c >= 0x1f150 && c <= 0x1f169) ||
            (c >= 0x1f170 && c <= 0x1f189);
-}
-
-uint32_t gm_pre_fold(uint32_t c)
-{
-    if (c >= INVALID_BASE)
-        return c;
-    if (c < 0x80)
-        return c >= 'A' && c <= 'Z' ? c + 32 : c;
-    return (uint32_t)utf8proc_tolower(utf8proc_toupper((utf8proc_int32_t)c));
 }
 
 static bool items_match(const rx_item *it, uint32_t count, uint32_t c)

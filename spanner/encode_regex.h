@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "gramask.h"
+#include "spanner/encode_chars.h"
 #include "base/mem.h"
 
 typedef struct gm_pre_regex gm_pre_regex;
@@ -68,16 +69,6 @@ enum {
  */
 long gm_pre_regex_match_at(const gm_pre_regex *re, const uint8_t *s, size_t n, size_t pos,
                            gm_pre_scratch *sc);
-
-/* Whether c is White_Space (\s in Oniguruma, char::is_whitespace in Rust). */
-bool gm_pre_is_space(uint32_t c);
-
-/*
- * Simple case folding as (?i:...) compares characters: ASCII letters to
- * lower case, other code points c to tolower(toupper(c)); an ill-formed
- * byte (c >= 0x110000, as the engine reads it) is itself.
- */
-uint32_t gm_pre_fold(uint32_t c);
 
 /* The length of the character at s[pos] (an ill-formed byte counts as one character). */
 size_t gm_pre_char_len(const uint8_t *s, size_t n, size_t pos);

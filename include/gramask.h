@@ -201,7 +201,10 @@ typedef struct gm_encode_options {
  * caller: free it with gm_vocab_free_ids. The encoder (the merges and the
  * rest of tokenizer.json that loading skips) is built from the file on the
  * first call unless gm_vocab_options.load_encoder was set; that first call
- * takes longer (about as long as loading). Thread-safe.
+ * takes longer (about as long as loading). Thread-safe. Calls reuse scratch
+ * space and a word cache kept with the vocabulary (about 2 MiB for each
+ * thread encoding at once, four of them kept at most), counted against
+ * its memory limit.
  * Fails with GM_ERR_UNSUPPORTED when the tokenizer cannot encode (a model
  * other than BPE, an unsupported normalizer or pre-tokenizer step: the
  * message names its JSON path; a vocabulary not loaded from tokenizer.json),

@@ -132,11 +132,15 @@ static int char_symbol(const gm_encoder *e, const uint8_t *w, size_t i, size_t c
         *str = (const char *)w + i;
         *len = clen;
         uint32_t cp;
-        if (clen <= 2 && gm_utf8_decode(w + i, clen, &cp) == clen) {
-            *id = e->char_id[cp];
+        if (w[i] < 0x80) {
+            *id = e->char_id[w[i]];
             return 0;
         }
-        *id = lookup(e, *str, clen);
+        if (gm_utf8_decode(w + i, clen, &cp) == clen) {
+            *id = gm_enc_char_id(e, cp);
+            return 0;
+        }
+        *id = lookup(e, *str, clen); /* an ill-formed byte */
         return 0;
     }
     s->buf.n = 0;
@@ -165,6 +169,14 @@ int gm_bpe_word(const gm_encoder *e, const uint8_t *w, size_t n, gm_bpe_scratch 
         if (id != UINT32_MAX)
             return gm_vec_push(s->mem, out, id);
     }
+    return gm_bpe_merges(e, w, n, s, out);
+}
+
+int gm_bpe_merges(const gm_encoder *e, const uint8_t *w, size_t n, gm_bpe_scratch *s,
+                  gm_u32vec *out)
+{
+    if (n == 0)
+        return 0;
     /* a character may become up to prefix + 4 + suffix byte-fallback symbols */
     if (reserve(s, n * (1 + e->prefix_len + e->suffix_len) + 1))
         return -1;

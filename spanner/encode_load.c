@@ -322,8 +322,6 @@ static gm_status build_merges(loader *L, const merges_read *mr)
     gm_status st = GM_OK;
     for (size_t i = 0; i < mr->n && st == GM_OK; i++) {
         const merge_text *t = &mr->v[i];
-        char path[64], tb[160], what[256];
-        snprintf(path, sizeof path, "model.merges[%zu]", i);
         uint32_t a = vocab_id(e, t->a, t->na), b = vocab_id(e, t->b, t->nb);
         /* tokenizers joins a with b minus the length of continuing_subword_prefix */
         size_t skip = t->nb >= e->prefix_len ? e->prefix_len : t->nb;
@@ -343,6 +341,8 @@ static gm_status build_merges(loader *L, const merges_read *mr)
         const char *missing = a == UINT32_MAX ? t->a : b == UINT32_MAX ? t->b : joined;
         size_t nmissing = a == UINT32_MAX ? t->na : b == UINT32_MAX ? t->nb : nj;
         if (a == UINT32_MAX || b == UINT32_MAX || id == UINT32_MAX) {
+            char path[64], tb[160], what[256];
+            snprintf(path, sizeof path, "model.merges[%zu]", i);
             snprintf(what, sizeof what, "\"%s\" is not in model.vocab",
                      show(tb, sizeof tb, missing, nmissing));
             st = bad(L, GM_ERR_FORMAT, path, what);
@@ -459,8 +459,16 @@ static gm_status read_unk(loader *L, json_t *model)
     return GM_OK;
 }
 
-static void fill_tables(gm_encoder *e)
+/* The key of vocabulary entry k (and its length). */
+static const char *vocab_key(const gm_encoder *e, size_t k, size_t *len)
 {
+    *len = e->vocab.off[k + 1] - e->vocab.off[k] - 1;
+    return e->vocab.keys + e->vocab.off[k];
+}
+
+static gm_status fill_tables(loader *L)
+{
+    gm_encoder *e = L->e;
     for (uint32_t cp = 0; cp < 0x800; cp++) {
         uint8_t b[4];
         size_t k = gm_utf8_encode(b, cp);
@@ -471,6 +479,143 @@ static void fill_tables(gm_encoder *e)
         snprintf(name, sizeof name, "<0x%02X>", b);
         e->byte_id[b] = e->byte_fallback ? vocab_id(e, name, 6) : UINT32_MAX;
     }
+    /* one-character tokens of code points >= 0x800 (CJK, U+2581 ...) */
+    size_t nwide = 0;
+    for (size_t k = 0; k < e->vocab.n; k++) {
+        size_t len;
+        const char *key = vocab_key(e, k, &len);
+        uint32_t cp;
+        if (len >= 3 && gm_utf8_decode((const uint8_t *)key, len, &cp) == len)
+            nwide++;
+    }
+    if (!nwide)
+        return GM_OK;
+    size_t slots = 16;
+    while (slots < 2 * nwide)
+        slots *= 2;
+    e->wide_cp = gm_mem_calloc(L->m, slots, sizeof *e->wide_cp);
+    e->wide_id = gm_mem_calloc(L->m, slots, sizeof *e->wide_id);
+    if (!e->wide_cp || !e->wide_id)
+        return nomem(L);
+    e->wide_slots = slots;
+    for (size_t k = 0; k < e->vocab.n; k++) {
+        size_t len;
+        const char *key = vocab_key(e, k, &len);
+        uint32_t cp;
+        if (len < 3 || gm_utf8_decode((const uint8_t *)key, len, &cp) != len)
+            continue;
+        size_t i = (size_t)(cp * 0x9e3779b1u) & (slots - 1);
+        while (e->wide_cp[i])
+            i = (i + 1) & (slots - 1);
+        e->wide_cp[i] = cp;
+        e->wide_id[i] = (uint32_t)e->vocab.ids[k];
+    }
+    return GM_OK;
+}
+
+/*
+ * note [chunks]
+ * A tokenizer without pre-tokenizer (SentencePiece style: sp32k) hands the
+ * model a whole segment of text as one word, and the merges of a long word
+ * cost a deep heap and no cache. But no merge can join two characters
+ * that no token has side by side: a merged symbol is a token whose text is
+ * the concatenation of the texts of the symbols it covers, so a symbol
+ * spanning the boundary between characters c1 and c2 of the word (both
+ * one-character tokens: their symbols' texts are themselves) is a token
+ * with c1 c2 in it. Where no token has the pair, no pair of symbols across
+ * the boundary ever merges, and the two sides evolve alone, each in the
+ * same (rank, position) order: the word's ids are the concatenation of the
+ * chunks' ids. So such a word is cut at every such boundary and each chunk
+ * merged alone (and cached, note [word cache]); ignore_merges still looks
+ * at the whole word first. The pair set holds every pair of adjacent
+ * characters of every vocabulary text. It needs the texts to be well-formed
+ * UTF-8 (so that a concatenation splits into characters as its parts do),
+ * one text per id (with "a" and "b" both id 0, the merge "a b" also joins
+ * "b a") and no continuing_subword_prefix or end_of_word_suffix (symbols
+ * would not be the characters' own texts); otherwise words are merged
+ * whole.
+ */
+/* Rehashes the pair set into ns slots (a power of two). */
+static int pairs_resize(gm_mem *m, gm_encoder *e, size_t ns)
+{
+    uint64_t *np = gm_mem_reallocarray(m, NULL, ns, sizeof *np);
+    if (!np)
+        return -1;
+    memset(np, 0xff, ns * sizeof *np);
+    for (size_t i = 0; i < e->pair_slots; i++) {
+        if (e->pairs[i] == UINT64_MAX)
+            continue;
+        uint64_t h = e->pairs[i] * 0x9e3779b97f4a7c15ull;
+        size_t j = (size_t)(h >> 32) & (ns - 1);
+        while (np[j] != UINT64_MAX)
+            j = (j + 1) & (ns - 1);
+        np[j] = e->pairs[i];
+    }
+    gm_mem_free(m, e->pairs);
+    e->pairs = np;
+    e->pair_slots = ns;
+    return 0;
+}
+
+/* Adds (c1 << 32 | c2) to the pair set (*count: its size). */
+static int pairs_add(gm_mem *m, gm_encoder *e, size_t *count, uint64_t k)
+{
+    if (2 * (*count + 1) > e->pair_slots && pairs_resize(m, e, 2 * e->pair_slots))
+        return -1;
+    uint64_t h = k * 0x9e3779b97f4a7c15ull;
+    size_t mask = e->pair_slots - 1;
+    for (size_t i = (size_t)(h >> 32) & mask;; i = (i + 1) & mask) {
+        if (e->pairs[i] == k)
+            return 0;
+        if (e->pairs[i] == UINT64_MAX) {
+            e->pairs[i] = k;
+            ++*count;
+            return 0;
+        }
+    }
+}
+
+static gm_status build_chunks(loader *L)
+{
+    gm_encoder *e = L->e;
+    if (e->npre || e->prefix || e->suffix)
+        return GM_OK;
+    /* two texts of one id: a merge's text is not its symbols' (no chunks) */
+    uint64_t *seen = gm_mem_calloc(L->m, e->ntokens / 64 + 1, sizeof *seen);
+    if (!seen)
+        return nomem(L);
+    bool twice = false;
+    for (size_t k = 0; k < e->vocab.n && !twice; k++) {
+        uint32_t id = (uint32_t)e->vocab.ids[k]; /* < ntokens: checked at load */
+        twice = (seen[id / 64] >> (id % 64)) & 1;
+        seen[id / 64] |= 1ull << (id % 64);
+    }
+    gm_mem_free(L->m, seen);
+    if (twice)
+        return GM_OK;
+    if (pairs_resize(L->m, e, 1024))
+        return nomem(L);
+    size_t count = 0;
+    for (size_t k = 0; k < e->vocab.n; k++) {
+        size_t len;
+        const uint8_t *key = (const uint8_t *)vocab_key(e, k, &len);
+        uint32_t prev = UINT32_MAX, cp;
+        for (size_t i = 0; i < len;) {
+            size_t c = gm_utf8_decode(key + i, len - i, &cp);
+            if (c == 0) { /* not UTF-8: no chunks */
+                gm_mem_free(L->m, e->pairs);
+                e->pairs = NULL;
+                e->pair_slots = 0;
+                return GM_OK;
+            }
+            if (prev != UINT32_MAX && pairs_add(L->m, e, &count, (uint64_t)prev << 32 | cp))
+                return nomem(L);
+            prev = cp;
+            i += c;
+        }
+    }
+    e->chunk = true;
+    return GM_OK;
 }
 
 /* ------------------------------------------------------------------------
@@ -732,6 +877,20 @@ static int trie_add(gm_mem *m, gm_enc_trie *t, const uint8_t *s, size_t n, int32
     return 0;
 }
 
+/* Sets t->only_first (special tokens mostly start with '<': a memchr finds them). */
+static void trie_finish(gm_enc_trie *t)
+{
+    t->only_first = -1;
+    int count = 0;
+    for (int b = 0; b < 256; b++)
+        if ((t->first[b >> 5] >> (b & 31)) & 1) {
+            count++;
+            t->only_first = (int16_t)b;
+        }
+    if (count != 1)
+        t->only_first = -1;
+}
+
 static gm_status read_added(loader *L)
 {
     gm_encoder *e = L->e;
@@ -849,8 +1008,16 @@ void gm_encoder_destroy(gm_encoder *e)
         return;
     gm_mem *m = e->mem;
     gm_json_vocab_free(&e->vocab);
+    if (e->pool) {
+        for (size_t i = 0; i < GM_ENC_POOL; i++)
+            gm_enc_work_destroy(atomic_load(&e->pool->slot[i]));
+        gm_mem_free(m, e->pool);
+    }
     gm_mem_free(m, e->merges);
     gm_mem_free(m, e->rank_id);
+    gm_mem_free(m, e->wide_cp);
+    gm_mem_free(m, e->wide_id);
+    gm_mem_free(m, e->pairs);
     gm_mem_free(m, e->prefix);
     gm_mem_free(m, e->suffix);
     for (size_t i = 0; i < e->nnorm; i++) {
@@ -914,14 +1081,23 @@ gm_status gm_encoder_load_json(gm_mem *m, const char *name, const char *text, si
         st = read_unk(&L, model);
     if (st == GM_OK)
         st = build_merges(&L, &mr);
-    if (st == GM_OK) {
-        fill_tables(L.e);
+    if (st == GM_OK)
+        st = fill_tables(&L);
+    if (st == GM_OK)
         st = read_normalizer(&L, json_object_get(L.root, "normalizer"));
-    }
     if (st == GM_OK)
         st = read_pre_tokenizer(&L, json_object_get(L.root, "pre_tokenizer"));
     if (st == GM_OK)
+        st = build_chunks(&L);
+    if (st == GM_OK)
         st = read_added(&L);
+    trie_finish(&L.e->raw_trie);
+    trie_finish(&L.e->norm_trie);
+    if (st == GM_OK) {
+        L.e->pool = gm_mem_calloc(m, 1, sizeof *L.e->pool);
+        if (!L.e->pool)
+            st = nomem(&L);
+    }
     gm_mem_free(m, mr.buf);
     gm_mem_free(m, mr.v);
     json_decref(L.root);

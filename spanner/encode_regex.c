@@ -30,8 +30,34 @@
  * (proportional to the text) so a hostile pattern fails instead of hanging:
  * 1000 steps per byte, where the pre-tokenizers of llama3, qwen3 and
  * gpt-oss take 15-25 on the corpus (at most 28 on a file).
+ *
+ * note [first sets]
+ * Most alternatives of a pre-tokenizer pattern fail on their first
+ * character (`'s` on a letter, `\p{N}` on a space...), and a backtracking
+ * engine pays for each: the push, the dispatch, the failure, the pop. So
+ * every instruction gets the set of characters a match from it can start
+ * with (the ASCII ones as a bitmap, "some non-ASCII character" as one
+ * flag), or "anything" when it may go on without consuming (assertions,
+ * lookahead, the end). A SPLIT takes a branch only when the character at
+ * the position is in its set, and pushes the other only when that one
+ * can start there too; a branch left out would have failed on that very
+ * character, so the match found (and its order of trial) is the same, in
+ * fewer steps. The sets are the least fixpoint over SPLIT and JMP edges;
+ * a pattern whose fixpoint does not settle in a few passes (deeply nested
+ * empty loops) is matched without them.
+ *
+ * note [star]
+ * A greedy x* or x+ whose x is one character (a class, mostly: \p{L}+,
+ * \s*) is one STAR instruction, not SPLIT / x / JMP per character: it
+ * consumes while x matches, pushing at each position what the SPLIT would
+ * have pushed (the continuation, when it can start there), and goes on
+ * with the continuation. The stack, and so every later step, is the
+ * SPLIT loop's; each character still costs a step of the budget.
  */
 #include "spanner/encode_regex.h"
+#include "spanner/encode_pretok.h"
+
+_Static_assert((int)GM_PRE_KNOWN_NOMATCH == (int)GM_PRE_NOMATCH, "known matchers answer as the engine");
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -55,7 +81,9 @@ enum {
     OP_EOL,    /* end of text or before \n */
     OP_BOT,    /* \A */
     OP_EOT,    /* \z */
-    OP_MATCH
+    OP_MATCH,
+    OP_STAR    /* greedy loop of the one-character instruction at pc+1; then x
+                  (note [star]) */
 };
 
 typedef struct rx_inst {
@@ -77,12 +105,26 @@ typedef struct rx_class {
     uint8_t neg;
 } rx_class;
 
+/*
+ * What a match from one instruction can start with (note [first sets]): a
+ * set of character classes, the ASCII characters, C_HIGH (a non-ASCII
+ * character or an ill-formed byte) and C_END (the end of the text); all of
+ * them when the match may go on without consuming.
+ */
+enum { C_HIGH = 128, C_END = 129 };
+
+typedef struct rx_first {
+    uint32_t w[5];
+} rx_first;
+
 struct gm_pre_regex {
     gm_mem *mem;
     rx_inst *code;
     size_t ncode;
     rx_class *classes;
     rx_item *items;
+    rx_first *first;          /* [ncode] */
+    gm_pre_known_fn known;    /* note [known patterns], or NULL */
 };
 
 enum { INVALID_BASE = 0x110000 }; /* an ill-formed byte b reads as INVALID_BASE + b */
@@ -114,13 +156,6 @@ size_t gm_pre_char_len(const uint8_t *s, size_t n, size_t pos)
     return len;
 }
 
-bool gm_pre_is_space(uint32_t c)
-{
-    return (c >= 9 && c <= 13) || c == ' ' || c == 0x85 || c == 0xa0 || c == 0x1680 ||
-           (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f ||
-           c == 0x205f || c == 0x3000;
-}
-
 static uint32_t cat_bit(uint32_t c)
 {
     if (c >= INVALID_BASE)
@@ -144,15 +179,6 @@ static bool is_word(uint32_t c)
     return (cat_bit(c) & cats) || (c >= 0x24b6 && c <= 0x24e9) ||
            (c >= 0x1f130 && c <= 0x1f149) || (c >= 0x1f150 && c <= 0x1f169) ||
            (c >= 0x1f170 && c <= 0x1f189);
-}
-
-static uint32_t fold(uint32_t c)
-{
-    if (c >= INVALID_BASE)
-        return c;
-    if (c < 0x80)
-        return c >= 'A' && c <= 'Z' ? c + 32 : c;
-    return (uint32_t)utf8proc_tolower(utf8proc_toupper((utf8proc_int32_t)c));
 }
 
 static bool items_match(const rx_item *it, uint32_t count, uint32_t c)
@@ -204,6 +230,7 @@ typedef struct rx_parser {
     size_t cap;
     gm_status st;
     int depth;
+    bool plain;               /* GM_PRE_PLAIN: no STAR */
 } rx_parser;
 
 static int fail(rx_parser *P, gm_status st, const char *what)
@@ -230,7 +257,8 @@ static int emit(rx_parser *P, uint8_t op, uint8_t icase, uint32_t x, uint32_t y)
 
 static bool has_target(uint8_t op)
 {
-    return op == OP_SPLIT || op == OP_JMP || op == OP_LOOK || op == OP_NLOOK || op == OP_ATOMIC;
+    return op == OP_SPLIT || op == OP_JMP || op == OP_LOOK || op == OP_NLOOK ||
+           op == OP_ATOMIC || op == OP_STAR;
 }
 
 /* Inserts k empty instructions at `at`, shifting what follows and its targets. */
@@ -600,13 +628,13 @@ static int parse_atom(rx_parser *P, uint8_t icase)
                 return -1;
             return emit(P, OP_CLASS, icase, index, 0);
         }
-        return emit(P, OP_CHAR, icase, icase ? fold(cp) : cp, 0);
+        return emit(P, OP_CHAR, icase, icase ? gm_pre_fold(cp) : cp, 0);
     }
     default: {
         uint32_t cp;
         if (read_char(P, &cp))
             return -1;
-        return emit(P, OP_CHAR, icase, icase ? fold(cp) : cp, 0);
+        return emit(P, OP_CHAR, icase, icase ? gm_pre_fold(cp) : cp, 0);
     }
     }
 }
@@ -691,12 +719,18 @@ static int quantify(rx_parser *P, size_t start)
     rx_inst *copy = len <= 64 ? block : gm_mem_reallocarray(P->m, NULL, len, sizeof *copy);
     if (!copy)
         return nomem(P);
-    memcpy(copy, P->code.v + start, len * sizeof *copy);
+    if (len) /* an empty group emits nothing (and the code may have no array yet) */
+        memcpy(copy, P->code.v + start, len * sizeof *copy);
     P->code.n = start;
     int rc = 0;
     for (uint32_t k = 0; k < min && !rc; k++)
         rc = append_copy(P, copy, len, start);
-    if (!rc && max == UINT32_MAX) {
+    bool one = len == 1 && !P->plain &&
+               (copy[0].op == OP_CHAR || copy[0].op == OP_CLASS || copy[0].op == OP_ANY);
+    if (!rc && max == UINT32_MAX && one && !lazy) {
+        /* STAR out; body; out: (note [star]) */
+        rc = emit(P, OP_STAR, 0, (uint32_t)P->code.n + 2, 0) || append_copy(P, copy, len, start);
+    } else if (!rc && max == UINT32_MAX) {
         /* L: SPLIT body, out; body; JMP L */
         size_t l = P->code.n;
         rc = emit(P, OP_SPLIT, 0, 0, 0) || append_copy(P, copy, len, start) ||
@@ -780,8 +814,126 @@ static int parse_alt(rx_parser *P, uint8_t icase)
     return 0;
 }
 
+static inline void first_add(rx_first *f, unsigned c) { f->w[c >> 5] |= 1u << (c & 31); }
+
+/* The set of one instruction alone (SPLIT, JMP, STAR: empty, filled by first_sets). */
+static rx_first first_of(const gm_pre_regex *re, const rx_inst *in)
+{
+    rx_first f;
+    memset(&f, 0, sizeof f);
+    switch (in->op) {
+    case OP_CHAR:
+        for (uint32_t c = 0; c < 128; c++)
+            if (in->icase ? gm_pre_fold(c) == in->x : c == in->x)
+                first_add(&f, c);
+        if (in->icase || in->x >= 128) /* under icase, non-ASCII may fold to ASCII */
+            first_add(&f, C_HIGH);
+        break;
+    case OP_CLASS: {
+        const rx_class *k = &re->classes[in->x];
+        bool high = k->neg || in->icase;
+        for (uint32_t i = 0; i < k->count && !high; i++) {
+            const rx_item *it = &re->items[k->first + i];
+            high = it->kind != IT_RANGE || it->neg || it->hi >= 128;
+        }
+        if (high)
+            first_add(&f, C_HIGH);
+        for (uint32_t c = 0; c < 128; c++)
+            if (in->icase ? class_match_icase(re, k, c) : class_match(re, k, c))
+                first_add(&f, c);
+        break;
+    }
+    case OP_ANY:
+        for (unsigned c = 0; c < 128; c++)
+            if (c != '\n')
+                first_add(&f, c);
+        first_add(&f, C_HIGH);
+        break;
+    case OP_SPLIT:
+    case OP_JMP:
+    case OP_STAR:
+        break;
+    default: /* assertions, lookahead, atomic groups, the end: everything */
+        memset(f.w, 0xff, sizeof f.w);
+        break;
+    }
+    return f;
+}
+
+static bool first_union(rx_first *dst, const rx_first *a)
+{
+    bool changed = false;
+    for (int i = 0; i < 5; i++) {
+        changed |= (a->w[i] | dst->w[i]) != dst->w[i];
+        dst->w[i] |= a->w[i];
+    }
+    return changed;
+}
+
+/* t, or where the chain of JMPs from t leads (a few links at most). */
+static uint32_t thread_jumps(const gm_pre_regex *re, uint32_t t)
+{
+    for (int k = 0; k < 64 && re->code[t].op == OP_JMP; k++)
+        t = re->code[t].x;
+    return t;
+}
+
+/* Targets that are JMPs go to the JMPs' targets: fewer steps, and a STAR sees its end. */
+static void thread_all(gm_pre_regex *re)
+{
+    for (size_t pc = 0; pc < re->ncode; pc++) {
+        rx_inst *in = &re->code[pc];
+        if (has_target(in->op))
+            in->x = thread_jumps(re, in->x);
+        if (in->op == OP_SPLIT)
+            in->y = thread_jumps(re, in->y);
+    }
+}
+
+/* The first sets of note [first sets]: the least fixpoint over SPLIT, JMP and STAR. */
+static void first_sets(gm_pre_regex *re)
+{
+    for (size_t pc = 0; pc < re->ncode; pc++)
+        re->first[pc] = first_of(re, &re->code[pc]);
+    bool changed = true;
+    /* edges mostly go forward, so a backward sweep settles in a pass or two */
+    for (int pass = 0; pass < 16 && changed; pass++) {
+        changed = false;
+        for (size_t pc = re->ncode; pc-- > 0;) {
+            const rx_inst *in = &re->code[pc];
+            rx_first *f = &re->first[pc];
+            if (in->op == OP_SPLIT)
+                changed |= first_union(f, &re->first[in->x]) | first_union(f, &re->first[in->y]);
+            else if (in->op == OP_JMP)
+                changed |= first_union(f, &re->first[in->x]);
+            else if (in->op == OP_STAR)
+                changed |= first_union(f, &re->first[pc + 1]) | first_union(f, &re->first[in->x]);
+        }
+    }
+    if (changed) /* not settled: no pruning */
+        for (size_t pc = 0; pc < re->ncode; pc++)
+            memset(re->first[pc].w, 0xff, sizeof re->first[pc].w);
+}
+
+/* Can a match from pc start with c (char_class_at)? */
+static inline bool can_start(const gm_pre_regex *re, uint32_t pc, unsigned c)
+{
+    return (re->first[pc].w[c >> 5] >> (c & 31)) & 1;
+}
+
+static inline unsigned char_class_at(const uint8_t *s, size_t n, size_t pos)
+{
+    return pos >= n ? C_END : s[pos] < 0x80 ? s[pos] : C_HIGH;
+}
+
 gm_status gm_pre_regex_compile(gm_mem *m, const char *pat, size_t n, gm_pre_regex **out,
                                char *why, size_t cap)
+{
+    return gm_pre_regex_compile_ex(m, pat, n, 0, out, why, cap);
+}
+
+gm_status gm_pre_regex_compile_ex(gm_mem *m, const char *pat, size_t n, unsigned flags,
+                                  gm_pre_regex **out, char *why, size_t cap)
 {
     *out = NULL;
     if (cap)
@@ -793,6 +945,7 @@ gm_status gm_pre_regex_compile(gm_mem *m, const char *pat, size_t n, gm_pre_rege
     P.n = n;
     P.why = why;
     P.cap = cap;
+    P.plain = flags & GM_PRE_PLAIN;
     if (parse_alt(&P, 0) == 0 && !at_end(&P))
         fail(&P, GM_ERR_SYNTAX, "an unmatched )");
     if (P.st == GM_OK)
@@ -811,9 +964,24 @@ gm_status gm_pre_regex_compile(gm_mem *m, const char *pat, size_t n, gm_pre_rege
     re->ncode = P.code.n;
     re->classes = P.classes.v;
     re->items = P.items.v;
+    re->first = gm_mem_reallocarray(m, NULL, re->ncode, sizeof *re->first);
+    if (!re->first) {
+        gm_pre_regex_destroy(re);
+        nomem(&P);
+        return P.st;
+    }
+    if (P.plain) {
+        memset(re->first, 0xff, re->ncode * sizeof *re->first);
+    } else {
+        thread_all(re);
+        first_sets(re);
+        re->known = gm_pre_known(pat, n);
+    }
     *out = re;
     return GM_OK;
 }
+
+bool gm_pre_regex_is_known(const gm_pre_regex *re) { return re->known != NULL; }
 
 void gm_pre_regex_destroy(gm_pre_regex *re)
 {
@@ -822,6 +990,7 @@ void gm_pre_regex_destroy(gm_pre_regex *re)
     gm_mem_free(re->mem, re->code);
     gm_mem_free(re->mem, re->classes);
     gm_mem_free(re->mem, re->items);
+    gm_mem_free(re->mem, re->first);
     gm_mem_free(re->mem, re);
 }
 
@@ -836,19 +1005,35 @@ void gm_pre_scratch_free(gm_pre_scratch *sc)
     sc->cap = 0;
 }
 
-static int push(gm_pre_scratch *sc, size_t *sp, uint32_t pc, size_t pos)
+static int grow(gm_pre_scratch *sc)
 {
-    if (*sp + 2 > sc->cap) {
-        size_t nc = sc->cap ? sc->cap * 2 : 256;
-        uint32_t *ns = gm_mem_reallocarray(sc->mem, sc->stack, nc, sizeof *ns);
-        if (!ns)
-            return -1;
-        sc->stack = ns;
-        sc->cap = nc;
-    }
+    size_t nc = sc->cap ? sc->cap * 2 : 256;
+    uint32_t *ns = gm_mem_reallocarray(sc->mem, sc->stack, nc, sizeof *ns);
+    if (!ns)
+        return -1;
+    sc->stack = ns;
+    sc->cap = nc;
+    return 0;
+}
+
+static inline int push(gm_pre_scratch *sc, size_t *sp, uint32_t pc, size_t pos)
+{
+    if (*sp + 2 > sc->cap && grow(sc))
+        return -1;
     sc->stack[(*sp)++] = pc;
     sc->stack[(*sp)++] = (uint32_t)pos;
     return 0;
+}
+
+/* Does the CHAR, CLASS or ANY instruction `in` take character c? */
+static inline bool one_char(const gm_pre_regex *re, const rx_inst *in, uint32_t c)
+{
+    if (in->op == OP_CHAR)
+        return in->icase ? gm_pre_fold(c) == in->x : c == in->x;
+    if (in->op == OP_CLASS)
+        return in->icase ? class_match_icase(re, &re->classes[in->x], c)
+                         : class_match(re, &re->classes[in->x], c);
+    return c != '\n';
 }
 
 /* Runs the program from pc at pos with the stack above `base`; the end position or < 0. */
@@ -866,36 +1051,49 @@ static long run(const gm_pre_regex *re, const uint8_t *s, size_t n, uint32_t pc,
         long r;
         switch (in->op) {
         case OP_CHAR:
-            if (pos >= n)
-                goto fail;
-            c = fetch(s, n, pos, &len);
-            if (in->icase ? fold(c) != in->x : c != in->x)
-                goto fail;
-            pos += len;
-            pc++;
-            continue;
         case OP_CLASS:
+        case OP_ANY:
             if (pos >= n)
                 goto fail;
             c = fetch(s, n, pos, &len);
-            if (!(in->icase ? class_match_icase(re, &re->classes[in->x], c)
-                            : class_match(re, &re->classes[in->x], c)))
+            if (!one_char(re, in, c))
                 goto fail;
             pos += len;
             pc++;
             continue;
-        case OP_ANY:
-            if (pos >= n || s[pos] == '\n')
-                goto fail;
-            fetch(s, n, pos, &len);
-            pos += len;
-            pc++;
+        case OP_STAR: {
+            /* note [star]: the SPLIT loop's steps, without its dispatches; the
+               continuation being the end, what it would push is never popped */
+            bool done = re->code[in->x].op == OP_MATCH || re->code[in->x].op == OP_END;
+            while (pos < n) {
+                c = fetch(s, n, pos, &len);
+                if (!one_char(re, in + 1, c))
+                    break;
+                if (*budget == 0)
+                    return GM_PRE_TOO_LONG;
+                --*budget;
+                if (!done && can_start(re, in->x, char_class_at(s, n, pos)) &&
+                    push(sc, &sp, in->x, pos))
+                    return GM_PRE_NOMEM;
+                pos += len;
+            }
+            pc = in->x;
             continue;
-        case OP_SPLIT:
-            if (push(sc, &sp, in->y, pos))
+        }
+        case OP_SPLIT: {
+            /* note [first sets]: only the branches that can start here */
+            unsigned cc = char_class_at(s, n, pos);
+            if (!can_start(re, in->x, cc)) {
+                if (!can_start(re, in->y, cc))
+                    goto fail;
+                pc = in->y;
+                continue;
+            }
+            if (can_start(re, in->y, cc) && push(sc, &sp, in->y, pos))
                 return GM_PRE_NOMEM;
             pc = in->x;
             continue;
+        }
         case OP_JMP:
             pc = in->x;
             continue;
@@ -946,5 +1144,9 @@ static long run(const gm_pre_regex *re, const uint8_t *s, size_t n, uint32_t pc,
 long gm_pre_regex_match_at(const gm_pre_regex *re, const uint8_t *s, size_t n, size_t pos,
                            gm_pre_scratch *sc)
 {
+    if (re->known)
+        return re->known(s, n, pos);
+    if (!can_start(re, 0, char_class_at(s, n, pos)))
+        return GM_PRE_NOMATCH;
     return run(re, s, n, 0, pos, sc, 0, &sc->budget);
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "gramask.h"
+#include "spanner/encode_chars.h"
 #include "base/mem.h"
 
 typedef struct gm_pre_regex gm_pre_regex;
@@ -24,6 +25,18 @@ typedef struct gm_pre_regex gm_pre_regex;
 gm_status gm_pre_regex_compile(gm_mem *m, const char *pat, size_t n, gm_pre_regex **out,
                                char *why, size_t cap);
 void gm_pre_regex_destroy(gm_pre_regex *re);
+
+/*
+ * gm_pre_regex_compile with flags: GM_PRE_PLAIN turns off what only makes
+ * matching faster (note [first sets], note [star], note [known patterns]),
+ * for tests that check it changes no match.
+ */
+enum { GM_PRE_PLAIN = 1 };
+gm_status gm_pre_regex_compile_ex(gm_mem *m, const char *pat, size_t n, unsigned flags,
+                                  gm_pre_regex **out, char *why, size_t cap);
+
+/* Whether re runs a hand-written matcher (note [known patterns]). */
+bool gm_pre_regex_is_known(const gm_pre_regex *re);
 
 /*
  * A backtracking stack and a step budget; one per thread (zero-initialized
@@ -56,9 +69,6 @@ enum {
  */
 long gm_pre_regex_match_at(const gm_pre_regex *re, const uint8_t *s, size_t n, size_t pos,
                            gm_pre_scratch *sc);
-
-/* Whether c is White_Space (\s in Oniguruma, char::is_whitespace in Rust). */
-bool gm_pre_is_space(uint32_t c);
 
 /* The length of the character at s[pos] (an ill-formed byte counts as one character). */
 size_t gm_pre_char_len(const uint8_t *s, size_t n, size_t pos);

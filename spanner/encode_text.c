@@ -14,19 +14,106 @@ typedef struct span {
 } span;
 
 typedef GM_VEC(span) span_vec;
+typedef GM_VEC(utf8proc_int32_t) ucs_vec;
 
-/* Everything one call allocates. */
+/*
+ * note [encoder workspaces]
+ * A call needs scratch buffers (normalized text, pieces, spans, the
+ * regex stack, the BPE arrays) and a word cache (note [word cache]) that
+ * is only worth having if it outlives the call. They live in a workspace;
+ * the encoder keeps up to GM_ENC_POOL idle ones in a lock-free pool of
+ * slots: a call takes one with an atomic exchange (or makes a new one when
+ * all are taken, as by concurrent calls), and puts it back with a
+ * compare-exchange into an empty slot (or frees it when none is). So
+ * calls allocate nothing once warm, threads never wait for each other, and
+ * memory stays bounded: at most GM_ENC_POOL idle workspaces, each with a
+ * fixed cache, a buffer larger than GM_ENC_KEEP bytes (after a long text)
+ * being freed when its call ends.
+ */
+struct gm_enc_work {
+    gm_mem *m;
+    gm_bytevec norm;          /* the normalized text of one segment */
+    gm_bytevec nbuf[2];       /* the normalizer's steps but the last */
+    gm_bytevec text0;         /* the first pre-tokenizer step's pieces, when ByteLevel */
+    gm_bytevec text[2];       /* piece texts of the later steps */
+    gm_bytevec tmp;
+    span_vec spans0, spans[2], found;
+    ucs_vec ucs;              /* code points of a Unicode normalizer step */
+    gm_pre_scratch rx;
+    gm_bpe_scratch bpe;
+    gm_word_cache cache;
+};
+
+enum { GM_ENC_KEEP = 256 << 10 }; /* bytes of a buffer kept from one call to the next */
+
+static void work_init(gm_enc_work *w, gm_mem *m)
+{
+    memset(w, 0, sizeof *w);
+    w->m = m;
+    w->rx.mem = m;
+    w->bpe.mem = m;
+    w->cache.mem = m;
+}
+
+/* Frees the buffers larger than `keep` bytes (all of them, and the cache, for keep 0). */
+static void work_trim(gm_enc_work *w, size_t keep)
+{
+    gm_mem *m = w->m;
+#define TRIM(vec) \
+    if ((vec).cap * sizeof *(vec).v > keep) \
+        gm_vec_free(m, &(vec));
+    TRIM(w->norm) TRIM(w->nbuf[0]) TRIM(w->nbuf[1]) TRIM(w->text0) TRIM(w->text[0])
+    TRIM(w->text[1]) TRIM(w->tmp) TRIM(w->spans0) TRIM(w->spans[0]) TRIM(w->spans[1])
+    TRIM(w->found) TRIM(w->ucs) TRIM(w->bpe.heap) TRIM(w->bpe.buf)
+#undef TRIM
+    if (w->rx.cap * sizeof *w->rx.stack > keep)
+        gm_pre_scratch_free(&w->rx);
+    if ((size_t)w->bpe.cap * (sizeof *w->bpe.id + 2 * sizeof *w->bpe.prev) > keep)
+        gm_bpe_scratch_free(&w->bpe);
+    if (!keep)
+        gm_word_cache_free(&w->cache);
+}
+
+void gm_enc_work_destroy(gm_enc_work *w)
+{
+    if (!w)
+        return;
+    work_trim(w, 0);
+    gm_mem_free(w->m, w);
+}
+
+/* A workspace of e's pool, or a new one (NULL: no memory). */
+static gm_enc_work *work_take(const gm_encoder *e)
+{
+    for (size_t i = 0; i < GM_ENC_POOL; i++) {
+        gm_enc_work *w = atomic_exchange(&e->pool->slot[i], NULL);
+        if (w)
+            return w;
+    }
+    gm_enc_work *w = gm_mem_alloc(e->mem, sizeof *w);
+    if (w)
+        work_init(w, e->mem);
+    return w;
+}
+
+static void work_give_back(const gm_encoder *e, gm_enc_work *w)
+{
+    work_trim(w, GM_ENC_KEEP);
+    for (size_t i = 0; i < GM_ENC_POOL; i++) {
+        gm_enc_work *empty = NULL;
+        if (atomic_compare_exchange_strong(&e->pool->slot[i], &empty, w))
+            return;
+    }
+    gm_enc_work_destroy(w);
+}
+
+/* One call. */
 typedef struct enc_ctx {
     const gm_encoder *e;
     gm_mem *m;
+    gm_enc_work *w;
     bool parse_special;
     gm_u32vec *out;
-    gm_bytevec norm;          /* the normalized text of one segment */
-    gm_bytevec text[2];       /* piece texts of the pre-tokenizer steps */
-    gm_bytevec tmp;
-    span_vec spans[2], found;
-    gm_pre_scratch rx;
-    gm_bpe_scratch bpe;
     gm_status st;             /* GM_ERR_LIMIT for a regex past its budget */
 } enc_ctx;
 
@@ -44,55 +131,74 @@ static int put(gm_mem *m, gm_bytevec *v, const void *s, size_t n)
     return 0;
 }
 
+/* utf8proc's normalization of the well-formed s[0..n), appended to out (ucs: scratch). */
+static int normalize_run(gm_mem *m, utf8proc_option_t opt, const uint8_t *s, size_t n,
+                         gm_bytevec *out, ucs_vec *ucs)
+{
+    size_t cap = n + 16;
+    for (;;) {
+        if (gm_vec_reserve(m, ucs, cap))
+            return -1;
+        /* as utf8proc_map does: decompose and reorder, then compose and encode in place */
+        utf8proc_ssize_t r = utf8proc_decompose_custom(s, (utf8proc_ssize_t)n, ucs->v,
+                                                       (utf8proc_ssize_t)cap, opt, NULL, NULL);
+        if (r < 0)
+            return -1; /* cannot happen: the run is well-formed */
+        if ((size_t)r > cap) {
+            cap = (size_t)r;
+            continue;
+        }
+        r = utf8proc_reencode(ucs->v, r, opt);
+        if (r < 0)
+            return -1;
+        return put(m, out, ucs->v, (size_t)r);
+    }
+}
+
 /*
  * Unicode normalization of s[0..n) appended to out: well-formed runs go
  * through utf8proc, ill-formed bytes are kept (note [encoder pipeline]).
+ * Between two ASCII characters no form changes anything (ASCII is stable,
+ * and a starter that composes with nothing blocks what follows it from
+ * what precedes it), so ASCII stretches are copied and utf8proc sees only
+ * the stretches around non-ASCII characters, from the ASCII character
+ * before them to the first ASCII one followed by another.
  */
-static int unicode_form(gm_mem *m, int kind, const uint8_t *s, size_t n, gm_bytevec *out)
+static int unicode_form(enc_ctx *C, int kind, const uint8_t *s, size_t n, gm_bytevec *out)
 {
-    bool ascii = true;
-    for (size_t i = 0; i < n && ascii; i++)
-        ascii = s[i] < 0x80;
-    if (ascii) /* every form leaves ASCII alone */
-        return put(m, out, s, n);
+    gm_mem *m = C->m;
     utf8proc_option_t opt = UTF8PROC_STABLE;
     opt |= kind == GM_NORM_NFC || kind == GM_NORM_NFKC ? UTF8PROC_COMPOSE : UTF8PROC_DECOMPOSE;
     if (kind == GM_NORM_NFKC || kind == GM_NORM_NFKD)
         opt |= UTF8PROC_COMPAT;
     size_t i = 0;
     while (i < n) {
-        size_t j = i;
+        size_t q = i;
+        while (q < n && s[q] < 0x80)
+            q++;
+        if (q == n)
+            return put(m, out, s + i, n - i);
+        size_t a = q > i ? q - 1 : q; /* that ASCII character may take a mark */
+        if (put(m, out, s + i, a - i))
+            return -1;
+        /* from a: to the end of a well-formed stretch, or past an ASCII character followed by
+           another */
+        size_t e = a;
         uint32_t cp;
         size_t k;
-        while (j < n && (k = gm_utf8_decode(s + j, n - j, &cp)) > 0)
-            j += k;
-        if (j > i) {
-            /* utf8proc writes code points, then re-encodes them in place as UTF-8 */
-            size_t cap = (j - i) + 16;
-            for (;;) {
-                if (gm_vec_reserve(m, out, out->n + cap * 4))
-                    return -1;
-                utf8proc_int32_t *buf = (utf8proc_int32_t *)(void *)(out->v + out->n);
-                /* as utf8proc_map does: decompose and reorder, then compose and encode */
-                utf8proc_ssize_t r = utf8proc_decompose_custom(
-                    s + i, (utf8proc_ssize_t)(j - i), buf, (utf8proc_ssize_t)cap, opt, NULL,
-                    NULL);
-                if (r < 0)
-                    return -1; /* cannot happen: the run is well-formed */
-                if ((size_t)r > cap) {
-                    cap = (size_t)r;
-                    continue;
-                }
-                r = utf8proc_reencode(buf, r, opt);
-                if (r < 0)
-                    return -1;
-                out->n += (size_t)r;
-                break;
-            }
-        }
-        if (j < n && put(m, out, s + j, 1))
+        while (e < n && !(s[e] < 0x80 && e + 1 < n && s[e + 1] < 0x80) &&
+               (k = gm_utf8_decode(s + e, n - e, &cp)) > 0)
+            e += k;
+        if (e < n && s[e] < 0x80 && e + 1 < n && s[e + 1] < 0x80)
+            e++;
+        if (e > a && normalize_run(m, opt, s + a, e - a, out, &C->w->ucs))
             return -1;
-        i = j < n ? j + 1 : j;
+        if (e < n && (s[e] & 0x80) && gm_utf8_decode(s + e, n - e, &cp) == 0) {
+            if (put(m, out, s + e, 1)) /* an ill-formed byte: kept */
+                return -1;
+            e++;
+        }
+        i = e;
     }
     return 0;
 }
@@ -104,10 +210,38 @@ static int find_matches(enc_ctx *C, const gm_pre_regex *re, const char *lit, siz
 static int replace_all(enc_ctx *C, const gm_enc_norm *k, const uint8_t *s, size_t n,
                        gm_bytevec *out)
 {
+    if (!k->re && ((uint8_t)k->a[0] & 0xc0) != 0x80 && k->blen <= 4 * k->alen) {
+        /* a literal: straight to out (see find_matches on where it can start), with room
+           for every byte being a match made first (at most 4 times the text) */
+        if (n == 0)
+            return 0;
+        size_t most = n / k->alen * (k->blen > k->alen ? k->blen : k->alen) + n % k->alen;
+        if (gm_vec_reserve(C->m, out, out->n + most))
+            return -1;
+        uint8_t *o = out->v + out->n;
+        size_t prev = 0;
+        for (;;) {
+            const uint8_t *p = prev < n ? memchr(s + prev, k->a[0], n - prev) : NULL;
+            size_t at = p ? (size_t)(p - s) : n;
+            while (p && (n - at < k->alen || memcmp(s + at, k->a, k->alen))) {
+                p = at + 1 < n ? memchr(s + at + 1, k->a[0], n - at - 1) : NULL;
+                at = p ? (size_t)(p - s) : n;
+            }
+            memcpy(o, s + prev, at - prev);
+            o += at - prev;
+            if (!p)
+                break;
+            memcpy(o, k->b, k->blen);
+            o += k->blen;
+            prev = at + k->alen;
+        }
+        out->n = (size_t)(o - out->v);
+        return 0;
+    }
     if (find_matches(C, k->re, k->a, k->alen, s, n))
         return -1;
-    for (size_t i = 0; i < C->found.n; i++) {
-        const span *f = &C->found.v[i];
+    for (size_t i = 0; i < C->w->found.n; i++) {
+        const span *f = &C->w->found.v[i];
         if (f->matched ? put(C->m, out, k->b, k->blen) : put(C->m, out, s + f->off, f->len))
             return -1;
     }
@@ -120,7 +254,7 @@ static int normalize(enc_ctx *C, const uint8_t *s, size_t n, gm_bytevec *out)
     if (e->nnorm == 0)
         return put(C->m, out, s, n);
     /* steps alternate between two buffers; the last writes to out */
-    gm_bytevec bufs[2] = {{0}, {0}};
+    gm_bytevec *bufs = C->w->nbuf;
     const uint8_t *cur = s;
     size_t ncur = n;
     int rc = 0;
@@ -138,28 +272,27 @@ static int normalize(enc_ctx *C, const uint8_t *s, size_t n, gm_bytevec *out)
             rc = replace_all(C, k, cur, ncur, dst);
             break;
         default:
-            rc = unicode_form(C->m, k->kind, cur, ncur, dst);
+            rc = unicode_form(C, k->kind, cur, ncur, dst);
             break;
         }
         ncur = dst->n - start;
         cur = ncur ? dst->v + start : (const uint8_t *)""; /* an empty vector has no array */
     }
-    gm_vec_free(C->m, &bufs[0]);
-    gm_vec_free(C->m, &bufs[1]);
     return rc;
 }
 
 gm_status gm_encoder_normalize(const gm_encoder *e, const uint8_t *s, size_t n, gm_bytevec *out)
 {
+    gm_enc_work w;
+    work_init(&w, e->mem);
+    w.rx.budget = GM_PRE_BUDGET(n);
     enc_ctx C;
     memset(&C, 0, sizeof C);
     C.e = e;
     C.m = e->mem;
-    C.rx.mem = e->mem;
-    C.rx.budget = GM_PRE_BUDGET(n);
+    C.w = &w;
     int rc = normalize(&C, s, n, out);
-    gm_pre_scratch_free(&C.rx);
-    gm_vec_free(C.m, &C.found);
+    work_trim(&w, 0);
     if (rc)
         return C.st != GM_OK ? C.st : GM_ERR_NOMEM;
     return GM_OK;
@@ -175,40 +308,64 @@ static int push_span(gm_mem *m, span_vec *v, size_t off, size_t len, bool matche
     return gm_vec_push(m, v, s);
 }
 
+/* What to do with a span t[off, off + len) of a text, matched or between matches. */
+typedef int (*span_fn)(enc_ctx *C, const uint8_t *t, size_t off, size_t len, bool matched);
+
 /*
  * The matches of a pattern (regex re, or the string lit) in t[0..n), left
- * to right, into C->found, with the gaps between them as unmatched spans.
+ * to right, with the gaps between them as unmatched spans, to emit.
  */
-static int find_matches(enc_ctx *C, const gm_pre_regex *re, const char *lit, size_t litlen,
-                        const uint8_t *t, size_t n)
+static int each_match(enc_ctx *C, const gm_pre_regex *re, const char *lit, size_t litlen,
+                      const uint8_t *t, size_t n, span_fn emit)
 {
-    span_vec *f = &C->found;
-    f->n = 0;
     size_t prev = 0, pos = 0;
     while (pos < n) {
         long r;
         if (re) {
-            r = gm_pre_regex_match_at(re, t, n, pos, &C->rx);
+            r = gm_pre_regex_match_at(re, t, n, pos, &C->w->rx);
             if (r < GM_PRE_NOMATCH) {
                 C->st = r == GM_PRE_TOO_LONG ? GM_ERR_LIMIT : GM_ERR_NOMEM;
                 return -1;
             }
+        } else if ((lit[0] & 0xc0) != 0x80) {
+            /* a literal starting with a lead byte or ASCII only starts where the walk
+               by characters would look: never inside a well-formed character */
+            const uint8_t *p = memchr(t + pos, lit[0], n - pos);
+            if (!p)
+                break;
+            pos = (size_t)(p - t);
+            r = n - pos >= litlen && !memcmp(t + pos, lit, litlen) ? (long)(pos + litlen)
+                                                                   : GM_PRE_NOMATCH;
         } else {
             r = n - pos >= litlen && !memcmp(t + pos, lit, litlen) ? (long)(pos + litlen)
                                                                    : GM_PRE_NOMATCH;
         }
         if (r > (long)pos) {
-            if ((prev < pos && push_span(C->m, f, prev, pos - prev, false)) ||
-                push_span(C->m, f, pos, (size_t)r - pos, true))
+            if ((prev < pos && emit(C, t, prev, pos - prev, false)) ||
+                emit(C, t, pos, (size_t)r - pos, true))
                 return -1;
             prev = pos = (size_t)r;
         } else {
             pos += gm_pre_char_len(t, n, pos);
         }
     }
-    if (prev < n && push_span(C->m, f, prev, n - prev, false))
+    if (prev < n && emit(C, t, prev, n - prev, false))
         return -1;
     return 0;
+}
+
+static int collect(enc_ctx *C, const uint8_t *t, size_t off, size_t len, bool matched)
+{
+    (void)t;
+    return push_span(C->m, &C->w->found, off, len, matched);
+}
+
+/* each_match into C->w->found. */
+static int find_matches(enc_ctx *C, const gm_pre_regex *re, const char *lit, size_t litlen,
+                        const uint8_t *t, size_t n)
+{
+    C->w->found.n = 0;
+    return each_match(C, re, lit, litlen, t, n, collect);
 }
 
 /*
@@ -220,7 +377,7 @@ static int split_piece(enc_ctx *C, const gm_enc_pre *k, const uint8_t *text, spa
 {
     if (find_matches(C, k->re, k->lit, k->litlen, text + p.off, p.len))
         return -1;
-    span_vec *f = &C->found;
+    span_vec *f = &C->w->found;
     if (k->invert)
         for (size_t i = 0; i < f->n; i++)
             f->v[i].matched = !f->v[i].matched;
@@ -315,11 +472,11 @@ static int byte_level_piece(enc_ctx *C, const gm_enc_pre *k, const uint8_t *text
     const uint8_t *t = text + p.off;
     size_t n = p.len;
     if (k->add_prefix_space && (n == 0 || t[0] != ' ')) {
-        C->tmp.n = 0;
-        if (put(C->m, &C->tmp, " ", 1) || put(C->m, &C->tmp, t, n))
+        C->w->tmp.n = 0;
+        if (put(C->m, &C->w->tmp, " ", 1) || put(C->m, &C->w->tmp, t, n))
             return -1;
-        t = C->tmp.v;
-        n = C->tmp.n;
+        t = C->w->tmp.v;
+        n = C->w->tmp.n;
     }
     if (!k->re) {
         size_t at = out->n;
@@ -327,28 +484,27 @@ static int byte_level_piece(enc_ctx *C, const gm_enc_pre *k, const uint8_t *text
     }
     if (find_matches(C, k->re, k->lit, k->litlen, t, n))
         return -1;
-    for (size_t i = 0; i < C->found.n; i++) {
+    for (size_t i = 0; i < C->w->found.n; i++) {
         size_t at = out->n;
-        if (byte_map(C->m, t + C->found.v[i].off, C->found.v[i].len, out) ||
+        if (byte_map(C->m, t + C->w->found.v[i].off, C->w->found.v[i].len, out) ||
             push_span(C->m, dst, at, out->n - at, false))
             return -1;
     }
     return 0;
 }
 
-/* Pre-tokenizes s[0..n) and encodes every word with the model. */
-static int encode_segment(enc_ctx *C, const uint8_t *s, size_t n)
+/* Runs the pre-tokenizer steps [from, npre) on s[0..n) and the model on each word. */
+static int run_steps(enc_ctx *C, size_t from, const uint8_t *s, size_t n)
 {
     const gm_encoder *e = C->e;
-    if (n == 0)
-        return 0;
+    gm_enc_work *W = C->w;
     const uint8_t *text = s;
-    span_vec *cur = &C->spans[0], *next = &C->spans[1];
+    span_vec *cur = &W->spans[0], *next = &W->spans[1];
     cur->n = 0;
     if (push_span(C->m, cur, 0, n, false))
         return -1;
     int buf = 0;
-    for (size_t i = 0; i < e->npre; i++) {
+    for (size_t i = from; i < e->npre; i++) {
         const gm_enc_pre *k = &e->pre[i];
         next->n = 0;
         if (k->kind == GM_PRE_SPLIT) {
@@ -356,7 +512,7 @@ static int encode_segment(enc_ctx *C, const uint8_t *s, size_t n)
                 if (split_piece(C, k, text, cur->v[j], next))
                     return -1;
         } else {
-            gm_bytevec *out = &C->text[buf];
+            gm_bytevec *out = &W->text[buf];
             out->n = 0;
             for (size_t j = 0; j < cur->n; j++)
                 if (byte_level_piece(C, k, text, cur->v[j], out, next))
@@ -369,7 +525,145 @@ static int encode_segment(enc_ctx *C, const uint8_t *s, size_t n)
         next = t;
     }
     for (size_t j = 0; j < cur->n; j++)
-        if (gm_bpe_word(e, text + cur->v[j].off, cur->v[j].len, &C->bpe, C->out))
+        if (gm_bpe_word(e, text + cur->v[j].off, cur->v[j].len, &W->bpe, C->out))
+            return -1;
+    return 0;
+}
+
+/* The ids of a piece of the first pre-tokenizer step: the later steps and the model. */
+static int piece_ids(enc_ctx *C, const uint8_t *w, size_t n)
+{
+    if (C->e->npre == 1)
+        return gm_bpe_word(C->e, w, n, &C->w->bpe, C->out);
+    return run_steps(C, 1, w, n);
+}
+
+/* A whole word of a tokenizer without pre-tokenizer. */
+static int word_ids(enc_ctx *C, const uint8_t *w, size_t n)
+{
+    return gm_bpe_word(C->e, w, n, &C->w->bpe, C->out);
+}
+
+/* A chunk of such a word (note [chunks]): its merges alone. */
+static int chunk_ids(enc_ctx *C, const uint8_t *w, size_t n)
+{
+    return gm_bpe_merges(C->e, w, n, &C->w->bpe, C->out);
+}
+
+typedef int (*ids_fn)(enc_ctx *C, const uint8_t *w, size_t n);
+
+/* ids(w) through the word cache (note [word cache]). */
+static int cached(enc_ctx *C, const uint8_t *w, size_t n, ids_fn ids)
+{
+    if (!gm_word_cache_fits(n))
+        return ids(C, w, n);
+    gm_word_cache *cache = &C->w->cache;
+    uint32_t h = gm_word_cache_hash(w, n);
+    const gm_wc_slot *hit = gm_word_cache_get(cache, w, n, h);
+    gm_u32vec *out = C->out;
+    if (hit) {
+        if (gm_vec_reserve(C->m, out, out->n + hit->nids))
+            return -1;
+        for (size_t k = 0; k < hit->nids; k++) /* a few ids: a loop beats a call */
+            out->v[out->n++] = hit->ids[k];
+        return 0;
+    }
+    size_t at = out->n;
+    if (ids(C, w, n))
+        return -1;
+    /* (a word may give no ids: dropped characters; out may then have no array) */
+    gm_word_cache_put(cache, w, n, h, out->n > at ? out->v + at : NULL, out->n - at);
+    return 0;
+}
+
+/* gm_utf8_decode(s + i, n - i, cp), with the three-byte case (U+2581, CJK) inline. */
+static inline size_t char_at(const uint8_t *s, size_t n, size_t i, uint32_t *cp)
+{
+    uint8_t c = s[i];
+    if (c >= 0xe0 && c < 0xf0 && n - i >= 3 && (s[i + 1] & 0xc0) == 0x80 &&
+        (s[i + 2] & 0xc0) == 0x80) {
+        uint32_t v = (uint32_t)(c & 0x0f) << 12 | (uint32_t)(s[i + 1] & 0x3f) << 6 |
+                     (s[i + 2] & 0x3f);
+        if (v >= 0x800 && (v < 0xd800 || v > 0xdfff)) {
+            *cp = v;
+            return 3;
+        }
+    }
+    return gm_utf8_decode(s + i, n - i, cp);
+}
+
+/* The one word of a tokenizer without pre-tokenizer: cut into chunks (note [chunks]). */
+static int encode_word(enc_ctx *C, const uint8_t *w, size_t n)
+{
+    const gm_encoder *e = C->e;
+    if (!e->chunk)
+        return cached(C, w, n, word_ids);
+    if (e->ignore_merges) {
+        size_t k = gm_json_vocab_find(&e->vocab, (const char *)w, n);
+        if (k != SIZE_MAX)
+            return gm_vec_push(C->m, C->out, (uint32_t)e->vocab.ids[k]);
+    }
+    size_t start = 0;
+    uint32_t prev = UINT32_MAX; /* the previous character, when it is a one-character token */
+    for (size_t i = 0; i < n;) {
+        uint32_t cp = w[i];
+        size_t len = 1;
+        if (cp >= 0x80 && (len = char_at(w, n, i, &cp)) == 0) {
+            len = 1;
+            cp = UINT32_MAX; /* an ill-formed byte */
+        }
+        if (cp != UINT32_MAX && gm_enc_char_id(e, cp) == UINT32_MAX)
+            cp = UINT32_MAX;
+        if (cp != UINT32_MAX && prev != UINT32_MAX && !gm_enc_pair(e, prev, cp)) {
+            if (cached(C, w + start, i - start, chunk_ids))
+                return -1;
+            start = i;
+        }
+        prev = cp;
+        i += len;
+    }
+    return cached(C, w + start, n - start, chunk_ids);
+}
+
+/* A span of the first pre-tokenizer step, as a piece through the cache. */
+static int cached_piece(enc_ctx *C, const uint8_t *t, size_t off, size_t len, bool matched)
+{
+    (void)matched;
+    return cached(C, t + off, len, piece_ids);
+}
+
+/*
+ * Pre-tokenizes s[0..n) and encodes every word with the model: the first
+ * step runs on the whole segment, the rest (and the model) on each of its
+ * pieces through the word cache, a piece's ids depending on its bytes
+ * alone (note [word cache]).
+ */
+static int encode_segment(enc_ctx *C, const uint8_t *s, size_t n)
+{
+    const gm_encoder *e = C->e;
+    gm_enc_work *W = C->w;
+    if (n == 0)
+        return 0;
+    if (e->npre == 0)
+        return encode_word(C, s, n);
+    span whole = {0, n, false};
+    const gm_enc_pre *k = &e->pre[0];
+    const uint8_t *text = s;
+    W->spans0.n = 0;
+    if (k->kind == GM_PRE_SPLIT && k->behavior == GM_SPLIT_ISOLATED)
+        /* every match and every gap is a piece: straight to the cache, no spans */
+        return each_match(C, k->re, k->lit, k->litlen, s, n, cached_piece);
+    if (k->kind == GM_PRE_SPLIT) {
+        if (split_piece(C, k, s, whole, &W->spans0))
+            return -1;
+    } else {
+        W->text0.n = 0;
+        if (byte_level_piece(C, k, s, whole, &W->text0, &W->spans0))
+            return -1;
+        text = W->text0.v;
+    }
+    for (size_t j = 0; j < W->spans0.n; j++)
+        if (cached(C, text + W->spans0.v[j].off, W->spans0.v[j].len, piece_ids))
             return -1;
     return 0;
 }
@@ -461,7 +755,12 @@ static int split_added(enc_ctx *C, const gm_enc_trie *t, const uint8_t *s, size_
     if (!t->nodes)
         return rest(C, s, n);
     while (pos < n) {
-        if (!((t->first[s[pos] >> 5] >> (s[pos] & 31)) & 1)) {
+        if (t->only_first >= 0) {
+            const uint8_t *p = memchr(s + pos, t->only_first, n - pos);
+            if (!p)
+                break;
+            pos = (size_t)(p - s);
+        } else if (!((t->first[s[pos] >> 5] >> (s[pos] & 31)) & 1)) {
             pos++;
             continue;
         }
@@ -507,35 +806,30 @@ static int normalized_segment(enc_ctx *C, const uint8_t *s, size_t n)
 /* A piece of raw text between added tokens: normalize, then go on. */
 static int raw_segment(enc_ctx *C, const uint8_t *s, size_t n)
 {
-    C->norm.n = 0;
-    if (normalize(C, s, n, &C->norm))
+    C->w->norm.n = 0;
+    if (normalize(C, s, n, &C->w->norm))
         return -1;
-    /* normalized_segment does not touch C->norm, so it may read from it */
-    return normalized_segment(C, C->norm.v, C->norm.n);
+    /* normalized_segment does not touch C->w->norm, so it may read from it */
+    return normalized_segment(C, C->w->norm.v, C->w->norm.n);
 }
 
 gm_status gm_encoder_run(const gm_encoder *e, const uint8_t *text, size_t len,
                          bool parse_special, gm_u32vec *out, gm_error *err)
 {
+    if (!len)
+        return GM_OK;
     enc_ctx C;
     memset(&C, 0, sizeof C);
     C.e = e;
     C.m = e->mem;
     C.parse_special = parse_special;
     C.out = out;
-    C.rx.mem = e->mem;
-    C.rx.budget = GM_PRE_BUDGET(len);
-    C.bpe.mem = e->mem;
-    int rc = len ? split_added(&C, &e->raw_trie, text, len, raw_segment) : 0;
-    gm_vec_free(C.m, &C.norm);
-    gm_vec_free(C.m, &C.text[0]);
-    gm_vec_free(C.m, &C.text[1]);
-    gm_vec_free(C.m, &C.tmp);
-    gm_vec_free(C.m, &C.spans[0]);
-    gm_vec_free(C.m, &C.spans[1]);
-    gm_vec_free(C.m, &C.found);
-    gm_pre_scratch_free(&C.rx);
-    gm_bpe_scratch_free(&C.bpe);
+    C.w = work_take(e);
+    if (!C.w)
+        return gm_mem_fail(e->mem, err, "encoding the text");
+    C.w->rx.budget = GM_PRE_BUDGET(len);
+    int rc = split_added(&C, &e->raw_trie, text, len, raw_segment);
+    work_give_back(e, C.w);
     if (!rc)
         return GM_OK;
     if (C.st == GM_ERR_LIMIT)

@@ -25,8 +25,20 @@
  * as a character of its own, so byte-level and byte-fallback tokenizers
  * still decode the ids back to the exact input.
  *
- * An encoder is immutable after loading and may be shared by threads;
- * each call allocates its own scratch from the encoder's gm_mem.
+ * An encoder is immutable after loading and may be shared by threads; a
+ * call takes a workspace (scratch buffers and a word cache) from the
+ * encoder's small lock-free pool, or makes one, and gives it back
+ * (note [encoder workspaces] in encode_text.c).
+ *
+ * What makes it fast, none of it changing an id: the pre-tokenizer
+ * regexes most tokenizers use run as hand-written matchers (note [known
+ * patterns], encode_pretok.c), others on a backtracking engine that skips
+ * alternatives by their first characters (note [first sets], note [star],
+ * encode_regex.c); the model's ids for a piece of pre-tokenized text come
+ * from a word cache (note [word cache], encode_cache.c); text that is not
+ * pre-tokenized is cut into chunks no merge crosses (note [chunks],
+ * encode_load.c); Unicode normalizers skip ASCII; merges are found by id
+ * pairs (note [BPE merges]).
  */
 #ifndef GM_SPANNER_ENCODER_H
 #define GM_SPANNER_ENCODER_H
@@ -36,6 +48,7 @@
 #include <stdint.h>
 
 #include "gramask.h"
+#include "spanner/encode_cache.h"
 #include "spanner/encode_regex.h"
 #include "spanner/json_vocab.h"
 #include "spanner/vocab_data.h"
@@ -90,12 +103,24 @@ typedef struct gm_enc_trie {
     gm_enc_trie_node *nodes;
     size_t n;
     uint32_t first[8];        /* bitmap of the first bytes of patterns */
+    int16_t only_first;       /* the first byte of every pattern when it is one byte, or -1 */
 } gm_enc_trie;
 
 typedef struct gm_enc_merge {
     uint32_t a, b;            /* the pair of ids (a = UINT32_MAX: empty slot) */
     uint32_t rank, id;        /* its rank (position in model.merges) and the merged id */
 } gm_enc_merge;
+
+/* The workspaces of an encoder (note [encoder workspaces] in encode_text.c). */
+typedef struct gm_enc_work gm_enc_work;
+
+enum { GM_ENC_POOL = 4 };
+
+typedef struct gm_enc_pool {
+    _Atomic(gm_enc_work *) slot[GM_ENC_POOL]; /* NULL: empty */
+} gm_enc_pool;
+
+void gm_enc_work_destroy(gm_enc_work *w);
 
 typedef struct gm_encoder {
     gm_mem *mem;
@@ -106,6 +131,13 @@ typedef struct gm_encoder {
     uint32_t *rank_id;        /* [number of merges] the id merge rank r makes */
     uint32_t char_id[0x800];  /* id of the one-character token of code point c < 0x800
                                  (no prefix / suffix), UINT32_MAX when none */
+    uint32_t *wide_cp, *wide_id; /* the same for c >= 0x800: open addressing, cp 0 = empty */
+    size_t wide_slots;        /* power of two (0: none) */
+    /* note [chunks] (encode_load.c): a word of a tokenizer without pre-tokenizer is
+       cut between characters that no token has side by side */
+    bool chunk;
+    uint64_t *pairs;          /* open addressing set of (c1 << 32 | c2), UINT64_MAX = empty */
+    size_t pair_slots;        /* power of two */
     uint32_t byte_id[256];    /* byte fallback: id of <0xNN>, UINT32_MAX when none */
     uint32_t unk;             /* unk_token's id or UINT32_MAX */
     bool byte_fallback, fuse_unk, ignore_merges;
@@ -122,6 +154,7 @@ typedef struct gm_encoder {
     char *pattern_text;
     gm_enc_trie raw_trie, norm_trie; /* normalized false / true */
     uint32_t ntokens;         /* ids the file defines (model + added) */
+    gm_enc_pool *pool;        /* mutable: workspaces (note [encoder workspaces]) */
 } gm_encoder;
 
 /*
@@ -181,6 +214,39 @@ void gm_bpe_scratch_free(gm_bpe_scratch *s);
  */
 int gm_bpe_word(const gm_encoder *e, const uint8_t *w, size_t n, gm_bpe_scratch *s,
                 gm_u32vec *out);
+/* gm_bpe_word without ignore_merges: the merges alone (a chunk, note [chunks]). */
+int gm_bpe_merges(const gm_encoder *e, const uint8_t *w, size_t n, gm_bpe_scratch *s,
+                  gm_u32vec *out);
+
+/* The id of the one-character token of code point cp (no prefix / suffix), or UINT32_MAX. */
+static inline uint32_t gm_enc_char_id(const gm_encoder *e, uint32_t cp)
+{
+    if (cp < 0x800)
+        return e->char_id[cp];
+    if (!e->wide_slots)
+        return UINT32_MAX;
+    size_t mask = e->wide_slots - 1;
+    for (size_t i = (size_t)(cp * 0x9e3779b1u) & mask;; i = (i + 1) & mask) {
+        if (e->wide_cp[i] == cp)
+            return e->wide_id[i];
+        if (e->wide_cp[i] == 0)
+            return UINT32_MAX;
+    }
+}
+
+/* Is the character pair (c1, c2) side by side in some token (note [chunks])? */
+static inline bool gm_enc_pair(const gm_encoder *e, uint32_t c1, uint32_t c2)
+{
+    uint64_t k = (uint64_t)c1 << 32 | c2;
+    uint64_t h = k * 0x9e3779b97f4a7c15ull;
+    size_t mask = e->pair_slots - 1;
+    for (size_t i = (size_t)(h >> 32) & mask;; i = (i + 1) & mask) {
+        if (e->pairs[i] == k)
+            return true;
+        if (e->pairs[i] == UINT64_MAX)
+            return false;
+    }
+}
 
 /*
  * Appends the normalizer's output for s[0..n) to out (encode_text.c).

@@ -10,7 +10,8 @@ libgmcore_la_SOURCES += \
 	spanner/vocab_hf.c spanner/vocab_hf.h \
 	spanner/vocab_plain.c spanner/vocab_plain.h \
 	spanner/encoder.h spanner/encode_load.c spanner/encode_text.c spanner/encode_bpe.c \
-	spanner/encode_regex.c spanner/encode_regex.h
+	spanner/encode_regex.c spanner/encode_regex.h spanner/encode_cache.c spanner/encode_cache.h \
+	spanner/encode_pretok.c spanner/encode_pretok.h spanner/encode_chars.c spanner/encode_chars.h
 
 gramask_SOURCES += cli/cmd_vocab.c
 

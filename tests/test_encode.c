@@ -15,6 +15,7 @@
  *   cannot encode, a file changed after loading).
  */
 #include <jansson.h>
+#include <utf8proc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -630,6 +631,393 @@ static void test_regex(void **state)
     assert_int_equal(atomic_load(&mem.used), 0);
 }
 
+typedef struct worker {
+    const gm_vocab *v;
+    const gm_ids_file *ref;
+    char **texts;
+    size_t *lens;
+    size_t start, bad;
+} worker;
+
+static void *work(void *arg)
+{
+    worker *w = arg;
+    size_t n = w->ref->n;
+    for (size_t round = 0; round < 2 * n; round++) {
+        size_t f = (w->start + round) % n;
+        uint32_t *ids;
+        size_t k;
+        gm_error err;
+        if (gm_vocab_encode(w->v, w->texts[f], w->lens[f], NULL, &ids, &k, &err) != GM_OK) {
+            w->bad++;
+            continue;
+        }
+        if (k != w->ref->entries[f].nids || memcmp(ids, w->ref->entries[f].ids, k * sizeof *ids))
+            w->bad++;
+        gm_vocab_free_ids(w->v, ids);
+    }
+    return NULL;
+}
+
+/*
+ * note [encoder workspaces]: more threads than the pool has slots encode
+ * the corpus at once, each file twice and in its own order (workspaces
+ * taken, made, given back, freed; caches warm from other threads' texts):
+ * every file gives its reference ids.
+ */
+static void test_workspaces(void **state)
+{
+    (void)state;
+    static const char *const toks[] = {"sp32k", "llama3"};
+    for (size_t t = 0; t < 2; t++) {
+        gm_vocab *v = load(toks[t]);
+        char rel[256];
+        snprintf(rel, sizeof rel, "corpus/python/ids.%s.json", toks[t]);
+        gm_mem mem;
+        gm_mem_init(&mem, NULL, 0);
+        gm_ids_file *ref;
+        gm_error err;
+        if (gm_ids_file_load(&mem, gm_test_shared_path(rel), &ref, &err) != GM_OK)
+            fail_msg("%s", err.message);
+        char **texts = calloc(ref->n, sizeof *texts);
+        size_t *lens = calloc(ref->n, sizeof *lens);
+        for (size_t f = 0; f < ref->n; f++) {
+            snprintf(rel, sizeof rel, "corpus/python/%s", ref->entries[f].file);
+            texts[f] = gm_test_read_file(gm_test_shared_path(rel), &lens[f]);
+        }
+        enum { N = GM_ENC_POOL + 2 };
+        worker w[N];
+        pthread_t th[N];
+        for (size_t i = 0; i < N; i++) {
+            w[i] = (worker){v, ref, texts, lens, i * 3, 0};
+            assert_int_equal(pthread_create(&th[i], NULL, work, &w[i]), 0);
+        }
+        for (size_t i = 0; i < N; i++) {
+            pthread_join(th[i], NULL);
+            assert_int_equal(w[i].bad, 0);
+        }
+        for (size_t f = 0; f < ref->n; f++)
+            free(texts[f]);
+        free(texts);
+        free(lens);
+        gm_ids_file_destroy(ref);
+        gm_vocab_destroy(v);
+    }
+}
+
+/*
+ * note [chunks]: sp32k (no pre-tokenizer) cuts its words into chunks; the
+ * same encoder without chunks gives the same ids on the corpus and on
+ * random texts (words of code, runs of spaces and of U+2581, Unicode,
+ * ill-formed bytes); and the second encoding of a text (from the word
+ * cache) is the first.
+ */
+static void test_chunks(void **state)
+{
+    (void)state;
+    gm_mem mem;
+    gm_mem_init(&mem, NULL, 0);
+    gm_encoder *e, *whole;
+    gm_error err;
+    const char *path = gm_test_shared_path("tokenizers/sp32k");
+    if (gm_encoder_load(&mem, path, &e, &err) != GM_OK ||
+        gm_encoder_load(&mem, path, &whole, &err) != GM_OK)
+        fail_msg("%s", err.message);
+    assert_true(e->chunk);
+    whole->chunk = false;
+    static const char *const pieces[] = {
+        " ", "  ", "    ", "\n", "\t", "\xe2\x96\x81", "\xe2\x96\x81\xe2\x96\x81", "the", "return",
+        "x", "(", ")", "{", "}", "==", "self.", "\"", "'", "0", "42", "\xc3\xa9", "\xe4\xb8\xad",
+        "\xf0\x9f\x98\x80", "\xff", "\x80", "\xc3", "<s>", "</s>", "\r\n", "_", "Foo", "BAR",
+    };
+    uint64_t seed = 0x2545f4914f6cdd1dull;
+    for (int round = 0; round < 2000; round++) {
+        char buf[512];
+        size_t len = 0, k = rng_next(&seed) % 60;
+        for (size_t i = 0; i < k; i++) {
+            const char *p = pieces[rng_next(&seed) % (sizeof pieces / sizeof *pieces)];
+            size_t n = strlen(p);
+            for (size_t r = rng_next(&seed) % 4 == 0 ? 1 + rng_next(&seed) % 5 : 1; r > 0; r--)
+                if (len + n <= sizeof buf) {
+                    memcpy(buf + len, p, n);
+                    len += n;
+                }
+        }
+        for (int special = 0; special < 2; special++) {
+            gm_u32vec a = {0}, b = {0}, c = {0};
+            assert_int_equal(gm_encoder_run(e, (const uint8_t *)buf, len, special, &a, &err), GM_OK);
+            assert_int_equal(gm_encoder_run(e, (const uint8_t *)buf, len, special, &b, &err), GM_OK);
+            assert_int_equal(gm_encoder_run(whole, (const uint8_t *)buf, len, special, &c, &err),
+                             GM_OK);
+            expect_ids("sp32k, again", b.v, b.n, a.v, a.n);
+            expect_ids("sp32k, in chunks", a.v, a.n, c.v, c.n);
+            gm_vec_free(&mem, &a);
+            gm_vec_free(&mem, &b);
+            gm_vec_free(&mem, &c);
+        }
+    }
+    gm_encoder_destroy(e);
+    gm_encoder_destroy(whole);
+    /* two texts of one id: "b a" merges as "a b" does, so no chunks (found by fuzz_encode) */
+    static const char *const files[2] = {
+        "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2}, "
+        "\"merges\": [\"a b\"]}}",
+        "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 0, \"ab\": 2}, "
+        "\"merges\": [\"a b\"]}}",
+    };
+    for (int f = 0; f < 2; f++) {
+        if (gm_encoder_load_json(&mem, "t.json", files[f], strlen(files[f]), &e, &err) != GM_OK)
+            fail_msg("%s", err.message);
+        assert_int_equal(e->chunk, f == 0);
+        gm_u32vec ids = {0};
+        assert_int_equal(gm_encoder_run(e, (const uint8_t *)"ba", 2, true, &ids, &err), GM_OK);
+        assert_int_equal(ids.n, f == 0 ? 2 : 1);
+        gm_vec_free(&mem, &ids);
+        gm_encoder_destroy(e);
+    }
+    assert_int_equal(atomic_load(&mem.used), 0);
+}
+
+/* A random pattern of the dialect's pieces (depth-limited). */
+static void random_pattern(uint64_t *rng, int depth, gm_strbuf *out)
+{
+    static const char *const atoms[] = {
+        "a", "b", "A", "'", "s", " ", "\\n", "\xc3\xa9", "\xc5\xbf", "\\s", "\\S", "\\d",
+        "\\p{L}", "\\p{N}", "\\p{Lu}", "[^\\s\\p{L}\\p{N}]", "[\\r\\n]", "[a-c]", "[^a]",
+        "\\w", ".", "^", "$", "\\A", "\\z", "[\\p{Ll}\\p{M}]", "(?i:'s)", "[^\\r\\n\\p{L}\\p{N}]",
+    };
+    static const char *const quants[] = {"", "", "", "?", "*", "+", "{1,3}", "{2}", "{0,}",
+                                         "*?", "+?", "??", "*+", "++", "?+"};
+    static const char *const groups[] = {"(", "(?:", "(?i:", "(?=", "(?!", "(?>"};
+    int nalt = 1 + (int)(rng_next(rng) % 3);
+    for (int a = 0; a < nalt; a++) {
+        if (a)
+            gm_strbuf_puts(out, "|");
+        int nseq = (int)(rng_next(rng) % 4);
+        for (int k = 0; k < nseq; k++) {
+            if (depth < 3 && rng_next(rng) % 5 == 0) {
+                gm_strbuf_puts(out, groups[rng_next(rng) % 6]);
+                random_pattern(rng, depth + 1, out);
+                gm_strbuf_puts(out, ")");
+            } else {
+                gm_strbuf_puts(out, atoms[rng_next(rng) % (sizeof atoms / sizeof *atoms)]);
+            }
+            gm_strbuf_puts(out, quants[rng_next(rng) % (sizeof quants / sizeof *quants)]);
+        }
+    }
+}
+
+/*
+ * What only makes the pre-tokenizer regexes faster (note [first sets],
+ * note [star]) changes no match: random patterns and texts, every start
+ * position, against the same engine with GM_PRE_PLAIN.
+ */
+static void test_regex_fast(void **state)
+{
+    (void)state;
+    static const char *const chars[] = {"a", "b", "A", "'", "s", "S", " ", "\n", "\r", "1",
+                                        "\xc3\xa9", "\xc5\xbf", "\xe4\xb8\xad", "\xff", "\t", "-",
+                                        "x", "\xcc\x81"};
+    gm_mem mem;
+    gm_mem_init(&mem, NULL, 0);
+    gm_pre_scratch sc = {.mem = &mem};
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    size_t compared = 0;
+    for (int i = 0; i < 3000; i++) {
+        gm_strbuf pat;
+        gm_strbuf_init(&pat, &mem);
+        random_pattern(&rng, 0, &pat);
+        gm_pre_regex *fast, *plain;
+        char why[200];
+        gm_status a = gm_pre_regex_compile_ex(&mem, gm_strbuf_str(&pat), pat.n, 0,
+                                              &fast, why, sizeof why);
+        gm_status b = gm_pre_regex_compile_ex(&mem, gm_strbuf_str(&pat), pat.n,
+                                              GM_PRE_PLAIN, &plain, why, sizeof why);
+        assert_int_equal(a, b);
+        if (a != GM_OK) {
+            gm_strbuf_free(&pat);
+            continue;
+        }
+        for (int t = 0; t < 20; t++) {
+            char text[64];
+            size_t n = 0, len = rng_next(&rng) % 10;
+            for (size_t k = 0; k < len; k++) {
+                const char *c = chars[rng_next(&rng) % (sizeof chars / sizeof *chars)];
+                memcpy(text + n, c, strlen(c));
+                n += strlen(c);
+            }
+            for (size_t pos = 0; pos <= n; pos += pos < n ? gm_pre_char_len((const uint8_t *)text, n, pos) : 1) {
+                sc.budget = 20000;
+                long x = gm_pre_regex_match_at(fast, (const uint8_t *)text, n, pos, &sc);
+                sc.budget = 20000;
+                long y = gm_pre_regex_match_at(plain, (const uint8_t *)text, n, pos, &sc);
+                if (x == GM_PRE_TOO_LONG || y == GM_PRE_TOO_LONG)
+                    continue;
+                if (x != y)
+                    fail_msg("/%s/ on \"%.*s\" at %zu: %ld, plain %ld", gm_strbuf_str(&pat),
+                             (int)n, text, pos, x, y);
+                compared++;
+            }
+        }
+        gm_pre_regex_destroy(fast);
+        gm_pre_regex_destroy(plain);
+        gm_strbuf_free(&pat);
+    }
+    assert_true(compared > 10000);
+    gm_pre_scratch_free(&sc);
+    assert_int_equal(atomic_load(&mem.used), 0);
+}
+
+/*
+ * note [known patterns]: the hand-written matchers of the four known
+ * pre-tokenizer regexes (taken from the tokenizer files, GPT-2's as
+ * ByteLevel's) give the engine's match at every position of random texts
+ * over characters of every class the patterns tell apart.
+ */
+static void test_known_patterns(void **state)
+{
+    (void)state;
+    static const char *const chars[] = {
+        "a", "z", "A", "Z", "s", "S", "t", "T", "r", "R", "e", "E", "v", "V", "m", "M", "l", "L",
+        "d", "D", "'", "'", "'", " ", " ", " ", "\t", "\n", "\r", "\v", "\f", "0", "9", "/",
+        ".", "(", "-", "_",
+        "\xc5\xbf",         /* U+017F long s (folds to s) */
+        "\xe2\x84\xaa",     /* U+212A Kelvin sign, Lu */
+        "\xc4\xb0",         /* U+0130, Lu */
+        "\xc3\xa9", "\xc3\x89", /* Ll, Lu */
+        "\xc7\x85",         /* U+01C5, Lt */
+        "\xca\xb0",         /* U+02B0, Lm */
+        "\xe4\xb8\xad", "\xd7\x90", /* Lo */
+        "\xcc\x81", "\xe0\xa4\x83", "\xe2\x83\x9d", /* Mn, Mc, Me */
+        "\xe2\x85\xab", "\xc2\xbd", "\xd9\xa3", /* Nl, No, Nd */
+        "\xc2\xa0", "\xe3\x80\x80", "\xc2\x85", "\xe2\x80\xa8", /* White_Space */
+        "\xf0\x9f\x98\x80", "\xc2\xad", /* So, Cf */
+        "\xff", "\x80", "\xc3", "\xed\xa0\x80", /* ill-formed */
+    };
+    const char *patterns[4];
+    char *texts[3];
+    static const char *const toks[] = {"llama3", "qwen3", "gptoss"};
+    for (int t = 0; t < 3; t++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "tokenizers/%s/tokenizer.json", toks[t]);
+        json_error_t je;
+        json_t *root = json_load_file(gm_test_shared_path(rel), 0, &je);
+        assert_non_null(root);
+        json_t *re = json_object_get(
+            json_object_get(json_array_get(json_object_get(json_object_get(root, "pre_tokenizer"),
+                                                           "pretokenizers"),
+                                           0),
+                            "pattern"),
+            "Regex");
+        assert_true(json_is_string(re));
+        texts[t] = strdup(json_string_value(re));
+        patterns[t] = texts[t];
+        json_decref(root);
+    }
+    patterns[3] = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+    gm_mem mem;
+    gm_mem_init(&mem, NULL, 0);
+    gm_pre_scratch sc = {.mem = &mem};
+    uint64_t rng = 0x853c49e6748fea9bull;
+    for (int p = 0; p < 4; p++) {
+        gm_pre_regex *fast, *plain;
+        char why[200];
+        assert_int_equal(gm_pre_regex_compile_ex(&mem, patterns[p], strlen(patterns[p]), 0, &fast,
+                                                 why, sizeof why),
+                         GM_OK);
+        assert_int_equal(gm_pre_regex_compile_ex(&mem, patterns[p], strlen(patterns[p]),
+                                                 GM_PRE_PLAIN, &plain, why, sizeof why),
+                         GM_OK);
+        assert_true(gm_pre_regex_is_known(fast));
+        assert_false(gm_pre_regex_is_known(plain));
+        for (int i = 0; i < 20000; i++) {
+            char text[128];
+            size_t n = 0, len = rng_next(&rng) % 16;
+            for (size_t k = 0; k < len; k++) {
+                const char *c = chars[rng_next(&rng) % (sizeof chars / sizeof *chars)];
+                memcpy(text + n, c, strlen(c));
+                n += strlen(c);
+            }
+            const uint8_t *u = (const uint8_t *)text;
+            for (size_t pos = 0; pos < n; pos += gm_pre_char_len(u, n, pos)) {
+                sc.budget = 1000000;
+                long x = gm_pre_regex_match_at(fast, u, n, pos, &sc);
+                long y = gm_pre_regex_match_at(plain, u, n, pos, &sc);
+                if (x != y) {
+                    fprintf(stderr, "pattern %d on ", p);
+                    gm_test_show_bytes(stderr, u, n);
+                    fail_msg(" at %zu: %ld, the engine %ld", pos, x, y);
+                }
+            }
+        }
+        gm_pre_regex_destroy(fast);
+        gm_pre_regex_destroy(plain);
+    }
+    for (int t = 0; t < 3; t++)
+        free(texts[t]);
+    gm_pre_scratch_free(&sc);
+    assert_int_equal(atomic_load(&mem.used), 0);
+}
+
+/*
+ * The Unicode normalizers copy ASCII stretches and give utf8proc only what
+ * lies around non-ASCII characters: the same as utf8proc on the whole text,
+ * for each form, on random texts of ASCII, combining marks (to reorder and
+ * compose, also onto ASCII), Hangul jamo and compatibility characters.
+ */
+static void test_unicode_forms(void **state)
+{
+    (void)state;
+    static const char *const forms[] = {"NFC", "NFD", "NFKC", "NFKD"};
+    static const char *const chars[] = {
+        "a", "e", "A", " ", "\n", "x", "1", "\xcc\x81", "\xcc\xa7", "\xcc\x8a", "\xcd\x84",
+        "\xc3\xa9", "\xe1\x84\x80", "\xe1\x85\xa1", "\xe1\x86\xa8", "\xea\xb0\x80",
+        "\xef\xac\x81", "\xe2\x91\xa0", "\xef\xbd\xb6", "\xe2\x84\xab", "\xc2\xb2",
+        "\xe0\xa5\x98", "\xef\xbc\xa1", "\xe3\x8c\x80", "\xe1\xb8\x8b", "\xcc\xa3",
+        "\xe4\xb8\xad", "\xf0\x9f\x98\x80",
+    };
+    uint64_t rng = 0x6a09e667f3bcc908ull;
+    for (size_t f = 0; f < 4; f++) {
+        char json[256];
+        snprintf(json, sizeof json,
+                 "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []},"
+                 " \"normalizer\": {\"type\": \"%s\"}}",
+                 forms[f]);
+        gm_mem mem;
+        gm_mem_init(&mem, NULL, 0);
+        gm_encoder *e;
+        gm_error err;
+        if (gm_encoder_load_json(&mem, "t.json", json, strlen(json), &e, &err) != GM_OK)
+            fail_msg("%s", err.message);
+        utf8proc_option_t opt = UTF8PROC_STABLE | (f % 2 ? UTF8PROC_DECOMPOSE : UTF8PROC_COMPOSE) |
+                                (f >= 2 ? UTF8PROC_COMPAT : 0);
+        for (int i = 0; i < 3000; i++) {
+            char text[256];
+            size_t n = 0, len = rng_next(&rng) % 24;
+            for (size_t k = 0; k < len; k++) {
+                const char *c = chars[rng_next(&rng) % (sizeof chars / sizeof *chars)];
+                memcpy(text + n, c, strlen(c));
+                n += strlen(c);
+            }
+            gm_bytevec out = {0};
+            assert_int_equal(gm_encoder_normalize(e, (const uint8_t *)text, n, &out), GM_OK);
+            utf8proc_uint8_t *want = NULL;
+            utf8proc_ssize_t w = utf8proc_map((const utf8proc_uint8_t *)text, (utf8proc_ssize_t)n,
+                                              &want, opt);
+            assert_true(w >= 0);
+            if ((size_t)w != out.n || (w && memcmp(want, out.v, out.n))) {
+                fprintf(stderr, "%s of ", forms[f]);
+                gm_test_show_bytes(stderr, (const uint8_t *)text, n);
+                fail_msg(" differs from utf8proc");
+            }
+            free(want);
+            gm_vec_free(&mem, &out);
+        }
+        gm_encoder_destroy(e);
+        assert_int_equal(atomic_load(&mem.used), 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -643,6 +1031,11 @@ int main(void)
         cmocka_unit_test(test_changed_file),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_regex),
+        cmocka_unit_test(test_regex_fast),
+        cmocka_unit_test(test_workspaces),
+        cmocka_unit_test(test_chunks),
+        cmocka_unit_test(test_known_patterns),
+        cmocka_unit_test(test_unicode_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

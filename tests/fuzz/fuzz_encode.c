@@ -1,7 +1,7 @@
 /*
  * libFuzzer target for the text encoder (gm_vocab_encode).
  *
- * Byte 0 chooses the mode. Bit 7 clear: the rest is a text (any bytes,
+ * Byte 0 chooses the mode. Bits 7 and 6 clear: the rest is a text (any bytes,
  * invalid UTF-8 included) encoded with a real tokenizer from
  * $GM_SHARED_DIR/tokenizers (../shared by default; loaded once): llama3 and
  * gpt-oss (byte-level, lossless) and sp32k (byte fallback; lossless with
@@ -10,8 +10,13 @@
  * Bit 7 set: the rest is "TOKENIZER_JSON\n@@text@@\nTEXT": a tokenizer.json
  * built into an encoder (whatever it says: regexes, normalizers, merges,
  * added tokens) and, when that works, TEXT encoded with and without
- * special tokens; every id must be below the file's token count. Nothing
- * may crash, leak or hang.
+ * special tokens; every id must be below the file's token count, a second
+ * encoding (from the word cache) must give the same ids, and so must the
+ * encoder without chunks (note [chunks]) when it has them. Bit 6 set (7
+ * clear): the rest is a text, matched at each of its characters by the
+ * hand-written matcher of known pattern byte0 & 3 (note [known patterns])
+ * and by the engine (GM_PRE_PLAIN), which must agree. Nothing may crash,
+ * leak or hang.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -88,18 +93,76 @@ static void from_json(const uint8_t *data, size_t size)
     gm_encoder *e;
     gm_error err;
     if (gm_encoder_load_json(&m, "fuzz.json", (const char *)data, jlen, &e, &err) == GM_OK) {
+        /* the same encoder without chunks (note [chunks]) must give the same ids */
+        gm_encoder *whole = NULL;
+        if (e->chunk && text &&
+            gm_encoder_load_json(&m, "fuzz.json", (const char *)data, jlen, &whole, &err) == GM_OK)
+            whole->chunk = false;
         for (int special = 0; special < 2 && text; special++) {
-            gm_u32vec out = {0};
-            if (gm_encoder_run(e, text, tlen, special, &out, &err) == GM_OK)
+            gm_u32vec out = {0}, again = {0}, ref = {0};
+            gm_status st = gm_encoder_run(e, text, tlen, special, &out, &err);
+            if (st == GM_OK)
                 for (size_t i = 0; i < out.n; i++)
                     if (out.v[i] >= e->ntokens)
                         abort();
+            /* again, from the word cache (note [word cache]) */
+            if (st == GM_OK && gm_encoder_run(e, text, tlen, special, &again, &err) == GM_OK &&
+                (again.n != out.n || (out.n && memcmp(again.v, out.v, out.n * sizeof *out.v))))
+                abort();
+            if (st == GM_OK && whole &&
+                gm_encoder_run(whole, text, tlen, special, &ref, &err) == GM_OK &&
+                (ref.n != out.n || (out.n && memcmp(ref.v, out.v, out.n * sizeof *out.v))))
+                abort();
             gm_vec_free(&m, &out);
+            gm_vec_free(&m, &again);
+            gm_vec_free(&m, &ref);
         }
+        gm_encoder_destroy(whole);
         gm_encoder_destroy(e);
     }
     if (atomic_load(&m.used) != 0)
         abort();
+}
+
+/* The known pre-tokenizer patterns (note [known patterns]): cl100k, Qwen2, o200k, GPT-2. */
+static const char *const known[4] = {
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+"
+    "[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+"
+    "[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
+    "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+"
+    "[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+",
+};
+
+/* The hand-written matcher of known pattern k gives the engine's match at every position. */
+static void known_pattern(int k, const uint8_t *text, size_t len)
+{
+    static gm_mem m;
+    static gm_pre_regex *fast[4], *plain[4];
+    static gm_pre_scratch sc;
+    if (!sc.mem) {
+        gm_mem_init(&m, NULL, 0);
+        sc.mem = &m;
+    }
+    if (!fast[k]) {
+        char why[200];
+        if (gm_pre_regex_compile_ex(&m, known[k], strlen(known[k]), 0, &fast[k], why,
+                                    sizeof why) != GM_OK ||
+            gm_pre_regex_compile_ex(&m, known[k], strlen(known[k]), GM_PRE_PLAIN, &plain[k], why,
+                                    sizeof why) != GM_OK ||
+            !gm_pre_regex_is_known(fast[k]))
+            abort();
+    }
+    for (size_t pos = 0; pos < len; pos += gm_pre_char_len(text, len, pos)) {
+        sc.budget = GM_PRE_BUDGET(len);
+        long x = gm_pre_regex_match_at(fast[k], text, len, pos, &sc);
+        long y = gm_pre_regex_match_at(plain[k], text, len, pos, &sc);
+        if (x != y && y != GM_PRE_TOO_LONG)
+            abort();
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -108,6 +171,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     if (data[0] & 0x80)
         from_json(data + 1, size - 1);
+    else if (data[0] & 0x40)
+        known_pattern(data[0] & 3, data + 1, size - 1);
     else
         round_trip(data[0] % 3, data + 1, size - 1);
     return 0;

@@ -3,9 +3,10 @@
  *
  * Each rule body becomes an NFA over symbols (bytes 0..255, then one
  * symbol per rule reference, then one per special token), code point sets
- * expanded to UTF-8 byte sequences (lexer/utf8_ranges.h); subset
- * construction over the intervals of that symbol space, Valmari's partition
- * refinement, trimming. References count as ordinary symbols, so a rule's
+ * expanded to UTF-8 byte sequences (lexer/utf8_ranges.h), built from the
+ * end with shared fragments (note [fragments]); subset construction over
+ * the intervals of that symbol space (note [subset construction]),
+ * Valmari's partition refinement, trimming. References count as ordinary symbols, so a rule's
  * automaton is minimal for its body read as a regular expression over
  * bytes and references.
  *
@@ -34,6 +35,7 @@
 #include "earley/until.h"
 #include "base/error.h"
 #include "base/hash.h"
+#include "base/imap.h"
 #include "base/vec.h"
 #include "lexer/utf8_ranges.h"
 
@@ -103,6 +105,7 @@ typedef struct builder {
     /* The NFA of the rule being built. */
     GM_VEC(nraw) raw;
     uint32_t nnfa;
+    gm_imap memo;         /* (node, out) and (range, target) -> state (note [fragments]) */
 } builder;
 
 static gm_status fail_mem(builder *b, const char *what)
@@ -347,30 +350,62 @@ static int nfa_eps(builder *b, uint32_t from, uint32_t to)
     return nfa_edge(b, from, 1, 0, to);
 }
 
+/*
+ * note [fragments]
+ * The NFA of a rule is built backwards, in continuation-passing style:
+ * frag(node, out) makes the states that read node's language and then go
+ * on at `out`, and returns the state they start at. Nothing ever adds an
+ * edge out of a state that frag returned, so a fragment depends on
+ * (node, out) alone and is built once per pair: the IR is a DAG, and a
+ * node reached twice with the same continuation (the tail `char* "\""` of
+ * every branch of a trie of property names, the escape sequence of each
+ * string character, the UTF-8 continuation bytes of every code point set:
+ * suffixes, keyed by (range, target)) shares its states. The subset
+ * construction then meets one copy instead of one per branch, which
+ * minimization would only merge again: a trie of 100 names made 40 times
+ * its minimal size before. The language of each state is what the forward
+ * construction gave it, so the minimal automaton is the same.
+ */
+static uint32_t frag(builder *b, uint32_t node, uint32_t out, uint32_t depth);
+static uint32_t rule_symbol(builder *b, uint32_t src_rule);
+static uint32_t repeat_symbol(builder *b, uint32_t node);
+
+/* A state with edges lo..hi to `to` from a fresh state (built once per (lo, hi, to)). */
+static uint32_t range_state(builder *b, uint32_t lo, uint32_t hi, uint32_t to)
+{
+    uint64_t key = (uint64_t)1 << 63 | (uint64_t)lo << 48 | (uint64_t)hi << 40 | to;
+    uint32_t s = gm_imap_get(&b->memo, key);
+    if (s != GM_IMAP_NONE)
+        return s;
+    s = nfa_state(b);
+    if (s == GM_FSM_NONE || nfa_edge(b, s, lo, hi, to))
+        return GM_FSM_NONE;
+    if (gm_imap_put(&b->memo, key, s)) {
+        fail_mem(b, "a rule automaton");
+        return GM_FSM_NONE;
+    }
+    return s;
+}
+
 typedef struct seq_ctx {
     builder *b;
     uint32_t in, out;
 } seq_ctx;
 
+/* A UTF-8 sequence from c->in to c->out: its continuation bytes shared (note [fragments]). */
 static int add_utf8_seq(void *ud, const gm_utf8_seq *s)
 {
     seq_ctx *c = ud;
-    uint32_t at = c->in;
-    for (uint8_t i = 0; i < s->len; i++) {
-        uint32_t to = i + 1 == s->len ? c->out : nfa_state(c->b);
-        if (to == GM_FSM_NONE || nfa_edge(c->b, at, s->lo[i], s->hi[i], to))
+    uint32_t at = c->out;
+    for (uint8_t i = s->len; i-- > 1;)
+        if ((at = range_state(c->b, s->lo[i], s->hi[i], at)) == GM_FSM_NONE)
             return -1;
-        at = to;
-    }
-    return 0;
+    return nfa_edge(c->b, c->in, s->lo[0], s->hi[0], at);
 }
-
-static uint32_t rule_symbol(builder *b, uint32_t src_rule);
-static uint32_t repeat_symbol(builder *b, uint32_t node);
 
 /* UNTIL(L, which) (ebnf.h, note [until]): its Aho-Corasick automaton
    (until.h), one NFA state per automaton state. */
-static int add_until(builder *b, uint32_t node, uint32_t in, uint32_t out)
+static uint32_t until_frag(builder *b, uint32_t node, uint32_t out)
 {
     const gm_ex *e = &b->src->nodes[node];
     gm_until u;
@@ -378,9 +413,9 @@ static int add_until(builder *b, uint32_t node, uint32_t in, uint32_t out)
     if (st != GM_OK) {
         if (b->st == GM_OK)
             b->st = st;
-        return -1;
+        return GM_FSM_NONE;
     }
-    int rc = -1;
+    uint32_t in = GM_FSM_NONE;
     uint32_t *ns = gm_mem_alloc(b->m, (size_t)u.nstates * sizeof *ns);
     if (!ns) {
         fail_mem(b, "a rule automaton");
@@ -389,8 +424,6 @@ static int add_until(builder *b, uint32_t node, uint32_t in, uint32_t out)
     for (uint32_t s = 0; s < u.nstates; s++)
         if ((ns[s] = nfa_state(b)) == GM_FSM_NONE)
             goto out;
-    if (nfa_eps(b, in, ns[0]))
-        goto out;
     for (uint32_t s = 0; s < u.nstates; s++) {
         if (gm_until_accepts(&u, s, e->arg) && nfa_eps(b, ns[s], out))
             goto out;
@@ -404,11 +437,11 @@ static int add_until(builder *b, uint32_t node, uint32_t in, uint32_t out)
                 goto out;
         }
     }
-    rc = 0;
+    in = ns[0];
 out:
     gm_mem_free(b->m, ns);
     gm_until_free(&u);
-    return rc;
+    return in;
 }
 
 /* The maximal byte ranges of byte set `set` (count, then lo, hi each): computed
@@ -441,53 +474,53 @@ static const uint32_t *byteset_ranges(builder *b, uint32_t set)
     return b->bs_ranges.v + b->bs_at[set];
 }
 
-static int nfa_add(builder *b, uint32_t node, uint32_t in, uint32_t out, uint32_t depth)
+/* A fresh state with one edge sym..sym to out. */
+static uint32_t sym_frag(builder *b, uint32_t sym, uint32_t out)
+{
+    uint32_t in = nfa_state(b);
+    return in == GM_FSM_NONE || nfa_edge(b, in, sym, sym, out) ? GM_FSM_NONE : in;
+}
+
+static uint32_t frag_build(builder *b, uint32_t node, uint32_t out, uint32_t depth)
 {
     const gm_ebnf *g = b->src;
-    if (depth > MAX_DEPTH) {
-        if (b->st == GM_OK)
-            b->st = gm_error_set(b->err, GM_ERR_LIMIT,
-                                 "rule %s: expressions nested deeper than %d",
-                                 rule_name(b, b->cur), MAX_DEPTH);
-        return -1;
-    }
     const gm_ex *e = &g->nodes[node];
     switch (e->kind) {
     case GM_EX_EMPTY:
-        return nfa_eps(b, in, out);
+        return out;
     case GM_EX_NOTHING:
-        return 0;
+        return nfa_state(b); /* no edges: trimmed away */
     case GM_EX_BYTES: {
-        if (e->count == 0)
-            return nfa_eps(b, in, out);
-        uint32_t at = in;
-        for (uint32_t i = 0; i < e->count; i++) {
-            uint32_t to = i + 1 == e->count ? out : nfa_state(b);
+        uint32_t at = out;
+        for (uint32_t i = e->count; i-- > 0;) {
             uint8_t c = g->bytes[e->first + i];
-            if (to == GM_FSM_NONE || nfa_edge(b, at, c, c, to))
-                return -1;
-            at = to;
+            if ((at = sym_frag(b, c, at)) == GM_FSM_NONE)
+                return GM_FSM_NONE;
         }
-        return 0;
+        return at;
     }
     case GM_EX_SET: {
         const gm_cpset *s = &g->sets[e->arg];
+        uint32_t in = nfa_state(b);
+        if (in == GM_FSM_NONE)
+            return GM_FSM_NONE;
         seq_ctx c = {b, in, out};
         for (size_t i = 0; i < s->n; i++) {
             uint32_t hi = s->r[i].hi > GM_CP_MAX ? GM_CP_MAX : s->r[i].hi;
             if (s->r[i].lo <= hi && gm_utf8_sequences(s->r[i].lo, hi, add_utf8_seq, &c))
-                return -1;
+                return GM_FSM_NONE;
         }
-        return 0;
+        return in;
     }
     case GM_EX_BYTESET: {
         const uint32_t *r = byteset_ranges(b, e->arg);
-        if (!r)
-            return -1;
+        uint32_t in = r ? nfa_state(b) : GM_FSM_NONE;
+        if (in == GM_FSM_NONE)
+            return GM_FSM_NONE;
         for (uint32_t i = 0; i < r[0]; i++)
             if (nfa_edge(b, in, r[1 + 2 * i], r[2 + 2 * i], out))
-                return -1;
-        return 0;
+                return GM_FSM_NONE;
+        return in;
     }
     case GM_EX_REF: {
         uint32_t r = e->arg;
@@ -497,77 +530,106 @@ static int nfa_add(builder *b, uint32_t node, uint32_t in, uint32_t out, uint32_
                                         "rule %s: lookahead assertions are not supported by "
                                         "the Earley engine",
                                         g->rules[r].name);
-            return -1;
+            return GM_FSM_NONE;
         }
         if (b->inl[r])
-            return nfa_add(b, g->rules[r].body, in, out, depth + 1);
+            return frag(b, g->rules[r].body, out, depth + 1);
         uint32_t sym = rule_symbol(b, r);
-        return sym == GM_FSM_NONE ? -1 : nfa_edge(b, in, sym, sym, out);
+        return sym == GM_FSM_NONE ? GM_FSM_NONE : sym_frag(b, sym, out);
     }
     case GM_EX_SEQ: {
-        uint32_t at = in;
-        for (uint32_t i = 0; i < e->count; i++) {
-            uint32_t to = i + 1 == e->count ? out : nfa_state(b);
-            if (to == GM_FSM_NONE || nfa_add(b, g->kids[e->first + i], at, to, depth + 1))
-                return -1;
-            at = to;
-        }
-        return 0;
+        uint32_t at = out;
+        for (uint32_t i = e->count; i-- > 0;)
+            if ((at = frag(b, g->kids[e->first + i], at, depth + 1)) == GM_FSM_NONE)
+                return GM_FSM_NONE;
+        return at;
     }
-    case GM_EX_ALT:
-        for (uint32_t i = 0; i < e->count; i++)
-            if (nfa_add(b, g->kids[e->first + i], in, out, depth + 1))
-                return -1;
-        return 0;
+    case GM_EX_ALT: {
+        if (e->count == 1)
+            return frag(b, g->kids[e->first], out, depth + 1);
+        uint32_t in = nfa_state(b);
+        if (in == GM_FSM_NONE)
+            return GM_FSM_NONE;
+        for (uint32_t i = 0; i < e->count; i++) {
+            uint32_t k = frag(b, g->kids[e->first + i], out, depth + 1);
+            if (k == GM_FSM_NONE || nfa_eps(b, in, k))
+                return GM_FSM_NONE;
+        }
+        return in;
+    }
     case GM_EX_REPEAT: {
         uint32_t x = g->kids[e->first], min = e->min, max = e->max;
         if (max == 0)
-            return nfa_eps(b, in, out);
+            return out;
         if (min > max)
-            return 0;
+            return nfa_state(b);
         uint64_t copies = max == GM_EX_INF ? (uint64_t)min + 1 : max;
         uint64_t xs = node_size(b, x, depth + 1);
         if (copies > EXPAND_MAX_COPIES || copies * xs > EXPAND_MAX_NODES) {
             uint32_t sym = repeat_symbol(b, node);
-            return sym == GM_FSM_NONE ? -1 : nfa_edge(b, in, sym, sym, out);
+            return sym == GM_FSM_NONE ? GM_FSM_NONE : sym_frag(b, sym, out);
         }
-        uint32_t at = in;
-        for (uint32_t i = 0; i < min; i++) {
-            uint32_t to = nfa_state(b);
-            if (to == GM_FSM_NONE || nfa_add(b, x, at, to, depth + 1))
-                return -1;
-            at = to;
-        }
+        uint32_t at = out;
         if (max == GM_EX_INF) {
-            uint32_t loop = nfa_state(b);
-            if (loop == GM_FSM_NONE || nfa_eps(b, at, loop) || nfa_add(b, x, loop, loop, depth + 1))
-                return -1;
-            return nfa_eps(b, loop, out);
+            /* loop: x back to loop, or on */
+            uint32_t loop = nfa_state(b), xin;
+            if (loop == GM_FSM_NONE || (xin = frag(b, x, loop, depth + 1)) == GM_FSM_NONE ||
+                nfa_eps(b, loop, xin) || nfa_eps(b, loop, out))
+                return GM_FSM_NONE;
+            at = loop;
+        } else {
+            /* copies min+1 .. max: each may stop there */
+            for (uint32_t i = max; i-- > min;) {
+                uint32_t t = nfa_state(b), xin;
+                if (t == GM_FSM_NONE || (xin = frag(b, x, at, depth + 1)) == GM_FSM_NONE ||
+                    nfa_eps(b, t, out) || nfa_eps(b, t, xin))
+                    return GM_FSM_NONE;
+                at = t;
+            }
         }
-        for (uint32_t i = min; i < max; i++) {
-            uint32_t to = nfa_state(b);
-            if (to == GM_FSM_NONE || nfa_eps(b, at, out) || nfa_add(b, x, at, to, depth + 1))
-                return -1;
-            at = to;
-        }
-        return nfa_eps(b, at, out);
+        for (uint32_t i = 0; i < min; i++)
+            if ((at = frag(b, x, at, depth + 1)) == GM_FSM_NONE)
+                return GM_FSM_NONE;
+        return at;
     }
     case GM_EX_TOKEN: {
         uint32_t id;
         if (gm_intern_put(&b->toks, g->bytes + e->first, e->count, &id, NULL)) {
             fail_mem(b, "special tokens");
-            return -1;
+            return GM_FSM_NONE;
         }
-        return nfa_edge(b, in, SYM_TOK + id, SYM_TOK + id, out);
+        return sym_frag(b, SYM_TOK + id, out);
     }
     case GM_EX_UNTIL:
-        return add_until(b, node, in, out);
+        return until_frag(b, node, out);
     default:
         if (b->st == GM_OK)
             b->st = gm_error_set(b->err, GM_ERR_ARGUMENT, "grammar IR: node %u has kind %u",
                                  node, e->kind);
-        return -1;
+        return GM_FSM_NONE;
     }
+}
+
+/* The fragment of node continuing at out (note [fragments]), GM_FSM_NONE on error (b->st). */
+static uint32_t frag(builder *b, uint32_t node, uint32_t out, uint32_t depth)
+{
+    if (depth > MAX_DEPTH) {
+        if (b->st == GM_OK)
+            b->st = gm_error_set(b->err, GM_ERR_LIMIT,
+                                 "rule %s: expressions nested deeper than %d",
+                                 rule_name(b, b->cur), MAX_DEPTH);
+        return GM_FSM_NONE;
+    }
+    uint64_t key = (uint64_t)node << 32 | out;
+    uint32_t in = gm_imap_get(&b->memo, key);
+    if (in != GM_IMAP_NONE)
+        return in;
+    in = frag_build(b, node, out, depth);
+    if (in != GM_FSM_NONE && gm_imap_put(&b->memo, key, in)) {
+        fail_mem(b, "a rule automaton");
+        return GM_FSM_NONE;
+    }
+    return in;
 }
 
 static uint32_t new_orule(builder *b, uint32_t src, uint32_t body)
@@ -645,49 +707,80 @@ enum { SHORT_SORT = 24 };
 DEFINE_SORT(sort_u32, uint32_t, cmp_u32)
 DEFINE_SORT(sort_u64, uint64_t, cmp_u64)
 
-typedef struct nfa_csr {
-    uint32_t *off;
-    nedge *e;
-} nfa_csr;
-
+/*
+ * note [subset construction]
+ * A DFA state is the set of the NFA states its inputs reach, closed under
+ * epsilon edges and then cut down to the states that matter: those with
+ * symbol edges, and the accepting one. Two closures that differ only in
+ * states that just pass control on (an alternative's entry, a counter of a
+ * bounded repetition that may stop) lead the same way, so they are one
+ * state; the result is closer to minimal and minimization has less to
+ * merge. Per DFA state, the symbol edges of its members split the symbols
+ * into intervals at their boundaries; each interval's targets, closed, are
+ * the next state. A single target (the common case) is closed once per
+ * NFA state and remembered.
+ */
 typedef struct det {
     builder *b;
-    nfa_csr n;
-    uint32_t *mark;       /* [nnfa] closure stamp */
+    uint32_t nn;
+    uint32_t *eoff;       /* [nn + 1] epsilon edges: eps[eoff[s] ..) */
+    uint32_t *eps;
+    uint32_t *soff;       /* [nn + 1] symbol edges: sym[soff[s] ..) */
+    nedge *sym;
+    uint32_t acc;
+    uint32_t *mark;       /* [nn] closure stamp */
     uint32_t stamp;
+    uint32_t *single;     /* [nn] DFA state of closure({s}), or GM_FSM_NONE */
     GM_VEC(uint32_t) set; /* closure being built */
     GM_VEC(uint32_t) stack;
     gm_intern sets;
 } det;
 
-/* Closes det->set under epsilon edges, sorts it; interns it: the DFA state id. */
+/* Closes the states d->set under epsilon edges, keeps those that matter,
+   sorts them; interns the set: the DFA state id (note [subset construction]). */
 static int close_and_intern(det *d, uint32_t *id)
 {
-    builder *b = d->b;
+    gm_mem *m = d->b->m;
     d->stamp++;
     d->stack.n = 0;
+    if (gm_vec_reserve(m, &d->stack, d->set.n))
+        return -1;
     for (size_t i = 0; i < d->set.n; i++)
         if (d->mark[d->set.v[i]] != d->stamp) {
             d->mark[d->set.v[i]] = d->stamp;
-            if (gm_vec_push(b->m, &d->stack, d->set.v[i]))
-                return -1;
+            d->stack.v[d->stack.n++] = d->set.v[i];
         }
     d->set.n = 0;
     while (d->stack.n) {
         uint32_t s = d->stack.v[--d->stack.n];
-        if (gm_vec_push(b->m, &d->set, s))
+        if ((d->soff[s + 1] > d->soff[s] || s == d->acc) && gm_vec_push(m, &d->set, s))
             return -1;
-        for (uint32_t i = d->n.off[s]; i < d->n.off[s + 1]; i++) {
-            const nedge *e = &d->n.e[i];
-            if (e->lo > e->hi && d->mark[e->to] != d->stamp) {
-                d->mark[e->to] = d->stamp;
-                if (gm_vec_push(b->m, &d->stack, e->to))
-                    return -1;
+        if (gm_vec_reserve(m, &d->stack, d->stack.n + (d->eoff[s + 1] - d->eoff[s])))
+            return -1;
+        for (uint32_t i = d->eoff[s]; i < d->eoff[s + 1]; i++) {
+            uint32_t t = d->eps[i];
+            if (d->mark[t] != d->stamp) {
+                d->mark[t] = d->stamp;
+                d->stack.v[d->stack.n++] = t;
             }
         }
     }
     sort_u32(d->set.v, d->set.n);
     return gm_intern_put(&d->sets, d->set.v, d->set.n * sizeof *d->set.v, id, NULL);
+}
+
+/* The DFA state of closure({t}), remembered per t. */
+static int single_target(det *d, uint32_t t, uint32_t *id)
+{
+    if (d->single[t] != GM_FSM_NONE) {
+        *id = d->single[t];
+        return 0;
+    }
+    d->set.n = 0;
+    if (gm_vec_push(d->b->m, &d->set, t) || close_and_intern(d, id))
+        return -1;
+    d->single[t] = *id;
+    return 0;
 }
 
 /* Subset construction from NFA state `start` with accepting NFA state `acc`. */
@@ -697,30 +790,45 @@ static gm_status determinize(builder *b, uint32_t start, uint32_t acc, rdfa *out
     det d;
     memset(&d, 0, sizeof d);
     d.b = b;
+    d.acc = acc;
     gm_intern_init(&d.sets, m);
     GM_VEC(dedge) edges = {0};
     GM_VEC(uint32_t) off = {0};
     GM_VEC(uint8_t) flags = {0};
     GM_VEC(dedge) cand = {0};
     GM_VEC(uint64_t) points = {0};
+    GM_VEC(uint32_t) cnt = {0};
+    GM_VEC(uint32_t) bucket = {0};
     uint32_t nn = b->nnfa;
-    d.n.off = gm_mem_calloc(m, (size_t)nn + 1, sizeof *d.n.off);
-    d.n.e = gm_mem_alloc(m, (b->raw.n ? b->raw.n : 1) * sizeof *d.n.e);
+    size_t ne = b->raw.n;
+    d.nn = nn;
+    d.eoff = gm_mem_calloc(m, (size_t)nn + 2, sizeof *d.eoff);
+    d.soff = gm_mem_calloc(m, (size_t)nn + 2, sizeof *d.soff);
+    d.eps = gm_mem_alloc(m, (ne ? ne : 1) * sizeof *d.eps);
+    d.sym = gm_mem_alloc(m, (ne ? ne : 1) * sizeof *d.sym);
     d.mark = gm_mem_calloc(m, nn ? nn : 1, sizeof *d.mark);
-    if (!d.n.off || !d.n.e || !d.mark)
+    d.single = gm_mem_alloc(m, (size_t)(nn ? nn : 1) * sizeof *d.single);
+    if (!d.eoff || !d.soff || !d.eps || !d.sym || !d.mark || !d.single)
         goto nomem;
-    for (size_t i = 0; i < b->raw.n; i++)
-        d.n.off[b->raw.v[i].from + 1]++;
-    for (uint32_t s = 0; s < nn; s++)
-        d.n.off[s + 1] += d.n.off[s];
-    {
-        uint32_t *fill = gm_mem_alloc(m, (size_t)(nn ? nn : 1) * sizeof *fill);
-        if (!fill)
-            goto nomem;
-        memcpy(fill, d.n.off, (size_t)nn * sizeof *fill);
-        for (size_t i = 0; i < b->raw.n; i++)
-            d.n.e[fill[b->raw.v[i].from]++] = b->raw.v[i].e;
-        gm_mem_free(m, fill);
+    memset(d.single, 0xff, (size_t)nn * sizeof *d.single);
+    /* CSR of each kind, edges of a state in the order they were added */
+    for (size_t i = 0; i < ne; i++) {
+        const nraw *r = &b->raw.v[i];
+        if (r->e.lo > r->e.hi)
+            d.eoff[r->from + 2]++;
+        else
+            d.soff[r->from + 2]++;
+    }
+    for (uint32_t s = 0; s < nn; s++) {
+        d.eoff[s + 2] += d.eoff[s + 1];
+        d.soff[s + 2] += d.soff[s + 1];
+    }
+    for (size_t i = 0; i < ne; i++) {
+        const nraw *r = &b->raw.v[i];
+        if (r->e.lo > r->e.hi)
+            d.eps[d.eoff[r->from + 1]++] = r->e.to;
+        else
+            d.sym[d.soff[r->from + 1]++] = r->e;
     }
     uint32_t id;
     if (gm_vec_push(m, &d.set, start) || close_and_intern(&d, &id))
@@ -737,26 +845,22 @@ static gm_status determinize(builder *b, uint32_t start, uint32_t acc, rdfa *out
         size_t kn = klen / sizeof *key;
         uint8_t f = 0;
         cand.n = points.n = 0;
-        /* Copy the key: interning below may move it. */
-        d.stack.n = 0;
-        for (size_t i = 0; i < kn; i++)
-            if (gm_vec_push(m, &d.stack, key[i]))
-                goto nomem;
+        /* Members are read before interning below (which may move the key). */
         for (size_t i = 0; i < kn; i++) {
-            uint32_t s = d.stack.v[i];
+            uint32_t s = key[i];
             if (s == acc)
                 f |= GM_FS_ACCEPT;
-            for (uint32_t j = d.n.off[s]; j < d.n.off[s + 1]; j++) {
-                const nedge *e = &d.n.e[j];
-                if (e->lo > e->hi)
-                    continue;
-                dedge c = {e->lo, e->hi, e->to};
-                if (gm_vec_push(m, &cand, c) || gm_vec_push(m, &points, (uint64_t)e->lo) ||
-                    gm_vec_push(m, &points, (uint64_t)e->hi + 1))
-                    goto nomem;
+            uint32_t k = d.soff[s + 1] - d.soff[s];
+            if (gm_vec_reserve(m, &cand, cand.n + k) ||
+                gm_vec_reserve(m, &points, points.n + 2 * k))
+                goto nomem;
+            for (uint32_t j = d.soff[s]; j < d.soff[s + 1]; j++) {
+                const nedge *e = &d.sym[j];
+                cand.v[cand.n++] = (dedge){e->lo, e->hi, e->to};
+                points.v[points.n++] = e->lo;
+                points.v[points.n++] = (uint64_t)e->hi + 1;
             }
         }
-        /* Members are consumed: d.stack is reused by close_and_intern. */
         if (gm_vec_push(m, &off, (uint32_t)edges.n) || gm_vec_push(m, &flags, f))
             goto nomem;
         sort_u64(points.v, points.n);
@@ -764,23 +868,61 @@ static gm_status determinize(builder *b, uint32_t start, uint32_t acc, rdfa *out
         for (size_t i = 0; i < points.n; i++)
             if (!np || points.v[np - 1] != points.v[i])
                 points.v[np++] = points.v[i];
-        for (size_t i = 0; i + 1 < np; i++) {
-            uint64_t p = points.v[i];
-            d.set.n = 0;
-            for (size_t j = 0; j < cand.n; j++)
-                if (cand.v[j].lo <= p && p <= cand.v[j].hi &&
-                    gm_vec_push(m, &d.set, cand.v[j].to))
-                    goto nomem;
-            if (!d.set.n)
+        if (np < 2)
+            continue;
+        /* The targets of each interval [points[i], points[i + 1]), bucketed. */
+        size_t ni = np - 1;
+        if (gm_vec_reserve(m, &cnt, ni + 1))
+            goto nomem;
+        memset(cnt.v, 0, (ni + 1) * sizeof *cnt.v);
+        size_t total = 0;
+        for (size_t j = 0; j < cand.n; j++) {
+            /* cand's first interval: binary search; it covers up to hi */
+            size_t lo = 0, hi = np;
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (points.v[mid] < cand.v[j].lo)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            cand.v[j].lo = (uint32_t)lo; /* now: first interval index */
+            for (size_t i = lo; i < ni && points.v[i] <= cand.v[j].hi; i++) {
+                cnt.v[i + 1]++;
+                total++;
+            }
+        }
+        for (size_t i = 0; i < ni; i++)
+            cnt.v[i + 1] += cnt.v[i];
+        if (gm_vec_reserve(m, &bucket, total))
+            goto nomem;
+        for (size_t j = 0; j < cand.n; j++)
+            for (size_t i = cand.v[j].lo; i < ni && points.v[i] <= cand.v[j].hi; i++)
+                bucket.v[cnt.v[i]++] = cand.v[j].to;
+        /* cnt[i] is now the end of interval i's run (the start of i + 1's) */
+        for (size_t i = 0; i < ni; i++) {
+            size_t first = i ? cnt.v[i - 1] : 0, last = cnt.v[i];
+            if (first == last)
                 continue;
             uint32_t to;
-            if (close_and_intern(&d, &to))
-                goto nomem;
-            dedge ne = {(uint32_t)p, (uint32_t)(points.v[i + 1] - 1), to};
+            if (last - first == 1) {
+                if (single_target(&d, bucket.v[first], &to))
+                    goto nomem;
+            } else {
+                d.set.n = 0;
+                if (gm_vec_reserve(m, &d.set, last - first))
+                    goto nomem;
+                for (size_t k = first; k < last; k++)
+                    d.set.v[d.set.n++] = bucket.v[k];
+                if (close_and_intern(&d, &to))
+                    goto nomem;
+            }
+            uint64_t p = points.v[i];
+            dedge nd = {(uint32_t)p, (uint32_t)(points.v[i + 1] - 1), to};
             if (edges.n > off.v[off.n - 1] && edges.v[edges.n - 1].to == to &&
                 (uint64_t)edges.v[edges.n - 1].hi + 1 == p)
-                edges.v[edges.n - 1].hi = ne.hi;
-            else if (gm_vec_push(m, &edges, ne))
+                edges.v[edges.n - 1].hi = nd.hi;
+            else if (gm_vec_push(m, &edges, nd))
                 goto nomem;
         }
     }
@@ -802,12 +944,17 @@ out:
     gm_vec_free(m, &flags);
     gm_vec_free(m, &cand);
     gm_vec_free(m, &points);
+    gm_vec_free(m, &cnt);
+    gm_vec_free(m, &bucket);
     gm_vec_free(m, &d.set);
     gm_vec_free(m, &d.stack);
     gm_intern_free(&d.sets);
-    gm_mem_free(m, d.n.off);
-    gm_mem_free(m, d.n.e);
+    gm_mem_free(m, d.eoff);
+    gm_mem_free(m, d.soff);
+    gm_mem_free(m, d.eps);
+    gm_mem_free(m, d.sym);
     gm_mem_free(m, d.mark);
+    gm_mem_free(m, d.single);
     return b->st;
 }
 
@@ -1072,12 +1219,14 @@ static int key_local(builder *b, u32vec *list, uint32_t x)
 }
 
 /*
- * Appends to b->key what nfa_add builds from node, walking the IR as it
+ * Appends to b->key what frag builds from node, walking the IR as it
  * does (keep the two in step): the same inlining, the same choice between
  * expanding a repetition and a repetition rule, references and special
- * tokens numbered locally, and rules and tokens created in the same order.
- * -1: out of memory (b->st set); -2: nothing to cache (nfa_add reports the
- * error).
+ * tokens numbered locally. The walk goes in the order of the text and
+ * creates the referenced rules and the special tokens: build_rule runs it
+ * before the fragments (built from the end), so rules are numbered in the
+ * order of the text, cache or not.
+ * -1: out of memory (b->st set); -2: an error (first_error reports it).
  */
 static int key_add(builder *b, uint32_t node, uint32_t depth)
 {
@@ -1329,29 +1478,78 @@ static void store_rule(builder *b, uint32_t r)
     rdfa_free(m, &t);
 }
 
+/*
+ * The first error of node's body in the order of its text, as building it
+ * would report it (the fragments are built from the end: note [fragments]).
+ * Called when rule_key found something it cannot key, which is an error.
+ */
+static int first_error(builder *b, uint32_t node, uint32_t depth)
+{
+    const gm_ebnf *g = b->src;
+    if (depth > MAX_DEPTH) {
+        if (b->st == GM_OK)
+            b->st = gm_error_set(b->err, GM_ERR_LIMIT,
+                                 "rule %s: expressions nested deeper than %d",
+                                 rule_name(b, b->cur), MAX_DEPTH);
+        return -1;
+    }
+    const gm_ex *e = &g->nodes[node];
+    switch (e->kind) {
+    case GM_EX_EMPTY: case GM_EX_NOTHING: case GM_EX_BYTES: case GM_EX_SET: case GM_EX_BYTESET:
+    case GM_EX_TOKEN:
+        return 0;
+    case GM_EX_REF:
+        if (g->rules[e->arg].lookahead != GM_EX_NONE || !b->inl[e->arg])
+            return frag(b, node, 0, depth) == GM_FSM_NONE ? -1 : 0;
+        return first_error(b, g->rules[e->arg].body, depth + 1);
+    case GM_EX_SEQ:
+    case GM_EX_ALT:
+        for (uint32_t i = 0; i < e->count; i++)
+            if (first_error(b, g->kids[e->first + i], depth + 1))
+                return -1;
+        return 0;
+    case GM_EX_REPEAT: {
+        uint64_t copies = e->max == GM_EX_INF ? (uint64_t)e->min + 1 : e->max;
+        uint64_t xs = node_size(b, g->kids[e->first], depth + 1);
+        if (e->max == 0 || e->min > e->max || copies > EXPAND_MAX_COPIES ||
+            copies * xs > EXPAND_MAX_NODES)
+            return 0;
+        return first_error(b, g->kids[e->first], depth + 1);
+    }
+    default:
+        return frag(b, node, 0, depth) == GM_FSM_NONE ? -1 : 0;
+    }
+}
+
 static gm_status build_rule(builder *b, uint32_t r)
 {
     b->cur = r;
     b->raw.n = 0;
     b->nnfa = 0;
-    uint32_t in = nfa_state(b), out = nfa_state(b);
+    gm_imap_clear(&b->memo);
+    uint32_t out = nfa_state(b);
     uint32_t body = b->rules.v[r].body;
-    if (in == GM_FSM_NONE || out == GM_FSM_NONE)
+    if (out == GM_FSM_NONE)
         return b->st;
     if (body == GM_EX_NONE || body >= b->src->nnodes) {
         const gm_ebnf_rule *sr = &b->src->rules[b->rules.v[r].src];
         return b->st = gm_error_set_at(b->err, GM_ERR_GRAMMAR, sr->loc, NULL, 0,
                                        "rule %s is used but not defined", sr->name);
     }
-    int keyed = b->cache ? rule_key(b, r) : -2;
+    /* The key walk creates the rules the body references in the order of
+       its text (the fragments are built from the end). */
+    int keyed = rule_key(b, r);
     if (keyed == -1)
         return b->st;
-    if (keyed == 0) {
+    if (keyed == -2 && first_error(b, body, 0))
+        return b->st;
+    if (keyed == 0 && b->cache) {
         int hit = cached_rule(b, r);
         if (hit)
             return hit < 0 ? b->st : GM_OK;
     }
-    if (nfa_add(b, body, in, out, 0))
+    uint32_t in = frag(b, body, out, 0);
+    if (in == GM_FSM_NONE)
         return b->st;
     orule *o = &b->rules.v[r];
     if (determinize(b, in, out, &o->dfa) || minimize(b, &o->dfa))
@@ -1366,7 +1564,7 @@ static gm_status build_rule(builder *b, uint32_t r)
         return b->st = gm_error_set_at(b->err, GM_ERR_GRAMMAR, loc, NULL, 0,
                                        "rule %s derives no string", rule_name(b, r));
     }
-    if (keyed == 0)
+    if (keyed == 0 && b->cache)
         store_rule(b, r);
     return GM_OK;
 }
@@ -1552,6 +1750,7 @@ gm_status gm_egrammar_build_cached(gm_mem *m, const gm_ebnf *src, const gm_limit
     b.err = err;
     gm_fsm_limits(&b.lim, limits);
     gm_intern_init(&b.toks, m);
+    gm_imap_init(&b.memo, m);
     gm_egrammar *g = NULL;
     {
         gm_grammar_options o;
@@ -1611,6 +1810,7 @@ done:
         rdfa_free(m, &b.rules.v[r].dfa);
     gm_vec_free(m, &b.rules);
     gm_vec_free(m, &b.raw);
+    gm_imap_free(&b.memo);
     gm_vec_free(m, &b.key);
     gm_vec_free(m, &b.lrefs);
     gm_vec_free(m, &b.ltoks);

@@ -62,12 +62,9 @@ typedef struct nraw {
 typedef gm_fsm_edge dedge;
 
 /* One rule's DFA, local state numbers, start 0. */
-typedef struct rdfa {
-    uint32_t nstates;
-    uint32_t *off;        /* [nstates + 1] */
-    dedge *edges;
-    uint8_t *flags;       /* GM_FS_ACCEPT (ITER_END, REP_START for repetition rules) */
-} rdfa;
+/* One rule's DFA, local state numbers, start 0; flags GM_FS_ACCEPT (ITER_END,
+   REP_START for repetition rules). */
+typedef gm_fsm_dfa rdfa;
 
 typedef struct orule {
     uint32_t src;         /* IR rule, or GM_EX_NONE for a repetition rule */
@@ -79,7 +76,70 @@ typedef struct orule {
     rdfa dfa;
 } orule;
 
+/*
+ * note [subset construction]
+ * A DFA state is the set of the NFA states its inputs reach, closed under
+ * epsilon edges and then cut down to the states that matter: those with
+ * symbol edges, and the accepting one. Two closures that differ only in
+ * states that just pass control on (an alternative's entry, a counter of a
+ * bounded repetition that may stop) lead the same way, so they are one
+ * state; the result is closer to minimal and minimization has less to
+ * merge. Per DFA state, the symbol edges of its members split the symbols
+ * into intervals at their boundaries; each interval's targets, closed, are
+ * the next state. A single target (the common case) is closed once per
+ * NFA state and remembered. The working memory is kept from rule to rule.
+ */
+typedef struct det {
+    gm_mem *m;
+    uint32_t *eoff;       /* [nn + 1] epsilon edges: eps[eoff[s] ..) */
+    uint32_t *eps;
+    uint32_t *soff;       /* [nn + 1] symbol edges: sym[soff[s] ..) */
+    nedge *sym;
+    uint8_t *keep;        /* [nn] kept in DFA states: symbol edges, or accepting */
+    uint32_t acc;
+    uint32_t *mark;       /* [nn] closure stamp */
+    uint32_t stamp;
+    uint32_t *single;     /* [nn] DFA state of closure({s}), or GM_FSM_NONE */
+    GM_VEC(uint32_t) eoff_v, soff_v, eps_v, mark_v, single_v;
+    GM_VEC(uint8_t) keep_v;
+    GM_VEC(nedge) sym_v;
+    GM_VEC(uint32_t) set; /* closure being built */
+    GM_VEC(uint32_t) stack, members, bucket, targets;
+    GM_VEC(dedge) cand;   /* byte edges of a DFA state's members */
+    GM_VEC(uint64_t) big; /* (symbol, target) of their reference and token edges */
+    GM_VEC(dedge) out;    /* the DFA's edges */
+    gm_intern sets;
+} det;
+
+static void det_free(det *d)
+{
+    gm_mem *m = d->m;
+    gm_vec_free(m, &d->eoff_v);
+    gm_vec_free(m, &d->soff_v);
+    gm_vec_free(m, &d->eps_v);
+    gm_vec_free(m, &d->mark_v);
+    gm_vec_free(m, &d->single_v);
+    gm_vec_free(m, &d->keep_v);
+    gm_vec_free(m, &d->sym_v);
+    gm_vec_free(m, &d->set);
+    gm_vec_free(m, &d->stack);
+    gm_vec_free(m, &d->members);
+    gm_vec_free(m, &d->bucket);
+    gm_vec_free(m, &d->targets);
+    gm_vec_free(m, &d->cand);
+    gm_vec_free(m, &d->big);
+    gm_vec_free(m, &d->out);
+    gm_intern_free(&d->sets);
+}
+
 typedef GM_VEC(uint32_t) u32vec;
+
+/* A rule built without a cache, by key (note [equal rules]). */
+typedef struct built_rule {
+    uint32_t rule;            /* the output rule built under the key */
+    uint32_t at;              /* its key's symbol lists: built_syms[at ..), refs then toks */
+    uint32_t nrefs, ntoks;
+} built_rule;
 
 typedef struct builder {
     gm_mem *m;
@@ -106,6 +166,12 @@ typedef struct builder {
     GM_VEC(nraw) raw;
     uint32_t nnfa;
     gm_imap memo;         /* (node, out) and (range, target) -> state (note [fragments]) */
+    gm_fsm_min min;       /* minimize's working memory */
+    det det;              /* determinize's */
+    /* Keys of the rules built so far, without a cache (note [equal rules]). */
+    gm_intern built;
+    GM_VEC(built_rule) built_rules;
+    u32vec built_syms;
 } builder;
 
 static gm_status fail_mem(builder *b, const char *what)
@@ -117,10 +183,7 @@ static gm_status fail_mem(builder *b, const char *what)
 
 static void rdfa_free(gm_mem *m, rdfa *d)
 {
-    gm_mem_free(m, d->off);
-    gm_mem_free(m, d->edges);
-    gm_mem_free(m, d->flags);
-    memset(d, 0, sizeof *d);
+    gm_fsm_dfa_free(m, d);
 }
 
 static const char *rule_name(builder *b, uint32_t r)
@@ -720,27 +783,11 @@ DEFINE_SORT(sort_u64, uint64_t, cmp_u64)
  * the next state. A single target (the common case) is closed once per
  * NFA state and remembered.
  */
-typedef struct det {
-    builder *b;
-    uint32_t nn;
-    uint32_t *eoff;       /* [nn + 1] epsilon edges: eps[eoff[s] ..) */
-    uint32_t *eps;
-    uint32_t *soff;       /* [nn + 1] symbol edges: sym[soff[s] ..) */
-    nedge *sym;
-    uint32_t acc;
-    uint32_t *mark;       /* [nn] closure stamp */
-    uint32_t stamp;
-    uint32_t *single;     /* [nn] DFA state of closure({s}), or GM_FSM_NONE */
-    GM_VEC(uint32_t) set; /* closure being built */
-    GM_VEC(uint32_t) stack;
-    gm_intern sets;
-} det;
-
 /* Closes the states d->set under epsilon edges, keeps those that matter,
    sorts them; interns the set: the DFA state id (note [subset construction]). */
 static int close_and_intern(det *d, uint32_t *id)
 {
-    gm_mem *m = d->b->m;
+    gm_mem *m = d->m;
     d->stamp++;
     d->stack.n = 0;
     if (gm_vec_reserve(m, &d->stack, d->set.n))
@@ -753,11 +800,14 @@ static int close_and_intern(det *d, uint32_t *id)
     d->set.n = 0;
     while (d->stack.n) {
         uint32_t s = d->stack.v[--d->stack.n];
-        if ((d->soff[s + 1] > d->soff[s] || s == d->acc) && gm_vec_push(m, &d->set, s))
+        if (d->keep[s] && gm_vec_push(m, &d->set, s))
             return -1;
-        if (gm_vec_reserve(m, &d->stack, d->stack.n + (d->eoff[s + 1] - d->eoff[s])))
+        uint32_t e0 = d->eoff[s], e1 = d->eoff[s + 1];
+        if (e0 == e1)
+            continue;
+        if (gm_vec_reserve(m, &d->stack, d->stack.n + (e1 - e0)))
             return -1;
-        for (uint32_t i = d->eoff[s]; i < d->eoff[s + 1]; i++) {
+        for (uint32_t i = e0; i < e1; i++) {
             uint32_t t = d->eps[i];
             if (d->mark[t] != d->stamp) {
                 d->mark[t] = d->stamp;
@@ -769,17 +819,185 @@ static int close_and_intern(det *d, uint32_t *id)
     return gm_intern_put(&d->sets, d->set.v, d->set.n * sizeof *d->set.v, id, NULL);
 }
 
-/* The DFA state of closure({t}), remembered per t. */
-static int single_target(det *d, uint32_t t, uint32_t *id)
+/* The DFA state of closure(targets[0..n)), closure({t}) remembered per t. */
+static int target_state(det *d, const uint32_t *targets, size_t n, uint32_t *id)
 {
-    if (d->single[t] != GM_FSM_NONE) {
-        *id = d->single[t];
+    size_t k = 1;
+    while (k < n && targets[k] == targets[0])
+        k++;
+    if (k == n) {
+        uint32_t t = targets[0];
+        if (d->single[t] != GM_FSM_NONE) {
+            *id = d->single[t];
+            return 0;
+        }
+        d->set.n = 0;
+        if (gm_vec_push(d->m, &d->set, t) || close_and_intern(d, id))
+            return -1;
+        d->single[t] = *id;
         return 0;
     }
     d->set.n = 0;
-    if (gm_vec_push(d->b->m, &d->set, t) || close_and_intern(d, id))
+    if (gm_vec_reserve(d->m, &d->set, n))
         return -1;
-    d->single[t] = *id;
+    memcpy(d->set.v, targets, n * sizeof *targets);
+    d->set.n = n;
+    return close_and_intern(d, id);
+}
+
+/* Appends edge lo..hi -> to of the state being made, merged with the last when adjacent. */
+static int out_edge(det *d, size_t first, uint32_t lo, uint32_t hi, uint32_t to)
+{
+    size_t n = d->out.n;
+    if (n > first && d->out.v[n - 1].to == to && (uint64_t)d->out.v[n - 1].hi + 1 == lo) {
+        d->out.v[n - 1].hi = hi;
+        return 0;
+    }
+    return gm_vec_push(d->m, &d->out, ((dedge){lo, hi, to}));
+}
+
+/* Sets the NFA of the rule (b->raw, b->nnfa states) in d's arrays. */
+static int det_load(det *d, const builder *b, uint32_t acc)
+{
+    uint32_t nn = b->nnfa;
+    size_t ne = b->raw.n;
+    gm_mem *m = d->m;
+    if (gm_vec_reserve(m, &d->eoff_v, (size_t)nn + 2) || gm_vec_reserve(m, &d->soff_v, (size_t)nn + 2) ||
+        gm_vec_reserve(m, &d->eps_v, ne + 1) || gm_vec_reserve(m, &d->sym_v, ne + 1) ||
+        gm_vec_reserve(m, &d->mark_v, (size_t)nn + 1) || gm_vec_reserve(m, &d->single_v, (size_t)nn + 1) ||
+        gm_vec_reserve(m, &d->keep_v, (size_t)nn + 1))
+        return -1;
+    d->eoff = d->eoff_v.v;
+    d->soff = d->soff_v.v;
+    d->eps = d->eps_v.v;
+    d->sym = d->sym_v.v;
+    d->mark = d->mark_v.v;
+    d->single = d->single_v.v;
+    d->keep = d->keep_v.v;
+    d->acc = acc;
+    d->stamp = 0;
+    memset(d->eoff, 0, ((size_t)nn + 2) * sizeof *d->eoff);
+    memset(d->soff, 0, ((size_t)nn + 2) * sizeof *d->soff);
+    memset(d->mark, 0, (size_t)nn * sizeof *d->mark);
+    memset(d->single, 0xff, (size_t)nn * sizeof *d->single);
+    /* CSR of each kind, edges of a state in the order they were added */
+    for (size_t i = 0; i < ne; i++) {
+        const nraw *r = &b->raw.v[i];
+        if (r->e.lo > r->e.hi)
+            d->eoff[r->from + 2]++;
+        else
+            d->soff[r->from + 2]++;
+    }
+    for (uint32_t s = 0; s < nn; s++) {
+        d->eoff[s + 2] += d->eoff[s + 1];
+        d->soff[s + 2] += d->soff[s + 1];
+    }
+    for (size_t i = 0; i < ne; i++) {
+        const nraw *r = &b->raw.v[i];
+        if (r->e.lo > r->e.hi)
+            d->eps[d->eoff[r->from + 1]++] = r->e.to;
+        else
+            d->sym[d->soff[r->from + 1]++] = r->e;
+    }
+    for (uint32_t s = 0; s < nn; s++)
+        d->keep[s] = d->soff[s + 1] > d->soff[s] || s == acc;
+    gm_intern_clear(&d->sets);
+    return 0;
+}
+
+/*
+ * The edges of DFA state `members` (its NFA states) into d->out. Byte
+ * boundaries are marked in a bitmap, so the intervals come out sorted
+ * without a sort; references and special tokens are single symbols,
+ * sorted with their targets.
+ */
+static int det_edges(det *d, const uint32_t *members, size_t kn)
+{
+    gm_mem *m = d->m;
+    uint64_t bound[5] = {0, 0, 0, 0, 0};
+    d->cand.n = d->big.n = 0;
+    for (size_t i = 0; i < kn; i++) {
+        uint32_t s = members[i], j0 = d->soff[s], j1 = d->soff[s + 1];
+        if (gm_vec_reserve(m, &d->cand, d->cand.n + (j1 - j0)))
+            return -1;
+        for (uint32_t j = j0; j < j1; j++) {
+            const nedge *e = &d->sym[j];
+            if (e->lo < 256) {
+                uint32_t h = e->hi + 1;
+                bound[e->lo >> 6] |= (uint64_t)1 << (e->lo & 63);
+                bound[h >> 6] |= (uint64_t)1 << (h & 63);
+                d->cand.v[d->cand.n++] = (dedge){e->lo, e->hi, e->to};
+            } else if (gm_vec_push(m, &d->big, (uint64_t)e->lo << 32 | e->to)) {
+                return -1;
+            }
+        }
+    }
+    size_t first = d->out.n;
+    if (d->cand.n) {
+        /* byte intervals [pts[i], pts[i + 1]) */
+        uint16_t idx[257];
+        uint16_t pts[258];
+        uint32_t np = 0;
+        for (int wi = 0; wi < 5; wi++)
+            for (uint64_t x = bound[wi]; x; x &= x - 1) {
+                uint32_t p = (uint32_t)wi * 64 + (uint32_t)__builtin_ctzll(x);
+                idx[p] = (uint16_t)np;
+                pts[np++] = (uint16_t)p;
+            }
+        uint32_t cnt[258];
+        memset(cnt, 0, (np + 1) * sizeof *cnt);
+        size_t total = 0;
+        for (size_t j = 0; j < d->cand.n; j++) {
+            uint32_t a = idx[d->cand.v[j].lo], z = idx[d->cand.v[j].hi + 1];
+            for (uint32_t i = a; i < z; i++)
+                cnt[i + 1]++;
+            total += z - a;
+        }
+        for (uint32_t i = 0; i < np; i++)
+            cnt[i + 1] += cnt[i];
+        if (gm_vec_reserve(m, &d->bucket, total + 1))
+            return -1;
+        for (size_t j = 0; j < d->cand.n; j++) {
+            uint32_t a = idx[d->cand.v[j].lo], z = idx[d->cand.v[j].hi + 1];
+            for (uint32_t i = a; i < z; i++)
+                d->bucket.v[cnt[i]++] = d->cand.v[j].to;
+        }
+        /* cnt[i] is now the end of interval i's targets (the start of i + 1's);
+           intervals cut apart by other members' boundaries often have the
+           targets of the one before (in the same order): closed once */
+        uint32_t p0 = 0, p1 = 0, pto = GM_FSM_NONE;
+        for (uint32_t i = 0; i + 1 < np; i++) {
+            uint32_t b0 = i ? cnt[i - 1] : 0, b1 = cnt[i], to;
+            if (b0 == b1)
+                continue;
+            if (pto != GM_FSM_NONE && b1 - b0 == p1 - p0 &&
+                !memcmp(d->bucket.v + b0, d->bucket.v + p0, (b1 - b0) * sizeof *d->bucket.v))
+                to = pto;
+            else if (target_state(d, d->bucket.v + b0, b1 - b0, &to))
+                return -1;
+            p0 = b0;
+            p1 = b1;
+            pto = to;
+            if (out_edge(d, first, pts[i], pts[i + 1] - 1u, to))
+                return -1;
+        }
+    }
+    if (d->big.n) {
+        /* (symbol, target) pairs in order; each symbol's targets together */
+        sort_u64(d->big.v, d->big.n);
+        for (size_t i = 0; i < d->big.n;) {
+            uint32_t sym = (uint32_t)(d->big.v[i] >> 32);
+            size_t e = i;
+            d->targets.n = 0;
+            for (; e < d->big.n && (uint32_t)(d->big.v[e] >> 32) == sym; e++)
+                if (gm_vec_push(m, &d->targets, (uint32_t)d->big.v[e]))
+                    return -1;
+            uint32_t to;
+            if (target_state(d, d->targets.v, d->targets.n, &to) || out_edge(d, first, sym, sym, to))
+                return -1;
+            i = e;
+        }
+    }
     return 0;
 }
 
@@ -787,53 +1005,17 @@ static int single_target(det *d, uint32_t t, uint32_t *id)
 static gm_status determinize(builder *b, uint32_t start, uint32_t acc, rdfa *out)
 {
     gm_mem *m = b->m;
-    det d;
-    memset(&d, 0, sizeof d);
-    d.b = b;
-    d.acc = acc;
-    gm_intern_init(&d.sets, m);
-    GM_VEC(dedge) edges = {0};
+    det *d = &b->det;
     GM_VEC(uint32_t) off = {0};
     GM_VEC(uint8_t) flags = {0};
-    GM_VEC(dedge) cand = {0};
-    GM_VEC(uint64_t) points = {0};
-    GM_VEC(uint32_t) cnt = {0};
-    GM_VEC(uint32_t) bucket = {0};
-    uint32_t nn = b->nnfa;
-    size_t ne = b->raw.n;
-    d.nn = nn;
-    d.eoff = gm_mem_calloc(m, (size_t)nn + 2, sizeof *d.eoff);
-    d.soff = gm_mem_calloc(m, (size_t)nn + 2, sizeof *d.soff);
-    d.eps = gm_mem_alloc(m, (ne ? ne : 1) * sizeof *d.eps);
-    d.sym = gm_mem_alloc(m, (ne ? ne : 1) * sizeof *d.sym);
-    d.mark = gm_mem_calloc(m, nn ? nn : 1, sizeof *d.mark);
-    d.single = gm_mem_alloc(m, (size_t)(nn ? nn : 1) * sizeof *d.single);
-    if (!d.eoff || !d.soff || !d.eps || !d.sym || !d.mark || !d.single)
+    d->out.n = 0;
+    if (det_load(d, b, acc))
         goto nomem;
-    memset(d.single, 0xff, (size_t)nn * sizeof *d.single);
-    /* CSR of each kind, edges of a state in the order they were added */
-    for (size_t i = 0; i < ne; i++) {
-        const nraw *r = &b->raw.v[i];
-        if (r->e.lo > r->e.hi)
-            d.eoff[r->from + 2]++;
-        else
-            d.soff[r->from + 2]++;
-    }
-    for (uint32_t s = 0; s < nn; s++) {
-        d.eoff[s + 2] += d.eoff[s + 1];
-        d.soff[s + 2] += d.soff[s + 1];
-    }
-    for (size_t i = 0; i < ne; i++) {
-        const nraw *r = &b->raw.v[i];
-        if (r->e.lo > r->e.hi)
-            d.eps[d.eoff[r->from + 1]++] = r->e.to;
-        else
-            d.sym[d.soff[r->from + 1]++] = r->e;
-    }
     uint32_t id;
-    if (gm_vec_push(m, &d.set, start) || close_and_intern(&d, &id))
+    d->set.n = 0;
+    if (gm_vec_push(m, &d->set, start) || close_and_intern(d, &id))
         goto nomem;
-    for (uint32_t cur = 0; cur < d.sets.count; cur++) {
+    for (uint32_t cur = 0; cur < d->sets.count; cur++) {
         if (cur >= b->lim.max_dfa_states) {
             b->st = gm_error_set(b->err, GM_ERR_LIMIT,
                                  "rule %s: more than %u automaton states (max_dfa_states)",
@@ -841,120 +1023,42 @@ static gm_status determinize(builder *b, uint32_t start, uint32_t acc, rdfa *out
             goto out;
         }
         size_t klen;
-        const uint32_t *key = gm_intern_key(&d.sets, cur, &klen);
+        const uint32_t *key = gm_intern_key(&d->sets, cur, &klen);
         size_t kn = klen / sizeof *key;
+        /* a copy: interning below may move the key */
+        d->members.n = 0;
+        if (gm_vec_reserve(m, &d->members, kn + 1))
+            goto nomem;
+        memcpy(d->members.v, key, klen);
         uint8_t f = 0;
-        cand.n = points.n = 0;
-        /* Members are read before interning below (which may move the key). */
-        for (size_t i = 0; i < kn; i++) {
-            uint32_t s = key[i];
-            if (s == acc)
-                f |= GM_FS_ACCEPT;
-            uint32_t k = d.soff[s + 1] - d.soff[s];
-            if (gm_vec_reserve(m, &cand, cand.n + k) ||
-                gm_vec_reserve(m, &points, points.n + 2 * k))
-                goto nomem;
-            for (uint32_t j = d.soff[s]; j < d.soff[s + 1]; j++) {
-                const nedge *e = &d.sym[j];
-                cand.v[cand.n++] = (dedge){e->lo, e->hi, e->to};
-                points.v[points.n++] = e->lo;
-                points.v[points.n++] = (uint64_t)e->hi + 1;
-            }
-        }
-        if (gm_vec_push(m, &off, (uint32_t)edges.n) || gm_vec_push(m, &flags, f))
+        for (size_t i = 0; i < kn; i++)
+            if (d->members.v[i] == acc)
+                f = GM_FS_ACCEPT;
+        if (gm_vec_push(m, &off, (uint32_t)d->out.n) || gm_vec_push(m, &flags, f) ||
+            det_edges(d, d->members.v, kn))
             goto nomem;
-        sort_u64(points.v, points.n);
-        size_t np = 0;
-        for (size_t i = 0; i < points.n; i++)
-            if (!np || points.v[np - 1] != points.v[i])
-                points.v[np++] = points.v[i];
-        if (np < 2)
-            continue;
-        /* The targets of each interval [points[i], points[i + 1]), bucketed. */
-        size_t ni = np - 1;
-        if (gm_vec_reserve(m, &cnt, ni + 1))
-            goto nomem;
-        memset(cnt.v, 0, (ni + 1) * sizeof *cnt.v);
-        size_t total = 0;
-        for (size_t j = 0; j < cand.n; j++) {
-            /* cand's first interval: binary search; it covers up to hi */
-            size_t lo = 0, hi = np;
-            while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if (points.v[mid] < cand.v[j].lo)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            cand.v[j].lo = (uint32_t)lo; /* now: first interval index */
-            for (size_t i = lo; i < ni && points.v[i] <= cand.v[j].hi; i++) {
-                cnt.v[i + 1]++;
-                total++;
-            }
-        }
-        for (size_t i = 0; i < ni; i++)
-            cnt.v[i + 1] += cnt.v[i];
-        if (gm_vec_reserve(m, &bucket, total))
-            goto nomem;
-        for (size_t j = 0; j < cand.n; j++)
-            for (size_t i = cand.v[j].lo; i < ni && points.v[i] <= cand.v[j].hi; i++)
-                bucket.v[cnt.v[i]++] = cand.v[j].to;
-        /* cnt[i] is now the end of interval i's run (the start of i + 1's) */
-        for (size_t i = 0; i < ni; i++) {
-            size_t first = i ? cnt.v[i - 1] : 0, last = cnt.v[i];
-            if (first == last)
-                continue;
-            uint32_t to;
-            if (last - first == 1) {
-                if (single_target(&d, bucket.v[first], &to))
-                    goto nomem;
-            } else {
-                d.set.n = 0;
-                if (gm_vec_reserve(m, &d.set, last - first))
-                    goto nomem;
-                for (size_t k = first; k < last; k++)
-                    d.set.v[d.set.n++] = bucket.v[k];
-                if (close_and_intern(&d, &to))
-                    goto nomem;
-            }
-            uint64_t p = points.v[i];
-            dedge nd = {(uint32_t)p, (uint32_t)(points.v[i + 1] - 1), to};
-            if (edges.n > off.v[off.n - 1] && edges.v[edges.n - 1].to == to &&
-                (uint64_t)edges.v[edges.n - 1].hi + 1 == p)
-                edges.v[edges.n - 1].hi = nd.hi;
-            else if (gm_vec_push(m, &edges, nd))
-                goto nomem;
-        }
     }
-    if (gm_vec_push(m, &off, (uint32_t)edges.n))
+    if (gm_vec_push(m, &off, (uint32_t)d->out.n))
         goto nomem;
-    out->nstates = d.sets.count;
+    out->nstates = d->sets.count;
     out->off = off.v;
-    out->edges = edges.v;
     out->flags = flags.v;
+    out->edges = gm_mem_alloc(m, (d->out.n ? d->out.n : 1) * sizeof *out->edges);
+    if (!out->edges) {
+        off.v = NULL;
+        flags.v = NULL;
+        rdfa_free(m, out);
+        goto nomem;
+    }
+    memcpy(out->edges, d->out.v, d->out.n * sizeof *out->edges);
     off.v = NULL;
-    edges.v = NULL;
     flags.v = NULL;
     goto out;
 nomem:
     fail_mem(b, "a rule automaton");
 out:
-    gm_vec_free(m, &edges);
     gm_vec_free(m, &off);
     gm_vec_free(m, &flags);
-    gm_vec_free(m, &cand);
-    gm_vec_free(m, &points);
-    gm_vec_free(m, &cnt);
-    gm_vec_free(m, &bucket);
-    gm_vec_free(m, &d.set);
-    gm_vec_free(m, &d.stack);
-    gm_intern_free(&d.sets);
-    gm_mem_free(m, d.eoff);
-    gm_mem_free(m, d.soff);
-    gm_mem_free(m, d.eps);
-    gm_mem_free(m, d.sym);
-    gm_mem_free(m, d.mark);
-    gm_mem_free(m, d.single);
     return b->st;
 }
 
@@ -1057,74 +1161,15 @@ out:
     return b->st;
 }
 
-/*
- * The minimal automaton: trimmed, then quotiented by state equivalence
- * (fsm_minimize.h), then trimmed again (renumbered breadth-first from the
- * start, so the result does not depend on how blocks were numbered).
- */
+/* The minimal automaton (fsm_minimize.h, note [minimization]). */
 static gm_status minimize(builder *b, rdfa *d)
 {
-    gm_mem *m = b->m;
-    uint32_t n = d->nstates;
-    uint32_t *cls = gm_mem_alloc(m, (size_t)(n ? n : 1) * sizeof *cls);
-    uint32_t *ncls = gm_mem_alloc(m, (size_t)(n ? n : 1) * sizeof *ncls);
     rdfa o;
-    memset(&o, 0, sizeof o);
-    if (!cls || !ncls)
-        goto nomem;
-    uint32_t nblocks = 0;
-    /* Partial DFAs: dead states first, or edges into them would keep
-       equivalent states apart. */
-    if (trim(b, d, 0, GM_FS_ACCEPT))
-        goto out;
-    n = d->nstates;
-    if (gm_fsm_partition(m, n, d->off, d->edges, d->flags, cls, &nblocks))
-        goto nomem;
-    /* The quotient: block i's representative is its first state. */
-    o.nstates = nblocks;
-    o.off = gm_mem_calloc(m, (size_t)nblocks + 1, sizeof *o.off);
-    o.flags = gm_mem_alloc(m, nblocks ? nblocks : 1);
-    uint32_t *rep = ncls;
-    for (uint32_t i = 0; i < nblocks; i++)
-        rep[i] = GM_FSM_NONE;
-    for (uint32_t s = 0; s < n; s++)
-        if (rep[cls[s]] == GM_FSM_NONE)
-            rep[cls[s]] = s;
-    size_t ne = 0;
-    for (uint32_t i = 0; i < nblocks; i++)
-        ne += d->off[rep[i] + 1] - d->off[rep[i]];
-    o.edges = gm_mem_alloc(m, (ne ? ne : 1) * sizeof *o.edges);
-    if (!o.off || !o.flags || !o.edges)
-        goto nomem;
-    size_t k = 0;
-    for (uint32_t i = 0; i < nblocks; i++) {
-        uint32_t s = rep[i];
-        o.off[i] = (uint32_t)k;
-        o.flags[i] = d->flags[s];
-        for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++) {
-            dedge e = d->edges[j];
-            e.to = cls[e.to];
-            if (k > o.off[i] && o.edges[k - 1].to == e.to && o.edges[k - 1].hi + 1 == e.lo)
-                o.edges[k - 1].hi = e.hi;
-            else
-                o.edges[k++] = e;
-        }
-    }
-    o.off[nblocks] = (uint32_t)k;
-    uint32_t start = n ? cls[0] : 0;
-    rdfa_free(m, d);
+    if (gm_fsm_minimize(&b->min, d, GM_FS_ACCEPT, &o))
+        return fail_mem(b, "a rule automaton");
+    rdfa_free(b->m, d);
     *d = o;
-    memset(&o, 0, sizeof o);
-    if (n)
-        trim(b, d, start, GM_FS_ACCEPT);
-    goto out;
-nomem:
-    fail_mem(b, "a rule automaton");
-out:
-    rdfa_free(m, &o);
-    gm_mem_free(m, cls);
-    gm_mem_free(m, ncls);
-    return b->st;
+    return GM_OK;
 }
 
 /* Repetition rule: a fresh start (a copy of the start's edges, no incoming
@@ -1333,27 +1378,39 @@ static int rule_key(builder *b, uint32_t r)
     return key_add(b, body, 0);
 }
 
-/* A rule's symbol s in the other numbering: local (the key's) or the grammar's. */
-static int map_symbol(const builder *b, uint32_t s, bool to_local, uint32_t *out)
+/*
+ * The references and special tokens of a rule's key, by first occurrence:
+ * local symbol i stands for the grammar's rule refs[i] (token toks[i]).
+ */
+typedef struct symlists {
+    const uint32_t *refs, *toks;
+    size_t nrefs, ntoks;
+} symlists;
+
+/* Symbol s from numbering `from` to numbering `to` (NULL: the local numbering). */
+static int map_symbol(uint32_t s, const symlists *from, const symlists *to, uint32_t *out)
 {
     if (s < SYM_REF) {
         *out = s;
         return 0;
     }
-    const u32vec *list = s >= SYM_TOK ? &b->ltoks : &b->lrefs;
-    uint32_t base = s >= SYM_TOK ? SYM_TOK : SYM_REF, x = s - base;
-    if (!to_local) {
-        if (x >= list->n)
+    bool tok = s >= SYM_TOK;
+    uint32_t base = tok ? SYM_TOK : SYM_REF, x = s - base, i = x;
+    if (from) {
+        const uint32_t *v = tok ? from->toks : from->refs;
+        size_t n = tok ? from->ntoks : from->nrefs;
+        for (i = 0; i < n && v[i] != x; i++)
+            ;
+        if (i == n)
             return -1;
-        *out = base + list->v[x];
-        return 0;
     }
-    for (size_t i = 0; i < list->n; i++)
-        if (list->v[i] == x) {
-            *out = base + (uint32_t)i;
-            return 0;
-        }
-    return -1;
+    if (to) {
+        if (i >= (tok ? to->ntoks : to->nrefs))
+            return -1;
+        i = (tok ? to->toks : to->refs)[i];
+    }
+    *out = base + i;
+    return 0;
 }
 
 static int cmp_edge(const void *a, const void *b)
@@ -1363,12 +1420,12 @@ static int cmp_edge(const void *a, const void *b)
 }
 
 /*
- * Maps the reference and token symbols of d to the other numbering, then
- * sorts each state's edges by symbol and merges adjacent ranges into one
- * target, as determinize and minimize leave them. 0, -1 when out of memory,
- * -2 when a symbol has no counterpart.
+ * Maps the reference and token symbols of d from one numbering to the
+ * other, then sorts each state's edges by symbol and merges adjacent
+ * ranges into one target, as determinize and minimize leave them. 0, -1
+ * when out of memory, -2 when a symbol has no counterpart.
  */
-static int remap(builder *b, rdfa *d, bool to_local)
+static int remap(builder *b, rdfa *d, const symlists *from, const symlists *to)
 {
     gm_mem *m = b->m;
     GM_VEC(dedge) e = {0};
@@ -1392,7 +1449,7 @@ static int remap(builder *b, rdfa *d, bool to_local)
             }
             for (uint64_t sym = x.lo; sym <= x.hi; sym++) {
                 uint32_t t;
-                if (map_symbol(b, (uint32_t)sym, to_local, &t)) {
+                if (map_symbol((uint32_t)sym, from, to, &t)) {
                     rc = -2;
                     goto out;
                 }
@@ -1427,29 +1484,80 @@ out:
     return rc;
 }
 
-/* Rule r's automaton from the cache under b->key: 1 found, 0 not, -1 error (b->st). */
-static int cached_rule(builder *b, uint32_t r)
+/* The symbol lists of the key just computed (rule_key). */
+static symlists key_lists(const builder *b)
 {
-    gm_fcache_dfa c;
-    int rc = gm_fcache_get(b->cache, b->key.v, b->key.n, b->m, &c);
-    if (rc <= 0) {
-        if (rc < 0)
-            fail_mem(b, "a rule automaton");
-        return rc;
+    return (symlists){b->lrefs.v, b->ltoks.v, b->lrefs.n, b->ltoks.n};
+}
+
+static int copy_rdfa(gm_mem *m, const rdfa *d, rdfa *out)
+{
+    size_t ne = d->off[d->nstates];
+    out->nstates = d->nstates;
+    out->off = gm_mem_alloc(m, ((size_t)d->nstates + 1) * sizeof *out->off);
+    out->edges = gm_mem_alloc(m, (ne ? ne : 1) * sizeof *out->edges);
+    out->flags = gm_mem_alloc(m, d->nstates ? d->nstates : 1);
+    if (!out->off || !out->edges || !out->flags) {
+        rdfa_free(m, out);
+        return -1;
     }
+    memcpy(out->off, d->off, ((size_t)d->nstates + 1) * sizeof *out->off);
+    memcpy(out->edges, d->edges, ne * sizeof *out->edges);
+    memcpy(out->flags, d->flags, d->nstates);
+    return 0;
+}
+
+/*
+ * note [equal rules]
+ * Rules with equal keys have equal automata up to the names of the rules
+ * and tokens they reference (note [rule automata cache]): the 2^k subset
+ * rules of a JSON Schema object's members in any order (note [any order]
+ * in schema/emit_struct.c) fall into k + 1 shapes, tools share helper
+ * rules. Without a rule automata cache, the builder keeps its own table of
+ * keys for the grammar at hand: the first rule of each key is built, the
+ * others are copies of it, renamed and renumbered as a cache hit is.
+ */
+/* Rule r's automaton from an equal rule (b->key): 1 found, 0 not, -1 error (b->st). */
+static int reuse_rule(builder *b, uint32_t r)
+{
     orule *o = &b->rules.v[r];
-    rdfa_free(b->m, &o->dfa);
-    o->dfa = (rdfa){c.nstates, c.off, c.edges, c.flags};
-    o->x_nullable = c.x_nullable;
-    rc = remap(b, &o->dfa, false);
-    if (rc == -2) {
-        rdfa_free(b->m, &o->dfa);
-        return 0;
+    symlists cur = key_lists(b);
+    rdfa d = {0};
+    int rc;
+    if (b->cache) {
+        gm_fcache_dfa c;
+        rc = gm_fcache_get(b->cache, b->key.v, b->key.n, b->m, &c);
+        if (rc <= 0) {
+            if (rc < 0)
+                fail_mem(b, "a rule automaton");
+            return rc;
+        }
+        d = (rdfa){c.nstates, c.off, c.edges, c.flags};
+        o->x_nullable = c.x_nullable;
+        rc = remap(b, &d, NULL, &cur);
+    } else {
+        uint32_t id = gm_intern_find(&b->built, b->key.v, b->key.n * sizeof *b->key.v);
+        if (id == UINT32_MAX)
+            return 0;
+        const built_rule *x = &b->built_rules.v[id];
+        const uint32_t *syms = b->built_syms.v + x->at;
+        symlists from = {syms, syms + x->nrefs, x->nrefs, x->ntoks};
+        if (copy_rdfa(b->m, &b->rules.v[x->rule].dfa, &d)) {
+            fail_mem(b, "a rule automaton");
+            return -1;
+        }
+        o->x_nullable = b->rules.v[x->rule].x_nullable;
+        rc = remap(b, &d, &from, &cur);
     }
     if (rc < 0) {
+        rdfa_free(b->m, &d);
+        if (rc == -2)
+            return 0;
         fail_mem(b, "a rule automaton");
         return -1;
     }
+    rdfa_free(b->m, &o->dfa);
+    o->dfa = d;
     /* breadth-first numbering over the grammar's symbols, as a fresh build */
     uint8_t acc = o->repeat ? GM_FS_ITER_END | GM_FS_REP_START : GM_FS_ACCEPT;
     return trim(b, &o->dfa, 0, acc) ? -1 : 1;
@@ -1460,20 +1568,27 @@ static void store_rule(builder *b, uint32_t r)
 {
     gm_mem *m = b->m;
     const orule *o = &b->rules.v[r];
-    const rdfa *d = &o->dfa;
-    rdfa t = {d->nstates, NULL, NULL, NULL};
-    size_t ne = d->off[d->nstates];
-    t.off = gm_mem_alloc(m, ((size_t)d->nstates + 1) * sizeof *t.off);
-    t.edges = gm_mem_alloc(m, (ne ? ne : 1) * sizeof *t.edges);
-    t.flags = gm_mem_alloc(m, d->nstates ? d->nstates : 1);
-    if (t.off && t.edges && t.flags) {
-        memcpy(t.off, d->off, ((size_t)d->nstates + 1) * sizeof *t.off);
-        memcpy(t.edges, d->edges, ne * sizeof *t.edges);
-        memcpy(t.flags, d->flags, d->nstates);
-        if (remap(b, &t, true) == 0) {
-            gm_fcache_dfa c = {t.nstates, t.off, t.edges, t.flags, o->x_nullable};
-            gm_fcache_put(b->cache, b->key.v, b->key.n, &c);
-        }
+    if (!b->cache) {
+        uint32_t id;
+        int added;
+        size_t at = b->built_syms.n;
+        if (gm_vec_reserve(m, &b->built_rules, b->built_rules.n + 1) ||
+            gm_vec_reserve(m, &b->built_syms, at + b->lrefs.n + b->ltoks.n) ||
+            gm_intern_put(&b->built, b->key.v, b->key.n * sizeof *b->key.v, &id, &added) ||
+            !added)
+            return;
+        memcpy(b->built_syms.v + at, b->lrefs.v, b->lrefs.n * sizeof *b->lrefs.v);
+        memcpy(b->built_syms.v + at + b->lrefs.n, b->ltoks.v, b->ltoks.n * sizeof *b->ltoks.v);
+        b->built_syms.n += b->lrefs.n + b->ltoks.n;
+        built_rule x = {r, (uint32_t)at, (uint32_t)b->lrefs.n, (uint32_t)b->ltoks.n};
+        b->built_rules.v[b->built_rules.n++] = x;
+        return;
+    }
+    rdfa t = {0};
+    symlists cur = key_lists(b);
+    if (copy_rdfa(m, &o->dfa, &t) == 0 && remap(b, &t, &cur, NULL) == 0) {
+        gm_fcache_dfa c = {t.nstates, t.off, t.edges, t.flags, o->x_nullable};
+        gm_fcache_put(b->cache, b->key.v, b->key.n, &c);
     }
     rdfa_free(m, &t);
 }
@@ -1543,8 +1658,8 @@ static gm_status build_rule(builder *b, uint32_t r)
         return b->st;
     if (keyed == -2 && first_error(b, body, 0))
         return b->st;
-    if (keyed == 0 && b->cache) {
-        int hit = cached_rule(b, r);
+    if (keyed == 0) {
+        int hit = reuse_rule(b, r);
         if (hit)
             return hit < 0 ? b->st : GM_OK;
     }
@@ -1564,7 +1679,7 @@ static gm_status build_rule(builder *b, uint32_t r)
         return b->st = gm_error_set_at(b->err, GM_ERR_GRAMMAR, loc, NULL, 0,
                                        "rule %s derives no string", rule_name(b, r));
     }
-    if (keyed == 0 && b->cache)
+    if (keyed == 0)
         store_rule(b, r);
     return GM_OK;
 }
@@ -1751,6 +1866,10 @@ gm_status gm_egrammar_build_cached(gm_mem *m, const gm_ebnf *src, const gm_limit
     gm_fsm_limits(&b.lim, limits);
     gm_intern_init(&b.toks, m);
     gm_imap_init(&b.memo, m);
+    gm_fsm_min_init(&b.min, m);
+    b.det.m = m;
+    gm_intern_init(&b.det.sets, m);
+    gm_intern_init(&b.built, m);
     gm_egrammar *g = NULL;
     {
         gm_grammar_options o;
@@ -1811,6 +1930,11 @@ done:
     gm_vec_free(m, &b.rules);
     gm_vec_free(m, &b.raw);
     gm_imap_free(&b.memo);
+    gm_fsm_min_free(&b.min);
+    det_free(&b.det);
+    gm_intern_free(&b.built);
+    gm_vec_free(m, &b.built_rules);
+    gm_vec_free(m, &b.built_syms);
     gm_vec_free(m, &b.key);
     gm_vec_free(m, &b.lrefs);
     gm_vec_free(m, &b.ltoks);

@@ -47,7 +47,6 @@ void gm_fsm_min_init(gm_fsm_min *w, gm_mem *m)
 {
     memset(w, 0, sizeof *w);
     w->mem = m;
-    gm_imap_init(&w->groups, m);
 }
 
 void gm_fsm_min_free(gm_fsm_min *w)
@@ -68,14 +67,15 @@ void gm_fsm_min_free(gm_fsm_min *w)
     gm_vec_free(m, &w->sig);
     gm_vec_free(m, &w->sig_off);
     gm_vec_free(m, &w->grp);
-    gm_vec_free(m, &w->grp_size);
+    gm_vec_free(m, &w->gcount);
+    gm_vec_free(m, &w->tmp);
+    gm_vec_free(m, &w->hkey);
     gm_vec_free(m, &w->blocks);
     gm_vec_free(m, &w->order);
     gm_vec_free(m, &w->num);
     gm_vec_free(m, &w->hash);
     gm_vec_free(m, &w->live);
     gm_vec_free(m, &w->out_edges);
-    gm_imap_free(&w->groups);
 }
 
 /* Sizes vector v to n elements (contents undefined). */
@@ -86,14 +86,14 @@ static uint64_t signature(gm_fsm_min *w, const gm_fsm_dfa *d, uint32_t s)
 {
     const uint32_t *blk = w->blk.v;
     const uint8_t *live = w->live.v;
-    size_t first = w->sig.n;
+    size_t first = w->sig.n, n = first;
     uint32_t *v = w->sig.v;
+    uint64_t h = blk[s] * 0x9e3779b97f4a7c15ULL;
     for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++) {
         const gm_fsm_edge *e = &d->edges[j];
         if (!live[e->to])
             continue;
         uint32_t b = blk[e->to];
-        size_t n = w->sig.n;
         if (n > first && v[n - 1] == b && (uint64_t)v[n - 2] + 1 == e->lo) {
             v[n - 2] = e->hi;
             continue;
@@ -101,20 +101,12 @@ static uint64_t signature(gm_fsm_min *w, const gm_fsm_dfa *d, uint32_t s)
         v[n] = e->lo;
         v[n + 1] = e->hi;
         v[n + 2] = b;
-        w->sig.n = n + 3;
+        n += 3;
     }
-    uint64_t h = blk[s] * 0x9e3779b97f4a7c15ULL;
-    for (size_t i = first; i < w->sig.n; i++)
+    w->sig.n = n;
+    for (size_t i = first; i < n; i++)
         h = (h ^ v[i]) * 0xff51afd7ed558ccdULL;
     return h ^ h >> 31;
-}
-
-static bool same_group(const gm_fsm_min *w, uint32_t k, uint32_t k0)
-{
-    const uint32_t *t = w->touched.v, *o = w->sig_off.v;
-    if (w->blk.v[t[k]] != w->blk.v[t[k0]] || o[k + 1] - o[k] != o[k0 + 1] - o[k0])
-        return false;
-    return !memcmp(w->sig.v + o[k], w->sig.v + o[k0], (o[k + 1] - o[k]) * sizeof *w->sig.v);
 }
 
 /* Moves element at position i to position j of w->elems (swapping). */
@@ -130,7 +122,7 @@ static void swap_to(gm_fsm_min *w, uint32_t i, uint32_t j)
 
 static void sort_u64(uint64_t *v, size_t n)
 {
-    /* Shell sort (insertion sort when short): tails are short, no comparator calls */
+    /* Shell sort (insertion sort when short): no comparator calls */
     static const size_t gaps[] = {701, 301, 132, 57, 23, 10, 4, 1};
     for (size_t g = n < 24 ? 7 : 0; g < sizeof gaps / sizeof *gaps; g++) {
         size_t gap = gaps[g];
@@ -144,114 +136,162 @@ static void sort_u64(uint64_t *v, size_t n)
     }
 }
 
+/* A new block of positions [a, e) of w->elems: its states move there. */
+static int new_block(gm_fsm_min *w, uint32_t *nblocks, uint32_t a, uint32_t e)
+{
+    uint32_t z = (*nblocks)++;
+    w->first.v[z] = a;
+    w->past.v[z] = e;
+    w->mk.v[z] = 0;
+    if (gm_vec_reserve(w->mem, &w->moved, w->moved.n + (e - a)))
+        return -1;
+    for (uint32_t i = a; i < e; i++) {
+        uint32_t s = w->elems.v[i];
+        w->blk.v[s] = z;
+        w->moved.v[w->moved.n++] = s;
+    }
+    return 0;
+}
+
 /*
- * One round: the touched states' signatures, their groups, the splits.
- * Fills w->moved with the states that changed blocks. 0, or -1 when out of memory.
+ * Splits block x, whose touched states are its tail [tail, past): the
+ * untouched prefix is one part (its signatures did not change), the tail
+ * splits by signature. The largest part keeps x. 0, or -1 when out of memory.
  */
-static int refine(gm_fsm_min *w, const gm_fsm_dfa *d, uint32_t *nblocks)
+static int split_block(gm_fsm_min *w, const gm_fsm_dfa *d, uint32_t x, uint32_t *nblocks)
 {
     gm_mem *m = w->mem;
-    size_t nt = w->touched.n;
-    w->moved.n = 0;
-    if (SIZE(w, &w->sig_off, nt + 1) || SIZE(w, &w->grp, nt) || SIZE(w, &w->hash, nt))
-        return -1;
-    /* signatures */
+    uint32_t first = w->first.v[x], past = w->past.v[x], nt = w->mk.v[x], tail = past - nt;
+    w->mk.v[x] = 0;
+    if (nt == 1) {
+        /* one touched state: it differs from the untouched ones (note [minimization]) */
+        if (tail == first)
+            return 0;
+        w->past.v[x] = tail;
+        return new_block(w, nblocks, tail, past);
+    }
+    /* signatures of the tail; (hash, index) sorted, so equal ones are runs */
     w->sig.n = 0;
-    for (size_t k = 0; k < nt; k++) {
-        uint32_t s = w->touched.v[k];
+    if (SIZE(w, &w->sig_off, nt + 1) || SIZE(w, &w->hash, nt) || SIZE(w, &w->grp, nt))
+        return -1;
+    for (uint32_t k = 0; k < nt; k++) {
+        uint32_t s = w->elems.v[tail + k];
         if (gm_vec_reserve(m, &w->sig, w->sig.n + 3 * (size_t)(d->off[s + 1] - d->off[s])))
             return -1;
         w->sig_off.v[k] = (uint32_t)w->sig.n;
         w->hash.v[k] = signature(w, d, s);
     }
     w->sig_off.v[nt] = (uint32_t)w->sig.n;
-    /* groups: equal block and signature */
-    gm_imap_clear(&w->groups);
-    uint32_t ngroups = 0;
-    for (size_t k = 0; k < nt; k++) {
-        uint64_t key = w->hash.v[k];
-        uint32_t g;
-        for (;;) {
-            uint32_t k0 = gm_imap_get(&w->groups, key);
-            if (k0 == GM_IMAP_NONE) {
-                if (gm_imap_put(&w->groups, key, (uint32_t)k))
-                    return -1;
-                g = ngroups++;
-                break;
+    /* group ids: runs of equal hashes, checked word by word (a collision
+       splits its run by exact comparison) */
+    uint32_t *grp = w->grp.v, ng = 0;
+    {
+        uint64_t *key = w->hash.v;
+        /* index order by hash: the high bits of the hash with the index */
+        if (SIZE(w, &w->order, nt))
+            return -1;
+        uint32_t *ord = w->order.v;
+        if (nt <= 32) {
+            for (uint32_t k = 0; k < nt; k++) {
+                uint32_t j = k;
+                for (; j > 0 && key[ord[j - 1]] > key[k]; j--)
+                    ord[j] = ord[j - 1];
+                ord[j] = k;
             }
-            if (same_group(w, (uint32_t)k, k0)) {
-                g = w->grp.v[k0];
-                break;
-            }
-            key = gm_hash_mix64(key + 1); /* a collision: probe on */
+        } else {
+            /* sort (hash >> 32 << 32 | k) */
+            if (SIZE(w, &w->hkey, nt))
+                return -1;
+            uint64_t *hk = w->hkey.v;
+            for (uint32_t k = 0; k < nt; k++)
+                hk[k] = (key[k] & ~(uint64_t)0xffffffffu) | k;
+            sort_u64(hk, nt);
+            for (uint32_t k = 0; k < nt; k++)
+                ord[k] = (uint32_t)hk[k];
         }
-        w->grp.v[k] = g;
+        const uint32_t *so = w->sig_off.v;
+        for (uint32_t i = 0; i < nt;) {
+            uint32_t e = i + 1;
+            uint64_t hi = key[ord[i]] >> 32;
+            while (e < nt && key[ord[e]] >> 32 == hi)
+                e++;
+            /* [i, e): one hash prefix; group by exact signature */
+            for (uint32_t a = i; a < e; a++)
+                grp[ord[a]] = UINT32_MAX;
+            for (uint32_t a = i; a < e; a++) {
+                uint32_t ka = ord[a];
+                if (grp[ka] != UINT32_MAX)
+                    continue;
+                grp[ka] = ng;
+                for (uint32_t c = a + 1; c < e; c++) {
+                    uint32_t kc = ord[c];
+                    if (grp[kc] == UINT32_MAX && key[kc] == key[ka] &&
+                        so[kc + 1] - so[kc] == so[ka + 1] - so[ka] &&
+                        !memcmp(w->sig.v + so[kc], w->sig.v + so[ka],
+                                (so[ka + 1] - so[ka]) * sizeof *w->sig.v))
+                        grp[kc] = ng;
+                }
+                ng++;
+            }
+            i = e;
+        }
     }
-    /* touched states to the tails of their blocks */
+    if (ng == 1 && tail == first)
+        return 0;
+    /* the tail by group: counting sort of the states */
+    if (SIZE(w, &w->gcount, (size_t)ng + 1) || SIZE(w, &w->tmp, nt))
+        return -1;
+    uint32_t *gc = w->gcount.v, *tmp = w->tmp.v;
+    memset(gc, 0, ((size_t)ng + 1) * sizeof *gc);
+    for (uint32_t k = 0; k < nt; k++)
+        gc[grp[k] + 1]++;
+    for (uint32_t g = 0; g < ng; g++)
+        gc[g + 1] += gc[g];
+    for (uint32_t k = 0; k < nt; k++)
+        tmp[gc[grp[k]]++] = w->elems.v[tail + k];
+    for (uint32_t k = 0; k < nt; k++) {
+        w->elems.v[tail + k] = tmp[k];
+        w->loc.v[tmp[k]] = tail + k;
+    }
+    /* parts: the prefix [first, tail), group g at [tail + gc[g - 1], tail + gc[g]) */
+    uint32_t best_at = first, best_len = tail - first;
+    for (uint32_t g = 0; g < ng; g++) {
+        uint32_t a = tail + (g ? gc[g - 1] : 0), e = tail + gc[g];
+        if (e - a > best_len) {
+            best_len = e - a;
+            best_at = a;
+        }
+    }
+    if (tail > first && best_at != first && new_block(w, nblocks, first, tail))
+        return -1;
+    for (uint32_t g = 0; g < ng; g++) {
+        uint32_t a = tail + (g ? gc[g - 1] : 0), e = tail + gc[g];
+        if (a != best_at && new_block(w, nblocks, a, e))
+            return -1;
+    }
+    w->first.v[x] = best_at;
+    w->past.v[x] = best_at + best_len;
+    return 0;
+}
+
+/*
+ * One round: the touched states go to the tails of their blocks, which
+ * split. Fills w->moved with the states that changed blocks. 0, or -1
+ * when out of memory.
+ */
+static int refine(gm_fsm_min *w, const gm_fsm_dfa *d, uint32_t *nblocks)
+{
+    w->moved.n = 0;
     w->blocks.n = 0;
-    for (size_t k = 0; k < nt; k++) {
+    for (size_t k = 0; k < w->touched.n; k++) {
         uint32_t s = w->touched.v[k], x = w->blk.v[s];
-        if (!w->mk.v[x] && gm_vec_push(m, &w->blocks, x))
+        if (!w->mk.v[x] && gm_vec_push(w->mem, &w->blocks, x))
             return -1;
         swap_to(w, w->loc.v[s], w->past.v[x] - 1 - w->mk.v[x]++);
-        w->num.v[s] = (uint32_t)k; /* the touched index of s */
     }
-    for (size_t i = 0; i < w->blocks.n; i++) {
-        uint32_t x = w->blocks.v[i], past = w->past.v[x], tail = past - w->mk.v[x];
-        uint32_t nt_x = w->mk.v[x];
-        w->mk.v[x] = 0;
-        /* the tail by group (group << 32 | state) */
-        if (SIZE(w, &w->hash, nt_x))
+    for (size_t i = 0; i < w->blocks.n; i++)
+        if (split_block(w, d, w->blocks.v[i], nblocks))
             return -1;
-        uint64_t *key = w->hash.v;
-        bool split = tail > w->first.v[x];
-        for (uint32_t j = 0; j < nt_x; j++) {
-            uint32_t s = w->elems.v[tail + j];
-            key[j] = (uint64_t)w->grp.v[w->num.v[s]] << 32 | s;
-            split |= (key[j] >> 32) != (key[0] >> 32);
-        }
-        if (!split)
-            continue;
-        sort_u64(key, nt_x);
-        for (uint32_t j = 0; j < nt_x; j++) {
-            uint32_t s = (uint32_t)key[j];
-            w->elems.v[tail + j] = s;
-            w->loc.v[s] = tail + j;
-        }
-        /* parts: the untouched prefix, then runs of one group; the largest keeps x */
-        uint32_t best_at = w->first.v[x], best_len = tail - w->first.v[x];
-        for (uint32_t j = 0; j < nt_x;) {
-            uint32_t e = j + 1;
-            while (e < nt_x && key[e] >> 32 == key[j] >> 32)
-                e++;
-            if (e - j > best_len) {
-                best_len = e - j;
-                best_at = tail + j;
-            }
-            j = e;
-        }
-        for (uint32_t a = w->first.v[x]; a < past;) {
-            uint32_t e = a < tail ? tail : a + 1;
-            if (a >= tail)
-                while (e < past && key[e - tail] >> 32 == key[a - tail] >> 32)
-                    e++;
-            if (e > a && a != best_at) {
-                uint32_t z = (*nblocks)++;
-                w->first.v[z] = a;
-                w->past.v[z] = e;
-                w->mk.v[z] = 0;
-                for (uint32_t i2 = a; i2 < e; i2++) {
-                    uint32_t s = w->elems.v[i2];
-                    w->blk.v[s] = z;
-                    if (gm_vec_push(m, &w->moved, s))
-                        return -1;
-                }
-            }
-            a = e;
-        }
-        w->first.v[x] = best_at;
-        w->past.v[x] = best_at + best_len;
-    }
     return 0;
 }
 

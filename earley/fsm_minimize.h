@@ -8,7 +8,6 @@
 
 #include <stdint.h>
 
-#include "base/imap.h"
 #include "base/mem.h"
 #include "base/vec.h"
 
@@ -31,12 +30,10 @@ void gm_fsm_dfa_free(gm_mem *m, gm_fsm_dfa *d);
 typedef struct gm_fsm_min {
     gm_mem *mem;
     GM_VEC(uint32_t) pred_off, pred, queue, blk, elems, loc, first, past, mk, stamp;
-    GM_VEC(uint32_t) touched, moved, sig, sig_off, grp, grp_size, blocks, order, num;
-    GM_VEC(uint64_t) hash;
+    GM_VEC(uint32_t) touched, moved, sig, sig_off, grp, gcount, tmp, blocks, order, num;
+    GM_VEC(uint64_t) hash, hkey;
     GM_VEC(uint8_t) live;
     GM_VEC(gm_fsm_edge) out_edges;
-    gm_imap groups;
-    uint32_t round;
 } gm_fsm_min;
 
 void gm_fsm_min_init(gm_fsm_min *w, gm_mem *m);

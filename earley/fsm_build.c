@@ -1696,17 +1696,12 @@ static gm_status assemble(builder *b, gm_egrammar *g)
         nstates += d->nstates;
         for (size_t j = 0; j < d->off[d->nstates]; j++) {
             const dedge *e = &d->edges[j];
-            for (uint64_t s = e->lo; s <= e->hi; s++) {
-                if (s >= SYM_TOK) {
-                    ntoks += e->hi - s + 1;
-                    break;
-                }
-                if (s >= SYM_REF) {
-                    uint64_t top = e->hi < SYM_TOK ? e->hi : SYM_TOK - 1;
-                    nrefs += top - s + 1;
-                    s = top;
-                }
-            }
+            /* the parts of lo..hi among references and among tokens */
+            uint64_t lo = e->lo, hi = e->hi;
+            if (hi >= SYM_REF && lo < SYM_TOK)
+                nrefs += (hi < SYM_TOK ? hi : SYM_TOK - 1) - (lo > SYM_REF ? lo : SYM_REF) + 1;
+            if (hi >= SYM_TOK)
+                ntoks += hi - (lo > SYM_TOK ? lo : SYM_TOK) + 1;
         }
         names += strlen(rule_name(b, r)) + 8;
     }
@@ -1794,19 +1789,25 @@ static gm_status assemble(builder *b, gm_egrammar *g)
             g->ref_off[gs] = (uint32_t)ri;
             g->tok_off[gs] = (uint32_t)ti;
             b->bt_off[gs] = (uint32_t)(b->bt.n / 2);
+            uint32_t *row = g->trans + (size_t)gs * g->nclasses;
             for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++) {
                 const dedge *e = &d->edges[j];
                 uint32_t to = base + e->to;
-                if (e->lo < 256) {
+                uint64_t sym = e->lo;
+                if (sym < 256) {
+                    /* classes are runs of bytes: lo..hi covers whole classes */
                     uint32_t c1 = g->byte_class[e->hi < 255 ? e->hi : 255];
-                    for (uint32_t c = g->byte_class[e->lo]; c <= c1; c++)
-                        if (gm_vec_push(m, &b->bt, c) || gm_vec_push(m, &b->bt, to))
-                            return fail_mem(b, "rule automata");
+                    if (gm_vec_reserve(m, &b->bt, b->bt.n + 2 * (size_t)(c1 + 1)))
+                        return fail_mem(b, "rule automata");
+                    for (uint32_t c = g->byte_class[e->lo]; c <= c1; c++) {
+                        row[c] = to;
+                        b->bt.v[b->bt.n++] = c;
+                        b->bt.v[b->bt.n++] = to;
+                    }
+                    sym = 256;
                 }
-                for (uint64_t sym = e->lo; sym <= e->hi; sym++) {
-                    if (sym < 256) {
-                        g->trans[(size_t)gs * g->nclasses + g->byte_class[sym]] = to;
-                    } else if (sym < SYM_TOK) {
+                for (; sym <= e->hi; sym++) {
+                    if (sym < SYM_TOK) {
                         g->refs[ri].sym = (uint32_t)(sym - SYM_REF);
                         g->refs[ri++].to = to;
                     } else {

@@ -933,7 +933,26 @@ static int det_edges(det *d, const uint32_t *members, size_t kn)
         }
     }
     size_t first = d->out.n;
-    if (d->cand.n) {
+    /* The byte edges by lo: when they do not overlap (most states), each is
+       an interval of one target as it stands. */
+    dedge *cv = d->cand.v;
+    bool disjoint = true;
+    for (size_t i = 1; i < d->cand.n; i++) {
+        dedge x = cv[i];
+        size_t j = i;
+        for (; j > 0 && cv[j - 1].lo > x.lo; j--)
+            cv[j] = cv[j - 1];
+        cv[j] = x;
+    }
+    for (size_t i = 1; i < d->cand.n && disjoint; i++)
+        disjoint = cv[i].lo > cv[i - 1].hi;
+    if (disjoint) {
+        for (size_t i = 0; i < d->cand.n; i++) {
+            uint32_t to;
+            if (target_state(d, &cv[i].to, 1, &to) || out_edge(d, first, cv[i].lo, cv[i].hi, to))
+                return -1;
+        }
+    } else {
         /* byte intervals [pts[i], pts[i + 1]) */
         uint16_t idx[257];
         uint16_t pts[258];

@@ -69,9 +69,8 @@ void gm_fsm_min_free(gm_fsm_min *w)
     gm_vec_free(m, &w->grp);
     gm_vec_free(m, &w->gcount);
     gm_vec_free(m, &w->tmp);
-    gm_vec_free(m, &w->hkey);
     gm_vec_free(m, &w->blocks);
-    gm_vec_free(m, &w->order);
+    gm_vec_free(m, &w->slots);
     gm_vec_free(m, &w->num);
     gm_vec_free(m, &w->hash);
     gm_vec_free(m, &w->live);
@@ -104,9 +103,13 @@ static uint64_t signature(gm_fsm_min *w, const gm_fsm_dfa *d, uint32_t s)
         n += 3;
     }
     w->sig.n = n;
-    for (size_t i = first; i < n; i++)
+    /* two words per multiply: the multiplies are the critical path */
+    size_t i = first;
+    for (; i + 1 < n; i += 2)
+        h = (h ^ ((uint64_t)v[i] | (uint64_t)v[i + 1] << 32)) * 0xff51afd7ed558ccdULL;
+    if (i < n)
         h = (h ^ v[i]) * 0xff51afd7ed558ccdULL;
-    return h ^ h >> 31;
+    return h ^ h >> 29;
 }
 
 /* Moves element at position i to position j of w->elems (swapping). */
@@ -118,22 +121,6 @@ static void swap_to(gm_fsm_min *w, uint32_t i, uint32_t j)
     loc[b] = i;
     el[j] = a;
     loc[a] = j;
-}
-
-static void sort_u64(uint64_t *v, size_t n)
-{
-    /* Shell sort (insertion sort when short): no comparator calls */
-    static const size_t gaps[] = {701, 301, 132, 57, 23, 10, 4, 1};
-    for (size_t g = n < 24 ? 7 : 0; g < sizeof gaps / sizeof *gaps; g++) {
-        size_t gap = gaps[g];
-        for (size_t i = gap; i < n; i++) {
-            uint64_t x = v[i];
-            size_t j = i;
-            for (; j >= gap && v[j - gap] > x; j -= gap)
-                v[j] = v[j - gap];
-            v[j] = x;
-        }
-    }
 }
 
 /* A new block of positions [a, e) of w->elems: its states move there. */
@@ -182,58 +169,35 @@ static int split_block(gm_fsm_min *w, const gm_fsm_dfa *d, uint32_t x, uint32_t 
         w->hash.v[k] = signature(w, d, s);
     }
     w->sig_off.v[nt] = (uint32_t)w->sig.n;
-    /* group ids: runs of equal hashes, checked word by word (a collision
-       splits its run by exact comparison) */
+    /* group ids in order of first appearance: an open-addressing table of
+       (hash, first index), signatures compared word by word on equal hashes */
     uint32_t *grp = w->grp.v, ng = 0;
     {
-        uint64_t *key = w->hash.v;
-        /* index order by hash: the high bits of the hash with the index */
-        if (SIZE(w, &w->order, nt))
-            return -1;
-        uint32_t *ord = w->order.v;
-        if (nt <= 32) {
-            for (uint32_t k = 0; k < nt; k++) {
-                uint32_t j = k;
-                for (; j > 0 && key[ord[j - 1]] > key[k]; j--)
-                    ord[j] = ord[j - 1];
-                ord[j] = k;
-            }
-        } else {
-            /* sort (hash >> 32 << 32 | k) */
-            if (SIZE(w, &w->hkey, nt))
-                return -1;
-            uint64_t *hk = w->hkey.v;
-            for (uint32_t k = 0; k < nt; k++)
-                hk[k] = (key[k] & ~(uint64_t)0xffffffffu) | k;
-            sort_u64(hk, nt);
-            for (uint32_t k = 0; k < nt; k++)
-                ord[k] = (uint32_t)hk[k];
-        }
+        const uint64_t *key = w->hash.v;
         const uint32_t *so = w->sig_off.v;
-        for (uint32_t i = 0; i < nt;) {
-            uint32_t e = i + 1;
-            uint64_t hi = key[ord[i]] >> 32;
-            while (e < nt && key[ord[e]] >> 32 == hi)
-                e++;
-            /* [i, e): one hash prefix; group by exact signature */
-            for (uint32_t a = i; a < e; a++)
-                grp[ord[a]] = UINT32_MAX;
-            for (uint32_t a = i; a < e; a++) {
-                uint32_t ka = ord[a];
-                if (grp[ka] != UINT32_MAX)
-                    continue;
-                grp[ka] = ng;
-                for (uint32_t c = a + 1; c < e; c++) {
-                    uint32_t kc = ord[c];
-                    if (grp[kc] == UINT32_MAX && key[kc] == key[ka] &&
-                        so[kc + 1] - so[kc] == so[ka + 1] - so[ka] &&
-                        !memcmp(w->sig.v + so[kc], w->sig.v + so[ka],
-                                (so[ka + 1] - so[ka]) * sizeof *w->sig.v))
-                        grp[kc] = ng;
+        size_t nslots = 16;
+        while (nslots < 2 * (size_t)nt)
+            nslots *= 2;
+        if (SIZE(w, &w->slots, nslots))
+            return -1;
+        uint32_t *slot = w->slots.v; /* first index of a group, UINT32_MAX: empty */
+        memset(slot, 0xff, nslots * sizeof *slot);
+        for (uint32_t k = 0; k < nt; k++) {
+            size_t i = (size_t)(key[k] >> 32) & (nslots - 1);
+            for (;; i = (i + 1) & (nslots - 1)) {
+                uint32_t k0 = slot[i];
+                if (k0 == UINT32_MAX) {
+                    slot[i] = k;
+                    grp[k] = ng++;
+                    break;
                 }
-                ng++;
+                if (key[k0] == key[k] && so[k0 + 1] - so[k0] == so[k + 1] - so[k] &&
+                    !memcmp(w->sig.v + so[k0], w->sig.v + so[k],
+                            (so[k + 1] - so[k]) * sizeof *w->sig.v)) {
+                    grp[k] = grp[k0];
+                    break;
+                }
             }
-            i = e;
         }
     }
     if (ng == 1 && tail == first)

@@ -30,8 +30,8 @@ void gm_fsm_dfa_free(gm_mem *m, gm_fsm_dfa *d);
 typedef struct gm_fsm_min {
     gm_mem *mem;
     GM_VEC(uint32_t) pred_off, pred, queue, blk, elems, loc, first, past, mk, stamp;
-    GM_VEC(uint32_t) touched, moved, sig, sig_off, grp, gcount, tmp, blocks, order, num;
-    GM_VEC(uint64_t) hash, hkey;
+    GM_VEC(uint32_t) touched, moved, sig, sig_off, grp, gcount, tmp, blocks, slots, num;
+    GM_VEC(uint64_t) hash;
     GM_VEC(uint8_t) live;
     GM_VEC(gm_fsm_edge) out_edges;
 } gm_fsm_min;

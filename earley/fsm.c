@@ -524,13 +524,33 @@ static gm_status finish(gm_egrammar *g, const sparse *bt, gm_error *err)
                                 g->names + g->rules[bad].name);
         }
     }
-    /* FIRST of each state (fixpoint). */
-    for (uint32_t s = 0; s < n; s++)
+    /*
+     * FIRST and "may end without input" are read at rule starts and
+     * reference targets only, and those read each other only (through
+     * references, nullable ones and iteration ends): the fixpoints run on
+     * that list, in stack.
+     */
+    uint32_t nl = 0;
+    memset(reach, 0, n);
+    for (uint32_t r = 0; r < g->nrules; r++)
+        if (!reach[g->rules[r].start]) {
+            reach[g->rules[r].start] = 1;
+            stack[nl++] = g->rules[r].start;
+        }
+    for (uint32_t j = 0; j < g->ref_off[n]; j++)
+        if (!reach[g->refs[j].to]) {
+            reach[g->refs[j].to] = 1;
+            stack[nl++] = g->refs[j].to;
+        }
+    for (uint32_t i = 0; i < nl; i++) {
+        uint32_t s = stack[i];
         for (uint32_t j = bt->off[s]; j < bt->off[s + 1]; j++)
             or4(first[s], bt->bytes[bt->e.v[2 * j]]);
+    }
     for (bool changed = true; changed;) {
         changed = false;
-        for (uint32_t s = 0; s < n; s++) {
+        for (uint32_t i = 0; i < nl; i++) {
+            uint32_t s = stack[i];
             for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1]; j++) {
                 const gm_frule *b = &g->rules[g->refs[j].sym];
                 changed |= or4(first[s], first[b->start]);
@@ -541,12 +561,14 @@ static gm_status finish(gm_egrammar *g, const sparse *bt, gm_error *err)
                 changed |= or4(first[s], first[g->rules[g->state_rule[s]].start]);
         }
     }
-    /* Which states may end their rule without input (fixpoint), in reach. */
-    for (uint32_t s = 0; s < n; s++)
-        reach[s] = ends_here(g, s);
+    /* Which of them may end their rule without input (fixpoint), in reach. */
+    memset(reach, 0, n);
+    for (uint32_t i = 0; i < nl; i++)
+        reach[stack[i]] = ends_here(g, stack[i]);
     for (bool changed = true; changed;) {
         changed = false;
-        for (uint32_t s = 0; s < n; s++) {
+        for (uint32_t i = 0; i < nl; i++) {
+            uint32_t s = stack[i];
             if (reach[s])
                 continue;
             for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1]; j++)
@@ -557,27 +579,48 @@ static gm_status finish(gm_egrammar *g, const sparse *bt, gm_error *err)
                 }
         }
     }
+    /* Follow sets: FIRST of each reference's target once; then the rules'
+       follow sets along the references whose rest can be empty (fixpoint
+       over those rule pairs, kept in stack as (a, b)). */
     for (uint32_t r = 0; r < g->nrules; r++) {
         memset(g->rules[r].follow, 0, sizeof g->rules[r].follow);
         g->rules[r].follow_eof = 0;
     }
     g->rules[g->root].follow_eof = 1;
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (uint32_t s = 0; s < n; s++) {
-            gm_frule *a = &g->rules[g->state_rule[s]];
-            for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1]; j++) {
-                gm_frule *b = &g->rules[g->refs[j].sym];
-                uint32_t t = g->refs[j].to;
-                changed |= or4(b->follow, first[t]);
-                if (reach[t]) {
-                    changed |= or4(b->follow, a->follow);
-                    if (a->follow_eof && !b->follow_eof)
-                        b->follow_eof = changed = 1;
-                }
-            }
+    size_t np = 0;
+    uint32_t *pairs = NULL;
+    for (uint32_t s = 0; s < n; s++) {
+        for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1]; j++) {
+            uint32_t t = g->refs[j].to;
+            or4(g->rules[g->refs[j].sym].follow, first[t]);
+            if (reach[t])
+                np++;
         }
     }
+    pairs = gm_mem_alloc(m, (np ? 2 * np : 1) * sizeof *pairs);
+    if (!pairs) {
+        gm_mem_free(m, reach);
+        gm_mem_free(m, stack);
+        gm_mem_free(m, first);
+        return gm_mem_fail(m, err, "the grammar's follow sets");
+    }
+    np = 0;
+    for (uint32_t s = 0; s < n; s++)
+        for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1]; j++)
+            if (reach[g->refs[j].to]) {
+                pairs[np++] = g->state_rule[s];
+                pairs[np++] = g->refs[j].sym;
+            }
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (size_t i = 0; i < np; i += 2) {
+            gm_frule *a = &g->rules[pairs[i]], *b = &g->rules[pairs[i + 1]];
+            changed |= or4(b->follow, a->follow);
+            if (a->follow_eof && !b->follow_eof)
+                b->follow_eof = changed = 1;
+        }
+    }
+    gm_mem_free(m, pairs);
     gm_status st = prediction_closures(g, stack, reach, err);
     if (st == GM_OK)
         st = structural_hashes(g, bt, err);

@@ -158,7 +158,9 @@ typedef struct builder {
     uint32_t *out_rule;   /* [src rules] output rule, GM_EX_NONE */
     uint8_t *inl;         /* [src rules] inlined (note [rule inlining]) */
     uint32_t *rep_rule;   /* [src nodes] repetition rule made for a REPEAT node */
-    uint32_t *size;       /* [src nodes] IR nodes of its expansion, 0 = not computed */
+    uint32_t *size;       /* [src nodes] IR nodes of its expansion, when size_gen is gen */
+    uint32_t *size_gen;
+    uint32_t gen;
     GM_VEC(orule) rules;
     gm_intern toks;       /* special-token texts -> symbols */
     uint32_t cur;         /* output rule being built */
@@ -233,7 +235,7 @@ static int collect_refs(builder *b, uint32_t node, uint32_t *stamp, uint32_t mar
 static uint32_t node_size(builder *b, uint32_t node, uint32_t depth)
 {
     const gm_ebnf *g = b->src;
-    if (b->size[node])
+    if (b->size_gen[node] == b->gen)
         return b->size[node];
     if (depth > MAX_DEPTH)
         return UINT32_MAX / 4;
@@ -268,6 +270,7 @@ static uint32_t node_size(builder *b, uint32_t node, uint32_t depth)
     if (s > UINT32_MAX / 4)
         s = UINT32_MAX / 4;
     b->size[node] = (uint32_t)s;
+    b->size_gen[node] = b->gen;
     return (uint32_t)s;
 }
 
@@ -366,8 +369,8 @@ static gm_status choose_inlining(builder *b)
         if (node_size(b, g->rules[r].body, 0) <= INLINE_MAX_NODES) {
             b->inl[r] = 1;
             /* Sizes cached for nodes referring to r were computed with r not
-               inlined: start over (cheap: sizes are memoized per pass). */
-            memset(b->size, 0, (size_t)g->nnodes * sizeof *b->size);
+               inlined: start over (a new generation of the memo). */
+            b->gen++;
         }
     }
 done:
@@ -1904,8 +1907,10 @@ gm_status gm_egrammar_build_cached(gm_mem *m, const gm_ebnf *src, const gm_limit
     b.inl = gm_mem_calloc(m, nr, 1);
     b.rep_rule = gm_mem_alloc(m, (size_t)nn * sizeof *b.rep_rule);
     b.size = gm_mem_calloc(m, nn, sizeof *b.size);
+    b.size_gen = gm_mem_calloc(m, nn, sizeof *b.size_gen);
+    b.gen = 1;
     b.bs_at = gm_mem_alloc(m, (size_t)(src->nbytesets ? src->nbytesets : 1) * sizeof *b.bs_at);
-    if (!b.out_rule || !b.inl || !b.rep_rule || !b.size || !b.bs_at) {
+    if (!b.out_rule || !b.inl || !b.rep_rule || !b.size || !b.size_gen || !b.bs_at) {
         fail_mem(&b, "the grammar");
         goto done;
     }
@@ -1967,5 +1972,6 @@ done:
     gm_mem_free(m, b.inl);
     gm_mem_free(m, b.rep_rule);
     gm_mem_free(m, b.size);
+    gm_mem_free(m, b.size_gen);
     return b.st;
 }

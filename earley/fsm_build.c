@@ -1876,8 +1876,23 @@ gm_status gm_egrammar_build(gm_mem *m, const gm_ebnf *src, const gm_limits *limi
     return gm_egrammar_build_cached(m, src, limits, NULL, out, err);
 }
 
+static gm_status build(gm_mem *m, const gm_ebnf *src, const gm_limits *limits, gm_fcache *cache,
+                       bool check, gm_egrammar **out, gm_error *err);
+
 gm_status gm_egrammar_build_cached(gm_mem *m, const gm_ebnf *src, const gm_limits *limits,
                                    gm_fcache *cache, gm_egrammar **out, gm_error *err)
+{
+    return build(m, src, limits, cache, true, out, err);
+}
+
+gm_status gm_egrammar_build_checked(gm_mem *m, const gm_ebnf *src, const gm_limits *limits,
+                                    gm_fcache *cache, gm_egrammar **out, gm_error *err)
+{
+    return build(m, src, limits, cache, false, out, err);
+}
+
+static gm_status build(gm_mem *m, const gm_ebnf *src, const gm_limits *limits, gm_fcache *cache,
+                       bool check, gm_egrammar **out, gm_error *err)
 {
     *out = NULL;
     builder b;
@@ -1894,7 +1909,7 @@ gm_status gm_egrammar_build_cached(gm_mem *m, const gm_ebnf *src, const gm_limit
     gm_intern_init(&b.det.sets, m);
     gm_intern_init(&b.built, m);
     gm_egrammar *g = NULL;
-    {
+    if (check) {
         gm_grammar_options o;
         memset(&o, 0, sizeof o);
         o.limits = b.lim;

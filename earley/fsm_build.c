@@ -1187,8 +1187,11 @@ out:
 static gm_status minimize(builder *b, rdfa *d)
 {
     rdfa o;
-    if (gm_fsm_minimize(&b->min, d, GM_FS_ACCEPT, &o))
+    int rc = gm_fsm_minimize(&b->min, d, GM_FS_ACCEPT, &o);
+    if (rc < 0)
         return fail_mem(b, "a rule automaton");
+    if (rc == 1)
+        return GM_OK; /* minimal as it stands */
     rdfa_free(b->m, d);
     *d = o;
     return GM_OK;

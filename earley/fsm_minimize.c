@@ -43,6 +43,25 @@ void gm_fsm_dfa_free(gm_mem *m, gm_fsm_dfa *d)
     memset(d, 0, sizeof *d);
 }
 
+bool gm_fsm_is_bfs(const gm_fsm_dfa *d)
+{
+    uint32_t next = 1; /* the number the next new state must have */
+    for (uint32_t s = 0; s < d->nstates; s++) {
+        if (s >= next)
+            return false; /* not reached from the states before it */
+        for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++) {
+            const gm_fsm_edge *e = &d->edges[j];
+            if (e->to > next)
+                return false;
+            if (e->to == next)
+                next++;
+            if (j > d->off[s] && e[-1].to == e->to && (uint64_t)e[-1].hi + 1 == e->lo)
+                return false;
+        }
+    }
+    return true;
+}
+
 void gm_fsm_min_init(gm_fsm_min *w, gm_mem *m)
 {
     memset(w, 0, sizeof *w);
@@ -343,6 +362,11 @@ int gm_fsm_minimize(gm_fsm_min *w, const gm_fsm_dfa *d, uint8_t accepting, gm_fs
             }
         }
     }
+    /* Every state live and alone in its block: d is minimal; it is the
+       answer as it stands when numbered breadth-first already, as a subset
+       construction numbers states (as first reached, edges in symbol order). */
+    if (nblocks == n && nl == n && gm_fsm_is_bfs(d))
+        return 1;
 quotient:
     /* the quotient, breadth-first from the start's block: block b is numbered num[b] */
     {

@@ -6,6 +6,7 @@
 #ifndef GM_EARLEY_FSM_MINIMIZE_H
 #define GM_EARLEY_FSM_MINIMIZE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/mem.h"
@@ -45,8 +46,14 @@ void gm_fsm_min_free(gm_fsm_min *w);
  * state whose flags meet `accepting`, quotiented by equivalence (flags and
  * languages), numbered breadth-first from the start with edges in symbol
  * order, adjacent ranges to one state merged. 0 states when the start
- * cannot reach acceptance. Returns 0, or -1 when out of memory.
+ * cannot reach acceptance. Returns 0; 1 when d itself is that automaton
+ * (minimal, numbered so: gm_fsm_is_bfs), *out untouched; -1 when out of
+ * memory.
  */
 int gm_fsm_minimize(gm_fsm_min *w, const gm_fsm_dfa *d, uint8_t accepting, gm_fsm_dfa *out);
+
+/* Whether d's states are numbered breadth-first from 0 (edges in order) and no
+   two adjacent ranges of a state go to one state. */
+bool gm_fsm_is_bfs(const gm_fsm_dfa *d);
 
 #endif

@@ -686,6 +686,13 @@ static uint32_t frag(builder *b, uint32_t node, uint32_t out, uint32_t depth)
                                  rule_name(b, b->cur), MAX_DEPTH);
         return GM_FSM_NONE;
     }
+    /* byte strings and sets, tokens and references to other rules are built
+       anew: cheaper than the memo, and each occurrence has its own
+       continuation anyway (a counter of a bounded repetition) */
+    gm_ex_kind k = b->src->nodes[node].kind;
+    if (k == GM_EX_BYTES || k == GM_EX_BYTESET || k == GM_EX_TOKEN ||
+        (k == GM_EX_REF && !b->inl[b->src->nodes[node].arg]))
+        return frag_build(b, node, out, depth);
     uint64_t key = (uint64_t)node << 32 | out;
     uint32_t in = gm_imap_get(&b->memo, key);
     if (in != GM_IMAP_NONE)

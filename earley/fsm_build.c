@@ -1491,8 +1491,17 @@ static int remap(builder *b, rdfa *d, const symlists *from, const symlists *to)
                     goto out;
             }
         }
-        if (moved)
+        if (moved && e.n - first > 32) {
             qsort(e.v + first, e.n - first, sizeof *e.v, cmp_edge);
+        } else if (moved) {
+            for (size_t i = first + 1; i < e.n; i++) {
+                dedge x = e.v[i];
+                size_t j = i;
+                for (; j > first && e.v[j - 1].lo > x.lo; j--)
+                    e.v[j] = e.v[j - 1];
+                e.v[j] = x;
+            }
+        }
         size_t k = first;
         for (size_t i = first; i < e.n; i++) {
             if (k > first && e.v[k - 1].to == e.v[i].to && (uint64_t)e.v[k - 1].hi + 1 == e.v[i].lo)

@@ -31,6 +31,7 @@
 
 #include "earley/fsm.h"
 #include "earley/fsm_cache.h"
+#include "earley/fsm_det.h"
 #include "earley/fsm_minimize.h"
 #include "earley/until.h"
 #include "base/error.h"
@@ -49,19 +50,8 @@ enum {
 #define SYM_REF 256u           /* symbols SYM_REF + rule */
 #define SYM_TOK 0x80000000u    /* symbols SYM_TOK + special-token symbol */
 
-typedef struct nedge {
-    uint32_t lo, hi;      /* symbol range; lo > hi for an epsilon edge */
-    uint32_t to;
-} nedge;
-
-typedef struct nraw {
-    uint32_t from;
-    nedge e;
-} nraw;
-
 typedef gm_fsm_edge dedge;
 
-/* One rule's DFA, local state numbers, start 0. */
 /* One rule's DFA, local state numbers, start 0; flags GM_FS_ACCEPT (ITER_END,
    REP_START for repetition rules). */
 typedef gm_fsm_dfa rdfa;
@@ -75,62 +65,6 @@ typedef struct orule {
     uint32_t host;        /* repetition rule: the rule it was found in (for its name) */
     rdfa dfa;
 } orule;
-
-/*
- * note [subset construction]
- * A DFA state is the set of the NFA states its inputs reach, closed under
- * epsilon edges and then cut down to the states that matter: those with
- * symbol edges, and the accepting one. Two closures that differ only in
- * states that just pass control on (an alternative's entry, a counter of a
- * bounded repetition that may stop) lead the same way, so they are one
- * state; the result is closer to minimal and minimization has less to
- * merge. Per DFA state, the symbol edges of its members split the symbols
- * into intervals at their boundaries; each interval's targets, closed, are
- * the next state. A single target (the common case) is closed once per
- * NFA state and remembered. The working memory is kept from rule to rule.
- */
-typedef struct det {
-    gm_mem *m;
-    uint32_t *eoff;       /* [nn + 1] epsilon edges: eps[eoff[s] ..) */
-    uint32_t *eps;
-    uint32_t *soff;       /* [nn + 1] symbol edges: sym[soff[s] ..) */
-    nedge *sym;
-    uint8_t *keep;        /* [nn] kept in DFA states: symbol edges, or accepting */
-    uint32_t acc;
-    uint32_t *mark;       /* [nn] closure stamp */
-    uint32_t stamp;
-    uint32_t *single;     /* [nn] DFA state of closure({s}), or GM_FSM_NONE */
-    GM_VEC(uint32_t) eoff_v, soff_v, eps_v, mark_v, single_v;
-    GM_VEC(uint8_t) keep_v;
-    GM_VEC(nedge) sym_v;
-    GM_VEC(uint32_t) set; /* closure being built */
-    GM_VEC(uint32_t) stack, members, bucket, targets;
-    GM_VEC(dedge) cand;   /* byte edges of a DFA state's members */
-    GM_VEC(uint64_t) big; /* (symbol, target) of their reference and token edges */
-    GM_VEC(dedge) out;    /* the DFA's edges */
-    gm_intern sets;
-} det;
-
-static void det_free(det *d)
-{
-    gm_mem *m = d->m;
-    gm_vec_free(m, &d->eoff_v);
-    gm_vec_free(m, &d->soff_v);
-    gm_vec_free(m, &d->eps_v);
-    gm_vec_free(m, &d->mark_v);
-    gm_vec_free(m, &d->single_v);
-    gm_vec_free(m, &d->keep_v);
-    gm_vec_free(m, &d->sym_v);
-    gm_vec_free(m, &d->set);
-    gm_vec_free(m, &d->stack);
-    gm_vec_free(m, &d->members);
-    gm_vec_free(m, &d->bucket);
-    gm_vec_free(m, &d->targets);
-    gm_vec_free(m, &d->cand);
-    gm_vec_free(m, &d->big);
-    gm_vec_free(m, &d->out);
-    gm_intern_free(&d->sets);
-}
 
 typedef GM_VEC(uint32_t) u32vec;
 
@@ -165,11 +99,11 @@ typedef struct builder {
     gm_intern toks;       /* special-token texts -> symbols */
     uint32_t cur;         /* output rule being built */
     /* The NFA of the rule being built. */
-    GM_VEC(nraw) raw;
+    GM_VEC(gm_nfa_edge) raw;
     uint32_t nnfa;
     gm_imap memo;         /* (node, out) and (range, target) -> state (note [fragments]) */
     gm_fsm_min min;       /* minimize's working memory */
-    det det;              /* determinize's */
+    gm_fsm_det det;       /* determinize's */
     /* Keys of the rules built so far, without a cache (note [equal rules]). */
     gm_intern built;
     GM_VEC(built_rule) built_rules;
@@ -403,7 +337,7 @@ static uint32_t nfa_state(builder *b)
 
 static int nfa_edge(builder *b, uint32_t from, uint32_t lo, uint32_t hi, uint32_t to)
 {
-    nraw r = {from, {lo, hi, to}};
+    gm_nfa_edge r = {from, lo, hi, to};
     if (gm_vec_push(b->m, &b->raw, r)) {
         fail_mem(b, "a rule automaton");
         return -1;
@@ -747,348 +681,16 @@ static uint32_t repeat_symbol(builder *b, uint32_t node)
 
 /* ---- NFA -> DFA -> minimal DFA --------------------------------------------- */
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Sorts short arrays by insertion (most NFA state sets and edge lists are short). */
-enum { SHORT_SORT = 24 };
-
-#define DEFINE_SORT(name, T, cmp)                                                              \
-    static void name(T *v, size_t n)                                                           \
-    {                                                                                          \
-        if (n > SHORT_SORT) {                                                                  \
-            qsort(v, n, sizeof *v, cmp);                                                       \
-            return;                                                                            \
-        }                                                                                      \
-        for (size_t i = 1; i < n; i++) {                                                       \
-            T x = v[i];                                                                        \
-            size_t j = i;                                                                      \
-            for (; j > 0 && v[j - 1] > x; j--)                                                 \
-                v[j] = v[j - 1];                                                               \
-            v[j] = x;                                                                          \
-        }                                                                                      \
-    }
-DEFINE_SORT(sort_u32, uint32_t, cmp_u32)
-DEFINE_SORT(sort_u64, uint64_t, cmp_u64)
-
-/*
- * note [subset construction]
- * A DFA state is the set of the NFA states its inputs reach, closed under
- * epsilon edges and then cut down to the states that matter: those with
- * symbol edges, and the accepting one. Two closures that differ only in
- * states that just pass control on (an alternative's entry, a counter of a
- * bounded repetition that may stop) lead the same way, so they are one
- * state; the result is closer to minimal and minimization has less to
- * merge. Per DFA state, the symbol edges of its members split the symbols
- * into intervals at their boundaries; each interval's targets, closed, are
- * the next state. A single target (the common case) is closed once per
- * NFA state and remembered.
- */
-/* Closes the states d->set under epsilon edges, keeps those that matter,
-   sorts them; interns the set: the DFA state id (note [subset construction]). */
-static int close_and_intern(det *d, uint32_t *id)
-{
-    gm_mem *m = d->m;
-    d->stamp++;
-    d->stack.n = 0;
-    if (gm_vec_reserve(m, &d->stack, d->set.n))
-        return -1;
-    for (size_t i = 0; i < d->set.n; i++)
-        if (d->mark[d->set.v[i]] != d->stamp) {
-            d->mark[d->set.v[i]] = d->stamp;
-            d->stack.v[d->stack.n++] = d->set.v[i];
-        }
-    d->set.n = 0;
-    while (d->stack.n) {
-        uint32_t s = d->stack.v[--d->stack.n];
-        if (d->keep[s] && gm_vec_push(m, &d->set, s))
-            return -1;
-        uint32_t e0 = d->eoff[s], e1 = d->eoff[s + 1];
-        if (e0 == e1)
-            continue;
-        if (gm_vec_reserve(m, &d->stack, d->stack.n + (e1 - e0)))
-            return -1;
-        for (uint32_t i = e0; i < e1; i++) {
-            uint32_t t = d->eps[i];
-            if (d->mark[t] != d->stamp) {
-                d->mark[t] = d->stamp;
-                d->stack.v[d->stack.n++] = t;
-            }
-        }
-    }
-    sort_u32(d->set.v, d->set.n);
-    return gm_intern_put(&d->sets, d->set.v, d->set.n * sizeof *d->set.v, id, NULL);
-}
-
-/* The DFA state of closure(targets[0..n)), closure({t}) remembered per t. */
-static int target_state(det *d, const uint32_t *targets, size_t n, uint32_t *id)
-{
-    size_t k = 1;
-    while (k < n && targets[k] == targets[0])
-        k++;
-    if (k == n) {
-        uint32_t t = targets[0];
-        if (d->single[t] != GM_FSM_NONE) {
-            *id = d->single[t];
-            return 0;
-        }
-        d->set.n = 0;
-        if (gm_vec_push(d->m, &d->set, t) || close_and_intern(d, id))
-            return -1;
-        d->single[t] = *id;
-        return 0;
-    }
-    d->set.n = 0;
-    if (gm_vec_reserve(d->m, &d->set, n))
-        return -1;
-    memcpy(d->set.v, targets, n * sizeof *targets);
-    d->set.n = n;
-    return close_and_intern(d, id);
-}
-
-/* Appends edge lo..hi -> to of the state being made, merged with the last when adjacent. */
-static int out_edge(det *d, size_t first, uint32_t lo, uint32_t hi, uint32_t to)
-{
-    size_t n = d->out.n;
-    if (n > first && d->out.v[n - 1].to == to && (uint64_t)d->out.v[n - 1].hi + 1 == lo) {
-        d->out.v[n - 1].hi = hi;
-        return 0;
-    }
-    return gm_vec_push(d->m, &d->out, ((dedge){lo, hi, to}));
-}
-
-/* Sets the NFA of the rule (b->raw, b->nnfa states) in d's arrays. */
-static int det_load(det *d, const builder *b, uint32_t acc)
-{
-    uint32_t nn = b->nnfa;
-    size_t ne = b->raw.n;
-    gm_mem *m = d->m;
-    if (gm_vec_reserve(m, &d->eoff_v, (size_t)nn + 2) || gm_vec_reserve(m, &d->soff_v, (size_t)nn + 2) ||
-        gm_vec_reserve(m, &d->eps_v, ne + 1) || gm_vec_reserve(m, &d->sym_v, ne + 1) ||
-        gm_vec_reserve(m, &d->mark_v, (size_t)nn + 1) || gm_vec_reserve(m, &d->single_v, (size_t)nn + 1) ||
-        gm_vec_reserve(m, &d->keep_v, (size_t)nn + 1))
-        return -1;
-    d->eoff = d->eoff_v.v;
-    d->soff = d->soff_v.v;
-    d->eps = d->eps_v.v;
-    d->sym = d->sym_v.v;
-    d->mark = d->mark_v.v;
-    d->single = d->single_v.v;
-    d->keep = d->keep_v.v;
-    d->acc = acc;
-    d->stamp = 0;
-    memset(d->eoff, 0, ((size_t)nn + 2) * sizeof *d->eoff);
-    memset(d->soff, 0, ((size_t)nn + 2) * sizeof *d->soff);
-    memset(d->mark, 0, (size_t)nn * sizeof *d->mark);
-    memset(d->single, 0xff, (size_t)nn * sizeof *d->single);
-    /* CSR of each kind, edges of a state in the order they were added */
-    for (size_t i = 0; i < ne; i++) {
-        const nraw *r = &b->raw.v[i];
-        if (r->e.lo > r->e.hi)
-            d->eoff[r->from + 2]++;
-        else
-            d->soff[r->from + 2]++;
-    }
-    for (uint32_t s = 0; s < nn; s++) {
-        d->eoff[s + 2] += d->eoff[s + 1];
-        d->soff[s + 2] += d->soff[s + 1];
-    }
-    for (size_t i = 0; i < ne; i++) {
-        const nraw *r = &b->raw.v[i];
-        if (r->e.lo > r->e.hi)
-            d->eps[d->eoff[r->from + 1]++] = r->e.to;
-        else
-            d->sym[d->soff[r->from + 1]++] = r->e;
-    }
-    for (uint32_t s = 0; s < nn; s++)
-        d->keep[s] = d->soff[s + 1] > d->soff[s] || s == acc;
-    gm_intern_clear(&d->sets);
-    return 0;
-}
-
-/*
- * The edges of DFA state `members` (its NFA states) into d->out. Byte
- * boundaries are marked in a bitmap, so the intervals come out sorted
- * without a sort; references and special tokens are single symbols,
- * sorted with their targets.
- */
-static int det_edges(det *d, const uint32_t *members, size_t kn)
-{
-    gm_mem *m = d->m;
-    uint64_t bound[5] = {0, 0, 0, 0, 0};
-    d->cand.n = d->big.n = 0;
-    for (size_t i = 0; i < kn; i++) {
-        uint32_t s = members[i], j0 = d->soff[s], j1 = d->soff[s + 1];
-        if (gm_vec_reserve(m, &d->cand, d->cand.n + (j1 - j0)))
-            return -1;
-        for (uint32_t j = j0; j < j1; j++) {
-            const nedge *e = &d->sym[j];
-            if (e->lo < 256) {
-                uint32_t h = e->hi + 1;
-                bound[e->lo >> 6] |= (uint64_t)1 << (e->lo & 63);
-                bound[h >> 6] |= (uint64_t)1 << (h & 63);
-                d->cand.v[d->cand.n++] = (dedge){e->lo, e->hi, e->to};
-            } else if (gm_vec_push(m, &d->big, (uint64_t)e->lo << 32 | e->to)) {
-                return -1;
-            }
-        }
-    }
-    size_t first = d->out.n;
-    /* The byte edges by lo: when they do not overlap (most states), each is
-       an interval of one target as it stands. */
-    dedge *cv = d->cand.v;
-    bool disjoint = true;
-    for (size_t i = 1; i < d->cand.n; i++) {
-        dedge x = cv[i];
-        size_t j = i;
-        for (; j > 0 && cv[j - 1].lo > x.lo; j--)
-            cv[j] = cv[j - 1];
-        cv[j] = x;
-    }
-    for (size_t i = 1; i < d->cand.n && disjoint; i++)
-        disjoint = cv[i].lo > cv[i - 1].hi;
-    if (disjoint) {
-        for (size_t i = 0; i < d->cand.n; i++) {
-            uint32_t to;
-            if (target_state(d, &cv[i].to, 1, &to) || out_edge(d, first, cv[i].lo, cv[i].hi, to))
-                return -1;
-        }
-    } else {
-        /* byte intervals [pts[i], pts[i + 1]) */
-        uint16_t idx[257];
-        uint16_t pts[258];
-        uint32_t np = 0;
-        for (int wi = 0; wi < 5; wi++)
-            for (uint64_t x = bound[wi]; x; x &= x - 1) {
-                uint32_t p = (uint32_t)wi * 64 + (uint32_t)__builtin_ctzll(x);
-                idx[p] = (uint16_t)np;
-                pts[np++] = (uint16_t)p;
-            }
-        uint32_t cnt[258];
-        memset(cnt, 0, (np + 1) * sizeof *cnt);
-        size_t total = 0;
-        for (size_t j = 0; j < d->cand.n; j++) {
-            uint32_t a = idx[d->cand.v[j].lo], z = idx[d->cand.v[j].hi + 1];
-            for (uint32_t i = a; i < z; i++)
-                cnt[i + 1]++;
-            total += z - a;
-        }
-        for (uint32_t i = 0; i < np; i++)
-            cnt[i + 1] += cnt[i];
-        if (gm_vec_reserve(m, &d->bucket, total + 1))
-            return -1;
-        for (size_t j = 0; j < d->cand.n; j++) {
-            uint32_t a = idx[d->cand.v[j].lo], z = idx[d->cand.v[j].hi + 1];
-            for (uint32_t i = a; i < z; i++)
-                d->bucket.v[cnt[i]++] = d->cand.v[j].to;
-        }
-        /* cnt[i] is now the end of interval i's targets (the start of i + 1's);
-           intervals cut apart by other members' boundaries often have the
-           targets of the one before (in the same order): closed once */
-        uint32_t p0 = 0, p1 = 0, pto = GM_FSM_NONE;
-        for (uint32_t i = 0; i + 1 < np; i++) {
-            uint32_t b0 = i ? cnt[i - 1] : 0, b1 = cnt[i], to;
-            if (b0 == b1)
-                continue;
-            if (pto != GM_FSM_NONE && b1 - b0 == p1 - p0 &&
-                !memcmp(d->bucket.v + b0, d->bucket.v + p0, (b1 - b0) * sizeof *d->bucket.v))
-                to = pto;
-            else if (target_state(d, d->bucket.v + b0, b1 - b0, &to))
-                return -1;
-            p0 = b0;
-            p1 = b1;
-            pto = to;
-            if (out_edge(d, first, pts[i], pts[i + 1] - 1u, to))
-                return -1;
-        }
-    }
-    if (d->big.n) {
-        /* (symbol, target) pairs in order; each symbol's targets together */
-        sort_u64(d->big.v, d->big.n);
-        for (size_t i = 0; i < d->big.n;) {
-            uint32_t sym = (uint32_t)(d->big.v[i] >> 32);
-            size_t e = i;
-            d->targets.n = 0;
-            for (; e < d->big.n && (uint32_t)(d->big.v[e] >> 32) == sym; e++)
-                if (gm_vec_push(m, &d->targets, (uint32_t)d->big.v[e]))
-                    return -1;
-            uint32_t to;
-            if (target_state(d, d->targets.v, d->targets.n, &to) || out_edge(d, first, sym, sym, to))
-                return -1;
-            i = e;
-        }
-    }
-    return 0;
-}
-
-/* Subset construction from NFA state `start` with accepting NFA state `acc`. */
+/* The subset construction of the rule's NFA (fsm_det.h). */
 static gm_status determinize(builder *b, uint32_t start, uint32_t acc, rdfa *out)
 {
-    gm_mem *m = b->m;
-    det *d = &b->det;
-    GM_VEC(uint32_t) off = {0};
-    GM_VEC(uint8_t) flags = {0};
-    d->out.n = 0;
-    if (det_load(d, b, acc))
-        goto nomem;
-    uint32_t id;
-    d->set.n = 0;
-    if (gm_vec_push(m, &d->set, start) || close_and_intern(d, &id))
-        goto nomem;
-    for (uint32_t cur = 0; cur < d->sets.count; cur++) {
-        if (cur >= b->lim.max_dfa_states) {
-            b->st = gm_error_set(b->err, GM_ERR_LIMIT,
-                                 "rule %s: more than %u automaton states (max_dfa_states)",
-                                 rule_name(b, b->cur), b->lim.max_dfa_states);
-            goto out;
-        }
-        size_t klen;
-        const uint32_t *key = gm_intern_key(&d->sets, cur, &klen);
-        size_t kn = klen / sizeof *key;
-        /* a copy: interning below may move the key */
-        d->members.n = 0;
-        if (gm_vec_reserve(m, &d->members, kn + 1))
-            goto nomem;
-        memcpy(d->members.v, key, klen);
-        uint8_t f = 0;
-        for (size_t i = 0; i < kn; i++)
-            if (d->members.v[i] == acc)
-                f = GM_FS_ACCEPT;
-        if (gm_vec_push(m, &off, (uint32_t)d->out.n) || gm_vec_push(m, &flags, f) ||
-            det_edges(d, d->members.v, kn))
-            goto nomem;
-    }
-    if (gm_vec_push(m, &off, (uint32_t)d->out.n))
-        goto nomem;
-    out->nstates = d->sets.count;
-    out->off = off.v;
-    out->flags = flags.v;
-    out->edges = gm_mem_alloc(m, (d->out.n ? d->out.n : 1) * sizeof *out->edges);
-    if (!out->edges) {
-        off.v = NULL;
-        flags.v = NULL;
-        rdfa_free(m, out);
-        goto nomem;
-    }
-    memcpy(out->edges, d->out.v, d->out.n * sizeof *out->edges);
-    off.v = NULL;
-    flags.v = NULL;
-    goto out;
-nomem:
-    fail_mem(b, "a rule automaton");
-out:
-    gm_vec_free(m, &off);
-    gm_vec_free(m, &flags);
-    return b->st;
+    int rc = gm_fsm_determinize(&b->det, b->raw.v, b->raw.n, b->nnfa, start, acc,
+                                b->lim.max_dfa_states, out);
+    if (rc == -2)
+        return b->st = gm_error_set(b->err, GM_ERR_LIMIT,
+                                    "rule %s: more than %u automaton states (max_dfa_states)",
+                                    rule_name(b, b->cur), b->lim.max_dfa_states);
+    return rc ? fail_mem(b, "a rule automaton") : GM_OK;
 }
 
 /*
@@ -1924,8 +1526,7 @@ static gm_status build(gm_mem *m, const gm_ebnf *src, const gm_limits *limits, g
     gm_intern_init(&b.toks, m);
     gm_imap_init(&b.memo, m);
     gm_fsm_min_init(&b.min, m);
-    b.det.m = m;
-    gm_intern_init(&b.det.sets, m);
+    gm_fsm_det_init(&b.det, m);
     gm_intern_init(&b.built, m);
     gm_egrammar *g = NULL;
     if (check) {
@@ -1990,7 +1591,7 @@ done:
     gm_vec_free(m, &b.raw);
     gm_imap_free(&b.memo);
     gm_fsm_min_free(&b.min);
-    det_free(&b.det);
+    gm_fsm_det_free(&b.det);
     gm_intern_free(&b.built);
     gm_vec_free(m, &b.built_rules);
     gm_vec_free(m, &b.built_syms);

@@ -5,10 +5,11 @@
  * symbol per rule reference, then one per special token), code point sets
  * expanded to UTF-8 byte sequences (lexer/utf8_ranges.h), built from the
  * end with shared fragments (note [fragments]); subset construction over
- * the intervals of that symbol space (note [subset construction]),
- * Valmari's partition refinement, trimming. References count as ordinary symbols, so a rule's
- * automaton is minimal for its body read as a regular expression over
- * bytes and references.
+ * the intervals of that symbol space (fsm_det.c, note [subset
+ * construction]); minimization (fsm_minimize.c, note [minimization]).
+ * References count as ordinary symbols, so a rule's automaton is minimal
+ * for its body read as a regular expression over bytes and references.
+ * Rules with equal keys are built once (note [equal rules]).
  *
  * note [rule inlining]
  * A rule that takes part in no recursion and is small is inlined into its

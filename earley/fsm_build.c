@@ -1217,12 +1217,14 @@ static void store_rule(builder *b, uint32_t r)
         int added;
         size_t at = b->built_syms.n;
         if (gm_vec_reserve(m, &b->built_rules, b->built_rules.n + 1) ||
-            gm_vec_reserve(m, &b->built_syms, at + b->lrefs.n + b->ltoks.n) ||
+            gm_vec_reserve(m, &b->built_syms, at + b->lrefs.n + b->ltoks.n + 1) ||
             gm_intern_put(&b->built, b->key.v, b->key.n * sizeof *b->key.v, &id, &added) ||
             !added)
             return;
-        memcpy(b->built_syms.v + at, b->lrefs.v, b->lrefs.n * sizeof *b->lrefs.v);
-        memcpy(b->built_syms.v + at + b->lrefs.n, b->ltoks.v, b->ltoks.n * sizeof *b->ltoks.v);
+        if (b->lrefs.n)
+            memcpy(b->built_syms.v + at, b->lrefs.v, b->lrefs.n * sizeof *b->lrefs.v);
+        if (b->ltoks.n)
+            memcpy(b->built_syms.v + at + b->lrefs.n, b->ltoks.v, b->ltoks.n * sizeof *b->ltoks.v);
         b->built_syms.n += b->lrefs.n + b->ltoks.n;
         built_rule x = {r, (uint32_t)at, (uint32_t)b->lrefs.n, (uint32_t)b->ltoks.n};
         b->built_rules.v[b->built_rules.n++] = x;

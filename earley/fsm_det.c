@@ -342,7 +342,8 @@ int gm_fsm_determinize(gm_fsm_det *d, const gm_nfa_edge *edges, size_t nedges, u
         d->members.n = 0;
         if (gm_vec_reserve(m, &d->members, kn + 1))
             return -1;
-        memcpy(d->members.v, key, klen);
+        if (klen)
+            memcpy(d->members.v, key, klen);
         uint8_t f = 0;
         for (size_t i = 0; i < kn; i++)
             if (d->members.v[i] == acc)
@@ -364,6 +365,7 @@ int gm_fsm_determinize(gm_fsm_det *d, const gm_nfa_edge *edges, size_t nedges, u
     out->nstates = n;
     memcpy(out->off, d->off.v, ((size_t)n + 1) * sizeof *out->off);
     memcpy(out->flags, d->flags.v, n);
-    memcpy(out->edges, d->out.v, d->out.n * sizeof *out->edges);
+    if (d->out.n)
+        memcpy(out->edges, d->out.v, d->out.n * sizeof *out->edges);
     return 0;
 }

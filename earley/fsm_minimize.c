@@ -211,8 +211,8 @@ static int split_block(gm_fsm_min *w, const gm_fsm_dfa *d, uint32_t x, uint32_t 
                     break;
                 }
                 if (key[k0] == key[k] && so[k0 + 1] - so[k0] == so[k + 1] - so[k] &&
-                    !memcmp(w->sig.v + so[k0], w->sig.v + so[k],
-                            (so[k + 1] - so[k]) * sizeof *w->sig.v)) {
+                    (so[k] == so[k + 1] || !memcmp(w->sig.v + so[k0], w->sig.v + so[k],
+                                                   (so[k + 1] - so[k]) * sizeof *w->sig.v))) {
                     grp[k] = grp[k0];
                     break;
                 }
@@ -413,7 +413,8 @@ quotient:
         out->edges = gm_mem_alloc(m, (w->out_edges.n ? w->out_edges.n : 1) * sizeof *out->edges);
         if (!out->edges)
             goto nomem;
-        memcpy(out->edges, w->out_edges.v, w->out_edges.n * sizeof *out->edges);
+        if (w->out_edges.n)
+            memcpy(out->edges, w->out_edges.v, w->out_edges.n * sizeof *out->edges);
     }
     return 0;
 nomem:

@@ -299,8 +299,8 @@ static gm_status structural_hashes(gm_egrammar *g, const sparse *sp, gm_error *e
         }
     level_end[0] = nl;
     for (int lv = 1; lv <= HASH_ROUNDS; lv++) {
-        uint32_t end = level_end[lv - 1];
-        for (uint32_t i = 0; i < end; i++)
+        /* what the states new at the level before read (the older ones' reads are in) */
+        for (uint32_t i = lv > 1 ? level_end[lv - 2] : 0; i < level_end[lv - 1]; i++)
             hash_reads(g, run_to, run_off, list[i], in, list, &nl);
         level_end[lv] = nl;
     }

@@ -30,9 +30,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "base/hash.h"
-
-
 #define NONE UINT32_MAX
 
 void gm_fsm_dfa_free(gm_mem *m, gm_fsm_dfa *d)

@@ -38,6 +38,14 @@ void gm_intern_free(gm_intern *t)
     gm_intern_init(t, t->mem);
 }
 
+void gm_intern_clear(gm_intern *t)
+{
+    if (t->slots)
+        memset(t->slots, 0, t->nslots * sizeof *t->slots);
+    t->count = 0;
+    t->data_len = 0;
+}
+
 static int key_equal(const gm_intern *t, uint32_t id, const void *key, size_t len)
 {
     size_t a = t->offsets[id], b = t->offsets[id + 1];
@@ -95,8 +103,10 @@ int gm_intern_put(gm_intern *t, const void *key, size_t len, uint32_t *id, int *
     }
     if (t->count == UINT32_MAX - 1)
         return -1;
-    if (gm_vec_grow_(t->mem, (void **)&t->offsets, &t->offsets_cap, t->count + 2, sizeof *t->offsets) ||
-        gm_vec_grow_(t->mem, (void **)&t->hashes, &t->hashes_cap, t->count + 1, sizeof *t->hashes))
+    if ((t->count + 2 > t->offsets_cap &&
+         gm_vec_grow_(t->mem, (void **)&t->offsets, &t->offsets_cap, t->count + 2, sizeof *t->offsets)) ||
+        (t->count + 1 > t->hashes_cap &&
+         gm_vec_grow_(t->mem, (void **)&t->hashes, &t->hashes_cap, t->count + 1, sizeof *t->hashes)))
         return -1;
     if (t->data_len + len > t->data_cap &&
         gm_vec_grow_(t->mem, (void **)&t->data, &t->data_cap, t->data_len + len, 1))

@@ -39,6 +39,8 @@ typedef struct gm_intern {
 
 void gm_intern_init(gm_intern *t, gm_mem *m);
 void gm_intern_free(gm_intern *t);
+/* Removes every key, keeping the memory for the next ones. */
+void gm_intern_clear(gm_intern *t);
 
 /*
  * The id of key, adding it when absent. Returns 0 and sets *id (and *added

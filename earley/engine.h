@@ -60,6 +60,9 @@ gm_status gm_egrammar_build(gm_mem *m, const gm_ebnf *src, const gm_limits *limi
 typedef struct gm_fcache gm_fcache;
 gm_status gm_egrammar_build_cached(gm_mem *m, const gm_ebnf *src, const gm_limits *limits,
                                    gm_fcache *cache, gm_egrammar **out, gm_error *err);
+/* The same for a src that gm_ebnf_check accepted with these limits: not checked again. */
+gm_status gm_egrammar_build_checked(gm_mem *m, const gm_ebnf *src, const gm_limits *limits,
+                                    gm_fcache *cache, gm_egrammar **out, gm_error *err);
 void gm_egrammar_destroy(gm_egrammar *g);
 
 typedef struct gm_egrammar_stats {

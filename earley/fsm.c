@@ -203,41 +203,69 @@ static int sparse_build(gm_egrammar *g, const uint32_t *off, const uint32_t *pai
  * for HASH_ROUNDS rounds the hashes of its byte transitions (by byte
  * range), of the rules it references (their start states) with their
  * targets, and of its special tokens (by text). The cross-grammar cache
- * (xcache.c) orders reference edges by these hashes to serialize the
+ * (xkey.c) orders reference edges by these hashes to serialize the
  * structure reachable from a state canonically; the serialization, not the
  * hash, decides equality, so a collision costs sharing, never exactness.
+ *
+ * xkey.c reads the hashes of rule start states and of the targets of
+ * reference edges only, so only those are computed (0 elsewhere): round r
+ * needs round r - 1 at the states of round r and at what they read (their
+ * byte and token targets, reference targets and referenced rules' starts),
+ * a cone a tenth the size of every state times every round on MaskBench.
  */
 enum { HASH_ROUNDS = 6 };
+
+/* Appends to list the states state s's hash reads that are not marked yet. */
+static void hash_reads(const gm_egrammar *g, const uint32_t *run_to, const uint32_t *run_off,
+                       uint32_t s, uint8_t *in, uint32_t *list, uint32_t *n)
+{
+#define ADD(t)                                                                                     \
+    do {                                                                                           \
+        uint32_t t_ = (t);                                                                         \
+        if (!in[t_]) {                                                                             \
+            in[t_] = 1;                                                                            \
+            list[(*n)++] = t_;                                                                     \
+        }                                                                                          \
+    } while (0)
+    for (uint32_t i = run_off[s]; i < run_off[s + 1]; i++)
+        ADD(run_to[i]);
+    for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1]; j++) {
+        ADD(g->rules[g->refs[j].sym].start);
+        ADD(g->refs[j].to);
+    }
+    for (uint32_t j = g->tok_off[s]; j < g->tok_off[s + 1]; j++)
+        ADD(g->toks[j].to);
+#undef ADD
+}
 
 static gm_status structural_hashes(gm_egrammar *g, const sparse *sp, gm_error *err)
 {
     gm_mem *m = g->mem;
     uint32_t n = g->nstates;
-    uint64_t *h = gm_mem_alloc(m, (n ? n : 1) * sizeof *h);
-    uint64_t *nh = gm_mem_alloc(m, (n ? n : 1) * sizeof *nh);
-    if (!h || !nh) {
-        gm_mem_free(m, h);
-        gm_mem_free(m, nh);
-        return gm_mem_fail(m, err, "the grammar's hashes");
-    }
+    size_t nr = 0;
     for (uint32_t s = 0; s < n; s++) {
-        const gm_frule *fr = &g->rules[g->state_rule[s]];
-        uint64_t x = (uint64_t)(g->state_flags[s] & (GM_FS_ACCEPT | GM_FS_ITER_END | GM_FS_REP_START));
-        x = gm_hash_mix64(x ^ ((uint64_t)fr->repeat << 8) ^ ((uint64_t)fr->rep_min << 16));
-        h[s] = gm_hash_mix64(x ^ fr->rep_max);
+        const uint32_t *e = sp->e.v;
+        for (uint32_t j = sp->off[s]; j < sp->off[s + 1]; j++)
+            nr += !(j > sp->off[s] && e[2 * j - 2] + 1 == e[2 * j] && e[2 * j - 1] == e[2 * j + 1]);
+    }
+    size_t nrefs = g->ref_off[n], ntoks = g->tok_off[n];
+    uint64_t *h = gm_mem_calloc(m, n ? n : 1, sizeof *h);
+    uint64_t *nh = gm_mem_calloc(m, n ? n : 1, sizeof *nh);
+    uint32_t *run_off = gm_mem_alloc(m, ((size_t)n + 1) * sizeof *run_off);
+    uint64_t *run_key = gm_mem_alloc(m, (nr ? nr : 1) * sizeof *run_key);
+    uint32_t *run_to = gm_mem_alloc(m, (nr ? nr : 1) * sizeof *run_to);
+    uint64_t *tok_hash = gm_mem_alloc(m, (ntoks ? ntoks : 1) * sizeof *tok_hash);
+    uint32_t *list = gm_mem_alloc(m, (n ? n : 1) * sizeof *list);
+    uint32_t *level_end = gm_mem_alloc(m, (HASH_ROUNDS + 1) * sizeof *level_end);
+    uint8_t *in = gm_mem_calloc(m, n ? n : 1, 1);
+    gm_status st = GM_OK;
+    if (!h || !nh || !run_off || !run_key || !run_to || !tok_hash || !list || !level_end || !in) {
+        st = gm_mem_fail(m, err, "the grammar's hashes");
+        goto out;
     }
     /* The byte transitions as (first byte of a range of one target, target):
        a run whose previous run goes to the same target continues its range. */
-    uint32_t *run_off = gm_mem_alloc(m, ((size_t)n + 1) * sizeof *run_off);
-    uint32_t *runs = gm_mem_alloc(m, (sp->e.n ? sp->e.n : 1) * sizeof *runs);
-    if (!run_off || !runs) {
-        gm_mem_free(m, run_off);
-        gm_mem_free(m, runs);
-        gm_mem_free(m, h);
-        gm_mem_free(m, nh);
-        return gm_mem_fail(m, err, "the grammar's hashes");
-    }
-    size_t nr = 0;
+    nr = 0;
     for (uint32_t s = 0; s < n; s++) {
         run_off[s] = (uint32_t)nr;
         const uint32_t *e = sp->e.v;
@@ -245,39 +273,94 @@ static gm_status structural_hashes(gm_egrammar *g, const sparse *sp, gm_error *e
             uint32_t i = e[2 * j], t = e[2 * j + 1];
             if (j > sp->off[s] && e[2 * j - 2] + 1 == i && e[2 * j - 1] == t)
                 continue;
-            runs[nr++] = sp->start[i];
-            runs[nr++] = t;
+            run_key[nr] = (uint64_t)sp->start[i] << 56;
+            run_to[nr++] = t;
         }
     }
     run_off[n] = (uint32_t)nr;
+    for (size_t j = 0; j < ntoks; j++) {
+        uint32_t y = g->toks[j].sym;
+        tok_hash[j] = gm_hash_bytes(g->tok_text + g->tok_text_off[y],
+                                    g->tok_text_off[y + 1] - g->tok_text_off[y], 7);
+    }
+    /* The cone: list[0 .. level_end[r]) are the states round HASH_ROUNDS - r
+       computes (level 0: what xkey.c reads; each level adds what the one
+       before reads). */
+    uint32_t nl = 0;
+    for (uint32_t r = 0; r < g->nrules; r++)
+        if (!in[g->rules[r].start]) {
+            in[g->rules[r].start] = 1;
+            list[nl++] = g->rules[r].start;
+        }
+    for (size_t j = 0; j < nrefs; j++)
+        if (!in[g->refs[j].to]) {
+            in[g->refs[j].to] = 1;
+            list[nl++] = g->refs[j].to;
+        }
+    level_end[0] = nl;
+    for (int lv = 1; lv <= HASH_ROUNDS; lv++) {
+        /* what the states new at the level before read (the older ones' reads are in) */
+        for (uint32_t i = lv > 1 ? level_end[lv - 2] : 0; i < level_end[lv - 1]; i++)
+            hash_reads(g, run_to, run_off, list[i], in, list, &nl);
+        level_end[lv] = nl;
+    }
+    /* round 0 at every state of the cone, then rounds 1.. on shrinking levels */
+    for (uint32_t i = 0; i < nl; i++) {
+        uint32_t s = list[i];
+        const gm_frule *fr = &g->rules[g->state_rule[s]];
+        uint64_t x = (uint64_t)(g->state_flags[s] & (GM_FS_ACCEPT | GM_FS_ITER_END | GM_FS_REP_START));
+        x = gm_hash_mix64(x ^ ((uint64_t)fr->repeat << 8) ^ ((uint64_t)fr->rep_min << 16));
+        h[s] = gm_hash_mix64(x ^ fr->rep_max);
+    }
+    const uint64_t no_refs = gm_hash_mix64(1), no_toks = gm_hash_mix64(2);
     for (int round = 0; round < HASH_ROUNDS; round++) {
-        for (uint32_t s = 0; s < n; s++) {
+        uint32_t end = level_end[HASH_ROUNDS - 1 - round];
+        for (uint32_t i = 0; i < end; i++) {
+            uint32_t s = list[i];
             uint64_t x = h[s];
-            for (uint32_t i = run_off[s]; i < run_off[s + 1]; i += 2)
-                x = gm_hash_mix64(x ^ ((uint64_t)runs[i] << 56) ^ h[runs[i + 1]]);
+            for (uint32_t k = run_off[s], e = run_off[s + 1]; k < e; k++)
+                x = gm_hash_mix64(x ^ run_key[k] ^ h[run_to[k]]);
             /* References: a commutative combination (their order is numbering). */
-            uint64_t refs = 0;
-            for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1]; j++)
-                refs += gm_hash_mix64(h[g->rules[g->refs[j].sym].start] * 31 + h[g->refs[j].to]);
-            uint64_t toks = 0;
-            for (uint32_t j = g->tok_off[s]; j < g->tok_off[s + 1]; j++) {
-                uint32_t y = g->toks[j].sym;
-                toks += gm_hash_mix64(gm_hash_bytes(g->tok_text + g->tok_text_off[y],
-                                                    g->tok_text_off[y + 1] - g->tok_text_off[y], 7) ^
-                                      h[g->toks[j].to]);
+            uint64_t rh = no_refs, th = no_toks;
+            uint32_t j0 = g->ref_off[s], j1 = g->ref_off[s + 1];
+            if (j0 < j1) {
+                uint64_t refs = 0;
+                for (uint32_t j = j0; j < j1; j++)
+                    refs += gm_hash_mix64(h[g->rules[g->refs[j].sym].start] * 31 + h[g->refs[j].to]);
+                rh = gm_hash_mix64(refs + 1);
             }
-            nh[s] = gm_hash_mix64(x ^ gm_hash_mix64(refs + 1) ^ gm_hash_mix64(toks + 2));
+            j0 = g->tok_off[s];
+            j1 = g->tok_off[s + 1];
+            if (j0 < j1) {
+                uint64_t toks = 0;
+                for (uint32_t j = j0; j < j1; j++)
+                    toks += gm_hash_mix64(tok_hash[j] ^ h[g->toks[j].to]);
+                th = gm_hash_mix64(toks + 2);
+            }
+            nh[s] = gm_hash_mix64(x ^ rh ^ th);
         }
         uint64_t *tmp = h;
         h = nh;
         nh = tmp;
     }
-    gm_mem_free(m, runs);
-    gm_mem_free(m, run_off);
-    gm_mem_free(m, nh);
+    /* h: the last round at level 0; nothing else */
+    memset(nh, 0, (size_t)n * sizeof *nh);
+    for (uint32_t i = 0; i < level_end[0]; i++)
+        nh[list[i]] = h[list[i]];
     gm_mem_free(m, g->hash);
-    g->hash = h;
-    return GM_OK;
+    g->hash = nh;
+    nh = NULL;
+out:
+    gm_mem_free(m, h);
+    gm_mem_free(m, nh);
+    gm_mem_free(m, run_off);
+    gm_mem_free(m, run_key);
+    gm_mem_free(m, run_to);
+    gm_mem_free(m, tok_hash);
+    gm_mem_free(m, list);
+    gm_mem_free(m, level_end);
+    gm_mem_free(m, in);
+    return st;
 }
 
 /*
@@ -441,13 +524,33 @@ static gm_status finish(gm_egrammar *g, const sparse *bt, gm_error *err)
                                 g->names + g->rules[bad].name);
         }
     }
-    /* FIRST of each state (fixpoint). */
-    for (uint32_t s = 0; s < n; s++)
+    /*
+     * FIRST and "may end without input" are read at rule starts and
+     * reference targets only, and those read each other only (through
+     * references, nullable ones and iteration ends): the fixpoints run on
+     * that list, in stack.
+     */
+    uint32_t nl = 0;
+    memset(reach, 0, n);
+    for (uint32_t r = 0; r < g->nrules; r++)
+        if (!reach[g->rules[r].start]) {
+            reach[g->rules[r].start] = 1;
+            stack[nl++] = g->rules[r].start;
+        }
+    for (uint32_t j = 0; j < g->ref_off[n]; j++)
+        if (!reach[g->refs[j].to]) {
+            reach[g->refs[j].to] = 1;
+            stack[nl++] = g->refs[j].to;
+        }
+    for (uint32_t i = 0; i < nl; i++) {
+        uint32_t s = stack[i];
         for (uint32_t j = bt->off[s]; j < bt->off[s + 1]; j++)
             or4(first[s], bt->bytes[bt->e.v[2 * j]]);
+    }
     for (bool changed = true; changed;) {
         changed = false;
-        for (uint32_t s = 0; s < n; s++) {
+        for (uint32_t i = 0; i < nl; i++) {
+            uint32_t s = stack[i];
             for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1]; j++) {
                 const gm_frule *b = &g->rules[g->refs[j].sym];
                 changed |= or4(first[s], first[b->start]);
@@ -458,12 +561,14 @@ static gm_status finish(gm_egrammar *g, const sparse *bt, gm_error *err)
                 changed |= or4(first[s], first[g->rules[g->state_rule[s]].start]);
         }
     }
-    /* Which states may end their rule without input (fixpoint), in reach. */
-    for (uint32_t s = 0; s < n; s++)
-        reach[s] = ends_here(g, s);
+    /* Which of them may end their rule without input (fixpoint), in reach. */
+    memset(reach, 0, n);
+    for (uint32_t i = 0; i < nl; i++)
+        reach[stack[i]] = ends_here(g, stack[i]);
     for (bool changed = true; changed;) {
         changed = false;
-        for (uint32_t s = 0; s < n; s++) {
+        for (uint32_t i = 0; i < nl; i++) {
+            uint32_t s = stack[i];
             if (reach[s])
                 continue;
             for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1]; j++)
@@ -474,27 +579,48 @@ static gm_status finish(gm_egrammar *g, const sparse *bt, gm_error *err)
                 }
         }
     }
+    /* Follow sets: FIRST of each reference's target once; then the rules'
+       follow sets along the references whose rest can be empty (fixpoint
+       over those rule pairs, kept in stack as (a, b)). */
     for (uint32_t r = 0; r < g->nrules; r++) {
         memset(g->rules[r].follow, 0, sizeof g->rules[r].follow);
         g->rules[r].follow_eof = 0;
     }
     g->rules[g->root].follow_eof = 1;
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (uint32_t s = 0; s < n; s++) {
-            gm_frule *a = &g->rules[g->state_rule[s]];
-            for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1]; j++) {
-                gm_frule *b = &g->rules[g->refs[j].sym];
-                uint32_t t = g->refs[j].to;
-                changed |= or4(b->follow, first[t]);
-                if (reach[t]) {
-                    changed |= or4(b->follow, a->follow);
-                    if (a->follow_eof && !b->follow_eof)
-                        b->follow_eof = changed = 1;
-                }
-            }
+    size_t np = 0;
+    uint32_t *pairs = NULL;
+    for (uint32_t s = 0; s < n; s++) {
+        for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1]; j++) {
+            uint32_t t = g->refs[j].to;
+            or4(g->rules[g->refs[j].sym].follow, first[t]);
+            if (reach[t])
+                np++;
         }
     }
+    pairs = gm_mem_alloc(m, (np ? 2 * np : 1) * sizeof *pairs);
+    if (!pairs) {
+        gm_mem_free(m, reach);
+        gm_mem_free(m, stack);
+        gm_mem_free(m, first);
+        return gm_mem_fail(m, err, "the grammar's follow sets");
+    }
+    np = 0;
+    for (uint32_t s = 0; s < n; s++)
+        for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1]; j++)
+            if (reach[g->refs[j].to]) {
+                pairs[np++] = g->state_rule[s];
+                pairs[np++] = g->refs[j].sym;
+            }
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (size_t i = 0; i < np; i += 2) {
+            gm_frule *a = &g->rules[pairs[i]], *b = &g->rules[pairs[i + 1]];
+            changed |= or4(b->follow, a->follow);
+            if (a->follow_eof && !b->follow_eof)
+                b->follow_eof = changed = 1;
+        }
+    }
+    gm_mem_free(m, pairs);
     gm_status st = prediction_closures(g, stack, reach, err);
     if (st == GM_OK)
         st = structural_hashes(g, bt, err);

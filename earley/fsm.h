@@ -87,8 +87,9 @@ struct gm_egrammar {
     uint8_t *tok_text;
     uint32_t *pred_off;   /* [nrules + 1] prediction closures (note [prediction closures]) */
     uint32_t *pred;       /* the states predicted with rule r: pred[pred_off[r] ..), sorted */
-    uint64_t *hash;       /* [nstates] structural hash of what a state's items can read
-                             (note [cross-grammar hashing] in xcache.c) */
+    uint64_t *hash;       /* [nstates] structural hash of what a state's items can read,
+                             at rule start states and reference targets, 0 elsewhere
+                             (note [structural hashes] in fsm.c) */
 };
 
 static inline uint32_t gm_fsm_next(const gm_egrammar *g, uint32_t s, uint8_t b)

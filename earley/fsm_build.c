@@ -3,11 +3,13 @@
  *
  * Each rule body becomes an NFA over symbols (bytes 0..255, then one
  * symbol per rule reference, then one per special token), code point sets
- * expanded to UTF-8 byte sequences (lexer/utf8_ranges.h); subset
- * construction over the intervals of that symbol space, Valmari's partition
- * refinement, trimming. References count as ordinary symbols, so a rule's
- * automaton is minimal for its body read as a regular expression over
- * bytes and references.
+ * expanded to UTF-8 byte sequences (lexer/utf8_ranges.h), built from the
+ * end with shared fragments (note [fragments]); subset construction over
+ * the intervals of that symbol space (fsm_det.c, note [subset
+ * construction]); minimization (fsm_minimize.c, note [minimization]).
+ * References count as ordinary symbols, so a rule's automaton is minimal
+ * for its body read as a regular expression over bytes and references.
+ * Rules with equal keys are built once (note [equal rules]).
  *
  * note [rule inlining]
  * A rule that takes part in no recursion and is small is inlined into its
@@ -33,6 +35,9 @@
  * loops back to itself (note [closed subtrees] in maskcache.c) and no mask
  * memo is ever reused. Rules marked noinline stay references; a rule
  * whose expanded automaton would pass the limits is built again without.
+ * A callee's body is a fragment continuing at the rule's accepting state,
+ * entered from one state made for the callee first (a recursion reaches
+ * it before its body is built), its edge added when the body is.
  *
  * Bounded repetitions with small counts are expanded; larger ones become
  * repetition rules (note [repetition rules] in fsm.h).
@@ -42,10 +47,12 @@
 
 #include "earley/fsm.h"
 #include "earley/fsm_cache.h"
+#include "earley/fsm_det.h"
 #include "earley/fsm_minimize.h"
 #include "earley/until.h"
 #include "base/error.h"
 #include "base/hash.h"
+#include "base/imap.h"
 #include "base/vec.h"
 #include "lexer/utf8_ranges.h"
 
@@ -59,25 +66,11 @@ enum {
 #define SYM_REF 256u           /* symbols SYM_REF + rule */
 #define SYM_TOK 0x80000000u    /* symbols SYM_TOK + special-token symbol */
 
-typedef struct nedge {
-    uint32_t lo, hi;      /* symbol range; lo > hi for an epsilon edge */
-    uint32_t to;
-} nedge;
-
-typedef struct nraw {
-    uint32_t from;
-    nedge e;
-} nraw;
-
 typedef gm_fsm_edge dedge;
 
-/* One rule's DFA, local state numbers, start 0. */
-typedef struct rdfa {
-    uint32_t nstates;
-    uint32_t *off;        /* [nstates + 1] */
-    dedge *edges;
-    uint8_t *flags;       /* GM_FS_ACCEPT (ITER_END, REP_START for repetition rules) */
-} rdfa;
+/* One rule's DFA, local state numbers, start 0; flags GM_FS_ACCEPT (ITER_END,
+   REP_START for repetition rules). */
+typedef gm_fsm_dfa rdfa;
 
 typedef struct orule {
     uint32_t src;         /* IR rule, or GM_EX_NONE for a repetition rule */
@@ -90,6 +83,13 @@ typedef struct orule {
 } orule;
 
 typedef GM_VEC(uint32_t) u32vec;
+
+/* A rule built without a cache, by key (note [equal rules]). */
+typedef struct built_rule {
+    uint32_t rule;            /* the output rule built under the key */
+    uint32_t at;              /* its key's symbol lists: built_syms[at ..), refs then toks */
+    uint32_t nrefs, ntoks;
+} built_rule;
 
 typedef struct builder {
     gm_mem *m;
@@ -108,21 +108,30 @@ typedef struct builder {
     uint32_t *out_rule;   /* [src rules] output rule, GM_EX_NONE */
     uint8_t *inl;         /* [src rules] inlined (note [rule inlining]) */
     uint32_t *rep_rule;   /* [src nodes] repetition rule made for a REPEAT node */
-    uint32_t *size;       /* [src nodes] IR nodes of its expansion, 0 = not computed */
+    uint32_t *size;       /* [src nodes] IR nodes of its expansion, when size_gen is gen */
+    uint32_t *size_gen;
+    uint32_t gen;
     GM_VEC(orule) rules;
     gm_intern toks;       /* special-token texts -> symbols */
     uint32_t cur;         /* output rule being built */
     uint8_t *recursive;   /* [src rules] takes part in a cycle of references */
     /* Tail calls (note [tail calls]) of the rule being built. */
     bool no_tail;         /* building it again without them */
-    uint32_t final;       /* its NFA's accepting state: an edge into it ends the rule */
-    uint32_t *frag;       /* [src rules] NFA state where the callee's body starts */
-    u32vec tails;         /* callees built in place, in order (a work list) */
+    bool used_tail;       /* it has a callee in place */
     bool ktail;           /* key_add: the node ends the rule */
-    bool used_tail;       /* the rule being built has a callee in place */
+    uint32_t final;       /* its NFA's accepting state: a fragment ending there ends the rule */
+    uint32_t *entry;      /* [src rules] the state a callee's body is entered from */
+    u32vec tails;         /* callees built in place, in order (a work list) */
     /* The NFA of the rule being built. */
-    GM_VEC(nraw) raw;
+    GM_VEC(gm_nfa_edge) raw;
     uint32_t nnfa;
+    gm_imap memo;         /* (node, out) and (range, target) -> state (note [fragments]) */
+    gm_fsm_min min;       /* minimize's working memory */
+    gm_fsm_det det;       /* determinize's */
+    /* Keys of the rules built so far, without a cache (note [equal rules]). */
+    gm_intern built;
+    GM_VEC(built_rule) built_rules;
+    u32vec built_syms;
 } builder;
 
 static gm_status fail_mem(builder *b, const char *what)
@@ -134,10 +143,7 @@ static gm_status fail_mem(builder *b, const char *what)
 
 static void rdfa_free(gm_mem *m, rdfa *d)
 {
-    gm_mem_free(m, d->off);
-    gm_mem_free(m, d->edges);
-    gm_mem_free(m, d->flags);
-    memset(d, 0, sizeof *d);
+    gm_fsm_dfa_free(m, d);
 }
 
 static const char *rule_name(builder *b, uint32_t r)
@@ -187,7 +193,7 @@ static int collect_refs(builder *b, uint32_t node, uint32_t *stamp, uint32_t mar
 static uint32_t node_size(builder *b, uint32_t node, uint32_t depth)
 {
     const gm_ebnf *g = b->src;
-    if (b->size[node])
+    if (b->size_gen[node] == b->gen)
         return b->size[node];
     if (depth > MAX_DEPTH)
         return UINT32_MAX / 4;
@@ -222,6 +228,7 @@ static uint32_t node_size(builder *b, uint32_t node, uint32_t depth)
     if (s > UINT32_MAX / 4)
         s = UINT32_MAX / 4;
     b->size[node] = (uint32_t)s;
+    b->size_gen[node] = b->gen;
     return (uint32_t)s;
 }
 
@@ -320,8 +327,8 @@ static gm_status choose_inlining(builder *b)
         if (node_size(b, g->rules[r].body, 0) <= INLINE_MAX_NODES) {
             b->inl[r] = 1;
             /* Sizes cached for nodes referring to r were computed with r not
-               inlined: start over (cheap: sizes are memoized per pass). */
-            memset(b->size, 0, (size_t)g->nnodes * sizeof *b->size);
+               inlined: start over (a new generation of the memo). */
+            b->gen++;
         }
     }
 done:
@@ -353,7 +360,7 @@ static uint32_t nfa_state(builder *b)
 
 static int nfa_edge(builder *b, uint32_t from, uint32_t lo, uint32_t hi, uint32_t to)
 {
-    nraw r = {from, {lo, hi, to}};
+    gm_nfa_edge r = {from, lo, hi, to};
     if (gm_vec_push(b->m, &b->raw, r)) {
         fail_mem(b, "a rule automaton");
         return -1;
@@ -366,30 +373,64 @@ static int nfa_eps(builder *b, uint32_t from, uint32_t to)
     return nfa_edge(b, from, 1, 0, to);
 }
 
+/*
+ * note [fragments]
+ * The NFA of a rule is built backwards, in continuation-passing style:
+ * frag(node, out) makes the states that read node's language and then go
+ * on at `out`, and returns the state they start at. Nothing ever adds an
+ * edge out of a state that frag returned (but the entry of a callee built
+ * in place, whose language is fixed anyway: note [tail calls]), so a
+ * fragment depends on
+ * (node, out) alone and is built once per pair: the IR is a DAG, and a
+ * node reached twice with the same continuation (the tail `char* "\""` of
+ * every branch of a trie of property names, the escape sequence of each
+ * string character, the UTF-8 continuation bytes of every code point set:
+ * suffixes, keyed by (range, target)) shares its states. The subset
+ * construction then meets one copy instead of one per branch, which
+ * minimization would only merge again: a trie of 100 names made 40 times
+ * its minimal size before. The language of each state is what the forward
+ * construction gave it, so the minimal automaton is the same.
+ */
+static uint32_t frag(builder *b, uint32_t node, uint32_t out, uint32_t depth);
+static uint32_t rule_symbol(builder *b, uint32_t src_rule);
+static uint32_t repeat_symbol(builder *b, uint32_t node);
+
+/* A state with edges lo..hi to `to` from a fresh state (built once per (lo, hi, to)). */
+static uint32_t range_state(builder *b, uint32_t lo, uint32_t hi, uint32_t to)
+{
+    uint64_t key = (uint64_t)1 << 63 | (uint64_t)lo << 48 | (uint64_t)hi << 40 | to;
+    uint32_t s = gm_imap_get(&b->memo, key);
+    if (s != GM_IMAP_NONE)
+        return s;
+    s = nfa_state(b);
+    if (s == GM_FSM_NONE || nfa_edge(b, s, lo, hi, to))
+        return GM_FSM_NONE;
+    if (gm_imap_put(&b->memo, key, s)) {
+        fail_mem(b, "a rule automaton");
+        return GM_FSM_NONE;
+    }
+    return s;
+}
+
 typedef struct seq_ctx {
     builder *b;
     uint32_t in, out;
 } seq_ctx;
 
+/* A UTF-8 sequence from c->in to c->out: its continuation bytes shared (note [fragments]). */
 static int add_utf8_seq(void *ud, const gm_utf8_seq *s)
 {
     seq_ctx *c = ud;
-    uint32_t at = c->in;
-    for (uint8_t i = 0; i < s->len; i++) {
-        uint32_t to = i + 1 == s->len ? c->out : nfa_state(c->b);
-        if (to == GM_FSM_NONE || nfa_edge(c->b, at, s->lo[i], s->hi[i], to))
+    uint32_t at = c->out;
+    for (uint8_t i = s->len; i-- > 1;)
+        if ((at = range_state(c->b, s->lo[i], s->hi[i], at)) == GM_FSM_NONE)
             return -1;
-        at = to;
-    }
-    return 0;
+    return nfa_edge(c->b, c->in, s->lo[0], s->hi[0], at);
 }
-
-static uint32_t rule_symbol(builder *b, uint32_t src_rule);
-static uint32_t repeat_symbol(builder *b, uint32_t node);
 
 /* UNTIL(L, which) (ebnf.h, note [until]): its Aho-Corasick automaton
    (until.h), one NFA state per automaton state. */
-static int add_until(builder *b, uint32_t node, uint32_t in, uint32_t out)
+static uint32_t until_frag(builder *b, uint32_t node, uint32_t out)
 {
     const gm_ex *e = &b->src->nodes[node];
     gm_until u;
@@ -397,9 +438,9 @@ static int add_until(builder *b, uint32_t node, uint32_t in, uint32_t out)
     if (st != GM_OK) {
         if (b->st == GM_OK)
             b->st = st;
-        return -1;
+        return GM_FSM_NONE;
     }
-    int rc = -1;
+    uint32_t in = GM_FSM_NONE;
     uint32_t *ns = gm_mem_alloc(b->m, (size_t)u.nstates * sizeof *ns);
     if (!ns) {
         fail_mem(b, "a rule automaton");
@@ -408,8 +449,6 @@ static int add_until(builder *b, uint32_t node, uint32_t in, uint32_t out)
     for (uint32_t s = 0; s < u.nstates; s++)
         if ((ns[s] = nfa_state(b)) == GM_FSM_NONE)
             goto out;
-    if (nfa_eps(b, in, ns[0]))
-        goto out;
     for (uint32_t s = 0; s < u.nstates; s++) {
         if (gm_until_accepts(&u, s, e->arg) && nfa_eps(b, ns[s], out))
             goto out;
@@ -423,11 +462,11 @@ static int add_until(builder *b, uint32_t node, uint32_t in, uint32_t out)
                 goto out;
         }
     }
-    rc = 0;
+    in = ns[0];
 out:
     gm_mem_free(b->m, ns);
     gm_until_free(&u);
-    return rc;
+    return in;
 }
 
 /* The maximal byte ranges of byte set `set` (count, then lo, hi each): computed
@@ -460,6 +499,13 @@ static const uint32_t *byteset_ranges(builder *b, uint32_t set)
     return b->bs_ranges.v + b->bs_at[set];
 }
 
+/* A fresh state with one edge sym..sym to out. */
+static uint32_t sym_frag(builder *b, uint32_t sym, uint32_t out)
+{
+    uint32_t in = nfa_state(b);
+    return in == GM_FSM_NONE || nfa_edge(b, in, sym, sym, out) ? GM_FSM_NONE : in;
+}
+
 /* Whether a reference to src rule r that ends the rule being built is built
    in place (note [tail calls]). */
 static bool tail_call(const builder *b, uint32_t r, bool at_end)
@@ -469,53 +515,46 @@ static bool tail_call(const builder *b, uint32_t r, bool at_end)
            sr->body < b->src->nnodes;
 }
 
-static int nfa_add(builder *b, uint32_t node, uint32_t in, uint32_t out, uint32_t depth)
+static uint32_t frag_build(builder *b, uint32_t node, uint32_t out, uint32_t depth)
 {
     const gm_ebnf *g = b->src;
-    if (depth > MAX_DEPTH) {
-        if (b->st == GM_OK)
-            b->st = gm_error_set(b->err, GM_ERR_LIMIT,
-                                 "rule %s: expressions nested deeper than %d",
-                                 rule_name(b, b->cur), MAX_DEPTH);
-        return -1;
-    }
     const gm_ex *e = &g->nodes[node];
     switch (e->kind) {
     case GM_EX_EMPTY:
-        return nfa_eps(b, in, out);
+        return out;
     case GM_EX_NOTHING:
-        return 0;
+        return nfa_state(b); /* no edges: trimmed away */
     case GM_EX_BYTES: {
-        if (e->count == 0)
-            return nfa_eps(b, in, out);
-        uint32_t at = in;
-        for (uint32_t i = 0; i < e->count; i++) {
-            uint32_t to = i + 1 == e->count ? out : nfa_state(b);
+        uint32_t at = out;
+        for (uint32_t i = e->count; i-- > 0;) {
             uint8_t c = g->bytes[e->first + i];
-            if (to == GM_FSM_NONE || nfa_edge(b, at, c, c, to))
-                return -1;
-            at = to;
+            if ((at = sym_frag(b, c, at)) == GM_FSM_NONE)
+                return GM_FSM_NONE;
         }
-        return 0;
+        return at;
     }
     case GM_EX_SET: {
         const gm_cpset *s = &g->sets[e->arg];
+        uint32_t in = nfa_state(b);
+        if (in == GM_FSM_NONE)
+            return GM_FSM_NONE;
         seq_ctx c = {b, in, out};
         for (size_t i = 0; i < s->n; i++) {
             uint32_t hi = s->r[i].hi > GM_CP_MAX ? GM_CP_MAX : s->r[i].hi;
             if (s->r[i].lo <= hi && gm_utf8_sequences(s->r[i].lo, hi, add_utf8_seq, &c))
-                return -1;
+                return GM_FSM_NONE;
         }
-        return 0;
+        return in;
     }
     case GM_EX_BYTESET: {
         const uint32_t *r = byteset_ranges(b, e->arg);
-        if (!r)
-            return -1;
+        uint32_t in = r ? nfa_state(b) : GM_FSM_NONE;
+        if (in == GM_FSM_NONE)
+            return GM_FSM_NONE;
         for (uint32_t i = 0; i < r[0]; i++)
             if (nfa_edge(b, in, r[1 + 2 * i], r[2 + 2 * i], out))
-                return -1;
-        return 0;
+                return GM_FSM_NONE;
+        return in;
     }
     case GM_EX_REF: {
         uint32_t r = e->arg;
@@ -525,91 +564,127 @@ static int nfa_add(builder *b, uint32_t node, uint32_t in, uint32_t out, uint32_
                                         "rule %s: lookahead assertions are not supported by "
                                         "the Earley engine",
                                         g->rules[r].name);
-            return -1;
+            return GM_FSM_NONE;
         }
         if (b->inl[r])
-            return nfa_add(b, g->rules[r].body, in, out, depth + 1);
+            return frag(b, g->rules[r].body, out, depth + 1);
         if (tail_call(b, r, out == b->final)) {
             b->used_tail = true;
-            if (b->frag[r] == GM_FSM_NONE) {
+            if (b->entry[r] == GM_FSM_NONE) {
                 uint32_t f = nfa_state(b);
                 if (f == GM_FSM_NONE)
-                    return -1;
+                    return GM_FSM_NONE;
                 if (gm_vec_push(b->m, &b->tails, r)) {
                     fail_mem(b, "a rule automaton");
-                    return -1;
+                    return GM_FSM_NONE;
                 }
-                b->frag[r] = f;
+                b->entry[r] = f;
             }
-            return nfa_eps(b, in, b->frag[r]);
+            return b->entry[r];
         }
         uint32_t sym = rule_symbol(b, r);
-        return sym == GM_FSM_NONE ? -1 : nfa_edge(b, in, sym, sym, out);
+        return sym == GM_FSM_NONE ? GM_FSM_NONE : sym_frag(b, sym, out);
     }
     case GM_EX_SEQ: {
-        uint32_t at = in;
-        for (uint32_t i = 0; i < e->count; i++) {
-            uint32_t to = i + 1 == e->count ? out : nfa_state(b);
-            if (to == GM_FSM_NONE || nfa_add(b, g->kids[e->first + i], at, to, depth + 1))
-                return -1;
-            at = to;
-        }
-        return 0;
+        uint32_t at = out;
+        for (uint32_t i = e->count; i-- > 0;)
+            if ((at = frag(b, g->kids[e->first + i], at, depth + 1)) == GM_FSM_NONE)
+                return GM_FSM_NONE;
+        return at;
     }
-    case GM_EX_ALT:
-        for (uint32_t i = 0; i < e->count; i++)
-            if (nfa_add(b, g->kids[e->first + i], in, out, depth + 1))
-                return -1;
-        return 0;
+    case GM_EX_ALT: {
+        if (e->count == 1)
+            return frag(b, g->kids[e->first], out, depth + 1);
+        uint32_t in = nfa_state(b);
+        if (in == GM_FSM_NONE)
+            return GM_FSM_NONE;
+        for (uint32_t i = 0; i < e->count; i++) {
+            uint32_t k = frag(b, g->kids[e->first + i], out, depth + 1);
+            if (k == GM_FSM_NONE || nfa_eps(b, in, k))
+                return GM_FSM_NONE;
+        }
+        return in;
+    }
     case GM_EX_REPEAT: {
         uint32_t x = g->kids[e->first], min = e->min, max = e->max;
         if (max == 0)
-            return nfa_eps(b, in, out);
+            return out;
         if (min > max)
-            return 0;
+            return nfa_state(b);
         uint64_t copies = max == GM_EX_INF ? (uint64_t)min + 1 : max;
         uint64_t xs = node_size(b, x, depth + 1);
         if (copies > EXPAND_MAX_COPIES || copies * xs > EXPAND_MAX_NODES) {
             uint32_t sym = repeat_symbol(b, node);
-            return sym == GM_FSM_NONE ? -1 : nfa_edge(b, in, sym, sym, out);
+            return sym == GM_FSM_NONE ? GM_FSM_NONE : sym_frag(b, sym, out);
         }
-        uint32_t at = in;
-        for (uint32_t i = 0; i < min; i++) {
-            uint32_t to = nfa_state(b);
-            if (to == GM_FSM_NONE || nfa_add(b, x, at, to, depth + 1))
-                return -1;
-            at = to;
-        }
+        uint32_t at = out;
         if (max == GM_EX_INF) {
-            uint32_t loop = nfa_state(b);
-            if (loop == GM_FSM_NONE || nfa_eps(b, at, loop) || nfa_add(b, x, loop, loop, depth + 1))
-                return -1;
-            return nfa_eps(b, loop, out);
+            /* loop: x back to loop, or on */
+            uint32_t loop = nfa_state(b), xin;
+            if (loop == GM_FSM_NONE || (xin = frag(b, x, loop, depth + 1)) == GM_FSM_NONE ||
+                nfa_eps(b, loop, xin) || nfa_eps(b, loop, out))
+                return GM_FSM_NONE;
+            at = loop;
+        } else {
+            /* copies min+1 .. max: each may stop there */
+            for (uint32_t i = max; i-- > min;) {
+                uint32_t t = nfa_state(b), xin;
+                if (t == GM_FSM_NONE || (xin = frag(b, x, at, depth + 1)) == GM_FSM_NONE ||
+                    nfa_eps(b, t, out) || nfa_eps(b, t, xin))
+                    return GM_FSM_NONE;
+                at = t;
+            }
         }
-        for (uint32_t i = min; i < max; i++) {
-            uint32_t to = nfa_state(b);
-            if (to == GM_FSM_NONE || nfa_eps(b, at, out) || nfa_add(b, x, at, to, depth + 1))
-                return -1;
-            at = to;
-        }
-        return nfa_eps(b, at, out);
+        for (uint32_t i = 0; i < min; i++)
+            if ((at = frag(b, x, at, depth + 1)) == GM_FSM_NONE)
+                return GM_FSM_NONE;
+        return at;
     }
     case GM_EX_TOKEN: {
         uint32_t id;
         if (gm_intern_put(&b->toks, g->bytes + e->first, e->count, &id, NULL)) {
             fail_mem(b, "special tokens");
-            return -1;
+            return GM_FSM_NONE;
         }
-        return nfa_edge(b, in, SYM_TOK + id, SYM_TOK + id, out);
+        return sym_frag(b, SYM_TOK + id, out);
     }
     case GM_EX_UNTIL:
-        return add_until(b, node, in, out);
+        return until_frag(b, node, out);
     default:
         if (b->st == GM_OK)
             b->st = gm_error_set(b->err, GM_ERR_ARGUMENT, "grammar IR: node %u has kind %u",
                                  node, e->kind);
-        return -1;
+        return GM_FSM_NONE;
     }
+}
+
+/* The fragment of node continuing at out (note [fragments]), GM_FSM_NONE on error (b->st). */
+static uint32_t frag(builder *b, uint32_t node, uint32_t out, uint32_t depth)
+{
+    if (depth > MAX_DEPTH) {
+        if (b->st == GM_OK)
+            b->st = gm_error_set(b->err, GM_ERR_LIMIT,
+                                 "rule %s: expressions nested deeper than %d",
+                                 rule_name(b, b->cur), MAX_DEPTH);
+        return GM_FSM_NONE;
+    }
+    /* byte strings and sets, tokens and references to other rules are built
+       anew: cheaper than the memo, and each occurrence has its own
+       continuation anyway (a counter of a bounded repetition) */
+    gm_ex_kind k = b->src->nodes[node].kind;
+    if (k == GM_EX_BYTES || k == GM_EX_BYTESET || k == GM_EX_TOKEN ||
+        (k == GM_EX_REF && !b->inl[b->src->nodes[node].arg]))
+        return frag_build(b, node, out, depth);
+    uint64_t key = (uint64_t)node << 32 | out;
+    uint32_t in = gm_imap_get(&b->memo, key);
+    if (in != GM_IMAP_NONE)
+        return in;
+    in = frag_build(b, node, out, depth);
+    if (in != GM_FSM_NONE && gm_imap_put(&b->memo, key, in)) {
+        fail_mem(b, "a rule automaton");
+        return GM_FSM_NONE;
+    }
+    return in;
 }
 
 static uint32_t new_orule(builder *b, uint32_t src, uint32_t body)
@@ -654,203 +729,16 @@ static uint32_t repeat_symbol(builder *b, uint32_t node)
 
 /* ---- NFA -> DFA -> minimal DFA --------------------------------------------- */
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Sorts short arrays by insertion (most NFA state sets and edge lists are short). */
-enum { SHORT_SORT = 24 };
-
-#define DEFINE_SORT(name, T, cmp)                                                              \
-    static void name(T *v, size_t n)                                                           \
-    {                                                                                          \
-        if (n > SHORT_SORT) {                                                                  \
-            qsort(v, n, sizeof *v, cmp);                                                       \
-            return;                                                                            \
-        }                                                                                      \
-        for (size_t i = 1; i < n; i++) {                                                       \
-            T x = v[i];                                                                        \
-            size_t j = i;                                                                      \
-            for (; j > 0 && v[j - 1] > x; j--)                                                 \
-                v[j] = v[j - 1];                                                               \
-            v[j] = x;                                                                          \
-        }                                                                                      \
-    }
-DEFINE_SORT(sort_u32, uint32_t, cmp_u32)
-DEFINE_SORT(sort_u64, uint64_t, cmp_u64)
-
-typedef struct nfa_csr {
-    uint32_t *off;
-    nedge *e;
-} nfa_csr;
-
-typedef struct det {
-    builder *b;
-    nfa_csr n;
-    uint32_t *mark;       /* [nnfa] closure stamp */
-    uint32_t stamp;
-    GM_VEC(uint32_t) set; /* closure being built */
-    GM_VEC(uint32_t) stack;
-    gm_intern sets;
-} det;
-
-/* Closes det->set under epsilon edges, sorts it; interns it: the DFA state id. */
-static int close_and_intern(det *d, uint32_t *id)
-{
-    builder *b = d->b;
-    d->stamp++;
-    d->stack.n = 0;
-    for (size_t i = 0; i < d->set.n; i++)
-        if (d->mark[d->set.v[i]] != d->stamp) {
-            d->mark[d->set.v[i]] = d->stamp;
-            if (gm_vec_push(b->m, &d->stack, d->set.v[i]))
-                return -1;
-        }
-    d->set.n = 0;
-    while (d->stack.n) {
-        uint32_t s = d->stack.v[--d->stack.n];
-        if (gm_vec_push(b->m, &d->set, s))
-            return -1;
-        for (uint32_t i = d->n.off[s]; i < d->n.off[s + 1]; i++) {
-            const nedge *e = &d->n.e[i];
-            if (e->lo > e->hi && d->mark[e->to] != d->stamp) {
-                d->mark[e->to] = d->stamp;
-                if (gm_vec_push(b->m, &d->stack, e->to))
-                    return -1;
-            }
-        }
-    }
-    sort_u32(d->set.v, d->set.n);
-    return gm_intern_put(&d->sets, d->set.v, d->set.n * sizeof *d->set.v, id, NULL);
-}
-
-/* Subset construction from NFA state `start` with accepting NFA state `acc`. */
+/* The subset construction of the rule's NFA (fsm_det.h). */
 static gm_status determinize(builder *b, uint32_t start, uint32_t acc, rdfa *out)
 {
-    gm_mem *m = b->m;
-    det d;
-    memset(&d, 0, sizeof d);
-    d.b = b;
-    gm_intern_init(&d.sets, m);
-    GM_VEC(dedge) edges = {0};
-    GM_VEC(uint32_t) off = {0};
-    GM_VEC(uint8_t) flags = {0};
-    GM_VEC(dedge) cand = {0};
-    GM_VEC(uint64_t) points = {0};
-    uint32_t nn = b->nnfa;
-    d.n.off = gm_mem_calloc(m, (size_t)nn + 1, sizeof *d.n.off);
-    d.n.e = gm_mem_alloc(m, (b->raw.n ? b->raw.n : 1) * sizeof *d.n.e);
-    d.mark = gm_mem_calloc(m, nn ? nn : 1, sizeof *d.mark);
-    if (!d.n.off || !d.n.e || !d.mark)
-        goto nomem;
-    for (size_t i = 0; i < b->raw.n; i++)
-        d.n.off[b->raw.v[i].from + 1]++;
-    for (uint32_t s = 0; s < nn; s++)
-        d.n.off[s + 1] += d.n.off[s];
-    {
-        uint32_t *fill = gm_mem_alloc(m, (size_t)(nn ? nn : 1) * sizeof *fill);
-        if (!fill)
-            goto nomem;
-        memcpy(fill, d.n.off, (size_t)nn * sizeof *fill);
-        for (size_t i = 0; i < b->raw.n; i++)
-            d.n.e[fill[b->raw.v[i].from]++] = b->raw.v[i].e;
-        gm_mem_free(m, fill);
-    }
-    uint32_t id;
-    if (gm_vec_push(m, &d.set, start) || close_and_intern(&d, &id))
-        goto nomem;
-    for (uint32_t cur = 0; cur < d.sets.count; cur++) {
-        if (cur >= b->lim.max_dfa_states) {
-            b->st = gm_error_set(b->err, GM_ERR_LIMIT,
-                                 "rule %s: more than %u automaton states (max_dfa_states)",
-                                 rule_name(b, b->cur), b->lim.max_dfa_states);
-            goto out;
-        }
-        size_t klen;
-        const uint32_t *key = gm_intern_key(&d.sets, cur, &klen);
-        size_t kn = klen / sizeof *key;
-        uint8_t f = 0;
-        cand.n = points.n = 0;
-        /* Copy the key: interning below may move it. */
-        d.stack.n = 0;
-        for (size_t i = 0; i < kn; i++)
-            if (gm_vec_push(m, &d.stack, key[i]))
-                goto nomem;
-        for (size_t i = 0; i < kn; i++) {
-            uint32_t s = d.stack.v[i];
-            if (s == acc)
-                f |= GM_FS_ACCEPT;
-            for (uint32_t j = d.n.off[s]; j < d.n.off[s + 1]; j++) {
-                const nedge *e = &d.n.e[j];
-                if (e->lo > e->hi)
-                    continue;
-                dedge c = {e->lo, e->hi, e->to};
-                if (gm_vec_push(m, &cand, c) || gm_vec_push(m, &points, (uint64_t)e->lo) ||
-                    gm_vec_push(m, &points, (uint64_t)e->hi + 1))
-                    goto nomem;
-            }
-        }
-        /* Members are consumed: d.stack is reused by close_and_intern. */
-        if (gm_vec_push(m, &off, (uint32_t)edges.n) || gm_vec_push(m, &flags, f))
-            goto nomem;
-        sort_u64(points.v, points.n);
-        size_t np = 0;
-        for (size_t i = 0; i < points.n; i++)
-            if (!np || points.v[np - 1] != points.v[i])
-                points.v[np++] = points.v[i];
-        for (size_t i = 0; i + 1 < np; i++) {
-            uint64_t p = points.v[i];
-            d.set.n = 0;
-            for (size_t j = 0; j < cand.n; j++)
-                if (cand.v[j].lo <= p && p <= cand.v[j].hi &&
-                    gm_vec_push(m, &d.set, cand.v[j].to))
-                    goto nomem;
-            if (!d.set.n)
-                continue;
-            uint32_t to;
-            if (close_and_intern(&d, &to))
-                goto nomem;
-            dedge ne = {(uint32_t)p, (uint32_t)(points.v[i + 1] - 1), to};
-            if (edges.n > off.v[off.n - 1] && edges.v[edges.n - 1].to == to &&
-                (uint64_t)edges.v[edges.n - 1].hi + 1 == p)
-                edges.v[edges.n - 1].hi = ne.hi;
-            else if (gm_vec_push(m, &edges, ne))
-                goto nomem;
-        }
-    }
-    if (gm_vec_push(m, &off, (uint32_t)edges.n))
-        goto nomem;
-    out->nstates = d.sets.count;
-    out->off = off.v;
-    out->edges = edges.v;
-    out->flags = flags.v;
-    off.v = NULL;
-    edges.v = NULL;
-    flags.v = NULL;
-    goto out;
-nomem:
-    fail_mem(b, "a rule automaton");
-out:
-    gm_vec_free(m, &edges);
-    gm_vec_free(m, &off);
-    gm_vec_free(m, &flags);
-    gm_vec_free(m, &cand);
-    gm_vec_free(m, &points);
-    gm_vec_free(m, &d.set);
-    gm_vec_free(m, &d.stack);
-    gm_intern_free(&d.sets);
-    gm_mem_free(m, d.n.off);
-    gm_mem_free(m, d.n.e);
-    gm_mem_free(m, d.mark);
-    return b->st;
+    int rc = gm_fsm_determinize(&b->det, b->raw.v, b->raw.n, b->nnfa, start, acc,
+                                b->lim.max_dfa_states, out);
+    if (rc == -2)
+        return b->st = gm_error_set(b->err, GM_ERR_LIMIT,
+                                    "rule %s: more than %u automaton states (max_dfa_states)",
+                                    rule_name(b, b->cur), b->lim.max_dfa_states);
+    return rc ? fail_mem(b, "a rule automaton") : GM_OK;
 }
 
 /*
@@ -952,74 +840,18 @@ out:
     return b->st;
 }
 
-/*
- * The minimal automaton: trimmed, then quotiented by state equivalence
- * (fsm_minimize.h), then trimmed again (renumbered breadth-first from the
- * start, so the result does not depend on how blocks were numbered).
- */
+/* The minimal automaton (fsm_minimize.h, note [minimization]). */
 static gm_status minimize(builder *b, rdfa *d)
 {
-    gm_mem *m = b->m;
-    uint32_t n = d->nstates;
-    uint32_t *cls = gm_mem_alloc(m, (size_t)(n ? n : 1) * sizeof *cls);
-    uint32_t *ncls = gm_mem_alloc(m, (size_t)(n ? n : 1) * sizeof *ncls);
     rdfa o;
-    memset(&o, 0, sizeof o);
-    if (!cls || !ncls)
-        goto nomem;
-    uint32_t nblocks = 0;
-    /* Partial DFAs: dead states first, or edges into them would keep
-       equivalent states apart. */
-    if (trim(b, d, 0, GM_FS_ACCEPT))
-        goto out;
-    n = d->nstates;
-    if (gm_fsm_partition(m, n, d->off, d->edges, d->flags, cls, &nblocks))
-        goto nomem;
-    /* The quotient: block i's representative is its first state. */
-    o.nstates = nblocks;
-    o.off = gm_mem_calloc(m, (size_t)nblocks + 1, sizeof *o.off);
-    o.flags = gm_mem_alloc(m, nblocks ? nblocks : 1);
-    uint32_t *rep = ncls;
-    for (uint32_t i = 0; i < nblocks; i++)
-        rep[i] = GM_FSM_NONE;
-    for (uint32_t s = 0; s < n; s++)
-        if (rep[cls[s]] == GM_FSM_NONE)
-            rep[cls[s]] = s;
-    size_t ne = 0;
-    for (uint32_t i = 0; i < nblocks; i++)
-        ne += d->off[rep[i] + 1] - d->off[rep[i]];
-    o.edges = gm_mem_alloc(m, (ne ? ne : 1) * sizeof *o.edges);
-    if (!o.off || !o.flags || !o.edges)
-        goto nomem;
-    size_t k = 0;
-    for (uint32_t i = 0; i < nblocks; i++) {
-        uint32_t s = rep[i];
-        o.off[i] = (uint32_t)k;
-        o.flags[i] = d->flags[s];
-        for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++) {
-            dedge e = d->edges[j];
-            e.to = cls[e.to];
-            if (k > o.off[i] && o.edges[k - 1].to == e.to && o.edges[k - 1].hi + 1 == e.lo)
-                o.edges[k - 1].hi = e.hi;
-            else
-                o.edges[k++] = e;
-        }
-    }
-    o.off[nblocks] = (uint32_t)k;
-    uint32_t start = n ? cls[0] : 0;
-    rdfa_free(m, d);
+    int rc = gm_fsm_minimize(&b->min, d, GM_FS_ACCEPT, &o);
+    if (rc < 0)
+        return fail_mem(b, "a rule automaton");
+    if (rc == 1)
+        return GM_OK; /* minimal as it stands */
+    rdfa_free(b->m, d);
     *d = o;
-    memset(&o, 0, sizeof o);
-    if (n)
-        trim(b, d, start, GM_FS_ACCEPT);
-    goto out;
-nomem:
-    fail_mem(b, "a rule automaton");
-out:
-    rdfa_free(m, &o);
-    gm_mem_free(m, cls);
-    gm_mem_free(m, ncls);
-    return b->st;
+    return GM_OK;
 }
 
 /* Repetition rule: a fresh start (a copy of the start's edges, no incoming
@@ -1073,7 +905,7 @@ static gm_status make_repeat(builder *b, orule *o)
 enum {
     KEY_VERSION = 2,
     K_EMPTY = 1, K_NOTHING, K_BYTES, K_SET, K_BYTESET, K_INLINE, K_REF, K_SEQ, K_ALT,
-    K_TAIL, K_TAILBODY,
+    K_TAIL, K_TAILBODY, K_TAILCOPY,
     K_REPEAT, K_REPRULE, K_TOKEN, K_UNTIL
 };
 
@@ -1115,12 +947,14 @@ static int key_local(builder *b, u32vec *list, uint32_t x)
 }
 
 /*
- * Appends to b->key what nfa_add builds from node, walking the IR as it
+ * Appends to b->key what frag builds from node, walking the IR as it
  * does (keep the two in step): the same inlining, the same choice between
  * expanding a repetition and a repetition rule, references and special
- * tokens numbered locally, and rules and tokens created in the same order.
- * -1: out of memory (b->st set); -2: nothing to cache (nfa_add reports the
- * error).
+ * tokens numbered locally. The walk goes in the order of the text and
+ * creates the referenced rules and the special tokens: build_rule runs it
+ * before the fragments (built from the end), so rules are numbered in the
+ * order of the text, cache or not.
+ * -1: out of memory (b->st set); -2: an error (first_error reports it).
  */
 static int key_add(builder *b, uint32_t node, uint32_t depth)
 {
@@ -1197,9 +1031,16 @@ static int key_add(builder *b, uint32_t node, uint32_t depth)
         }
         if (key_push(b, K_REPEAT) || key_push(b, min) || key_push(b, max))
             return -1;
+        /* Copies are built as frag_build builds them: with a bounded max, one
+           copy goes on where the repetition does (at the rule's end, tail
+           calls in it are in place); the others, and a loop's, do not. */
         bool tail = b->ktail;
-        b->ktail = false; /* a copy ends before the next, or loops */
+        b->ktail = false;
         int rc = key_add(b, x, depth + 1);
+        if (!rc && tail && max != GM_EX_INF) {
+            b->ktail = true;
+            rc = key_push(b, K_TAILCOPY) ? -1 : key_add(b, x, depth + 1);
+        }
         b->ktail = tail;
         return rc;
     }
@@ -1239,7 +1080,7 @@ static int rule_key(builder *b, uint32_t r)
     b->ktail = true;
     b->tails.n = 0;
     int rc = key_add(b, body, 0);
-    /* then the bodies of the callees built in place, as nfa_add builds them */
+    /* then the bodies of the callees built in place, as build_rule builds them */
     for (size_t i = 0; i < b->tails.n && !rc; i++) {
         b->ktail = true;
         rc = key_push(b, K_TAILBODY) ? -1 : key_add(b, b->src->rules[b->tails.v[i]].body, 0);
@@ -1248,27 +1089,39 @@ static int rule_key(builder *b, uint32_t r)
     return rc;
 }
 
-/* A rule's symbol s in the other numbering: local (the key's) or the grammar's. */
-static int map_symbol(const builder *b, uint32_t s, bool to_local, uint32_t *out)
+/*
+ * The references and special tokens of a rule's key, by first occurrence:
+ * local symbol i stands for the grammar's rule refs[i] (token toks[i]).
+ */
+typedef struct symlists {
+    const uint32_t *refs, *toks;
+    size_t nrefs, ntoks;
+} symlists;
+
+/* Symbol s from numbering `from` to numbering `to` (NULL: the local numbering). */
+static int map_symbol(uint32_t s, const symlists *from, const symlists *to, uint32_t *out)
 {
     if (s < SYM_REF) {
         *out = s;
         return 0;
     }
-    const u32vec *list = s >= SYM_TOK ? &b->ltoks : &b->lrefs;
-    uint32_t base = s >= SYM_TOK ? SYM_TOK : SYM_REF, x = s - base;
-    if (!to_local) {
-        if (x >= list->n)
+    bool tok = s >= SYM_TOK;
+    uint32_t base = tok ? SYM_TOK : SYM_REF, x = s - base, i = x;
+    if (from) {
+        const uint32_t *v = tok ? from->toks : from->refs;
+        size_t n = tok ? from->ntoks : from->nrefs;
+        for (i = 0; i < n && v[i] != x; i++)
+            ;
+        if (i == n)
             return -1;
-        *out = base + list->v[x];
-        return 0;
     }
-    for (size_t i = 0; i < list->n; i++)
-        if (list->v[i] == x) {
-            *out = base + (uint32_t)i;
-            return 0;
-        }
-    return -1;
+    if (to) {
+        if (i >= (tok ? to->ntoks : to->nrefs))
+            return -1;
+        i = (tok ? to->toks : to->refs)[i];
+    }
+    *out = base + i;
+    return 0;
 }
 
 static int cmp_edge(const void *a, const void *b)
@@ -1278,12 +1131,12 @@ static int cmp_edge(const void *a, const void *b)
 }
 
 /*
- * Maps the reference and token symbols of d to the other numbering, then
- * sorts each state's edges by symbol and merges adjacent ranges into one
- * target, as determinize and minimize leave them. 0, -1 when out of memory,
- * -2 when a symbol has no counterpart.
+ * Maps the reference and token symbols of d from one numbering to the
+ * other, then sorts each state's edges by symbol and merges adjacent
+ * ranges into one target, as determinize and minimize leave them. 0, -1
+ * when out of memory, -2 when a symbol has no counterpart.
  */
-static int remap(builder *b, rdfa *d, bool to_local)
+static int remap(builder *b, rdfa *d, const symlists *from, const symlists *to)
 {
     gm_mem *m = b->m;
     GM_VEC(dedge) e = {0};
@@ -1307,7 +1160,7 @@ static int remap(builder *b, rdfa *d, bool to_local)
             }
             for (uint64_t sym = x.lo; sym <= x.hi; sym++) {
                 uint32_t t;
-                if (map_symbol(b, (uint32_t)sym, to_local, &t)) {
+                if (map_symbol((uint32_t)sym, from, to, &t)) {
                     rc = -2;
                     goto out;
                 }
@@ -1317,8 +1170,17 @@ static int remap(builder *b, rdfa *d, bool to_local)
                     goto out;
             }
         }
-        if (moved)
+        if (moved && e.n - first > 32) {
             qsort(e.v + first, e.n - first, sizeof *e.v, cmp_edge);
+        } else if (moved) {
+            for (size_t i = first + 1; i < e.n; i++) {
+                dedge x = e.v[i];
+                size_t j = i;
+                for (; j > first && e.v[j - 1].lo > x.lo; j--)
+                    e.v[j] = e.v[j - 1];
+                e.v[j] = x;
+            }
+        }
         size_t k = first;
         for (size_t i = first; i < e.n; i++) {
             if (k > first && e.v[k - 1].to == e.v[i].to && (uint64_t)e.v[k - 1].hi + 1 == e.v[i].lo)
@@ -1342,29 +1204,80 @@ out:
     return rc;
 }
 
-/* Rule r's automaton from the cache under b->key: 1 found, 0 not, -1 error (b->st). */
-static int cached_rule(builder *b, uint32_t r)
+/* The symbol lists of the key just computed (rule_key). */
+static symlists key_lists(const builder *b)
 {
-    gm_fcache_dfa c;
-    int rc = gm_fcache_get(b->cache, b->key.v, b->key.n, b->m, &c);
-    if (rc <= 0) {
-        if (rc < 0)
-            fail_mem(b, "a rule automaton");
-        return rc;
+    return (symlists){b->lrefs.v, b->ltoks.v, b->lrefs.n, b->ltoks.n};
+}
+
+static int copy_rdfa(gm_mem *m, const rdfa *d, rdfa *out)
+{
+    size_t ne = d->off[d->nstates];
+    out->nstates = d->nstates;
+    out->off = gm_mem_alloc(m, ((size_t)d->nstates + 1) * sizeof *out->off);
+    out->edges = gm_mem_alloc(m, (ne ? ne : 1) * sizeof *out->edges);
+    out->flags = gm_mem_alloc(m, d->nstates ? d->nstates : 1);
+    if (!out->off || !out->edges || !out->flags) {
+        rdfa_free(m, out);
+        return -1;
     }
+    memcpy(out->off, d->off, ((size_t)d->nstates + 1) * sizeof *out->off);
+    memcpy(out->edges, d->edges, ne * sizeof *out->edges);
+    memcpy(out->flags, d->flags, d->nstates);
+    return 0;
+}
+
+/*
+ * note [equal rules]
+ * Rules with equal keys have equal automata up to the names of the rules
+ * and tokens they reference (note [rule automata cache]): the 2^k subset
+ * rules of a JSON Schema object's members in any order (note [any order]
+ * in schema/emit_struct.c) fall into k + 1 shapes, tools share helper
+ * rules. Without a rule automata cache, the builder keeps its own table of
+ * keys for the grammar at hand: the first rule of each key is built, the
+ * others are copies of it, renamed and renumbered as a cache hit is.
+ */
+/* Rule r's automaton from an equal rule (b->key): 1 found, 0 not, -1 error (b->st). */
+static int reuse_rule(builder *b, uint32_t r)
+{
     orule *o = &b->rules.v[r];
-    rdfa_free(b->m, &o->dfa);
-    o->dfa = (rdfa){c.nstates, c.off, c.edges, c.flags};
-    o->x_nullable = c.x_nullable;
-    rc = remap(b, &o->dfa, false);
-    if (rc == -2) {
-        rdfa_free(b->m, &o->dfa);
-        return 0;
+    symlists cur = key_lists(b);
+    rdfa d = {0};
+    int rc;
+    if (b->cache) {
+        gm_fcache_dfa c;
+        rc = gm_fcache_get(b->cache, b->key.v, b->key.n, b->m, &c);
+        if (rc <= 0) {
+            if (rc < 0)
+                fail_mem(b, "a rule automaton");
+            return rc;
+        }
+        d = (rdfa){c.nstates, c.off, c.edges, c.flags};
+        o->x_nullable = c.x_nullable;
+        rc = remap(b, &d, NULL, &cur);
+    } else {
+        uint32_t id = gm_intern_find(&b->built, b->key.v, b->key.n * sizeof *b->key.v);
+        if (id == UINT32_MAX)
+            return 0;
+        const built_rule *x = &b->built_rules.v[id];
+        const uint32_t *syms = b->built_syms.v + x->at;
+        symlists from = {syms, syms + x->nrefs, x->nrefs, x->ntoks};
+        if (copy_rdfa(b->m, &b->rules.v[x->rule].dfa, &d)) {
+            fail_mem(b, "a rule automaton");
+            return -1;
+        }
+        o->x_nullable = b->rules.v[x->rule].x_nullable;
+        rc = remap(b, &d, &from, &cur);
     }
     if (rc < 0) {
+        rdfa_free(b->m, &d);
+        if (rc == -2)
+            return 0;
         fail_mem(b, "a rule automaton");
         return -1;
     }
+    rdfa_free(b->m, &o->dfa);
+    o->dfa = d;
     /* breadth-first numbering over the grammar's symbols, as a fresh build */
     uint8_t acc = o->repeat ? GM_FS_ITER_END | GM_FS_REP_START : GM_FS_ACCEPT;
     return trim(b, &o->dfa, 0, acc) ? -1 : 1;
@@ -1375,43 +1288,77 @@ static void store_rule(builder *b, uint32_t r)
 {
     gm_mem *m = b->m;
     const orule *o = &b->rules.v[r];
-    const rdfa *d = &o->dfa;
-    rdfa t = {d->nstates, NULL, NULL, NULL};
-    size_t ne = d->off[d->nstates];
-    t.off = gm_mem_alloc(m, ((size_t)d->nstates + 1) * sizeof *t.off);
-    t.edges = gm_mem_alloc(m, (ne ? ne : 1) * sizeof *t.edges);
-    t.flags = gm_mem_alloc(m, d->nstates ? d->nstates : 1);
-    if (t.off && t.edges && t.flags) {
-        memcpy(t.off, d->off, ((size_t)d->nstates + 1) * sizeof *t.off);
-        memcpy(t.edges, d->edges, ne * sizeof *t.edges);
-        memcpy(t.flags, d->flags, d->nstates);
-        if (remap(b, &t, true) == 0) {
-            gm_fcache_dfa c = {t.nstates, t.off, t.edges, t.flags, o->x_nullable};
-            gm_fcache_put(b->cache, b->key.v, b->key.n, &c);
-        }
+    if (!b->cache) {
+        uint32_t id;
+        int added;
+        size_t at = b->built_syms.n;
+        if (gm_vec_reserve(m, &b->built_rules, b->built_rules.n + 1) ||
+            gm_vec_reserve(m, &b->built_syms, at + b->lrefs.n + b->ltoks.n + 1) ||
+            gm_intern_put(&b->built, b->key.v, b->key.n * sizeof *b->key.v, &id, &added) ||
+            !added)
+            return;
+        if (b->lrefs.n)
+            memcpy(b->built_syms.v + at, b->lrefs.v, b->lrefs.n * sizeof *b->lrefs.v);
+        if (b->ltoks.n)
+            memcpy(b->built_syms.v + at + b->lrefs.n, b->ltoks.v, b->ltoks.n * sizeof *b->ltoks.v);
+        b->built_syms.n += b->lrefs.n + b->ltoks.n;
+        built_rule x = {r, (uint32_t)at, (uint32_t)b->lrefs.n, (uint32_t)b->ltoks.n};
+        b->built_rules.v[b->built_rules.n++] = x;
+        return;
+    }
+    rdfa t = {0};
+    symlists cur = key_lists(b);
+    if (copy_rdfa(m, &o->dfa, &t) == 0 && remap(b, &t, &cur, NULL) == 0) {
+        gm_fcache_dfa c = {t.nstates, t.off, t.edges, t.flags, o->x_nullable};
+        gm_fcache_put(b->cache, b->key.v, b->key.n, &c);
     }
     rdfa_free(m, &t);
 }
 
-static gm_status build_rule_once(builder *b, uint32_t r);
-
-/* The NFA of rule r's body between in and out, callees built in place
-   after it (note [tail calls]). */
-static int nfa_rule(builder *b, uint32_t body, uint32_t in, uint32_t out)
+/*
+ * The first error of node's body in the order of its text, as building it
+ * would report it (the fragments are built from the end: note [fragments]).
+ * Called when rule_key found something it cannot key, which is an error.
+ */
+static int first_error(builder *b, uint32_t node, uint32_t depth)
 {
-    b->final = out;
-    b->tails.n = 0;
-    int rc = nfa_add(b, body, in, out, 0);
-    for (size_t i = 0; i < b->tails.n && !rc; i++) {
-        uint32_t t = b->tails.v[i];
-        rc = nfa_add(b, b->src->rules[t].body, b->frag[t], out, 0);
+    const gm_ebnf *g = b->src;
+    if (depth > MAX_DEPTH) {
+        if (b->st == GM_OK)
+            b->st = gm_error_set(b->err, GM_ERR_LIMIT,
+                                 "rule %s: expressions nested deeper than %d",
+                                 rule_name(b, b->cur), MAX_DEPTH);
+        return -1;
     }
-    for (size_t i = 0; i < b->tails.n; i++)
-        b->frag[b->tails.v[i]] = GM_FSM_NONE;
-    b->tails.n = 0;
-    b->final = GM_FSM_NONE;
-    return rc;
+    const gm_ex *e = &g->nodes[node];
+    switch (e->kind) {
+    case GM_EX_EMPTY: case GM_EX_NOTHING: case GM_EX_BYTES: case GM_EX_SET: case GM_EX_BYTESET:
+    case GM_EX_TOKEN:
+        return 0;
+    case GM_EX_REF:
+        if (g->rules[e->arg].lookahead != GM_EX_NONE || !b->inl[e->arg])
+            return frag(b, node, 0, depth) == GM_FSM_NONE ? -1 : 0;
+        return first_error(b, g->rules[e->arg].body, depth + 1);
+    case GM_EX_SEQ:
+    case GM_EX_ALT:
+        for (uint32_t i = 0; i < e->count; i++)
+            if (first_error(b, g->kids[e->first + i], depth + 1))
+                return -1;
+        return 0;
+    case GM_EX_REPEAT: {
+        uint64_t copies = e->max == GM_EX_INF ? (uint64_t)e->min + 1 : e->max;
+        uint64_t xs = node_size(b, g->kids[e->first], depth + 1);
+        if (e->max == 0 || e->min > e->max || copies > EXPAND_MAX_COPIES ||
+            copies * xs > EXPAND_MAX_NODES)
+            return 0;
+        return first_error(b, g->kids[e->first], depth + 1);
+    }
+    default:
+        return frag(b, node, 0, depth) == GM_FSM_NONE ? -1 : 0;
+    }
 }
+
+static gm_status build_rule_once(builder *b, uint32_t r);
 
 static gm_status build_rule(builder *b, uint32_t r)
 {
@@ -1420,6 +1367,7 @@ static gm_status build_rule(builder *b, uint32_t r)
     if (st == GM_ERR_LIMIT && b->used_tail) {
         /* the expanded automaton is too big: keep the references */
         b->st = GM_OK;
+        rdfa_free(b->m, &b->rules.v[r].dfa);
         b->no_tail = true;
         st = build_rule_once(b, r);
         b->no_tail = false;
@@ -1427,30 +1375,56 @@ static gm_status build_rule(builder *b, uint32_t r)
     return st;
 }
 
+/* The NFA of rule r's body ending at out, callees built in place after it
+   (note [tail calls]): the state it starts at, GM_FSM_NONE on error. */
+static uint32_t rule_frag(builder *b, uint32_t body, uint32_t out)
+{
+    b->final = out;
+    b->tails.n = 0;
+    uint32_t in = frag(b, body, out, 0);
+    for (size_t i = 0; i < b->tails.n && in != GM_FSM_NONE; i++) {
+        uint32_t t = b->tails.v[i];
+        uint32_t tin = frag(b, b->src->rules[t].body, out, 0);
+        if (tin == GM_FSM_NONE || nfa_eps(b, b->entry[t], tin))
+            in = GM_FSM_NONE;
+    }
+    for (size_t i = 0; i < b->tails.n; i++)
+        b->entry[b->tails.v[i]] = GM_FSM_NONE;
+    b->tails.n = 0;
+    b->final = GM_FSM_NONE;
+    return in;
+}
+
 static gm_status build_rule_once(builder *b, uint32_t r)
 {
+    b->used_tail = false;
     b->cur = r;
     b->raw.n = 0;
     b->nnfa = 0;
-    b->used_tail = false;
-    uint32_t in = nfa_state(b), out = nfa_state(b);
+    gm_imap_clear(&b->memo);
+    uint32_t out = nfa_state(b);
     uint32_t body = b->rules.v[r].body;
-    if (in == GM_FSM_NONE || out == GM_FSM_NONE)
+    if (out == GM_FSM_NONE)
         return b->st;
     if (body == GM_EX_NONE || body >= b->src->nnodes) {
         const gm_ebnf_rule *sr = &b->src->rules[b->rules.v[r].src];
         return b->st = gm_error_set_at(b->err, GM_ERR_GRAMMAR, sr->loc, NULL, 0,
                                        "rule %s is used but not defined", sr->name);
     }
-    int keyed = b->cache ? rule_key(b, r) : -2;
+    /* The key walk creates the rules the body references in the order of
+       its text (the fragments are built from the end). */
+    int keyed = rule_key(b, r);
     if (keyed == -1)
         return b->st;
+    if (keyed == -2 && first_error(b, body, 0))
+        return b->st;
     if (keyed == 0) {
-        int hit = cached_rule(b, r);
+        int hit = reuse_rule(b, r);
         if (hit)
             return hit < 0 ? b->st : GM_OK;
     }
-    if (nfa_rule(b, body, in, out))
+    uint32_t in = rule_frag(b, body, out);
+    if (in == GM_FSM_NONE)
         return b->st;
     orule *o = &b->rules.v[r];
     if (determinize(b, in, out, &o->dfa) || minimize(b, &o->dfa))
@@ -1482,17 +1456,12 @@ static gm_status assemble(builder *b, gm_egrammar *g)
         nstates += d->nstates;
         for (size_t j = 0; j < d->off[d->nstates]; j++) {
             const dedge *e = &d->edges[j];
-            for (uint64_t s = e->lo; s <= e->hi; s++) {
-                if (s >= SYM_TOK) {
-                    ntoks += e->hi - s + 1;
-                    break;
-                }
-                if (s >= SYM_REF) {
-                    uint64_t top = e->hi < SYM_TOK ? e->hi : SYM_TOK - 1;
-                    nrefs += top - s + 1;
-                    s = top;
-                }
-            }
+            /* the parts of lo..hi among references and among tokens */
+            uint64_t lo = e->lo, hi = e->hi;
+            if (hi >= SYM_REF && lo < SYM_TOK)
+                nrefs += (hi < SYM_TOK ? hi : SYM_TOK - 1) - (lo > SYM_REF ? lo : SYM_REF) + 1;
+            if (hi >= SYM_TOK)
+                ntoks += hi - (lo > SYM_TOK ? lo : SYM_TOK) + 1;
         }
         names += strlen(rule_name(b, r)) + 8;
     }
@@ -1580,19 +1549,25 @@ static gm_status assemble(builder *b, gm_egrammar *g)
             g->ref_off[gs] = (uint32_t)ri;
             g->tok_off[gs] = (uint32_t)ti;
             b->bt_off[gs] = (uint32_t)(b->bt.n / 2);
+            uint32_t *row = g->trans + (size_t)gs * g->nclasses;
             for (uint32_t j = d->off[s]; j < d->off[s + 1]; j++) {
                 const dedge *e = &d->edges[j];
                 uint32_t to = base + e->to;
-                if (e->lo < 256) {
+                uint64_t sym = e->lo;
+                if (sym < 256) {
+                    /* classes are runs of bytes: lo..hi covers whole classes */
                     uint32_t c1 = g->byte_class[e->hi < 255 ? e->hi : 255];
-                    for (uint32_t c = g->byte_class[e->lo]; c <= c1; c++)
-                        if (gm_vec_push(m, &b->bt, c) || gm_vec_push(m, &b->bt, to))
-                            return fail_mem(b, "rule automata");
+                    if (gm_vec_reserve(m, &b->bt, b->bt.n + 2 * (size_t)(c1 + 1)))
+                        return fail_mem(b, "rule automata");
+                    for (uint32_t c = g->byte_class[e->lo]; c <= c1; c++) {
+                        row[c] = to;
+                        b->bt.v[b->bt.n++] = c;
+                        b->bt.v[b->bt.n++] = to;
+                    }
+                    sym = 256;
                 }
-                for (uint64_t sym = e->lo; sym <= e->hi; sym++) {
-                    if (sym < 256) {
-                        g->trans[(size_t)gs * g->nclasses + g->byte_class[sym]] = to;
-                    } else if (sym < SYM_TOK) {
+                for (; sym <= e->hi; sym++) {
+                    if (sym < SYM_TOK) {
                         g->refs[ri].sym = (uint32_t)(sym - SYM_REF);
                         g->refs[ri++].to = to;
                     } else {
@@ -1639,8 +1614,23 @@ gm_status gm_egrammar_build(gm_mem *m, const gm_ebnf *src, const gm_limits *limi
     return gm_egrammar_build_cached(m, src, limits, NULL, out, err);
 }
 
+static gm_status build(gm_mem *m, const gm_ebnf *src, const gm_limits *limits, gm_fcache *cache,
+                       bool check, gm_egrammar **out, gm_error *err);
+
 gm_status gm_egrammar_build_cached(gm_mem *m, const gm_ebnf *src, const gm_limits *limits,
                                    gm_fcache *cache, gm_egrammar **out, gm_error *err)
+{
+    return build(m, src, limits, cache, true, out, err);
+}
+
+gm_status gm_egrammar_build_checked(gm_mem *m, const gm_ebnf *src, const gm_limits *limits,
+                                    gm_fcache *cache, gm_egrammar **out, gm_error *err)
+{
+    return build(m, src, limits, cache, false, out, err);
+}
+
+static gm_status build(gm_mem *m, const gm_ebnf *src, const gm_limits *limits, gm_fcache *cache,
+                       bool check, gm_egrammar **out, gm_error *err)
 {
     *out = NULL;
     builder b;
@@ -1651,8 +1641,12 @@ gm_status gm_egrammar_build_cached(gm_mem *m, const gm_ebnf *src, const gm_limit
     b.err = err;
     gm_fsm_limits(&b.lim, limits);
     gm_intern_init(&b.toks, m);
+    gm_imap_init(&b.memo, m);
+    gm_fsm_min_init(&b.min, m);
+    gm_fsm_det_init(&b.det, m);
+    gm_intern_init(&b.built, m);
     gm_egrammar *g = NULL;
-    {
+    if (check) {
         gm_grammar_options o;
         memset(&o, 0, sizeof o);
         o.limits = b.lim;
@@ -1665,16 +1659,19 @@ gm_status gm_egrammar_build_cached(gm_mem *m, const gm_ebnf *src, const gm_limit
     b.inl = gm_mem_calloc(m, nr, 1);
     b.rep_rule = gm_mem_alloc(m, (size_t)nn * sizeof *b.rep_rule);
     b.size = gm_mem_calloc(m, nn, sizeof *b.size);
+    b.size_gen = gm_mem_calloc(m, nn, sizeof *b.size_gen);
     b.recursive = gm_mem_calloc(m, nr, 1);
-    b.frag = gm_mem_alloc(m, (size_t)nr * sizeof *b.frag);
+    b.entry = gm_mem_alloc(m, (size_t)nr * sizeof *b.entry);
     b.final = GM_FSM_NONE;
+    b.gen = 1;
     b.bs_at = gm_mem_alloc(m, (size_t)(src->nbytesets ? src->nbytesets : 1) * sizeof *b.bs_at);
-    if (!b.out_rule || !b.inl || !b.rep_rule || !b.size || !b.bs_at || !b.recursive || !b.frag) {
+    if (!b.out_rule || !b.inl || !b.rep_rule || !b.size || !b.size_gen || !b.bs_at ||
+        !b.recursive || !b.entry) {
         fail_mem(&b, "the grammar");
         goto done;
     }
     memset(b.out_rule, 0xff, (size_t)nr * sizeof *b.out_rule);
-    memset(b.frag, 0xff, (size_t)nr * sizeof *b.frag);
+    memset(b.entry, 0xff, (size_t)nr * sizeof *b.entry);
     memset(b.rep_rule, 0xff, (size_t)nn * sizeof *b.rep_rule);
     memset(b.bs_at, 0xff, (size_t)(src->nbytesets ? src->nbytesets : 1) * sizeof *b.bs_at);
     if (choose_inlining(&b))
@@ -1714,6 +1711,12 @@ done:
         rdfa_free(m, &b.rules.v[r].dfa);
     gm_vec_free(m, &b.rules);
     gm_vec_free(m, &b.raw);
+    gm_imap_free(&b.memo);
+    gm_fsm_min_free(&b.min);
+    gm_fsm_det_free(&b.det);
+    gm_intern_free(&b.built);
+    gm_vec_free(m, &b.built_rules);
+    gm_vec_free(m, &b.built_syms);
     gm_vec_free(m, &b.key);
     gm_vec_free(m, &b.lrefs);
     gm_vec_free(m, &b.ltoks);
@@ -1726,8 +1729,9 @@ done:
     gm_mem_free(m, b.inl);
     gm_mem_free(m, b.rep_rule);
     gm_mem_free(m, b.size);
+    gm_mem_free(m, b.size_gen);
     gm_mem_free(m, b.recursive);
-    gm_mem_free(m, b.frag);
+    gm_mem_free(m, b.entry);
     gm_vec_free(m, &b.tails);
     return b.st;
 }

@@ -31,6 +31,7 @@ libgmcore_la_SOURCES += \
 	earley/fsm.c earley/fsm.h earley/fsm_build.c earley/fsm_io.c \
 	earley/eengine.h earley/eset.c earley/maskcache.c earley/engine_api.c \
 	earley/xcache.c earley/xkey.c earley/closed.c earley/fsm_minimize.c earley/fsm_minimize.h \
+	earley/fsm_det.c earley/fsm_det.h \
 	earley/fsm_cache.c earley/fsm_cache.h
 
 GM_TESTS += tests/test_earley

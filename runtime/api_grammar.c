@@ -116,7 +116,9 @@ static gm_status build_earley(gm_grammar *g, const gm_ebnf *src, const gm_gramma
     gm_limits_resolve(&lim, opts ? &opts->limits : NULL);
     g->engine = GM_ENGINE_EARLEY;
     gm_fcache *cache = opts && opts->cache ? opts->cache->rules : NULL;
-    return gm_egrammar_build_cached(&g->mem, src, &lim, cache, &g->eg, err);
+    /* every caller had src checked with opts (gm_ebnf_parse, gm_ebnf_from_regex,
+       gm_grammar_from_ebnf) */
+    return gm_egrammar_build_checked(&g->mem, src, &lim, cache, &g->eg, err);
 }
 
 /* GBNF, EBNF or regex text -> IR -> automata. */

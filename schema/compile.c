@@ -348,16 +348,13 @@ uint32_t sc_literal(sctx *c, const gm_jv *v, uint32_t depth)
 }
 
 /* Whether enum/const entry e admits x. */
-static bool enum_has(const sc_enum *e, const gm_jv *x)
+static bool enum_has(sctx *c, const sc_enum *e, const gm_jv *x)
 {
     if (e->plus_null && x->kind == GM_JV_NULL)
         return true;
     if (e->single)
         return gm_jv_equal(e->single, x);
-    for (uint32_t i = 0; i < e->list->n; i++)
-        if (gm_jv_equal(e->list->u.items[i], x))
-            return true;
-    return false;
+    return sc_jindex_find(&c->enums, e->list, x) != UINT32_MAX;
 }
 
 /* The constants of the first enum/const that every keyword of the shape accepts. */
@@ -373,14 +370,14 @@ static uint32_t emit_enum(sctx *c, sc_shape *sh, uint32_t depth)
                                : (e0->plus_null ? &null_value : NULL);
         if (!x)
             break;
-        bool dup = false;
-        for (uint32_t j = 0; j < i && !dup && j < n; j++)
-            dup = gm_jv_equal(e0->single ? e0->single : e0->list->u.items[j], x);
+        /* a value listed before (the first occurrence counts) */
+        bool dup = i > 0 && (e0->single ? gm_jv_equal(e0->single, x)
+                                        : sc_jindex_find(&c->enums, e0->list, x) < i);
         if (dup)
             continue;
         bool ok = true;
         for (size_t k = 1; k < sh->enums.n && ok; k++)
-            ok = enum_has(&sh->enums.v[k], x);
+            ok = enum_has(c, &sh->enums.v[k], x);
         if (!ok)
             continue;
         int r = sc_validate_all(c, x, sh->nodes.v, sh->nodes.n);
@@ -483,9 +480,9 @@ static bool provably_disjoint(sctx *c, sc_shape *x, sc_shape *y, unsigned depth)
             const gm_jv *v = e->single ? e->single : e->list->u.items[i];
             bool in_all = true;
             for (size_t k = 1; k < x->enums.n && in_all; k++)
-                in_all = enum_has(&x->enums.v[k], v);
+                in_all = enum_has(c, &x->enums.v[k], v);
             for (size_t k = 0; k < y->enums.n && in_all; k++)
-                in_all = enum_has(&y->enums.v[k], v);
+                in_all = enum_has(c, &y->enums.v[k], v);
             common = in_all;
         }
         if (!common && !(e->plus_null && y->enums.n))
@@ -793,6 +790,7 @@ static void sctx_free(sctx *c)
     gm_intern_free(&c->key_sets);
     gm_vec_free(c->mem, &c->key_set_rule);
     gm_vec_free(c->mem, &c->derived_id);
+    sc_jindex_free(&c->enums);
     gm_jdoc_free(&c->doc);
 }
 
@@ -823,6 +821,7 @@ gm_status gm_schema_compile(gm_mem *m, const char *name, const char *json, size_
     gm_intern_init(&c->pat_index, m);
     gm_intern_init(&c->derived, m);
     gm_intern_init(&c->key_sets, m);
+    sc_jindex_init(&c->enums, m);
     memset(&c->sh, 0xFF, sizeof c->sh); /* every slot GM_EX_NONE */
     gm_irb_init(&c->b, g, c->opts.limits.max_nfa_states, err);
     c->st = gm_jdoc_parse(&c->doc, m, name ? name : "schema", json, len, 512, &c->opts.limits, err);

@@ -26,6 +26,7 @@
 #include "base/vec.h"
 #include "schema/decimal.h"
 #include "schema/irb.h"
+#include "schema/jindex.h"
 #include "schema/json.h"
 #include "lexer/dfa.h"
 
@@ -96,6 +97,9 @@ struct sctx {
     /* compiled patterns: interned (flags, text) -> index into pats */
     gm_intern pat_index;
     GM_VEC(struct sc_pattern *) pats;
+
+    /* enum lists indexed for membership (jindex.h) */
+    sc_jindex enums;
 
     sc_shared sh;
     uint32_t depth;         /* recursion guard of the compiler */

@@ -6,6 +6,7 @@ libgmcore_la_SOURCES += \
 	schema/uri.c schema/uri.h \
 	schema/ecma_regex.c schema/ecma_regex.h \
 	schema/irb.c schema/irb.h \
+	schema/jindex.c schema/jindex.h \
 	schema/resolve.c schema/pattern.c schema/synth.c \
 	schema/shape.c schema/shape.h \
 	schema/validate.c schema/validate.h \

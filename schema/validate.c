@@ -358,18 +358,15 @@ static int check(sctx *c, const gm_jv *x, uint32_t s, unsigned depth)
             return 0;
     }
     if ((v = gm_jv_get(sv, "enum")) && v->kind == GM_JV_ARRAY) {
-        bool ok = null_ok;
-        for (uint32_t i = 0; i < v->n && !ok; i++)
-            ok = gm_jv_equal(x, v->u.items[i]);
+        bool ok = null_ok || sc_jindex_find(&c->enums, v, x) != UINT32_MAX;
         if (!ok)
             return 0;
     }
     if (draft_at(c, s) >= SC_DRAFT6 && (v = gm_jv_get(sv, "const")) && !gm_jv_equal(x, v))
         return 0;
-    if ((v = gm_jv_get(sv, "$gm_notenum")) && v->kind == GM_JV_ARRAY) /* synth.c */
-        for (uint32_t i = 0; i < v->n; i++)
-            if (gm_jv_equal(x, v->u.items[i]))
-                return 0;
+    if ((v = gm_jv_get(sv, "$gm_notenum")) && v->kind == GM_JV_ARRAY && /* synth.c */
+        sc_jindex_find(&c->enums, v, x) != UINT32_MAX)
+        return 0;
     if (gm_jv_get(sv, "$gm_notint") && x->kind == GM_JV_NUMBER) {
         gm_dec d;
         if (!gm_dec_parse(&d, x->u.s, x->n) && gm_dec_is_integer(&d))

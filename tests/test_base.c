@@ -1,4 +1,4 @@
-/* Unit tests of base: allocation accounting and limits, errors, intern table. */
+/* Unit tests of base: allocation accounting and limits, errors, intern table, integer map. */
 #include "tests/testutil.h"
 
 #include <stdio.h>
@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/hash.h"
+#include "base/imap.h"
 #include "base/mem.h"
 #include "base/strbuf.h"
 #include "base/vec.h"
@@ -92,6 +93,64 @@ static void intern_assigns_dense_ids(void **state)
     assert_int_equal(atomic_load(&m.used), 0);
 }
 
+static void intern_clear_keeps_memory(void **state)
+{
+    (void)state;
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_intern t;
+    gm_intern_init(&t, &m);
+    uint32_t id;
+    int added;
+    for (int round = 0; round < 3; round++) {
+        for (uint32_t i = 0; i < 100; i++) {
+            uint32_t key[2] = {i, (uint32_t)round};
+            assert_int_equal(gm_intern_put(&t, key, sizeof key, &id, &added), 0);
+            assert_int_equal(id, i);
+            assert_true(added);
+        }
+        uint32_t old[2] = {5, (uint32_t)round - 1};
+        assert_int_equal(gm_intern_find(&t, old, sizeof old), UINT32_MAX);
+        gm_intern_clear(&t);
+        assert_int_equal(t.count, 0);
+    }
+    gm_intern_free(&t);
+    assert_int_equal(atomic_load(&m.used), 0);
+}
+
+static void imap_put_get_clear(void **state)
+{
+    (void)state;
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_imap t;
+    gm_imap_init(&t, &m);
+    assert_int_equal(gm_imap_get(&t, 7), GM_IMAP_NONE);
+    for (int round = 0; round < 4; round++) {
+        /* keys spread over the whole range, enough to grow the table */
+        for (uint64_t i = 0; i < 3000; i++)
+            assert_int_equal(gm_imap_put(&t, i * 0x9e3779b97f4a7c15ULL, (uint32_t)(i + round)), 0);
+        assert_int_equal(gm_imap_put(&t, 5 * 0x9e3779b97f4a7c15ULL, 99), 0);
+        for (uint64_t i = 0; i < 3000; i++)
+            assert_int_equal(gm_imap_get(&t, i * 0x9e3779b97f4a7c15ULL),
+                             i == 5 ? 99 : (uint32_t)(i + round));
+        assert_int_equal(gm_imap_get(&t, 1), GM_IMAP_NONE);
+        gm_imap_clear(&t);
+        /* cleared: nothing of the round before is found */
+        assert_int_equal(gm_imap_get(&t, 2 * 0x9e3779b97f4a7c15ULL), GM_IMAP_NONE);
+    }
+    /* after 2^32 - 1 clears the generation wraps around: the entries of the
+       first round (generation 1) must not come back */
+    t.gen = UINT32_MAX;
+    gm_imap_clear(&t);
+    assert_int_equal(t.gen, 1);
+    assert_int_equal(gm_imap_put(&t, 42, 1), 0);
+    assert_int_equal(gm_imap_get(&t, 2 * 0x9e3779b97f4a7c15ULL), GM_IMAP_NONE);
+    assert_int_equal(gm_imap_get(&t, 42), 1);
+    gm_imap_free(&t);
+    assert_int_equal(atomic_load(&m.used), 0);
+}
+
 static void vec_and_strbuf(void **state)
 {
     (void)state;
@@ -119,6 +178,8 @@ int main(void)
         cmocka_unit_test(failing_allocator_reports_nomem),
         cmocka_unit_test(error_with_caret),
         cmocka_unit_test(intern_assigns_dense_ids),
+        cmocka_unit_test(intern_clear_keeps_memory),
+        cmocka_unit_test(imap_put_get_clear),
         cmocka_unit_test(vec_and_strbuf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -572,12 +572,14 @@ static gm_status derive_from_sibling(gm_eengine *e, gm_escratch *w, gm_estate *s
     uint32_t saved_key[8], nkey = (uint32_t)w->key.n;
     if (nkey > 8)
         return GM_OK;
-    memcpy(saved_key, w->key.v, nkey * sizeof *saved_key);
+    if (nkey)
+        memcpy(saved_key, w->key.v, nkey * sizeof *saved_key);
     gm_ementry *ex;
     w->deriving = true;
     st = get_entry(e, w, q2, c2, &ex, err);
     w->deriving = false;
-    memcpy(w->key.v, saved_key, nkey * sizeof *saved_key);
+    if (nkey)
+        memcpy(w->key.v, saved_key, nkey * sizeof *saved_key);
     w->key.n = nkey;
     if (st != GM_OK)
         return st;

@@ -27,9 +27,11 @@
  * Units come bottom-up (Tarjan's algorithm emits a component after every
  * component it reaches), so names of rules outside are known when a unit
  * is serialized; each is named when an entry first asks for it, and a
- * component that reaches more than UNIT_MAX_REACH states (a big schema's
- * root) is not shared at all: it is unique to its grammar, and naming it
- * would serialize the whole grammar for the first mask. Equal keys mean equal serializations of everything
+ * component that reaches more than UNIT_MAX_REACH states is not shared at
+ * all, nor the root's past UNIT_MAX_ROOT_REACH (a schema's root is unique
+ * to its grammar, and naming it would serialize the whole grammar for the
+ * first mask: half a millisecond at MaskBench's median; a small grammar
+ * compiled again, a repeated request, still shares its root). Equal keys mean equal serializations of everything
  * reachable (by induction over units), so equal entries whatever grammar
  * they come from; a tie between structural hashes can only make two
  * isomorphic units serialize differently (less sharing, never a wrong
@@ -48,6 +50,7 @@ enum {
     KRULE_MEMBER = UINT32_MAX - 1, /* w->krule: a rule of the unit being serialized, unseen */
     NUM_UNSHARED = UINT32_MAX,  /* e->unit_num[s]: not numbered */
     UNIT_MAX_REACH = 8192,      /* states a shared unit may reach (unit_name) */
+    UNIT_MAX_ROOT_REACH = 1024, /* the same for the root's unit */
 };
 
 static int cmp_u32(const void *a, const void *b)
@@ -370,15 +373,15 @@ out:
 /*
  * Names the unit of component c0: serializes it after every unnamed
  * component it reaches, lowest first (so names of rules outside are known).
- * A component reaching more than UNIT_MAX_REACH states is not shared (a
- * schema's root: unique to its grammar, and naming it would serialize the
- * whole grammar at the first mask).
+ * A component reaching more than its cap of states is not shared (note
+ * [unit keys]).
  */
 static gm_status unit_name(gm_eengine *e, gm_escratch *w, uint32_t c0, gm_error *err)
 {
     const gm_egrammar *g = e->g;
     gm_exunits *u = e->units;
-    if (u->reach[c0] > UNIT_MAX_REACH) {
+    uint32_t cap = u->comp[g->root] == c0 ? UNIT_MAX_ROOT_REACH : UNIT_MAX_REACH;
+    if (u->reach[c0] > cap) {
         for (uint32_t i = u->off[c0]; i < u->off[c0 + 1]; i++)
             e->unit[u->rules[i]] = UNIT_UNSHARED;
         return GM_OK;

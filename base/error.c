@@ -41,6 +41,27 @@ void gm_limits_init_defaults(gm_limits *limits)
     limits->max_input_bytes = 64u << 20;
 }
 
+void gm_limits_resolve(gm_limits *out, const gm_limits *in)
+{
+    gm_limits d;
+    gm_limits_init_defaults(&d);
+    *out = d;
+    if (!in)
+        return;
+    if (in->max_memory)
+        out->max_memory = in->max_memory;
+    if (in->max_dfa_states)
+        out->max_dfa_states = in->max_dfa_states;
+    if (in->max_nfa_states)
+        out->max_nfa_states = in->max_nfa_states;
+    if (in->max_regex_repeat)
+        out->max_regex_repeat = in->max_regex_repeat;
+    if (in->max_lr_states)
+        out->max_lr_states = in->max_lr_states;
+    if (in->max_input_bytes)
+        out->max_input_bytes = in->max_input_bytes;
+}
+
 void gm_error_clear(gm_error *err)
 {
     if (err)

@@ -43,6 +43,9 @@ gm_status gm_error_set_file(gm_error *err, gm_status code, const char *name, con
 void gm_error_prefix(gm_error *err, const char *fmt, ...) GM_PRINTF(2, 3);
 
 /* Line and column (from 1, bytes) of byte offset `off` in text. */
+/* *out = *in with every zero field replaced by its default (in may be NULL). */
+void gm_limits_resolve(gm_limits *out, const gm_limits *in);
+
 gm_srcloc gm_srcloc_of_offset(const char *file, const char *text, size_t len, size_t off);
 
 #endif

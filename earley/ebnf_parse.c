@@ -913,31 +913,11 @@ static gm_status parse_all(parser *p, const char *root)
     return GM_OK;
 }
 
-void gm_ebnf_limits(const gm_grammar_options *opts, gm_limits *out)
-{
-    gm_limits_init_defaults(out);
-    if (!opts)
-        return;
-    const gm_limits *in = &opts->limits;
-    if (in->max_memory)
-        out->max_memory = in->max_memory;
-    if (in->max_dfa_states)
-        out->max_dfa_states = in->max_dfa_states;
-    if (in->max_nfa_states)
-        out->max_nfa_states = in->max_nfa_states;
-    if (in->max_regex_repeat)
-        out->max_regex_repeat = in->max_regex_repeat;
-    if (in->max_lr_states)
-        out->max_lr_states = in->max_lr_states;
-    if (in->max_input_bytes)
-        out->max_input_bytes = in->max_input_bytes;
-}
-
 gm_status gm_ebnf_parse(gm_ebnf *g, const char *file, const char *text, size_t len,
                         gm_ebnf_dialect dialect, const gm_grammar_options *opts, gm_error *err)
 {
     gm_limits lim;
-    gm_ebnf_limits(opts, &lim);
+    gm_limits_resolve(&lim, opts ? &opts->limits : NULL);
     const char *name = file ? file : "<grammar>";
     if (len > lim.max_input_bytes)
         return gm_error_set_file(err, GM_ERR_LIMIT, name,

@@ -45,7 +45,5 @@ gm_status gm_ebnf_from_regex(gm_ebnf *g, const char *file, const char *pattern, 
 gm_status gm_ebnf_add_regex(gm_ebnf *g, const char *pattern, size_t len, unsigned flags,
                             const gm_limits *limits, uint32_t *node, gm_error *err);
 
-/* The limits opts asks for, defaults in place of zero fields (opts may be NULL). */
-void gm_ebnf_limits(const gm_grammar_options *opts, gm_limits *out);
 
 #endif

@@ -169,7 +169,7 @@ gm_status gm_ebnf_from_regex(gm_ebnf *g, const char *file, const char *pattern, 
                              unsigned flags, const gm_grammar_options *opts, gm_error *err)
 {
     gm_limits lim;
-    gm_ebnf_limits(opts, &lim);
+    gm_limits_resolve(&lim, opts ? &opts->limits : NULL);
     const char *name = file ? file : "<regex>";
     if (len > lim.max_input_bytes)
         return gm_error_set_file(err, GM_ERR_LIMIT, name,

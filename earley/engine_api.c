@@ -85,7 +85,7 @@ gm_status gm_eengine_create(gm_mem *m, const gm_egrammar *g, const gm_vocab_data
         return gm_error_set(err, GM_ERR_ARGUMENT,
                             "gm_eengine_create: the cross-grammar cache is for another vocabulary");
     }
-    gm_fsm_limits(&e->lim, opts ? &opts->limits : NULL);
+    gm_limits_resolve(&e->lim, opts ? &opts->limits : NULL);
     e->max_items = e->lim.max_nfa_states;
     e->table_budget = e->lim.max_memory / 8 < TABLE_BUDGET_MAX ? e->lim.max_memory / 8
                                                                : TABLE_BUDGET_MAX;

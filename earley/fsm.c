@@ -12,27 +12,6 @@
 #include "base/hash.h"
 #include "base/vec.h"
 
-void gm_fsm_limits(gm_limits *out, const gm_limits *in)
-{
-    gm_limits d;
-    gm_limits_init_defaults(&d);
-    *out = d;
-    if (!in)
-        return;
-    if (in->max_memory)
-        out->max_memory = in->max_memory;
-    if (in->max_dfa_states)
-        out->max_dfa_states = in->max_dfa_states;
-    if (in->max_nfa_states)
-        out->max_nfa_states = in->max_nfa_states;
-    if (in->max_regex_repeat)
-        out->max_regex_repeat = in->max_regex_repeat;
-    if (in->max_lr_states)
-        out->max_lr_states = in->max_lr_states;
-    if (in->max_input_bytes)
-        out->max_input_bytes = in->max_input_bytes;
-}
-
 uint32_t gm_fsm_ref_next(const gm_egrammar *g, uint32_t s, uint32_t rule)
 {
     uint32_t lo = g->ref_off[s], hi = g->ref_off[s + 1];

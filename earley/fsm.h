@@ -100,9 +100,6 @@ static inline uint32_t gm_fsm_next(const gm_egrammar *g, uint32_t s, uint8_t b)
 /* The target of s over reference `rule`, or GM_FSM_NONE. */
 uint32_t gm_fsm_ref_next(const gm_egrammar *g, uint32_t s, uint32_t rule);
 
-/* limits with zero fields replaced by the defaults (in may be NULL). */
-void gm_fsm_limits(gm_limits *out, const gm_limits *in);
-
 /* Fills the derived fields of a grammar whose automata are set (nullable,
    follow sets, state flags, hashes): fsm_build.c, also used by fsm_io.c. */
 gm_status gm_fsm_finish(gm_egrammar *g, gm_error *err);

@@ -1639,7 +1639,7 @@ static gm_status build(gm_mem *m, const gm_ebnf *src, const gm_limits *limits, g
     b.cache = cache;
     b.src = src;
     b.err = err;
-    gm_fsm_limits(&b.lim, limits);
+    gm_limits_resolve(&b.lim, limits);
     gm_intern_init(&b.toks, m);
     gm_imap_init(&b.memo, m);
     gm_fsm_min_init(&b.min, m);

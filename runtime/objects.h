@@ -99,7 +99,4 @@ void gm_compiled_header(uint8_t header[GM_COMPILED_HEADER], const uint8_t *paylo
  */
 gm_status gm_vocab_set_encoder_path_(gm_vocab *v, const char *path, bool now, gm_error *err);
 
-/* Adjusts a gm_limits so every zero field takes its default. */
-void gm_limits_resolve(gm_limits *out, const gm_limits *in);
-
 #endif

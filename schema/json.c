@@ -1,6 +1,7 @@
 /* The JSON document reader of schema/ (json.h): recursive descent into an arena. */
 #include "schema/json.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "schema/decimal.h"
@@ -296,6 +297,45 @@ static gm_jv *read_array(reader *r, gm_jv *v)
     return v->n && !v->u.items ? NULL : v;
 }
 
+/* members of an object checked for duplicates pairwise as they come */
+enum { DUP_SCAN_MAX = 32 };
+
+static int cmp_member(const void *a, const void *b)
+{
+    const gm_jmember *x = a, *y = b;
+    if (x->klen != y->klen)
+        return x->klen < y->klen ? -1 : 1;
+    int c = memcmp(x->key, y->key, x->klen);
+    if (c)
+        return c;
+    return x->koff < y->koff ? -1 : x->koff > y->koff;
+}
+
+/*
+ * Duplicate keys among the members from base on, for objects too large for
+ * the pairwise scan (quadratic: a 3 MB object took a minute): a sorted
+ * copy; the error names the first member, in document order, whose key
+ * came before, as the scan would.
+ */
+static gm_status check_duplicates(reader *r, size_t base)
+{
+    size_t n = r->members.n - base;
+    gm_jmember *t = gm_mem_alloc(r->d->mem, n * sizeof *t);
+    if (!t)
+        return nomem(r);
+    memcpy(t, r->members.v + base, n * sizeof *t);
+    qsort(t, n, sizeof *t, cmp_member);
+    uint32_t at = UINT32_MAX;
+    for (size_t i = 1; i < n; i++)
+        if (t[i].klen == t[i - 1].klen && !memcmp(t[i].key, t[i - 1].key, t[i].klen) &&
+            t[i].koff < at)
+            at = t[i].koff;
+    gm_mem_free(r->d->mem, t);
+    if (at != UINT32_MAX)
+        return fail(r, GM_ERR_SYNTAX, at, "duplicate key in an object");
+    return GM_OK;
+}
+
 static gm_jv *read_object(reader *r, gm_jv *v)
 {
     size_t base = r->members.n;
@@ -314,11 +354,13 @@ static gm_jv *read_object(reader *r, gm_jv *v)
             m.koff = (uint32_t)r->pos;
             if (read_string(r, &m.key, &m.klen) != GM_OK)
                 return NULL;
-            for (size_t i = base; i < r->members.n; i++)
-                if (r->members.v[i].klen == m.klen && !memcmp(r->members.v[i].key, m.key, m.klen)) {
-                    fail(r, GM_ERR_SYNTAX, m.koff, "duplicate key in an object");
-                    return NULL;
-                }
+            if (r->members.n - base < DUP_SCAN_MAX)
+                for (size_t i = base; i < r->members.n; i++)
+                    if (r->members.v[i].klen == m.klen &&
+                        !memcmp(r->members.v[i].key, m.key, m.klen)) {
+                        fail(r, GM_ERR_SYNTAX, m.koff, "duplicate key in an object");
+                        return NULL;
+                    }
             skip_ws(r);
             if (r->pos >= r->len || r->p[r->pos] != ':') {
                 fail(r, GM_ERR_SYNTAX, r->pos, "':' expected after an object key");
@@ -345,6 +387,8 @@ static gm_jv *read_object(reader *r, gm_jv *v)
             return NULL;
         }
     }
+    if (r->members.n - base > DUP_SCAN_MAX && check_duplicates(r, base) != GM_OK)
+        return NULL;
     v->u.members = keep(r, r->members.v, base, r->members.n - base, sizeof *r->members.v, &v->n);
     r->members.n = base;
     return v->n && !v->u.members ? NULL : v;

@@ -120,6 +120,36 @@ static void test_errors(void **state)
     gm_error err;
     assert_int_equal(gm_schema_compile(&m, "deep.json", deep, n, NULL, &g, &err), GM_ERR_LIMIT);
     gm_ebnf_free(&g);
+    /* objects past the pairwise duplicate scan: a big annotation object
+       reads (the check is not quadratic), and of two duplicated keys the
+       first one in document order is named */
+    enum { NKEYS = 60000 };
+    char *big = malloc(NKEYS * 24 + 100);
+    assert_non_null(big);
+    n = (size_t)sprintf(big, "{\"x-big\": {");
+    for (int i = 0; i < NKEYS; i++)
+        n += (size_t)sprintf(big + n, "\"k%d\": %d, ", i, i);
+    size_t dup1 = n;
+    n += (size_t)sprintf(big + n, "\"k57\": 1, ");
+    size_t dup2 = n;
+    n += (size_t)sprintf(big + n, "\"k3\": 2}}");
+    for (int pass = 0; pass < 3; pass++) {
+        /* pass 0: both duplicates; 1: only "k3"; 2: none */
+        if (pass == 1)
+            memset(big + dup1, ' ', dup2 - dup1);
+        if (pass == 2)
+            memcpy(big + dup2, "\"kk\"", 4);
+        char want[64];
+        snprintf(want, sizeof want, "1:%zu: duplicate key", (pass ? dup2 : dup1) + 1);
+        gm_ebnf_init(&g, &m);
+        gm_status st = gm_schema_compile(&m, "big.json", big, n, NULL, &g, &err);
+        gm_ebnf_free(&g);
+        if (pass < 2 && (st != GM_ERR_SYNTAX || !strstr(err.message, want)))
+            fail_msg("pass %d: %s: %s (want %s)", pass, gm_status_name(st), err.message, want);
+        if (pass == 2 && st != GM_OK)
+            fail_msg("pass 2: %s", err.message);
+    }
+    free(big);
     assert_int_equal(atomic_load(&m.used), 0);
 }
 

@@ -102,6 +102,7 @@ typedef struct gm_etrans {
 } gm_etrans;
 
 typedef struct gm_ementry gm_ementry;
+typedef GM_VEC(uint32_t) gm_u32vec;
 typedef struct gm_exunits gm_exunits;
 
 /* What lies below each node of a vocabulary trie (closed.c). */
@@ -169,7 +170,8 @@ struct gm_escratch {
     uint8_t *unc;
     uint32_t *bits;       /* [words] */
     uint32_t *acc;        /* [words] */
-    GM_VEC(uint32_t) nodes;   /* uncertain trie nodes of a mask being filled */
+    gm_u32vec nodes;          /* uncertain trie nodes of a mask being filled */
+    gm_u32vec merged;         /* nodes merged from the seeds' ascending lists */
     GM_VEC(uint32_t) enodes;  /* uncertain trie nodes of an entry being built */
     GM_VEC(uint32_t) rnodes;  /* its raw-uncertain nodes (note [cross-grammar hashing]) */
     GM_VEC(uint32_t) key;     /* its structural key */

@@ -185,6 +185,7 @@ void gm_escratch_destroy(gm_eengine *e, gm_escratch *w)
     gm_vec_free(e->mem, &w->done);
     gm_vec_free(e->mem, &w->citems);
     gm_vec_free(e->mem, &w->nodes);
+    gm_vec_free(e->mem, &w->merged);
     gm_vec_free(e->mem, &w->enodes);
     gm_vec_free(e->mem, &w->rnodes);
     gm_vec_free(e->mem, &w->key);

@@ -355,6 +355,43 @@ static int rep_put(gm_eengine *e, gm_ementry *x)
     return 0;
 }
 
+/*
+ * *acc = the union of *acc and b[0..nb), both ascending without repeats
+ * (entries store their uncertain nodes so; a sort of the concatenation
+ * was more than half of a mask's time where a state had tens of
+ * thousands). tmp is working space. 0, or -1 when out of memory.
+ */
+static int merge_into(gm_mem *m, gm_u32vec *acc, gm_u32vec *tmp, const uint32_t *b, uint32_t nb)
+{
+    if (!acc->n || acc->v[acc->n - 1] < b[0]) {
+        if (gm_vec_reserve(m, acc, acc->n + nb))
+            return -1;
+        memcpy(acc->v + acc->n, b, (size_t)nb * sizeof *b);
+        acc->n += nb;
+        return 0;
+    }
+    if (gm_vec_reserve(m, tmp, acc->n + nb))
+        return -1;
+    const uint32_t *a = acc->v;
+    size_t na = acc->n, i = 0, j = 0, k = 0;
+    uint32_t *o = tmp->v;
+    while (i < na && j < nb) {
+        uint32_t x = a[i], y = b[j];
+        o[k++] = x < y ? x : y;
+        i += x <= y;
+        j += y <= x;
+    }
+    while (i < na)
+        o[k++] = a[i++];
+    while (j < nb)
+        o[k++] = b[j++];
+    tmp->n = k;
+    gm_u32vec t = *acc;
+    *acc = *tmp;
+    *tmp = t;
+    return 0;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -998,21 +1035,12 @@ gm_status gm_emask_fill(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t *m
             if ((st = get_entry(e, w, it->state, it->count, &x, err)) != GM_OK)
                 return st;
             or_stored(e, mask, x->form, x->nacc, x->acc);
-            if (x->nunc && gm_vec_reserve(e->mem, &w->nodes, w->nodes.n + x->nunc))
+            if (x->nunc && merge_into(e->mem, &w->nodes, &w->merged, x->unc, x->nunc))
                 return gm_mem_fail(e->mem, err, "mask buffers");
-            for (uint32_t k = 0; k < x->nunc; k++)
-                w->nodes.v[w->nodes.n++] = x->unc[k];
         }
-        if (w->nodes.n) {
-            qsort(w->nodes.v, w->nodes.n, sizeof *w->nodes.v, cmp_u32);
-            size_t k = 0;
-            for (size_t i = 0; i < w->nodes.n; i++)
-                if (!k || w->nodes.v[k - 1] != w->nodes.v[i])
-                    w->nodes.v[k++] = w->nodes.v[i];
-            w->nodes.n = k;
-            if ((st = walk_list(e, w, s, w->nodes.v, w->nodes.n, NULL, mask, err)) != GM_OK)
-                return st;
-        }
+        if (w->nodes.n &&
+            (st = walk_list(e, w, s, w->nodes.v, w->nodes.n, NULL, mask, err)) != GM_OK)
+            return st;
     }
     add_specials(e, s, mask);
     if (!(e->variant & GM_EVARIANT_NO_STATE_CACHE) && !counts_up(e, s))

@@ -21,35 +21,54 @@ static gm_status resolve_specials(gm_eengine *e, gm_error *err)
     e->sym_off = gm_mem_calloc(e->mem, (size_t)g->ntokens + 1, sizeof *e->sym_off);
     if (!e->sym_off)
         return gm_mem_fail(e->mem, err, "special tokens");
+    if (!g->ntokens)
+        return GM_OK;
+    /* the vocabulary's special tokens, once (not a pass over it per symbol:
+       a Harmony grammar names ten of gpt-oss's 200K tokens) */
+    uint32_t nspecial = 0;
+    for (uint32_t id = 0; id < v->size; id++)
+        nspecial += (v->flags[id] & GM_TOK_SPECIAL) != 0;
+    uint32_t *special = gm_mem_alloc(e->mem, (nspecial ? nspecial : 1) * sizeof *special);
+    if (!special)
+        return gm_mem_fail(e->mem, err, "special tokens");
+    nspecial = 0;
+    for (uint32_t id = 0; id < v->size; id++)
+        if (v->flags[id] & GM_TOK_SPECIAL)
+            special[nspecial++] = id;
+    gm_status st = GM_OK;
     size_t n = 0, cap = 0;
-    for (uint32_t s = 0; s < g->ntokens; s++) {
+    for (uint32_t s = 0; s < g->ntokens && st == GM_OK; s++) {
         const uint8_t *text = g->tok_text + g->tok_text_off[s];
         size_t len = g->tok_text_off[s + 1] - g->tok_text_off[s];
         size_t found = 0;
-        for (uint32_t id = 0; id < v->size; id++) {
+        for (uint32_t k = 0; k < nspecial; k++) {
+            uint32_t id = special[k];
             size_t tl;
             const uint8_t *tb = gm_vocab_data_token(v, id, &tl);
-            if (!(v->flags[id] & GM_TOK_SPECIAL) || tl != len || memcmp(tb, text, len))
+            if (tl != len || memcmp(tb, text, len))
                 continue;
             if (n == cap) {
                 size_t nc = cap ? cap * 2 : 8;
                 uint32_t *p = gm_mem_reallocarray(e->mem, e->sym_ids, nc, sizeof *p);
-                if (!p)
-                    return gm_mem_fail(e->mem, err, "special tokens");
+                if (!p) {
+                    st = gm_mem_fail(e->mem, err, "special tokens");
+                    break;
+                }
                 e->sym_ids = p;
                 cap = nc;
             }
             e->sym_ids[n++] = id;
             found++;
         }
-        if (!found && !(len >= 2 && !memcmp(text, GM_ESYM_EXTERNAL, 2)))
-            return gm_error_set(err, GM_ERR_GRAMMAR,
-                                "the grammar names the special token \"%.*s\", which is not a "
-                                "special token of the vocabulary",
-                                (int)(len > 200 ? 200 : len), (const char *)text);
+        if (st == GM_OK && !found && !(len >= 2 && !memcmp(text, GM_ESYM_EXTERNAL, 2)))
+            st = gm_error_set(err, GM_ERR_GRAMMAR,
+                              "the grammar names the special token \"%.*s\", which is not a "
+                              "special token of the vocabulary",
+                              (int)(len > 200 ? 200 : len), (const char *)text);
         e->sym_off[s + 1] = (uint32_t)n;
     }
-    return GM_OK;
+    gm_mem_free(e->mem, special);
+    return st;
 }
 
 void gm_eengine_destroy(gm_eengine *e)

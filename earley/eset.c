@@ -109,6 +109,26 @@ static bool same_set(const gm_estate *s, const gm_eitem *it, uint32_t n, uint8_t
            (n == 0 || memcmp(s->items, it, (size_t)n * sizeof *it) == 0);
 }
 
+/*
+ * An item at the start of a repetition rule whose counter has reached the
+ * maximum: it may complete the rule (in the set it is made in) and do
+ * nothing else. No byte, token or reference may start another iteration:
+ * a reference first in the iteration (JSON Schema's whitespace rule
+ * before an array's ',') started one past the maximum.
+ */
+static bool rep_full(const gm_egrammar *g, const gm_eitem *it)
+{
+    const gm_frule *fr = &g->rules[g->state_rule[it->state]];
+    return (g->state_flags[it->state] & GM_FS_REP_START) && fr->rep_max != GM_EX_INF &&
+           (it->count >> 1) >= fr->rep_max;
+}
+
+/* The reference edges an item waits on: none for a full repetition (rep_full). */
+static uint32_t wait_edges(const gm_egrammar *g, const gm_eitem *it)
+{
+    return rep_full(g, it) ? 0 : g->ref_off[it->state + 1] - g->ref_off[it->state];
+}
+
 static int cmp_item(const void *a, const void *b)
 {
     const gm_eitem *x = a, *y = b;
@@ -135,7 +155,7 @@ static gm_estate *new_set(gm_eengine *e, const gm_eitem *it, uint32_t n, uint8_t
     const gm_egrammar *g = e->g;
     uint32_t nwait = 0;
     for (uint32_t i = 0; i < n; i++)
-        nwait += g->ref_off[it[i].state + 1] - g->ref_off[it[i].state];
+        nwait += wait_edges(g, &it[i]);
     gm_estate *s = gm_mem_alloc(e->mem, set_bytes(n, nwait));
     if (!s)
         return NULL;
@@ -160,7 +180,8 @@ static gm_estate *new_set(gm_eengine *e, const gm_eitem *it, uint32_t n, uint8_t
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++) {
         gm_estate_retain(it[i].origin);
-        for (uint32_t j = g->ref_off[it[i].state]; j < g->ref_off[it[i].state + 1]; j++) {
+        uint32_t j0 = g->ref_off[it[i].state];
+        for (uint32_t j = j0; j < j0 + wait_edges(g, &it[i]); j++) {
             s->wait[k].rule = g->refs[j].sym;
             s->wait[k++].item = i;
         }
@@ -616,7 +637,7 @@ static gm_status closure(gm_eengine *e, gm_escratch *w, gm_error *err)
                 }
             }
         }
-        if (f & GM_FS_WAITS) {
+        if ((f & GM_FS_WAITS) && !rep_full(g, &it)) {
             for (uint32_t j = g->ref_off[q]; j < g->ref_off[q + 1]; j++) {
                 const gm_frule *b = &g->rules[g->refs[j].sym];
                 if (predict(e, w, g->refs[j].sym, &st, err))
@@ -633,15 +654,9 @@ static gm_status closure(gm_eengine *e, gm_escratch *w, gm_error *err)
 static bool item_alive(const gm_egrammar *g, const gm_eitem *it)
 {
     uint8_t f = g->state_flags[it->state];
-    if (f & (GM_FS_WAITS | GM_FS_TOKENS))
-        return true;
-    if (!(f & GM_FS_SCANS))
+    if (rep_full(g, it))
         return false;
-    if (f & GM_FS_REP_START) {
-        const gm_frule *fr = &g->rules[g->state_rule[it->state]];
-        return fr->rep_max == GM_EX_INF || (it->count >> 1) < fr->rep_max;
-    }
-    return true;
+    return (f & (GM_FS_WAITS | GM_FS_TOKENS | GM_FS_SCANS)) != 0;
 }
 
 /* Prunes, sorts and interns w's items as a set with w->flags | extra. */
@@ -755,7 +770,7 @@ gm_status gm_eset_step(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t sym
         uint32_t cnt = it->count;
         const gm_frule *fr = &g->rules[g->state_rule[q]];
         if (fr->repeat) {
-            if ((f & GM_FS_REP_START) && fr->rep_max != GM_EX_INF && (cnt >> 1) >= fr->rep_max)
+            if (rep_full(g, it))
                 continue;
             cnt |= 1;
         }

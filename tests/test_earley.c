@@ -147,6 +147,14 @@ static const lang_case lang_cases[] = {
     {"root ::= \"ab\" | \"ac\"", "a", 1},
     {"root ::= \"ab\" | \"ac\"", "ad", 0},
     {"root ::= \"ab\" | \"ac\"", "", 1},
+    /* a counted repetition (past the expansion threshold) whose iteration
+       starts with a nullable reference: at the maximum, neither the
+       reference nor what follows it may start another iteration */
+    {"root ::= \"a\" (ws \"b\" \"a\"){0,40}\nws ::= \" \" ws | \"\"", "ababababababababababababababababababababababababababababababababababababababababa", 2},
+    {"root ::= \"a\" (ws \"b\" \"a\"){0,40}\nws ::= \" \" ws | \"\"", "a ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba", 2},
+    {"root ::= \"a\" (ws \"b\" \"a\"){0,40}\nws ::= \" \" ws | \"\"", "ababababababababababababababababababababababababababababababababababababababababab", 0},
+    {"root ::= \"a\" (ws \"b\" \"a\"){0,40}\nws ::= \" \" ws | \"\"", "ababababababababababababababababababababababababababababababababababababababababa ", 0},
+    {"root ::= \"a\" (ws \"b\" \"a\"){0,40}\nws ::= \" \" ws | \"\"", "a ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba ba b", 0},
     /* left recursion */
     {"root ::= root \"a\" | \"b\"", "baaa", 2},
     {"root ::= root \"a\" | \"b\"", "ab", 0},

@@ -337,6 +337,12 @@ static uint32_t json_schema(stag *c, const gm_jv *v)
     uint32_t node = GM_EX_NONE;
     if (st == GM_OK) {
         node = import(c, &sub, 's');
+        /* A schema's root is never inlined into the structure around it: each tool's
+           arguments stay an automaton of their own, so a grammar cache rebuilds only the
+           tools that changed, and the dispatch automaton does not grow with every tool
+           (small schemas would otherwise be inlined, all of them into one automaton). */
+        if (node != GM_EX_NONE)
+            c->g->rules[c->g->nodes[node].arg].noinline = 1;
     } else {
         c->status = st;
         gm_error_prefix(c->err, "structural tag %s/json_schema", c->ptr_len ? c->ptr : "");

@@ -202,6 +202,33 @@ static long spaces(const uint8_t *s, size_t n, size_t pos, bool nl)
     return (long)last;
 }
 
+/* \p{N}{1,max} whose first character ends at e: its end. */
+static size_t digits(const uint8_t *s, size_t n, size_t e, int max)
+{
+    for (int k = 1; k < max && e < n; k++) {
+        size_t len;
+        if (!(props(s, n, e, &len) & P_N))
+            break;
+        e += len;
+    }
+    return e;
+}
+
+/*
+ * The alternatives after the words and digits of cl100k, Qwen2 and o200k:
+ * ` ?[^\s\p{L}\p{N}]+` then its line ends (o200k: and '/'), else whitespace.
+ * p0, p1: the properties of the characters at pos and after it (has1).
+ */
+static long punct_or_space(const uint8_t *s, size_t n, size_t pos, unsigned p0, unsigned p1,
+                           bool has1, bool slash)
+{
+    if (s[pos] == ' ' && has1 && IS_B(p1))
+        return (long)run_nl(s, n, run_b(s, n, pos + 1), slash);
+    if (IS_B(p0))
+        return (long)run_nl(s, n, run_b(s, n, pos), slash);
+    return spaces(s, n, pos, true);
+}
+
 /*
  * cl100k and Qwen2:
  *   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}
@@ -226,21 +253,9 @@ static long cl100k_like(const uint8_t *s, size_t n, size_t pos, int max_digits)
         return (long)run(s, n, pos + l0, P_L);
     if (IS_A(p0) && has1 && (p1 & P_L))
         return (long)run(s, n, pos + l0 + l1, P_L);
-    if (p0 & P_N) {
-        e = pos + l0;
-        for (int k = 1; k < max_digits && e < n; k++) {
-            size_t len;
-            if (!(props(s, n, e, &len) & P_N))
-                break;
-            e += len;
-        }
-        return (long)e;
-    }
-    if (s[pos] == ' ' && has1 && IS_B(p1))
-        return (long)run_nl(s, n, run_b(s, n, pos + 1), false);
-    if (IS_B(p0))
-        return (long)run_nl(s, n, run_b(s, n, pos), false);
-    return spaces(s, n, pos, true);
+    if (p0 & P_N)
+        return (long)digits(s, n, pos + l0, max_digits);
+    return punct_or_space(s, n, pos, p0, p1, has1, false);
 }
 
 static long cl100k(const uint8_t *s, size_t n, size_t pos)
@@ -306,21 +321,9 @@ static long o200k(const uint8_t *s, size_t n, size_t pos)
     }
     if (e)
         return (long)((c = contraction(s, n, e, true)) ? c : e);
-    if (p0 & P_N) {
-        e = pos + l0;
-        for (int k = 1; k < 3 && e < n; k++) {
-            size_t len;
-            if (!(props(s, n, e, &len) & P_N))
-                break;
-            e += len;
-        }
-        return (long)e;
-    }
-    if (s[pos] == ' ' && has1 && IS_B(p1))
-        return (long)run_nl(s, n, run_b(s, n, pos + 1), true);
-    if (IS_B(p0))
-        return (long)run_nl(s, n, run_b(s, n, pos), true);
-    return spaces(s, n, pos, true);
+    if (p0 & P_N)
+        return (long)digits(s, n, pos + l0, 3);
+    return punct_or_space(s, n, pos, p0, p1, has1, true);
 }
 
 /*

@@ -274,4 +274,18 @@ void gm_emask_free_memo(gm_eengine *e, void *memo);
 /* The memo of s expanded into mask, if there is one (no lock needed). */
 bool gm_emask_memo(gm_eengine *e, gm_estate *s, uint32_t *mask);
 
+/*
+ * An item at the start of a repetition rule whose counter has reached the
+ * maximum: it may complete the rule (in the set it is made in) and do
+ * nothing else. No byte, token or reference may start another iteration:
+ * a reference first in the iteration (JSON Schema's whitespace rule
+ * before an array's ',') started one past the maximum.
+ */
+static inline bool gm_eitem_rep_full(const gm_egrammar *g, const gm_eitem *it)
+{
+    const gm_frule *fr = &g->rules[g->state_rule[it->state]];
+    return (g->state_flags[it->state] & GM_FS_REP_START) && fr->rep_max != GM_EX_INF &&
+           (it->count >> 1) >= fr->rep_max;
+}
+
 #endif

@@ -366,8 +366,7 @@ gm_status gm_estate_forced_bytes(gm_eengine *e, gm_escratch *w, gm_estate *s, ui
                 tokens = true;
             if (!(f & GM_FS_SCANS))
                 continue;
-            const gm_frule *fr = &g->rules[g->state_rule[it->state]];
-            if ((f & GM_FS_REP_START) && fr->rep_max != GM_EX_INF && (it->count >> 1) >= fr->rep_max)
+            if (gm_eitem_rep_full(g, it))
                 continue;
             for (uint32_t b = 0; b < 256; b++)
                 if (gm_fsm_next(g, it->state, (uint8_t)b) != GM_FSM_NONE)

@@ -109,24 +109,10 @@ static bool same_set(const gm_estate *s, const gm_eitem *it, uint32_t n, uint8_t
            (n == 0 || memcmp(s->items, it, (size_t)n * sizeof *it) == 0);
 }
 
-/*
- * An item at the start of a repetition rule whose counter has reached the
- * maximum: it may complete the rule (in the set it is made in) and do
- * nothing else. No byte, token or reference may start another iteration:
- * a reference first in the iteration (JSON Schema's whitespace rule
- * before an array's ',') started one past the maximum.
- */
-static bool rep_full(const gm_egrammar *g, const gm_eitem *it)
-{
-    const gm_frule *fr = &g->rules[g->state_rule[it->state]];
-    return (g->state_flags[it->state] & GM_FS_REP_START) && fr->rep_max != GM_EX_INF &&
-           (it->count >> 1) >= fr->rep_max;
-}
-
-/* The reference edges an item waits on: none for a full repetition (rep_full). */
+/* The reference edges an item waits on: none for a full repetition (gm_eitem_rep_full). */
 static uint32_t wait_edges(const gm_egrammar *g, const gm_eitem *it)
 {
-    return rep_full(g, it) ? 0 : g->ref_off[it->state + 1] - g->ref_off[it->state];
+    return gm_eitem_rep_full(g, it) ? 0 : g->ref_off[it->state + 1] - g->ref_off[it->state];
 }
 
 static int cmp_item(const void *a, const void *b)
@@ -637,7 +623,7 @@ static gm_status closure(gm_eengine *e, gm_escratch *w, gm_error *err)
                 }
             }
         }
-        if ((f & GM_FS_WAITS) && !rep_full(g, &it)) {
+        if ((f & GM_FS_WAITS) && !gm_eitem_rep_full(g, &it)) {
             for (uint32_t j = g->ref_off[q]; j < g->ref_off[q + 1]; j++) {
                 const gm_frule *b = &g->rules[g->refs[j].sym];
                 if (predict(e, w, g->refs[j].sym, &st, err))
@@ -654,7 +640,7 @@ static gm_status closure(gm_eengine *e, gm_escratch *w, gm_error *err)
 static bool item_alive(const gm_egrammar *g, const gm_eitem *it)
 {
     uint8_t f = g->state_flags[it->state];
-    if (rep_full(g, it))
+    if (gm_eitem_rep_full(g, it))
         return false;
     return (f & (GM_FS_WAITS | GM_FS_TOKENS | GM_FS_SCANS)) != 0;
 }
@@ -770,7 +756,7 @@ gm_status gm_eset_step(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t sym
         uint32_t cnt = it->count;
         const gm_frule *fr = &g->rules[g->state_rule[q]];
         if (fr->repeat) {
-            if (rep_full(g, it))
+            if (gm_eitem_rep_full(g, it))
                 continue;
             cnt |= 1;
         }

@@ -97,6 +97,156 @@ static bool ref_before(const refkey *x, const refkey *y)
     return x->a != y->a ? x->a < y->a : x->b < y->b;
 }
 
+/* The runs of the byte-class map: a state's target is constant on each. */
+static uint32_t class_runs(const gm_egrammar *g, uint16_t run[257])
+{
+    uint32_t nruns = 0;
+    for (uint32_t b = 0; b < 256; b++)
+        if (b == 0 || g->byte_class[b] != g->byte_class[b - 1])
+            run[nruns++] = (uint16_t)b;
+    run[nruns] = 256;
+    return nruns;
+}
+
+/* A serialization under way: w->key, w->knum / w->kqueue numbering states. */
+typedef struct ser {
+    gm_eengine *e;
+    gm_escratch *w;
+    uint32_t nq, nr;          /* states numbered, rules of the unit numbered */
+    uint16_t run[257];
+    uint32_t nruns;
+    bool shared;              /* every rule outside is in a shared unit */
+    int bad;                  /* out of memory */
+    GM_VEC(refkey) order;
+} ser;
+
+static void kpush(ser *z, uint32_t x)
+{
+    z->bad |= gm_vec_push(z->e->mem, &z->w->key, x);
+}
+
+/* The number of state s in the serialization, numbering it when new. */
+static uint32_t enq(ser *z, uint32_t s)
+{
+    gm_escratch *w = z->w;
+    if (w->knum[s] == GM_FSM_NONE) {
+        w->knum[s] = z->nq;
+        w->kqueue[z->nq++] = s;
+    }
+    return w->knum[s];
+}
+
+static void new_rule(ser *z, uint32_t r)
+{
+    const gm_frule *fr = &z->e->g->rules[r];
+    z->w->krule[r] = z->nr++;
+    kpush(z, 0xfffffff0u);
+    kpush(z, fr->repeat);
+    kpush(z, fr->rep_min);
+    kpush(z, fr->rep_max);
+    kpush(z, enq(z, fr->start));
+}
+
+/*
+ * Serializes state s: its rule (a member of the unit, by number), flags,
+ * byte ranges, references (rules outside by their unit's name, rules of
+ * the unit by hash order) and special tokens by text.
+ */
+static void put_state(ser *z, uint32_t s)
+{
+    gm_eengine *e = z->e;
+    gm_escratch *w = z->w;
+    const gm_egrammar *g = e->g;
+    uint32_t r = g->state_rule[s];
+    if (w->krule[r] == KRULE_MEMBER)
+        new_rule(z, r);
+    kpush(z, w->krule[r]);
+    kpush(z, g->state_flags[s] & (GM_FS_ACCEPT | GM_FS_ITER_END | GM_FS_REP_START));
+    /* Byte ranges of one target (maximal), in byte order. */
+    for (uint32_t i = 0; i < z->nruns;) {
+        uint32_t t = gm_fsm_next(g, s, (uint8_t)z->run[i]), lo = z->run[i];
+        while (i < z->nruns && gm_fsm_next(g, s, (uint8_t)z->run[i]) == t)
+            i++;
+        if (t != GM_FSM_NONE) {
+            kpush(z, lo << 8 | (z->run[i] - 1u));
+            kpush(z, enq(z, t));
+        }
+    }
+    /* References: outside rules by name, then rules of the unit by hash. */
+    uint32_t j0 = g->ref_off[s], j1 = g->ref_off[s + 1];
+    kpush(z, 0xfffffff1u);
+    kpush(z, j1 - j0);
+    z->order.n = 0;
+    for (uint32_t j = j0; j < j1 && !z->bad; j++) {
+        uint32_t br = g->refs[j].sym;
+        refkey k = {0, 0, j};
+        if (w->krule[br] == GM_FSM_NONE) {
+            if (e->unit[br] == UNIT_UNSHARED || e->unit[br] == UNIT_NONE ||
+                e->unit_num[g->rules[br].start] == NUM_UNSHARED)
+                z->shared = false;
+            k.b = (uint64_t)e->unit[br] << 32 | e->unit_num[g->rules[br].start];
+        } else {
+            k.a = 1;
+            k.b = g->hash[g->rules[br].start] * 31 + g->hash[g->refs[j].to];
+        }
+        if (gm_vec_push(e->mem, &z->order, k)) {
+            z->bad = 1;
+            break;
+        }
+        for (size_t p = z->order.n - 1; p > 0 && ref_before(&z->order.v[p], &z->order.v[p - 1]);
+             p--) {
+            refkey tmp = z->order.v[p];
+            z->order.v[p] = z->order.v[p - 1];
+            z->order.v[p - 1] = tmp;
+        }
+    }
+    for (size_t k = 0; k < z->order.n && !z->bad; k++) {
+        const gm_fedge *ed = &g->refs[z->order.v[k].j];
+        uint32_t br = ed->sym;
+        if (z->order.v[k].a == 0) {
+            kpush(z, 0xfffffff3u);
+            kpush(z, (uint32_t)(z->order.v[k].b >> 32));
+            kpush(z, (uint32_t)(z->order.v[k].b & 0xffffffffu));
+        } else {
+            if (w->krule[br] == KRULE_MEMBER)
+                new_rule(z, br);
+            kpush(z, w->krule[br]);
+        }
+        kpush(z, enq(z, ed->to));
+    }
+    kpush(z, 0xfffffff2u);
+    for (uint32_t j = g->tok_off[s]; j < g->tok_off[s + 1]; j++) {
+        uint32_t y = g->toks[j].sym;
+        uint32_t len = g->tok_text_off[y + 1] - g->tok_text_off[y];
+        kpush(z, len);
+        for (uint32_t i = 0; i < len; i += 4) {
+            uint32_t word = 0;
+            for (uint32_t k = 0; k < 4 && i + k < len; k++)
+                word |= (uint32_t)g->tok_text[g->tok_text_off[y] + i + k] << (8 * k);
+            kpush(z, word);
+        }
+        kpush(z, enq(z, g->toks[j].to));
+    }
+}
+
+static void ser_begin(ser *z, gm_eengine *e, gm_escratch *w)
+{
+    memset(z, 0, sizeof *z);
+    z->e = e;
+    z->w = w;
+    z->shared = e->x != NULL;
+    z->nruns = class_runs(e->g, z->run);
+    w->key.n = 0;
+}
+
+/* Forgets the numbering of the states serialized. */
+static void ser_end(ser *z)
+{
+    for (uint32_t i = 0; i < z->nq; i++)
+        z->w->knum[z->w->kqueue[i]] = GM_FSM_NONE;
+    gm_vec_free(z->e->mem, &z->order);
+}
+
 /*
  * Serializes the unit of the rules comp[0..n) into w->key and interns it:
  * e->unit of its rules and e->unit_num of their states set. The unit of
@@ -106,9 +256,7 @@ static gm_status unit_serialize(gm_eengine *e, gm_escratch *w, const uint32_t *c
                                 gm_error *err)
 {
     const gm_egrammar *g = e->g;
-    gm_mem *m = e->mem;
     uint32_t canon = comp[0];
-    bool shared = e->x != NULL;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t r = comp[i];
         w->krule[r] = KRULE_MEMBER;
@@ -116,108 +264,13 @@ static gm_status unit_serialize(gm_eengine *e, gm_escratch *w, const uint32_t *c
         if (hr < hc || (hr == hc && r < canon))
             canon = r;
     }
-    w->key.n = 0;
-    uint32_t nq = 0, nr = 0;
-    int bad = 0;
-    GM_VEC(refkey) order = {0};
-#define KPUSH(x) (bad |= gm_vec_push(m, &w->key, (uint32_t)(x)))
-#define ENQ(s_) (w->knum[s_] == GM_FSM_NONE ? (w->knum[s_] = nq, w->kqueue[nq++] = (s_), nq - 1) \
-                                              : w->knum[s_])
-#define NEW_RULE(r_)                                                                     \
-    do {                                                                                 \
-        w->krule[r_] = nr++;                                                             \
-        const gm_frule *fr_ = &g->rules[r_];                                             \
-        KPUSH(0xfffffff0u);                                                              \
-        KPUSH(fr_->repeat);                                                              \
-        KPUSH(fr_->rep_min);                                                             \
-        KPUSH(fr_->rep_max);                                                             \
-        KPUSH(ENQ(fr_->start));                                                          \
-    } while (0)
-    /* The runs of the byte-class map: a state's target is constant on each. */
-    uint16_t run[257];
-    uint32_t nruns = 0;
-    for (uint32_t b = 0; b < 256; b++)
-        if (b == 0 || g->byte_class[b] != g->byte_class[b - 1])
-            run[nruns++] = (uint16_t)b;
-    run[nruns] = 256;
-    NEW_RULE(canon);
-    for (uint32_t qi = 0; qi < nq && !bad; qi++) {
-        uint32_t s = w->kqueue[qi];
-        uint32_t r = g->state_rule[s];
-        if (w->krule[r] == KRULE_MEMBER)
-            NEW_RULE(r);
-        KPUSH(w->krule[r]);
-        KPUSH(g->state_flags[s] & (GM_FS_ACCEPT | GM_FS_ITER_END | GM_FS_REP_START));
-        /* Byte ranges of one target (maximal), in byte order. */
-        for (uint32_t i = 0; i < nruns;) {
-            uint32_t t = gm_fsm_next(g, s, (uint8_t)run[i]), lo = run[i];
-            while (i < nruns && gm_fsm_next(g, s, (uint8_t)run[i]) == t)
-                i++;
-            if (t != GM_FSM_NONE) {
-                KPUSH(lo << 8 | (run[i] - 1u));
-                KPUSH(ENQ(t));
-            }
-        }
-        /* References: outside rules by name, then rules of the unit by hash. */
-        uint32_t j0 = g->ref_off[s], j1 = g->ref_off[s + 1];
-        KPUSH(0xfffffff1u);
-        KPUSH(j1 - j0);
-        order.n = 0;
-        for (uint32_t j = j0; j < j1 && !bad; j++) {
-            uint32_t br = g->refs[j].sym;
-            refkey k = {0, 0, j};
-            if (w->krule[br] == GM_FSM_NONE) {
-                if (e->unit[br] == UNIT_UNSHARED)
-                    shared = false;
-                k.b = (uint64_t)e->unit[br] << 32 | e->unit_num[g->rules[br].start];
-            } else {
-                k.a = 1;
-                k.b = g->hash[g->rules[br].start] * 31 + g->hash[g->refs[j].to];
-            }
-            if (gm_vec_push(m, &order, k)) {
-                bad = 1;
-                break;
-            }
-            for (size_t p = order.n - 1; p > 0 && ref_before(&order.v[p], &order.v[p - 1]); p--) {
-                refkey tmp = order.v[p];
-                order.v[p] = order.v[p - 1];
-                order.v[p - 1] = tmp;
-            }
-        }
-        for (size_t k = 0; k < order.n && !bad; k++) {
-            const gm_fedge *ed = &g->refs[order.v[k].j];
-            uint32_t br = ed->sym;
-            if (order.v[k].a == 0) {
-                KPUSH(0xfffffff3u);
-                KPUSH(order.v[k].b >> 32);
-                KPUSH(order.v[k].b & 0xffffffffu);
-            } else {
-                if (w->krule[br] == KRULE_MEMBER)
-                    NEW_RULE(br);
-                KPUSH(w->krule[br]);
-            }
-            KPUSH(ENQ(ed->to));
-        }
-        KPUSH(0xfffffff2u);
-        for (uint32_t j = g->tok_off[s]; j < g->tok_off[s + 1]; j++) {
-            uint32_t y = g->toks[j].sym;
-            uint32_t len = g->tok_text_off[y + 1] - g->tok_text_off[y];
-            KPUSH(len);
-            for (uint32_t i = 0; i < len; i += 4) {
-                uint32_t word = 0;
-                for (uint32_t k = 0; k < 4 && i + k < len; k++)
-                    word |= (uint32_t)g->tok_text[g->tok_text_off[y] + i + k] << (8 * k);
-                KPUSH(word);
-            }
-            KPUSH(ENQ(g->toks[j].to));
-        }
-    }
-#undef KPUSH
-#undef ENQ
-#undef NEW_RULE
-    gm_vec_free(m, &order);
+    ser z;
+    ser_begin(&z, e, w);
+    new_rule(&z, canon);
+    for (uint32_t qi = 0; qi < z.nq && !z.bad; qi++)
+        put_state(&z, w->kqueue[qi]);
     uint32_t id = UNIT_UNSHARED;
-    if (!bad && shared) {
+    if (!z.bad && z.shared) {
         id = gm_excache_unit(e->x, w->key.v, (uint32_t)w->key.n);
         if (!id)
             id = UNIT_UNSHARED;
@@ -227,16 +280,15 @@ static gm_status unit_serialize(gm_eengine *e, gm_escratch *w, const uint32_t *c
     for (uint32_t i = 0; i < n; i++)
         for (uint32_t k = 0; k < g->rules[comp[i]].nstates; k++)
             e->unit_num[g->rules[comp[i]].first + k] = NUM_UNSHARED;
-    for (uint32_t i = 0; i < nq; i++) {
+    for (uint32_t i = 0; i < z.nq; i++)
         e->unit_num[w->kqueue[i]] = w->knum[w->kqueue[i]];
-        w->knum[w->kqueue[i]] = GM_FSM_NONE;
-    }
+    ser_end(&z);
     for (uint32_t i = 0; i < n; i++) {
         e->unit[comp[i]] = id;
         w->krule[comp[i]] = GM_FSM_NONE;
     }
     w->key.n = 0;
-    return bad ? fail(e, err) : GM_OK;
+    return z.bad ? fail(e, err) : GM_OK;
 }
 
 /* The components of the rule graph (note [unit keys]). */
@@ -415,6 +467,99 @@ static gm_status unit_name(gm_eengine *e, gm_escratch *w, uint32_t c0, gm_error 
     return GM_OK;
 }
 
+/*
+ * note [tail keys]
+ * The entry of a state q of a rule without a counter depends on less than
+ * q's unit: only on the states reachable from q in its rule (what the seed
+ * item can still do; completing the rule escapes to the outer set) and on
+ * the rules they reference. A property's value after its ':' is `ws
+ * string` then the end of the property's rule in most schemas, though the
+ * rule (its name, its other states) is every schema's own. So such an
+ * entry is keyed by that tail: its states serialized from q (as a unit's,
+ * note [unit keys]) with every reference named by its rule's unit. Tails
+ * longer than TAIL_MAX_STATES, or naming a unit that is not shared, fall
+ * back to the unit key; referenced units are named only within the cap
+ * their naming from q's own unit would have had.
+ */
+enum { TAIL_MAX_STATES = 128 };
+
+static gm_status tail_key(gm_eengine *e, gm_escratch *w, uint32_t state, uint64_t ekey, bool *ok,
+                          gm_error *err)
+{
+    const gm_egrammar *g = e->g;
+    gm_exunits *u = e->units;
+    uint32_t r = g->state_rule[state];
+    uint32_t cap = u->comp[g->root] == u->comp[r] ? UNIT_MAX_ROOT_REACH : UNIT_MAX_REACH;
+    *ok = false;
+    /* The tail's states (at most TAIL_MAX_STATES); the unnamed components
+       it references, in u->list. */
+    uint32_t nq = 0, nlist = 0;
+    bool fits = true;
+    u->stamp++;
+#define TAIL_ENQ(s_)                                                                     \
+    do {                                                                                 \
+        if (w->knum[s_] == GM_FSM_NONE) {                                                \
+            if (nq == TAIL_MAX_STATES)                                                   \
+                fits = false;                                                            \
+            else {                                                                       \
+                w->knum[s_] = nq;                                                        \
+                w->kqueue[nq++] = (s_);                                                  \
+            }                                                                            \
+        }                                                                                \
+    } while (0)
+    TAIL_ENQ(state);
+    for (uint32_t qi = 0; qi < nq && fits; qi++) {
+        uint32_t s = w->kqueue[qi];
+        for (uint32_t c = 0; c < g->nclasses && fits; c++) {
+            uint32_t t = g->trans[(size_t)s * g->nclasses + c];
+            if (t != GM_FSM_NONE)
+                TAIL_ENQ(t);
+        }
+        for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1] && fits; j++) {
+            uint32_t br = g->refs[j].sym, d = u->comp[br];
+            if (u->reach[d] > cap || e->unit[br] == UNIT_UNSHARED)
+                fits = false;
+            else if (e->unit[br] == UNIT_NONE && u->mark[d] != u->stamp) {
+                u->mark[d] = u->stamp;
+                u->list[nlist++] = d;
+            }
+            TAIL_ENQ(g->refs[j].to);
+        }
+        for (uint32_t j = g->tok_off[s]; j < g->tok_off[s + 1] && fits; j++)
+            TAIL_ENQ(g->toks[j].to);
+    }
+#undef TAIL_ENQ
+    for (uint32_t i = 0; i < nq; i++)
+        w->knum[w->kqueue[i]] = GM_FSM_NONE;
+    if (!fits)
+        return GM_OK;
+    /* (unit_name reuses u->list: take the components off it first) */
+    uint32_t need[16];
+    if (nlist > 16)
+        return GM_OK;
+    memcpy(need, u->list, nlist * sizeof *need);
+    for (uint32_t i = 0; i < nlist; i++)
+        if (e->unit[u->rules[u->off[need[i]]]] == UNIT_NONE) {
+            gm_status st = unit_name(e, w, need[i], err);
+            if (st != GM_OK)
+                return st;
+        }
+    ser z;
+    ser_begin(&z, e, w);
+    kpush(&z, 2 | (e->variant & GM_EVARIANT_NO_REPEAT_COMPRESS ? 1 : 0));
+    kpush(&z, (uint32_t)(ekey & 0xffffffffu));
+    enq(&z, state);
+    for (uint32_t qi = 0; qi < z.nq && !z.bad && z.shared; qi++)
+        put_state(&z, w->kqueue[qi]);
+    ser_end(&z);
+    if (z.bad)
+        return fail(e, err);
+    if (!z.shared)
+        w->key.n = 0;
+    *ok = z.shared;
+    return GM_OK;
+}
+
 gm_status gm_exkey(gm_eengine *e, gm_escratch *w, uint32_t state, uint64_t ekey, gm_error *err)
 {
     gm_status st = scratch(e, w, err);
@@ -423,6 +568,11 @@ gm_status gm_exkey(gm_eengine *e, gm_escratch *w, uint32_t state, uint64_t ekey,
     uint32_t r = e->g->state_rule[state];
     if (!e->units && (st = units_plan(e, err)) != GM_OK)
         return st;
+    if (!e->g->rules[r].repeat) {
+        bool ok;
+        if ((st = tail_key(e, w, state, ekey, &ok, err)) != GM_OK || ok)
+            return st;
+    }
     if (e->unit[r] == UNIT_NONE && (st = unit_name(e, w, e->units->comp[r], err)) != GM_OK)
         return st;
     w->key.n = 0;

@@ -84,8 +84,11 @@ struct gm_estate {
     uint64_t hash;
     _Atomic(gm_estate *) proj;   /* projection onto waiting items (note [earley pruning]) */
     _Atomic(void *) memo;        /* mask memo (maskcache.c) */
-    uint64_t loops[4];    /* bytes known to lead back to this set, and bytes known */
-    uint64_t noloop[4];   /* not to (note [closed subtrees] in maskcache.c; under the lock) */
+    uint64_t loops[4];    /* bytes known to lead back to this set, bytes known to lead */
+    uint64_t shifts[4];   /* to it with counters moved on (note [counted loops] in */
+    uint64_t noloop[4];   /* closed.c), bytes known to do neither (under the lock) */
+    uint32_t slack;       /* iterations every item of a bounded repetition may still
+                             start (note [counted loops]); UINT32_MAX: no such item */
     gm_ecomp *comp;       /* completion memos, under the lock */
     uint32_t ncomp, comp_cap;
     gm_estate **next;     /* interned sets: the set after each byte class, NULL = not
@@ -110,6 +113,8 @@ typedef struct gm_tbelow {
     uint64_t *bytes;      /* [nodes][4] the bytes of the strings strictly below the node */
     uint8_t *utf8;        /* [nodes] bit q: every string below, read from state q of the
                              UTF-8 automaton, is a well-formed UTF-8 prefix */
+    uint16_t *deep;       /* [nodes] the length of the longest token at or below the
+                             node (saturated) */
     uint32_t node1[256];  /* the node of the one-byte string b, or UINT32_MAX */
 } gm_tbelow;
 gm_tbelow *gm_tbelow_create(gm_mem *m, const gm_trie *t);   /* NULL: out of memory */

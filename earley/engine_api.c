@@ -154,7 +154,7 @@ void gm_eengine_get_stats(gm_eengine *e, gm_eengine_stats *st)
     pthread_mutex_lock(&e->lock);
     st->memory_bytes = st->cache_bytes + e->table_bytes +
                        e->sets_slots * sizeof *e->sets + e->tc_slots * sizeof *e->tc +
-                       (e->own_below ? (size_t)e->t->nnodes * 33 : 0) +
+                       (e->own_below ? (size_t)e->t->nnodes * (32 + 1 + sizeof(uint16_t)) : 0) +
                        (size_t)e->g->nstates * sizeof *e->entry;
     pthread_mutex_unlock(&e->lock);
 }

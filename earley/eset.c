@@ -135,6 +135,21 @@ static int cmp_wait(const void *a, const void *b)
 }
 
 /* A new set object holding copies of it[0..n) (origins retained). */
+/* gm_estate.slack of a set of items it[0..n) (note [counted loops] in closed.c). */
+static uint32_t set_slack(const gm_egrammar *g, const gm_eitem *it, uint32_t n)
+{
+    uint32_t slack = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        const gm_frule *fr = &g->rules[g->state_rule[it[i].state]];
+        if (!fr->repeat || !it[i].origin)
+            continue;
+        uint32_t c = it[i].count >> 1;
+        if (fr->rep_max != GM_EX_INF && fr->rep_max - c < slack)
+            slack = fr->rep_max - c;
+    }
+    return slack;
+}
+
 static gm_estate *new_set(gm_eengine *e, const gm_eitem *it, uint32_t n, uint8_t flags,
                           uint64_t h)
 {
@@ -157,8 +172,10 @@ static gm_estate *new_set(gm_eengine *e, const gm_eitem *it, uint32_t n, uint8_t
     s->comp = NULL;
     s->ncomp = s->comp_cap = 0;
     memset(s->loops, 0, sizeof s->loops);
+    memset(s->shifts, 0, sizeof s->shifts);
     memset(s->noloop, 0, sizeof s->noloop);
     s->u8loop = 0;
+    s->slack = set_slack(g, it, n);
     s->items = (gm_eitem *)(s + 1);
     s->wait = (gm_ewait *)(s->items + n);
     if (n)
@@ -200,6 +217,7 @@ static void tables_clear(gm_eengine *e)
             gm_mem_free(e->mem, sets[i]->next);
             sets[i]->next = NULL;
             memset(sets[i]->loops, 0, sizeof sets[i]->loops);
+            memset(sets[i]->shifts, 0, sizeof sets[i]->shifts);
             memset(sets[i]->noloop, 0, sizeof sets[i]->noloop);
             sets[i]->u8loop = 0;
             sets[i]->interned = 0;

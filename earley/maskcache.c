@@ -190,12 +190,17 @@ static inline uint32_t popcount64(uint64_t x)
     return (uint32_t)((x * 0x0101010101010101ull) >> 56);
 }
 
-/* Set bits of bits[0..words). */
+/* Set bits of bits[0..words). (Masks are mostly runs of empty or full
+   words: those are counted without a popcount.) */
 static uint32_t count_bits(const uint32_t *bits, uint32_t words)
 {
     uint32_t ones = 0, i = 0;
-    for (; i + 2 <= words; i += 2)
-        ones += popcount64((uint64_t)bits[i] | (uint64_t)bits[i + 1] << 32);
+    for (; i + 2 <= words; i += 2) {
+        uint64_t x = (uint64_t)bits[i] | (uint64_t)bits[i + 1] << 32;
+        if (x == 0)
+            continue;
+        ones += x == ~(uint64_t)0 ? 64 : popcount64(x);
+    }
     if (i < words)
         ones += popcount64(bits[i]);
     return ones;
@@ -606,18 +611,22 @@ static gm_status derive_from_sibling(gm_eengine *e, gm_escratch *w, gm_estate *s
     if (nb < SIBLING_MIN_BYTES || nb * 2 < n1)
         return GM_OK;
     /* x's entry (built now when missing: nothing of this walk is under way yet). */
-    uint32_t saved_key[8], nkey = (uint32_t)w->key.n;
-    if (nkey > 8)
-        return GM_OK;
+    size_t nkey = w->key.n;
+    uint32_t *saved_key = NULL;
+    if (nkey && !(saved_key = gm_mem_alloc(e->mem, nkey * sizeof *saved_key)))
+        return gm_mem_fail(e->mem, err, "the token-mask cache");
     if (nkey)
         memcpy(saved_key, w->key.v, nkey * sizeof *saved_key);
     gm_ementry *ex;
     w->deriving = true;
     st = get_entry(e, w, q2, c2, &ex, err);
     w->deriving = false;
-    if (nkey)
+    if (nkey && gm_vec_reserve(e->mem, &w->key, nkey))
+        st = st == GM_OK ? gm_mem_fail(e->mem, err, "the token-mask cache") : st;
+    else if (nkey)
         memcpy(w->key.v, saved_key, nkey * sizeof *saved_key);
-    w->key.n = nkey;
+    w->key.n = st == GM_OK ? nkey : 0;
+    gm_mem_free(e->mem, saved_key);
     if (st != GM_OK)
         return st;
     if (raw && !ex->raw)

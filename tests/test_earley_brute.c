@@ -192,6 +192,40 @@ static void test_gbnf_grammars(void **state)
     }
 }
 
+/*
+ * Counted repetitions of single characters, as JSON Schema's length bounds
+ * make them: a walk from inside one accepts whole trie subtrees whose
+ * counters stay within their bounds (note [counted loops] in
+ * earley/closed.c). Masks at every step, near and at each bound.
+ */
+static void test_counted_strings(void **state)
+{
+    (void)state;
+    static const char *const grammars[] = {
+        "root ::= \"{\\\"k\\\": \\\"\" c{2,30} \"\\\", \\\"n\\\": \\\"\" c{0,6} \"\\\"}\"\n"
+        "c ::= [^\"\\\\\\x00-\\x1f] | \"\\\\\" [\"\\\\/bfnrt]\n",
+        "root ::= \"\\\"\" [a-zA-Z0-9 ]{5,60} \"\\\"\"\n",
+        "root ::= ([a-z]{1,20} \" \"){3,5} \".\"\n",
+        "root ::= \"<\" [ -~]{0,50} \">\"\n",
+    };
+    for (size_t i = 0; i < sizeof grammars / sizeof *grammars; i++) {
+        ctx c;
+        memset(&c, 0, sizeof c);
+        gm_mem_init(&c.mem, NULL, 0);
+        gm_error err;
+        gm_vocab_data *v;
+        assert_int_equal(gm_vocab_load(&c.mem, gm_test_shared_path("tokenizers/sp32k/tokenizer.json"),
+                                       NULL, &v, &err),
+                         GM_OK);
+        if (ctx_open(&c, grammars[i], v, 0, &err) != GM_OK)
+            fail_msg("grammar %zu: %s", i, err.message);
+        char what[32];
+        snprintf(what, sizeof what, "counted grammar %zu", i);
+        walks(&c, 2, 30, 1, (uint32_t)i + 100, what);
+        ctx_close(&c);
+    }
+}
+
 /* ---- random grammars ----------------------------------------------------------- */
 
 typedef struct gen {
@@ -451,6 +485,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gbnf_grammars),
+        cmocka_unit_test(test_counted_strings),
         cmocka_unit_test(test_random_grammars),
         cmocka_unit_test(test_generation),
     };

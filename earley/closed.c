@@ -34,6 +34,9 @@
  * bytes of loops and shifts away still holds those items, moved on: every
  * one is alive. So a subtree whose bytes all loop or shift, and whose
  * tokens are at most slack bytes longer than the node, is accepted whole.
+ * Likewise for UTF-8: when every multi-byte character leads from X to X
+ * or to X shifted (one iteration a character, a JSON string's), X is a
+ * counted UTF-8 loop, and closes subtrees of UTF-8 text within its slack.
  */
 #include <string.h>
 
@@ -185,15 +188,18 @@ static void learn_loop(const gm_eengine *e, gm_estate *x, uint32_t c, const gm_e
         to[k] |= cb[k];
 }
 
-/* Whether x is a UTF-8 loop (note [utf-8 loops]); learns what every ASCII
-   byte does from x on the way. */
-static gm_status utf8_loop(gm_eengine *e, gm_escratch *w, gm_estate *x, bool *yes, gm_error *err)
+/* Whether x is a UTF-8 loop (note [utf-8 loops]): 2, or 3 when characters
+   lead back to x with counters moved on (note [counted loops]); 1 when
+   not. Learns what every ASCII byte does from x on the way. */
+static gm_status utf8_loop(gm_eengine *e, gm_escratch *w, gm_estate *x, uint8_t *kind,
+                           gm_error *err)
 {
     const gm_egrammar *g = e->g;
     /* Each state is stepped after the one it is entered from. */
     static const uint8_t order[U8_STATES] = {U8_S0, U8_F0, U8_F4, U8_C3, U8_E0, U8_ED, U8_C2, U8_C1};
     gm_estate *sigma[U8_STATES] = {x};
-    *yes = false;
+    bool counted = false;
+    *kind = 1;
     for (int oi = 0; oi < U8_STATES; oi++) {
         uint8_t q = order[oi];
         if (!sigma[q])
@@ -212,12 +218,18 @@ static gm_status utf8_loop(gm_eengine *e, gm_escratch *w, gm_estate *x, bool *ye
             }
             if (!t || !t->interned)
                 return GM_OK;
-            if (q2 == U8_S0 ? t != x : sigma[q2] && sigma[q2] != t)
+            if (q2 == U8_S0) {
+                if (t != x && !is_shift(g, x, t))
+                    return GM_OK;
+                counted |= t != x;
+                continue;
+            }
+            if (sigma[q2] && sigma[q2] != t)
                 return GM_OK;
             sigma[q2] = t;
         }
     }
-    *yes = true;
+    *kind = counted ? 3 : 2;
     return GM_OK;
 }
 
@@ -227,22 +239,23 @@ gm_status gm_eclosed_below(gm_eengine *e, gm_escratch *w, gm_estate *x, const gm
     const gm_egrammar *g = e->g;
     const uint64_t *below = tb->bytes + (size_t)node * 4;
     *closed = false;
+    /* Shifts close the subtree only within x's slack (a byte starts at
+       most one iteration). */
+    uint32_t longest = tb->deep[node] - e->t->nodes[node].depth;
+    bool shift_ok = x->slack != UINT32_MAX && longest <= x->slack;
     if ((below[2] | below[3]) && (tb->utf8[node] & (1u << U8_S0))) {
         if (x->u8loop == 0) {
-            bool yes;
-            gm_status st = utf8_loop(e, w, x, &yes, err);
+            gm_status st = utf8_loop(e, w, x, &x->u8loop, err);
             if (st != GM_OK)
                 return st;
-            x->u8loop = yes ? 2 : 1;
         }
-        if (x->u8loop == 2) {
-            *closed = !(below[0] & ~x->loops[0]) && !(below[1] & ~x->loops[1]);
+        if (x->u8loop == 2 || (x->u8loop == 3 && shift_ok)) {
+            uint64_t ok0 = x->loops[0] | (shift_ok ? x->shifts[0] : 0);
+            uint64_t ok1 = x->loops[1] | (shift_ok ? x->shifts[1] : 0);
+            *closed = !(below[0] & ~ok0) && !(below[1] & ~ok1);
             return GM_OK;
         }
     }
-    /* Shifts close the subtree only within x's slack. */
-    uint32_t longest = tb->deep[node] - e->t->nodes[node].depth;
-    bool shift_ok = x->slack != UINT32_MAX && longest <= x->slack;
     uint64_t ok[4], unk[4], any = 0;
     for (int k = 0; k < 4; k++) {
         ok[k] = x->loops[k] | (shift_ok ? x->shifts[k] : 0);

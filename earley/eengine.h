@@ -79,8 +79,8 @@ struct gm_estate {
     uint8_t flags;        /* GM_ES_* */
     uint8_t interned;     /* in the hash-cons table (under the lock): only then may it
                              cache transitions; cleared for good when the tables empty */
-    uint8_t u8loop;       /* 0 not known, 1 no, 2 a UTF-8 loop (note [utf-8 loops] in
-                             closed.c; under the lock) */
+    uint8_t u8loop;       /* 0 not known, 1 no, 2 a UTF-8 loop, 3 a counted one (notes
+                             [utf-8 loops], [counted loops] in closed.c; under the lock) */
     uint64_t hash;
     _Atomic(gm_estate *) proj;   /* projection onto waiting items (note [earley pruning]) */
     _Atomic(void *) memo;        /* mask memo (maskcache.c) */

@@ -4,6 +4,8 @@
  *   - the eight llama.cpp grammars of ../shared/grammars/gbnf with the full
  *     real vocabularies (sp32k, llama3, qwen3), at sampled steps of random
  *     constrained walks;
+ *   - length-bounded strings (counted repetitions, ASCII and multi-byte),
+ *     at fixed prefixes reaching each bound and along random walks;
  *   - generated random grammars (ambiguous, left-recursive, nullable, deeply
  *     nested, large repetitions, special tokens) over small vocabularies,
  *     at every step;
@@ -192,6 +194,32 @@ static void test_gbnf_grammars(void **state)
     }
 }
 
+/* Masks compared after every `every` bytes of text (a sentence's prefix) and at its end. */
+static void fixed(ctx *c, const char *text, size_t every, const char *what)
+{
+    gm_error err;
+    uint32_t *mask = malloc(c->words * 4);
+    gm_eref_rollback(c->ref, 0);
+    gm_estate *s = gm_estate_start(c->e, &err);
+    for (size_t k = 0;; k++) {
+        assert_int_equal(gm_estate_fill_mask(c->e, c->w, s, mask, c->words, &err), GM_OK);
+        if (k % every == 0 || !text[k])
+            compare(c, s, mask, what, (int)k);
+        if (!text[k])
+            break;
+        gm_estate *nx;
+        assert_int_equal(gm_estate_accept_bytes(c->e, c->w, s, (const uint8_t *)text + k, 1, &nx,
+                                                &err),
+                         GM_OK);
+        assert_non_null(nx);
+        gm_estate_release(c->e, s);
+        s = nx;
+        assert_true(gm_eref_feed(c->ref, (const uint8_t *)text + k, 1));
+    }
+    gm_estate_release(c->e, s);
+    free(mask);
+}
+
 /*
  * Counted repetitions of single characters, as JSON Schema's length bounds
  * make them: a walk from inside one accepts whole trie subtrees whose
@@ -202,11 +230,19 @@ static void test_counted_strings(void **state)
 {
     (void)state;
     static const char *const grammars[] = {
-        "root ::= \"{\\\"k\\\": \\\"\" c{2,30} \"\\\", \\\"n\\\": \\\"\" c{0,6} \"\\\"}\"\n"
-        "c ::= [^\"\\\\\\x00-\\x1f] | \"\\\\\" [\"\\\\/bfnrt]\n",
+        "root ::= \"{\\\"k\\\": \\\"\" ([^\"\\\\\\x00-\\x1f] | \"\\\\\" [\"\\\\/bfnrt]){0,40} \"\\\", \\\"n\\\": \\\"\" "
+        "  ([^\"\\\\\\x00-\\x1f] | \"\\\\\" [\"\\\\/bfnrt]){33,40} \"\\\"}\"\n",
         "root ::= \"\\\"\" [a-zA-Z0-9 ]{5,60} \"\\\"\"\n",
         "root ::= ([a-z]{1,20} \" \"){3,5} \".\"\n",
         "root ::= \"<\" [ -~]{0,50} \">\"\n",
+    };
+    /* prefixes that reach each bound, in ASCII and in multi-byte characters */
+    static const char *const texts[][2] = {
+        {"{\"k\": \"abcdefghijklmnopqrstuvwxyz0123456789\", \"n\": \"abcdefghijklmnopqrstuvwxyz0123456\"}",
+         "{\"k\": \"\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba" "ab\", \"n\": \"\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba\xd1\x81\xd1\x8c\xd0\xba" "ab\"}"},
+        {"\"abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 012345\"", "\"abcd"},
+        {"abcdefghijklmnopqrst abcdefghijklmnopqrst abc abc ab .", "a"},
+        {"<abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVW>", "<"},
     };
     for (size_t i = 0; i < sizeof grammars / sizeof *grammars; i++) {
         ctx c;
@@ -221,7 +257,9 @@ static void test_counted_strings(void **state)
             fail_msg("grammar %zu: %s", i, err.message);
         char what[32];
         snprintf(what, sizeof what, "counted grammar %zu", i);
-        walks(&c, 2, 30, 1, (uint32_t)i + 100, what);
+        walks(&c, 2, 24, 3, (uint32_t)i + 100, what);
+        fixed(&c, texts[i][0], 3, what);
+        fixed(&c, texts[i][1], 3, what);
         ctx_close(&c);
     }
 }

@@ -408,45 +408,59 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The smallest form of bits[0..words): *form, and in *n the ids it lists
+   (FORM_LIST, FORM_NOT); the 32-bit words it takes is the result. */
+static uint32_t store_form(const gm_eengine *e, const uint32_t *bits, uint8_t *form, uint32_t *n)
+{
+    uint32_t V = e->v->size, ones = count_bits(bits, e->words);
+    uint32_t zeros = V - ones;
+    if (ones <= zeros && ones < e->words) {
+        *form = FORM_LIST;
+        *n = ones;
+        return ones;
+    }
+    if (zeros < e->words) {
+        *form = FORM_NOT;
+        *n = zeros;
+        return zeros;
+    }
+    *form = FORM_BITS;
+    *n = 0;
+    return e->words;
+}
+
+/* Writes bits[0..words) in form `form` to out. */
+static void store_into(const gm_eengine *e, const uint32_t *bits, uint8_t form, uint32_t *out)
+{
+    uint32_t V = e->v->size, words = e->words, k = 0;
+    if (form == FORM_BITS) {
+        memcpy(out, bits, (size_t)words * sizeof *out);
+        return;
+    }
+    /* the ids of set bits (FORM_LIST) or clear ones (FORM_NOT), two words at a time */
+    uint64_t flip = form == FORM_NOT ? ~(uint64_t)0 : 0;
+    for (uint32_t i = 0; i < words; i += 2) {
+        uint64_t x = (uint64_t)bits[i] | (i + 1 < words ? (uint64_t)bits[i + 1] << 32 : 0);
+        x ^= flip;
+        if (i + 2 >= words) {
+            uint32_t valid = V - i * 32; /* no id past the vocabulary */
+            if (valid < 64)
+                x &= ((uint64_t)1 << valid) - 1;
+        }
+        for (; x; x &= x - 1)
+            out[k++] = i * 32 + (uint32_t)__builtin_ctzll(x);
+    }
+}
+
 /* Stores bits[0..words) in the smallest form: *form, *n, a new array in *out. */
 static int store_bits(gm_eengine *e, const uint32_t *bits, uint8_t *form, uint32_t *n,
                       uint32_t **out)
 {
-    uint32_t V = e->v->size, ones = count_bits(bits, e->words);
-    uint32_t zeros = V - ones;
-    uint32_t *a;
-    if (ones <= zeros && ones < e->words) {
-        *form = FORM_LIST;
-        *n = ones;
-        a = gm_mem_alloc(e->mem, (ones ? ones : 1) * sizeof *a);
-        if (!a)
-            return -1;
-        uint32_t k = 0;
-        for (uint32_t i = 0; i < e->words; i++)
-            for (uint32_t x = bits[i]; x; x &= x - 1)
-                a[k++] = i * 32 + (uint32_t)__builtin_ctz(x);
-    } else if (zeros < e->words) {
-        *form = FORM_NOT;
-        *n = zeros;
-        a = gm_mem_alloc(e->mem, (zeros ? zeros : 1) * sizeof *a);
-        if (!a)
-            return -1;
-        uint32_t k = 0;
-        for (uint32_t i = 0; i < e->words; i++) {
-            uint32_t x = ~bits[i];
-            if (i == e->words - 1 && (V & 31))
-                x &= (1u << (V & 31)) - 1; /* no id past the vocabulary */
-            for (; x; x &= x - 1)
-                a[k++] = i * 32 + (uint32_t)__builtin_ctz(x);
-        }
-    } else {
-        *form = FORM_BITS;
-        *n = 0;
-        a = gm_mem_alloc(e->mem, (size_t)(e->words ? e->words : 1) * sizeof *a);
-        if (!a)
-            return -1;
-        memcpy(a, bits, (size_t)e->words * sizeof *a);
-    }
+    uint32_t cnt = store_form(e, bits, form, n);
+    uint32_t *a = gm_mem_alloc(e->mem, (cnt ? cnt : 1) * sizeof *a);
+    if (!a)
+        return -1;
+    store_into(e, bits, *form, a);
     *out = a;
     return 0;
 }
@@ -994,21 +1008,13 @@ static void put_memo(gm_eengine *e, gm_estate *s, const uint32_t *mask)
     if (atomic_load(&e->memo_bytes) > e->memo_budget)
         return;
     uint8_t form;
-    uint32_t n, *a;
-    if (store_bits(e, mask, &form, &n, &a))
-        return;
-    uint32_t cnt = form == FORM_BITS ? e->words : n;
+    uint32_t n, cnt = store_form(e, mask, &form, &n);
     memo *mo = gm_mem_alloc(e->mem, sizeof *mo + (size_t)cnt * 4);
-    if (!mo) {
-        gm_mem_free(e->mem, a);
+    if (!mo)
         return;
-    }
     mo->form = form;
     mo->n = cnt;
-    memcpy(mo->v, a, (size_t)cnt * 4);
-    gm_mem_free(e->mem, a);
-    if (form == FORM_BITS)
-        mo->n = e->words;
+    store_into(e, mask, form, mo->v);
     void *expected = NULL;
     if (atomic_compare_exchange_strong(&s->memo, &expected, mo))
         atomic_fetch_add(&e->memo_bytes, sizeof *mo + (size_t)cnt * 4);

@@ -12,7 +12,9 @@
  * note [maskbench isolation]
  * Schemas run in worker processes (one per thread), forked after the file
  * and the tokenizer are loaded, each taking every N-th schema in order and
- * keeping its caches from schema to schema as an inference server would.
+ * keeping its caches from schema to schema as an inference server would
+ * (the vocabulary's cross-grammar mask cache, and a gm_grammar_cache of
+ * rule automata).
  * A worker announces each schema before it starts and writes its result
  * after; the parent reads with a deadline. A worker that dies (a crash)
  * or exceeds --timeout on one schema is killed; that schema is recorded
@@ -41,6 +43,8 @@
 #include "schema/schema.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+
+enum { MB_RULE_CACHE_BYTES = 64 << 20 };
 
 static const char USAGE[] =
     "FILE.jsonl[.gz] --tokenizer T [--json] [--threads N] [--timeout S] [--details OUT.jsonl]\n"
@@ -284,6 +288,7 @@ static void run_schema(const mb_schema *s, gm_vocab *vocab, const gm_schema_opti
         gm_grammar_options go;
         memset(&go, 0, sizeof go);
         go.limits = sopts->limits;
+        go.cache = sopts->cache;
         st = gm_grammar_from_ebnf(&ir, &go, &g, &err);
     }
     gm_ebnf_free(&ir);
@@ -989,6 +994,12 @@ int gm_cmd_maskbench(int argc, char **argv)
         fprintf(stderr, "gramask maskbench: out of memory for %zu schemas\n", b.n);
         goto out;
     }
+    /* one rule-automata cache a worker, as a server keeps one (each worker
+       inherits its own copy, empty, at the fork) */
+    if (gm_grammar_cache_create(NULL, MB_RULE_CACHE_BYTES, &b.sopts.cache, &err) != GM_OK) {
+        rc = gm_cli_fail("maskbench", &err);
+        goto out;
+    }
     fprintf(stderr, "maskbench: %zu schemas, %zu worker process%s\n", b.n, b.stride,
             b.stride == 1 ? "" : "es");
     run_all(&b);
@@ -1098,6 +1109,7 @@ out:
     free(b.done);
     free(b.schemas);
     free(text);
+    gm_grammar_cache_destroy(b.sopts.cache);
     gm_vocab_destroy(b.vocab);
     return rc;
 }

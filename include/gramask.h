@@ -355,6 +355,9 @@ typedef struct gm_schema_options {
     gm_limits limits;         /* max_input_bytes bounds the schema text, max_nfa_states the
                                  grammar's expression nodes, max_regex_repeat counts in
                                  patterns */
+    gm_grammar_cache *cache;  /* as gm_grammar_options.cache: a server compiling many schemas
+                                 builds their common rules (strings, numbers, whitespace,
+                                 free-form values) once; NULL = none */
 } gm_schema_options;
 
 GM_API void gm_schema_options_init_defaults(gm_schema_options *opts);

@@ -26,6 +26,7 @@ gm_status gm_grammar_from_json_schema(const char *json, size_t len, const gm_sch
         go.limits = o.limits;
         go.warn = o.warn;
         go.warn_ud = o.warn_ud;
+        go.cache = o.cache;
         st = gm_grammar_from_ebnf(&ir, &go, out, err);
     }
     gm_ebnf_free(&ir);

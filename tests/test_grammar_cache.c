@@ -14,7 +14,8 @@
  * any entry give the same grammars. Then, on a byte vocabulary, a changed
  * set's language: the set built with the cache after the old set accepts a
  * call of its new tool and rejects one of the tool it dropped, with the same
- * mask at every byte as the set built without a cache.
+ * mask at every byte as the set built without a cache. And JSON Schemas
+ * built through gm_schema_options.cache equal those built without.
  */
 #include "tests/testutil.h"
 
@@ -239,6 +240,58 @@ static void same_grammars(void **state)
     toolset_free(&t);
 }
 
+/* JSON Schemas through gm_schema_options.cache: the same grammars, common rules found. */
+static void schema_grammars(void **state)
+{
+    (void)state;
+    static const char *const schemas[] = {
+        "{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\"}, "
+        "\"age\": {\"type\": \"integer\", \"minimum\": 0}}, \"required\": [\"name\"]}",
+        "{\"type\": \"object\", \"properties\": {\"id\": {\"type\": \"string\", \"maxLength\": 64}, "
+        "\"tags\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}}}",
+        "{\"type\": \"array\", \"items\": {\"type\": \"number\"}, \"minItems\": 1}",
+    };
+    enum { NS = sizeof schemas / sizeof *schemas };
+    char *ref[NS];
+    size_t ref_len[NS];
+    gm_error err;
+    gm_schema_options o;
+    gm_schema_options_init_defaults(&o);
+    o.any_order = true;
+    for (size_t i = 0; i < NS; i++) {
+        gm_grammar *g;
+        if (gm_grammar_from_json_schema(schemas[i], strlen(schemas[i]), &o, &g, &err) != GM_OK)
+            fail_msg("schema %zu: %s", i, err.message);
+        ref[i] = grammar_bytes(g, &ref_len[i]);
+        gm_grammar_destroy(g);
+    }
+    assert_int_equal(gm_grammar_cache_create(NULL, 0, &o.cache, &err), GM_OK);
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < NS; i++) {
+            gm_grammar_cache_stats before, after;
+            gm_grammar_cache_get_stats(o.cache, &before);
+            gm_grammar *g;
+            assert_int_equal(gm_grammar_from_json_schema(schemas[i], strlen(schemas[i]), &o, &g, &err),
+                             GM_OK);
+            gm_grammar_cache_get_stats(o.cache, &after);
+            size_t len;
+            char *b = grammar_bytes(g, &len);
+            if (len != ref_len[i] || memcmp(b, ref[i], len))
+                fail_msg("schema %zu, pass %d: the grammar built with the cache differs", i, pass);
+            /* the second schema shares the first's string and whitespace rules; a
+               schema built again finds every rule */
+            if (i == 1 || pass == 1)
+                assert_true(after.hits > before.hits);
+            if (pass == 1)
+                assert_true(after.misses == before.misses);
+            free(b);
+            gm_grammar_destroy(g);
+        }
+    gm_grammar_cache_destroy(o.cache);
+    for (size_t i = 0; i < NS; i++)
+        free(ref[i]);
+}
+
 /* ---- a changed set's language ------------------------------------------- */
 
 static gm_vocab *byte_vocab(void)
@@ -384,6 +437,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(same_grammars),
+        cmocka_unit_test(schema_grammars),
         cmocka_unit_test(changed_language),
         cmocka_unit_test(create_failures),
     };

@@ -275,12 +275,7 @@ static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
         }
         if (nd->tok_end > nd->tok_begin)
             set_node_tokens(t, i, acc);
-        /* (Closed needs the first child's byte to loop: when s is known not
-           to, the test's reads of the node's tables, cache misses mostly,
-           are skipped.) */
-        uint8_t c1 = t->nodes[i + 1 < t->nnodes ? i + 1 : i].byte;
-        if (tb && nd->skip > i + 1 && s->interned &&
-            !((c1 < 0x80 || s->u8loop == 1) && ((s->noloop[c1 >> 6] >> (c1 & 63)) & 1))) {
+        if (tb && nd->skip > i + 1 && s->interned) {
             bool closed;
             if ((st = gm_eclosed_below(e, w, s, tb, i, &closed, err)) != GM_OK)
                 break;

@@ -241,8 +241,8 @@ gm_status gm_eclosed_below(gm_eengine *e, gm_escratch *w, gm_estate *x, const gm
     *closed = false;
     /* Shifts close the subtree only within x's slack (a byte starts at
        most one iteration). */
-    uint32_t longest = tb->deep[node] - e->t->nodes[node].depth;
-    bool shift_ok = x->slack != UINT32_MAX && longest <= x->slack;
+    bool shift_ok = x->slack != UINT32_MAX &&
+                    (uint32_t)(tb->deep[node] - e->t->nodes[node].depth) <= x->slack;
     if ((below[2] | below[3]) && (tb->utf8[node] & (1u << U8_S0))) {
         if (x->u8loop == 0) {
             gm_status st = utf8_loop(e, w, x, &x->u8loop, err);
@@ -256,13 +256,23 @@ gm_status gm_eclosed_below(gm_eengine *e, gm_escratch *w, gm_estate *x, const gm
             return GM_OK;
         }
     }
-    uint64_t ok[4], unk[4], any = 0;
-    for (int k = 0; k < 4; k++) {
-        ok[k] = x->loops[k] | (shift_ok ? x->shifts[k] : 0);
-        if (below[k] & (x->noloop[k] | (x->shifts[k] & ~ok[k])))
-            return GM_OK;
-        unk[k] = below[k] & ~ok[k];
-        any |= unk[k];
+    uint64_t unk[4], any = 0;
+    if (x->slack == UINT32_MAX) {
+        /* (the common case, no counters: shifts are empty) */
+        for (int k = 0; k < 4; k++) {
+            if (below[k] & x->noloop[k])
+                return GM_OK;
+            unk[k] = below[k] & ~x->loops[k];
+            any |= unk[k];
+        }
+    } else {
+        for (int k = 0; k < 4; k++) {
+            uint64_t ok = x->loops[k] | (shift_ok ? x->shifts[k] : 0);
+            if (below[k] & (x->noloop[k] | (x->shifts[k] & ~ok)))
+                return GM_OK;
+            unk[k] = below[k] & ~ok;
+            any |= unk[k];
+        }
     }
     if (!any) {
         *closed = true;

@@ -164,12 +164,18 @@ void gm_egrammar_get_stats(const gm_egrammar *g, gm_egrammar_stats *st)
     memset(st, 0, sizeof *st);
     st->rules = g->nrules;
     st->states = g->nstates;
-    uint32_t edges = 0;
+    /* Byte edges counted as ranges of equal targets: a target is constant on
+       each run of the byte-class map, so the runs are walked, not the bytes. */
+    uint8_t run_class[256];
+    uint32_t nruns = 0, edges = 0;
+    for (uint32_t b = 0; b < 256; b++)
+        if (b == 0 || g->byte_class[b] != g->byte_class[b - 1])
+            run_class[nruns++] = g->byte_class[b];
     for (uint32_t s = 0; s < g->nstates; s++) {
-        /* Byte edges counted as ranges of equal targets. */
+        const uint32_t *row = g->trans + (size_t)s * g->nclasses;
         uint32_t prev = GM_FSM_NONE;
-        for (uint32_t b = 0; b < 256; b++) {
-            uint32_t to = gm_fsm_next(g, s, (uint8_t)b);
+        for (uint32_t i = 0; i < nruns; i++) {
+            uint32_t to = row[run_class[i]];
             if (to != GM_FSM_NONE && to != prev)
                 edges++;
             prev = to;

@@ -190,18 +190,35 @@ static inline uint32_t popcount64(uint64_t x)
     return (uint32_t)((x * 0x0101010101010101ull) >> 56);
 }
 
+/* Whether bits[i..i + 8) are all clear (a block of 256 ids). */
+static inline bool block_clear(const uint32_t *bits, uint32_t i)
+{
+    return !(bits[i] | bits[i + 1] | bits[i + 2] | bits[i + 3] | bits[i + 4] | bits[i + 5] |
+             bits[i + 6] | bits[i + 7]);
+}
+
+static inline bool block_full(const uint32_t *bits, uint32_t i)
+{
+    return !~(bits[i] & bits[i + 1] & bits[i + 2] & bits[i + 3] & bits[i + 4] & bits[i + 5] &
+              bits[i + 6] & bits[i + 7]);
+}
+
 /* Set bits of bits[0..words). (Masks are mostly runs of empty or full
-   words: those are counted without a popcount.) */
+   words: whole blocks of those are counted without a popcount.) */
 static uint32_t count_bits(const uint32_t *bits, uint32_t words)
 {
     uint32_t ones = 0, i = 0;
-    for (; i + 2 <= words; i += 2) {
-        uint64_t x = (uint64_t)bits[i] | (uint64_t)bits[i + 1] << 32;
-        if (x == 0)
+    for (; i + 8 <= words; i += 8) {
+        if (block_clear(bits, i))
             continue;
-        ones += x == ~(uint64_t)0 ? 64 : popcount64(x);
+        if (block_full(bits, i)) {
+            ones += 256;
+            continue;
+        }
+        for (uint32_t k = i; k < i + 8; k += 2)
+            ones += popcount64((uint64_t)bits[k] | (uint64_t)bits[k + 1] << 32);
     }
-    if (i < words)
+    for (; i < words; i++)
         ones += popcount64(bits[i]);
     return ones;
 }
@@ -432,9 +449,15 @@ static void store_into(const gm_eengine *e, const uint32_t *bits, uint8_t form, 
         memcpy(out, bits, (size_t)words * sizeof *out);
         return;
     }
-    /* the ids of set bits (FORM_LIST) or clear ones (FORM_NOT), two words at a time */
+    /* the ids of set bits (FORM_LIST) or clear ones (FORM_NOT), two words at a
+       time, blocks without any skipped */
     uint64_t flip = form == FORM_NOT ? ~(uint64_t)0 : 0;
     for (uint32_t i = 0; i < words; i += 2) {
+        if ((i & 7) == 0 && i + 8 <= words &&
+            (form == FORM_NOT ? block_full(bits, i) : block_clear(bits, i))) {
+            i += 6;
+            continue;
+        }
         uint64_t x = (uint64_t)bits[i] | (i + 1 < words ? (uint64_t)bits[i + 1] << 32 : 0);
         x ^= flip;
         if (i + 2 >= words) {

@@ -203,24 +203,46 @@ static inline bool block_full(const uint32_t *bits, uint32_t i)
               bits[i + 6] & bits[i + 7]);
 }
 
-/* Set bits of bits[0..words). (Masks are mostly runs of empty or full
-   words: whole blocks of those are counted without a popcount.) */
-static uint32_t count_bits(const uint32_t *bits, uint32_t words)
+/* Set bits of bits[0..words), portably. (Empty or full 64-bit words, most
+   of a mask, are counted without a popcount.) */
+static uint32_t count_bits_soft(const uint32_t *bits, uint32_t words)
 {
     uint32_t ones = 0, i = 0;
-    for (; i + 8 <= words; i += 8) {
-        if (block_clear(bits, i))
+    for (; i + 2 <= words; i += 2) {
+        uint64_t x = (uint64_t)bits[i] | (uint64_t)bits[i + 1] << 32;
+        if (x == 0)
             continue;
-        if (block_full(bits, i)) {
-            ones += 256;
-            continue;
-        }
-        for (uint32_t k = i; k < i + 8; k += 2)
-            ones += popcount64((uint64_t)bits[k] | (uint64_t)bits[k + 1] << 32);
+        ones += x == ~(uint64_t)0 ? 64 : popcount64(x);
     }
-    for (; i < words; i++)
+    if (i < words)
         ones += popcount64(bits[i]);
     return ones;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+/* The same with the POPCNT instruction (every x86-64 machine of the last
+   fifteen years; the build targets baseline x86-64, so it is chosen at run
+   time). A mask is stored after every new fill: this count was a tenth of
+   a cold fill's instructions. */
+__attribute__((target("popcnt"))) static uint32_t count_bits_popcnt(const uint32_t *bits,
+                                                                   uint32_t words)
+{
+    uint32_t ones = 0, i = 0;
+    for (; i + 2 <= words; i += 2)
+        ones += (uint32_t)__builtin_popcountll((uint64_t)bits[i] | (uint64_t)bits[i + 1] << 32);
+    if (i < words)
+        ones += (uint32_t)__builtin_popcount(bits[i]);
+    return ones;
+}
+#endif
+
+static uint32_t count_bits(const uint32_t *bits, uint32_t words)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+    if (__builtin_cpu_supports("popcnt"))
+        return count_bits_popcnt(bits, words);
+#endif
+    return count_bits_soft(bits, words);
 }
 
 static inline void set_bit(uint32_t *bits, uint32_t i)

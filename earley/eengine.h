@@ -174,7 +174,6 @@ struct gm_escratch {
     gm_estate **stack;    /* [max trie depth + 1] */
     uint8_t *unc;
     uint32_t *bits;       /* [words] */
-    uint32_t *acc;        /* [words] */
     gm_u32vec nodes;          /* uncertain trie nodes of a mask being filled */
     gm_u32vec merged;         /* nodes merged from the seeds' ascending lists */
     GM_VEC(uint32_t) enodes;  /* uncertain trie nodes of an entry being built */

@@ -222,7 +222,6 @@ void gm_escratch_destroy(gm_eengine *e, gm_escratch *w)
     gm_mem_free(e->mem, w->stack);
     gm_mem_free(e->mem, w->unc);
     gm_mem_free(e->mem, w->bits);
-    gm_mem_free(e->mem, w->acc);
     gm_mem_free(e->mem, w);
 }
 

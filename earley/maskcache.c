@@ -167,8 +167,7 @@ static gm_status scratch_ready(gm_eengine *e, gm_escratch *w, gm_error *err)
     w->stack = gm_mem_calloc(e->mem, depth, sizeof *w->stack);
     w->unc = gm_mem_calloc(e->mem, depth, 1);
     w->bits = gm_mem_calloc(e->mem, e->words ? e->words : 1, sizeof *w->bits);
-    w->acc = gm_mem_calloc(e->mem, e->words ? e->words : 1, sizeof *w->acc);
-    if (!w->stack || !w->unc || !w->bits || !w->acc)
+    if (!w->stack || !w->unc || !w->bits)
         return gm_mem_fail(e->mem, err, "mask buffers");
     return GM_OK;
 }

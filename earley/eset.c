@@ -126,6 +126,24 @@ static int cmp_item(const void *a, const void *b)
     return p < q ? -1 : p > q;
 }
 
+/* Sorts it[0..n) as cmp_item orders them: sets are small (a handful of
+   items after pruning), where an insertion sort beats qsort's calls
+   through a comparison pointer. */
+static void sort_items(gm_eitem *it, size_t n)
+{
+    if (n > 16) {
+        qsort(it, n, sizeof *it, cmp_item);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        gm_eitem x = it[i];
+        size_t j = i;
+        for (; j > 0 && cmp_item(&x, &it[j - 1]) < 0; j--)
+            it[j] = it[j - 1];
+        it[j] = x;
+    }
+}
+
 static int cmp_wait(const void *a, const void *b)
 {
     const gm_ewait *x = a, *y = b;
@@ -522,7 +540,7 @@ static gm_status completion(gm_eengine *e, gm_estate *o, uint32_t r, const gm_ec
     }
     if (list.n > 1) {
         /* Paths up may meet (ambiguity): keep each item once. */
-        qsort(list.v, list.n, sizeof *list.v, cmp_item);
+        sort_items(list.v, list.n);
         size_t k = 1;
         for (size_t i = 1; i < list.n; i++)
             if (cmp_item(&list.v[k - 1], &list.v[i]))
@@ -681,8 +699,7 @@ static gm_status finish(gm_eengine *e, gm_escratch *w, uint8_t extra, gm_estate 
         *out = NULL;
         return GM_OK;
     }
-    if (n > 1)
-        qsort(w->items.v, n, sizeof *w->items.v, cmp_item);
+    sort_items(w->items.v, n);
     return intern(e, w->items.v, (uint32_t)n, flags, out, err);
 }
 

@@ -155,6 +155,12 @@ struct gm_eengine {
     gm_exunits *units;              /* components of the rule graph (xkey.c), or NULL */
     uint32_t *unit;                 /* [rules] cross-grammar unit (xkey.c, note [unit keys]) */
     uint32_t *unit_num;             /* [states] the state's number in its unit */
+    uint32_t *krange_at;            /* [states] where a state's byte ranges of one target
+                                       start in kranges (UINT32_MAX: not made yet) */
+    uint32_t *krange_n;             /* [states] how many (keys, xkey.c) */
+    GM_VEC(uint32_t) kranges;       /* (lo << 8 | hi, target) pairs */
+    uint16_t krun[257];             /* the runs of the byte-class map (first bytes) */
+    uint32_t nkruns;
     atomic_size_t memo_bytes, cache_bytes;
     size_t memo_budget;
     atomic_uint nentries, ncross, nderived;

@@ -64,6 +64,49 @@ static gm_status fail(gm_eengine *e, gm_error *err)
     return gm_mem_fail(e->mem, err, "the cross-grammar cache");
 }
 
+/* The runs of the byte-class map: a state's target is constant on each. */
+static uint32_t class_runs(const gm_egrammar *g, uint16_t run[257])
+{
+    uint32_t nruns = 0;
+    for (uint32_t b = 0; b < 256; b++)
+        if (b == 0 || g->byte_class[b] != g->byte_class[b - 1])
+            run[nruns++] = (uint16_t)b;
+    run[nruns] = 256;
+    return nruns;
+}
+
+/*
+ * State s's byte transitions as maximal ranges of one target, in byte
+ * order: keys serialize them, and a state's row of the class table is as
+ * wide as the grammar has byte classes (a hundred in a schema's grammar)
+ * where a state has a few ranges. Made on first use (a grammar's first
+ * mask asks for a few states): the index of its first pair in e->kranges,
+ * or UINT32_MAX when out of memory.
+ */
+static uint32_t ranges_of(gm_eengine *e, uint32_t s)
+{
+    if (e->krange_at[s] != UINT32_MAX)
+        return e->krange_at[s];
+    const gm_egrammar *g = e->g;
+    const uint16_t *run = e->krun;
+    uint32_t nruns = e->nkruns, at = (uint32_t)(e->kranges.n / 2), n = 0;
+    for (uint32_t i = 0; i < nruns;) {
+        uint32_t t = gm_fsm_next(g, s, (uint8_t)run[i]), lo = run[i];
+        while (i < nruns && gm_fsm_next(g, s, (uint8_t)run[i]) == t)
+            i++;
+        if (t == GM_FSM_NONE)
+            continue;
+        if (gm_vec_push(e->mem, &e->kranges, lo << 8 | (run[i] - 1u)) ||
+            gm_vec_push(e->mem, &e->kranges, t)) {
+            e->kranges.n = 2 * (size_t)at;
+            return UINT32_MAX;
+        }
+        n++;
+    }
+    e->krange_n[s] = n;
+    return e->krange_at[s] = at;
+}
+
 static gm_status scratch(gm_eengine *e, gm_escratch *w, gm_error *err)
 {
     const gm_egrammar *g = e->g;
@@ -73,6 +116,14 @@ static gm_status scratch(gm_eengine *e, gm_escratch *w, gm_error *err)
         e->unit_num = gm_mem_calloc(m, g->nstates ? g->nstates : 1, sizeof *e->unit_num);
         if (!e->unit || !e->unit_num)
             return fail(e, err);
+    }
+    if (!e->krange_at) {
+        e->krange_at = gm_mem_alloc(m, (size_t)(g->nstates ? g->nstates : 1) * sizeof *e->krange_at);
+        e->krange_n = gm_mem_alloc(m, (size_t)(g->nstates ? g->nstates : 1) * sizeof *e->krange_n);
+        if (!e->krange_at || !e->krange_n)
+            return fail(e, err);
+        memset(e->krange_at, 0xff, (size_t)g->nstates * sizeof *e->krange_at);
+        e->nkruns = class_runs(g, e->krun);
     }
     if (!w->knum) {
         w->knum = gm_mem_alloc(m, (size_t)(g->nstates ? g->nstates : 1) * sizeof *w->knum);
@@ -97,24 +148,12 @@ static bool ref_before(const refkey *x, const refkey *y)
     return x->a != y->a ? x->a < y->a : x->b < y->b;
 }
 
-/* The runs of the byte-class map: a state's target is constant on each. */
-static uint32_t class_runs(const gm_egrammar *g, uint16_t run[257])
-{
-    uint32_t nruns = 0;
-    for (uint32_t b = 0; b < 256; b++)
-        if (b == 0 || g->byte_class[b] != g->byte_class[b - 1])
-            run[nruns++] = (uint16_t)b;
-    run[nruns] = 256;
-    return nruns;
-}
 
 /* A serialization under way: w->key, w->knum / w->kqueue numbering states. */
 typedef struct ser {
     gm_eengine *e;
     gm_escratch *w;
     uint32_t nq, nr;          /* states numbered, rules of the unit numbered */
-    uint16_t run[257];
-    uint32_t nruns;
     bool shared;              /* every rule outside is in a shared unit */
     int bad;                  /* out of memory */
     GM_VEC(refkey) order;
@@ -163,14 +202,14 @@ static void put_state(ser *z, uint32_t s)
     kpush(z, w->krule[r]);
     kpush(z, g->state_flags[s] & (GM_FS_ACCEPT | GM_FS_ITER_END | GM_FS_REP_START));
     /* Byte ranges of one target (maximal), in byte order. */
-    for (uint32_t i = 0; i < z->nruns;) {
-        uint32_t t = gm_fsm_next(g, s, (uint8_t)z->run[i]), lo = z->run[i];
-        while (i < z->nruns && gm_fsm_next(g, s, (uint8_t)z->run[i]) == t)
-            i++;
-        if (t != GM_FSM_NONE) {
-            kpush(z, lo << 8 | (z->run[i] - 1u));
-            kpush(z, enq(z, t));
-        }
+    uint32_t at = ranges_of(e, s);
+    if (at == UINT32_MAX) {
+        z->bad = 1;
+        return;
+    }
+    for (uint32_t j = at; j < at + e->krange_n[s]; j++) {
+        kpush(z, e->kranges.v[2 * j]);
+        kpush(z, enq(z, e->kranges.v[2 * j + 1]));
     }
     /* References: outside rules by name, then rules of the unit by hash. */
     uint32_t j0 = g->ref_off[s], j1 = g->ref_off[s + 1];
@@ -235,7 +274,6 @@ static void ser_begin(ser *z, gm_eengine *e, gm_escratch *w)
     z->e = e;
     z->w = w;
     z->shared = e->x != NULL;
-    z->nruns = class_runs(e->g, z->run);
     w->key.n = 0;
 }
 
@@ -494,7 +532,7 @@ static gm_status tail_key(gm_eengine *e, gm_escratch *w, uint32_t state, uint64_
     /* The tail's states (at most TAIL_MAX_STATES); the unnamed components
        it references, in u->list. */
     uint32_t nq = 0, nlist = 0;
-    bool fits = true;
+    bool fits = true, oom = false;
     u->stamp++;
 #define TAIL_ENQ(s_)                                                                     \
     do {                                                                                 \
@@ -510,11 +548,13 @@ static gm_status tail_key(gm_eengine *e, gm_escratch *w, uint32_t state, uint64_
     TAIL_ENQ(state);
     for (uint32_t qi = 0; qi < nq && fits; qi++) {
         uint32_t s = w->kqueue[qi];
-        for (uint32_t c = 0; c < g->nclasses && fits; c++) {
-            uint32_t t = g->trans[(size_t)s * g->nclasses + c];
-            if (t != GM_FSM_NONE)
-                TAIL_ENQ(t);
+        uint32_t at = ranges_of(e, s);
+        if (at == UINT32_MAX) {
+            oom = true;
+            break;
         }
+        for (uint32_t j = at; j < at + e->krange_n[s] && fits; j++)
+            TAIL_ENQ(e->kranges.v[2 * j + 1]);
         for (uint32_t j = g->ref_off[s]; j < g->ref_off[s + 1] && fits; j++) {
             uint32_t br = g->refs[j].sym, d = u->comp[br];
             if (u->reach[d] > cap || e->unit[br] == UNIT_UNSHARED)
@@ -531,6 +571,8 @@ static gm_status tail_key(gm_eengine *e, gm_escratch *w, uint32_t state, uint64_
 #undef TAIL_ENQ
     for (uint32_t i = 0; i < nq; i++)
         w->knum[w->kqueue[i]] = GM_FSM_NONE;
+    if (oom)
+        return fail(e, err);
     if (!fits)
         return GM_OK;
     /* (unit_name reuses u->list: take the components off it first) */
@@ -594,6 +636,11 @@ void gm_exkey_fini(gm_eengine *e)
     e->units = NULL;
     gm_mem_free(e->mem, e->unit);
     gm_mem_free(e->mem, e->unit_num);
+    gm_mem_free(e->mem, e->krange_at);
+    gm_mem_free(e->mem, e->krange_n);
+    gm_vec_free(e->mem, &e->kranges);
     e->unit = NULL;
     e->unit_num = NULL;
+    e->krange_at = NULL;
+    e->krange_n = NULL;
 }

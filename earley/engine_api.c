@@ -166,16 +166,12 @@ void gm_egrammar_get_stats(const gm_egrammar *g, gm_egrammar_stats *st)
     st->states = g->nstates;
     /* Byte edges counted as ranges of equal targets: a target is constant on
        each run of the byte-class map, so the runs are walked, not the bytes. */
-    uint8_t run_class[256];
-    uint32_t nruns = 0, edges = 0;
-    for (uint32_t b = 0; b < 256; b++)
-        if (b == 0 || g->byte_class[b] != g->byte_class[b - 1])
-            run_class[nruns++] = g->byte_class[b];
+    uint16_t run[257];
+    uint32_t nruns = gm_fsm_class_runs(g, run), edges = 0;
     for (uint32_t s = 0; s < g->nstates; s++) {
-        const uint32_t *row = g->trans + (size_t)s * g->nclasses;
         uint32_t prev = GM_FSM_NONE;
         for (uint32_t i = 0; i < nruns; i++) {
-            uint32_t to = row[run_class[i]];
+            uint32_t to = gm_fsm_next(g, s, (uint8_t)run[i]);
             if (to != GM_FSM_NONE && to != prev)
                 edges++;
             prev = to;

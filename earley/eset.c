@@ -152,7 +152,6 @@ static int cmp_wait(const void *a, const void *b)
     return x->item < y->item ? -1 : x->item > y->item;
 }
 
-/* A new set object holding copies of it[0..n) (origins retained). */
 /* gm_estate.slack of a set of items it[0..n) (note [counted loops] in closed.c). */
 static uint32_t set_slack(const gm_egrammar *g, const gm_eitem *it, uint32_t n)
 {
@@ -168,6 +167,7 @@ static uint32_t set_slack(const gm_egrammar *g, const gm_eitem *it, uint32_t n)
     return slack;
 }
 
+/* A new set object holding copies of it[0..n) (origins retained). */
 static gm_estate *new_set(gm_eengine *e, const gm_eitem *it, uint32_t n, uint8_t flags,
                           uint64_t h)
 {

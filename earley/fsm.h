@@ -97,6 +97,18 @@ static inline uint32_t gm_fsm_next(const gm_egrammar *g, uint32_t s, uint8_t b)
     return g->trans[(size_t)s * g->nclasses + g->byte_class[b]];
 }
 
+/* The runs of the byte-class map (a state's target is constant on each):
+   their first bytes in run[0..n), run[n] = 256; n is the result. */
+static inline uint32_t gm_fsm_class_runs(const gm_egrammar *g, uint16_t run[257])
+{
+    uint32_t n = 0;
+    for (uint32_t b = 0; b < 256; b++)
+        if (b == 0 || g->byte_class[b] != g->byte_class[b - 1])
+            run[n++] = (uint16_t)b;
+    run[n] = 256;
+    return n;
+}
+
 /* The target of s over reference `rule`, or GM_FSM_NONE. */
 uint32_t gm_fsm_ref_next(const gm_egrammar *g, uint32_t s, uint32_t rule);
 

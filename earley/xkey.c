@@ -64,17 +64,6 @@ static gm_status fail(gm_eengine *e, gm_error *err)
     return gm_mem_fail(e->mem, err, "the cross-grammar cache");
 }
 
-/* The runs of the byte-class map: a state's target is constant on each. */
-static uint32_t class_runs(const gm_egrammar *g, uint16_t run[257])
-{
-    uint32_t nruns = 0;
-    for (uint32_t b = 0; b < 256; b++)
-        if (b == 0 || g->byte_class[b] != g->byte_class[b - 1])
-            run[nruns++] = (uint16_t)b;
-    run[nruns] = 256;
-    return nruns;
-}
-
 /*
  * State s's byte transitions as maximal ranges of one target, in byte
  * order: keys serialize them, and a state's row of the class table is as
@@ -123,7 +112,7 @@ static gm_status scratch(gm_eengine *e, gm_escratch *w, gm_error *err)
         if (!e->krange_at || !e->krange_n)
             return fail(e, err);
         memset(e->krange_at, 0xff, (size_t)g->nstates * sizeof *e->krange_at);
-        e->nkruns = class_runs(g, e->krun);
+        e->nkruns = gm_fsm_class_runs(g, e->krun);
     }
     if (!w->knum) {
         w->knum = gm_mem_alloc(m, (size_t)(g->nstates ? g->nstates : 1) * sizeof *w->knum);

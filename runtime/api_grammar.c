@@ -116,8 +116,8 @@ static gm_status build_earley(gm_grammar *g, const gm_ebnf *src, const gm_gramma
     gm_limits_resolve(&lim, opts ? &opts->limits : NULL);
     g->engine = GM_ENGINE_EARLEY;
     gm_fcache *cache = opts && opts->cache ? opts->cache->rules : NULL;
-    /* every caller had src checked with opts (gm_ebnf_parse, gm_ebnf_from_regex,
-       gm_grammar_from_ebnf) */
+    /* every caller had src checked with opts (gm_ebnf_parse, gm_ebnf_from_regex, and
+       for gm_grammar_from_ebnf the compiler that made the IR) */
     return gm_egrammar_build_checked(&g->mem, src, &lim, cache, &g->eg, err);
 }
 
@@ -192,9 +192,7 @@ gm_status gm_grammar_from_ebnf(const gm_ebnf *src, const gm_grammar_options *opt
     gm_grammar *g = grammar_new(opts);
     if (!g)
         return gm_error_set(err, GM_ERR_NOMEM, "out of memory creating a grammar");
-    gm_status st = gm_ebnf_check(src, opts, err);
-    if (st == GM_OK)
-        st = build_earley(g, src, opts, err);
+    gm_status st = build_earley(g, src, opts, err);
     if (st == GM_OK)
         st = gm_blocks_attach(g, opts, err);
     if (st != GM_OK) {

@@ -73,9 +73,11 @@ struct gm_compiled {
 };
 
 /*
- * A grammar for the Earley engine from a grammar IR (checked here; src is
- * borrowed): the constructor behind JSON Schema and TagDispatch grammars.
- * opts may be NULL (its format is ignored).
+ * A grammar for the Earley engine from a grammar IR (src is borrowed): the
+ * constructor behind JSON Schema and TagDispatch grammars. src must have
+ * passed gm_ebnf_check with opts' limits, as gm_schema_compile and
+ * gm_stag_compile check what they emit (checking it again here was a
+ * twentieth of a schema's compile). opts may be NULL (its format is ignored).
  */
 gm_status gm_grammar_from_ebnf(const gm_ebnf *src, const gm_grammar_options *opts,
                                gm_grammar **out, gm_error *err);

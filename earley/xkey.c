@@ -29,10 +29,12 @@
  * is serialized; each is named when an entry first asks for it, and a
  * component that reaches more than UNIT_MAX_REACH states is not shared at
  * all, nor the root's past UNIT_MAX_ROOT_REACH (a schema's root is unique
- * to its grammar, and naming it would serialize the whole grammar for the
- * first mask: half a millisecond at MaskBench's median; a small grammar
- * compiled again, a repeated request, still shares its root). Equal keys mean equal serializations of everything
- * reachable (by induction over units), so equal entries whatever grammar
+ * to its grammar and reaches all of it, so naming it serializes the whole
+ * grammar for the first mask: with a cap of 1024 states that was over half
+ * of the first mask's instructions at MaskBench's median, for sharing that
+ * made no measurable difference to later masks; a small grammar compiled
+ * again still shares its root). Equal keys mean equal serializations of
+ * everything reachable (by induction over units), so equal entries whatever grammar
  * they come from; a tie between structural hashes can only make two
  * isomorphic units serialize differently (less sharing, never a wrong
  * mask). Each unit is serialized once per grammar and engine, so a key
@@ -50,7 +52,7 @@ enum {
     KRULE_MEMBER = UINT32_MAX - 1, /* w->krule: a rule of the unit being serialized, unseen */
     NUM_UNSHARED = UINT32_MAX,  /* e->unit_num[s]: not numbered */
     UNIT_MAX_REACH = 8192,      /* states a shared unit may reach (unit_name) */
-    UNIT_MAX_ROOT_REACH = 1024, /* the same for the root's unit */
+    UNIT_MAX_ROOT_REACH = 64,   /* the same for the root's unit */
 };
 
 static int cmp_u32(const void *a, const void *b)

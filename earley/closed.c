@@ -204,7 +204,10 @@ static gm_status utf8_loop(gm_eengine *e, gm_escratch *w, gm_estate *x, uint8_t 
         uint8_t q = order[oi];
         if (!sigma[q])
             return GM_OK;
-        for (uint32_t b = 0; b < 256; b++) {
+        /* From x, the lead bytes first: a set outside strings fails on the
+           first of them, before a step over every ASCII class. */
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t b = q == U8_S0 ? (i + 0x80) & 0xff : i;
             uint8_t q2 = u8_next(q, (uint8_t)b);
             if (q2 == U8_BAD)
                 continue;

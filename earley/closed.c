@@ -246,6 +246,20 @@ gm_status gm_eclosed_below(gm_eengine *e, gm_escratch *w, gm_estate *x, const gm
        most one iteration). */
     bool shift_ok = x->slack != UINT32_MAX &&
                     (uint32_t)(tb->deep[node] - e->t->nodes[node].depth) <= x->slack;
+    /* Every test below needs each ASCII byte below to loop (or shift): the
+       first child's byte is tried first, as the walk steps it next anyway.
+       Most sets outside strings fail here, before the UTF-8 check or a step
+       over other bytes below builds sets no walk asks for. */
+    uint8_t c1 = e->t->nodes[node + 1].byte;
+    if (c1 < 0x80 && !(((x->loops[c1 >> 6] | x->shifts[c1 >> 6]) >> (c1 & 63)) & 1)) {
+        gm_estate *t;
+        gm_status st = gm_eset_step_borrowed(e, w, x, c1, &t, err);
+        if (st != GM_OK)
+            return st;
+        learn_loop(e, x, g->byte_class[c1], t);
+        if (t != x && !(shift_ok && is_shift(g, x, t)))
+            return GM_OK;
+    }
     if ((below[2] | below[3]) && (tb->utf8[node] & (1u << U8_S0))) {
         if (x->u8loop == 0) {
             gm_status st = utf8_loop(e, w, x, &x->u8loop, err);

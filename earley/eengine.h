@@ -216,9 +216,10 @@ void gm_exkey_fini(gm_eengine *e);
 /* What lies below each trie node (computed on first use), or NULL. */
 const gm_tbelow *gm_excache_below(gm_excache *x);
 /*
- * Whether every token below trie node `node` is accepted from the interned
- * set x because the walk cannot leave x's closed loop (closed.c, note
- * [closed subtrees] in maskcache.c): *closed. The engine's lock is held.
+ * Whether every token below trie node `node` (one with children) is
+ * accepted from the interned set x because the walk cannot leave x's
+ * closed loop (closed.c, note [closed subtrees] in maskcache.c): *closed.
+ * The engine's lock is held.
  */
 gm_status gm_eclosed_below(gm_eengine *e, gm_escratch *w, gm_estate *x, const gm_tbelow *tb,
                            uint32_t node, bool *closed, gm_error *err);

@@ -120,6 +120,26 @@ typedef struct gm_tbelow {
 gm_tbelow *gm_tbelow_create(gm_mem *m, const gm_trie *t);   /* NULL: out of memory */
 void gm_tbelow_destroy(gm_mem *m, gm_tbelow *b);
 
+/* What a walk from a UTF-8 loop does inside it (closed.c, note [string
+   interiors]): per vocabulary and set of ASCII loop bytes. */
+enum { GM_EINT_STATES = 8, GM_EINT_GROUPS = GM_EINT_STATES << 8 };
+typedef struct gm_eint_group {
+    uint8_t q, byte;          /* the parent's UTF-8 state, the byte that leaves */
+    uint32_t first, n;        /* its nodes: front[first .. first + n) */
+} gm_eint_group;
+typedef struct gm_einterior {
+    uint64_t loops[2];        /* the ASCII bytes that lead from the loop back to it */
+    uint32_t *acc;            /* [words] the tokens whose path stays inside */
+    gm_eint_group *groups;    /* in (q, byte) order */
+    uint32_t ngroups;
+    uint32_t *front;          /* the frontier's nodes, by group, ascending in each */
+    uint32_t nfront;
+    size_t bytes;
+} gm_einterior;
+gm_einterior *gm_einterior_create(gm_mem *m, const gm_trie *t, uint32_t words,
+                                  const uint64_t loops[2]); /* NULL: out of memory */
+void gm_einterior_destroy(gm_mem *m, gm_einterior *x);
+
 struct gm_eengine {
     gm_mem *mem;
     const gm_egrammar *g;
@@ -163,7 +183,7 @@ struct gm_eengine {
     uint32_t nkruns;
     atomic_size_t memo_bytes, cache_bytes;
     size_t memo_budget;
-    atomic_uint nentries, ncross, nderived;
+    atomic_uint nentries, ncross, nderived, ninterior;
     atomic_ullong nuncertain;
 };
 
@@ -215,6 +235,17 @@ gm_status gm_exkey(gm_eengine *e, gm_escratch *w, uint32_t state, uint64_t ekey,
 void gm_exkey_fini(gm_eengine *e);
 /* What lies below each trie node (computed on first use), or NULL. */
 const gm_tbelow *gm_excache_below(gm_excache *x);
+/* The interior of the ASCII loop bytes `loops` (built on first use), or NULL
+   (out of memory, or past the cache's number of interiors). */
+const gm_einterior *gm_excache_interior(gm_excache *x, const uint64_t loops[2]);
+/*
+ * When x is a UTF-8 loop without counters (note [string interiors]): its
+ * interior in *out and in sigma[q] the set x is in after the first bytes
+ * of a character that leave the UTF-8 automaton in state q (sigma[0] = x).
+ * *out NULL otherwise. The engine's lock is held.
+ */
+gm_status gm_einterior_of(gm_eengine *e, gm_escratch *w, gm_estate *x, const gm_einterior **out,
+                          gm_estate *sigma[GM_EINT_STATES], gm_error *err);
 /*
  * Whether every token below trie node `node` (one with children) is
  * accepted from the interned set x because the walk cannot leave x's

@@ -138,6 +138,7 @@ typedef struct gm_eengine_stats {
     uint32_t cache_entries;  /* mask-cache entries built so far */
     uint32_t cross_hits;     /* entries taken from the gm_excache */
     uint32_t derived;        /* entries derived from a sibling's (note [sibling entries]) */
+    uint32_t interiors;      /* walks through a string's interior (note [string interiors]) */
     uint64_t uncertain;      /* uncertain tokens over the entries */
     size_t cache_bytes;      /* memory of the mask caches */
     size_t memory_bytes;     /* all memory held */

@@ -114,6 +114,7 @@ gm_status gm_eengine_create(gm_mem *m, const gm_egrammar *g, const gm_vocab_data
     atomic_init(&e->cache_bytes, 0);
     atomic_init(&e->nentries, 0);
     atomic_init(&e->ncross, 0);
+    atomic_init(&e->ninterior, 0);
     atomic_init(&e->nderived, 0);
     atomic_init(&e->nuncertain, 0);
     if (pthread_mutex_init(&e->lock, NULL)) {
@@ -148,6 +149,7 @@ void gm_eengine_get_stats(gm_eengine *e, gm_eengine_stats *st)
     memset(st, 0, sizeof *st);
     st->cache_entries = atomic_load(&e->nentries);
     st->cross_hits = atomic_load(&e->ncross);
+    st->interiors = atomic_load(&e->ninterior);
     st->derived = atomic_load(&e->nderived);
     st->uncertain = atomic_load(&e->nuncertain);
     st->cache_bytes = atomic_load(&e->cache_bytes) + atomic_load(&e->memo_bytes);

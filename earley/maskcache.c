@@ -261,14 +261,16 @@ static void set_node_tokens(const gm_trie *t, uint32_t node, uint32_t *bits)
 }
 
 /*
- * Walks the whole trie from `from` (a set; depth 0), pruned where the
+ * Walks trie nodes [lo, hi) (whole subtrees, in pre-order), each stepped
+ * from the set its parent's depth holds in w->stack, pruned where the
  * recognizer dies. Tokens whose walk is alive go to `acc`; with `follow`
  * (the mask cache's walks from an outer seed), tokens whose walk escaped
  * earlier with a following byte in follow go to w->enodes as uncertain.
+ * *maxd: the deepest stack slot written.
  */
-static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
-                           const uint64_t *follow, bool raw, const uint64_t *skip1, uint32_t *acc,
-                           gm_error *err)
+static gm_status walk_nodes(gm_eengine *e, gm_escratch *w, uint32_t lo, uint32_t hi,
+                            const uint64_t *follow, bool raw, const uint64_t *skip1, uint32_t *acc,
+                            size_t *maxd, gm_error *err)
 {
     /* (w->nodes may hold the uncertain nodes of the mask being filled: an
        entry's own go to w->enodes.) */
@@ -276,10 +278,7 @@ static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
     bool owned = (e->variant & GM_EVARIANT_NO_STATE_CACHE) != 0;
     const gm_tbelow *tb = below(e);
     gm_status st = GM_OK;
-    size_t maxd = 0;
-    w->stack[0] = from;
-    w->unc[0] = 0;
-    for (uint32_t i = 1; i < t->nnodes;) {
+    for (uint32_t i = lo; i < hi;) {
         const gm_trie_node *nd = &t->nodes[i];
         uint32_t d = nd->depth;
         /* Walks of thousands of nodes wait on memory: what this node's
@@ -302,7 +301,7 @@ static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
         else if (!gm_eset_cached(e, p, nd->byte, &s))
             st = gm_eset_step_borrowed(e, w, p, nd->byte, &s, err);
         if (st != GM_OK)
-            break;
+            return st;
         /* Bit 0: uncertain; bit 1: raw-uncertain (note [cross-grammar hashing]). */
         uint8_t u = w->unc[d - 1];
         if (follow && (p->flags & GM_ES_ESCAPED))
@@ -312,10 +311,8 @@ static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
                 if (t->nodes[k].tok_end == t->nodes[k].tok_begin)
                     continue;
                 if (((u & 1) && gm_vec_push(e->mem, &w->enodes, k)) ||
-                    (raw && gm_vec_push(e->mem, &w->rnodes, k))) {
-                    st = gm_mem_fail(e->mem, err, "the token-mask cache");
-                    goto out;
-                }
+                    (raw && gm_vec_push(e->mem, &w->rnodes, k)))
+                    return gm_mem_fail(e->mem, err, "the token-mask cache");
             }
             i = nd->skip;
             continue;
@@ -325,7 +322,7 @@ static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
         if (tb && nd->skip > i + 1 && s->interned) {
             bool closed;
             if ((st = gm_eclosed_below(e, w, s, tb, i, &closed, err)) != GM_OK)
-                break;
+                return st;
             if (closed) {
                 /* Closed: every token below is accepted. */
                 uint32_t k0 = t->nodes[i + 1].tok_begin, k1 = t->nodes[nd->skip - 1].tok_end;
@@ -339,11 +336,70 @@ static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
             gm_estate_release(e, w->stack[d]);
         w->stack[d] = s;
         w->unc[d] = u;
-        if (d > maxd)
-            maxd = d;
+        if (d > *maxd)
+            *maxd = d;
         i++;
     }
-out:
+    return GM_OK;
+}
+
+/*
+ * The walk from a UTF-8 loop through its interior (note [string interiors]
+ * in closed.c): the inside tokens at once, then the subtrees of the
+ * frontier's live groups from the sets their steps give.
+ */
+static gm_status walk_interior(gm_eengine *e, gm_escratch *w, const gm_einterior *in,
+                               gm_estate *const sigma[GM_EINT_STATES], const uint64_t *follow,
+                               bool raw, uint32_t *acc, size_t *maxd, gm_error *err)
+{
+    const gm_trie *t = e->t;
+    atomic_fetch_add(&e->ninterior, 1);
+    for (uint32_t i = 0; i < e->words; i++)
+        acc[i] |= in->acc[i];
+    for (uint32_t gi = 0; gi < in->ngroups; gi++) {
+        const gm_eint_group *gr = &in->groups[gi];
+        gm_estate *p = sigma[gr->q], *s = NULL;
+        gm_status st = GM_OK;
+        if (!gm_eset_cached(e, p, gr->byte, &s))
+            st = gm_eset_step_borrowed(e, w, p, gr->byte, &s, err);
+        if (st != GM_OK)
+            return st;
+        if (!s)
+            continue; /* (p did not escape: a dead node is nothing to record) */
+        for (uint32_t k = gr->first; k < gr->first + gr->n; k++) {
+            uint32_t f = in->front[k], d = t->nodes[f].depth;
+            w->stack[d - 1] = p;
+            w->unc[d - 1] = 0;
+            if (d - 1 > *maxd)
+                *maxd = d - 1;
+            if ((st = walk_nodes(e, w, f, t->nodes[f].skip, follow, raw, NULL, acc, maxd, err)) !=
+                GM_OK)
+                return st;
+        }
+    }
+    return GM_OK;
+}
+
+/*
+ * Walks the whole trie from `from` (a set; depth 0): walk_nodes over every
+ * node, or through the interior when `from` is a UTF-8 loop.
+ */
+static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
+                           const uint64_t *follow, bool raw, const uint64_t *skip1, uint32_t *acc,
+                           gm_error *err)
+{
+    bool owned = (e->variant & GM_EVARIANT_NO_STATE_CACHE) != 0;
+    gm_status st = GM_OK;
+    size_t maxd = 0;
+    w->stack[0] = from;
+    w->unc[0] = 0;
+    const gm_einterior *in = NULL;
+    gm_estate *sigma[GM_EINT_STATES];
+    if (!owned && !skip1 && below(e))
+        st = gm_einterior_of(e, w, from, &in, sigma, err);
+    if (st == GM_OK)
+        st = in ? walk_interior(e, w, in, sigma, follow, raw, acc, &maxd, err)
+                : walk_nodes(e, w, 1, e->t->nnodes, follow, raw, skip1, acc, &maxd, err);
     if (owned)
         stack_release(e, w, maxd);
     else

@@ -33,6 +33,8 @@
 #include "base/error.h"
 #include "base/hash.h"
 
+enum { XCACHE_INTERIORS = 32 };
+
 typedef struct xfollow {
     uint64_t follow[4];
     uint32_t nunc;
@@ -72,6 +74,8 @@ struct gm_excache {
     xunit **ubuckets;
     size_t nubuckets, nunits;
     size_t bytes, budget;
+    gm_einterior *interiors[XCACHE_INTERIORS]; /* note [string interiors] in closed.c */
+    uint32_t ninteriors;
 };
 
 enum { XCACHE_BUDGET = 512u << 20 };
@@ -130,6 +134,8 @@ void gm_excache_destroy(gm_excache *x)
         }
     gm_mem_free(x->mem, x->ubuckets);
     gm_tbelow_destroy(x->mem, x->below);
+    for (uint32_t i = 0; i < x->ninteriors; i++)
+        gm_einterior_destroy(x->mem, x->interiors[i]);
     pthread_mutex_destroy(&x->lock);
     gm_mem_free(x->mem, x);
 }
@@ -147,6 +153,22 @@ const gm_tbelow *gm_excache_below(gm_excache *x)
     const gm_tbelow *s = x->below;
     pthread_mutex_unlock(&x->lock);
     return s;
+}
+
+const gm_einterior *gm_excache_interior(gm_excache *x, const uint64_t loops[2])
+{
+    gm_einterior *in = NULL;
+    pthread_mutex_lock(&x->lock);
+    for (uint32_t i = 0; i < x->ninteriors && !in; i++)
+        if (x->interiors[i]->loops[0] == loops[0] && x->interiors[i]->loops[1] == loops[1])
+            in = x->interiors[i];
+    if (!in && x->ninteriors < XCACHE_INTERIORS &&
+        (in = gm_einterior_create(x->mem, x->t, (x->v->size + 31) / 32, loops))) {
+        x->interiors[x->ninteriors++] = in;
+        x->bytes += in->bytes;
+    }
+    pthread_mutex_unlock(&x->lock);
+    return in;
 }
 
 uint32_t gm_excache_unit(gm_excache *x, const uint32_t *ser, uint32_t n)

@@ -59,6 +59,7 @@ typedef struct ctx {
     gm_mem mem;
     gm_vocab_data *v;
     gm_trie *t;
+    gm_excache *x;          /* NULL: the engine has no cross-grammar cache */
     gm_egrammar *g;
     gm_eengine *e;
     gm_escratch *w;
@@ -69,7 +70,9 @@ typedef struct ctx {
     size_t words;
 } ctx;
 
-static void open_case(ctx *c, const scase *sc, gm_vocab_data *v)
+/* With `cross`, the engine has a cross-grammar cache of its own (string
+   interiors come from it: note [string interiors] in earley/closed.c). */
+static void open_case_x(ctx *c, const scase *sc, gm_vocab_data *v, bool cross)
 {
     gm_error err;
     gm_ebnf src;
@@ -86,7 +89,9 @@ static void open_case(ctx *c, const scase *sc, gm_vocab_data *v)
     gm_ebnf_free(&src);
     c->v = v;
     assert_int_equal(gm_trie_build(&c->mem, v, &c->t, &err), GM_OK);
-    assert_int_equal(gm_eengine_create(&c->mem, c->g, v, c->t, NULL, NULL, &c->e, &err), GM_OK);
+    if (cross)
+        assert_int_equal(gm_excache_create(&c->mem, v, c->t, &c->x, &err), GM_OK);
+    assert_int_equal(gm_eengine_create(&c->mem, c->g, v, c->t, c->x, NULL, &c->e, &err), GM_OK);
     assert_int_equal(gm_escratch_create(c->e, &c->w, &err), GM_OK);
     c->ext = malloc(v->size * sizeof *c->ext);
     c->len = malloc(v->size * sizeof *c->len);
@@ -99,6 +104,11 @@ static void open_case(ctx *c, const scase *sc, gm_vocab_data *v)
     c->words = (v->size + 31) / 32;
 }
 
+static void open_case(ctx *c, const scase *sc, gm_vocab_data *v)
+{
+    open_case_x(c, sc, v, false);
+}
+
 static void close_case(ctx *c)
 {
     free(c->ext);
@@ -107,6 +117,8 @@ static void close_case(ctx *c)
     gm_eref_destroy(c->ref);
     gm_escratch_destroy(c->e, c->w);
     gm_eengine_destroy(c->e);
+    gm_excache_destroy(c->x);
+    c->x = NULL;
     gm_egrammar_destroy(c->g);
     gm_trie_destroy(c->t);
     c->ref = NULL;
@@ -304,6 +316,56 @@ static void test_sibling_entries(void **state)
     gm_vocab_data_destroy(v);
 }
 
+/*
+ * Walks from inside strings through the string interiors of llama3 (note
+ * [string interiors] in earley/closed.c): unbounded string values, keys
+ * that are none of the listed names, after escapes and inside or after
+ * multi-byte characters. The mask after each prefix equals the
+ * reference's, and the interiors were used.
+ */
+static void test_string_interiors(void **state)
+{
+    (void)state;
+    gm_mem vm;
+    gm_mem_init(&vm, NULL, 0);
+    gm_vocab_data *v = load_vocab(&vm, "llama3");
+    static const scase sc = {
+        "{\"type\":\"object\",\"properties\":{\"s\":{\"type\":\"string\"},\"n\":"
+        "{\"type\":\"integer\"}},\"additionalProperties\":{\"type\":\"array\",\"items\":"
+        "{\"type\":\"string\"}}}",
+        GM_SCHEMA_WS_FLEXIBLE, false};
+    static const char *const prefixes[] = {
+        "{\"s\": \"", "{\"s\": \"abc", "{\"s\": \"a\\n", "{\"s\": \"a\\\"", "{\"s\": \"\xc3",
+        "{\"s\": \"\xe2\x82", "{\"s\": \"\xc3\xa9", "{\"s\": \"\xf0\x9f\x98\x80 x",
+        "{\"x", "{\"sx", "{\"\xc3\xa9", "{\"n\": 1, \"k\": [\"", "{\"k\": [\"a\", \"b\\u001f",
+        "{\"k\": [\"\\\\"};
+    ctx c;
+    memset(&c, 0, sizeof c);
+    gm_mem_init(&c.mem, NULL, 0);
+    open_case_x(&c, &sc, v, true);
+    uint32_t *mask = malloc(c.words * 4);
+    gm_error err;
+    for (size_t k = 0; k < sizeof prefixes / sizeof *prefixes; k++) {
+        const char *p = prefixes[k];
+        gm_estate *s0 = gm_estate_start(c.e, &err), *s;
+        if (gm_estate_accept_bytes(c.e, c.w, s0, (const uint8_t *)p, strlen(p), &s, &err) != GM_OK)
+            fail_msg("prefix %s refused: %s", p, err.message);
+        gm_eref_rollback(c.ref, 0);
+        assert_true(gm_eref_feed(c.ref, p, strlen(p)));
+        assert_int_equal(gm_estate_fill_mask(c.e, c.w, s, mask, c.words, &err), GM_OK);
+        compare(&c, s, mask, 0, (int)k);
+        gm_estate_release(c.e, s0);
+        gm_estate_release(c.e, s);
+    }
+    gm_eengine_stats st;
+    gm_eengine_get_stats(c.e, &st);
+    print_message("%u walks through a string interior\n", st.interiors);
+    assert_true(st.interiors > 0);
+    free(mask);
+    close_case(&c);
+    gm_vocab_data_destroy(v);
+}
+
 static void test_generate_validate(void **state)
 {
     (void)state;
@@ -356,6 +418,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_masks),
         cmocka_unit_test(test_sibling_entries),
+        cmocka_unit_test(test_string_interiors),
         cmocka_unit_test(test_generate_validate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -237,6 +237,26 @@ static gm_status utf8_loop(gm_eengine *e, gm_escratch *w, gm_estate *x, uint8_t 
     return GM_OK;
 }
 
+/* Whether x's successor t keeps a closed subtree closed: x again, or x
+   shifted while shifts are within the slack (shift_ok). */
+static bool stays(const gm_egrammar *g, const gm_estate *x, const gm_estate *t, bool shift_ok)
+{
+    return t == x || (shift_ok && is_shift(g, x, t));
+}
+
+/* Steps x over byte b and records what b does from x; *ok: as stays. */
+static gm_status step_learn(gm_eengine *e, gm_escratch *w, gm_estate *x, uint8_t b, bool shift_ok,
+                            bool *ok, gm_error *err)
+{
+    gm_estate *t;
+    gm_status st = gm_eset_step_borrowed(e, w, x, b, &t, err);
+    if (st != GM_OK)
+        return st;
+    learn_loop(e, x, e->g->byte_class[b], t);
+    *ok = stays(e->g, x, t, shift_ok);
+    return GM_OK;
+}
+
 gm_status gm_eclosed_below(gm_eengine *e, gm_escratch *w, gm_estate *x, const gm_tbelow *tb,
                            uint32_t node, bool *closed, gm_error *err)
 {
@@ -253,13 +273,10 @@ gm_status gm_eclosed_below(gm_eengine *e, gm_escratch *w, gm_estate *x, const gm
        over other bytes below builds sets no walk asks for. */
     uint8_t c1 = e->t->nodes[node + 1].byte;
     if (c1 < 0x80 && !(((x->loops[c1 >> 6] | x->shifts[c1 >> 6]) >> (c1 & 63)) & 1)) {
-        gm_estate *t;
-        gm_status st = gm_eset_step_borrowed(e, w, x, c1, &t, err);
-        if (st != GM_OK)
+        bool ok;
+        gm_status st = step_learn(e, w, x, c1, shift_ok, &ok, err);
+        if (st != GM_OK || !ok)
             return st;
-        learn_loop(e, x, g->byte_class[c1], t);
-        if (t != x && !(shift_ok && is_shift(g, x, t)))
-            return GM_OK;
     }
     if ((below[2] | below[3]) && (tb->utf8[node] & (1u << U8_S0))) {
         if (x->u8loop == 0) {
@@ -307,7 +324,7 @@ gm_status gm_eclosed_below(gm_eengine *e, gm_escratch *w, gm_estate *x, const gm
                 if (t == e->outer)
                     t = NULL;
                 learn_loop(e, x, c, t);
-                if (t != x && !(shift_ok && is_shift(g, x, t)))
+                if (!stays(g, x, t, shift_ok))
                     return GM_OK;
             }
     for (int k = 0; k < 4; k++)
@@ -315,13 +332,10 @@ gm_status gm_eclosed_below(gm_eengine *e, gm_escratch *w, gm_estate *x, const gm
             uint32_t b = (uint32_t)(k * 64 + __builtin_ctzll(m));
             if (((x->loops[k] | x->shifts[k]) >> (b & 63)) & 1)
                 continue;
-            gm_estate *t;
-            gm_status st = gm_eset_step_borrowed(e, w, x, (uint8_t)b, &t, err);
-            if (st != GM_OK)
+            bool ok;
+            gm_status st = step_learn(e, w, x, (uint8_t)b, shift_ok, &ok, err);
+            if (st != GM_OK || !ok)
                 return st;
-            learn_loop(e, x, g->byte_class[b], t);
-            if (t != x && !(shift_ok && is_shift(g, x, t)))
-                return GM_OK;
         }
     *closed = true;
     return GM_OK;

@@ -263,6 +263,8 @@ int gm_cmd_trace(int argc, char **argv)
         }
     }
     gm_latency all = gm_latency_of(all_ns, nall);
+    gm_compiled_stats st;
+    gm_compiled_get_stats(s.compiled, &st);
     if (json) {
         printf("{\"grammar\": \"%s\", \"ids\": \"%s\", \"compile_ms\": %.3f, \"files\": [\n",
                lo.grammar ? lo.grammar : lo.tools ? lo.tools : lo.structural_tag ? lo.structural_tag : lo.code_blocks, ids_path,
@@ -276,8 +278,10 @@ int gm_cmd_trace(int argc, char **argv)
                    r->mask.max, i + 1 < nresults ? "," : "");
         }
         printf("], \"summary\": {\"files\": %zu, \"failures\": %d, \"steps\": %zu, \"mask_us\": "
-               "{\"mean\": %.3f, \"p50\": %.3f, \"p99\": %.3f, \"max\": %.3f}}}\n",
-               nresults, failures, all.n, all.mean, all.p50, all.p99, all.max);
+               "{\"mean\": %.3f, \"p50\": %.3f, \"p99\": %.3f, \"max\": %.3f}, "
+               "\"grammar_ms\": %.3f, \"table_bytes\": %zu, \"memory_bytes\": %zu}}\n",
+               nresults, failures, all.n, all.mean, all.p50, all.p99, all.max, s.load_grammar_ms,
+               (size_t)st.table_bytes, (size_t)st.memory_bytes);
     } else {
         printf("%-44s %7s %8s %4s %9s %9s %9s %9s\n", "file", "steps", "allowed", "eos", "mean_us",
                "p50_us", "p99_us", "max_us");
@@ -288,8 +292,13 @@ int gm_cmd_trace(int argc, char **argv)
                    r->mask.p50, r->mask.p99, r->mask.max);
         }
         printf("%zu files, %d failing; %zu masks: mean %.2f us, p50 %.2f us, p99 %.2f us, max "
-               "%.2f us; compile %.1f ms\n",
-               nresults, failures, all.n, all.mean, all.p50, all.p99, all.max, s.compile_ms);
+               "%.2f us; grammar %.1f ms, compile %.1f ms\n",
+               nresults, failures, all.n, all.mean, all.p50, all.p99, all.max, s.load_grammar_ms,
+               s.compile_ms);
+        printf("after the trace: tables %.2f MB (%u profiles, %llu classes), memory %.2f MB "
+               "(vocabulary included)\n",
+               (double)st.table_bytes / 1e6, st.profiles_built, (unsigned long long)st.classes,
+               (double)st.memory_bytes / 1e6);
     }
     rc = failures ? 1 : 0;
 out:

@@ -70,7 +70,7 @@ void gm_ctx_lexers_destroy(gm_ctx_lexers *c)
         return;
     gm_mem *m = c->mem;
     for (uint32_t k = 0; c->lexers && k < c->nsets; k++)
-        gm_lexer_destroy(c->lexers[k]);
+        gm_lexer_destroy(atomic_load(&c->lexers[k]));
     gm_mem_free(m, c->lexers);
     gm_mem_free(m, c->sets);
     gm_mem_free(m, c->set_of);
@@ -80,8 +80,9 @@ void gm_ctx_lexers_destroy(gm_ctx_lexers *c)
 
 gm_status gm_ctx_lexers_lexer(gm_ctx_lexers *c, uint32_t k, const gm_lexer **out, gm_error *err)
 {
-    if (c->lexers[k]) {
-        *out = c->lexers[k];
+    gm_lexer *lx = atomic_load_explicit(&c->lexers[k], memory_order_acquire);
+    if (lx) {
+        *out = lx;
         return GM_OK;
     }
     const gm_cfg *g = c->g;
@@ -97,11 +98,19 @@ gm_status gm_ctx_lexers_lexer(gm_ctx_lexers *c, uint32_t k, const gm_lexer **out
             specs[x].pattern_len = 0;
         }
     gm_status st = gm_lexer_build_grammar(c->mem, specs, g->nterminals, c->lark, &c->limits, NULL,
-                                          NULL, &c->lexers[k], err);
+                                          NULL, &lx, err);
     gm_mem_free(c->mem, specs);
-    if (st == GM_OK)
-        *out = c->lexers[k];
-    return st;
+    if (st != GM_OK)
+        return st;
+    gm_lexer *none = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&c->lexers[k], &none, lx, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        /* Another thread built it first. */
+        gm_lexer_destroy(lx);
+        lx = none;
+    }
+    *out = lx;
+    return GM_OK;
 }
 
 /* ---- where the contextual lexer differs from the basic one ---- */

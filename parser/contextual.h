@@ -20,6 +20,7 @@
 #ifndef GM_PARSER_CONTEXTUAL_H
 #define GM_PARSER_CONTEXTUAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -39,7 +40,9 @@ typedef struct gm_ctx_lexers {
     uint32_t *set_of;        /* [LR states] the set (lexer) of each state */
     uint64_t *sets;          /* [nsets * words] the terminals of each lexer */
     uint32_t *nstates_of;    /* [nsets] how many states use it */
-    gm_lexer **lexers;       /* [nsets] built on first use */
+    /* [nsets] built on first use and published with a compare-and-swap: a grammar's
+       matchers share them between threads, and most are never used (note [lazy lexers]) */
+    _Atomic(gm_lexer *) *lexers;
 } gm_ctx_lexers;
 
 /* The lexer sets of the states of t over g's terminals (lexers are built later). */
@@ -47,7 +50,19 @@ gm_status gm_ctx_lexers_create(gm_mem *m, const gm_cfg *g, const gm_lr_table *t,
                                const gm_limits *limits, gm_ctx_lexers **out, gm_error *err);
 void gm_ctx_lexers_destroy(gm_ctx_lexers *c);
 
-/* The lexer of lexer set k (built on first use). */
+/*
+ * note [lazy lexers]
+ * A grammar has a lexer set per distinct row of acceptable terminals: 55 to
+ * 261 for the bundled grammars, each a DFA built like the basic lexer (~5 ms
+ * and ~140 KB for Java's). Decoding a file uses a third of them or fewer, so
+ * building them all with the grammar cost 15x the basic lexer's compile time
+ * and most of the contextual lexer's memory. They are built when a lexeme
+ * first starts in a state of theirs (the spanner of a lexer is built then
+ * too); a lexer that cannot be built (a state limit) fails that mask with its
+ * error, as a spanner does.
+ */
+
+/* The lexer of lexer set k, built on first use (thread-safe). */
 gm_status gm_ctx_lexers_lexer(gm_ctx_lexers *c, uint32_t k, const gm_lexer **out, gm_error *err);
 
 /* The lexer of parser state `state`. */

@@ -77,13 +77,9 @@ static gm_status build(gm_grammar *g, const gm_grammar_options *opts, gm_error *
     st = gm_lalr_build(&g->mem, g->cfg, &lo, &g->lr, err);
     g->postlex = g->cfg->postlex; /* arrays stay the cfg's */
     if (st == GM_OK && opts && opts->lexer == GM_LEXER_CONTEXTUAL) {
-        /* Every lexer now: matchers then share them read-only between threads. */
+        /* The lexers themselves are built on first use (note [lazy lexers]). */
         st = gm_ctx_lexers_create(&g->mem, g->cfg, g->lr, lo.conflicts == GM_CONFLICTS_LARK, &lim,
                                   &g->ctx, err);
-        for (uint32_t k = 0; st == GM_OK && k < g->ctx->nsets; k++) {
-            const gm_lexer *lx;
-            st = gm_ctx_lexers_lexer(g->ctx, k, &lx, err);
-        }
     } else if (st == GM_OK && opts && opts->lexer != GM_LEXER_BASIC) {
         st = gm_error_set(err, GM_ERR_ARGUMENT, "gm_grammar_options.lexer %d is not a lexer",
                           (int)opts->lexer);

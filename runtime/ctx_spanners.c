@@ -6,14 +6,11 @@
 #include "spanner/profile.h"
 #include "base/error.h"
 
-gm_status gm_ctx_spanners_create(gm_mem *m, const gm_ctx_lexers *lexers, const gm_postlex *postlex,
+gm_status gm_ctx_spanners_create(gm_mem *m, gm_ctx_lexers *lexers, const gm_postlex *postlex,
                                  const gm_lr_table *lr, const gm_vocab_data *vocab,
                                  const gm_trie *trie, gm_ctx_spanners **out, gm_error *err)
 {
     *out = NULL;
-    for (uint32_t k = 0; k < lexers->nsets; k++)
-        if (!lexers->lexers[k])
-            return gm_error_set(err, GM_ERR_ARGUMENT, "the contextual lexers are not built");
     gm_ctx_spanners *cs = gm_mem_calloc(m, 1, sizeof *cs);
     if (!cs)
         return gm_mem_fail(m, err, "the contextual spanners");
@@ -47,7 +44,10 @@ gm_spanner *gm_ctx_spanner(gm_ctx_spanners *cs, uint32_t k, gm_error *err)
     gm_spanner *sp = atomic_load_explicit(&cs->sp[k], memory_order_acquire);
     if (sp)
         return sp;
-    if (gm_spanner_create_contextual(cs->mem, cs->lexers->lexers[k], cs->postlex, cs->lr,
+    const gm_lexer *lx;
+    if (gm_ctx_lexers_lexer(cs->lexers, k, &lx, err) != GM_OK)
+        return NULL;
+    if (gm_spanner_create_contextual(cs->mem, lx, cs->postlex, cs->lr,
                                      cs->vocab, cs->trie, cs->lexers->set_of, k, &sp,
                                      err) != GM_OK)
         return NULL;

@@ -137,7 +137,7 @@ static inline void gm_ctx_window_load(const gm_ctx_saved_window *w, gm_ctx_windo
 
 typedef struct gm_ctx_spanners {
     gm_mem *mem;
-    const gm_ctx_lexers *lexers; /* borrowed, every lexer built */
+    gm_ctx_lexers *lexers;   /* borrowed; lexers built on first use (note [lazy lexers]) */
     const gm_postlex *postlex;
     const gm_lr_table *lr;
     const gm_vocab_data *vocab;
@@ -145,11 +145,8 @@ typedef struct gm_ctx_spanners {
     _Atomic(gm_spanner *) *sp;   /* [lexers->nsets] built on first use */
 } gm_ctx_spanners;
 
-/*
- * Spanners for the lexers of `lexers` (all built: else GM_ERR_ARGUMENT).
- * All inputs are borrowed and must outlive the result.
- */
-gm_status gm_ctx_spanners_create(gm_mem *m, const gm_ctx_lexers *lexers, const gm_postlex *postlex,
+/* Spanners for the lexers of `lexers`. All inputs are borrowed and must outlive the result. */
+gm_status gm_ctx_spanners_create(gm_mem *m, gm_ctx_lexers *lexers, const gm_postlex *postlex,
                                  const gm_lr_table *lr, const gm_vocab_data *vocab,
                                  const gm_trie *trie, gm_ctx_spanners **out, gm_error *err);
 void gm_ctx_spanners_destroy(gm_ctx_spanners *cs);

@@ -54,7 +54,7 @@ struct gm_grammar {
     gm_lexer *lexer;
     gm_postlex postlex;       /* post-lexing layer (copied from the cfg; arrays owned) */
     gm_lr_table *lr;
-    struct gm_ctx_lexers *ctx; /* GM_LEXER_CONTEXTUAL: every lexer built; else NULL */
+    struct gm_ctx_lexers *ctx; /* GM_LEXER_CONTEXTUAL (note [lazy lexers]); else NULL */
     /* GM_ENGINE_EARLEY */
     gm_egrammar *eg;
     struct gm_gblocks *blocks; /* code blocks of eg's tags, or NULL (runtime/blocks.h) */

@@ -673,6 +673,81 @@ static void lark_python(void **state)
     program_steps(&k, program, true);
 }
 
+/* The contextual lexers of g built so far (note [lazy lexers]). */
+static uint32_t lexers_built(const gm_grammar *g)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < g->ctx->nsets; k++)
+        n += atomic_load(&g->ctx->lexers[k]) != NULL;
+    return n;
+}
+
+/* An allocator that refuses every new block once *ud is set. */
+static void *refusing_realloc(void *ud, void *p, size_t n)
+{
+    if (n == 0) {
+        free(p);
+        return NULL;
+    }
+    return *(const bool *)ud ? NULL : realloc(p, n);
+}
+
+/*
+ * note [lazy lexers]: a grammar builds no contextual lexer, a first mask
+ * the lexers of the states its tokens reach (not all of them), and a lexer
+ * that cannot be allocated fails the mask that needs it, cleanly.
+ */
+static void lazy_lexers(void **state)
+{
+    (void)state;
+    gm_error err;
+    gm_vocab *v;
+    if (gm_vocab_create_from_file(gm_test_shared_path(SP32K), NULL, &v, &err) != GM_OK)
+        fail_msg("%s", err.message);
+    bool refuse = false;
+    gm_grammar_options o;
+    gm_grammar_options_init_defaults(&o);
+    o.lexer = GM_LEXER_CONTEXTUAL;
+    o.allocator = (gm_allocator){refusing_realloc, &refuse};
+    size_t words = (gm_vocab_size(v) + 31) / 32;
+    uint32_t *mask = calloc(words, sizeof *mask);
+    for (int run = 0; run < 2; run++) {
+        gm_grammar *g;
+        assert_int_equal(gm_grammar_create(expr_grammar, strlen(expr_grammar), "inline.lark", &o,
+                                           &g, &err), GM_OK);
+        assert_true(g->ctx->nsets > 2);
+        assert_int_equal(lexers_built(g), 0);
+        gm_compiled *c;
+        gm_matcher *m;
+        assert_int_equal(gm_compiled_create(g, v, NULL, &c, &err), GM_OK);
+        assert_int_equal(gm_matcher_create(c, NULL, &m, &err), GM_OK);
+        if (run == 0) {
+            assert_int_equal(gm_matcher_fill_mask(m, mask, words, &err), GM_OK);
+            uint32_t built = lexers_built(g);
+            assert_true(built > 0 && built < g->ctx->nsets);
+        } else {
+            /* The grammar's allocator now refuses: the next lexer cannot be built (the
+               matcher has the start state's). */
+            uint32_t before = lexers_built(g);
+            refuse = true;
+            assert_int_equal(gm_matcher_fill_mask(m, mask, words, &err), GM_ERR_NOMEM);
+            assert_non_null(strstr(err.message, "lexer"));
+            assert_int_equal(lexers_built(g), before);
+            /* A failed matcher wants a reset; then the lexer is built. */
+            refuse = false;
+            assert_int_equal(gm_matcher_fill_mask(m, mask, words, &err), GM_ERR_STATE);
+            gm_matcher_reset(m);
+            assert_int_equal(gm_matcher_fill_mask(m, mask, words, &err), GM_OK);
+            assert_true(lexers_built(g) > before);
+        }
+        gm_matcher_destroy(m);
+        gm_compiled_destroy(c);
+        gm_grammar_destroy(g);
+    }
+    free(mask);
+    gm_vocab_destroy(v);
+}
+
 /* An unknown lexer kind is an argument error. */
 static void bad_lexer_kind(void **state)
 {
@@ -699,6 +774,7 @@ int main(void)
         cmocka_unit_test(fallback_programs),
         cmocka_unit_test(lark_lexer_walks),
         cmocka_unit_test(bad_lexer_kind),
+        cmocka_unit_test(lazy_lexers),
         cmocka_unit_test(lark_python),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -155,13 +155,14 @@ static void put_profiles(writer *w, gm_spanner *sp)
 {
     put_u32(w, TAG_PROF);
     uint32_t n = 0;
-    for (uint32_t q = 0; q < sp->nstates; q++)
-        n += atomic_load(&sp->profiles[q]) != NULL;
+    for (uint32_t i = 0; i < sp->nslots; i++)
+        n += atomic_load(&sp->profiles[i]) != NULL;
     put_u32(w, n);
-    for (uint32_t q = 0; q < sp->nstates; q++) {
-        const gm_profile *p = atomic_load(&sp->profiles[q]);
+    for (uint32_t i = 0; i < sp->nslots; i++) {
+        const gm_profile *p = atomic_load(&sp->profiles[i]);
         if (!p)
             continue;
+        uint32_t q = p->state;
         size_t nseq = 0;
         for (uint32_t c = 0; c < p->nclasses; c++)
             nseq += p->classes[c].len;
@@ -707,7 +708,7 @@ static int read_profiles(reader *r, gm_compiled *c)
     uint32_t n = get_u32(r, "profile count");
     if (r->bad)
         return -1;
-    if (n > sp->nstates)
+    if (n > sp->nslots)
         return bad(r, "more profiles than lexer states");
     for (uint32_t k = 0; k < n; k++) {
         uint32_t q = get_u32(r, "profile state");
@@ -715,7 +716,8 @@ static int read_profiles(reader *r, gm_compiled *c)
         uint32_t nseq = get_u32(r, "profile sequences");
         if (r->bad)
             return -1;
-        if (q >= sp->nstates || atomic_load(&sp->profiles[q]))
+        if (q >= sp->nstates || gm_spanner_profile_state(sp, q) != q ||
+            atomic_load(&sp->profiles[gm_spanner_slot(sp, q)]))
             return bad(r, "profile of a state that does not exist, or twice");
         if (nclasses > sp->nbits + 1u || nseq > r->left / 4)
             return bad(r, "profile sizes out of range");
@@ -724,7 +726,7 @@ static int read_profiles(reader *r, gm_compiled *c)
             gm_mem_fail(m, r->err, "a loaded profile");
             return r->bad = 1, -1;
         }
-        atomic_store(&sp->profiles[q], p); /* owned by the spanner from now on */
+        atomic_store(&sp->profiles[gm_spanner_slot(sp, q)], p); /* owned by the spanner now */
         p->state = q;
         p->nclasses = nclasses;
         p->classes = gm_mem_calloc(m, nclasses ? nclasses : 1, sizeof *p->classes);

@@ -287,8 +287,8 @@ const gm_accept_entry *gm_accept_entry_get(gm_spanner *sp, const gm_profile *p,
     if (open < 0)
         return NULL; /* not reached through the layer; no entry for it */
     uint32_t np = open < GM_ACCEPT_PARENS ? (uint32_t)open : GM_ACCEPT_PARENS;
-    _Atomic(gm_accept_entry *) *row = atomic_load_explicit(&sp->accept_rows[p->state],
-                                                           memory_order_acquire);
+    _Atomic(_Atomic(gm_accept_entry *) *) *slot = &sp->accept_rows[gm_spanner_slot(sp, p->state)];
+    _Atomic(gm_accept_entry *) *row = atomic_load_explicit(slot, memory_order_acquire);
     if (!row) {
         row = gm_mem_calloc(sp->mem, GM_ACCEPT_BUCKETS, sizeof *row);
         if (!row)
@@ -296,8 +296,7 @@ const gm_accept_entry *gm_accept_entry_get(gm_spanner *sp, const gm_profile *p,
         for (uint32_t i = 0; i < GM_ACCEPT_BUCKETS; i++)
             atomic_init(&row[i], NULL);
         _Atomic(gm_accept_entry *) *expected = NULL;
-        if (!atomic_compare_exchange_strong_explicit(&sp->accept_rows[p->state], &expected, row,
-                                                     memory_order_acq_rel,
+        if (!atomic_compare_exchange_strong_explicit(slot, &expected, row, memory_order_acq_rel,
                                                      memory_order_acquire)) {
             gm_mem_free(sp->mem, row);
             row = expected;
@@ -329,8 +328,8 @@ void gm_accept_free_all(gm_spanner *sp)
 {
     if (!sp->accept_rows)
         return;
-    for (uint32_t q = 0; q < sp->nstates; q++) {
-        _Atomic(gm_accept_entry *) *row = atomic_load(&sp->accept_rows[q]);
+    for (uint32_t i = 0; i < sp->nslots; i++) {
+        _Atomic(gm_accept_entry *) *row = atomic_load(&sp->accept_rows[i]);
         if (!row)
             continue;
         for (uint32_t b = 0; b < GM_ACCEPT_BUCKETS; b++) {

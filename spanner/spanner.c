@@ -180,11 +180,14 @@ static gm_status intern_split0(gm_spanner *sp, gm_error *err)
     const gm_lexer *lx = sp->lexer;
     gm_intern sets;
     gm_intern_init(&sets, sp->mem);
-    sp->state_split0 = gm_mem_calloc(sp->mem, sp->nstates, sizeof(uint32_t));
+    sp->state_split0 = gm_mem_calloc(sp->mem, sp->nslots, sizeof(uint32_t));
     if (!sp->state_split0)
         goto nomem;
     for (uint32_t q = 0; q < sp->nstates; q++) {
-        sp->state_split0[q] = GM_SPANNER_NONE;
+        if (gm_spanner_profile_state(sp, q) != q)
+            continue; /* its width-0 state's */
+        uint32_t slot = gm_spanner_slot(sp, q);
+        sp->state_split0[slot] = GM_SPANNER_NONE;
         if (!gm_spanner_pending(sp, q))
             continue;
         uint32_t dfa = sp->state_dfa[q];
@@ -207,7 +210,7 @@ static gm_status intern_split0(gm_spanner *sp, gm_error *err)
         uint32_t id;
         if (gm_intern_put(&sets, bytes, sizeof bytes, &id, NULL))
             goto nomem;
-        sp->state_split0[q] = id;
+        sp->state_split0[slot] = id;
     }
     sp->nsplit0 = sets.count;
     sp->split0_bytes = gm_mem_calloc(sp->mem, sp->nsplit0 ? sp->nsplit0 : 1, 32);
@@ -251,18 +254,19 @@ static gm_status create(gm_mem *m, const gm_lexer *lexer, const gm_postlex *post
         gm_spanner_destroy(sp);
         return st;
     }
+    sp->nslots = lexer->nstates * sp->nflags + (sp->nstates - sp->nlex);
     st = intern_prods(sp, err);
     if (st == GM_OK)
         st = intern_split0(sp, err);
     if (st == GM_OK) {
-        sp->profiles = gm_mem_calloc(m, sp->nstates, sizeof *sp->profiles);
-        sp->accept_rows = gm_mem_calloc(m, sp->nstates, sizeof *sp->accept_rows);
+        sp->profiles = gm_mem_calloc(m, sp->nslots, sizeof *sp->profiles);
+        sp->accept_rows = gm_mem_calloc(m, sp->nslots, sizeof *sp->accept_rows);
         if (!sp->profiles || !sp->accept_rows)
             st = gm_mem_fail(m, err, "the token spanner");
         else
-            for (uint32_t q = 0; q < sp->nstates; q++) {
-                atomic_init(&sp->profiles[q], NULL);
-                atomic_init(&sp->accept_rows[q], NULL);
+            for (uint32_t i = 0; i < sp->nslots; i++) {
+                atomic_init(&sp->profiles[i], NULL);
+                atomic_init(&sp->accept_rows[i], NULL);
             }
     }
     if (st != GM_OK) {
@@ -295,8 +299,8 @@ void gm_spanner_destroy(gm_spanner *sp)
     gm_mem *m = sp->mem;
     gm_accept_free_all(sp);
     if (sp->profiles)
-        for (uint32_t q = 0; q < sp->nstates; q++)
-            gm_profile_destroy(m, atomic_load(&sp->profiles[q]));
+        for (uint32_t i = 0; i < sp->nslots; i++)
+            gm_profile_destroy(m, atomic_load(&sp->profiles[i]));
     if (sp->split0_bits)
         for (uint32_t id = 0; id < sp->nsplit0; id++)
             gm_mem_free(m, atomic_load(&sp->split0_bits[id]));
@@ -321,13 +325,14 @@ void gm_spanner_destroy(gm_spanner *sp)
 const gm_profile *gm_spanner_profile(gm_spanner *sp, uint32_t q, gm_error *err)
 {
     q = gm_spanner_profile_state(sp, q);
-    gm_profile *p = atomic_load_explicit(&sp->profiles[q], memory_order_acquire);
+    _Atomic(gm_profile *) *slot = &sp->profiles[gm_spanner_slot(sp, q)];
+    gm_profile *p = atomic_load_explicit(slot, memory_order_acquire);
     if (p)
         return p;
     if (gm_profile_build(sp, q, &p, err) != GM_OK)
         return NULL;
     gm_profile *expected = NULL;
-    if (!atomic_compare_exchange_strong_explicit(&sp->profiles[q], &expected, p,
+    if (!atomic_compare_exchange_strong_explicit(slot, &expected, p,
                                                  memory_order_acq_rel, memory_order_acquire)) {
         gm_profile_destroy(sp->mem, p);
         return expected;
@@ -396,8 +401,8 @@ gm_status gm_spanner_build_all_progress(gm_spanner *sp, gm_progress_fn progress,
 void gm_spanner_stats_get(gm_spanner *sp, gm_spanner_stats *st)
 {
     memset(st, 0, sizeof *st);
-    for (uint32_t q = 0; q < sp->nstates; q++) {
-        const gm_profile *p = atomic_load(&sp->profiles[q]);
+    for (uint32_t i = 0; i < sp->nslots; i++) {
+        const gm_profile *p = atomic_load(&sp->profiles[i]);
         if (!p)
             continue;
         st->profiles++;

@@ -183,12 +183,16 @@ typedef struct gm_spanner {
 
     /* First-byte split filters (note [first-byte split]). */
     uint32_t nsplit0;
-    uint32_t *state_split0;  /* [nstates] filter id or GM_SPANNER_NONE */
+    uint32_t *state_split0;  /* [nslots] filter id or GM_SPANNER_NONE (widths share it) */
     uint8_t (*split0_bytes)[32]; /* [nsplit0] the stopping bytes of each filter */
     _Atomic(uint32_t *) *split0_bits; /* [nsplit0] lazily built token bitsets */
 
-    _Atomic(gm_profile *) *profiles; /* [nstates] lazily built */
-    /* Always-accepted entries per profile state (spanner/accept.h): [nstates] rows of
+    /* Per profile (gm_spanner_slot): all widths of a lexer state share one, so these are
+     * not per state (an indentation grammar has up to GM_INDENT_MAX_WIDTH + 1 states a
+     * lexer state, and 16 bytes a state were most of a contextual spanner's memory). */
+    uint32_t nslots;
+    _Atomic(gm_profile *) *profiles; /* [nslots] lazily built */
+    /* Always-accepted entries per profile (spanner/accept.h): [nslots] rows of
      * hash buckets, both built on first use. */
     _Atomic(_Atomic(struct gm_accept_entry *) *) *accept_rows;
 } gm_spanner;
@@ -339,6 +343,13 @@ static inline uint32_t gm_spanner_end(const gm_spanner *sp, uint32_t q)
 static inline uint32_t gm_spanner_profile_state(const gm_spanner *sp, uint32_t q)
 {
     return q < sp->nlex && sp->state_width[q] ? q - sp->state_width[q] : q;
+}
+
+/* Where the profile of q (of every width of q's lexer state) is kept: [0, nslots). */
+static inline uint32_t gm_spanner_slot(const gm_spanner *sp, uint32_t q)
+{
+    return q < sp->nlex ? sp->state_dfa[q] * sp->nflags + sp->state_flag[q]
+                        : sp->lexer->nstates * sp->nflags + (q - sp->nlex);
 }
 
 #endif

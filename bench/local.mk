@@ -78,3 +78,15 @@ bench_bench_dispatch_LDADD = libgmcore.la $(JANSSON_LIBS)
 GM_BENCH += bench/bench_blocks
 bench_bench_blocks_SOURCES = bench/bench_blocks.c
 bench_bench_blocks_LDADD = libgmcore.la
+
+# Issue 19: the contextual lexer against the basic one (bench/results/contextual.md):
+# grammar build and lazy compile, masks over the corpus traces, memory after them, and
+# the eager compile (Go, Java, Python; Lark's python.lark when a python3 has lark).
+bench: bench-contextual
+bench-contextual: gramask
+	@echo "== bench/bench_contextual.py (writes $(srcdir)/bench/results/contextual.md)"
+	$(PYTHON3) $(srcdir)/bench/bench_contextual.py --gramask ./gramask \
+	  --shared '$(GM_SHARED_DIR)' --srcdir '$(srcdir)' --lark-python '$(LARK_PYTHON)' \
+	  --out '$(srcdir)/bench/results/contextual.md'
+.PHONY: bench-contextual
+EXTRA_DIST += bench/bench_contextual.py

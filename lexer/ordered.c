@@ -551,27 +551,32 @@ static void step(ord *o, const view *v, uint32_t c, uint32_t *label)
 }
 
 /*
- * The bytes some path of v moves on, and whether v's paths carry no
- * lookahead conditions. Then a class whose bytes no path moves on steps to
+ * The classes some path of v moves on (moves[c]), and whether v's paths
+ * carry no lookahead conditions. Then a class whose bytes no path moves on steps to
  * nothing, and its label (what matched, in path order, with the cuts; the
  * markers present) does not depend on the byte: one step serves all such
  * classes. Most classes of a state inside a lexeme are such (a name's state
  * moves on letters only, beside 150 classes of keywords and UTF-8 ranges);
  * stepping each of them over every path was most of a lexer's build.
  */
-static bool moving_bytes(const ord *o, const view *v, uint8_t moves[32])
+static bool moving_classes(const ord *o, const view *v, bool moves[256])
 {
     const gm_nfa *nfa = o->nfa;
-    memset(moves, 0, 32);
+    /* Classes are intervals of bytes in byte order, so an edge covers a run of them. */
+    int32_t delta[257] = {0};
     for (size_t i = 0; i < v->npath_words;) {
         uint32_t s = v->paths[i], n = v->paths[i + 1];
         if (n)
             return false;
         i += 2;
-        for (uint32_t e = nfa->off[s]; e < nfa->off[s] + nfa->nbyte[s]; e++)
-            for (unsigned b = nfa->edges[e].lo; b <= nfa->edges[e].hi; b++)
-                moves[b >> 3] |= (uint8_t)(1u << (b & 7));
+        for (uint32_t e = nfa->off[s]; e < nfa->off[s] + nfa->nbyte[s]; e++) {
+            delta[o->byte_class[nfa->edges[e].lo]]++;
+            delta[o->byte_class[nfa->edges[e].hi] + 1]--;
+        }
     }
+    int32_t run = 0;
+    for (uint32_t c = 0; c < o->nclasses; c++)
+        moves[c] = (run += delta[c]) > 0;
     return true;
 }
 
@@ -715,13 +720,13 @@ gm_status gm_ord_determinize(const gm_ord_input *in, gm_mem *m, gm_dfa *out, gm_
             set_nomem(&o);
             break;
         }
-        uint8_t moves[32];
-        bool plain = moving_bytes(&o, &v, moves);
+        bool moves[256];
+        bool plain = moving_classes(&o, &v, moves);
         bool known = false;  /* the label of the classes no path moves on is known: */
         uint32_t still = 0;
         for (uint32_t c = 0; c <= k && o.st == GM_OK; c++) {
             uint32_t *cell = out->next + (size_t)q * k + c;
-            if (c < k && plain && known && !set_has(moves, o.rep[c])) {
+            if (c < k && plain && known && !moves[c]) {
                 cls_label[c] = still;
                 *cell = GM_LEX_DEAD;
                 continue;
@@ -729,7 +734,7 @@ gm_status gm_ord_determinize(const gm_ord_input *in, gm_mem *m, gm_dfa *out, gm_
             step(&o, &v, c, &cls_label[c]);
             if (c == k || o.st != GM_OK)
                 continue;
-            if (plain && !set_has(moves, o.rep[c])) {
+            if (plain && !moves[c]) {
                 known = true;
                 still = cls_label[c];
             }

@@ -46,27 +46,26 @@
  * Lexers that back up: note [contextual fallbacks]. Compiled files do not
  * hold contextual lexers: gm_compiled_save refuses them.
  *
- * The cost (llama3's 128K vocabulary; 2 shared cores at load 3.5-6.5, so
- * wall times are loose: user CPU time in brackets; max RSS of the process):
- *   lazy (the default), `gramask trace G --tokenizer llama3 --ids
- *   corpus/L/ids.llama3.json --lexer=X` over the corpus' 20 files (Lark's
- *   python.lark: --lark --start=file_input --text, 16 stdlib files):
- *     compile time the same (0.2-0.8 ms; python.lark 12 vs 18 ms);
- *     per mask, mean / p50 / p99, basic -> contextual, first-use builds included:
- *       Go 50 / 2.7 / 89 us -> 116 / 20 / 2555 us, RSS 58 -> 86 MB [0.4 -> 1.5 s]
- *       Java 25 / 1.6 / 79 us -> 168 / 1.7 / 6044 us, RSS 35 -> 90 MB [0.3 -> 1.9 s]
- *       Python 24 / 1.7 / 106 us -> 142 / 22 / 4135 us, RSS 47 -> 97 MB [0.4 -> 1.8 s]
- *       python.lark 15 / 1.6 / 97 us -> 155 / 37 / 5120 us, RSS 99 -> 375 MB
- *   eager (--eager: every lexer's every profile; suffix profiles stay lazy):
- *       Go 1.2 s [0.8], 64 MB -> 38 s [14], 262 MB
- *       Java 2.0 s [0.9], 67 MB -> 119 s [34], 499 MB
- *       Python 0.9 s [0.6], 64 MB -> 51 s [13], 255 MB
- *       python.lark 6.8 s [1.9], 92 MB -> unfinished after 741 s [439], 575 MB
- * So lazily the contextual lexer stays within 2x of the basic one in
- * compile time, and within 1.5-2.6x in memory on the bundled grammars (3.8x
- * on python.lark, whose 185 lexers each build their own start profile);
- * eager compilation builds a profile per state of every lexer and misses
- * that bound by far (17-40x time, 4-7x memory).
+ * The cost, by `python3 bench/bench_contextual.py` (`make bench`;
+ * bench/results/contextual.md): llama3, the corpus traces of the bundled
+ * Go, Java and Python grammars and 16 stdlib files under Lark's
+ * python.lark, each lexer in its own process, first-use builds inside the
+ * timed masks. Lazily (the default) the grammar and compile times are the
+ * basic lexer's (the lexers themselves are built on first use: note [lazy
+ * lexers]); memory after the trace is 1.4x (Go), 2.1x (Java), 1.85x
+ * (Python) and 3.2x (python.lark) the basic lexer's, mean time per mask
+ * 4-8x, p99 4-27x. Where it goes: each lexer used is a DFA as large as a
+ * good part of the basic one (Java: 80 of its 261 lexers, 19 MB of its
+ * +35 MB; python.lark's Lark-mode lexers carry up to 10,000 backtracking
+ * states each), built in the mask that first needs it (40-50 % of Java's
+ * trace instructions), plus each lexer's spanner, start profile and suffix
+ * profiles. An eager compile builds a profile for every state of every
+ * lexer (Java: 67,568 profiles, 371 MB; 23-80x the basic eager compile).
+ * What would remove most of both: profiles that stop at the first
+ * lexeme's end (the walk already continues rests in suffix profiles), so
+ * that a profile depends only on the sub-automaton of its state, shared
+ * between lexers whose sub-automata are equal (a name's interior, a
+ * string's), with Prod sets interned across the spanners.
  */
 #ifndef GM_RUNTIME_CTX_SPANNERS_H
 #define GM_RUNTIME_CTX_SPANNERS_H

@@ -45,7 +45,7 @@ static uint32_t depth_of(const builder *b, uint32_t q)
 static uint32_t dfa_next(const builder *b, uint32_t q, uint32_t c)
 {
     const gm_lexer *lx = b->lx;
-    return lx->next[(size_t)q * lx->nclasses + b->class_old[c]];
+    return gm_lexer_move(lx, q, b->class_old[c]);
 }
 
 /*
@@ -227,9 +227,11 @@ gm_status gm_lexer_add_backtracking(gm_lexer *lx, uint32_t max_states, gm_error 
         cond_rows = NULL;
     }
     gm_mem_free(b.mem, lx->next);
+    gm_mem_free(b.mem, lx->next16);
     gm_mem_free(b.mem, lx->accept);
     gm_mem_free(b.mem, lx->prod);
     lx->next = b.rows.v;
+    lx->next16 = NULL;
     lx->accept = accept;
     lx->prod = prod;
     lx->bt_main = bmain;
@@ -241,7 +243,8 @@ gm_status gm_lexer_add_backtracking(gm_lexer *lx, uint32_t max_states, gm_error 
     gm_intern_free(&b.keys);
     gm_vec_free(b.mem, &b.depth);
     gm_mem_free(b.mem, b.class_old);
-    return GM_OK;
+    /* On failure the caller destroys the lexer (whose tables are whole, only wider). */
+    return gm_lexer_compact(lx, err);
 nomem:
     st = gm_mem_fail(b.mem, err, "the lexer's backtracking states");
 fail:

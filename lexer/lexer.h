@@ -136,7 +136,12 @@ typedef struct gm_lexer {
     uint32_t nclasses;       /* byte equivalence classes */
     uint32_t nterminals;
     uint8_t byte_class[256]; /* byte -> class */
-    uint32_t *next;          /* [nstates * nclasses] next state, or GM_LEX_DEAD */
+    /* [nstates * nclasses] next state, or GM_LEX_DEAD: read with gm_lexer_move. A built lexer
+       of fewer than UINT16_MAX states keeps them in next16 (UINT16_MAX for GM_LEX_DEAD) and
+       next is NULL: the tables are half the size, and a grammar under the contextual lexer
+       has a lexer per set of acceptable terminals (gm_lexer_compact). */
+    uint32_t *next;
+    uint16_t *next16;
     uint32_t *accept;        /* [nstates] terminal accepted in the state when the next byte ends
                                 the lexeme (or the input ends), or GM_LEX_NONE (always for
                                 backtracking states) */
@@ -182,7 +187,9 @@ void gm_lexer_destroy(gm_lexer *lx);
 /*
  * Adds the backtracking states of note [lexer backtracking] (Lark's
  * semantics, bounded). GM_ERR_LIMIT past max_states of them. On failure
- * the lexer is unchanged.
+ * the lexer is unchanged, except when only the final gm_lexer_compact
+ * fails (GM_ERR_NOMEM): the lexer then has its backtracking states, in
+ * 32-bit tables.
  */
 gm_status gm_lexer_add_backtracking(gm_lexer *lx, uint32_t max_states, gm_error *err);
 
@@ -256,6 +263,25 @@ static inline uint32_t gm_lexer_dfa_state(const gm_lexer *lx, uint32_t q)
     return q < lx->ndfa || q == GM_LEX_DEAD ? q : lx->bt_main[q - lx->ndfa];
 }
 
+/* The transition of state q on byte class c, or GM_LEX_DEAD. */
+static inline uint32_t gm_lexer_move(const gm_lexer *lx, uint32_t q, uint32_t c)
+{
+    size_t i = (size_t)q * lx->nclasses + c;
+    if (lx->next16) {
+        uint16_t n = lx->next16[i];
+        return n == UINT16_MAX ? GM_LEX_DEAD : n;
+    }
+    return lx->next[i];
+}
+
+/*
+ * Moves a built lexer's transitions from next to next16 when it has fewer
+ * than UINT16_MAX states (the builders and the loader call it last).
+ * GM_ERR_NOMEM (err filled) when the smaller table cannot be allocated;
+ * the lexer is then as it was.
+ */
+gm_status gm_lexer_compact(gm_lexer *lx, gm_error *err);
+
 /*
  * One byte of the transducer (note [lexing transducer]): the terminals it
  * completes go to emitted[0..*nemitted) (at most GM_LEX_MAX_EMIT). False on
@@ -267,7 +293,7 @@ static inline bool gm_lexer_step(const gm_lexer *lx, uint32_t q, uint8_t b, uint
     uint32_t c = lx->byte_class[b];
     *nemitted = 0;
     for (;;) {
-        uint32_t n = lx->next[(size_t)q * lx->nclasses + c];
+        uint32_t n = gm_lexer_move(lx, q, c);
         if (n != GM_LEX_DEAD) {
             *q_next = n;
             return true;

@@ -728,6 +728,22 @@ gm_status gm_lexer_build_grammar(gm_mem *m, gm_terminal_spec *specs, uint32_t n,
     return st;
 }
 
+gm_status gm_lexer_compact(gm_lexer *lx, gm_error *err)
+{
+    if (!lx->next || lx->nstates >= UINT16_MAX)
+        return GM_OK;
+    size_t n = (size_t)lx->nstates * lx->nclasses;
+    uint16_t *t = gm_mem_reallocarray(lx->mem, NULL, n + 1, sizeof *t);
+    if (!t)
+        return gm_mem_fail(lx->mem, err, "the lexer");
+    for (size_t i = 0; i < n; i++)
+        t[i] = lx->next[i] == GM_LEX_DEAD ? UINT16_MAX : (uint16_t)lx->next[i];
+    gm_mem_free(lx->mem, lx->next);
+    lx->next = NULL;
+    lx->next16 = t;
+    return GM_OK;
+}
+
 void gm_lexer_destroy(gm_lexer *lx)
 {
     if (!lx)
@@ -738,6 +754,7 @@ void gm_lexer_destroy(gm_lexer *lx)
             gm_mem_free(m, lx->terminals[i].name);
     gm_mem_free(m, lx->terminals);
     gm_mem_free(m, lx->next);
+    gm_mem_free(m, lx->next16);
     gm_mem_free(m, lx->accept);
     gm_mem_free(m, lx->cond);
     gm_mem_free(m, lx->cond_rows);
@@ -870,6 +887,9 @@ gm_status gm_lexer_build(gm_mem *m, const gm_terminal_spec *specs, uint32_t n,
         lx->terminals[i].declared_only = specs[i].pattern == NULL;
     }
     st = compute_prod(lx, err);
+    if (st != GM_OK)
+        goto done;
+    st = gm_lexer_compact(lx, err);
     if (st != GM_OK)
         goto done;
     warn_unproduced(&B, warn, warn_ud);

@@ -12,7 +12,7 @@
 
 static uint32_t dfa_next(const gm_lexer *lx, uint32_t q, uint8_t byte)
 {
-    return gm_lexer_dfa_state(lx, lx->next[(size_t)q * lx->nclasses + lx->byte_class[byte]]);
+    return gm_lexer_dfa_state(lx, gm_lexer_move(lx, q, lx->byte_class[byte]));
 }
 
 /*

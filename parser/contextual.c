@@ -192,8 +192,8 @@ gm_status gm_ctx_lexers_witness(gm_ctx_lexers *c, const gm_lexer *basic, uint32_
         for (uint32_t cb = 0; cb < basic->nclasses && !*found; cb++) {
             uint8_t b = class_byte(basic, cb);
             uint32_t ck = lx->byte_class[b];
-            uint32_t nb = basic->next[(size_t)gm_lexer_dfa_state(basic, nd.qb) * basic->nclasses + cb];
-            uint32_t nk = lx->next[(size_t)gm_lexer_dfa_state(lx, nd.qk) * lx->nclasses + ck];
+            uint32_t nb = gm_lexer_move(basic, gm_lexer_dfa_state(basic, nd.qb), cb);
+            uint32_t nk = gm_lexer_move(lx, gm_lexer_dfa_state(lx, nd.qk), ck);
             nb = gm_lexer_dfa_state(basic, nb);
             nk = gm_lexer_dfa_state(lx, nk);
             bool gb = nb != GM_LEX_DEAD, gk = nk != GM_LEX_DEAD;
@@ -227,7 +227,7 @@ gm_status gm_ctx_lexers_witness(gm_ctx_lexers *c, const gm_lexer *basic, uint32_
             while (on && tl < WITNESS_MAX && gm_lexer_accept(on, s, on->nclasses) == GM_LEX_NONE) {
                 uint32_t next = GM_LEX_DEAD, via = 0;
                 for (uint32_t cc = 0; cc < on->nclasses && next == GM_LEX_DEAD; cc++) {
-                    next = gm_lexer_dfa_state(on, on->next[(size_t)s * on->nclasses + cc]);
+                    next = gm_lexer_dfa_state(on, gm_lexer_move(on, s, cc));
                     via = cc;
                 }
                 if (next == GM_LEX_DEAD)

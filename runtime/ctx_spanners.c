@@ -174,7 +174,7 @@ int gm_ctx_step(gm_ctx_spanners *cs, gm_spanner **spp, uint32_t *k, uint32_t *qp
         sp = *spp;
         const gm_lexer *lx = sp->lexer;
         uint32_t q = *qp, cls = lx->byte_class[b], dfa = sp->state_dfa[q];
-        uint32_t n = lx->next[(size_t)dfa * lx->nclasses + cls];
+        uint32_t n = gm_lexer_move(lx, dfa, cls);
         if (n != GM_LEX_DEAD) {
             gm_spanner_enter(sp, n, sp->state_flag[q], sp->state_width[q], b, qp);
             return window_step(sp, q, *qp, win, b, err);

@@ -81,6 +81,22 @@ static void put_vocab(writer *w, const gm_vocab_data *v)
     put(w, v->eos, (size_t)v->neos * 4);
 }
 
+/* The transitions as 32-bit ids (the file's format, whatever the lexer keeps). */
+static void put_lexer_next(writer *w, const gm_lexer *lx)
+{
+    uint32_t chunk[1024];
+    size_t n = 0;
+    for (uint32_t q = 0; q < lx->nstates; q++)
+        for (uint32_t c = 0; c < lx->nclasses; c++) {
+            chunk[n++] = gm_lexer_move(lx, q, c);
+            if (n == sizeof chunk / sizeof *chunk) {
+                put(w, chunk, n * 4);
+                n = 0;
+            }
+        }
+    put(w, chunk, n * 4);
+}
+
 static void put_lexer(writer *w, const gm_lexer *lx, const gm_postlex *pl)
 {
     put_u32(w, TAG_LEXR);
@@ -89,7 +105,7 @@ static void put_lexer(writer *w, const gm_lexer *lx, const gm_postlex *pl)
     put_u32(w, lx->nterminals);
     put_u32(w, lx->prod_words);
     put(w, lx->byte_class, 256);
-    put(w, lx->next, (size_t)lx->nstates * lx->nclasses * 4);
+    put_lexer_next(w, lx);
     put(w, lx->accept, (size_t)lx->nstates * 4);
     put(w, lx->prod, (size_t)lx->nstates * lx->prod_words * 8);
     put_u32(w, lx->ndfa);
@@ -485,6 +501,8 @@ static int read_lexer(reader *r, gm_grammar *g)
     for (size_t i = 0; i < (size_t)lx->nstates * lx->nclasses; i++)
         if (lx->next[i] == 0)
             return bad(r, "a lexer transition re-enters the start state");
+    if (gm_lexer_compact(lx, r->err) != GM_OK)
+        return r->bad = 1, -1;
     gm_postlex *pl = &g->postlex;
     uint32_t insertion = get_u32(r, "post-lexing layer");
     if (r->bad)

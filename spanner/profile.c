@@ -172,7 +172,7 @@ static int walk(builder *b, uint32_t q0)
         uint32_t next = GM_LEX_DEAD, emit[GM_SPANNER_MAX_EMIT], nemit = 0;
         if (r < sp->nlex) {
             /* Inside one lexeme the layers' state rides along (widths grow). */
-            uint32_t n = lx->next[(size_t)sp->state_dfa[r] * lx->nclasses + lx->byte_class[nd->byte]];
+            uint32_t n = gm_lexer_move(lx, sp->state_dfa[r], lx->byte_class[nd->byte]);
             if (n != GM_LEX_DEAD)
                 gm_spanner_enter(sp, n, sp->state_flag[r], sp->state_width[r], nd->byte, &next);
             absolute[nd->depth] = absolute[nd->depth - 1] || nd->byte == '\n';

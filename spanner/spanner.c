@@ -163,7 +163,7 @@ static gm_status layout_states(gm_spanner *sp, uint32_t strip_leading, gm_error 
             }
     if (pl && pl->indentation && pl->line_start) {
         /* Lexing starts after a virtual line end (postlex.h, note [indentation]). */
-        uint32_t after = lx->next[lx->byte_class['\n']];
+        uint32_t after = gm_lexer_move(lx, 0, lx->byte_class['\n']);
         if (after == GM_LEX_DEAD || !gm_lexer_can_produce(lx, after, pl->newline))
             return gm_error_set(err, GM_ERR_GRAMMAR,
                                 "the indentation layer's line-end terminal does not start with a "
@@ -198,8 +198,8 @@ static gm_status intern_split0(gm_spanner *sp, gm_error *err)
         for (unsigned b = 0; b < 256; b++) {
             /* A byte after which the lexeme is no terminal (lexer.h, cond) stops no token;
              * under the contextual lexer the next lexeme's lexer may be another one. */
-            if (lx->next[(size_t)dfa * lx->nclasses + lx->byte_class[b]] == GM_LEX_DEAD &&
-                (sp->contextual || lx->next[lx->byte_class[b]] != GM_LEX_DEAD) &&
+            if (gm_lexer_move(lx, dfa, lx->byte_class[b]) == GM_LEX_DEAD &&
+                (sp->contextual || gm_lexer_move(lx, 0, lx->byte_class[b]) != GM_LEX_DEAD) &&
                 gm_lexer_accept(lx, dfa, lx->byte_class[b]) != GM_LEX_NONE) {
                 bytes[b >> 3] |= (uint8_t)(1u << (b & 7));
                 any = 1;

@@ -298,7 +298,7 @@ static inline bool gm_spanner_step(const gm_spanner *sp, uint32_t q, uint8_t b, 
     uint32_t cls = lx->byte_class[b];
     for (;;) {
         uint32_t dfa = sp->state_dfa[q];
-        uint32_t n = lx->next[(size_t)dfa * lx->nclasses + cls];
+        uint32_t n = gm_lexer_move(lx, dfa, cls);
         if (n != GM_LEX_DEAD)
             return gm_spanner_enter(sp, n, sp->state_flag[q], sp->state_width[q], b, q_next);
         uint32_t e;

@@ -147,7 +147,7 @@ static void ref_run(ref *r, ref_state *s, const uint8_t *b, size_t n)
                 s->last = a;
                 s->last_len = s->lexlen;
             }
-            nx = gm_lexer_dfa_state(lx, lx->next[(size_t)s->q * lx->nclasses + lx->byte_class[b[i]]]);
+            nx = gm_lexer_dfa_state(lx, gm_lexer_move(lx, s->q, lx->byte_class[b[i]]));
             if (nx != GM_LEX_DEAD)
                 break;
             if (s->q == 0 || !ref_break(r, s, lx->byte_class[b[i]])) {

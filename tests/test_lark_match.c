@@ -141,7 +141,7 @@ static long dfa_match(const gm_lexer *lx, const uint8_t *s, size_t n)
         uint32_t cls = i < n ? lx->byte_class[s[i]] : lx->nclasses;
         if (q && gm_lexer_accept(lx, q, cls) != GM_LEX_NONE)
             last = (long)i;
-        if (i == n || (q = lx->next[(size_t)q * lx->nclasses + cls]) == GM_LEX_DEAD)
+        if (i == n || (q = gm_lexer_move(lx, q, cls)) == GM_LEX_DEAD)
             return last;
     }
 }

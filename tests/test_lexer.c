@@ -140,8 +140,8 @@ static void seed_example(void **state)
     assert_int_equal(s.all[2].start, 5);
     assert_int_equal(s.all[2].end, 7);
     /* Prod: after "a" both terminals are possible, after "ab" only B. */
-    uint32_t qa = lx->next[lx->byte_class['a']];
-    uint32_t qab = lx->next[(size_t)qa * lx->nclasses + lx->byte_class['b']];
+    uint32_t qa = gm_lexer_move(lx, 0, lx->byte_class['a']);
+    uint32_t qab = gm_lexer_move(lx, qa, lx->byte_class['b']);
     uint32_t B = term_id(lx, "B"), C = term_id(lx, "C");
     assert_true(gm_lexer_can_produce(lx, qa, B) && gm_lexer_can_produce(lx, qa, C));
     assert_true(gm_lexer_can_produce(lx, qab, B) && !gm_lexer_can_produce(lx, qab, C));
@@ -330,7 +330,7 @@ static void start_state_is_never_reentered(void **state)
     gm_lexer *lx = must_build(&m, "T /(?:ab)*c/\nU /x(?:yx)*/\n");
     for (uint32_t q = 0; q < lx->nstates; q++)
         for (uint32_t c = 0; c < lx->nclasses; c++)
-            assert_int_not_equal(lx->next[(size_t)q * lx->nclasses + c], 0);
+            assert_int_not_equal(gm_lexer_move(lx, q, c), 0);
     expect_error(lx, "ab", 2); /* pending "ab" at the end is not a clean end */
     expect_stream(lx, "ababcxyxc", "T U T");
     gm_lexer_destroy(lx);
@@ -754,7 +754,7 @@ static void prod_is_reachable_labels(void **state)
             if (lx->accept[s] != GM_LEX_NONE)
                 want[lx->accept[s] >> 6] |= (uint64_t)1 << (lx->accept[s] & 63);
             for (uint32_t c = 0; c < lx->nclasses; c++) {
-                uint32_t t = lx->next[(size_t)s * lx->nclasses + c];
+                uint32_t t = gm_lexer_move(lx, s, c);
                 if (t != GM_LEX_DEAD && !seen[t]) {
                     seen[t] = 1;
                     stack[sp++] = t;

@@ -113,7 +113,7 @@ static int ref_emit(ref *r, ref_state *s, uint32_t t)
 
 static uint32_t ref_dfa_next(const gm_lexer *lx, uint32_t q, uint8_t b)
 {
-    return gm_lexer_dfa_state(lx, lx->next[(size_t)q * lx->nclasses + lx->byte_class[b]]);
+    return gm_lexer_dfa_state(lx, gm_lexer_move(lx, q, lx->byte_class[b]));
 }
 
 /*

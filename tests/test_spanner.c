@@ -33,7 +33,7 @@ static void ref_run(const gm_lexer *lx, uint32_t q, const uint8_t *s, size_t n, 
     o->len = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t cls = lx->byte_class[s[i]];
-        uint32_t nx = lx->next[q * lx->nclasses + cls];
+        uint32_t nx = gm_lexer_move(lx, q, cls);
         if (nx == GM_LEX_DEAD) {
             uint32_t t = lx->accept[q];
             if (t == GM_LEX_NONE)
@@ -43,7 +43,7 @@ static void ref_run(const gm_lexer *lx, uint32_t q, const uint8_t *s, size_t n, 
                     return;
                 o->seq[o->len++] = t;
             }
-            nx = lx->next[cls];
+            nx = gm_lexer_move(lx, 0, cls);
             if (nx == GM_LEX_DEAD)
                 return;
         }

@@ -52,15 +52,17 @@
  * python.lark, each lexer in its own process, first-use builds inside the
  * timed masks. Lazily (the default) the grammar and compile times are the
  * basic lexer's (the lexers themselves are built on first use: note [lazy
- * lexers]); memory after the trace is 1.4x (Go), 2.1x (Java), 1.85x
- * (Python) and 3.2x (python.lark) the basic lexer's, mean time per mask
- * 4-8x, p99 4-27x. Where it goes: each lexer used is a DFA as large as a
- * good part of the basic one (Java: 80 of its 261 lexers, 19 MB of its
- * +35 MB; python.lark's Lark-mode lexers carry up to 10,000 backtracking
- * states each), built in the mask that first needs it (40-50 % of Java's
- * trace instructions), plus each lexer's spanner, start profile and suffix
- * profiles. An eager compile builds a profile for every state of every
- * lexer (Java: 67,568 profiles, 371 MB; 23-80x the basic eager compile).
+ * lexers]); memory after the trace is 1.35x (Go), 1.8x (Java), 1.75x
+ * (Python) and 2.4x (python.lark) the basic lexer's, mean time per mask
+ * 4-8x, p99 3-33x. Where it goes: each lexer used is a DFA as large as a
+ * good part of the basic one (Java: 80 of its 261 lexers, ~10 MB of 16-bit
+ * transitions; python.lark's Lark-mode lexers carry up to 10,000
+ * backtracking states each, and its indentation layer a spanner state per
+ * line width of each), built in the mask that first needs it (~35 % of
+ * Java's trace instructions), plus each lexer's spanner, start profile and
+ * suffix profiles. An eager compile builds a profile for every state of
+ * every lexer (Java: 67,568 profiles, 371 MB; 22-73x the basic eager
+ * compile).
  * What would remove most of both: profiles that stop at the first
  * lexeme's end (the walk already continues rests in suffix profiles), so
  * that a profile depends only on the sub-automaton of its state, shared

@@ -552,7 +552,7 @@ static void step(ord *o, const view *v, uint32_t c, uint32_t *label)
 
 /*
  * The classes some path of v moves on (moves[c]), and whether v's paths
- * carry no lookahead conditions. Then a class whose bytes no path moves on steps to
+ * carry no lookahead conditions. Then a class no path moves on steps to
  * nothing, and its label (what matched, in path order, with the cuts; the
  * markers present) does not depend on the byte: one step serves all such
  * classes. Most classes of a state inside a lexeme are such (a name's state
@@ -722,8 +722,8 @@ gm_status gm_ord_determinize(const gm_ord_input *in, gm_mem *m, gm_dfa *out, gm_
         }
         bool moves[256];
         bool plain = moving_classes(&o, &v, moves);
-        bool known = false;  /* the label of the classes no path moves on is known: */
-        uint32_t still = 0;
+        bool known = false;  /* whether `still`, the label of the classes no path moves on, */
+        uint32_t still = 0;  /* is known yet */
         for (uint32_t c = 0; c <= k && o.st == GM_OK; c++) {
             uint32_t *cell = out->next + (size_t)q * k + c;
             if (c < k && plain && known && !moves[c]) {

@@ -337,7 +337,8 @@ nomem:
 void gm_profile_set_split0(const gm_spanner *sp, gm_profile *p)
 {
     uint32_t emit, after;
-    p->split0 = sp->variant & GM_VARIANT_NO_SPLIT0 ? GM_SPANNER_NONE : sp->state_split0[gm_spanner_slot(sp, p->state)];
+    p->split0 = sp->variant & GM_VARIANT_NO_SPLIT0 ? GM_SPANNER_NONE
+                                                   : sp->state_split0[gm_spanner_slot(sp, p->state)];
     p->split0_emit = GM_SPANNER_NONE;
     p->split0_next = 0;
     if (p->split0 != GM_SPANNER_NONE && gm_spanner_break(sp, p->state, GM_LEX_STOP, &emit, &after)) {

@@ -67,7 +67,14 @@
  * lexeme's end (the walk already continues rests in suffix profiles), so
  * that a profile depends only on the sub-automaton of its state, shared
  * between lexers whose sub-automata are equal (a name's interior, a
- * string's), with Prod sets interned across the spanners.
+ * string's), with Prod sets interned across the spanners. Counted on the
+ * union of all lexers of a grammar (states equal in accepted terminal,
+ * Prod set, fallback and the classes of their successors on every byte):
+ * Go's 137 lexers have 24,300 states but 856 distinct sub-automata, Java's
+ * 261 have 67,568 and 1,496, the bundled Python's 185 have 33,408 and 979,
+ * python.lark's 146 have 234,022 and 12,981 (the basic lexers: 634, 824,
+ * 654 and 13,295 states). So an eager compile of such profiles would
+ * build 1-1.8x the basic lexer's count.
  */
 #ifndef GM_RUNTIME_CTX_SPANNERS_H
 #define GM_RUNTIME_CTX_SPANNERS_H

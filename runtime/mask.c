@@ -299,7 +299,7 @@ static int ctx_pending(gm_ctx_spanners *cs, gm_spanner *sp, uint32_t k, uint32_t
                        const gm_ctx_window *win, const gm_vstack *vs, uint32_t *scratch,
                        uint32_t cap, gm_error *err)
 {
-    uint32_t prod = sp->state_prod[q];
+    uint32_t prod = gm_spanner_prod(sp, q);
     if (!gm_ctx_backtracking(sp, q))
         return set_viable(sp, vs, prod, scratch, cap); /* no fallback pairs there */
     if (sp->prod_ignored[prod])
@@ -836,7 +836,7 @@ bool gm_mask_pending_viable(const gm_spanner *sp, const gm_mask_state *s)
     uint32_t buf[WALK_REGION], ibuf[WALK_INDENTS], scratch[WALK_REGION];
     gm_vstack vs;
     vs_init(&vs, s, buf, WALK_REGION, ibuf, WALK_INDENTS);
-    return set_viable(sp, &vs, sp->state_prod[s->q], scratch, WALK_REGION) > 0;
+    return set_viable(sp, &vs, gm_spanner_prod(sp, s->q), scratch, WALK_REGION) > 0;
 }
 
 int gm_mask_can_end_after(const gm_spanner *sp, const gm_mask_state *s, const uint8_t *bytes,

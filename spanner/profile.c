@@ -120,7 +120,7 @@ static int finish_token(builder *b, uint32_t token, size_t from, const uint32_t 
             seq->v[seq->n++] = emit[k];
         q = next;
     }
-    return add_token(b, token, sp->state_prod[q], seq->v, (uint32_t)seq->n) ? -1 : 1;
+    return add_token(b, token, gm_spanner_prod(sp, q), seq->v, (uint32_t)seq->n) ? -1 : 1;
 }
 
 /*
@@ -197,7 +197,7 @@ static int walk(builder *b, uint32_t q0)
         if (next != GM_LEX_DEAD) {
             state[nd->depth] = next;
             for (uint32_t k = nd->tok_begin; k < nd->tok_end; k++)
-                if (add_token(b, tr->tokens[k], sp->state_prod[next], NULL, 0))
+                if (add_token(b, tr->tokens[k], gm_spanner_prod(sp, next), NULL, 0))
                     goto nomem;
             i++;
             continue;

@@ -46,10 +46,14 @@ static gm_status intern_prods(gm_spanner *sp, gm_error *err)
     /* A set holds terminals, a pending line end, and at most one pair or one other set. */
     size_t cap = 2 * ((size_t)lx->nterminals + 2) + 2;
     uint32_t *key = gm_mem_calloc(sp->mem, cap, sizeof *key);
-    sp->state_prod = gm_mem_calloc(sp->mem, sp->nstates, sizeof(uint32_t));
-    if (!key || !sp->state_prod)
+    sp->slot_prod = gm_mem_calloc(sp->mem, sp->nslots, sizeof(uint32_t));
+    if (!key || !sp->slot_prod)
         goto nomem;
+    /* Prod(q) does not depend on the width: one per slot, in the order of slots (a
+     * window's state, whose set a backtracking state's includes, has a smaller one). */
     for (uint32_t q = 0; q < sp->nstates; q++) {
+        if (gm_spanner_profile_state(sp, q) != q)
+            continue;
         uint32_t dfa = q < sp->nlex ? sp->state_dfa[q] : 0;
         uint32_t flag = q < sp->nlex ? sp->state_flag[q] : 0;
         const uint64_t *row = lx->prod + (size_t)dfa * lx->prod_words;
@@ -68,9 +72,9 @@ static gm_status intern_prods(gm_spanner *sp, gm_error *err)
         if (q < sp->nlex && dfa >= lx->ndfa && gm_spanner_break(sp, q, GM_LEX_STOP, &emit, &resume)) {
             /* note [fallback pairs]: the window's state comes first (relex < the state) */
             if (emit == GM_LEX_NONE) {
-                n = add_prod(&rows, sp->state_prod[resume], key, n);
+                n = add_prod(&rows, gm_spanner_prod(sp, resume), key, n);
             } else {
-                uint32_t pk[2] = {emit, sp->state_prod[resume]}, id;
+                uint32_t pk[2] = {emit, gm_spanner_prod(sp, resume)}, id;
                 if (gm_intern_put(&pairs, pk, sizeof pk, &id, NULL))
                     goto nomem;
                 key[n++] = GM_SEQ_PAIR | id;
@@ -84,7 +88,7 @@ static gm_status intern_prods(gm_spanner *sp, gm_error *err)
         uint32_t id;
         if (gm_intern_put(&rows, key, (size_t)k * sizeof *key, &id, NULL))
             goto nomem;
-        sp->state_prod[q] = id;
+        sp->slot_prod[gm_spanner_slot(sp, q)] = id;
     }
     sp->nprods = rows.count;
     sp->prod_off = gm_mem_calloc(sp->mem, (size_t)sp->nprods + 1, sizeof(uint32_t));
@@ -313,7 +317,7 @@ void gm_spanner_destroy(gm_spanner *sp)
     gm_mem_free(m, sp->state_width);
     gm_mem_free(m, sp->dfa_base);
     gm_mem_free(m, sp->dfa_widths);
-    gm_mem_free(m, sp->state_prod);
+    gm_mem_free(m, sp->slot_prod);
     gm_mem_free(m, sp->prod_off);
     gm_mem_free(m, sp->prod_terms);
     gm_mem_free(m, sp->prod_ignored);

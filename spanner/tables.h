@@ -179,7 +179,8 @@ typedef struct gm_spanner {
 
     /* Distinct Prod(q) sets. */
     uint32_t nprods;
-    uint32_t *state_prod;    /* [nstates] prod-set id */
+    uint32_t *slot_prod;     /* [nslots] prod-set id (all widths of a lexer state share it):
+                                read with gm_spanner_prod */
     uint32_t *prod_off;      /* [nprods + 1] parser terminals of set i:
                                 prod_terms[prod_off[i], prod_off[i+1]) */
     uint32_t *prod_terms;
@@ -358,6 +359,12 @@ static inline uint32_t gm_spanner_slot(const gm_spanner *sp, uint32_t q)
 {
     return q < sp->nlex ? sp->state_dfa[q] * sp->nflags + sp->state_flag[q]
                         : sp->lexer->nstates * sp->nflags + (q - sp->nlex);
+}
+
+/* The prod-set id of Prod(q). */
+static inline uint32_t gm_spanner_prod(const gm_spanner *sp, uint32_t q)
+{
+    return sp->slot_prod[gm_spanner_slot(sp, q)];
 }
 
 #endif

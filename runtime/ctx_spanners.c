@@ -126,7 +126,7 @@ static int ctx_break(gm_ctx_spanners *cs, gm_spanner **spp, uint32_t *k, uint32_
     bool fallback = gm_ctx_backtracking(sp, *q);
     if (!gm_spanner_break(sp, *q, cls, &e, &r))
         return 0;
-    uint32_t flag = sp->state_flag[r];
+    uint32_t flag = gm_spanner_flag(sp, r);
     gm_ctx_window again;
     again.n = win->n;
     memcpy(again.b, win->b, win->n);
@@ -173,10 +173,10 @@ int gm_ctx_step(gm_ctx_spanners *cs, gm_spanner **spp, uint32_t *k, uint32_t *qp
     for (;;) {
         sp = *spp;
         const gm_lexer *lx = sp->lexer;
-        uint32_t q = *qp, cls = lx->byte_class[b], dfa = sp->state_dfa[q];
+        uint32_t q = *qp, cls = lx->byte_class[b], dfa = gm_spanner_dfa(sp, q);
         uint32_t n = gm_lexer_move(lx, dfa, cls);
         if (n != GM_LEX_DEAD) {
-            gm_spanner_enter(sp, n, sp->state_flag[q], sp->state_width[q], b, qp);
+            gm_spanner_enter(sp, n, gm_spanner_flag(sp, q), gm_spanner_width(sp, q), b, qp);
             return window_step(sp, q, *qp, win, b, err);
         }
         if (dfa == 0)

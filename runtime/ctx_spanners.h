@@ -217,7 +217,7 @@ int gm_ctx_fallback(gm_ctx_spanners *cs, gm_spanner **sp, uint32_t *k, uint32_t 
 /* Whether q is a backtracking state (its lexeme has a window). */
 static inline bool gm_ctx_backtracking(const gm_spanner *sp, uint32_t q)
 {
-    return q < sp->nlex && sp->state_dfa[q] >= sp->lexer->ndfa;
+    return q < sp->nlex && gm_spanner_dfa(sp, q) >= sp->lexer->ndfa;
 }
 
 #endif

@@ -734,7 +734,7 @@ static void vs_init(gm_vstack *vs, const gm_mask_state *s, uint32_t *buf, uint32
 
 static uint32_t pending_width(const gm_spanner *sp, uint32_t q)
 {
-    return q < sp->nlex ? sp->state_width[q] : 0;
+    return q < sp->nlex ? gm_spanner_width(sp, q) : 0;
 }
 
 /* gm_mask_fill, under the contextual lexer when ctx is not NULL (sp is then lexer's). */
@@ -781,7 +781,7 @@ static gm_status fill(gm_spanner *sp, gm_ctx_spanners *ctx, uint32_t lexer, cons
     uint32_t next = p->split0_next;
     if (ctx && (w.lexer = gm_ctx_lexer_of(ctx, gm_vstack_top(&after))) != lexer) {
         /* The rest is lexed by the lexer of the state after the terminal. */
-        uint32_t flag = next < sp->nlex ? sp->state_flag[next] : 0;
+        uint32_t flag = next < sp->nlex ? gm_spanner_flag(sp, next) : 0;
         if (!(w.sp = gm_ctx_spanner(ctx, w.lexer, err)))
             return err->code;
         next = gm_spanner_id(w.sp, 0, flag, 0);

@@ -172,9 +172,11 @@ static int walk(builder *b, uint32_t q0)
         uint32_t next = GM_LEX_DEAD, emit[GM_SPANNER_MAX_EMIT], nemit = 0;
         if (r < sp->nlex) {
             /* Inside one lexeme the layers' state rides along (widths grow). */
-            uint32_t n = gm_lexer_move(lx, sp->state_dfa[r], lx->byte_class[nd->byte]);
+            uint32_t slot = gm_spanner_lex_slot(sp, r);
+            uint32_t n = gm_lexer_move(lx, slot >> sp->flag_bits, lx->byte_class[nd->byte]);
             if (n != GM_LEX_DEAD)
-                gm_spanner_enter(sp, n, sp->state_flag[r], sp->state_width[r], nd->byte, &next);
+                gm_spanner_enter(sp, n, slot & (sp->nflags - 1), gm_spanner_width(sp, r),
+                                 nd->byte, &next);
             absolute[nd->depth] = absolute[nd->depth - 1] || nd->byte == '\n';
         } else {
             /* A virtual start state: a space is stripped, else lexing starts (widths absolute). */
@@ -207,7 +209,7 @@ static int walk(builder *b, uint32_t q0)
          * backtracking state, which has none: its lexeme resumes in the re-lexed window). */
         uint32_t after;
         bool deep = nd->depth > 1 || (sp->variant & GM_VARIANT_NO_SPLIT0) ||
-                    (r < sp->nlex && sp->state_dfa[r] >= lx->ndfa);
+                    (r < sp->nlex && gm_spanner_dfa(sp, r) >= lx->ndfa);
         if (deep && r < sp->nlex && gm_spanner_pending(sp, r) &&
             gm_spanner_break(sp, r, lx->byte_class[nd->byte], &emit[0], &after)) {
             nemit = emit[0] != GM_LEX_NONE;
@@ -437,7 +439,7 @@ static size_t item_offset(const gm_profile *p, uint32_t t)
 /* One token: find the byte after which its element `depth` was emitted, lex the rest in to. */
 static bool backtracking(const gm_spanner *sp, uint32_t q)
 {
-    return q < sp->nlex && sp->state_dfa[q] >= sp->lexer->ndfa;
+    return q < sp->nlex && gm_spanner_dfa(sp, q) >= sp->lexer->ndfa;
 }
 
 /*
@@ -470,7 +472,7 @@ static int suffix_token(void *ud, uint32_t t)
                     return sw->mixed = 1;
                 at = wstart; /* the window is lexed again */
             }
-            uint32_t s = gm_spanner_id(to, 0, from->state_flag[r], 0);
+            uint32_t s = gm_spanner_id(to, 0, gm_spanner_flag(from, r), 0);
             if (sw->start == UINT32_MAX)
                 sw->start = s;
             if (s != sw->start || at > UINT16_MAX)

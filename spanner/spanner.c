@@ -51,11 +51,10 @@ static gm_status intern_prods(gm_spanner *sp, gm_error *err)
         goto nomem;
     /* Prod(q) does not depend on the width: one per slot, in the order of slots (a
      * window's state, whose set a backtracking state's includes, has a smaller one). */
-    for (uint32_t q = 0; q < sp->nstates; q++) {
-        if (gm_spanner_profile_state(sp, q) != q)
-            continue;
-        uint32_t dfa = q < sp->nlex ? sp->state_dfa[q] : 0;
-        uint32_t flag = q < sp->nlex ? sp->state_flag[q] : 0;
+    for (uint32_t slot = 0; slot < sp->nslots; slot++) {
+        uint32_t q = gm_spanner_slot_state(sp, slot);
+        uint32_t dfa = q < sp->nlex ? gm_spanner_dfa(sp, q) : 0;
+        uint32_t flag = q < sp->nlex ? gm_spanner_flag(sp, q) : 0;
         const uint64_t *row = lx->prod + (size_t)dfa * lx->prod_words;
         uint32_t n = 1;
         key[0] = 0;
@@ -88,7 +87,7 @@ static gm_status intern_prods(gm_spanner *sp, gm_error *err)
         uint32_t id;
         if (gm_intern_put(&rows, key, (size_t)k * sizeof *key, &id, NULL))
             goto nomem;
-        sp->slot_prod[gm_spanner_slot(sp, q)] = id;
+        sp->slot_prod[slot] = id;
     }
     sp->nprods = rows.count;
     sp->prod_off = gm_mem_calloc(sp->mem, (size_t)sp->nprods + 1, sizeof(uint32_t));
@@ -134,37 +133,33 @@ static gm_status layout_states(gm_spanner *sp, uint32_t strip_leading, gm_error 
     const gm_lexer *lx = sp->lexer;
     const gm_postlex *pl = sp->postlex;
     sp->nflags = pl && pl->insertion ? 2 : 1;
-    sp->dfa_base = gm_mem_calloc(sp->mem, lx->nstates, sizeof *sp->dfa_base);
-    sp->dfa_widths = gm_mem_calloc(sp->mem, lx->nstates, sizeof *sp->dfa_widths);
-    if (!sp->dfa_base || !sp->dfa_widths)
-        return gm_mem_fail(sp->mem, err, "the token spanner");
-    uint64_t n = 0;
-    for (uint32_t d = 0; d < lx->nstates; d++) {
-        sp->dfa_base[d] = (uint32_t)n;
-        sp->dfa_widths[d] = pl && pl->indentation && gm_lexer_can_produce(lx, d, pl->newline)
-                                ? GM_INDENT_MAX_WIDTH + 1
-                                : 1;
-        n += (uint64_t)sp->nflags * sp->dfa_widths[d];
-        if (n + strip_leading > UINT32_MAX / 2)
-            return gm_error_set(err, GM_ERR_LIMIT, "too many lexer states for the token spanner");
+    sp->flag_bits = sp->nflags == 2;
+    uint64_t nplain = (uint64_t)lx->nstates * sp->nflags, blocks = 0;
+    if (nplain > UINT32_MAX / 4)
+        return gm_error_set(err, GM_ERR_LIMIT, "too many lexer states for the token spanner");
+    sp->nplain = (uint32_t)nplain;
+    if (pl && pl->indentation) {
+        sp->width_block = gm_mem_calloc(sp->mem, sp->nplain, sizeof *sp->width_block);
+        if (!sp->width_block)
+            return gm_mem_fail(sp->mem, err, "the token spanner");
+        for (uint32_t i = 0; i < sp->nplain; i++) {
+            bool widths = gm_lexer_can_produce(lx, i >> sp->flag_bits, pl->newline);
+            sp->width_block[i] = widths ? (uint32_t)blocks++ : GM_SPANNER_NONE;
+        }
+        sp->block_slot = gm_mem_calloc(sp->mem, blocks ? blocks : 1, sizeof *sp->block_slot);
+        if (!sp->block_slot)
+            return gm_mem_fail(sp->mem, err, "the token spanner");
+        for (uint32_t i = 0; i < sp->nplain; i++)
+            if (sp->width_block[i] != GM_SPANNER_NONE)
+                sp->block_slot[sp->width_block[i]] = i;
     }
+    uint64_t n = nplain + (blocks << GM_SPANNER_BLOCK_BITS);
+    if (n + strip_leading > UINT32_MAX / 2)
+        return gm_error_set(err, GM_ERR_LIMIT, "too many lexer states for the token spanner");
     sp->nlex = (uint32_t)n;
     sp->nstates = sp->nlex + strip_leading;
     sp->lex_start = 0;
     sp->start = strip_leading ? sp->nlex : 0;
-    sp->state_dfa = gm_mem_calloc(sp->mem, sp->nlex, sizeof *sp->state_dfa);
-    sp->state_flag = gm_mem_calloc(sp->mem, sp->nlex, 1);
-    sp->state_width = gm_mem_calloc(sp->mem, sp->nlex, 1);
-    if (!sp->state_dfa || !sp->state_flag || !sp->state_width)
-        return gm_mem_fail(sp->mem, err, "the token spanner");
-    for (uint32_t d = 0; d < lx->nstates; d++)
-        for (uint32_t f = 0; f < sp->nflags; f++)
-            for (uint32_t w = 0; w < sp->dfa_widths[d]; w++) {
-                uint32_t q = gm_spanner_id(sp, d, f, w);
-                sp->state_dfa[q] = d;
-                sp->state_flag[q] = (uint8_t)f;
-                sp->state_width[q] = (uint8_t)w;
-            }
     if (pl && pl->indentation && pl->line_start) {
         /* Lexing starts after a virtual line end (postlex.h, note [indentation]). */
         uint32_t after = gm_lexer_move(lx, 0, lx->byte_class['\n']);
@@ -187,14 +182,12 @@ static gm_status intern_split0(gm_spanner *sp, gm_error *err)
     sp->state_split0 = gm_mem_calloc(sp->mem, sp->nslots, sizeof(uint32_t));
     if (!sp->state_split0)
         goto nomem;
-    for (uint32_t q = 0; q < sp->nstates; q++) {
-        if (gm_spanner_profile_state(sp, q) != q)
-            continue; /* its width-0 state's */
-        uint32_t slot = gm_spanner_slot(sp, q);
+    for (uint32_t slot = 0; slot < sp->nslots; slot++) {
+        uint32_t q = gm_spanner_slot_state(sp, slot);
         sp->state_split0[slot] = GM_SPANNER_NONE;
         if (!gm_spanner_pending(sp, q))
             continue;
-        uint32_t dfa = sp->state_dfa[q];
+        uint32_t dfa = gm_spanner_dfa(sp, q);
         if (lx->accept[dfa] == GM_LEX_NONE)
             continue;
         uint8_t bytes[32] = {0};
@@ -258,7 +251,7 @@ static gm_status create(gm_mem *m, const gm_lexer *lexer, const gm_postlex *post
         gm_spanner_destroy(sp);
         return st;
     }
-    sp->nslots = lexer->nstates * sp->nflags + (sp->nstates - sp->nlex);
+    sp->nslots = sp->nplain + (sp->nstates - sp->nlex);
     st = intern_prods(sp, err);
     if (st == GM_OK)
         st = intern_split0(sp, err);
@@ -312,11 +305,8 @@ void gm_spanner_destroy(gm_spanner *sp)
     gm_mem_free(m, sp->split0_bits);
     gm_mem_free(m, sp->split0_bytes);
     gm_mem_free(m, sp->state_split0);
-    gm_mem_free(m, sp->state_dfa);
-    gm_mem_free(m, sp->state_flag);
-    gm_mem_free(m, sp->state_width);
-    gm_mem_free(m, sp->dfa_base);
-    gm_mem_free(m, sp->dfa_widths);
+    gm_mem_free(m, sp->width_block);
+    gm_mem_free(m, sp->block_slot);
     gm_mem_free(m, sp->slot_prod);
     gm_mem_free(m, sp->prod_off);
     gm_mem_free(m, sp->prod_terms);
@@ -387,12 +377,12 @@ gm_status gm_spanner_build_all_progress(gm_spanner *sp, gm_progress_fn progress,
     gm_error local;
     if (!err)
         err = &local;
-    uint64_t total = (uint64_t)sp->nstates + sp->nsplit0;
-    for (uint32_t q = 0; q < sp->nstates; q++) {
-        if (gm_spanner_profile_state(sp, q) == q && !gm_spanner_profile(sp, q, err))
+    uint64_t total = (uint64_t)sp->nslots + sp->nsplit0;
+    for (uint32_t i = 0; i < sp->nslots; i++) {
+        if (!gm_spanner_profile(sp, gm_spanner_slot_state(sp, i), err))
             return err->code;
         if (progress)
-            progress(ud, q + 1, total);
+            progress(ud, i + 1, total);
     }
     for (uint32_t id = 0; id < sp->nsplit0; id++)
         if (!gm_spanner_split0(sp, id, err))

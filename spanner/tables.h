@@ -31,8 +31,15 @@
  *   q < nlex: a lexer state with the layers' finite state: the semicolon
  *     flag (nflags values: 2 when insertion is on, else 1) and, for lexer
  *     states whose lexeme can still become the indentation layer's
- *     _NEWLINE, the width of its last line so far (0..GM_INDENT_MAX_WIDTH);
- *     state_dfa/state_flag/state_width decode q, gm_spanner_id builds it;
+ *     _NEWLINE, the width of its last line so far (0..GM_INDENT_MAX_WIDTH).
+ *     Width 0 (or no width) is state slot = lexer state * nflags + flag,
+ *     below nplain, which is also where its profile is kept
+ *     (gm_spanner_slot); widths 1.. of a (lexer state, flag) that tracks
+ *     them are ids nplain + 256 * block + width, the block's slot in
+ *     block_slot. So q decodes by arithmetic, with no array per state
+ *     (python.lark's contextual spanners had 3.3 M states, 255 widths for
+ *     each lexer state that can still become _NEWLINE, 20 bytes each);
+ *     gm_spanner_dfa/_flag/_width decode q, gm_spanner_id builds it;
  *   nlex <= q < nstates: virtual start states. A SentencePiece decoder
  *     removes the first space(s) of the whole text (strip_leading), so the
  *     grammar must not see them: before any byte is output the matcher is
@@ -166,13 +173,13 @@ typedef struct gm_spanner {
     const gm_postlex *postlex; /* NULL when the grammar has no post-lexing layer */
     uint32_t nbits;          /* vocabulary size: bits of a mask */
     uint32_t nflags;         /* semicolon-layer flag values (note [spanner states]) */
-    uint32_t nlex;           /* states with a lexer state */
+    uint32_t flag_bits;      /* log2(nflags) */
+    uint32_t nplain;         /* lexer states * nflags: the width-0 states, each its slot */
+    uint32_t nlex;           /* ids of states with a lexer state (note [spanner states]) */
     uint32_t nstates;        /* nlex + virtual start states */
-    uint32_t *state_dfa;     /* [nlex] lexer state of q */
-    uint8_t *state_flag;     /* [nlex] semicolon-layer flag of q */
-    uint8_t *state_width;    /* [nlex] width of a pending _NEWLINE's last line */
-    uint32_t *dfa_base;      /* [lexer states] first spanner state of a lexer state */
-    uint16_t *dfa_widths;    /* [lexer states] widths tracked: 1, or GM_INDENT_MAX_WIDTH + 1 */
+    uint32_t *width_block;   /* [nplain] the block of widths of a slot, or GM_SPANNER_NONE;
+                                NULL when no state tracks a width */
+    uint32_t *block_slot;    /* [blocks] the slot of a block */
     uint32_t start;          /* the state of an empty output (virtual when strip_leading > 0) */
     uint32_t lex_start;      /* where lexing starts: 0, or the state after the virtual line end
                                 of an indentation layer with line_start (postlex.h) */
@@ -206,16 +213,51 @@ typedef struct gm_spanner {
     _Atomic(_Atomic(struct gm_accept_entry *) *) *accept_rows;
 } gm_spanner;
 
+/* Ids per block of widths (note [spanner states]): widths 1..GM_INDENT_MAX_WIDTH. */
+#define GM_SPANNER_BLOCK_BITS 8
+_Static_assert(GM_INDENT_MAX_WIDTH < (1u << GM_SPANNER_BLOCK_BITS), "widths fit in a block");
+
+/* The width-0 state of a (lexer state, flag) that tracks widths, or block b's width w. */
+static inline uint32_t gm_spanner_block_id(const gm_spanner *sp, uint32_t b, uint32_t w)
+{
+    return sp->nplain + (b << GM_SPANNER_BLOCK_BITS) + w;
+}
+
 static inline uint32_t gm_spanner_id(const gm_spanner *sp, uint32_t dfa, uint32_t flag,
                                      uint32_t width)
 {
-    return sp->dfa_base[dfa] + flag * sp->dfa_widths[dfa] + (sp->dfa_widths[dfa] > 1 ? width : 0);
+    uint32_t slot = dfa << sp->flag_bits | flag;
+    if (width == 0 || !sp->width_block || sp->width_block[slot] == GM_SPANNER_NONE)
+        return slot;
+    return gm_spanner_block_id(sp, sp->width_block[slot], width);
+}
+
+/* The slot of lexer-state id q < nlex: its (lexer state, flag). */
+static inline uint32_t gm_spanner_lex_slot(const gm_spanner *sp, uint32_t q)
+{
+    return q < sp->nplain ? q : sp->block_slot[(q - sp->nplain) >> GM_SPANNER_BLOCK_BITS];
+}
+
+/* The lexer state, semicolon flag and pending line width of q < nlex. */
+static inline uint32_t gm_spanner_dfa(const gm_spanner *sp, uint32_t q)
+{
+    return gm_spanner_lex_slot(sp, q) >> sp->flag_bits;
+}
+
+static inline uint32_t gm_spanner_flag(const gm_spanner *sp, uint32_t q)
+{
+    return gm_spanner_lex_slot(sp, q) & (sp->nflags - 1);
+}
+
+static inline uint32_t gm_spanner_width(const gm_spanner *sp, uint32_t q)
+{
+    return q < sp->nplain ? 0 : (q - sp->nplain) & ((1u << GM_SPANNER_BLOCK_BITS) - 1);
 }
 
 /* Whether a lexeme is under way in state q. */
 static inline bool gm_spanner_pending(const gm_spanner *sp, uint32_t q)
 {
-    return q < sp->nlex && sp->state_dfa[q] != 0;
+    return q < sp->nlex && gm_spanner_dfa(sp, q) != 0;
 }
 
 /* The width after byte b on a line of width w (postlex.h, gm_postlex_width). */
@@ -253,13 +295,18 @@ static inline uint32_t gm_spanner_map(const gm_spanner *sp, uint32_t t, uint32_t
 static inline bool gm_spanner_enter(const gm_spanner *sp, uint32_t n, uint32_t flag, uint32_t w,
                                     uint8_t b, uint32_t *q_next)
 {
-    if (sp->dfa_widths[n] > 1) {
+    uint32_t slot = n << sp->flag_bits | flag;
+    if (sp->width_block && sp->width_block[slot] != GM_SPANNER_NONE) {
         /* Saturating: widths past GM_INDENT_MAX_WIDTH all count as that width. */
         w = gm_spanner_width_step(sp, w, b);
         if (w > GM_INDENT_MAX_WIDTH)
             w = GM_INDENT_MAX_WIDTH;
+        if (w) {
+            *q_next = gm_spanner_block_id(sp, sp->width_block[slot], w);
+            return true;
+        }
     }
-    *q_next = gm_spanner_id(sp, n, flag, w);
+    *q_next = slot;
     return true;
 }
 
@@ -278,11 +325,11 @@ static inline bool gm_spanner_enter(const gm_spanner *sp, uint32_t n, uint32_t f
 static inline bool gm_spanner_break(const gm_spanner *sp, uint32_t q, uint32_t cls, uint32_t *emit,
                                     uint32_t *resume)
 {
-    uint32_t t, r, flag = sp->state_flag[q];
-    if (!gm_lexer_break(sp->lexer, sp->state_dfa[q], cls, &t, &r))
+    uint32_t t, r, slot = gm_spanner_lex_slot(sp, q), flag = slot & (sp->nflags - 1);
+    if (!gm_lexer_break(sp->lexer, slot >> sp->flag_bits, cls, &t, &r))
         return false;
     /* A backtracking window holds no space, tab or line break: the widths agree. */
-    *emit = gm_spanner_map(sp, t, &flag, sp->state_width[q]);
+    *emit = gm_spanner_map(sp, t, &flag, gm_spanner_width(sp, q));
     *resume = gm_spanner_id(sp, r, flag, 0);
     return true;
 }
@@ -306,10 +353,11 @@ GM_SPANNER_HOT bool gm_spanner_step(const gm_spanner *sp, uint32_t q, uint8_t b,
     }
     uint32_t cls = lx->byte_class[b];
     for (;;) {
-        uint32_t dfa = sp->state_dfa[q];
+        uint32_t slot = gm_spanner_lex_slot(sp, q), dfa = slot >> sp->flag_bits;
         uint32_t n = gm_lexer_move(lx, dfa, cls);
         if (n != GM_LEX_DEAD)
-            return gm_spanner_enter(sp, n, sp->state_flag[q], sp->state_width[q], b, q_next);
+            return gm_spanner_enter(sp, n, slot & (sp->nflags - 1), gm_spanner_width(sp, q), b,
+                                    q_next);
         uint32_t e;
         if (dfa == 0 || !gm_spanner_break(sp, q, cls, &e, &q))
             return false;
@@ -343,7 +391,7 @@ static inline bool gm_spanner_finish(const gm_spanner *sp, uint32_t q, uint32_t 
 static inline uint32_t gm_spanner_end(const gm_spanner *sp, uint32_t q)
 {
     uint32_t out;
-    if (q < sp->nlex && gm_postlex_end(sp->postlex, sp->state_flag[q], &out))
+    if (q < sp->nlex && gm_postlex_end(sp->postlex, gm_spanner_flag(sp, q), &out))
         return out;
     return GM_LEX_NONE;
 }
@@ -351,14 +399,19 @@ static inline uint32_t gm_spanner_end(const gm_spanner *sp, uint32_t q)
 /* The state whose profile serves q: widths share the profile of width 0. */
 static inline uint32_t gm_spanner_profile_state(const gm_spanner *sp, uint32_t q)
 {
-    return q < sp->nlex && sp->state_width[q] ? q - sp->state_width[q] : q;
+    return q < sp->nlex ? gm_spanner_lex_slot(sp, q) : q;
 }
 
 /* Where the profile of q (of every width of q's lexer state) is kept: [0, nslots). */
 static inline uint32_t gm_spanner_slot(const gm_spanner *sp, uint32_t q)
 {
-    return q < sp->nlex ? sp->state_dfa[q] * sp->nflags + sp->state_flag[q]
-                        : sp->lexer->nstates * sp->nflags + (q - sp->nlex);
+    return q < sp->nlex ? gm_spanner_lex_slot(sp, q) : sp->nplain + (q - sp->nlex);
+}
+
+/* The state whose profile is kept in slot i (gm_spanner_slot's inverse on profile states). */
+static inline uint32_t gm_spanner_slot_state(const gm_spanner *sp, uint32_t i)
+{
+    return i < sp->nplain ? i : sp->nlex + (i - sp->nplain);
 }
 
 /* The prod-set id of Prod(q). */

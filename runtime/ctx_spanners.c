@@ -173,10 +173,10 @@ int gm_ctx_step(gm_ctx_spanners *cs, gm_spanner **spp, uint32_t *k, uint32_t *qp
     for (;;) {
         sp = *spp;
         const gm_lexer *lx = sp->lexer;
-        uint32_t q = *qp, cls = lx->byte_class[b], dfa = gm_spanner_dfa(sp, q);
-        uint32_t n = gm_lexer_move(lx, dfa, cls);
+        uint32_t q = *qp, cls = lx->byte_class[b], slot = gm_spanner_lex_slot(sp, q);
+        uint32_t dfa = slot >> sp->flag_bits, n = gm_lexer_move(lx, dfa, cls);
         if (n != GM_LEX_DEAD) {
-            gm_spanner_enter(sp, n, gm_spanner_flag(sp, q), gm_spanner_width(sp, q), b, qp);
+            gm_spanner_enter(sp, n, slot, q, b, qp);
             return window_step(sp, q, *qp, win, b, err);
         }
         if (dfa == 0)

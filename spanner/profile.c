@@ -175,8 +175,7 @@ static int walk(builder *b, uint32_t q0)
             uint32_t slot = gm_spanner_lex_slot(sp, r);
             uint32_t n = gm_lexer_move(lx, slot >> sp->flag_bits, lx->byte_class[nd->byte]);
             if (n != GM_LEX_DEAD)
-                gm_spanner_enter(sp, n, slot & (sp->nflags - 1), gm_spanner_width(sp, r),
-                                 nd->byte, &next);
+                gm_spanner_enter(sp, n, slot, r, nd->byte, &next);
             absolute[nd->depth] = absolute[nd->depth - 1] || nd->byte == '\n';
         } else {
             /* A virtual start state: a space is stripped, else lexing starts (widths absolute). */

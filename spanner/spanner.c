@@ -138,12 +138,13 @@ static gm_status layout_states(gm_spanner *sp, uint32_t strip_leading, gm_error 
     if (nplain > UINT32_MAX / 4)
         return gm_error_set(err, GM_ERR_LIMIT, "too many lexer states for the token spanner");
     sp->nplain = (uint32_t)nplain;
-    if (pl && pl->indentation) {
+    if (sp->nflags > 1 || (pl && pl->indentation)) {
         sp->width_block = gm_mem_calloc(sp->mem, sp->nplain, sizeof *sp->width_block);
         if (!sp->width_block)
             return gm_mem_fail(sp->mem, err, "the token spanner");
         for (uint32_t i = 0; i < sp->nplain; i++) {
-            bool widths = gm_lexer_can_produce(lx, i >> sp->flag_bits, pl->newline);
+            bool widths = pl->indentation && gm_lexer_can_produce(lx, i >> sp->flag_bits,
+                                                                  pl->newline);
             sp->width_block[i] = widths ? (uint32_t)blocks++ : GM_SPANNER_NONE;
         }
         sp->block_slot = gm_mem_calloc(sp->mem, blocks ? blocks : 1, sizeof *sp->block_slot);
@@ -153,6 +154,7 @@ static gm_status layout_states(gm_spanner *sp, uint32_t strip_leading, gm_error 
             if (sp->width_block[i] != GM_SPANNER_NONE)
                 sp->block_slot[sp->width_block[i]] = i;
     }
+    sp->plain = sp->nflags == 1 && blocks == 0;
     uint64_t n = nplain + (blocks << GM_SPANNER_BLOCK_BITS);
     if (n + strip_leading > UINT32_MAX / 2)
         return gm_error_set(err, GM_ERR_LIMIT, "too many lexer states for the token spanner");

@@ -174,11 +174,12 @@ typedef struct gm_spanner {
     uint32_t nbits;          /* vocabulary size: bits of a mask */
     uint32_t nflags;         /* semicolon-layer flag values (note [spanner states]) */
     uint32_t flag_bits;      /* log2(nflags) */
+    bool plain;              /* one flag and no widths: a state below nlex is its lexer state */
     uint32_t nplain;         /* lexer states * nflags: the width-0 states, each its slot */
     uint32_t nlex;           /* ids of states with a lexer state (note [spanner states]) */
     uint32_t nstates;        /* nlex + virtual start states */
     uint32_t *width_block;   /* [nplain] the block of widths of a slot, or GM_SPANNER_NONE;
-                                NULL when no state tracks a width */
+                                NULL when plain */
     uint32_t *block_slot;    /* [blocks] the slot of a block */
     uint32_t start;          /* the state of an empty output (virtual when strip_leading > 0) */
     uint32_t lex_start;      /* where lexing starts: 0, or the state after the virtual line end
@@ -227,7 +228,7 @@ static inline uint32_t gm_spanner_id(const gm_spanner *sp, uint32_t dfa, uint32_
                                      uint32_t width)
 {
     uint32_t slot = dfa << sp->flag_bits | flag;
-    if (width == 0 || !sp->width_block || sp->width_block[slot] == GM_SPANNER_NONE)
+    if (width == 0 || sp->plain || sp->width_block[slot] == GM_SPANNER_NONE)
         return slot;
     return gm_spanner_block_id(sp, sp->width_block[slot], width);
 }
@@ -291,18 +292,27 @@ static inline uint32_t gm_spanner_map(const gm_spanner *sp, uint32_t t, uint32_t
     return n ? out : GM_LEX_NONE;
 }
 
-/* The state entering lexer state n (a transition or a restart) on byte b. */
-static inline bool gm_spanner_enter(const gm_spanner *sp, uint32_t n, uint32_t flag, uint32_t w,
-                                    uint8_t b, uint32_t *q_next)
+/*
+ * The state entering lexer state n on byte b from q < nlex (a transition),
+ * whose slot is from_slot: with q's semicolon flag and line width (the
+ * width is only read when n tracks widths: most states do not).
+ */
+static inline bool gm_spanner_enter(const gm_spanner *sp, uint32_t n, uint32_t from_slot,
+                                    uint32_t q, uint8_t b, uint32_t *q_next)
 {
-    uint32_t slot = n << sp->flag_bits | flag;
-    if (sp->width_block && sp->width_block[slot] != GM_SPANNER_NONE) {
+    if (sp->plain) {
+        *q_next = n;
+        return true;
+    }
+    uint32_t slot = n << sp->flag_bits | (from_slot & (sp->nflags - 1));
+    uint32_t block = sp->width_block[slot];
+    if (block != GM_SPANNER_NONE) {
         /* Saturating: widths past GM_INDENT_MAX_WIDTH all count as that width. */
-        w = gm_spanner_width_step(sp, w, b);
+        uint32_t w = gm_spanner_width_step(sp, gm_spanner_width(sp, q), b);
         if (w > GM_INDENT_MAX_WIDTH)
             w = GM_INDENT_MAX_WIDTH;
         if (w) {
-            *q_next = gm_spanner_block_id(sp, sp->width_block[slot], w);
+            *q_next = gm_spanner_block_id(sp, block, w);
             return true;
         }
     }
@@ -356,8 +366,7 @@ GM_SPANNER_HOT bool gm_spanner_step(const gm_spanner *sp, uint32_t q, uint8_t b,
         uint32_t slot = gm_spanner_lex_slot(sp, q), dfa = slot >> sp->flag_bits;
         uint32_t n = gm_lexer_move(lx, dfa, cls);
         if (n != GM_LEX_DEAD)
-            return gm_spanner_enter(sp, n, slot & (sp->nflags - 1), gm_spanner_width(sp, q), b,
-                                    q_next);
+            return gm_spanner_enter(sp, n, slot, q, b, q_next);
         uint32_t e;
         if (dfa == 0 || !gm_spanner_break(sp, q, cls, &e, &q))
             return false;

@@ -52,29 +52,42 @@
  * python.lark, each lexer in its own process, first-use builds inside the
  * timed masks. Lazily (the default) the grammar and compile times are the
  * basic lexer's (the lexers themselves are built on first use: note [lazy
- * lexers]); memory after the trace is 1.35x (Go), 1.8x (Java), 1.75x
- * (Python) and 2.4x (python.lark) the basic lexer's, mean time per mask
- * 4-8x, p99 3-33x. Where it goes: each lexer used is a DFA as large as a
+ * lexers]); memory after the trace is 1.34x (Go), 1.8x (Java), 1.7x
+ * (Python) and 1.95x (python.lark) the basic lexer's, mean time per mask
+ * 4-7x, p99 4-26x. Where it goes: each lexer used is a DFA as large as a
  * good part of the basic one (Java: 80 of its 261 lexers, ~10 MB of 16-bit
  * transitions; python.lark's Lark-mode lexers carry up to 10,000
- * backtracking states each, and its indentation layer a spanner state per
- * line width of each), built in the mask that first needs it (~35 % of
- * Java's trace instructions), plus each lexer's spanner, start profile and
- * suffix profiles. An eager compile builds a profile for every state of
- * every lexer (Java: 67,568 profiles, 371 MB; 22-73x the basic eager
- * compile).
- * What would remove most of both: profiles that stop at the first
- * lexeme's end (the walk already continues rests in suffix profiles), so
- * that a profile depends only on the sub-automaton of its state, shared
- * between lexers whose sub-automata are equal (a name's interior, a
- * string's), with Prod sets interned across the spanners. Counted on the
- * union of all lexers of a grammar (states equal in accepted terminal,
- * Prod set, fallback and the classes of their successors on every byte):
- * Go's 137 lexers have 24,300 states but 856 distinct sub-automata, Java's
- * 261 have 67,568 and 1,496, the bundled Python's 185 have 33,408 and 979,
- * python.lark's 146 have 234,022 and 12,981 (the basic lexers: 634, 824,
- * 654 and 13,295 states). So an eager compile of such profiles would
- * build 1-1.8x the basic lexer's count.
+ * backtracking states each, 42 MB for the 52 it uses), built in the mask
+ * that first needs it (~35 % of Java's trace instructions), plus each
+ * lexer's spanner, start profile and suffix profiles. (python.lark's
+ * indentation layer gives each lexer state that can still become _NEWLINE
+ * 255 width states: 3.3 M states in its spanners, which keep no array per
+ * state since note [spanner states] decodes them by arithmetic.)
+ *
+ * An eager compile builds a profile for every state of every lexer (Java:
+ * 67,568 profiles, 437 MB; 35-57x the basic eager compile, 22-73x over
+ * runs). Profiles that stop at the first lexeme's end (the walk already
+ * continues rests in suffix profiles) would depend only on the
+ * sub-automaton of their state, and could be shared between lexers where
+ * those are equal (a name's interior, a string's), with Prod sets interned
+ * across the spanners. Counted on the union of all lexers of a grammar
+ * (states equal in accepted terminal, Prod set, fallback and the classes of
+ * their successors on every byte): Go's 137 lexers have 24,300 states but
+ * 856 distinct sub-automata, Java's 261 have 67,568 and 1,496, the bundled
+ * Python's 185 have 33,408 and 979, python.lark's 146 have 234,022 and
+ * 12,981 (the basic lexers: 634, 824, 654 and 13,295 states). But that
+ * alone does not bring an eager compile within 2x: every lexer still needs
+ * its own start-state profile (a lexer lexes the whole vocabulary its own
+ * way), and building all lexers and those profiles alone (timed by a
+ * driver over gm_ctx_lexers_lexer and gm_spanner_profile) takes 1.2 +
+ * 1.3 s for Java, 2.1-2.3x its whole basic eager compile (1.06-1.21 s),
+ * 0.4 + 2.2 s for Python (2.6-4x of 0.63-1.0 s), 0.24 + 0.52 s for Go
+ * (0.4-0.7x); eager would also have to build the suffix profiles that are
+ * now built on first divergence. Within 2x for Java and Python would need
+ * start profiles composed from shared ones as well (the start profile of a
+ * lexer, restricted to tokens of first byte b, is the profile of its state
+ * after b, whose sub-automaton other lexers share).
+ */
  */
 #ifndef GM_RUNTIME_CTX_SPANNERS_H
 #define GM_RUNTIME_CTX_SPANNERS_H

@@ -38,7 +38,7 @@
  *     them are ids nplain + 256 * block + width, the block's slot in
  *     block_slot. So q decodes by arithmetic, with no array per state
  *     (python.lark's contextual spanners had 3.3 M states, 255 widths for
- *     each lexer state that can still become _NEWLINE, 20 bytes each);
+ *     each lexer state that can still become _NEWLINE, 10 bytes each);
  *     gm_spanner_dfa/_flag/_width decode q, gm_spanner_id builds it;
  *   nlex <= q < nstates: virtual start states. A SentencePiece decoder
  *     removes the first space(s) of the whole text (strip_leading), so the
@@ -218,7 +218,7 @@ typedef struct gm_spanner {
 #define GM_SPANNER_BLOCK_BITS 8
 _Static_assert(GM_INDENT_MAX_WIDTH < (1u << GM_SPANNER_BLOCK_BITS), "widths fit in a block");
 
-/* The width-0 state of a (lexer state, flag) that tracks widths, or block b's width w. */
+/* The state of width w (1..GM_INDENT_MAX_WIDTH) of block b. */
 static inline uint32_t gm_spanner_block_id(const gm_spanner *sp, uint32_t b, uint32_t w)
 {
     return sp->nplain + (b << GM_SPANNER_BLOCK_BITS) + w;

@@ -88,7 +88,6 @@
  * lexer, restricted to tokens of first byte b, is the profile of its state
  * after b, whose sub-automaton other lexers share).
  */
- */
 #ifndef GM_RUNTIME_CTX_SPANNERS_H
 #define GM_RUNTIME_CTX_SPANNERS_H
 

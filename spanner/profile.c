@@ -27,7 +27,10 @@ typedef struct builder {
     const gm_spanner *sp;
     gm_mem *mem;
     gm_intern keys;          /* class key [prod, E...] -> class id */
-    uint32_t *class_of;      /* [slots] class of each token, or UINT32_MAX */
+    uint32_t *class_of;      /* [slots] class of each token, read only where touched */
+    uint64_t *touched;       /* [slots bits] the tokens added: a profile holds a few of a
+                                vocabulary's tokens, and a scan of every slot per profile was
+                                half an eager compile's instructions */
     const uint32_t *ids;     /* suffix profiles: the tokens (sorted), whose positions are the
                                 slots; NULL: every token id is its own slot */
     uint32_t nslots;         /* vocabulary size, or the number of ids */
@@ -63,6 +66,7 @@ static uint32_t token_of(const builder *b, uint32_t slot)
 static int add_token(builder *b, uint32_t token, uint32_t prod, const uint32_t *seq, uint32_t len)
 {
     token = slot_of(b, token);
+    b->touched[token >> 6] |= 1ull << (token & 63);
     if (len == 0 && b->stay_class[prod] != UINT32_MAX) {
         b->class_of[token] = b->stay_class[prod];
         b->ntokens++;
@@ -124,24 +128,63 @@ static int finish_token(builder *b, uint32_t token, size_t from, const uint32_t 
 }
 
 /*
- * finish_token for every token of the trie subtree at node i. When `from`
- * is node i's own byte, every token starts the rest with it: one step
- * decides for all that they cannot be lexed (the common case after a
- * backtracking state breaks, where most tokens are impossible).
+ * finish_token for every token of the trie subtree at node i, as a walk of
+ * the subtree: a rest's bytes shared by many tokens (the subtree's paths)
+ * are stepped once, not once per token. `from` is node i's depth (its own
+ * tokens end there; the rest starts with its children) or one less (the
+ * rest starts with node i's byte). fin_state and fin_len (max depth + 1
+ * entries) hold, along the walk's path, the state after each depth and the
+ * length of the sequence so far.
  */
 static int finish_subtree(builder *b, uint32_t i, size_t from, const uint32_t *pre, uint32_t npre,
-                          uint32_t q)
+                          uint32_t q, uint32_t *fin_state, uint32_t *fin_len)
 {
-    const gm_trie *tr = b->sp->trie;
-    uint32_t next, emit[GM_SPANNER_MAX_EMIT], nemit;
-    if (from + 1 == tr->nodes[i].depth && (npre == 0 || !b->sp->contextual) &&
-        !gm_spanner_step(b->sp, q, tr->nodes[i].byte, &next, emit, &nemit) &&
-        (nemit == 0 || !b->sp->contextual))
-        return 0;
-    for (uint32_t j = i; j < tr->nodes[i].skip; j++)
-        for (uint32_t k = tr->nodes[j].tok_begin; k < tr->nodes[j].tok_end; k++)
-            if (finish_token(b, tr->tokens[k], from, pre, npre, q) < 0)
+    const gm_spanner *sp = b->sp;
+    const gm_trie *tr = sp->trie;
+    u32vec *seq = &b->seq;
+    seq->n = 0;
+    if (gm_vec_reserve(b->mem, seq, npre))
+        return -1;
+    for (uint32_t k = 0; k < npre; k++)
+        seq->v[seq->n++] = pre[k];
+    fin_state[from] = q;
+    fin_len[from] = npre;
+    uint32_t j = i, end = tr->nodes[i].skip;
+    if (tr->nodes[i].depth == from) {
+        for (uint32_t k = tr->nodes[i].tok_begin; k < tr->nodes[i].tok_end; k++)
+            if (add_token(b, tr->tokens[k], gm_spanner_prod(sp, q), seq->v, (uint32_t)seq->n))
                 return -1;
+        j++;
+    }
+    while (j < end) {
+        const gm_trie_node *nd = &tr->nodes[j];
+        uint32_t next, emit[GM_SPANNER_MAX_EMIT], nemit;
+        bool ok = gm_spanner_step(sp, fin_state[nd->depth - 1], nd->byte, &next, emit, &nemit);
+        seq->n = fin_len[nd->depth - 1];
+        /* A contextual spanner keeps the tokens a lexer may take over after an element. */
+        if (!ok && (!sp->contextual || seq->n + nemit == 0)) {
+            j = nd->skip;
+            continue;
+        }
+        if (gm_vec_reserve(b->mem, seq, seq->n + nemit))
+            return -1;
+        for (uint32_t k = 0; k < nemit; k++)
+            seq->v[seq->n++] = emit[k];
+        if (!ok) {
+            for (uint32_t t = j; t < nd->skip; t++)
+                for (uint32_t k = tr->nodes[t].tok_begin; k < tr->nodes[t].tok_end; k++)
+                    if (add_token(b, tr->tokens[k], GM_PROD_SWITCH, seq->v, (uint32_t)seq->n))
+                        return -1;
+            j = nd->skip;
+            continue;
+        }
+        fin_state[nd->depth] = next;
+        fin_len[nd->depth] = (uint32_t)seq->n;
+        for (uint32_t k = nd->tok_begin; k < nd->tok_end; k++)
+            if (add_token(b, tr->tokens[k], gm_spanner_prod(sp, next), seq->v, (uint32_t)seq->n))
+                return -1;
+        j++;
+    }
     return 0;
 }
 
@@ -159,10 +202,12 @@ static int walk(builder *b, uint32_t q0)
     const gm_spanner *sp = b->sp;
     const gm_lexer *lx = sp->lexer;
     const gm_trie *tr = sp->trie;
-    uint32_t *state = gm_mem_alloc(b->mem, ((size_t)tr->max_depth + 1) * sizeof(uint32_t));
+    /* state, then finish_subtree's fin_state and fin_len: max depth + 1 entries each */
+    uint32_t *state = gm_mem_alloc(b->mem, 3 * ((size_t)tr->max_depth + 1) * sizeof(uint32_t));
     uint8_t *absolute = gm_mem_alloc(b->mem, (size_t)tr->max_depth + 1);
     if (!state || !absolute)
         goto nomem;
+    uint32_t *fin_state = state + tr->max_depth + 1, *fin_len = fin_state + tr->max_depth + 1;
     state[0] = q0;
     absolute[0] = 0;
     uint32_t i = 1;
@@ -190,7 +235,7 @@ static int walk(builder *b, uint32_t q0)
         }
         if (next != GM_LEX_DEAD && nemit) {
             /* Lexing started with a lexeme ended: the tokens below part ways. */
-            if (finish_subtree(b, i, nd->depth, emit, nemit, next))
+            if (finish_subtree(b, i, nd->depth, emit, nemit, next, fin_state, fin_len))
                 goto nomem;
             i = nd->skip;
             continue;
@@ -214,7 +259,8 @@ static int walk(builder *b, uint32_t q0)
             nemit = emit[0] != GM_LEX_NONE;
             if (nemit && (emit[0] & GM_SEQ_LINE) && !absolute[nd->depth - 1])
                 emit[0] = GM_SEQ_LINE_REL | GM_SEQ_WIDTH(emit[0]);
-            if (finish_subtree(b, i, (size_t)nd->depth - 1, emit, nemit, after))
+            if (finish_subtree(b, i, (size_t)nd->depth - 1, emit, nemit, after, fin_state,
+                              fin_len))
                 goto nomem;
         }
         i = nd->skip;
@@ -274,14 +320,17 @@ static int assemble(builder *b, uint32_t q, gm_profile **out)
     for (uint32_t r = 0; r < nclasses; r++)
         rank[items[r].id] = r;
     /* Bucket the tokens by class rank; scanning ids upwards leaves each bucket sorted. */
-    for (uint32_t t = 0; t < b->nslots; t++)
-        if (b->class_of[t] != UINT32_MAX)
-            start[rank[b->class_of[t]] + 1]++;
+    size_t words = ((size_t)b->nslots + 63) / 64;
+    for (size_t w = 0; w < words; w++)
+        for (uint64_t x = b->touched[w]; x; x &= x - 1)
+            start[rank[b->class_of[w * 64 + (size_t)__builtin_ctzll(x)]] + 1]++;
     for (uint32_t r = 0; r < nclasses; r++)
         start[r + 1] += start[r];
-    for (uint32_t t = 0; t < b->nslots; t++)
-        if (b->class_of[t] != UINT32_MAX)
+    for (size_t w = 0; w < words; w++)
+        for (uint64_t x = b->touched[w]; x; x &= x - 1) {
+            uint32_t t = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
             sorted[start[rank[b->class_of[t]]]++] = token_of(b, t);
+        }
     for (uint32_t r = nclasses; r > 0; r--)
         start[r] = start[r - 1];
     start[0] = 0;
@@ -357,10 +406,10 @@ gm_status gm_profile_build(const gm_spanner *sp, uint32_t q, gm_profile **out, g
     builder b = {.sp = sp, .mem = sp->mem, .nslots = sp->nbits};
     gm_intern_init(&b.keys, sp->mem);
     b.class_of = gm_mem_alloc(sp->mem, (size_t)sp->nbits * sizeof *b.class_of);
+    b.touched = gm_mem_calloc(sp->mem, ((size_t)sp->nbits + 63) / 64, sizeof *b.touched);
     b.stay_class = gm_mem_alloc(sp->mem, (size_t)(sp->nprods ? sp->nprods : 1) * sizeof *b.stay_class);
-    int rc = !b.class_of || !b.stay_class;
+    int rc = !b.class_of || !b.touched || !b.stay_class;
     if (!rc) {
-        memset(b.class_of, 0xff, (size_t)sp->nbits * sizeof *b.class_of);
         memset(b.stay_class, 0xff, (size_t)(sp->nprods ? sp->nprods : 1) * sizeof *b.stay_class);
         rc = walk(&b, q);
     }
@@ -368,6 +417,7 @@ gm_status gm_profile_build(const gm_spanner *sp, uint32_t q, gm_profile **out, g
         rc = assemble(&b, q, out);
     gm_intern_free(&b.keys);
     gm_mem_free(sp->mem, b.class_of);
+    gm_mem_free(sp->mem, b.touched);
     gm_mem_free(sp->mem, b.stay_class);
     gm_vec_free(sp->mem, &b.key);
     gm_vec_free(sp->mem, &b.seq);
@@ -518,10 +568,11 @@ gm_status gm_profile_build_suffixes(const gm_spanner *from, const gm_profile *p,
         ntok += p->classes[i].tokens.count;
     uint32_t *ids = gm_mem_alloc(m, ntok * sizeof *ids);
     b.class_of = gm_mem_alloc(m, ntok * sizeof *b.class_of);
+    b.touched = gm_mem_calloc(m, (ntok + 63) / 64, sizeof *b.touched);
     b.stay_class = gm_mem_alloc(m, (size_t)(to->nprods ? to->nprods : 1) * sizeof *b.stay_class);
     suffix_walk sw = {&b, from, p, depth, UINT32_MAX, NULL, 0, 0};
     sw.off = gm_mem_alloc(m, ntok * sizeof *sw.off);
-    int rc = !ids || !b.class_of || !b.stay_class || !sw.off;
+    int rc = !ids || !b.class_of || !b.touched || !b.stay_class || !sw.off;
     if (!rc) {
         collect ids_of = {ids, 0};
         for (uint32_t i = first; i < first + count; i++)
@@ -545,7 +596,7 @@ gm_status gm_profile_build_suffixes(const gm_spanner *from, const gm_profile *p,
         np->item_off = gm_mem_alloc(m, (size_t)(b.ntokens ? b.ntokens : 1) * sizeof *np->item_off);
         rc = !np->item_tok || !np->item_off;
         for (uint32_t t = 0, n = 0; !rc && t < b.nslots; t++)
-            if (b.class_of[t] != UINT32_MAX) {
+            if ((b.touched[t >> 6] >> (t & 63)) & 1) {
                 np->item_tok[n] = ids[t];
                 np->item_off[n++] = sw.off[t];
             }
@@ -559,6 +610,7 @@ gm_status gm_profile_build_suffixes(const gm_spanner *from, const gm_profile *p,
     gm_intern_free(&b.keys);
     gm_mem_free(m, ids);
     gm_mem_free(m, b.class_of);
+    gm_mem_free(m, b.touched);
     gm_mem_free(m, b.stay_class);
     gm_mem_free(m, sw.off);
     gm_vec_free(m, &b.key);

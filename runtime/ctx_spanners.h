@@ -54,7 +54,7 @@
  * basic lexer's (the lexers themselves are built on first use: note [lazy
  * lexers]); memory after the trace is 1.34x (Go), 1.8x (Java), 1.7x
  * (Python) and 1.95x (python.lark) the basic lexer's, mean time per mask
- * 4-7x, p99 4-26x. Where it goes: each lexer used is a DFA as large as a
+ * 4-8x, p99 3-20x. Where it goes: each lexer used is a DFA as large as a
  * good part of the basic one (Java: 80 of its 261 lexers, ~10 MB of 16-bit
  * transitions; python.lark's Lark-mode lexers carry up to 10,000
  * backtracking states each, 42 MB for the 52 it uses), built in the mask
@@ -65,8 +65,7 @@
  * state since note [spanner states] decodes them by arithmetic.)
  *
  * An eager compile builds a profile for every state of every lexer (Java:
- * 67,568 profiles, 437 MB; 35-57x the basic eager compile, 22-73x over
- * runs). Profiles that stop at the first lexeme's end (the walk already
+ * 67,568 profiles, 437 MB, 36 s; 23-65x the basic eager compile). Profiles that stop at the first lexeme's end (the walk already
  * continues rests in suffix profiles) would depend only on the
  * sub-automaton of their state, and could be shared between lexers where
  * those are equal (a name's interior, a string's), with Prod sets interned
@@ -79,11 +78,11 @@
  * alone does not bring an eager compile within 2x: every lexer still needs
  * its own start-state profile (a lexer lexes the whole vocabulary its own
  * way), and building all lexers and those profiles alone (timed by a
- * driver over gm_ctx_lexers_lexer and gm_spanner_profile) takes 1.2 +
- * 1.3 s for Java, 2.1-2.3x its whole basic eager compile (1.06-1.21 s),
- * 0.4 + 2.2 s for Python (2.6-4x of 0.63-1.0 s), 0.24 + 0.52 s for Go
- * (0.4-0.7x); eager would also have to build the suffix profiles that are
- * now built on first divergence. Within 2x for Java and Python would need
+ * driver over gm_ctx_lexers_lexer and gm_spanner_profile) takes 1.2-1.6 +
+ * 0.8 s for Java, about 4x its whole basic eager compile (0.56 s), 0.5 +
+ * 1.3 s for Python (4.7x of 0.37 s), 0.3 + 0.33 s for Go (0.9x of 0.71
+ * s); eager would also have to build the suffix profiles that are now
+ * built on first divergence. Within 2x for Java and Python would need
  * start profiles composed from shared ones as well (the start profile of a
  * lexer, restricted to tokens of first byte b, is the profile of its state
  * after b, whose sub-automaton other lexers share).

@@ -88,6 +88,27 @@ static int add_token(builder *b, uint32_t token, uint32_t prod, const uint32_t *
     return 0;
 }
 
+/* Appends v[0..n) to the builder's scratch sequence. */
+static int seq_append(builder *b, const uint32_t *v, uint32_t n)
+{
+    if (gm_vec_reserve(b->mem, &b->seq, b->seq.n + n))
+        return -1;
+    for (uint32_t k = 0; k < n; k++)
+        b->seq.v[b->seq.n++] = v[k];
+    return 0;
+}
+
+/* add_token for every token of the trie subtree at node i. */
+static int add_subtree(builder *b, uint32_t i, uint32_t prod, const uint32_t *seq, uint32_t len)
+{
+    const gm_trie *tr = b->sp->trie;
+    for (uint32_t j = i; j < tr->nodes[i].skip; j++)
+        for (uint32_t k = tr->nodes[j].tok_begin; k < tr->nodes[j].tok_end; k++)
+            if (add_token(b, tr->tokens[k], prod, seq, len))
+                return -1;
+    return 0;
+}
+
 /*
  * Finishes a token the walk could not share: its lexeme ended (or a
  * virtual start state emitted) with elements pre[0..npre), leaving state q
@@ -102,26 +123,20 @@ static int finish_token(builder *b, uint32_t token, size_t from, const uint32_t 
     const uint8_t *bytes = gm_vocab_data_token(sp->vocab, token, &len);
     u32vec *seq = &b->seq;
     seq->n = 0;
-    if (gm_vec_reserve(b->mem, seq, npre))
+    if (seq_append(b, pre, npre))
         return -1;
-    for (uint32_t k = 0; k < npre; k++)
-        seq->v[seq->n++] = pre[k];
     for (size_t i = from; i < len; i++) {
         uint32_t next, emit[GM_SPANNER_MAX_EMIT], nemit;
         if (!gm_spanner_step(sp, q, bytes[i], &next, emit, &nemit)) {
             /* A contextual spanner keeps it when another lexer may take over. */
             if (!sp->contextual || seq->n + nemit == 0)
                 return 0;
-            if (gm_vec_reserve(b->mem, seq, seq->n + nemit))
+            if (seq_append(b, emit, nemit))
                 return -1;
-            for (uint32_t k = 0; k < nemit; k++)
-                seq->v[seq->n++] = emit[k];
             return add_token(b, token, GM_PROD_SWITCH, seq->v, (uint32_t)seq->n) ? -1 : 1;
         }
-        if (gm_vec_reserve(b->mem, seq, seq->n + nemit))
+        if (seq_append(b, emit, nemit))
             return -1;
-        for (uint32_t k = 0; k < nemit; k++)
-            seq->v[seq->n++] = emit[k];
         q = next;
     }
     return add_token(b, token, gm_spanner_prod(sp, q), seq->v, (uint32_t)seq->n) ? -1 : 1;
@@ -143,10 +158,8 @@ static int finish_subtree(builder *b, uint32_t i, size_t from, const uint32_t *p
     const gm_trie *tr = sp->trie;
     u32vec *seq = &b->seq;
     seq->n = 0;
-    if (gm_vec_reserve(b->mem, seq, npre))
+    if (seq_append(b, pre, npre))
         return -1;
-    for (uint32_t k = 0; k < npre; k++)
-        seq->v[seq->n++] = pre[k];
     fin_state[from] = q;
     fin_len[from] = npre;
     uint32_t j = i, end = tr->nodes[i].skip;
@@ -166,15 +179,11 @@ static int finish_subtree(builder *b, uint32_t i, size_t from, const uint32_t *p
             j = nd->skip;
             continue;
         }
-        if (gm_vec_reserve(b->mem, seq, seq->n + nemit))
+        if (seq_append(b, emit, nemit))
             return -1;
-        for (uint32_t k = 0; k < nemit; k++)
-            seq->v[seq->n++] = emit[k];
         if (!ok) {
-            for (uint32_t t = j; t < nd->skip; t++)
-                for (uint32_t k = tr->nodes[t].tok_begin; k < tr->nodes[t].tok_end; k++)
-                    if (add_token(b, tr->tokens[k], GM_PROD_SWITCH, seq->v, (uint32_t)seq->n))
-                        return -1;
+            if (add_subtree(b, j, GM_PROD_SWITCH, seq->v, (uint32_t)seq->n))
+                return -1;
             j = nd->skip;
             continue;
         }
@@ -226,10 +235,8 @@ static int walk(builder *b, uint32_t q0)
             /* A virtual start state: a space is stripped, else lexing starts (widths absolute). */
             if (!gm_spanner_step(sp, r, nd->byte, &next, emit, &nemit)) {
                 next = GM_LEX_DEAD;
-                for (uint32_t j = i; sp->contextual && nemit && j < nd->skip; j++)
-                    for (uint32_t k = tr->nodes[j].tok_begin; k < tr->nodes[j].tok_end; k++)
-                        if (add_token(b, tr->tokens[k], GM_PROD_SWITCH, emit, nemit))
-                            goto nomem;
+                if (sp->contextual && nemit && add_subtree(b, i, GM_PROD_SWITCH, emit, nemit))
+                    goto nomem;
             }
             absolute[nd->depth] = 1;
         }

@@ -212,14 +212,17 @@ static gm_status intern_split0(gm_spanner *sp, gm_error *err)
         sp->state_split0[slot] = id;
     }
     sp->nsplit0 = sets.count;
-    sp->split0_bytes = gm_mem_calloc(sp->mem, sp->nsplit0 ? sp->nsplit0 : 1, 32);
-    sp->split0_bits = gm_mem_calloc(sp->mem, sp->nsplit0 ? sp->nsplit0 : 1, sizeof *sp->split0_bits);
-    if (!sp->split0_bytes || !sp->split0_bits)
+    sp->split0_filter = gm_mem_calloc(sp->mem, sp->nsplit0 ? sp->nsplit0 : 1,
+                                      sizeof *sp->split0_filter);
+    if (!sp->split0_filter)
         goto nomem;
     for (uint32_t id = 0; id < sp->nsplit0; id++) {
         size_t len;
-        memcpy(sp->split0_bytes[id], gm_intern_key(&sets, id, &len), 32);
-        atomic_init(&sp->split0_bits[id], NULL);
+        if (!(sp->split0_filter[id] = gm_filters_get(sp->filters, gm_intern_key(&sets, id, &len),
+                                                     err))) {
+            gm_intern_free(&sets);
+            return err->code;
+        }
     }
     gm_intern_free(&sets);
     return GM_OK;
@@ -230,8 +233,8 @@ nomem:
 
 static gm_status create(gm_mem *m, const gm_lexer *lexer, const gm_postlex *postlex,
                         const gm_lr_table *lr, const gm_vocab_data *vocab, const gm_trie *trie,
-                        const uint32_t *lexer_of, uint32_t lexer_id, gm_spanner **out,
-                        gm_error *err)
+                        const uint32_t *lexer_of, uint32_t lexer_id, gm_filters *filters,
+                        gm_spanner **out, gm_error *err)
 {
     bool contextual = lexer_of != NULL;
     *out = NULL;
@@ -248,7 +251,14 @@ static gm_status create(gm_mem *m, const gm_lexer *lexer, const gm_postlex *post
     sp->trie = trie;
     sp->postlex = postlex && (postlex->insertion || postlex->indentation) ? postlex : NULL;
     sp->nbits = vocab->size;
-    gm_status st = layout_states(sp, vocab->strip_leading, err);
+    sp->filters = filters;
+    gm_status st = GM_OK;
+    if (!filters) {
+        st = gm_filters_create(m, trie, vocab->size, &sp->filters, err);
+        sp->own_filters = st == GM_OK;
+    }
+    if (st == GM_OK)
+        st = layout_states(sp, vocab->strip_leading, err);
     if (st != GM_OK) {
         gm_spanner_destroy(sp);
         return st;
@@ -280,15 +290,16 @@ gm_status gm_spanner_create(gm_mem *m, const gm_lexer *lexer, const gm_postlex *
                             const gm_lr_table *lr, const gm_vocab_data *vocab,
                             const gm_trie *trie, gm_spanner **out, gm_error *err)
 {
-    return create(m, lexer, postlex, lr, vocab, trie, NULL, 0, out, err);
+    return create(m, lexer, postlex, lr, vocab, trie, NULL, 0, NULL, out, err);
 }
 
 gm_status gm_spanner_create_contextual(gm_mem *m, const gm_lexer *lexer, const gm_postlex *postlex,
                                        const gm_lr_table *lr, const gm_vocab_data *vocab,
                                        const gm_trie *trie, const uint32_t *lexer_of,
-                                       uint32_t lexer_id, gm_spanner **out, gm_error *err)
+                                       uint32_t lexer_id, gm_filters *filters, gm_spanner **out,
+                                       gm_error *err)
 {
-    return create(m, lexer, postlex, lr, vocab, trie, lexer_of, lexer_id, out, err);
+    return create(m, lexer, postlex, lr, vocab, trie, lexer_of, lexer_id, filters, out, err);
 }
 
 void gm_spanner_destroy(gm_spanner *sp)
@@ -300,12 +311,10 @@ void gm_spanner_destroy(gm_spanner *sp)
     if (sp->profiles)
         for (uint32_t i = 0; i < sp->nslots; i++)
             gm_profile_destroy(m, atomic_load(&sp->profiles[i]));
-    if (sp->split0_bits)
-        for (uint32_t id = 0; id < sp->nsplit0; id++)
-            gm_mem_free(m, atomic_load(&sp->split0_bits[id]));
+    if (sp->own_filters)
+        gm_filters_destroy(sp->filters);
     gm_mem_free(m, sp->profiles);
-    gm_mem_free(m, sp->split0_bits);
-    gm_mem_free(m, sp->split0_bytes);
+    gm_mem_free(m, sp->split0_filter);
     gm_mem_free(m, sp->state_split0);
     gm_mem_free(m, sp->width_block);
     gm_mem_free(m, sp->block_slot);
@@ -338,34 +347,7 @@ const gm_profile *gm_spanner_profile(gm_spanner *sp, uint32_t q, gm_error *err)
 
 const uint32_t *gm_spanner_split0(gm_spanner *sp, uint32_t id, gm_error *err)
 {
-    uint32_t *bits = atomic_load_explicit(&sp->split0_bits[id], memory_order_acquire);
-    if (bits)
-        return bits;
-    bits = gm_mem_calloc(sp->mem, GM_MASK_WORDS(sp->nbits), sizeof(uint32_t));
-    if (!bits) {
-        gm_mem_fail(sp->mem, err, "a token filter");
-        return NULL;
-    }
-    const gm_trie *tr = sp->trie;
-    const uint8_t *stop = sp->split0_bytes[id];
-    /* Children of the root are the nodes of depth 1; each subtree ends at skip. */
-    for (uint32_t i = 1; i < tr->nnodes; i = tr->nodes[i].skip) {
-        uint8_t b = tr->nodes[i].byte;
-        if (!((stop[b >> 3] >> (b & 7)) & 1))
-            continue;
-        for (uint32_t j = i; j < tr->nodes[i].skip; j++)
-            for (uint32_t k = tr->nodes[j].tok_begin; k < tr->nodes[j].tok_end; k++) {
-                uint32_t t = tr->tokens[k];
-                bits[t >> 5] |= (uint32_t)1 << (t & 31);
-            }
-    }
-    uint32_t *expected = NULL;
-    if (!atomic_compare_exchange_strong_explicit(&sp->split0_bits[id], &expected, bits,
-                                                 memory_order_acq_rel, memory_order_acquire)) {
-        gm_mem_free(sp->mem, bits);
-        return expected;
-    }
-    return bits;
+    return gm_filters_bits(sp->filters, sp->split0_filter[id], err);
 }
 
 gm_status gm_spanner_build_all(gm_spanner *sp, gm_error *err)
@@ -406,7 +388,6 @@ void gm_spanner_stats_get(gm_spanner *sp, gm_spanner_stats *st)
         st->class_tokens += p->ntokens;
         st->bytes += p->bytes;
     }
-    for (uint32_t id = 0; id < sp->nsplit0; id++)
-        if (atomic_load(&sp->split0_bits[id]))
-            st->bytes += GM_MASK_WORDS(sp->nbits) * sizeof(uint32_t);
+    if (sp->own_filters)
+        st->bytes += gm_filters_bytes(sp->filters);
 }

@@ -201,8 +201,9 @@ typedef struct gm_spanner {
     /* First-byte split filters (note [first-byte split]). */
     uint32_t nsplit0;
     uint32_t *state_split0;  /* [nslots] filter id or GM_SPANNER_NONE (widths share it) */
-    uint8_t (*split0_bytes)[32]; /* [nsplit0] the stopping bytes of each filter */
-    _Atomic(uint32_t *) *split0_bits; /* [nsplit0] lazily built token bitsets */
+    struct gm_filter **split0_filter; /* [nsplit0] its entry in filters */
+    struct gm_filters *filters; /* note [shared filters]: the grammar's, or owned (own_filters) */
+    bool own_filters;
 
     /* Per profile (gm_spanner_slot): all widths of a lexer state share one, so these are
      * not per state (an indentation grammar has up to GM_INDENT_MAX_WIDTH + 1 states a

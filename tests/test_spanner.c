@@ -359,6 +359,54 @@ static void synthetic_vocabulary(void **state)
     fixture_free(&f);
 }
 
+/*
+ * Shared first-byte filters (note [shared filters]): one entry per byte set,
+ * whoever asks, and its bitset is the tokens whose first byte is in the set,
+ * checked against the vocabulary token by token.
+ */
+static void shared_filters(void **state)
+{
+    (void)state;
+    const char *toks[] = {"a", "ab", "b", " x", "\n", "\xc3\xa9", "abc", "ba", "", "zz", "a b"};
+    uint32_t n = sizeof toks / sizeof *toks;
+    fixture f;
+    memset(&f, 0, sizeof f);
+    gm_mem_init(&f.mem, NULL, 0);
+    fixture_vocab(&f, toks, n);
+    gm_error err;
+    gm_filters *fs;
+    assert_int_equal(gm_filters_create(&f.mem, f.vocab->trie, f.vocab->data->size, &fs, &err),
+                     GM_OK);
+    uint8_t sets[3][32] = {{0}};
+    sets[0]['a' >> 3] |= 1u << ('a' & 7);
+    sets[1]['b' >> 3] |= 1u << ('b' & 7);
+    sets[1][' ' >> 3] |= 1u << (' ' & 7);
+    sets[1][0xc3 >> 3] |= 1u << (0xc3 & 7);
+    gm_filter *e[3];
+    for (int i = 0; i < 3; i++)
+        assert_non_null(e[i] = gm_filters_get(fs, sets[i], &err));
+    assert_ptr_equal(gm_filters_get(fs, sets[0], &err), e[0]);
+    assert_ptr_not_equal(e[0], e[1]);
+    assert_int_equal(fs->n, 3);
+    assert_int_equal(gm_filters_bytes(fs), 0);
+    for (int i = 0; i < 3; i++) {
+        const uint32_t *bits = gm_filters_bits(fs, e[i], &err);
+        assert_non_null(bits);
+        assert_ptr_equal(gm_filters_bits(fs, e[i], &err), bits);
+        for (uint32_t t = 0; t < n; t++) {
+            size_t len;
+            const uint8_t *b = gm_vocab_data_token(f.vocab->data, t, &len);
+            int want = len > 0 && ((sets[i][b[0] >> 3] >> (b[0] & 7)) & 1);
+            int got = (bits[t >> 5] >> (t & 31)) & 1;
+            if (want != got)
+                fail_msg("set %d token %u (%.*s): filter says %d", i, t, (int)len, b, got);
+        }
+    }
+    assert_int_equal(gm_filters_bytes(fs), 3 * GM_MASK_WORDS(n) * sizeof(uint32_t));
+    gm_filters_destroy(fs);
+    fixture_free(&f);
+}
+
 /* Samples of a real tokenizer (every id below 1500 and 1500 spread over the rest). */
 static void real_tokenizer_sample(const char *name)
 {
@@ -509,6 +557,7 @@ int main(void)
         cmocka_unit_test(token_sets),
         cmocka_unit_test(seed_example),
         cmocka_unit_test(synthetic_vocabulary),
+        cmocka_unit_test(shared_filters),
         cmocka_unit_test(real_llama3),
         cmocka_unit_test(real_sp32k),
         cmocka_unit_test(allocation_failures),

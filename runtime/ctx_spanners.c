@@ -45,6 +45,19 @@ void gm_ctx_spanners_destroy(gm_ctx_spanners *cs)
     gm_mem_free(cs->mem, cs);
 }
 
+/* gm_suffixes_fn for always-accepted entries: an error leaves the class to the walk, which
+ * meets it again and reports it. */
+static bool entry_suffixes(void *ud, const gm_spanner *from, const gm_profile *p, uint32_t ci,
+                           uint32_t depth, uint32_t k, const gm_profile **sub,
+                           const gm_spanner **to)
+{
+    gm_ctx_spanners *cs = ud;
+    gm_error err;
+    if (gm_ctx_suffixes(cs, from, p, ci, depth, k, sub, &err) != GM_OK || !*sub)
+        return false;
+    return (*to = gm_ctx_spanner(cs, k, &err)) != NULL; /* built by gm_ctx_suffixes */
+}
+
 gm_spanner *gm_ctx_spanner(gm_ctx_spanners *cs, uint32_t k, gm_error *err)
 {
     gm_spanner *sp = atomic_load_explicit(&cs->sp[k], memory_order_acquire);
@@ -57,6 +70,8 @@ gm_spanner *gm_ctx_spanner(gm_ctx_spanners *cs, uint32_t k, gm_error *err)
                                      cs->vocab, cs->trie, cs->lexers->set_of, k, cs->filters,
                                      &sp, err) != GM_OK)
         return NULL;
+    sp->suffixes = entry_suffixes;
+    sp->suffixes_ud = cs;
     gm_spanner *none = NULL;
     if (!atomic_compare_exchange_strong_explicit(&cs->sp[k], &none, sp, memory_order_acq_rel,
                                                  memory_order_acquire)) {

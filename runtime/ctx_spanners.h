@@ -28,7 +28,7 @@
  * a suffix profile (gm_profile_build_suffixes), whose classes the walk
  * continues with on the stack after the prefix, recursively (a rest may
  * diverge again). Suffix profiles are built on first use and kept with the
- * class by (element, lexer); past SUFFIX_DEPTH levels, or when the rests
+ * class by (element, lexer); past GM_SUFFIX_DEPTH levels, or when the rests
  * start in different states, the tokens are run one by one through
  * gm_ctx_step on a copy of the stack. Since lexer k may fail on a rest that
  * another lexer takes, contextual spanners keep the tokens that fail after
@@ -36,8 +36,14 @@
  * lexer changes), and their first-byte filters hold every byte that ends
  * the pending lexeme (note [first-byte split]), the tokens then walked in
  * the profile of the no-lexeme state of the lexer after that lexeme's
- * terminal. Always-accepted entries (spanner/accept.h) leave every class
- * whose lexer changes inside the known top of the stack to the walk.
+ * terminal. Always-accepted entries (spanner/accept.h) follow a class
+ * whose lexer changes inside the known top of the stack into its suffix
+ * profile, on the known states: when every suffix class is decided there,
+ * the accepted ones join the entry and the walk never sees the group, else
+ * the walk does the whole group on the real stack. (Python's lexer changes
+ * after most terminals: before the entries followed the changes, a corpus
+ * mask walked 540 classes and 66 suffix profiles, against 170 classes under
+ * the basic lexer; p50 per mask was 8x the basic lexer's, now 1.1x.)
  *
  * The result is exact by construction: every token is lexed as the
  * contextual lexer lexes it, on the real stack; tests/test_ctxmask checks

@@ -510,8 +510,6 @@ static gm_status ctx_group(walker *w, const gm_profile *p, const gm_class *c, ui
     return st;
 }
 
-enum { SUFFIX_DEPTH = 12 }; /* suffix profiles inside one another; deeper: token by token */
-
 /*
  * Class c of p diverged after its element d into lexer k, vs holding the
  * stack after that element: walks the classes of the rests of its tokens
@@ -522,7 +520,7 @@ static gm_status walk_suffixes(walker *w, const gm_profile *p, const gm_class *c
                                uint32_t k, const gm_vstack *vs, gm_error *err)
 {
     const gm_profile *sub = NULL;
-    if (w->depth < SUFFIX_DEPTH) {
+    if (w->depth < GM_SUFFIX_DEPTH) {
         gm_status st = gm_ctx_suffixes(w->ctx, w->sp, p, (uint32_t)(c - p->classes), d, k, &sub,
                                        err);
         if (st != GM_OK)

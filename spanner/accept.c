@@ -109,20 +109,62 @@ static verdict prod_verdict(const gm_spanner *sp, const astack *a, uint32_t prod
     return v;
 }
 
+static bool classify(const gm_spanner *sp, const gm_profile *p, const uint32_t *anchor,
+                     uint32_t nanchor, parens pc0, uint32_t level, uint32_t *bits,
+                     uint8_t *verdicts);
+
+/*
+ * Class ci of p changed the contextual lexer after its element d, on the
+ * known stack a: the walk would follow the rests of its group's tokens in a
+ * suffix profile (runtime/mask.c, walk_suffixes); classified here on a
+ * instead. The accepted suffix classes' tokens go into bits; V_REJECT when
+ * every suffix class is decided (the group is then done with), V_DEPEND
+ * when one is not (the walk does the whole group on the real stack).
+ */
+static verdict diverge(const gm_spanner *sp, const gm_profile *p, uint32_t ci, uint32_t d,
+                       const astack *a, parens pc, uint32_t level, uint32_t *bits)
+{
+    const gm_profile *sub;
+    const gm_spanner *to;
+    if (!sp->suffixes || level >= GM_SUFFIX_DEPTH ||
+        !sp->suffixes(sp->suffixes_ud, sp, p, ci, d, sp->lexer_of[a->st[a->n - 1]], &sub, &to))
+        return V_DEPEND;
+    uint8_t *v = gm_mem_alloc(sp->mem, sub->nclasses ? sub->nclasses : 1);
+    if (!v || !classify(to, sub, a->st, a->n, pc, level + 1, bits, v)) {
+        gm_mem_free(sp->mem, v);
+        return V_DEPEND;
+    }
+    verdict out = V_REJECT;
+    for (uint32_t i = 0; i < sub->nclasses; i++) {
+        if (v[i] == V_ACCEPT)
+            gm_tokset_or_into(&sub->classes[i].tokens, bits, sp->nbits);
+        else if (v[i] == V_DEPEND)
+            out = V_DEPEND;
+    }
+    gm_mem_free(sp->mem, v);
+    return out;
+}
+
 /*
  * Classifies every class of p at state s into verdicts[], simulating
  * shared prefixes once: snap[d] is the stack after the first d elements of
  * the current sequence; a prefix that was rejected or popped the anchor
- * decides every following class that shares it.
+ * decides every following class that shares it. Under the contextual
+ * lexer a prefix after which the lexer changes is followed into its suffix
+ * profile (diverge; level: suffix profiles inside one another), whose
+ * accepted tokens go into bits. False when memory ran out.
  */
-static void classify(const gm_spanner *sp, const gm_profile *p, const uint32_t *anchor,
-                     uint32_t nanchor, uint32_t nparens, uint8_t *verdicts)
+static bool classify(const gm_spanner *sp, const gm_profile *p, const uint32_t *anchor,
+                     uint32_t nanchor, parens pc0, uint32_t level, uint32_t *bits,
+                     uint8_t *verdicts)
 {
-    astack snap[SEQ_DEPTH + 1];
+    /* On the heap: 42 KB a level, and divergences nest. */
+    astack *snap = gm_mem_alloc(sp->mem, (SEQ_DEPTH + 1) * sizeof *snap);
+    if (!snap)
+        return false;
     parens pc[SEQ_DEPTH + 1];
     const int8_t *bracket = sp->postlex && sp->postlex->indentation ? sp->postlex->bracket : NULL;
-    pc[0].n = (int32_t)nparens;
-    pc[0].at_least = nparens == GM_ACCEPT_PARENS;
+    pc[0] = pc0;
     snap[0].n = nanchor;
     memcpy(snap[0].st, anchor, (size_t)nanchor * sizeof *anchor);
     uint32_t valid = 0;                 /* snapshots 0..valid hold the current prefix */
@@ -151,11 +193,12 @@ static void classify(const gm_spanner *sp, const gm_profile *p, const uint32_t *
             v = afeed(sp->lr, &snap[to], e);
             if (v == V_ACCEPT && bracket && !(e & GM_SEQ_LINE))
                 pc[to].n += bracket[e];
-            /* The contextual lexer changes here: the walk follows the class (note
-             * [contextual masks] in runtime/ctx_spanners.h). */
+            /* The contextual lexer changes here (note [contextual masks] in
+             * runtime/ctx_spanners.h): the group of classes sharing this prefix is decided
+             * by its suffix profile. */
             if (v == V_ACCEPT && sp->lexer_of &&
                 sp->lexer_of[snap[to].st[snap[to].n - 1]] != sp->lexer_id)
-                v = V_DEPEND;
+                v = diverge(sp, p, ci, d, &snap[to], pc[to], level, bits);
             if (v != V_ACCEPT) {
                 stop = d;
                 stop_verdict = v;
@@ -174,6 +217,8 @@ static void classify(const gm_spanner *sp, const gm_profile *p, const uint32_t *
                            ? V_REJECT
                            : (uint8_t)prod_verdict(sp, &snap[end], c->prod, pc[end]);
     }
+    gm_mem_free(sp->mem, snap);
+    return true;
 }
 
 static void entry_free(gm_mem *m, gm_accept_entry *e)
@@ -207,7 +252,11 @@ static gm_accept_entry *entry_build(gm_spanner *sp, const gm_profile *p, const u
     memcpy(e->anchor, anchor, (size_t)nanchor * sizeof *anchor);
     e->nanchor = nanchor;
     e->parens = nparens;
-    classify(sp, p, anchor, nanchor, nparens, verdicts);
+    /* The accepted tokens: those of divergences decided in classify, then the classes'. */
+    bits = gm_mem_calloc(m, GM_MASK_WORDS(sp->nbits), sizeof *bits);
+    parens pc0 = {(int32_t)nparens, nparens == GM_ACCEPT_PARENS};
+    if (!bits || !classify(sp, p, anchor, nanchor, pc0, 0, bits, verdicts))
+        goto fail;
     for (uint32_t ci = 0; ci < p->nclasses; ci++) {
         e->ndep += verdicts[ci] == V_DEPEND;
         e->nacc += verdicts[ci] == V_ACCEPT;
@@ -225,10 +274,10 @@ static gm_accept_entry *entry_build(gm_spanner *sp, const gm_profile *p, const u
         e->dep_shared[k] = k ? common_prefix(p, &p->classes[e->dep[k - 1]], &p->classes[ci]) : 0;
         k++;
     }
-    if (e->nacc) {
-        bits = gm_mem_calloc(m, GM_MASK_WORDS(sp->nbits), sizeof *bits);
-        if (!bits)
-            goto fail;
+    bool any = false;
+    for (size_t w = 0; w < GM_MASK_WORDS(sp->nbits) && !any; w++)
+        any = bits[w] != 0;
+    if (e->nacc || any) {
         for (uint32_t ci = 0; ci < p->nclasses; ci++)
             if (verdicts[ci] == V_ACCEPT)
                 gm_tokset_or_into(&p->classes[ci].tokens, bits, sp->nbits);

@@ -21,7 +21,12 @@
  * or GM_ACCEPT_PARENS and more), and a line end inside brackets is dropped
  * (implicit line joining), so it decides nothing; outside them, a line end
  * in a sequence reads the width stack, so its class is context-dependent,
- * and a pending one in a Prod set fits where _NEWLINE shifts. Entries are built on first use per
+ * and a pending one in a Prod set fits where _NEWLINE shifts. Under the
+ * contextual lexer, where the lexer changes after an element on the known
+ * states, the rests of the class's tokens (and of the classes sharing that
+ * prefix) are lexed by the new lexer: their suffix profile's classes are
+ * simulated on from there, recursively, and decide the group when they are
+ * all decided. Entries are built on first use per
  * (profile, LR state) and published like profiles (no locks); an entry
  * that cannot be allocated is simply not used.
  */

@@ -18,9 +18,10 @@ gm_status gm_spanner_create(gm_mem *m, const gm_lexer *lexer, const gm_postlex *
  * the lexer of LR state s (runtime/ctx_spanners.h, note [contextual
  * masks]): its profiles keep the tokens its lexer fails on after an element
  * (GM_PROD_SWITCH), its first-byte filters every byte that ends the pending
- * lexeme, and its always-accepted entries leave to the walk every class
- * whose lexer changes after an element. Its first-byte filters are kept in
- * filters (note [shared filters]), which must outlive it.
+ * lexeme, and its always-accepted entries follow a class whose lexer
+ * changes after an element into its suffix profile (sp->suffixes, set by
+ * the caller). Its first-byte filters are kept in filters (note [shared
+ * filters]), which must outlive it.
  */
 gm_status gm_spanner_create_contextual(gm_mem *m, const gm_lexer *lexer, const gm_postlex *postlex,
                                        const gm_lr_table *lr, const gm_vocab_data *vocab,

@@ -157,6 +157,22 @@ enum {
 };
 
 struct gm_accept_entry;
+struct gm_spanner;
+
+/* Suffix profiles inside one another a mask walk follows; deeper, tokens go one by one. */
+#define GM_SUFFIX_DEPTH 12
+
+/*
+ * The suffix profile of class ci of profile p of spanner `from` and the
+ * classes after it sharing its elements 0..depth, lexed by lexer k after
+ * that element, with k's spanner in *to (runtime/ctx_spanners.h,
+ * gm_ctx_suffixes, which the spanner stage cannot call itself): false when
+ * there is none or it could not be built. For always-accepted entries of
+ * contextual spanners (note [always-accepted entries]).
+ */
+typedef bool (*gm_suffixes_fn)(void *ud, const struct gm_spanner *from, const gm_profile *p,
+                               uint32_t ci, uint32_t depth, uint32_t k, const gm_profile **sub,
+                               const struct gm_spanner **to);
 
 typedef struct gm_spanner {
     gm_mem *mem;
@@ -164,8 +180,9 @@ typedef struct gm_spanner {
     bool contextual;         /* one of the contextual lexer's spanners: profiles keep the
                                 tokens that fail after an element (GM_PROD_SWITCH) */
     const uint32_t *lexer_of; /* contextual: [LR states] the lexer of each state, and ... */
-    uint32_t lexer_id;       /* ... this spanner's (always-accepted entries leave a class
-                                whose lexer changes to the walk) */
+    uint32_t lexer_id;       /* ... this spanner's */
+    gm_suffixes_fn suffixes; /* contextual: the suffix profiles where the lexer changes */
+    void *suffixes_ud;
     const gm_lexer *lexer;   /* borrowed: must outlive the spanner */
     const gm_lr_table *lr;
     const gm_vocab_data *vocab;

@@ -249,6 +249,7 @@ static gm_accept_entry *entry_build(gm_spanner *sp, const gm_profile *p, const u
     uint32_t *bits = NULL;
     if (!e || !verdicts)
         goto fail;
+    e->profile = p;
     memcpy(e->anchor, anchor, (size_t)nanchor * sizeof *anchor);
     e->nanchor = nanchor;
     e->parens = nparens;
@@ -312,19 +313,20 @@ fail:
     return NULL;
 }
 
-static uint32_t bucket_of(const uint32_t *anchor, uint32_t n, uint32_t nparens)
+static uint32_t bucket_of(const gm_profile *p, const uint32_t *anchor, uint32_t n,
+                          uint32_t nparens, uint32_t nbuckets)
 {
-    uint64_t h = n + ((uint64_t)nparens << 32);
+    uint64_t h = gm_hash_mix64((uintptr_t)p) + n + ((uint64_t)nparens << 32);
     for (uint32_t i = 0; i < n; i++)
         h = gm_hash_mix64(h * 0x9e3779b97f4a7c15ULL + anchor[i]);
-    return (uint32_t)(h % GM_ACCEPT_BUCKETS);
+    return (uint32_t)(h % nbuckets);
 }
 
-static const gm_accept_entry *find(const gm_accept_entry *e, const uint32_t *anchor, uint32_t n,
-                                   uint32_t nparens)
+static const gm_accept_entry *find(const gm_accept_entry *e, const gm_profile *p,
+                                   const uint32_t *anchor, uint32_t n, uint32_t nparens)
 {
     for (; e; e = e->next)
-        if (e->nanchor == n && e->parens == nparens &&
+        if (e->profile == p && e->nanchor == n && e->parens == nparens &&
             !memcmp(e->anchor, anchor, (size_t)n * sizeof *anchor))
             return e;
     return NULL;
@@ -336,13 +338,15 @@ const gm_accept_entry *gm_accept_entry_get(gm_spanner *sp, const gm_profile *p,
     if (open < 0)
         return NULL; /* not reached through the layer; no entry for it */
     uint32_t np = open < GM_ACCEPT_PARENS ? (uint32_t)open : GM_ACCEPT_PARENS;
-    _Atomic(_Atomic(gm_accept_entry *) *) *slot = &sp->accept_rows[gm_spanner_slot(sp, p->state)];
+    _Atomic(_Atomic(gm_accept_entry *) *) *slot =
+        p->item_tok ? &sp->suffix_accept : &sp->accept_rows[gm_spanner_slot(sp, p->state)];
+    uint32_t nbuckets = p->item_tok ? GM_ACCEPT_SUFFIX_BUCKETS : GM_ACCEPT_BUCKETS;
     _Atomic(gm_accept_entry *) *row = atomic_load_explicit(slot, memory_order_acquire);
     if (!row) {
-        row = gm_mem_calloc(sp->mem, GM_ACCEPT_BUCKETS, sizeof *row);
+        row = gm_mem_calloc(sp->mem, nbuckets, sizeof *row);
         if (!row)
             return NULL;
-        for (uint32_t i = 0; i < GM_ACCEPT_BUCKETS; i++)
+        for (uint32_t i = 0; i < nbuckets; i++)
             atomic_init(&row[i], NULL);
         _Atomic(gm_accept_entry *) *expected = NULL;
         if (!atomic_compare_exchange_strong_explicit(slot, &expected, row, memory_order_acq_rel,
@@ -351,9 +355,9 @@ const gm_accept_entry *gm_accept_entry_get(gm_spanner *sp, const gm_profile *p,
             row = expected;
         }
     }
-    _Atomic(gm_accept_entry *) *bucket = &row[bucket_of(anchor, n, np)];
+    _Atomic(gm_accept_entry *) *bucket = &row[bucket_of(p, anchor, n, np, nbuckets)];
     gm_accept_entry *head = atomic_load_explicit(bucket, memory_order_acquire);
-    const gm_accept_entry *found = find(head, anchor, n, np);
+    const gm_accept_entry *found = find(head, p, anchor, n, np);
     if (found)
         return found;
     gm_accept_entry *e = entry_build(sp, p, anchor, n, np);
@@ -365,7 +369,7 @@ const gm_accept_entry *gm_accept_entry_get(gm_spanner *sp, const gm_profile *p,
         if (atomic_compare_exchange_weak_explicit(bucket, &head, e, memory_order_acq_rel,
                                                   memory_order_acquire))
             return e;
-        found = find(head, anchor, n, np);
+        found = find(head, p, anchor, n, np);
         if (found) {
             entry_free(sp->mem, e);
             return found;
@@ -373,24 +377,29 @@ const gm_accept_entry *gm_accept_entry_get(gm_spanner *sp, const gm_profile *p,
     }
 }
 
+static void free_row(gm_mem *m, _Atomic(gm_accept_entry *) *row, uint32_t nbuckets)
+{
+    if (!row)
+        return;
+    for (uint32_t b = 0; b < nbuckets; b++) {
+        gm_accept_entry *e = atomic_load(&row[b]);
+        while (e) {
+            gm_accept_entry *next = e->next;
+            entry_free(m, e);
+            e = next;
+        }
+    }
+    gm_mem_free(m, row);
+}
+
 void gm_accept_free_all(gm_spanner *sp)
 {
+    free_row(sp->mem, atomic_load(&sp->suffix_accept), GM_ACCEPT_SUFFIX_BUCKETS);
+    atomic_store(&sp->suffix_accept, NULL);
     if (!sp->accept_rows)
         return;
-    for (uint32_t i = 0; i < sp->nslots; i++) {
-        _Atomic(gm_accept_entry *) *row = atomic_load(&sp->accept_rows[i]);
-        if (!row)
-            continue;
-        for (uint32_t b = 0; b < GM_ACCEPT_BUCKETS; b++) {
-            gm_accept_entry *e = atomic_load(&row[b]);
-            while (e) {
-                gm_accept_entry *next = e->next;
-                entry_free(sp->mem, e);
-                e = next;
-            }
-        }
-        gm_mem_free(sp->mem, row);
-    }
+    for (uint32_t i = 0; i < sp->nslots; i++)
+        free_row(sp->mem, atomic_load(&sp->accept_rows[i]), GM_ACCEPT_BUCKETS);
     gm_mem_free(sp->mem, sp->accept_rows);
     sp->accept_rows = NULL;
 }

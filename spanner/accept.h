@@ -13,7 +13,9 @@
  * E and then some T of P shift without a reduction popping below the known
  * states, it is accepted whatever lies below; if an error comes first,
  * rejected; if a reduction needs states below them, it depends on them.
- * Entries are found by hashing (profile, anchor states). An entry keeps
+ * Entries are found by hashing (profile, anchor states): a lexer state's
+ * profile has a row of buckets, the suffix profiles of the contextual
+ * lexer share one larger row per spanner. An entry keeps
  * the union of the accepted classes' tokens as one token set and the list
  * of context-dependent classes, which the mask walk then checks on the
  * real stack. The indentation layer's state beside the stack matters to
@@ -42,11 +44,14 @@
 #define GM_ANCHOR_STATES 4
 /* Open-bracket counts entries tell apart: 0 .. GM_ACCEPT_PARENS - 1, and that many or more. */
 #define GM_ACCEPT_PARENS 3
-/* Hash buckets per profile (entry chains). */
+/* Hash buckets per profile (entry chains), and for all the suffix profiles a spanner
+ * walks (thousands of them have entries under Python's contextual lexer, most a few). */
 #define GM_ACCEPT_BUCKETS 256
+#define GM_ACCEPT_SUFFIX_BUCKETS 4096
 
 typedef struct gm_accept_entry {
     struct gm_accept_entry *next; /* same bucket */
+    const gm_profile *profile; /* whose entry (the suffix profiles share their buckets) */
     uint32_t anchor[GM_ANCHOR_STATES]; /* bottom first; nanchor used */
     uint32_t nanchor;         /* < GM_ANCHOR_STATES: the whole stack (its bottom is state 0) */
     uint32_t parens;          /* the layer's open brackets, at most GM_ACCEPT_PARENS (or more) */
@@ -67,5 +72,6 @@ const gm_accept_entry *gm_accept_entry_get(gm_spanner *sp, const gm_profile *p,
                                            const uint32_t *anchor, uint32_t n, int32_t open);
 
 void gm_accept_free_all(gm_spanner *sp);
+
 
 #endif

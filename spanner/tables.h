@@ -124,6 +124,8 @@ typedef struct gm_class {
 } gm_class;
 
 /* The classes of one lexer state, immutable once published. */
+struct gm_accept_entry;
+
 typedef struct gm_profile {
     uint32_t state;          /* lexer state q */
     uint32_t nclasses;
@@ -156,7 +158,6 @@ enum {
     GM_VARIANT_NO_ACCEPT_CACHE = 1u << 3, /* no always-accepted entries (spanner/accept.h) */
 };
 
-struct gm_accept_entry;
 struct gm_spanner;
 
 /* Suffix profiles inside one another a mask walk follows; deeper, tokens go one by one. */
@@ -230,6 +231,9 @@ typedef struct gm_spanner {
     /* Always-accepted entries per profile (spanner/accept.h): [nslots] rows of
      * hash buckets, both built on first use. */
     _Atomic(_Atomic(struct gm_accept_entry *) *) *accept_rows;
+    /* The suffix profiles' entries walked with this spanner (GM_ACCEPT_SUFFIX_BUCKETS
+     * buckets, keyed by profile too), built on first use. */
+    _Atomic(_Atomic(struct gm_accept_entry *) *) suffix_accept;
 } gm_spanner;
 
 /* Ids per block of widths (note [spanner states]): widths 1..GM_INDENT_MAX_WIDTH. */

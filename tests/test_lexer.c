@@ -16,6 +16,7 @@
 #include "lexer/dump.h"
 #include "lexer/lexer.h"
 #include "lexer/termfile.h"
+#include "runtime/objects.h"
 #include "base/strbuf.h"
 
 /* ---- helpers ---- */
@@ -478,6 +479,64 @@ static void backtracking_step_agrees_with_run(void **state)
     gm_lexer_destroy(lx);
 }
 
+/*
+ * Backtracking states repeat rows (gm_lexer.row16): the table keeps each
+ * distinct row once, and compacting a full table again gives the same moves.
+ * Lark's own python.lark (Debian python3-lark) has such a lexer.
+ */
+static void shared_rows(void **state)
+{
+    (void)state;
+    const char *path = getenv("GM_LARK_PYTHON_GRAMMAR");
+    if (!path)
+        path = "/usr/lib/python3/dist-packages/lark/grammars/python.lark";
+    FILE *f = fopen(path, "r");
+    if (!f)
+        skip();
+    fclose(f);
+    gm_grammar_options o;
+    gm_grammar_options_init_defaults(&o);
+    o.conflicts = GM_CONFLICTS_LARK;
+    o.start = "file_input";
+    gm_grammar *g;
+    gm_error err;
+    if (gm_grammar_create_from_file(path, &o, &g, &err) != GM_OK)
+        fail_msg("%s: %s", path, err.message);
+    const gm_lexer *lx = g->lexer;
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    assert_true(lx->nstates > lx->ndfa);
+    assert_non_null(lx->row16);
+    uint32_t nrows = 0, k = lx->nclasses;
+    for (uint32_t q = 0; q < lx->nstates; q++)
+        nrows = lx->row16[q] + 1u > nrows ? lx->row16[q] + 1u : nrows;
+    assert_true(nrows * 4 <= lx->nstates * 3);
+    size_t n = (size_t)lx->nstates * k;
+    gm_lexer copy = *lx;
+    copy.mem = &m;
+    copy.next = gm_mem_reallocarray(&m, NULL, n + 1, sizeof *copy.next);
+    assert_non_null(copy.next);
+    for (uint32_t q = 0; q < lx->nstates; q++)
+        for (uint32_t c = 0; c < k; c++)
+            copy.next[(size_t)q * k + c] = gm_lexer_move(lx, q, c);
+    copy.next16 = NULL;
+    copy.row16 = NULL;
+    assert_int_equal(gm_lexer_compact(&copy, &err), GM_OK);
+    assert_null(copy.next);
+    assert_non_null(copy.row16);
+    uint32_t differ = 0;
+    for (uint32_t q = 0; q < lx->nstates; q++) {
+        for (uint32_t c = 0; c < k; c++)
+            assert_int_equal(gm_lexer_move(&copy, q, c), gm_lexer_move(lx, q, c));
+        differ += q > 0 && lx->row16[q] != lx->row16[q - 1];
+    }
+    assert_true(differ > 0);
+    gm_mem_free(&m, copy.next16);
+    gm_mem_free(&m, copy.row16);
+    assert_int_equal(atomic_load(&m.used), 0);
+    gm_grammar_destroy(g);
+}
+
 /* ---- allocation failures ---- */
 
 /* Every allocation of a build, failed in turn, gives GM_ERR_NOMEM and leaks nothing. */
@@ -815,6 +874,7 @@ int main(void)
         cmocka_unit_test(start_state_is_never_reentered),
         cmocka_unit_test(step_agrees_with_run),
         cmocka_unit_test(backtracking_as_lark),
+        cmocka_unit_test(shared_rows),
         cmocka_unit_test(backtracking_step_agrees_with_run),
         cmocka_unit_test(allocation_failures_are_clean),
         cmocka_unit_test(reference_small_sets),

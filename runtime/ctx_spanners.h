@@ -58,20 +58,27 @@
  * python.lark, each lexer in its own process, first-use builds inside the
  * timed masks. Lazily (the default) the grammar and compile times are the
  * basic lexer's (the lexers themselves are built on first use: note [lazy
- * lexers]); memory after the trace is 1.34x (Go), 1.8x (Java), 1.7x
- * (Python) and 1.95x (python.lark) the basic lexer's, mean time per mask
- * 4-8x, p99 3-20x. Where it goes: each lexer used is a DFA as large as a
- * good part of the basic one (Java: 80 of its 261 lexers, ~10 MB of 16-bit
- * transitions; python.lark's Lark-mode lexers carry up to 10,000
- * backtracking states each, 42 MB for the 52 it uses), built in the mask
+ * lexers]); memory after the trace is 1.5x (Go), 1.9x (Java), 1.8x
+ * (Python) and 1.7x (python.lark) the basic lexer's, p50 per mask 0.9-1.7x
+ * (python.lark 3.6x), mean 2.9-5.8x, p99 2.4-17x: the mean and the tail
+ * are the first-use builds. Where they go: each lexer used is a DFA as
+ * large as a good part of the basic one (Java: 80 of its 261 lexers, ~10
+ * MB of 16-bit transitions; python.lark's Lark-mode lexers carry up to
+ * 10,000 backtracking states each, whose repeated rows are kept once:
+ * gm_lexer.row16, 152.6 -> 118.4 MB after its trace), built in the mask
  * that first needs it (~35 % of Java's trace instructions), plus each
- * lexer's spanner, start profile and suffix profiles. (python.lark's
- * indentation layer gives each lexer state that can still become _NEWLINE
- * 255 width states: 3.3 M states in its spanners, which keep no array per
- * state since note [spanner states] decodes them by arithmetic.)
+ * lexer's spanner, its profiles and the suffix profiles, about half of the
+ * Python trace's time. Always-accepted entries of suffix profiles of 16
+ * classes or more (runtime/mask.c, walk_suffixes) cost Go 8 MB and Python
+ * 7 MB and gave p50 6.3 -> 4.5 us (Go), 4.9 -> 3.1 us (Python), 23 -> 10
+ * us (python.lark). (python.lark's indentation layer gives each lexer
+ * state that can still become _NEWLINE 255 width states: 3.3 M states in
+ * its spanners, which keep no array per state since note [spanner states]
+ * decodes them by arithmetic.)
  *
  * An eager compile builds a profile for every state of every lexer (Java:
- * 67,568 profiles, 437 MB, 36 s; 23-65x the basic eager compile). Profiles that stop at the first lexeme's end (the walk already
+ * 67,568 profiles, 412 MB, 27 s; 25-53x the basic eager compile).
+ * Profiles that stop at the first lexeme's end (the walk already
  * continues rests in suffix profiles) would depend only on the
  * sub-automaton of their state, and could be shared between lexers where
  * those are equal (a name's interior, a string's), with Prod sets interned

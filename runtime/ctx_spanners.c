@@ -25,7 +25,7 @@ gm_status gm_ctx_spanners_create(gm_mem *m, gm_ctx_lexers *lexers, const gm_post
         gm_mem_free(m, cs);
         return gm_mem_fail(m, err, "the contextual spanners");
     }
-    gm_status st = gm_filters_create(m, trie, vocab->size, &cs->filters, err);
+    gm_status st = gm_tokpool_create(m, trie, vocab->size, &cs->pool, err);
     if (st != GM_OK) {
         gm_ctx_spanners_destroy(cs);
         return st;
@@ -40,7 +40,7 @@ void gm_ctx_spanners_destroy(gm_ctx_spanners *cs)
         return;
     for (uint32_t k = 0; k < cs->lexers->nsets; k++)
         gm_spanner_destroy(atomic_load(&cs->sp[k]));
-    gm_filters_destroy(cs->filters);
+    gm_tokpool_destroy(cs->pool);
     gm_mem_free(cs->mem, cs->sp);
     gm_mem_free(cs->mem, cs);
 }
@@ -67,7 +67,7 @@ gm_spanner *gm_ctx_spanner(gm_ctx_spanners *cs, uint32_t k, gm_error *err)
     if (gm_ctx_lexers_lexer(cs->lexers, k, &lx, err) != GM_OK)
         return NULL;
     if (gm_spanner_create_contextual(cs->mem, lx, cs->postlex, cs->lr,
-                                     cs->vocab, cs->trie, cs->lexers->set_of, k, cs->filters,
+                                     cs->vocab, cs->trie, cs->lexers->set_of, k, cs->pool,
                                      &sp, err) != GM_OK)
         return NULL;
     sp->suffixes = entry_suffixes;
@@ -111,7 +111,7 @@ void gm_ctx_spanners_stats(gm_ctx_spanners *cs, gm_spanner_stats *st)
         st->class_tokens += one.class_tokens;
         st->bytes += one.bytes;
     }
-    st->bytes += gm_filters_bytes(cs->filters);
+    st->bytes += gm_tokpool_bytes(cs->pool);
 }
 
 /* The window after entering state n of sp from state q on byte b. */

@@ -175,7 +175,7 @@ typedef struct gm_ctx_spanners {
     const gm_vocab_data *vocab;
     const gm_trie *trie;
     _Atomic(gm_spanner *) *sp;   /* [lexers->nsets] built on first use */
-    gm_filters *filters;         /* the spanners' first-byte filters (note [shared filters]) */
+    gm_tokpool *pool;            /* the spanners' shared token sets (note [shared token sets]) */
 } gm_ctx_spanners;
 
 /* Spanners for the lexers of `lexers`. All inputs are borrowed and must outlive the result. */

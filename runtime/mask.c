@@ -721,7 +721,7 @@ static gm_status walk_profile(walker *w, const gm_profile *p, const gm_vstack *v
     }
     if (!e)
         return walk_classes(w, p, NULL, NULL, p->nclasses, vs0, err);
-    add_tokens(w, &e->accepted);
+    add_tokens(w, e->accepted);
     return walk_classes(w, p, e->dep, e->dep_shared, e->ndep, vs0, err);
 }
 

@@ -225,7 +225,6 @@ static void entry_free(gm_mem *m, gm_accept_entry *e)
 {
     if (!e)
         return;
-    gm_tokset_free(m, &e->accepted);
     gm_mem_free(m, e->dep);
     gm_mem_free(m, e->dep_shared);
     gm_mem_free(m, e);
@@ -275,34 +274,13 @@ static gm_accept_entry *entry_build(gm_spanner *sp, const gm_profile *p, const u
         e->dep_shared[k] = k ? common_prefix(p, &p->classes[e->dep[k - 1]], &p->classes[ci]) : 0;
         k++;
     }
-    bool any = false;
-    for (size_t w = 0; w < GM_MASK_WORDS(sp->nbits) && !any; w++)
-        any = bits[w] != 0;
-    if (e->nacc || any) {
-        for (uint32_t ci = 0; ci < p->nclasses; ci++)
-            if (verdicts[ci] == V_ACCEPT)
-                gm_tokset_or_into(&p->classes[ci].tokens, bits, sp->nbits);
-        int rc = sp->variant & GM_VARIANT_LISTS_ONLY
-                     ? -2
-                     : gm_tokset_from_bits(m, &e->accepted, bits, sp->nbits);
-        if (rc == -2) {
-            /* The list-only variant: store the members as a list. */
-            uint32_t n = 0;
-            for (size_t w = 0; w < GM_MASK_WORDS(sp->nbits); w++)
-                n += (uint32_t)__builtin_popcount(bits[w]);
-            uint32_t *ids = gm_mem_alloc(m, (size_t)(n ? n : 1) * sizeof *ids);
-            if (!ids)
-                goto fail;
-            uint32_t j = 0;
-            for (size_t w = 0; w < GM_MASK_WORDS(sp->nbits); w++)
-                for (uint32_t x = bits[w]; x; x &= x - 1)
-                    ids[j++] = (uint32_t)(w * 32 + (size_t)__builtin_ctz(x));
-            rc = gm_tokset_list_from_sorted(m, &e->accepted, ids, n);
-            gm_mem_free(m, ids);
-        }
-        if (rc)
-            goto fail;
-    }
+    for (uint32_t ci = 0; ci < p->nclasses; ci++)
+        if (verdicts[ci] == V_ACCEPT)
+            gm_tokset_or_into(&p->classes[ci].tokens, bits, sp->nbits);
+    /* Entries of other stack tops mostly accept the same set: pooled (note [shared token
+     * sets]). */
+    if (!(e->accepted = gm_tokpool_set(sp->pool, bits, sp->variant & GM_VARIANT_LISTS_ONLY)))
+        goto fail;
     gm_mem_free(m, bits);
     gm_mem_free(m, verdicts);
     return e;

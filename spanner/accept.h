@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "spanner/tables.h"
+#include "spanner/tokpool.h"
 
 /* States of the stack top an entry is keyed on. */
 #define GM_ANCHOR_STATES 4
@@ -55,7 +56,8 @@ typedef struct gm_accept_entry {
     uint32_t anchor[GM_ANCHOR_STATES]; /* bottom first; nanchor used */
     uint32_t nanchor;         /* < GM_ANCHOR_STATES: the whole stack (its bottom is state 0) */
     uint32_t parens;          /* the layer's open brackets, at most GM_ACCEPT_PARENS (or more) */
-    gm_tokset accepted;       /* tokens of the always-accepted classes */
+    const gm_tokset *accepted; /* tokens of the always-accepted classes (pooled: note [shared
+                                  token sets] in spanner/tokpool.h) */
     uint32_t ndep;
     uint32_t *dep;            /* context-dependent classes, in profile order */
     uint32_t *dep_shared;     /* [ndep] common prefix of dep[i]'s sequence with dep[i-1]'s */

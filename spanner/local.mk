@@ -35,7 +35,7 @@ GM_FUZZ += tests/fuzz/fuzz_vocab tests/fuzz/fuzz_ids
 # The token spanner proper: profiles of lexer states (note [token classes]).
 libgmcore_la_SOURCES += \
 	spanner/accept.c spanner/accept.h \
-	spanner/filters.c spanner/filters.h \
+	spanner/tokpool.c spanner/tokpool.h \
 	spanner/profile.c spanner/profile.h \
 	spanner/spanner.c spanner/spanner.h spanner/tables.h \
 	spanner/tokset.c spanner/tokset.h

@@ -218,7 +218,7 @@ static gm_status intern_split0(gm_spanner *sp, gm_error *err)
         goto nomem;
     for (uint32_t id = 0; id < sp->nsplit0; id++) {
         size_t len;
-        if (!(sp->split0_filter[id] = gm_filters_get(sp->filters, gm_intern_key(&sets, id, &len),
+        if (!(sp->split0_filter[id] = gm_tokpool_filter(sp->pool, gm_intern_key(&sets, id, &len),
                                                      err))) {
             gm_intern_free(&sets);
             return err->code;
@@ -233,7 +233,7 @@ nomem:
 
 static gm_status create(gm_mem *m, const gm_lexer *lexer, const gm_postlex *postlex,
                         const gm_lr_table *lr, const gm_vocab_data *vocab, const gm_trie *trie,
-                        const uint32_t *lexer_of, uint32_t lexer_id, gm_filters *filters,
+                        const uint32_t *lexer_of, uint32_t lexer_id, gm_tokpool *pool,
                         gm_spanner **out, gm_error *err)
 {
     bool contextual = lexer_of != NULL;
@@ -251,11 +251,11 @@ static gm_status create(gm_mem *m, const gm_lexer *lexer, const gm_postlex *post
     sp->trie = trie;
     sp->postlex = postlex && (postlex->insertion || postlex->indentation) ? postlex : NULL;
     sp->nbits = vocab->size;
-    sp->filters = filters;
+    sp->pool = pool;
     gm_status st = GM_OK;
-    if (!filters) {
-        st = gm_filters_create(m, trie, vocab->size, &sp->filters, err);
-        sp->own_filters = st == GM_OK;
+    if (!pool) {
+        st = gm_tokpool_create(m, trie, vocab->size, &sp->pool, err);
+        sp->own_pool = st == GM_OK;
     }
     if (st == GM_OK)
         st = layout_states(sp, vocab->strip_leading, err);
@@ -296,10 +296,10 @@ gm_status gm_spanner_create(gm_mem *m, const gm_lexer *lexer, const gm_postlex *
 gm_status gm_spanner_create_contextual(gm_mem *m, const gm_lexer *lexer, const gm_postlex *postlex,
                                        const gm_lr_table *lr, const gm_vocab_data *vocab,
                                        const gm_trie *trie, const uint32_t *lexer_of,
-                                       uint32_t lexer_id, gm_filters *filters, gm_spanner **out,
+                                       uint32_t lexer_id, gm_tokpool *pool, gm_spanner **out,
                                        gm_error *err)
 {
-    return create(m, lexer, postlex, lr, vocab, trie, lexer_of, lexer_id, filters, out, err);
+    return create(m, lexer, postlex, lr, vocab, trie, lexer_of, lexer_id, pool, out, err);
 }
 
 void gm_spanner_destroy(gm_spanner *sp)
@@ -311,8 +311,8 @@ void gm_spanner_destroy(gm_spanner *sp)
     if (sp->profiles)
         for (uint32_t i = 0; i < sp->nslots; i++)
             gm_profile_destroy(m, atomic_load(&sp->profiles[i]));
-    if (sp->own_filters)
-        gm_filters_destroy(sp->filters);
+    if (sp->own_pool)
+        gm_tokpool_destroy(sp->pool);
     gm_mem_free(m, sp->profiles);
     gm_mem_free(m, sp->split0_filter);
     gm_mem_free(m, sp->state_split0);
@@ -347,7 +347,7 @@ const gm_profile *gm_spanner_profile(gm_spanner *sp, uint32_t q, gm_error *err)
 
 const uint32_t *gm_spanner_split0(gm_spanner *sp, uint32_t id, gm_error *err)
 {
-    return gm_filters_bits(sp->filters, sp->split0_filter[id], err);
+    return gm_tokpool_filter_bits(sp->pool, sp->split0_filter[id], err);
 }
 
 gm_status gm_spanner_build_all(gm_spanner *sp, gm_error *err)
@@ -388,6 +388,6 @@ void gm_spanner_stats_get(gm_spanner *sp, gm_spanner_stats *st)
         st->class_tokens += p->ntokens;
         st->bytes += p->bytes;
     }
-    if (sp->own_filters)
-        st->bytes += gm_filters_bytes(sp->filters);
+    if (sp->own_pool)
+        st->bytes += gm_tokpool_bytes(sp->pool);
 }

@@ -6,7 +6,7 @@
 #ifndef GM_SPANNER_SPANNER_H
 #define GM_SPANNER_SPANNER_H
 
-#include "spanner/filters.h"
+#include "spanner/tokpool.h"
 #include "spanner/tables.h"
 
 /* postlex may be NULL (no layer). All inputs are borrowed and must outlive the spanner. */
@@ -20,13 +20,13 @@ gm_status gm_spanner_create(gm_mem *m, const gm_lexer *lexer, const gm_postlex *
  * (GM_PROD_SWITCH), its first-byte filters every byte that ends the pending
  * lexeme, and its always-accepted entries follow a class whose lexer
  * changes after an element into its suffix profile (sp->suffixes, set by
- * the caller). Its first-byte filters are kept in filters (note [shared
- * filters]), which must outlive it.
+ * the caller). Its first-byte filters and always-accepted token sets are
+ * kept in pool (note [shared token sets]), which must outlive it.
  */
 gm_status gm_spanner_create_contextual(gm_mem *m, const gm_lexer *lexer, const gm_postlex *postlex,
                                        const gm_lr_table *lr, const gm_vocab_data *vocab,
                                        const gm_trie *trie, const uint32_t *lexer_of,
-                                       uint32_t lexer_id, gm_filters *filters, gm_spanner **out,
+                                       uint32_t lexer_id, gm_tokpool *pool, gm_spanner **out,
                                        gm_error *err);
 void gm_spanner_destroy(gm_spanner *sp);
 

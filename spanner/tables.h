@@ -219,9 +219,9 @@ typedef struct gm_spanner {
     /* First-byte split filters (note [first-byte split]). */
     uint32_t nsplit0;
     uint32_t *state_split0;  /* [nslots] filter id or GM_SPANNER_NONE (widths share it) */
-    struct gm_filter **split0_filter; /* [nsplit0] its entry in filters */
-    struct gm_filters *filters; /* note [shared filters]: the grammar's, or owned (own_filters) */
-    bool own_filters;
+    struct gm_filter **split0_filter; /* [nsplit0] its entry in pool */
+    struct gm_tokpool *pool; /* note [shared token sets]: the grammar's, or owned (own_pool) */
+    bool own_pool;
 
     /* Per profile (gm_spanner_slot): all widths of a lexer state share one, so these are
      * not per state (an indentation grammar has up to GM_INDENT_MAX_WIDTH + 1 states a

@@ -460,7 +460,7 @@ static size_t check_entries(ref *r, const gm_compiled *c)
     assert_non_null(e);
     uint32_t *bits = calloc(GM_MASK_WORDS(sp->nbits), sizeof *bits);
     uint32_t *acc = calloc(GM_MASK_WORDS(sp->nbits), sizeof *acc);
-    gm_tokset_or_into(&e->accepted, acc, sp->nbits);
+    gm_tokset_or_into(e->accepted, acc, sp->nbits);
     uint32_t di = 0;
     for (uint32_t ci = 0; ci < p->nclasses; ci++) {
         const gm_class *cl = &p->classes[ci];

@@ -360,11 +360,12 @@ static void synthetic_vocabulary(void **state)
 }
 
 /*
- * Shared first-byte filters (note [shared filters]): one entry per byte set,
- * whoever asks, and its bitset is the tokens whose first byte is in the set,
- * checked against the vocabulary token by token.
+ * Shared token sets (note [shared token sets]): one filter per byte set,
+ * whoever asks, its bitset the tokens whose first byte is in the set
+ * (checked against the vocabulary token by token); one pooled set per
+ * content and representation.
  */
-static void shared_filters(void **state)
+static void shared_token_sets(void **state)
 {
     (void)state;
     const char *toks[] = {"a", "ab", "b", " x", "\n", "\xc3\xa9", "abc", "ba", "", "zz", "a b"};
@@ -374,8 +375,8 @@ static void shared_filters(void **state)
     gm_mem_init(&f.mem, NULL, 0);
     fixture_vocab(&f, toks, n);
     gm_error err;
-    gm_filters *fs;
-    assert_int_equal(gm_filters_create(&f.mem, f.vocab->trie, f.vocab->data->size, &fs, &err),
+    gm_tokpool *fs;
+    assert_int_equal(gm_tokpool_create(&f.mem, f.vocab->trie, f.vocab->data->size, &fs, &err),
                      GM_OK);
     uint8_t sets[3][32] = {{0}};
     sets[0]['a' >> 3] |= 1u << ('a' & 7);
@@ -384,15 +385,15 @@ static void shared_filters(void **state)
     sets[1][0xc3 >> 3] |= 1u << (0xc3 & 7);
     gm_filter *e[3];
     for (int i = 0; i < 3; i++)
-        assert_non_null(e[i] = gm_filters_get(fs, sets[i], &err));
-    assert_ptr_equal(gm_filters_get(fs, sets[0], &err), e[0]);
+        assert_non_null(e[i] = gm_tokpool_filter(fs, sets[i], &err));
+    assert_ptr_equal(gm_tokpool_filter(fs, sets[0], &err), e[0]);
     assert_ptr_not_equal(e[0], e[1]);
     assert_int_equal(fs->n, 3);
-    assert_int_equal(gm_filters_bytes(fs), 0);
+    assert_int_equal(gm_tokpool_bytes(fs), 0);
     for (int i = 0; i < 3; i++) {
-        const uint32_t *bits = gm_filters_bits(fs, e[i], &err);
+        const uint32_t *bits = gm_tokpool_filter_bits(fs, e[i], &err);
         assert_non_null(bits);
-        assert_ptr_equal(gm_filters_bits(fs, e[i], &err), bits);
+        assert_ptr_equal(gm_tokpool_filter_bits(fs, e[i], &err), bits);
         for (uint32_t t = 0; t < n; t++) {
             size_t len;
             const uint8_t *b = gm_vocab_data_token(f.vocab->data, t, &len);
@@ -402,8 +403,23 @@ static void shared_filters(void **state)
                 fail_msg("set %d token %u (%.*s): filter says %d", i, t, (int)len, b, got);
         }
     }
-    assert_int_equal(gm_filters_bytes(fs), 3 * GM_MASK_WORDS(n) * sizeof(uint32_t));
-    gm_filters_destroy(fs);
+    size_t filters = 3 * GM_MASK_WORDS(n) * sizeof(uint32_t);
+    assert_int_equal(gm_tokpool_bytes(fs), filters);
+    uint32_t a[1] = {0x5}, b[1] = {0x5}, c[1] = {0x6};
+    const gm_tokset *sa = gm_tokpool_set(fs, a, false);
+    assert_non_null(sa);
+    assert_ptr_equal(gm_tokpool_set(fs, b, false), sa);
+    const gm_tokset *sc = gm_tokpool_set(fs, c, false), *la = gm_tokpool_set(fs, a, true);
+    assert_ptr_not_equal(sc, sa);
+    assert_ptr_not_equal(la, sa);
+    assert_int_equal(la->kind, GM_TOKSET_LIST);
+    for (uint32_t t = 0; t < n; t++) {
+        assert_int_equal(gm_tokset_has(sa, t), (a[0] >> t) & 1);
+        assert_int_equal(gm_tokset_has(la, t), (a[0] >> t) & 1);
+        assert_int_equal(gm_tokset_has(sc, t), (c[0] >> t) & 1);
+    }
+    assert_true(gm_tokpool_bytes(fs) > filters);
+    gm_tokpool_destroy(fs);
     fixture_free(&f);
 }
 
@@ -557,7 +573,7 @@ int main(void)
         cmocka_unit_test(token_sets),
         cmocka_unit_test(seed_example),
         cmocka_unit_test(synthetic_vocabulary),
-        cmocka_unit_test(shared_filters),
+        cmocka_unit_test(shared_token_sets),
         cmocka_unit_test(real_llama3),
         cmocka_unit_test(real_sp32k),
         cmocka_unit_test(allocation_failures),

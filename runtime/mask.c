@@ -494,7 +494,7 @@ done:
 static gm_status ctx_class(walker *w, const gm_class *c, gm_error *err)
 {
     ctx_each e = {w, err, GM_OK};
-    gm_tokset_foreach(&c->tokens, w->sp->nbits, ctx_each_token, &e);
+    gm_tokset_foreach(c->tokens, w->sp->nbits, ctx_each_token, &e);
     return e.st;
 }
 
@@ -591,7 +591,7 @@ static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *id
             if (st != GM_OK)
                 return st;
             if (ok)
-                add_tokens(w, &c->tokens);
+                add_tokens(w, c->tokens);
         }
         return GM_OK;
     }
@@ -689,7 +689,7 @@ static gm_status walk_classes(walker *w, const gm_profile *p, const uint32_t *id
                 return st;
         }
         if (ok)
-            add_tokens(w, &c->tokens);
+            add_tokens(w, c->tokens);
     }
     return GM_OK;
 }

@@ -189,7 +189,7 @@ static void put_profiles(writer *w, gm_spanner *sp)
         for (uint32_t c = 0; c < p->nclasses; c++) {
             put_u32(w, p->classes[c].len);
             put_u32(w, p->classes[c].prod);
-            put_tokset(w, &p->classes[c].tokens, sp->nbits);
+            put_tokset(w, p->classes[c].tokens, sp->nbits);
         }
     }
 }
@@ -784,10 +784,15 @@ static int read_profiles(reader *r, gm_compiled *c)
                     s++;
                 cl->shared = s;
             }
-            if (read_tokset(r, m, &cl->tokens, sp->nbits))
+            gm_tokset set;
+            if (read_tokset(r, m, &set, sp->nbits))
                 return -1;
-            p->ntokens += cl->tokens.count;
-            p->bytes += gm_tokset_bytes(&cl->tokens, sp->nbits);
+            if (!(cl->tokens = gm_tokpool_adopt(sp->pool, &set))) {
+                gm_mem_fail(m, r->err, "a loaded token class");
+                r->bad = 1;
+                return -1;
+            }
+            p->ntokens += cl->tokens->count;
         }
         if (off != nseq)
             return bad(r, "profile sequences do not match its classes");

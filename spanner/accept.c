@@ -137,7 +137,7 @@ static verdict diverge(const gm_spanner *sp, const gm_profile *p, uint32_t ci, u
     verdict out = V_REJECT;
     for (uint32_t i = 0; i < sub->nclasses; i++) {
         if (v[i] == V_ACCEPT)
-            gm_tokset_or_into(&sub->classes[i].tokens, bits, sp->nbits);
+            gm_tokset_or_into(sub->classes[i].tokens, bits, sp->nbits);
         else if (v[i] == V_DEPEND)
             out = V_DEPEND;
     }
@@ -276,7 +276,7 @@ static gm_accept_entry *entry_build(gm_spanner *sp, const gm_profile *p, const u
     }
     for (uint32_t ci = 0; ci < p->nclasses; ci++)
         if (verdicts[ci] == V_ACCEPT)
-            gm_tokset_or_into(&p->classes[ci].tokens, bits, sp->nbits);
+            gm_tokset_or_into(p->classes[ci].tokens, bits, sp->nbits);
     /* Entries of other stack tops mostly accept the same set: pooled (note [shared token
      * sets]). */
     if (!(e->accepted = gm_tokpool_set(sp->pool, bits, sp->variant & GM_VARIANT_LISTS_ONLY)))

@@ -20,6 +20,7 @@
 #include "base/error.h"
 #include "base/hash.h"
 #include "base/vec.h"
+#include "spanner/tokpool.h"
 
 typedef GM_VEC(uint32_t) u32vec;
 
@@ -368,12 +369,14 @@ static int assemble(builder *b, uint32_t q, gm_profile **out)
         uint32_t *toks = sorted + start[r];
         uint32_t ntok = start[r + 1] - start[r];
         /* Tokens with identical bytes share a trie node, never a class twice. */
+        gm_tokset set;
         int rc = sp->variant & GM_VARIANT_LISTS_ONLY
-                     ? gm_tokset_list_from_sorted(m, &c->tokens, toks, ntok)
-                     : gm_tokset_from_sorted(m, &c->tokens, toks, ntok, sp->nbits);
-        if (rc)
+                     ? gm_tokset_list_from_sorted(m, &set, toks, ntok)
+                     : gm_tokset_from_sorted(m, &set, toks, ntok, sp->nbits);
+        /* Profiles of other states and lexers mostly hold the same sets: pooled (note
+         * [shared token sets]), and counted with the pool. */
+        if (rc || !(c->tokens = gm_tokpool_adopt(sp->pool, &set)))
             goto nomem;
-        p->bytes += gm_tokset_bytes(&c->tokens, sp->nbits);
     }
     gm_profile_set_split0(sp, p);
     gm_mem_free(m, items);
@@ -439,7 +442,6 @@ void gm_profile_destroy(gm_mem *m, gm_profile *p)
         return;
     if (p->classes)
         for (uint32_t i = 0; i < p->nclasses; i++) {
-            gm_tokset_free(m, &p->classes[i].tokens);
             for (gm_suffixes *s = atomic_load(&p->classes[i].suffixes), *next; s; s = next) {
                 next = s->next;
                 gm_profile_destroy(m, s->p);
@@ -572,7 +574,7 @@ gm_status gm_profile_build_suffixes(const gm_spanner *from, const gm_profile *p,
     /* Slots for the classes' tokens only: a suffix profile costs what its classes hold. */
     size_t ntok = 1;
     for (uint32_t i = first; i < first + count; i++)
-        ntok += p->classes[i].tokens.count;
+        ntok += p->classes[i].tokens->count;
     uint32_t *ids = gm_mem_alloc(m, ntok * sizeof *ids);
     b.class_of = gm_mem_alloc(m, ntok * sizeof *b.class_of);
     b.touched = gm_mem_calloc(m, (ntok + 63) / 64, sizeof *b.touched);
@@ -583,7 +585,7 @@ gm_status gm_profile_build_suffixes(const gm_spanner *from, const gm_profile *p,
     if (!rc) {
         collect ids_of = {ids, 0};
         for (uint32_t i = first; i < first + count; i++)
-            gm_tokset_foreach(&p->classes[i].tokens, from->nbits, collect_id, &ids_of);
+            gm_tokset_foreach(p->classes[i].tokens, from->nbits, collect_id, &ids_of);
         qsort(ids, ids_of.n, sizeof *ids, compare_ids);
         b.ids = ids;
         b.nslots = ids_of.n;

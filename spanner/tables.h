@@ -117,7 +117,8 @@ typedef struct gm_class {
     uint32_t len;            /* |E| */
     uint32_t shared;         /* length of the common prefix of E with the previous class's E */
     uint32_t prod;           /* prod-set id of P */
-    gm_tokset tokens;        /* the tokens of the class, over ids [0, vocab size) */
+    const gm_tokset *tokens; /* the tokens of the class, over ids [0, vocab size); pooled
+                                (note [shared token sets] in spanner/tokpool.h) */
     /* Contextual spanners: the classes of the tokens' rest where another lexer takes over
      * (gm_suffixes, spanner/profile.h), built on first use; freed with the profile. */
     _Atomic(struct gm_suffixes *) suffixes;

@@ -22,8 +22,7 @@ gm_status gm_tokpool_create(gm_mem *m, const gm_trie *trie, uint32_t nbits, gm_t
     gm_intern_init(&f->sets, m);
     f->nchains = CHAINS;
     f->chains = gm_mem_calloc(m, f->nchains, sizeof *f->chains);
-    f->scratch = gm_mem_calloc(m, GM_MASK_WORDS(nbits) + 1, sizeof *f->scratch);
-    if (!f->chains || !f->scratch) {
+    if (!f->chains) {
         gm_tokpool_destroy(f);
         return gm_mem_fail(m, err, "the shared token sets");
     }
@@ -48,7 +47,6 @@ void gm_tokpool_destroy(gm_tokpool *f)
                 gm_mem_free(f->mem, p);
             }
     gm_mem_free(f->mem, f->chains);
-    gm_mem_free(f->mem, f->scratch);
     gm_intern_free(&f->sets);
     pthread_mutex_destroy(&f->lock);
     gm_mem_free(f->mem, f);
@@ -123,61 +121,101 @@ const uint32_t *gm_tokpool_filter_bits(gm_tokpool *f, gm_filter *e, gm_error *er
     return bits;
 }
 
-/* Whether pooled set p holds exactly the tokens of bits (f->scratch is free: under the lock). */
-static bool same_set(gm_tokpool *f, const gm_pooled *p, const uint32_t *bits)
+/* A set's hash, over its representation (sets of different forms are never pooled together). */
+static uint64_t set_hash(const gm_tokset *set, uint32_t nbits)
 {
-    size_t words = GM_MASK_WORDS(f->nbits);
-    memset(f->scratch, 0, words * sizeof *f->scratch);
-    gm_tokset_or_into(&p->set, f->scratch, f->nbits);
-    return memcmp(f->scratch, bits, words * sizeof *bits) == 0;
+    uint64_t h = gm_hash_mix64(set->kind * 0x9e3779b97f4a7c15ULL + set->count);
+    switch (set->kind) {
+    case GM_TOKSET_LIST:
+    case GM_TOKSET_COMPLEMENT:
+        return gm_hash_bytes(set->u.ids, (size_t)set->n * sizeof *set->u.ids, h);
+    case GM_TOKSET_BITSET:
+        return gm_hash_bytes(set->u.words, GM_MASK_WORDS(nbits) * sizeof *set->u.words, h);
+    default:
+        return h;
+    }
 }
 
-/* The set of bits as a list (the list-only variant); -1 when memory ran out. */
-static int list_from_bits(gm_mem *m, gm_tokset *set, const uint32_t *bits, uint32_t nbits)
+static bool same_set(const gm_tokset *a, const gm_tokset *b, uint32_t nbits)
 {
-    uint32_t n = 0;
-    for (size_t w = 0; w < GM_MASK_WORDS(nbits); w++)
-        n += (uint32_t)__builtin_popcount(bits[w]);
-    uint32_t *ids = gm_mem_alloc(m, (size_t)(n ? n : 1) * sizeof *ids);
-    if (!ids)
-        return -1;
-    uint32_t j = 0;
-    for (size_t w = 0; w < GM_MASK_WORDS(nbits); w++)
-        for (uint32_t x = bits[w]; x; x &= x - 1)
-            ids[j++] = (uint32_t)(w * 32 + (size_t)__builtin_ctz(x));
-    int rc = gm_tokset_list_from_sorted(m, set, ids, n);
-    gm_mem_free(m, ids);
-    return rc;
+    if (a->kind != b->kind || a->count != b->count || a->n != b->n)
+        return false;
+    switch (a->kind) {
+    case GM_TOKSET_LIST:
+    case GM_TOKSET_COMPLEMENT:
+        return !memcmp(a->u.ids, b->u.ids, (size_t)a->n * sizeof *a->u.ids);
+    case GM_TOKSET_BITSET:
+        return !memcmp(a->u.words, b->u.words, GM_MASK_WORDS(nbits) * sizeof *a->u.words);
+    default:
+        return true;
+    }
+}
+
+/* Twice the chains when they grow long (under the lock); kept as they are without memory. */
+static void grow(gm_tokpool *f)
+{
+    uint32_t n = f->nchains * 2;
+    gm_pooled **chains = gm_mem_calloc(f->mem, n, sizeof *chains);
+    if (!chains)
+        return;
+    for (uint32_t i = 0; i < f->nchains; i++)
+        for (gm_pooled *p = f->chains[i], *next; p; p = next) {
+            next = p->next;
+            p->next = chains[p->hash % n];
+            chains[p->hash % n] = p;
+        }
+    gm_mem_free(f->mem, f->chains);
+    f->chains = chains;
+    f->nchains = n;
+}
+
+const gm_tokset *gm_tokpool_adopt(gm_tokpool *f, gm_tokset *set)
+{
+    uint64_t h = set_hash(set, f->nbits);
+    const gm_tokset *out = NULL;
+    gm_pooled *fresh = NULL;
+    pthread_mutex_lock(&f->lock);
+    for (const gm_pooled *p = f->chains[h % f->nchains]; p && !out; p = p->next)
+        if (p->hash == h && same_set(&p->set, set, f->nbits))
+            out = &p->set;
+    if (!out && (fresh = gm_mem_alloc(f->mem, sizeof *fresh))) {
+        fresh->hash = h;
+        fresh->set = *set;
+        fresh->next = f->chains[h % f->nchains];
+        f->chains[h % f->nchains] = fresh;
+        f->npooled++;
+        f->pooled_bytes += sizeof *fresh + gm_tokset_bytes(set, f->nbits);
+        if (f->npooled > 2 * (size_t)f->nchains)
+            grow(f);
+        out = &fresh->set;
+    }
+    pthread_mutex_unlock(&f->lock);
+    if (!fresh)
+        gm_tokset_free(f->mem, set); /* pooled already, or no memory */
+    memset(set, 0, sizeof *set);
+    return out;
 }
 
 const gm_tokset *gm_tokpool_set(gm_tokpool *f, const uint32_t *bits, bool list)
 {
-    uint64_t h = gm_hash_bytes(bits, GM_MASK_WORDS(f->nbits) * sizeof *bits, list);
-    const gm_tokset *out = NULL;
-    pthread_mutex_lock(&f->lock);
-    gm_pooled **chain = &f->chains[h % f->nchains];
-    for (const gm_pooled *p = *chain; p && !out; p = p->next)
-        if (p->hash == h && p->list == list && same_set(f, p, bits))
-            out = &p->set;
-    if (!out) {
-        gm_pooled *p = gm_mem_calloc(f->mem, 1, sizeof *p);
-        int rc = !p ? -1
-                 : list ? list_from_bits(f->mem, &p->set, bits, f->nbits)
-                        : gm_tokset_from_bits(f->mem, &p->set, bits, f->nbits);
-        if (rc) {
-            gm_mem_free(f->mem, p);
-        } else {
-            p->hash = h;
-            p->list = list;
-            p->next = *chain;
-            *chain = p;
-            f->npooled++;
-            f->pooled_bytes += sizeof *p + gm_tokset_bytes(&p->set, f->nbits);
-            out = &p->set;
-        }
+    gm_tokset set = {0};
+    uint32_t n = 0;
+    if (list)
+        for (size_t w = 0; w < GM_MASK_WORDS(f->nbits); w++)
+            n += (uint32_t)__builtin_popcount(bits[w]);
+    uint32_t *ids = list ? gm_mem_alloc(f->mem, (size_t)(n ? n : 1) * sizeof *ids) : NULL;
+    if (list && !ids)
+        return NULL;
+    if (list) {
+        uint32_t j = 0;
+        for (size_t w = 0; w < GM_MASK_WORDS(f->nbits); w++)
+            for (uint32_t x = bits[w]; x; x &= x - 1)
+                ids[j++] = (uint32_t)(w * 32 + (size_t)__builtin_ctz(x));
     }
-    pthread_mutex_unlock(&f->lock);
-    return out;
+    int rc = list ? gm_tokset_list_from_sorted(f->mem, &set, ids, n)
+                  : gm_tokset_from_bits(f->mem, &set, bits, f->nbits);
+    gm_mem_free(f->mem, ids);
+    return rc ? NULL : gm_tokpool_adopt(f, &set);
 }
 
 size_t gm_tokpool_bytes(gm_tokpool *f)

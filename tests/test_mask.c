@@ -467,7 +467,7 @@ static size_t check_entries(ref *r, const gm_compiled *c)
         bool dep = di < e->ndep && e->dep[di] == ci;
         di += dep;
         memset(bits, 0, GM_MASK_WORDS(sp->nbits) * sizeof *bits);
-        gm_tokset_or_into(&cl->tokens, bits, sp->nbits);
+        gm_tokset_or_into(cl->tokens, bits, sp->nbits);
         size_t in = 0, total = 0;
         for (size_t w = 0; w < GM_MASK_WORDS(sp->nbits); w++) {
             in += (size_t)__builtin_popcount(bits[w] & acc[w]);

@@ -63,7 +63,7 @@ static void spanner_outcome(gm_spanner *sp, uint32_t q, uint32_t token, outcome 
     o->ok = 0;
     o->len = 0;
     for (uint32_t c = 0; c < p->nclasses; c++) {
-        if (gm_tokset_has(&p->classes[c].tokens, token)) {
+        if (gm_tokset_has(p->classes[c].tokens, token)) {
             o->ok = 1;
             memcpy(o->seq, p->seqs + p->classes[c].seq, p->classes[c].len * sizeof(uint32_t));
             o->len = p->classes[c].len;
@@ -411,8 +411,17 @@ static void shared_token_sets(void **state)
     assert_ptr_equal(gm_tokpool_set(fs, b, false), sa);
     const gm_tokset *sc = gm_tokpool_set(fs, c, false), *la = gm_tokpool_set(fs, a, true);
     assert_ptr_not_equal(sc, sa);
-    assert_ptr_not_equal(la, sa);
     assert_int_equal(la->kind, GM_TOKSET_LIST);
+    /* A set adopted is the pooled one of the same form and tokens, and is emptied. */
+    const uint32_t ids02[] = {0, 2}, ids1[] = {1};
+    gm_tokset x = {0}, y = {0};
+    assert_int_equal(gm_tokset_list_from_sorted(&f.mem, &x, ids02, 2), 0);
+    assert_int_equal(gm_tokset_list_from_sorted(&f.mem, &y, ids1, 1), 0);
+    assert_ptr_equal(gm_tokpool_adopt(fs, &x), la);
+    assert_int_equal(x.kind, GM_TOKSET_EMPTY);
+    const gm_tokset *py = gm_tokpool_adopt(fs, &y);
+    assert_ptr_not_equal(py, la);
+    assert_true(gm_tokset_has(py, 1) && !gm_tokset_has(py, 0));
     for (uint32_t t = 0; t < n; t++) {
         assert_int_equal(gm_tokset_has(sa, t), (a[0] >> t) & 1);
         assert_int_equal(gm_tokset_has(la, t), (a[0] >> t) & 1);

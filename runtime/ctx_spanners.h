@@ -58,26 +58,30 @@
  * python.lark, each lexer in its own process, first-use builds inside the
  * timed masks. Lazily (the default) the grammar and compile times are the
  * basic lexer's (the lexers themselves are built on first use: note [lazy
- * lexers]); memory after the trace is 1.5x (Go), 1.9x (Java), 1.8x
- * (Python) and 1.7x (python.lark) the basic lexer's, p50 per mask 0.9-1.7x
- * (python.lark 3.6x), mean 2.9-5.8x, p99 2.4-17x: the mean and the tail
- * are the first-use builds. Where they go: each lexer used is a DFA as
- * large as a good part of the basic one (Java: 80 of its 261 lexers, ~10
- * MB of 16-bit transitions; python.lark's Lark-mode lexers carry up to
+ * lexers]); memory after the trace is 1.85x (Go: 39.3 / 21.3 MB), 2.03x
+ * (Java: 40.3 / 19.8), 1.97x (Python: 47.7 / 24.3) and 1.67x (python.lark:
+ * 87.1 / 52.1) the basic lexer's, p50 per mask 0.7-1.3x (python.lark
+ * 4.5x), mean 2.1-5.6x, p99 2.7-14x: the mean and the tail are the
+ * first-use builds. (Pooling the token sets, note [shared token sets],
+ * halved both lexers' memory; what stays is the contextual lexer's own.)
+ * Where it goes: each lexer used is a DFA as large as a good part of the
+ * basic one (Java: 80 of its 261 lexers, 8.9 MB of 16-bit transitions, a
+ * fifth of its trace's memory; python.lark's Lark-mode lexers carry up to
  * 10,000 backtracking states each, whose repeated rows are kept once:
  * gm_lexer.row16, 152.6 -> 118.4 MB after its trace), built in the mask
  * that first needs it (~35 % of Java's trace instructions), plus each
  * lexer's spanner, its profiles and the suffix profiles, about half of the
  * Python trace's time. Always-accepted entries of suffix profiles of 16
  * classes or more (runtime/mask.c, walk_suffixes) cost Go 8 MB and Python
- * 7 MB and gave p50 6.3 -> 4.5 us (Go), 4.9 -> 3.1 us (Python), 23 -> 10
- * us (python.lark). (python.lark's indentation layer gives each lexer
+ * 7 MB before their sets were pooled, and gave p50 6.3 -> 4.5 us (Go), 4.9
+ * -> 3.1 us (Python), 23 -> 10 us (python.lark). (python.lark's indentation layer gives each lexer
  * state that can still become _NEWLINE 255 width states: 3.3 M states in
  * its spanners, which keep no array per state since note [spanner states]
  * decodes them by arithmetic.)
  *
  * An eager compile builds a profile for every state of every lexer (Java:
- * 67,568 profiles, 412 MB, 27 s; 25-53x the basic eager compile).
+ * 67,568 profiles, 27.6 s and 88.8 MB; 15-52x the basic eager compile's
+ * time, 3.4-4.7x its memory).
  * Profiles that stop at the first lexeme's end (the walk already
  * continues rests in suffix profiles) would depend only on the
  * sub-automaton of their state, and could be shared between lexers where

@@ -784,9 +784,11 @@ static int read_profiles(reader *r, gm_compiled *c)
                     s++;
                 cl->shared = s;
             }
-            gm_tokset set;
-            if (read_tokset(r, m, &set, sp->nbits))
+            gm_tokset set = {0};
+            if (read_tokset(r, m, &set, sp->nbits)) {
+                gm_tokset_free(m, &set); /* what a malformed set had read (a class owns none) */
                 return -1;
+            }
             if (!(cl->tokens = gm_tokpool_adopt(sp->pool, &set))) {
                 gm_mem_fail(m, r->err, "a loaded token class");
                 r->bad = 1;

@@ -25,6 +25,18 @@ const char *gm_test_src_path(const char *rel)
     return join(buf, sizeof buf, "GM_SRCDIR", ".", rel);
 }
 
+const char *gm_test_lark_python_grammar(void)
+{
+    const char *path = getenv("GM_LARK_PYTHON_GRAMMAR");
+    if (!path)
+        path = "/usr/lib/python3/dist-packages/lark/grammars/python.lark";
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    fclose(f);
+    return path;
+}
+
 FILE *gm_test_python(const char *script, const char *arg)
 {
     const char *py = getenv("PYTHON3");

@@ -23,6 +23,9 @@ uint64_t gm_test_rand(uint64_t *seed);
 const char *gm_test_shared_path(const char *rel);
 /* $GM_SRCDIR joined with rel. */
 const char *gm_test_src_path(const char *rel);
+/* Lark's own python.lark (Debian python3-lark; GM_LARK_PYTHON_GRAMMAR overrides), or NULL when
+ * it is not there (the caller skips). */
+const char *gm_test_lark_python_grammar(void);
 /*
  * Runs `$PYTHON3 tests/SCRIPT [ARG]` (python3 when PYTHON3 is unset) and
  * returns its standard output to read (pclose it); fails the test when the

@@ -229,11 +229,15 @@ gm_status gm_lexer_add_backtracking(gm_lexer *lx, uint32_t max_states, gm_error 
     gm_mem_free(b.mem, lx->next);
     gm_mem_free(b.mem, lx->next16);
     gm_mem_free(b.mem, lx->row16);
+    gm_mem_free(b.mem, lx->patch_at);
+    gm_mem_free(b.mem, lx->patch);
     gm_mem_free(b.mem, lx->accept);
     gm_mem_free(b.mem, lx->prod);
     lx->next = b.rows.v;
     lx->next16 = NULL;
     lx->row16 = NULL;
+    lx->patch_at = NULL;
+    lx->patch = NULL;
     lx->accept = accept;
     lx->prod = prod;
     lx->bt_main = bmain;

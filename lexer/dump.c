@@ -15,11 +15,9 @@ static void put_byte(gm_strbuf *b, int c, bool dot)
 static void put_edges(gm_strbuf *b, const gm_dfa_view *v, uint32_t s, bool dot)
 {
     uint32_t target[256];
-    for (int c = 0; c < 256; c++) {
-        size_t row = v->next16 && v->row16 ? v->row16[s] : s;
-        size_t i = row * v->nclasses + v->byte_class[c];
-        target[c] = !v->next16 ? v->next[i] : v->next16[i] == UINT16_MAX ? GM_LEX_DEAD : v->next16[i];
-    }
+    for (int c = 0; c < 256; c++)
+        target[c] = v->lexer ? gm_lexer_move(v->lexer, s, v->byte_class[c])
+                             : v->next[(size_t)s * v->nclasses + v->byte_class[c]];
     bool done[256] = {false};
     for (int c = 0; c < 256; c++) {
         uint32_t t = target[c];
@@ -99,13 +97,13 @@ gm_dfa_view gm_dfa_view_of(const gm_dfa *d)
     /* The label buffer lives in the view's user data; one per thread is enough for a dump. */
     static _Thread_local char buf[16];
     gm_dfa_view v = {d->nstates, d->nclasses, d->byte_class, d->next, d->label, number_name, buf,
-                     NULL, NULL};
+                     NULL};
     return v;
 }
 
 gm_dfa_view gm_lexer_view(const gm_lexer *lx)
 {
     gm_dfa_view v = {lx->nstates, lx->nclasses, lx->byte_class, lx->next, lx->accept,
-                     terminal_name, (void *)lx, lx->next16, lx->row16};
+                     terminal_name, (void *)lx, lx};
     return v;
 }

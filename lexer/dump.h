@@ -30,8 +30,7 @@ typedef struct gm_dfa_view {
     const uint32_t *label;
     const char *(*name)(void *ud, uint32_t label);
     void *ud;
-    const uint16_t *next16;   /* instead of next (UINT16_MAX: none), as a gm_lexer keeps them */
-    const uint16_t *row16;    /* with next16: each state's row, or NULL (gm_lexer.row16) */
+    const gm_lexer *lexer;    /* when not NULL, transitions come from it (gm_lexer_move), not next */
 } gm_dfa_view;
 
 void gm_dfa_view_dump(gm_strbuf *b, const gm_dfa_view *v);

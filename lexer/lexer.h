@@ -142,11 +142,14 @@ typedef struct gm_lexer {
        has a lexer per set of acceptable terminals (gm_lexer_compact). */
     uint32_t *next;
     uint16_t *next16;
-    /* [nstates] the row of next16 that holds each state's transitions, or NULL (the state's
-       own): states with equal rows share one where that saves a quarter of the table or
-       more (Lark-mode lexers' backtracking states repeat rows: python.lark's contextual
-       lexers have 4.5x fewer distinct rows than states; gm_lexer_compact). */
+    /* [nstates] the row of next16 each state's transitions start from, or NULL (the state's
+       own); where the state differs from that row, patch holds its cells (note [transition
+       rows], lexer/compact.c): patch[patch_at[q] + c] is q's cell for class c when its upper
+       half is q (its lower half is then the target, UINT16_MAX for GM_LEX_DEAD). patch and
+       patch_at are NULL when no state differs from its row. */
     uint16_t *row16;
+    uint32_t *patch_at;
+    uint32_t *patch;
     uint32_t *accept;        /* [nstates] terminal accepted in the state when the next byte ends
                                 the lexeme (or the input ends), or GM_LEX_NONE (always for
                                 backtracking states) */
@@ -272,8 +275,19 @@ static inline uint32_t gm_lexer_dfa_state(const gm_lexer *lx, uint32_t q)
 static inline uint32_t gm_lexer_move(const gm_lexer *lx, uint32_t q, uint32_t c)
 {
     if (lx->next16) {
-        size_t row = lx->row16 ? lx->row16[q] : q;
-        uint16_t n = lx->next16[row * lx->nclasses + c];
+        size_t row = q;
+        uint16_t n;
+        if (lx->row16) {
+            row = lx->row16[q];
+            if (lx->patch) {
+                uint32_t p = lx->patch[lx->patch_at[q] + c];
+                if (p >> 16 == q) {
+                    n = (uint16_t)p;
+                    return n == UINT16_MAX ? GM_LEX_DEAD : n;
+                }
+            }
+        }
+        n = lx->next16[row * lx->nclasses + c];
         return n == UINT16_MAX ? GM_LEX_DEAD : n;
     }
     return lx->next[(size_t)q * lx->nclasses + c];
@@ -282,7 +296,8 @@ static inline uint32_t gm_lexer_move(const gm_lexer *lx, uint32_t q, uint32_t c)
 /*
  * Moves a built lexer's transitions from next to next16 when it has fewer
  * than UINT16_MAX states (the builders and the loader call it last), equal
- * rows shared when that saves a quarter of the table (row16).
+ * rows shared and near rows patched when that saves a quarter of the table
+ * (row16, patch; note [transition rows]).
  * GM_ERR_NOMEM (err filled) when the smaller table cannot be allocated;
  * the lexer is then as it was.
  */

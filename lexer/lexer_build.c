@@ -728,68 +728,6 @@ gm_status gm_lexer_build_grammar(gm_mem *m, gm_terminal_spec *specs, uint32_t n,
     return st;
 }
 
-/*
- * Equal rows of t (nstates rows of k) shared, when that saves a quarter of
- * it: 1 with the distinct rows in *packed and each state's in *row16, 0
- * when there is no such gain, -1 when memory ran out.
- */
-static int share_rows(gm_mem *m, const uint16_t *t, uint32_t nstates, uint32_t k,
-                      uint16_t **packed, uint16_t **row16)
-{
-    gm_intern rows;
-    gm_intern_init(&rows, m);
-    uint16_t *of = gm_mem_reallocarray(m, NULL, nstates ? nstates : 1, sizeof *of), *out = NULL;
-    int r = of ? 1 : -1;
-    for (uint32_t q = 0; r > 0 && q < nstates; q++) {
-        uint32_t id;
-        r = gm_intern_put(&rows, t + (size_t)q * k, (size_t)k * sizeof *t, &id, NULL) == 0 ? 1 : -1;
-        of[q] = (uint16_t)id;
-    }
-    if (r > 0 && (uint64_t)rows.count * 4 > (uint64_t)nstates * 3)
-        r = 0;
-    if (r > 0 && !(out = gm_mem_reallocarray(m, NULL, (size_t)rows.count * k + 1, sizeof *out)))
-        r = -1;
-    /* Row ids are given in order of first use. */
-    for (uint32_t q = 0, next = 0; r > 0 && q < nstates; q++)
-        if (of[q] == next)
-            memcpy(out + (size_t)next++ * k, t + (size_t)q * k, (size_t)k * sizeof *t);
-    gm_intern_free(&rows);
-    if (r <= 0) {
-        gm_mem_free(m, of);
-        return r;
-    }
-    *packed = out;
-    *row16 = of;
-    return 1;
-}
-
-gm_status gm_lexer_compact(gm_lexer *lx, gm_error *err)
-{
-    if (!lx->next || lx->nstates >= UINT16_MAX)
-        return GM_OK;
-    size_t n = (size_t)lx->nstates * lx->nclasses;
-    uint16_t *t = gm_mem_reallocarray(lx->mem, NULL, n + 1, sizeof *t);
-    if (!t)
-        return gm_mem_fail(lx->mem, err, "the lexer");
-    for (size_t i = 0; i < n; i++)
-        t[i] = lx->next[i] == GM_LEX_DEAD ? UINT16_MAX : (uint16_t)lx->next[i];
-    uint16_t *packed = NULL, *row16 = NULL;
-    int shared = share_rows(lx->mem, t, lx->nstates, lx->nclasses, &packed, &row16);
-    if (shared < 0) {
-        gm_mem_free(lx->mem, t);
-        return gm_mem_fail(lx->mem, err, "the lexer");
-    }
-    if (shared) {
-        gm_mem_free(lx->mem, t);
-        t = packed;
-    }
-    gm_mem_free(lx->mem, lx->next);
-    lx->next = NULL;
-    lx->next16 = t;
-    lx->row16 = row16;
-    return GM_OK;
-}
-
 void gm_lexer_destroy(gm_lexer *lx)
 {
     if (!lx)
@@ -802,6 +740,8 @@ void gm_lexer_destroy(gm_lexer *lx)
     gm_mem_free(m, lx->next);
     gm_mem_free(m, lx->next16);
     gm_mem_free(m, lx->row16);
+    gm_mem_free(m, lx->patch_at);
+    gm_mem_free(m, lx->patch);
     gm_mem_free(m, lx->accept);
     gm_mem_free(m, lx->cond);
     gm_mem_free(m, lx->cond_rows);

@@ -9,6 +9,7 @@ libgmcore_la_SOURCES += \
 	lexer/dfa.c lexer/dfa.h \
 	lexer/determinize.c lexer/minimize.c lexer/minimize_ref.c lexer/regex_compile.c \
 	lexer/lexer_build.c lexer/ordered.c lexer/ordered.h lexer/look.c lexer/lexer_run.c lexer/backtrack.c \
+	lexer/compact.c \
 	lexer/dump.c lexer/dump.h \
 	lexer/termfile.c lexer/termfile.h
 

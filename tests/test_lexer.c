@@ -517,6 +517,8 @@ static void shared_rows(void **state)
             copy.next[(size_t)q * k + c] = gm_lexer_move(lx, q, c);
     copy.next16 = NULL;
     copy.row16 = NULL;
+    copy.patch_at = NULL;
+    copy.patch = NULL;
     assert_int_equal(gm_lexer_compact(&copy, &err), GM_OK);
     assert_null(copy.next);
     assert_non_null(copy.row16);
@@ -529,8 +531,79 @@ static void shared_rows(void **state)
     assert_true(differ > 0);
     gm_mem_free(&m, copy.next16);
     gm_mem_free(&m, copy.row16);
+    gm_mem_free(&m, copy.patch_at);
+    gm_mem_free(&m, copy.patch);
     assert_int_equal(atomic_load(&m.used), 0);
     gm_grammar_destroy(g);
+}
+
+/*
+ * Near rows are patched (note [transition rows]): tables of rows that repeat
+ * or differ from another in a few cells, dead cells among them, compact to
+ * less than the plain table and move exactly as it does, whatever the class
+ * count (1 to 256) and the number of states; tables of unrelated rows stay
+ * plain.
+ */
+static void patched_rows(void **state)
+{
+    (void)state;
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_error err;
+    uint64_t seed = 0x9E3779B97F4A7C15ull;
+    uint32_t patched = 0;
+    for (int round = 0; round < 40; round++) {
+        uint32_t k = round == 0 ? 1 : round == 1 ? 256 : 1 + (uint32_t)(gm_test_rand(&seed) % 200);
+        uint32_t n = 1 + (uint32_t)(gm_test_rand(&seed) % (round % 4 == 0 ? 4000 : 400));
+        bool unrelated = round % 10 == 9;
+        gm_lexer lx = {.mem = &m, .nstates = n, .nclasses = k};
+        lx.next = gm_mem_reallocarray(&m, NULL, (size_t)n * k, sizeof *lx.next);
+        uint32_t *plain = malloc((size_t)n * k * sizeof *plain);
+        assert_non_null(lx.next);
+        assert_non_null(plain);
+        for (uint32_t q = 0; q < n; q++) {
+            uint32_t *r = plain + (size_t)q * k;
+            /* A fresh row, a copy of an earlier one, or of a recent one with a few cells changed. */
+            uint64_t kind = gm_test_rand(&seed) % 16;
+            if (q == 0 || unrelated || kind == 0) {
+                for (uint32_t c = 0; c < k; c++)
+                    r[c] = gm_test_rand(&seed) % 3 == 0 ? GM_LEX_DEAD : (uint32_t)(gm_test_rand(&seed) % n);
+                continue;
+            }
+            uint32_t from = kind < 4 ? (uint32_t)(gm_test_rand(&seed) % q)
+                                     : q - 1 - (uint32_t)(gm_test_rand(&seed) % (q < 8 ? q : 8));
+            memcpy(r, plain + (size_t)from * k, k * sizeof *r);
+            /* Changed cells come in runs, as a class range goes elsewhere in a real lexer. */
+            uint32_t changes = kind < 4 ? 0 : (uint32_t)(gm_test_rand(&seed) % (k / 16 + 2));
+            uint32_t at = (uint32_t)(gm_test_rand(&seed) % k);
+            for (uint32_t i = 0; i < changes; i++, at = (at + 1) % k)
+                r[kind == 4 ? gm_test_rand(&seed) % k : at] =
+                    gm_test_rand(&seed) % 4 == 0 ? GM_LEX_DEAD : (uint32_t)(gm_test_rand(&seed) % n);
+        }
+        memcpy(lx.next, plain, (size_t)n * k * sizeof *plain);
+        assert_int_equal(gm_lexer_compact(&lx, &err), GM_OK);
+        assert_null(lx.next);
+        assert_non_null(lx.next16);
+        for (uint32_t q = 0; q < n; q++)
+            for (uint32_t c = 0; c < k; c++)
+                if (gm_lexer_move(&lx, q, c) != plain[(size_t)q * k + c])
+                    fail_msg("round %d (%u states, %u classes): state %u class %u moves to %u, not %u",
+                             round, n, k, q, c, gm_lexer_move(&lx, q, c), plain[(size_t)q * k + c]);
+        size_t bytes = atomic_load(&m.used);
+        if (lx.patch) {
+            patched++;
+            assert_true(bytes < (size_t)n * k * 2);
+        }
+        if (unrelated && n > 100)
+            assert_null(lx.row16);
+        gm_mem_free(&m, lx.next16);
+        gm_mem_free(&m, lx.row16);
+        gm_mem_free(&m, lx.patch_at);
+        gm_mem_free(&m, lx.patch);
+        assert_int_equal(atomic_load(&m.used), 0);
+        free(plain);
+    }
+    assert_true(patched >= 20);
 }
 
 /* ---- allocation failures ---- */
@@ -871,6 +944,7 @@ int main(void)
         cmocka_unit_test(step_agrees_with_run),
         cmocka_unit_test(backtracking_as_lark),
         cmocka_unit_test(shared_rows),
+        cmocka_unit_test(patched_rows),
         cmocka_unit_test(backtracking_step_agrees_with_run),
         cmocka_unit_test(allocation_failures_are_clean),
         cmocka_unit_test(reference_small_sets),

@@ -1,6 +1,6 @@
 /*
  * gm_lexer_compact: a built lexer's transitions in 16-bit tables, equal
- * rows shared and near rows patched.
+ * rows shared; gm_lexer_patch_rows: near rows patched too.
  *
  * note [transition rows]
  * Under the contextual lexer a grammar has a lexer per set of acceptable
@@ -14,15 +14,21 @@
  * are patch cells, packed for all states in one array by row displacement
  * (Tarjan and Yao's comb vector): state q's cell for class c is
  * patch[patch_at[q] + c] when that cell's upper half is q. A move is then
- * one more load than a plain table, and the comb needs no search.
+ * one more load and test than with shared rows alone, which only the
+ * contextual lexer's many lexers pay for (gm_lexer_patch_rows; the basic
+ * Java lexer's eager compile took 12 % more instructions with patches,
+ * for 0.1 MB); every lexer shares equal rows (gm_lexer_compact).
  *
  * A distinct row is patched onto the nearest of the last NEAR_WINDOW base
- * rows (rows of related states are made together, and comparing with
- * every base row cost a third of the lexer build) when its patch cells,
- * over all states with that row, take less memory than a base row of its
- * own; else it becomes a base row. The form is kept only when it saves a
- * quarter of the plain table. Java's 261 contextual lexers: 17.8 -> 6.2
- * MB; python.lark's backtracking lexers share their rows as before.
+ * rows (rows of related states are made together; comparing with every
+ * base row cost a third of the lexer build) when its patch cells, over
+ * all states with that row, take at most a quarter of a base row; else
+ * it becomes a base row. A state's cells go to the first place of the
+ * comb they fit among PLACE_TRIES, else past its end. The form is kept
+ * only when it saves a quarter of the plain table. Java's 261 contextual
+ * lexers: 17.8 -> 9.5 MB (the comb a third full; trying more places packs
+ * it tighter, at a cost in build time: 1024 places, 8.4 MB and 3 % more
+ * build time); python.lark's: 68.9 -> 12.2 MB.
  */
 #include <string.h>
 
@@ -38,6 +44,7 @@ typedef struct compact {
     gm_mem *m;
     const uint16_t *t;   /* [n * k] the plain rows */
     uint32_t n, k;
+    bool near;           /* near rows patched, else only equal rows shared */
     uint32_t *first;     /* [distinct rows] the first state with the row */
     uint32_t *count;     /* [distinct rows] states with it */
     uint32_t *base_of;   /* [distinct rows] its base row */
@@ -91,7 +98,7 @@ static uint32_t differ(const uint16_t *a, const uint16_t *b, uint32_t k, uint32_
 static void choose_base(compact *C, uint32_t r, uint32_t q)
 {
     /* Patch cells (4 bytes) of every state with the row, against a base row (2k bytes). */
-    uint64_t limit = (uint64_t)C->k / (8 * (uint64_t)C->count[r]);
+    uint64_t limit = C->near ? (uint64_t)C->k / (8 * (uint64_t)C->count[r]) : 0;
     uint32_t best = UINT32_MAX, best_d = (uint32_t)(limit < C->k ? limit : C->k);
     for (uint32_t i = C->nbases, tried = 0; i-- > 0 && tried < NEAR_WINDOW && best_d; tried++) {
         uint32_t d = differ(row(C, q), row(C, C->first[C->bases[i]]), C->k, best_d);
@@ -231,17 +238,13 @@ static void compact_free(compact *C)
     gm_mem_free(C->m, C->patch);
 }
 
-gm_status gm_lexer_compact(gm_lexer *lx, gm_error *err)
+/*
+ * Installs the plain 16-bit table t (owned) in lx, packed when that pays;
+ * lx's former tables go.
+ */
+static gm_status install(gm_lexer *lx, uint16_t *t, bool near, gm_error *err)
 {
-    if (!lx->next || lx->nstates >= UINT16_MAX)
-        return GM_OK;
-    size_t n = (size_t)lx->nstates * lx->nclasses;
-    uint16_t *t = gm_mem_reallocarray(lx->mem, NULL, n + 1, sizeof *t);
-    if (!t)
-        return gm_mem_fail(lx->mem, err, "the lexer");
-    for (size_t i = 0; i < n; i++)
-        t[i] = lx->next[i] == GM_LEX_DEAD ? UINT16_MAX : (uint16_t)lx->next[i];
-    compact C = {.m = lx->mem, .t = t, .n = lx->nstates, .k = lx->nclasses};
+    compact C = {.m = lx->mem, .t = t, .n = lx->nstates, .k = lx->nclasses, .near = near};
     int packed = pack(&C);
     uint16_t *bases = NULL;
     if (packed > 0 && !(bases = gm_mem_reallocarray(lx->mem, NULL, (size_t)C.nbases * C.k + 1,
@@ -252,6 +255,15 @@ gm_status gm_lexer_compact(gm_lexer *lx, gm_error *err)
         gm_mem_free(lx->mem, t);
         return gm_mem_fail(lx->mem, err, "the lexer");
     }
+    gm_mem_free(lx->mem, lx->next);
+    gm_mem_free(lx->mem, lx->next16);
+    gm_mem_free(lx->mem, lx->row16);
+    gm_mem_free(lx->mem, lx->patch_at);
+    gm_mem_free(lx->mem, lx->patch);
+    lx->next = NULL;
+    lx->row16 = NULL;
+    lx->patch_at = NULL;
+    lx->patch = NULL;
     if (packed) {
         for (uint32_t b = 0; b < C.nbases; b++)
             memcpy(bases + (size_t)b * C.k, row(&C, C.first[C.bases[b]]), (size_t)C.k * sizeof *t);
@@ -267,8 +279,35 @@ gm_status gm_lexer_compact(gm_lexer *lx, gm_error *err)
         }
     }
     compact_free(&C);
-    gm_mem_free(lx->mem, lx->next);
-    lx->next = NULL;
     lx->next16 = t;
     return GM_OK;
+}
+
+gm_status gm_lexer_compact(gm_lexer *lx, gm_error *err)
+{
+    if (!lx->next || lx->nstates >= UINT16_MAX)
+        return GM_OK;
+    size_t n = (size_t)lx->nstates * lx->nclasses;
+    uint16_t *t = gm_mem_reallocarray(lx->mem, NULL, n + 1, sizeof *t);
+    if (!t)
+        return gm_mem_fail(lx->mem, err, "the lexer");
+    for (size_t i = 0; i < n; i++)
+        t[i] = lx->next[i] == GM_LEX_DEAD ? UINT16_MAX : (uint16_t)lx->next[i];
+    return install(lx, t, false, err);
+}
+
+gm_status gm_lexer_patch_rows(gm_lexer *lx, gm_error *err)
+{
+    if (!lx->next16 || lx->patch)
+        return GM_OK;
+    uint32_t k = lx->nclasses;
+    uint16_t *t = gm_mem_reallocarray(lx->mem, NULL, (size_t)lx->nstates * k + 1, sizeof *t);
+    if (!t)
+        return gm_mem_fail(lx->mem, err, "the lexer");
+    for (uint32_t q = 0; q < lx->nstates; q++)
+        for (uint32_t c = 0; c < k; c++) {
+            uint32_t to = gm_lexer_move(lx, q, c);
+            t[(size_t)q * k + c] = to == GM_LEX_DEAD ? UINT16_MAX : (uint16_t)to;
+        }
+    return install(lx, t, true, err);
 }

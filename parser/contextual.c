@@ -100,6 +100,9 @@ gm_status gm_ctx_lexers_lexer(gm_ctx_lexers *c, uint32_t k, const gm_lexer **out
     gm_status st = gm_lexer_build_grammar(c->mem, specs, g->nterminals, c->lark, &c->limits, NULL,
                                           NULL, &lx, err);
     gm_mem_free(c->mem, specs);
+    /* A grammar has many of these: their memory is worth a load per move (note [transition rows]). */
+    if (st == GM_OK && (st = gm_lexer_patch_rows(lx, err)) != GM_OK)
+        gm_lexer_destroy(lx);
     if (st != GM_OK)
         return st;
     gm_lexer *none = NULL;

@@ -207,10 +207,11 @@ static int finish_subtree(builder *b, uint32_t i, size_t from, const uint32_t *p
  * recorded as GM_SEQ_LINE_REL | k or GM_SEQ_LINE | w accordingly; widths
  * only matter for lexer states that can still become the layer's _NEWLINE.
  */
-static int walk(builder *b, uint32_t q0)
+GM_SPANNER_HOT int walk_moving(builder *b, uint32_t q0, bool patched)
 {
     const gm_spanner *sp = b->sp;
-    const gm_lexer *lx = sp->lexer;
+    /* A copy the compiler can keep in registers: the byte stores below may alias the lexer. */
+    const gm_lexer lexer = *sp->lexer, *lx = &lexer;
     const gm_trie *tr = sp->trie;
     /* state, then finish_subtree's fin_state and fin_len: max depth + 1 entries each */
     uint32_t *state = gm_mem_alloc(b->mem, 3 * ((size_t)tr->max_depth + 1) * sizeof(uint32_t));
@@ -228,7 +229,8 @@ static int walk(builder *b, uint32_t q0)
         if (r < sp->nlex) {
             /* Inside one lexeme the layers' state rides along (widths grow). */
             uint32_t slot = gm_spanner_lex_slot(sp, r);
-            uint32_t n = gm_lexer_move(lx, slot >> sp->flag_bits, lx->byte_class[nd->byte]);
+            uint32_t dfa = slot >> sp->flag_bits, cls = lx->byte_class[nd->byte];
+            uint32_t n = patched ? gm_lexer_move_patched(lx, dfa, cls) : gm_lexer_move_plain(lx, dfa, cls);
             if (n != GM_LEX_DEAD)
                 gm_spanner_enter(sp, n, slot, r, nd->byte, &next);
             absolute[nd->depth] = absolute[nd->depth - 1] || nd->byte == '\n';
@@ -280,6 +282,12 @@ nomem:
     gm_mem_free(b->mem, state);
     gm_mem_free(b->mem, absolute);
     return -1;
+}
+
+/* The walk, compiled apart for lexers with patch cells and without (gm_lexer_move). */
+static int walk(builder *b, uint32_t q0)
+{
+    return b->sp->lexer->patch ? walk_moving(b, q0, true) : walk_moving(b, q0, false);
 }
 
 /* Lexicographic order of class keys by E, then prod (qsort context via a static-free array). */

@@ -16,6 +16,7 @@
 #include "lexer/dump.h"
 #include "lexer/lexer.h"
 #include "lexer/termfile.h"
+#include "parser/contextual.h"
 #include "runtime/objects.h"
 #include "base/strbuf.h"
 
@@ -538,7 +539,7 @@ static void shared_rows(void **state)
 }
 
 /*
- * Near rows are patched (note [transition rows]): tables of rows that repeat
+ * Near rows are patched (gm_lexer_patch_rows, note [transition rows]): tables of rows that repeat
  * or differ from another in a few cells, dead cells among them, compact to
  * less than the plain table and move exactly as it does, whatever the class
  * count (1 to 256) and the number of states; tables of unrelated rows stay
@@ -583,6 +584,8 @@ static void patched_rows(void **state)
         memcpy(lx.next, plain, (size_t)n * k * sizeof *plain);
         assert_int_equal(gm_lexer_compact(&lx, &err), GM_OK);
         assert_null(lx.next);
+        assert_null(lx.patch);
+        assert_int_equal(gm_lexer_patch_rows(&lx, &err), GM_OK);
         assert_non_null(lx.next16);
         for (uint32_t q = 0; q < n; q++)
             for (uint32_t c = 0; c < k; c++)
@@ -604,6 +607,54 @@ static void patched_rows(void **state)
         free(plain);
     }
     assert_true(patched >= 20);
+}
+
+/*
+ * The contextual lexer's lexers are patched, and move as the same lexer
+ * built without patches does (Java's, every seventh set).
+ */
+static void contextual_lexers_patched(void **state)
+{
+    (void)state;
+    gm_grammar_options o;
+    gm_grammar_options_init_defaults(&o);
+    o.lexer = GM_LEXER_CONTEXTUAL;
+    gm_grammar *g;
+    gm_error err;
+    assert_int_equal(gm_grammar_create_bundled("java", &o, &g, &err), GM_OK);
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    const gm_cfg *cfg = g->cfg;
+    gm_terminal_spec *specs = calloc(cfg->nterminals, sizeof *specs);
+    assert_non_null(specs);
+    uint32_t patched = 0, checked = 0;
+    for (uint32_t k = 0; k < g->ctx->nsets; k += 7) {
+        const gm_lexer *lx;
+        assert_int_equal(gm_ctx_lexers_lexer(g->ctx, k, &lx, &err), GM_OK);
+        memcpy(specs, cfg->terminals, cfg->nterminals * sizeof *specs);
+        for (uint32_t x = 0; x < cfg->nterminals; x++)
+            if (!gm_ctx_lexers_has(g->ctx, k, x)) {
+                specs[x].pattern = NULL;
+                specs[x].pattern_len = 0;
+            }
+        gm_lexer *plain;
+        assert_int_equal(gm_lexer_build_grammar(&m, specs, cfg->nterminals, false, NULL, NULL, NULL,
+                                                &plain, &err),
+                         GM_OK);
+        assert_null(plain->patch);
+        assert_int_equal(plain->nstates, lx->nstates);
+        assert_int_equal(plain->nclasses, lx->nclasses);
+        for (uint32_t q = 0; q < lx->nstates; q++)
+            for (uint32_t c = 0; c < lx->nclasses; c++)
+                assert_int_equal(gm_lexer_move(lx, q, c), gm_lexer_move(plain, q, c));
+        patched += lx->patch != NULL;
+        checked++;
+        gm_lexer_destroy(plain);
+    }
+    assert_true(patched * 2 > checked);
+    free(specs);
+    assert_int_equal(atomic_load(&m.used), 0);
+    gm_grammar_destroy(g);
 }
 
 /* ---- allocation failures ---- */
@@ -945,6 +996,7 @@ int main(void)
         cmocka_unit_test(backtracking_as_lark),
         cmocka_unit_test(shared_rows),
         cmocka_unit_test(patched_rows),
+        cmocka_unit_test(contextual_lexers_patched),
         cmocka_unit_test(backtracking_step_agrees_with_run),
         cmocka_unit_test(allocation_failures_are_clean),
         cmocka_unit_test(reference_small_sets),

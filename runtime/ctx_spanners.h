@@ -58,16 +58,19 @@
  * python.lark, each lexer in its own process, first-use builds inside the
  * timed masks. Lazily (the default) the grammar and compile times are the
  * basic lexer's (the lexers themselves are built on first use: note [lazy
- * lexers]); memory after the trace is 1.85x (Go: 39.3 / 21.3 MB), 2.03x
- * (Java: 40.3 / 19.8), 1.97x (Python: 47.7 / 24.3) and 1.67x (python.lark:
- * 87.1 / 52.1) the basic lexer's, p50 per mask 0.7-1.3x (python.lark
- * 4.5x), mean 2.1-5.6x, p99 2.7-14x: the mean and the tail are the
- * first-use builds. (Pooling the token sets, note [shared token sets],
- * halved both lexers' memory; what stays is the contextual lexer's own.)
+ * lexers]); memory after the trace is 1.79x (Go: 38.0 / 21.3 MB), 1.82x
+ * (Java: 36.2 / 19.8), 1.88x (Python: 45.6 / 24.3) and 1.65x (python.lark:
+ * 86.0 / 52.1) the basic lexer's, p50 per mask 0.9-1.4x (python.lark
+ * 3.3x), mean 2.4-7x, p99 2.8-20x (two runs on a loaded machine): the mean
+ * and the tail are the first-use builds. (Pooling the token sets, note
+ * [shared token sets], halved both lexers' memory; what stays is the
+ * contextual lexer's own.)
  * Where it goes: each lexer used is a DFA as large as a good part of the
- * basic one (Java: 80 of its 261 lexers, 8.9 MB of 16-bit transitions, a
- * fifth of its trace's memory; python.lark's Lark-mode lexers carry up to
- * 10,000 backtracking states each, whose repeated rows are kept once:
+ * basic one (Java: 80 of its 261 lexers, 8.9 MB of plain 16-bit
+ * transitions, a fifth of its trace's memory, until near rows were patched:
+ * note [transition rows], Java 40.3 -> 36.2 MB after its trace, for 6 %
+ * more instructions; python.lark's Lark-mode lexers carry up to 10,000
+ * backtracking states each, whose repeated rows are kept once:
  * gm_lexer.row16, 152.6 -> 118.4 MB after its trace), built in the mask
  * that first needs it (~35 % of Java's trace instructions), plus each
  * lexer's spanner, its profiles and the suffix profiles, about half of the
@@ -80,8 +83,8 @@
  * decodes them by arithmetic.)
  *
  * An eager compile builds a profile for every state of every lexer (Java:
- * 67,568 profiles, 27.6 s and 88.8 MB; 15-52x the basic eager compile's
- * time, 3.4-4.7x its memory).
+ * 67,568 profiles, 30 s and 80.6 MB; 19-57x the basic eager compile's
+ * time, 3.2-4.3x its memory).
  * Profiles that stop at the first lexeme's end (the walk already
  * continues rests in suffix profiles) would depend only on the
  * sub-automaton of their state, and could be shared between lexers where

@@ -550,33 +550,63 @@ static void step(ord *o, const view *v, uint32_t c, uint32_t *label)
     }
 }
 
+/* Splits the groups of the classes in [lo, hi] (of size[] classes each) from the rest of theirs. */
+static void split_groups(uint8_t *group, uint16_t *size, uint32_t *ngroups, uint32_t lo, uint32_t hi)
+{
+    uint16_t inside[256], to[256];
+    for (uint32_t c = lo; c <= hi; c++) {
+        inside[group[c]] = 0;
+        to[group[c]] = UINT16_MAX;
+    }
+    for (uint32_t c = lo; c <= hi; c++)
+        inside[group[c]]++;
+    for (uint32_t c = lo; c <= hi; c++) {
+        uint32_t g = group[c];
+        if (to[g] == UINT16_MAX) {
+            to[g] = (uint16_t)g;
+            if (inside[g] < size[g]) {
+                to[g] = (uint16_t)(*ngroups)++;
+                size[to[g]] = inside[g];
+                size[g] = (uint16_t)(size[g] - inside[g]);
+            }
+        }
+        group[c] = (uint8_t)to[g];
+    }
+}
+
 /*
- * The classes some path of v moves on (moves[c]), and whether v's paths
- * carry no lookahead conditions. Then a class no path moves on steps to
- * nothing, and its label (what matched, in path order, with the cuts; the
- * markers present) does not depend on the byte: one step serves all such
- * classes. Most classes of a state inside a lexeme are such (a name's state
- * moves on letters only, beside 150 classes of keywords and UTF-8 ranges);
- * stepping each of them over every path was most of a lexer's build.
+ * Classes that step alike from v: group[c] for each class, and the number
+ * of groups; false when v's steps depend on more than the byte edges.
+ * Without lookahead conditions on v's paths nor history, a step's label
+ * does not depend on the byte (what matched, in path order, with the
+ * cuts; the markers present), and its successor only on which edges of
+ * the paths and the markers the byte takes: classes that no edge tells
+ * apart have the same successor and label, and one step serves them all.
+ * Most classes of a state inside a lexeme are such (a name's state moves
+ * on letters alike, beside 150 classes of keywords and UTF-8 ranges on
+ * which it dies): stepping each of them over every path was most of a
+ * lexer's build, and most of a contextual lexer's first use.
  */
-static bool moving_classes(const ord *o, const view *v, bool moves[256])
+static bool class_groups(const ord *o, const view *v, uint8_t group[256], uint32_t *ngroups)
 {
     const gm_nfa *nfa = o->nfa;
-    /* Classes are intervals of bytes in byte order, so an edge covers a run of them. */
-    int32_t delta[257] = {0};
-    for (size_t i = 0; i < v->npath_words;) {
-        uint32_t s = v->paths[i], n = v->paths[i + 1];
-        if (n)
+    uint32_t k = o->nclasses;
+    if (o->hist_max)
+        return false;
+    for (size_t i = 0; i < v->npath_words; i += 2)
+        if (v->paths[i + 1])
             return false;
-        i += 2;
+    memset(group, 0, k);
+    *ngroups = 1;
+    uint16_t size[256] = {(uint16_t)k};
+    for (size_t j = 0; j < v->npath_words / 2 + v->nmarks; j++) {
+        uint32_t s = j < v->npath_words / 2 ? v->paths[2 * j] : v->marks[j - v->npath_words / 2];
         for (uint32_t e = nfa->off[s]; e < nfa->off[s] + nfa->nbyte[s]; e++) {
-            delta[o->byte_class[nfa->edges[e].lo]]++;
-            delta[o->byte_class[nfa->edges[e].hi] + 1]--;
+            uint32_t lo = o->byte_class[nfa->edges[e].lo], hi = o->byte_class[nfa->edges[e].hi];
+            if (lo > 0 || hi + 1 < k)
+                split_groups(group, size, ngroups, lo, hi);
         }
     }
-    int32_t run = 0;
-    for (uint32_t c = 0; c < o->nclasses; c++)
-        moves[c] = (run += delta[c]) > 0;
     return true;
 }
 
@@ -720,42 +750,42 @@ gm_status gm_ord_determinize(const gm_ord_input *in, gm_mem *m, gm_dfa *out, gm_
             set_nomem(&o);
             break;
         }
-        bool moves[256];
-        bool plain = moving_classes(&o, &v, moves);
-        bool known = false;  /* whether `still`, the label of the classes no path moves on, */
-        uint32_t still = 0;  /* is known yet */
+        uint8_t group[256];
+        uint32_t ngroups, group_cell[256], group_label[256];
+        bool group_done[256] = {false};
+        bool grouped = class_groups(&o, &v, group, &ngroups);
         for (uint32_t c = 0; c <= k && o.st == GM_OK; c++) {
             uint32_t *cell = out->next + (size_t)q * k + c;
-            if (c < k && plain && known && !moves[c]) {
-                cls_label[c] = still;
-                *cell = GM_LEX_DEAD;
+            if (c < k && grouped && group_done[group[c]]) {
+                cls_label[c] = group_label[group[c]];
+                *cell = group_cell[group[c]];
                 continue;
             }
             step(&o, &v, c, &cls_label[c]);
             if (c == k || o.st != GM_OK)
                 continue;
-            if (plain && !moves[c]) {
-                known = true;
-                still = cls_label[c];
+            *cell = GM_LEX_DEAD;
+            if (o.out.n) {
+                uint32_t id;
+                int added;
+                if (gm_intern_put(&sets, o.key.v, o.key.n * sizeof *o.key.v, &id, &added)) {
+                    set_nomem(&o);
+                    break;
+                }
+                if (added && nstates >= max_states) {
+                    o.st = gm_error_set(err, GM_ERR_LIMIT,
+                                        "the DFA needs more than %u states (gm_limits.max_dfa_states)",
+                                        max_states);
+                    break;
+                }
+                nstates += (uint32_t)added;
+                *cell = id + 1;
             }
-            if (!o.out.n) {
-                *cell = GM_LEX_DEAD;
-                continue;
+            if (grouped) {
+                group_done[group[c]] = true;
+                group_label[group[c]] = cls_label[c];
+                group_cell[group[c]] = *cell;
             }
-            uint32_t id;
-            int added;
-            if (gm_intern_put(&sets, o.key.v, o.key.n * sizeof *o.key.v, &id, &added)) {
-                set_nomem(&o);
-                break;
-            }
-            if (added && nstates >= max_states) {
-                o.st = gm_error_set(err, GM_ERR_LIMIT,
-                                    "the DFA needs more than %u states (gm_limits.max_dfa_states)",
-                                    max_states);
-                break;
-            }
-            nstates += (uint32_t)added;
-            *cell = id + 1;
         }
         if (o.st != GM_OK)
             break;

@@ -61,8 +61,8 @@
  * lexers]); memory after the trace is 1.79x (Go: 38.0 / 21.3 MB), 1.82x
  * (Java: 36.2 / 19.8), 1.88x (Python: 45.6 / 24.3) and 1.65x (python.lark:
  * 86.0 / 52.1) the basic lexer's, p50 per mask 0.9-1.4x (python.lark
- * 3.3x), mean 2.4-7x, p99 2.8-20x (two runs on a loaded machine): the mean
- * and the tail are the first-use builds. (Pooling the token sets, note
+ * 3.3-4.6x), mean 2.3-7x, p99 2.7-20x (three runs on a loaded machine):
+ * the mean and the tail are the first-use builds. (Pooling the token sets, note
  * [shared token sets], halved both lexers' memory; what stays is the
  * contextual lexer's own.)
  * Where it goes: each lexer used is a DFA as large as a good part of the
@@ -72,7 +72,9 @@
  * more instructions; python.lark's Lark-mode lexers carry up to 10,000
  * backtracking states each, whose repeated rows are kept once:
  * gm_lexer.row16, 152.6 -> 118.4 MB after its trace), built in the mask
- * that first needs it (~35 % of Java's trace instructions), plus each
+ * that first needs it (27 % of Java's trace instructions, 41 % before the
+ * determinizer stepped classes in groups: lexer/ordered.c, class_groups;
+ * the trace 12.3 -> 9.8 G instructions), plus each
  * lexer's spanner, its profiles and the suffix profiles, about half of the
  * Python trace's time. Always-accepted entries of suffix profiles of 16
  * classes or more (runtime/mask.c, walk_suffixes) cost Go 8 MB and Python

@@ -575,8 +575,8 @@ static void split_groups(uint8_t *group, uint16_t *size, uint32_t *ngroups, uint
 }
 
 /*
- * Classes that step alike from v: group[c] for each class, and the number
- * of groups; false when v's steps depend on more than the byte edges.
+ * Classes that step alike from v: group[c] for each class; false when v's
+ * steps depend on more than the byte edges.
  * Without lookahead conditions on v's paths nor history, a step's label
  * does not depend on the byte (what matched, in path order, with the
  * cuts; the markers present), and its successor only on which edges of
@@ -587,7 +587,7 @@ static void split_groups(uint8_t *group, uint16_t *size, uint32_t *ngroups, uint
  * which it dies): stepping each of them over every path was most of a
  * lexer's build, and most of a contextual lexer's first use.
  */
-static bool class_groups(const ord *o, const view *v, uint8_t group[256], uint32_t *ngroups)
+static bool class_groups(const ord *o, const view *v, uint8_t group[256])
 {
     const gm_nfa *nfa = o->nfa;
     uint32_t k = o->nclasses;
@@ -597,14 +597,14 @@ static bool class_groups(const ord *o, const view *v, uint8_t group[256], uint32
         if (v->paths[i + 1])
             return false;
     memset(group, 0, k);
-    *ngroups = 1;
+    uint32_t ngroups = 1;
     uint16_t size[256] = {(uint16_t)k};
     for (size_t j = 0; j < v->npath_words / 2 + v->nmarks; j++) {
         uint32_t s = j < v->npath_words / 2 ? v->paths[2 * j] : v->marks[j - v->npath_words / 2];
         for (uint32_t e = nfa->off[s]; e < nfa->off[s] + nfa->nbyte[s]; e++) {
             uint32_t lo = o->byte_class[nfa->edges[e].lo], hi = o->byte_class[nfa->edges[e].hi];
             if (lo > 0 || hi + 1 < k)
-                split_groups(group, size, ngroups, lo, hi);
+                split_groups(group, size, &ngroups, lo, hi);
         }
     }
     return true;
@@ -751,9 +751,9 @@ gm_status gm_ord_determinize(const gm_ord_input *in, gm_mem *m, gm_dfa *out, gm_
             break;
         }
         uint8_t group[256];
-        uint32_t ngroups, group_cell[256], group_label[256];
+        uint32_t group_cell[256], group_label[256];
         bool group_done[256] = {false};
-        bool grouped = class_groups(&o, &v, group, &ngroups);
+        bool grouped = class_groups(&o, &v, group);
         for (uint32_t c = 0; c <= k && o.st == GM_OK; c++) {
             uint32_t *cell = out->next + (size_t)q * k + c;
             if (c < k && grouped && group_done[group[c]]) {

@@ -27,9 +27,11 @@
  * it becomes a base row. A state's cells go to the first place of the
  * comb they fit among PLACE_TRIES, else past its end. The form is kept
  * only when it saves a quarter of the plain table. Java's 261 contextual
- * lexers: 17.8 -> 9.5 MB (the comb a third full; trying more places packs
- * it tighter, at a cost in build time: 1024 places, 8.4 MB and 3 % more
- * build time); python.lark's: 68.9 -> 12.2 MB.
+ * lexers: 17.8 -> 9.5 MB (the comb a quarter full; trying more places
+ * packs it tighter, at a cost in build time: 1024 places, 8.4 MB and 3 %
+ * more build time); Go's 5.5 -> 3.8 MB, the bundled Python's 8.6 -> 5.3
+ * MB; python.lark's 68.9 -> 12.6 MB, most of which equal rows alone saved
+ * before (its memory after the trace: 87.1 -> 86.0 MB).
  */
 #include <string.h>
 

@@ -43,6 +43,9 @@ static inline size_t gm_bitset_count(const uint64_t *a, size_t words)
     return n;
 }
 
+/* Set bits of bits[0..words), 32-bit words as token masks keep them (base/bitcount.c). */
+uint32_t gm_count_bits32(const uint32_t *bits, size_t words);
+
 /* Index of the first set bit at or after `from`, or nbits if none. */
 static inline size_t gm_bitset_next(const uint64_t *a, size_t nbits, size_t from)
 {

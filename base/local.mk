@@ -1,6 +1,6 @@
 # Generic containers, errors, allocation: shared by every stage.
 libgmcore_la_SOURCES += \
-	base/bitset.h \
+	base/bitset.h base/bitcount.c \
 	base/error.c base/error.h \
 	base/file.c base/file.h \
 	base/hash.c base/hash.h \

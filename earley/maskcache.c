@@ -59,6 +59,7 @@
 #include <string.h>
 
 #include "earley/eengine.h"
+#include "base/bitset.h"
 #include "base/error.h"
 #include "base/hash.h"
 
@@ -180,15 +181,6 @@ static void stack_release(gm_eengine *e, gm_escratch *w, size_t upto)
     }
 }
 
-/* (Without -mpopcnt, __builtin_popcount is a library call per word.) */
-static inline uint32_t popcount64(uint64_t x)
-{
-    x = x - ((x >> 1) & 0x5555555555555555ull);
-    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
-    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
-    return (uint32_t)((x * 0x0101010101010101ull) >> 56);
-}
-
 /* Whether bits[i..i + 8) are all clear (a block of 256 ids). */
 static inline bool block_clear(const uint32_t *bits, uint32_t i)
 {
@@ -202,47 +194,6 @@ static inline bool block_full(const uint32_t *bits, uint32_t i)
               bits[i + 6] & bits[i + 7]);
 }
 
-/* Set bits of bits[0..words), portably. (Empty or full 64-bit words, most
-   of a mask, are counted without a popcount.) */
-static uint32_t count_bits_soft(const uint32_t *bits, uint32_t words)
-{
-    uint32_t ones = 0, i = 0;
-    for (; i + 2 <= words; i += 2) {
-        uint64_t x = (uint64_t)bits[i] | (uint64_t)bits[i + 1] << 32;
-        if (x == 0)
-            continue;
-        ones += x == ~(uint64_t)0 ? 64 : popcount64(x);
-    }
-    if (i < words)
-        ones += popcount64(bits[i]);
-    return ones;
-}
-
-#if defined(__GNUC__) && defined(__x86_64__)
-/* The same with the POPCNT instruction (every x86-64 machine of the last
-   fifteen years; the build targets baseline x86-64, so it is chosen at run
-   time). A mask is stored after every new fill: this count was a tenth of
-   a cold fill's instructions. */
-__attribute__((target("popcnt"))) static uint32_t count_bits_popcnt(const uint32_t *bits,
-                                                                   uint32_t words)
-{
-    uint32_t ones = 0, i = 0;
-    for (; i + 2 <= words; i += 2)
-        ones += (uint32_t)__builtin_popcountll((uint64_t)bits[i] | (uint64_t)bits[i + 1] << 32);
-    if (i < words)
-        ones += (uint32_t)__builtin_popcount(bits[i]);
-    return ones;
-}
-#endif
-
-static uint32_t count_bits(const uint32_t *bits, uint32_t words)
-{
-#if defined(__GNUC__) && defined(__x86_64__)
-    if (__builtin_cpu_supports("popcnt"))
-        return count_bits_popcnt(bits, words);
-#endif
-    return count_bits_soft(bits, words);
-}
 
 static inline void set_bit(uint32_t *bits, uint32_t i)
 {
@@ -510,7 +461,7 @@ static int cmp_u32(const void *a, const void *b)
    (FORM_LIST, FORM_NOT); the 32-bit words it takes is the result. */
 static uint32_t store_form(const gm_eengine *e, const uint32_t *bits, uint8_t *form, uint32_t *n)
 {
-    uint32_t V = e->v->size, ones = count_bits(bits, e->words);
+    uint32_t V = e->v->size, ones = gm_count_bits32(bits, e->words);
     uint32_t zeros = V - ones;
     if (ones <= zeros && ones < e->words) {
         *form = FORM_LIST;

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "base/bitset.h"
+
 enum { CHAINS = 1024 };
 
 gm_status gm_tokpool_create(gm_mem *m, const gm_trie *trie, uint32_t nbits, gm_tokpool **out,
@@ -199,10 +201,7 @@ const gm_tokset *gm_tokpool_adopt(gm_tokpool *f, gm_tokset *set)
 const gm_tokset *gm_tokpool_set(gm_tokpool *f, const uint32_t *bits, bool list)
 {
     gm_tokset set = {0};
-    uint32_t n = 0;
-    if (list)
-        for (size_t w = 0; w < GM_MASK_WORDS(f->nbits); w++)
-            n += (uint32_t)__builtin_popcount(bits[w]);
+    uint32_t n = list ? gm_count_bits32(bits, GM_MASK_WORDS(f->nbits)) : 0;
     uint32_t *ids = list ? gm_mem_alloc(f->mem, (size_t)(n ? n : 1) * sizeof *ids) : NULL;
     if (list && !ids)
         return NULL;

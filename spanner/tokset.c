@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "base/bitset.h"
+
 static size_t bitset_bytes(uint32_t nbits) { return GM_MASK_WORDS(nbits) * sizeof(uint32_t); }
 
 /*
@@ -86,9 +88,7 @@ int gm_tokset_from_bits(gm_mem *m, gm_tokset *set, const uint32_t *bits, uint32_
 {
     memset(set, 0, sizeof *set);
     size_t words = GM_MASK_WORDS(nbits);
-    uint32_t count = 0;
-    for (size_t w = 0; w < words; w++)
-        count += (uint32_t)__builtin_popcount(bits[w]);
+    uint32_t count = gm_count_bits32(bits, words);
     if (count == 0)
         return 0;
     form f = choose_form(count, nbits);

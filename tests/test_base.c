@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/bitset.h"
 #include "base/error.h"
 #include "base/hash.h"
 #include "base/imap.h"
@@ -151,6 +152,27 @@ static void imap_put_get_clear(void **state)
     assert_int_equal(atomic_load(&m.used), 0);
 }
 
+/* gm_count_bits32 counts as bit-by-bit does: empty, full, sparse and dense words, odd lengths. */
+static void count_bits_of_masks(void **state)
+{
+    (void)state;
+    uint64_t seed = 12345;
+    uint32_t bits[37];
+    for (int round = 0; round < 2000; round++) {
+        size_t words = (size_t)(gm_test_rand(&seed) % 38);
+        for (size_t w = 0; w < words; w++) {
+            uint64_t kind = gm_test_rand(&seed) % 4;
+            bits[w] = kind == 0 ? 0 : kind == 1 ? UINT32_MAX
+                                               : (uint32_t)gm_test_rand(&seed) &
+                                                     (kind == 2 ? (uint32_t)gm_test_rand(&seed) : UINT32_MAX);
+        }
+        uint32_t want = 0;
+        for (size_t i = 0; i < words * 32; i++)
+            want += (bits[i / 32] >> (i % 32)) & 1;
+        assert_int_equal(gm_count_bits32(bits, words), want);
+    }
+}
+
 static void vec_and_strbuf(void **state)
 {
     (void)state;
@@ -181,6 +203,7 @@ int main(void)
         cmocka_unit_test(intern_clear_keeps_memory),
         cmocka_unit_test(imap_put_get_clear),
         cmocka_unit_test(vec_and_strbuf),
+        cmocka_unit_test(count_bits_of_masks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/bitset.h"
 #include "base/file.h"
 #include "parser/bundled.h"
 #include "parser/grammar.h"
@@ -324,10 +325,7 @@ void gm_cli_session_close(gm_cli_session *s)
 
 size_t gm_cli_mask_count(const uint32_t *mask, uint32_t nbits)
 {
-    size_t c = 0;
-    for (uint32_t w = 0; w < (nbits + 31) / 32; w++)
-        c += (size_t)__builtin_popcount(mask[w]);
-    return c;
+    return gm_count_bits32(mask, ((size_t)nbits + 31) / 32);
 }
 
 int gm_cli_parse_u64(const char *s, uint64_t *out)

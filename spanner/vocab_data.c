@@ -94,6 +94,13 @@ gm_status gm_vocab_finish_(gm_vocab_data *v, const uint32_t *eos, size_t neos,
         if (v->flags[id] & GM_TOK_PADDING)
             return gm_error_set_file(err, GM_ERR_ARGUMENT, name,
                                    "extra EOS id %u is a padding id", id);
+        /* An empty token that is not special is no more a token than padding (the plain
+           format writes it as padding, which cannot be EOS). */
+        size_t len;
+        gm_vocab_data_token(v, id, &len);
+        if (len == 0 && !(v->flags[id] & GM_TOK_SPECIAL))
+            return gm_error_set_file(err, GM_ERR_ARGUMENT, name,
+                                   "extra EOS id %u is an empty token", id);
     }
     size_t total = neos + nextra;
     if (total) {

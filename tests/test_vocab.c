@@ -12,6 +12,7 @@
 
 #include "spanner/ids_file.h"
 #include "spanner/vocab.h"
+#include "spanner/vocab_hf.h"
 #include "base/strbuf.h"
 
 static const char *const tokenizers[] = {"sp32k", "llama3", "qwen3", "gptoss"};
@@ -346,6 +347,21 @@ static void model_size_and_extra_eos(void **state)
     assert_int_equal(gm_vocab_load(&m, gm_test_shared_path("tokenizers/llama3"), &o, &v, &err),
                      GM_ERR_ARGUMENT);
     assert_non_null(strstr(err.message, "200000"));
+    /* An empty token that is not special cannot be EOS, like padding (the plain format
+       could not write it back). */
+    static const char empty[] = "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"\": 1}, "
+                                "\"merges\": []}, \"decoder\": {\"type\": \"ByteLevel\"}}";
+    gm_vocab_load_options e = {0, extra, 1, 0, 0};
+    extra[0] = 1;
+    assert_int_equal(gm_vocab_load_json_(&m, "empty.json", empty, strlen(empty), NULL, 0, &e, 0, &v,
+                                         &err),
+                     GM_ERR_ARGUMENT);
+    assert_non_null(strstr(err.message, "extra EOS id 1 is an empty token"));
+    extra[0] = 0;
+    assert_int_equal(gm_vocab_load_json_(&m, "empty.json", empty, strlen(empty), NULL, 0, &e, 0, &v,
+                                         &err),
+                     GM_OK);
+    gm_vocab_data_destroy(v);
     assert_int_equal(atomic_load(&m.used), 0);
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "spanner/profile.h"
+#include "spanner/walkshare.h"
 #include "base/error.h"
 
 gm_status gm_ctx_spanners_create(gm_mem *m, gm_ctx_lexers *lexers, const gm_postlex *postlex,
@@ -26,6 +27,8 @@ gm_status gm_ctx_spanners_create(gm_mem *m, gm_ctx_lexers *lexers, const gm_post
         return gm_mem_fail(m, err, "the contextual spanners");
     }
     gm_status st = gm_tokpool_create(m, trie, vocab->size, &cs->pool, err);
+    if (st == GM_OK)
+        st = gm_walkshare_create(m, &cs->walks, err);
     if (st != GM_OK) {
         gm_ctx_spanners_destroy(cs);
         return st;
@@ -40,6 +43,7 @@ void gm_ctx_spanners_destroy(gm_ctx_spanners *cs)
         return;
     for (uint32_t k = 0; k < cs->lexers->nsets; k++)
         gm_spanner_destroy(atomic_load(&cs->sp[k]));
+    gm_walkshare_destroy(cs->walks);
     gm_tokpool_destroy(cs->pool);
     gm_mem_free(cs->mem, cs->sp);
     gm_mem_free(cs->mem, cs);
@@ -72,6 +76,7 @@ gm_spanner *gm_ctx_spanner(gm_ctx_spanners *cs, uint32_t k, gm_error *err)
         return NULL;
     sp->suffixes = entry_suffixes;
     sp->suffixes_ud = cs;
+    sp->walks = cs->walks;
     gm_spanner *none = NULL;
     if (!atomic_compare_exchange_strong_explicit(&cs->sp[k], &none, sp, memory_order_acq_rel,
                                                  memory_order_acquire)) {
@@ -112,6 +117,8 @@ void gm_ctx_spanners_stats(gm_ctx_spanners *cs, gm_spanner_stats *st)
         st->bytes += one.bytes;
     }
     st->bytes += gm_tokpool_bytes(cs->pool);
+    if (cs->walks)
+        st->bytes += gm_walkshare_bytes(cs->walks);
 }
 
 /* The window after entering state n of sp from state q on byte b. */

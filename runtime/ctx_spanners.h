@@ -185,6 +185,7 @@ typedef struct gm_ctx_spanners {
     const gm_trie *trie;
     _Atomic(gm_spanner *) *sp;   /* [lexers->nsets] built on first use */
     gm_tokpool *pool;            /* the spanners' shared token sets (note [shared token sets]) */
+    struct gm_walkshare *walks;  /* their shared profile walks (note [shared walks]), or NULL */
 } gm_ctx_spanners;
 
 /* Spanners for the lexers of `lexers`. All inputs are borrowed and must outlive the result. */

@@ -38,7 +38,8 @@ libgmcore_la_SOURCES += \
 	spanner/tokpool.c spanner/tokpool.h \
 	spanner/profile.c spanner/profile.h \
 	spanner/spanner.c spanner/spanner.h spanner/tables.h \
-	spanner/tokset.c spanner/tokset.h
+	spanner/tokset.c spanner/tokset.h \
+	spanner/walkshare.c spanner/walkshare.h
 
 # The text encoder (gm_vocab_encode) against the corpus references and
 # Hugging Face tokenizers' own ids (tests/data/encode/README in make_texts.py).

@@ -21,6 +21,7 @@
 #include "base/hash.h"
 #include "base/vec.h"
 #include "spanner/tokpool.h"
+#include "spanner/walkshare.h"
 
 typedef GM_VEC(uint32_t) u32vec;
 
@@ -39,6 +40,8 @@ typedef struct builder {
     uint32_t ntokens;
     u32vec key;              /* scratch key */
     u32vec seq;              /* scratch sequence of finish_token */
+    gm_walk_breaks *record;  /* set: the walk records its deep breaks here instead of
+                                finishing them (note [shared walks]) */
 } builder;
 
 /* The slot of a token in class_of. */
@@ -269,9 +272,14 @@ GM_SPANNER_HOT int walk_moving(builder *b, uint32_t q0, bool patched)
             nemit = emit[0] != GM_LEX_NONE;
             if (nemit && (emit[0] & GM_SEQ_LINE) && !absolute[nd->depth - 1])
                 emit[0] = GM_SEQ_LINE_REL | GM_SEQ_WIDTH(emit[0]);
-            if (finish_subtree(b, i, (size_t)nd->depth - 1, emit, nemit, after, fin_state,
-                              fin_len))
+            if (b->record) {
+                gm_walk_break br = {i, nemit ? emit[0] : GM_LEX_NONE, gm_spanner_flag(sp, after)};
+                if (gm_vec_push(b->mem, b->record, br))
+                    goto nomem;
+            } else if (finish_subtree(b, i, (size_t)nd->depth - 1, emit, nemit, after, fin_state,
+                                      fin_len)) {
                 goto nomem;
+            }
         }
         i = nd->skip;
     }
@@ -288,6 +296,150 @@ nomem:
 static int walk(builder *b, uint32_t q0)
 {
     return b->sp->lexer->patch ? walk_moving(b, q0, true) : walk_moving(b, q0, false);
+}
+
+/*
+ * The builder's tokens bucketed by class (by rank[class] when rank is not
+ * NULL): bucket r is sorted[start[r], start[r + 1]). start holds nclasses + 1
+ * zeros on entry. Scanning ids upwards leaves each bucket sorted.
+ */
+static void bucket_tokens(const builder *b, const uint32_t *rank, uint32_t nclasses,
+                          uint32_t *start, uint32_t *sorted)
+{
+    size_t words = ((size_t)b->nslots + 63) / 64;
+    for (size_t w = 0; w < words; w++)
+        for (uint64_t x = b->touched[w]; x; x &= x - 1) {
+            uint32_t c = b->class_of[w * 64 + (size_t)__builtin_ctzll(x)];
+            start[(rank ? rank[c] : c) + 1]++;
+        }
+    for (uint32_t r = 0; r < nclasses; r++)
+        start[r + 1] += start[r];
+    for (size_t w = 0; w < words; w++)
+        for (uint64_t x = b->touched[w]; x; x &= x - 1) {
+            uint32_t t = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x)), c = b->class_of[t];
+            sorted[start[rank ? rank[c] : c]++] = token_of(b, t);
+        }
+    for (uint32_t r = nclasses; r > 0; r--)
+        start[r] = start[r - 1];
+    start[0] = 0;
+}
+
+/* ---- walks shared between contextual spanners (spanner/walkshare.h, note [shared walks]) ---- */
+
+typedef struct stay_adder {
+    builder *b;
+    uint32_t prod;
+} stay_adder;
+
+static int add_stay(void *ud, uint32_t token)
+{
+    stay_adder *a = ud;
+    return add_token(a->b, token, a->prod, NULL, 0);
+}
+
+/* The template of a walk just recorded: the builder holds only the staying tokens. */
+static gm_walk_template *make_template(builder *b, const gm_walk_words *states,
+                                       const gm_walk_break *breaks, size_t nbreaks)
+{
+    const gm_spanner *sp = b->sp;
+    gm_mem *m = b->mem;
+    uint32_t nclasses = b->keys.count;
+    gm_walk_template *t = gm_mem_calloc(m, 1, sizeof *t);
+    uint32_t *start = gm_mem_calloc(m, (size_t)nclasses + 1, sizeof *start);
+    uint32_t *sorted = gm_mem_alloc(m, (size_t)(b->ntokens ? b->ntokens : 1) * sizeof *sorted);
+    if (t) {
+        t->stays = gm_mem_calloc(m, nclasses ? nclasses : 1, sizeof *t->stays);
+        t->breaks = gm_mem_alloc(m, (nbreaks ? nbreaks : 1) * sizeof *t->breaks);
+    }
+    if (!t || !start || !sorted || !t->stays || !t->breaks)
+        goto nomem;
+    bucket_tokens(b, NULL, nclasses, start, sorted);
+    for (uint32_t c = 0; c < nclasses; c++) {
+        size_t len;
+        uint32_t prod = *(const uint32_t *)gm_intern_key(&b->keys, c, &len), i = 0;
+        while (i < states->n && sp->slot_prod[states->v[i]] != prod)
+            i++;
+        gm_tokset set;
+        if (gm_tokset_from_sorted(m, &set, sorted + start[c], start[c + 1] - start[c], sp->nbits))
+            goto nomem;
+        t->stays[c].state = i;
+        if (!(t->stays[c].tokens = gm_tokpool_adopt(sp->pool, &set)))
+            goto nomem;
+        t->nstays++;
+    }
+    if (nbreaks)
+        memcpy(t->breaks, breaks, nbreaks * sizeof *breaks);
+    t->nbreaks = (uint32_t)nbreaks;
+    gm_mem_free(m, start);
+    gm_mem_free(m, sorted);
+    return t;
+nomem:
+    gm_mem_free(m, start);
+    gm_mem_free(m, sorted);
+    if (t) {
+        gm_mem_free(m, t->stays);
+        gm_mem_free(m, t->breaks);
+        gm_mem_free(m, t);
+    }
+    return NULL;
+}
+
+/* Finishes the deep breaks of t, and first adds its staying tokens unless `walked`. */
+static int replay(builder *b, const gm_walk_template *t, const gm_walk_words *states, bool walked)
+{
+    const gm_spanner *sp = b->sp;
+    const gm_trie *tr = sp->trie;
+    for (uint32_t i = 0; !walked && i < t->nstays; i++) {
+        stay_adder a = {b, sp->slot_prod[states->v[t->stays[i].state]]};
+        if (gm_tokset_foreach(t->stays[i].tokens, sp->nbits, add_stay, &a))
+            return -1;
+    }
+    uint32_t *fin = gm_mem_alloc(b->mem, 2 * ((size_t)tr->max_depth + 1) * sizeof *fin);
+    if (!fin)
+        return -1;
+    for (uint32_t i = 0; i < t->nbreaks; i++) {
+        const gm_walk_break *br = &t->breaks[i];
+        uint32_t emit = br->emit, after = gm_spanner_id(sp, 0, br->flag, 0);
+        if (finish_subtree(b, br->node, (size_t)tr->nodes[br->node].depth - 1, &emit,
+                           emit != GM_LEX_NONE, after, fin, fin + tr->max_depth + 1)) {
+            gm_mem_free(b->mem, fin);
+            return -1;
+        }
+    }
+    gm_mem_free(b->mem, fin);
+    return 0;
+}
+
+/* The walk from q, through a template shared with other spanners where q's sub-automaton
+ * can be described (note [shared walks]). */
+static int walk_shared(builder *b, uint32_t q)
+{
+    gm_mem *m = b->mem;
+    gm_walk_words key = {0}, states = {0};
+    gm_walk_breaks breaks = {0};
+    int rc = gm_walkshare_describe(b->sp, q, &key, &states);
+    if (rc == 0) {
+        rc = walk(b, q);
+    } else if (rc > 0) {
+        const gm_walk_template *t = gm_walkshare_find(b->sp->walks, &key);
+        bool walked = !t;
+        rc = 0;
+        if (walked) {
+            b->record = &breaks;
+            rc = walk(b, q);
+            b->record = NULL;
+            gm_walk_template *own = rc ? NULL : make_template(b, &states, breaks.v, breaks.n);
+            /* An equal template a concurrent build kept first serves as well. */
+            if (!own || !(t = gm_walkshare_add(b->sp->walks, &key, own)))
+                rc = -1;
+        }
+        if (!rc)
+            rc = replay(b, t, &states, walked);
+    }
+    gm_vec_free(m, &key);
+    gm_vec_free(m, &states);
+    gm_vec_free(m, &breaks);
+    return rc;
 }
 
 /* Lexicographic order of class keys by E, then prod (qsort context via a static-free array). */
@@ -335,21 +487,7 @@ static int assemble(builder *b, uint32_t q, gm_profile **out)
     qsort(items, nclasses, sizeof *items, compare_items);
     for (uint32_t r = 0; r < nclasses; r++)
         rank[items[r].id] = r;
-    /* Bucket the tokens by class rank; scanning ids upwards leaves each bucket sorted. */
-    size_t words = ((size_t)b->nslots + 63) / 64;
-    for (size_t w = 0; w < words; w++)
-        for (uint64_t x = b->touched[w]; x; x &= x - 1)
-            start[rank[b->class_of[w * 64 + (size_t)__builtin_ctzll(x)]] + 1]++;
-    for (uint32_t r = 0; r < nclasses; r++)
-        start[r + 1] += start[r];
-    for (size_t w = 0; w < words; w++)
-        for (uint64_t x = b->touched[w]; x; x &= x - 1) {
-            uint32_t t = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
-            sorted[start[rank[b->class_of[t]]]++] = token_of(b, t);
-        }
-    for (uint32_t r = nclasses; r > 0; r--)
-        start[r] = start[r - 1];
-    start[0] = 0;
+    bucket_tokens(b, rank, nclasses, start, sorted);
 
     p->classes = gm_mem_calloc(m, nclasses ? nclasses : 1, sizeof *p->classes);
     p->seqs = gm_mem_calloc(m, seq_total ? seq_total : 1, sizeof *p->seqs);
@@ -429,7 +567,7 @@ gm_status gm_profile_build(const gm_spanner *sp, uint32_t q, gm_profile **out, g
     int rc = !b.class_of || !b.touched || !b.stay_class;
     if (!rc) {
         memset(b.stay_class, 0xff, (size_t)(sp->nprods ? sp->nprods : 1) * sizeof *b.stay_class);
-        rc = walk(&b, q);
+        rc = sp->walks ? walk_shared(&b, q) : walk(&b, q);
     }
     if (!rc)
         rc = assemble(&b, q, out);

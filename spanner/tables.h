@@ -160,6 +160,7 @@ enum {
 };
 
 struct gm_spanner;
+struct gm_walkshare;
 
 /* Suffix profiles inside one another a mask walk follows; deeper, tokens go one by one. */
 #define GM_SUFFIX_DEPTH 12
@@ -185,6 +186,8 @@ typedef struct gm_spanner {
     uint32_t lexer_id;       /* ... this spanner's */
     gm_suffixes_fn suffixes; /* contextual: the suffix profiles where the lexer changes */
     void *suffixes_ud;
+    struct gm_walkshare *walks; /* contextual: walks shared with the other spanners, or NULL
+                                   (spanner/walkshare.h, note [shared walks]) */
     const gm_lexer *lexer;   /* borrowed: must outlive the spanner */
     const gm_lr_table *lr;
     const gm_vocab_data *vocab;

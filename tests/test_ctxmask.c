@@ -28,7 +28,9 @@
 
 #include "parser/contextual.h"
 #include "parser/lr.h"
+#include "runtime/ctx_spanners.h"
 #include "runtime/objects.h"
+#include "spanner/walkshare.h"
 
 typedef struct ref_state {
     int ok;                  /* the text is a viable prefix so far */
@@ -759,6 +761,92 @@ static void bad_lexer_kind(void **state)
     assert_null(bad);
 }
 
+/* Whether every token of a is in b. */
+typedef struct in_set {
+    const gm_tokset *b;
+    uint32_t missing;
+} in_set;
+
+static int count_missing(void *ud, uint32_t id)
+{
+    in_set *x = ud;
+    x->missing += !gm_tokset_has(x->b, id);
+    return 0;
+}
+
+/*
+ * note [shared walks]: every profile of every contextual lexer built through
+ * the shared walks equals the one its own walk gives (the same classes:
+ * sequences, Prod sets and tokens), and walks are shared: more states of
+ * the lexers can be described than there are templates.
+ */
+static void shared_walks_match(const combo *k, uint32_t lexer_step)
+{
+    gm_vocab *v;
+    gm_grammar *g;
+    gm_compiled *c = compile(k, &v, &g);
+    gm_error err;
+    gm_ctx_spanners *own;
+    assert_int_equal(gm_ctx_spanners_create(&c->mem, g->ctx, &g->postlex, g->lr, v->data, v->trie,
+                                            &own, &err),
+                     GM_OK);
+    gm_walkshare_destroy(own->walks);
+    own->walks = NULL;
+    uint32_t describable = 0, profiles = 0;
+    gm_walk_words key = {0}, states = {0};
+    for (uint32_t lx = 0; lx < g->ctx->nsets; lx += lexer_step) {
+        gm_spanner *a = gm_ctx_spanner(c->ctx, lx, &err), *b = gm_ctx_spanner(own, lx, &err);
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_null(b->walks);
+        for (uint32_t i = 0; i < a->nslots; i++) {
+            uint32_t q = gm_spanner_slot_state(a, i);
+            const gm_profile *pa = gm_spanner_profile(a, q, &err), *pb = gm_spanner_profile(b, q, &err);
+            assert_non_null(pa);
+            assert_non_null(pb);
+            profiles++;
+            describable += gm_walkshare_describe(a, q, &key, &states) == 1;
+            assert_int_equal(pa->nclasses, pb->nclasses);
+            assert_int_equal(pa->ntokens, pb->ntokens);
+            for (uint32_t j = 0; j < pa->nclasses; j++) {
+                const gm_class *ca = &pa->classes[j], *cb = &pb->classes[j];
+                assert_int_equal(ca->len, cb->len);
+                assert_int_equal(ca->prod, cb->prod);
+                assert_memory_equal(pa->seqs + ca->seq, pb->seqs + cb->seq,
+                                    ca->len * sizeof *pa->seqs);
+                assert_int_equal(ca->tokens->count, cb->tokens->count);
+                in_set x = {cb->tokens, 0};
+                gm_tokset_foreach(ca->tokens, a->nbits, count_missing, &x);
+                assert_int_equal(x.missing, 0);
+            }
+        }
+    }
+    uint32_t templates = (uint32_t)c->ctx->walks->templates.n;
+    print_message("%s: %u profiles, %u describable, %u templates\n", k->tokenizer, profiles,
+                  describable, templates);
+    assert_true(templates > 0);
+    assert_true(describable > 2 * templates);
+    gm_vec_free(&c->mem, &key);
+    gm_vec_free(&c->mem, &states);
+    gm_ctx_spanners_destroy(own);
+    destroy_all(c, g, v);
+}
+
+static void shared_walks(void **state)
+{
+    (void)state;
+    combo expr = {expr_grammar, SP32K, false, NULL};
+    shared_walks_match(&expr, 1);
+    combo semi = {semi_grammar, SP32K, true, NULL};
+    shared_walks_match(&semi, 1);
+    combo fallback = {fallback_grammar, SP32K, true, NULL};
+    shared_walks_match(&fallback, 1);
+    combo indent = {indent_grammar, SP32K, false, NULL};
+    shared_walks_match(&indent, 1);
+    combo go = {"grammars/go.lark", SP32K, false, NULL};
+    shared_walks_match(&go, 9);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -772,6 +860,7 @@ int main(void)
         cmocka_unit_test(bad_lexer_kind),
         cmocka_unit_test(lazy_lexers),
         cmocka_unit_test(lark_python),
+        cmocka_unit_test(shared_walks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

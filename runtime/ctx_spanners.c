@@ -76,7 +76,10 @@ gm_spanner *gm_ctx_spanner(gm_ctx_spanners *cs, uint32_t k, gm_error *err)
         return NULL;
     sp->suffixes = entry_suffixes;
     sp->suffixes_ud = cs;
-    sp->walks = cs->walks;
+    if (cs->walks && gm_walkshare_attach(cs->walks, sp, err) != GM_OK) {
+        gm_spanner_destroy(sp);
+        return NULL;
+    }
     gm_spanner *none = NULL;
     if (!atomic_compare_exchange_strong_explicit(&cs->sp[k], &none, sp, memory_order_acq_rel,
                                                  memory_order_acquire)) {

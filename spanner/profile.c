@@ -42,6 +42,9 @@ typedef struct builder {
     u32vec seq;              /* scratch sequence of finish_token */
     gm_walk_breaks *record;  /* set: the walk records its deep breaks here instead of
                                 finishing them (note [shared walks]) */
+    GM_VEC(const gm_tokset *) premade; /* [class id] pooled tokens of a class that a shared
+                                          walk brought whole (not in touched), or NULL */
+    uint32_t npremade;       /* their tokens */
 } builder;
 
 /* The slot of a token in class_of. */
@@ -324,46 +327,85 @@ static void bucket_tokens(const builder *b, const uint32_t *rank, uint32_t nclas
     start[0] = 0;
 }
 
-/* ---- walks shared between contextual spanners (spanner/walkshare.h, note [shared walks]) ---- */
-
-typedef struct stay_adder {
-    builder *b;
-    uint32_t prod;
-} stay_adder;
-
-static int add_stay(void *ud, uint32_t token)
+/* The pooled set of sorted tokens toks[0..n), in the form the spanner's variant asks for. */
+static const gm_tokset *pooled_set(const gm_spanner *sp, gm_mem *m, const uint32_t *toks,
+                                   uint32_t n)
 {
-    stay_adder *a = ud;
-    return add_token(a->b, token, a->prod, NULL, 0);
+    gm_tokset set;
+    int rc = sp->variant & GM_VARIANT_LISTS_ONLY ? gm_tokset_list_from_sorted(m, &set, toks, n)
+                                                 : gm_tokset_from_sorted(m, &set, toks, n, sp->nbits);
+    /* Profiles of other states and lexers mostly hold the same sets: pooled (note
+     * [shared token sets]), and counted with the pool. */
+    return rc ? NULL : gm_tokpool_adopt(sp->pool, &set);
 }
 
+typedef struct collect_into {
+    uint32_t *ids;
+    uint32_t n;
+} collect_into;
+
+static int collect_into_add(void *ud, uint32_t id)
+{
+    collect_into *c = ud;
+    c->ids[c->n++] = id;
+    return 0;
+}
+
+/* The pooled union of set and sorted toks[0..n) (disjoint). */
+static const gm_tokset *merged_set(const gm_spanner *sp, gm_mem *m, const gm_tokset *set,
+                                   const uint32_t *toks, uint32_t n)
+{
+    uint32_t total = set->count + n;
+    uint32_t *ids = gm_mem_alloc(m, 2 * (size_t)total * sizeof *ids);
+    if (!ids)
+        return NULL;
+    collect_into c = {ids + total, 0};
+    gm_tokset_foreach(set, sp->nbits, collect_into_add, &c);
+    uint32_t i = 0, j = 0, k = 0;
+    while (i < c.n || j < n)
+        ids[k++] = j == n || (i < c.n && c.ids[i] < toks[j]) ? c.ids[i++] : toks[j++];
+    const gm_tokset *out = pooled_set(sp, m, ids, total);
+    gm_mem_free(m, ids);
+    return out;
+}
+
+/* ---- walks shared between contextual spanners (spanner/walkshare.h, note [shared walks]) ---- */
+
 /* The template of a walk just recorded: the builder holds only the staying tokens. */
-static gm_walk_template *make_template(builder *b, const gm_walk_words *states,
-                                       const gm_walk_break *breaks, size_t nbreaks)
+static gm_walk_template *make_template(builder *b, const gm_walk_break *breaks, size_t nbreaks)
 {
     const gm_spanner *sp = b->sp;
     gm_mem *m = b->mem;
     uint32_t nclasses = b->keys.count;
+    size_t nprods = 0;
+    for (uint32_t c = 0; c < nclasses; c++) {
+        size_t len;
+        uint32_t p = *(const uint32_t *)gm_intern_key(&b->keys, c, &len);
+        nprods += 2 + sp->prod_off[p + 1] - sp->prod_off[p];
+    }
     gm_walk_template *t = gm_mem_calloc(m, 1, sizeof *t);
     uint32_t *start = gm_mem_calloc(m, (size_t)nclasses + 1, sizeof *start);
     uint32_t *sorted = gm_mem_alloc(m, (size_t)(b->ntokens ? b->ntokens : 1) * sizeof *sorted);
     if (t) {
         t->stays = gm_mem_calloc(m, nclasses ? nclasses : 1, sizeof *t->stays);
         t->breaks = gm_mem_alloc(m, (nbreaks ? nbreaks : 1) * sizeof *t->breaks);
+        t->prods = gm_mem_alloc(m, (nprods ? nprods : 1) * sizeof *t->prods);
     }
-    if (!t || !start || !sorted || !t->stays || !t->breaks)
+    if (!t || !start || !sorted || !t->stays || !t->breaks || !t->prods)
         goto nomem;
     bucket_tokens(b, NULL, nclasses, start, sorted);
+    uint32_t off = 0;
     for (uint32_t c = 0; c < nclasses; c++) {
         size_t len;
-        uint32_t prod = *(const uint32_t *)gm_intern_key(&b->keys, c, &len), i = 0;
-        while (i < states->n && sp->slot_prod[states->v[i]] != prod)
-            i++;
-        gm_tokset set;
-        if (gm_tokset_from_sorted(m, &set, sorted + start[c], start[c + 1] - start[c], sp->nbits))
-            goto nomem;
-        t->stays[c].state = i;
-        if (!(t->stays[c].tokens = gm_tokpool_adopt(sp->pool, &set)))
+        uint32_t p = *(const uint32_t *)gm_intern_key(&b->keys, c, &len);
+        uint32_t from = sp->prod_off[p], n = sp->prod_off[p + 1] - from;
+        /* By content: the Prod sets of another spanner are numbered its own way. */
+        t->stays[c].prod = off;
+        t->prods[off++] = sp->prod_ignored[p];
+        t->prods[off++] = n;
+        memcpy(t->prods + off, sp->prod_terms + from, n * sizeof *t->prods);
+        off += n;
+        if (!(t->stays[c].tokens = pooled_set(sp, m, sorted + start[c], start[c + 1] - start[c])))
             goto nomem;
         t->nstays++;
     }
@@ -379,20 +421,40 @@ nomem:
     if (t) {
         gm_mem_free(m, t->stays);
         gm_mem_free(m, t->breaks);
+        gm_mem_free(m, t->prods);
         gm_mem_free(m, t);
     }
     return NULL;
 }
 
-/* Finishes the deep breaks of t, and first adds its staying tokens unless `walked`. */
-static int replay(builder *b, const gm_walk_template *t, const gm_walk_words *states, bool walked)
+/* Empties the builder. */
+static void builder_reset(builder *b)
+{
+    memset(b->touched, 0, ((size_t)b->nslots + 63) / 64 * sizeof *b->touched);
+    memset(b->stay_class, 0xff, (size_t)(b->sp->nprods ? b->sp->nprods : 1) * sizeof *b->stay_class);
+    gm_intern_clear(&b->keys);
+    b->premade.n = 0;
+    b->ntokens = b->npremade = 0;
+}
+
+/* Adds the staying tokens of t as whole classes, then finishes its deep breaks. 0, 1 when a
+ * Prod set of t is not sp's (cannot be: equal descriptions), -1 on no memory. */
+static int replay(builder *b, const gm_walk_template *t)
 {
     const gm_spanner *sp = b->sp;
     const gm_trie *tr = sp->trie;
-    for (uint32_t i = 0; !walked && i < t->nstays; i++) {
-        stay_adder a = {b, sp->slot_prod[states->v[t->stays[i].state]]};
-        if (gm_tokset_foreach(t->stays[i].tokens, sp->nbits, add_stay, &a))
+    for (uint32_t i = 0; i < t->nstays; i++) {
+        uint32_t prod = gm_walkshare_prod(sp, t, t->stays[i].prod), id;
+        if (prod == GM_WALK_NONE)
+            return 1;
+        if (gm_intern_put(&b->keys, &prod, sizeof prod, &id, NULL) ||
+            gm_vec_reserve(b->mem, &b->premade, (size_t)id + 1))
             return -1;
+        while (b->premade.n <= id)
+            b->premade.v[b->premade.n++] = NULL;
+        b->premade.v[id] = t->stays[i].tokens;
+        b->stay_class[prod] = id;
+        b->npremade += t->stays[i].tokens->count;
     }
     uint32_t *fin = gm_mem_alloc(b->mem, 2 * ((size_t)tr->max_depth + 1) * sizeof *fin);
     if (!fin)
@@ -414,31 +476,29 @@ static int replay(builder *b, const gm_walk_template *t, const gm_walk_words *st
  * can be described (note [shared walks]). */
 static int walk_shared(builder *b, uint32_t q)
 {
-    gm_mem *m = b->mem;
-    gm_walk_words key = {0}, states = {0};
-    gm_walk_breaks breaks = {0};
-    int rc = gm_walkshare_describe(b->sp, q, &key, &states);
-    if (rc == 0) {
-        rc = walk(b, q);
-    } else if (rc > 0) {
-        const gm_walk_template *t = gm_walkshare_find(b->sp->walks, &key);
-        bool walked = !t;
-        rc = 0;
-        if (walked) {
-            b->record = &breaks;
-            rc = walk(b, q);
-            b->record = NULL;
-            gm_walk_template *own = rc ? NULL : make_template(b, &states, breaks.v, breaks.n);
-            /* An equal template a concurrent build kept first serves as well. */
-            if (!own || !(t = gm_walkshare_add(b->sp->walks, &key, own)))
-                rc = -1;
-        }
-        if (!rc)
-            rc = replay(b, t, &states, walked);
+    uint32_t id;
+    if (gm_walkshare_describe(b->sp, q, &id))
+        return -1;
+    if (id == GM_WALK_NONE)
+        return walk(b, q);
+    const gm_walk_template *t = gm_walkshare_find(b->sp->walks, id);
+    if (!t) {
+        gm_walk_breaks breaks = {0};
+        b->record = &breaks;
+        int rc = walk(b, q);
+        b->record = NULL;
+        gm_walk_template *own = rc ? NULL : make_template(b, breaks.v, breaks.n);
+        gm_vec_free(b->mem, &breaks);
+        /* An equal template a concurrent build kept first serves as well. */
+        if (!own || !(t = gm_walkshare_add(b->sp->walks, id, own)))
+            return -1;
+        builder_reset(b);
     }
-    gm_vec_free(m, &key);
-    gm_vec_free(m, &states);
-    gm_vec_free(m, &breaks);
+    int rc = replay(b, t);
+    if (rc > 0) {
+        builder_reset(b); /* start over with a walk of its own */
+        rc = walk(b, q);
+    }
     return rc;
 }
 
@@ -475,7 +535,7 @@ static int assemble(builder *b, uint32_t q, gm_profile **out)
         goto nomem;
     p->state = q;
     p->nclasses = nclasses;
-    p->ntokens = b->ntokens;
+    p->ntokens = b->ntokens + b->npremade;
     size_t seq_total = 0;
     for (uint32_t id = 0; id < nclasses; id++) {
         size_t len;
@@ -514,14 +574,15 @@ static int assemble(builder *b, uint32_t q, gm_profile **out)
         }
         uint32_t *toks = sorted + start[r];
         uint32_t ntok = start[r + 1] - start[r];
+        const gm_tokset *whole = items[r].id < b->premade.n ? b->premade.v[items[r].id] : NULL;
         /* Tokens with identical bytes share a trie node, never a class twice. */
-        gm_tokset set;
-        int rc = sp->variant & GM_VARIANT_LISTS_ONLY
-                     ? gm_tokset_list_from_sorted(m, &set, toks, ntok)
-                     : gm_tokset_from_sorted(m, &set, toks, ntok, sp->nbits);
-        /* Profiles of other states and lexers mostly hold the same sets: pooled (note
-         * [shared token sets]), and counted with the pool. */
-        if (rc || !(c->tokens = gm_tokpool_adopt(sp->pool, &set)))
+        if (whole && ntok == 0)
+            c->tokens = whole;
+        else if (whole)
+            c->tokens = merged_set(sp, m, whole, toks, ntok);
+        else
+            c->tokens = pooled_set(sp, m, toks, ntok);
+        if (!c->tokens)
             goto nomem;
     }
     gm_profile_set_split0(sp, p);
@@ -577,6 +638,7 @@ gm_status gm_profile_build(const gm_spanner *sp, uint32_t q, gm_profile **out, g
     gm_mem_free(sp->mem, b.stay_class);
     gm_vec_free(sp->mem, &b.key);
     gm_vec_free(sp->mem, &b.seq);
+    gm_vec_free(sp->mem, &b.premade);
     if (rc)
         return gm_mem_fail(sp->mem, err, "a lexer-state profile");
     return GM_OK;

@@ -10,6 +10,7 @@
 
 #include "spanner/accept.h"
 #include "spanner/profile.h"
+#include "spanner/walkshare.h"
 #include "base/error.h"
 #include "base/hash.h"
 
@@ -314,6 +315,7 @@ void gm_spanner_destroy(gm_spanner *sp)
     if (sp->own_pool)
         gm_tokpool_destroy(sp->pool);
     gm_mem_free(m, sp->profiles);
+    gm_walkshare_detach(sp);
     gm_mem_free(m, sp->split0_filter);
     gm_mem_free(m, sp->state_split0);
     gm_mem_free(m, sp->width_block);

@@ -161,6 +161,7 @@ enum {
 
 struct gm_spanner;
 struct gm_walkshare;
+struct gm_walk_slots;
 
 /* Suffix profiles inside one another a mask walk follows; deeper, tokens go one by one. */
 #define GM_SUFFIX_DEPTH 12
@@ -188,6 +189,7 @@ typedef struct gm_spanner {
     void *suffixes_ud;
     struct gm_walkshare *walks; /* contextual: walks shared with the other spanners, or NULL
                                    (spanner/walkshare.h, note [shared walks]) */
+    struct gm_walk_slots *walk_slots; /* with walks: what they know of each slot */
     const gm_lexer *lexer;   /* borrowed: must outlive the spanner */
     const gm_lr_table *lr;
     const gm_vocab_data *vocab;

@@ -38,11 +38,19 @@
 #include "base/vec.h"
 #include "spanner/tables.h"
 
+/* The most states one description numbers: for light walks, and for walks of GM_WALK_HEAVY
+ * trie nodes or more (note [shared walks]). */
 #define GM_WALK_MAX_STATES 64
+#define GM_WALK_MAX_STATES_HEAVY 4096
+#define GM_WALK_HEAVY 20000
+/* Descriptions nested in one (heavy states described apart, referred to by id). */
+#define GM_WALK_MAX_NESTING 32
+/* A state whose walk is not shared. */
+#define GM_WALK_NONE UINT32_MAX
 
 /* Tokens that stay inside the lexeme and end in a state with this Prod set. */
 typedef struct gm_walk_stay {
-    uint32_t state;              /* the first described state with the Prod set */
+    uint32_t prod;               /* the Prod set in the template's prods: ignored, count, terms */
     const gm_tokset *tokens;     /* pooled (note [shared token sets]) */
 } gm_walk_stay;
 
@@ -59,38 +67,52 @@ typedef struct gm_walk_template {
     uint32_t nstays, nbreaks;
     gm_walk_stay *stays;
     gm_walk_break *breaks;
+    uint32_t *prods;
 } gm_walk_template;
-
-typedef GM_VEC(uint32_t) gm_walk_words;
 
 typedef struct gm_walkshare {
     gm_mem *mem;
     pthread_mutex_t lock;        /* guards everything below */
-    gm_intern keys;              /* description -> template index */
-    GM_VEC(gm_walk_template *) templates;
+    gm_intern descs;             /* description -> id */
+    GM_VEC(gm_walk_template *) templates; /* by description id; NULL: none yet */
     size_t bytes;
 } gm_walkshare;
 
 gm_status gm_walkshare_create(gm_mem *m, gm_walkshare **out, gm_error *err);
 void gm_walkshare_destroy(gm_walkshare *w);
 
-/*
- * The description of the sub-automaton of lexer slot q of sp into key, and
- * the slot of each described state into states (in order). 1 when q's walk
- * can be shared, 0 when not, -1 on no memory.
- */
-int gm_walkshare_describe(const gm_spanner *sp, uint32_t q, gm_walk_words *key,
-                          gm_walk_words *states);
+/* What a spanner's descriptions know of each of its slots (width 0 lexer states). */
+typedef struct gm_walk_slots {
+    _Atomic(uint32_t) *desc;     /* 0: not described yet, 1: not shared, else description id + 2 */
+    _Atomic(uint32_t) *index;    /* its number in its hub's description + 1, 0: none (yet) */
+    uint32_t *weight;            /* the trie nodes its walk can visit at most */
+    uint32_t *hub;               /* the one heavy state of its strongly connected component, or
+                                    GM_WALK_NONE (none, or several) */
+} gm_walk_slots;
 
-/* The template kept under key, or NULL. */
-const gm_walk_template *gm_walkshare_find(gm_walkshare *w, const gm_walk_words *key);
+/* Shares sp's walks through w (sp->walks, sp->walk_slots). */
+gm_status gm_walkshare_attach(gm_walkshare *w, gm_spanner *sp, gm_error *err);
+/* Frees what attach added to sp (gm_spanner_destroy calls it). */
+void gm_walkshare_detach(gm_spanner *sp);
 
 /*
- * Keeps t (owned by w from now on, also on failure) under key: the template
- * kept, t or one a concurrent build kept first; NULL on no memory.
+ * The id of the description of the sub-automaton of lexer slot q of sp
+ * (attached) into *id, GM_WALK_NONE when q's walk cannot be shared. 0, or
+ * -1 on no memory.
  */
-const gm_walk_template *gm_walkshare_add(gm_walkshare *w, const gm_walk_words *key,
-                                         gm_walk_template *t);
+int gm_walkshare_describe(const gm_spanner *sp, uint32_t q, uint32_t *id);
+
+/* The template of description id, or NULL. */
+const gm_walk_template *gm_walkshare_find(gm_walkshare *w, uint32_t id);
+
+/*
+ * Keeps t (owned by w from now on, also on failure) for description id: the
+ * template kept, t or one a concurrent build kept first; NULL on no memory.
+ */
+const gm_walk_template *gm_walkshare_add(gm_walkshare *w, uint32_t id, gm_walk_template *t);
+
+/* The Prod set of sp equal to a template's prods[off...], or GM_WALK_NONE. */
+uint32_t gm_walkshare_prod(const gm_spanner *sp, const gm_walk_template *t, uint32_t off);
 
 /* Memory held. */
 size_t gm_walkshare_bytes(gm_walkshare *w);

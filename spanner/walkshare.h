@@ -14,20 +14,38 @@
  * distinct ones), and it was most of an eager contextual compile (the
  * heavy walks are the interiors, which most tokens continue).
  *
- * So a lexer state's sub-automaton is described canonically — its states
- * numbered in breadth-first order over bytes 0..255, each with its Prod set
- * (terminal ids are common to all the spanners of one grammar), and for
- * each byte the state it moves to, or the element and the no-lexeme flag a
- * break gives — and the walk's outcome is kept under that description: the
- * staying tokens by Prod set (pooled token sets) and the deep breaks (trie
- * node, element, flag). A spanner whose state has an equal description
- * adds those tokens and lexes the breaks' rests with its own lexer: the
- * profile is the one its own walk would give (tests/test_ctxmask checks
- * every profile of every lexer of the bundled grammars both ways). States
- * the description cannot make exact are built as before: a lexeme that
- * backs up (its window is the lexer's own), one that tracks line widths,
- * Prod sets holding fallback pairs (numbered per spanner), and
- * sub-automata of more than GM_WALK_MAX_STATES states.
+ * So a lexer state's sub-automaton is described canonically, and the
+ * walk's outcome kept under its description: the staying tokens by Prod set
+ * (pooled token sets, Prod sets by content: each spanner numbers its own)
+ * and the deep breaks (trie node, element, no-lexeme flag). A spanner whose
+ * state has an equal description takes the staying tokens as whole classes
+ * (no token is added one by one) and lexes the breaks' rests with its own
+ * lexer: the profile is the one its own walk would give (tests/test_ctxmask
+ * builds every profile of the lexers of five grammars both ways and
+ * compares them class by class).
+ *
+ * A description numbers the states a lexeme can go through from q in
+ * breadth-first order over bytes 0..255 (the lexers' byte classes differ),
+ * each with its Prod set (terminal ids are common to all the spanners of
+ * one grammar), then for each byte in runs: the number of the state it
+ * moves to, the element and flag of the break it makes, or failure. A state
+ * whose own walk is heavy (GM_WALK_HEAVY trie nodes or more) is not entered
+ * but described apart and named by its description's id, so the keyword
+ * prefixes of a lexer (each heavy: letters continue them) have small
+ * descriptions that name the name's interior. That interior sits in a
+ * strongly connected component with the UTF-8 states of its Unicode letters
+ * (hundreds); where a component holds one heavy state (its hub), the hub is
+ * described once with all of them and each other state of it is "state k
+ * of the hub's description" (Tarjan's components, per spanner when it is
+ * attached). Equal descriptions mean equal sub-automata however the states
+ * were split into described parts; a split that differs (a part still
+ * being described is entered instead of named) only loses sharing.
+ *
+ * Built as before: a lexeme that backs up (its window is the lexer's own),
+ * one that tracks line widths, Prod sets holding fallback pairs (numbered
+ * per spanner), and sub-automata of more than GM_WALK_MAX_STATES light or
+ * GM_WALK_MAX_STATES_HEAVY heavy states. An eager contextual compile
+ * (Go's 48,600 profiles) went from 9.1 to 2.3 s with this.
  */
 #ifndef GM_SPANNER_WALKSHARE_H
 #define GM_SPANNER_WALKSHARE_H

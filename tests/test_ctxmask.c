@@ -833,6 +833,62 @@ static void shared_walks_match(const combo *k, uint32_t lexer_step)
     destroy_all(c, g, v);
 }
 
+/*
+ * An allocation failure anywhere in building the contextual spanners'
+ * profiles through shared walks (descriptions, templates, whole classes) is
+ * GM_ERR_NOMEM, never a crash or a leak: every allocation is failed in turn.
+ */
+static void shared_walk_allocation_failures(void **state)
+{
+    (void)state;
+    const char *words[] = {"let", " x", "x", "=", " 1", "12", "ab", "cd;", " beef", ";\n", "->",
+                           "-", ">", "==", "(a", ").", "let;", " color", "ff;", "_b", "if"};
+    enum { N = sizeof words / sizeof words[0] };
+    const uint8_t *bytes[N];
+    size_t lens[N];
+    for (size_t i = 0; i < N; i++) {
+        bytes[i] = (const uint8_t *)words[i];
+        lens[i] = strlen(words[i]);
+    }
+    gm_error err;
+    gm_vocab *v;
+    gm_grammar *g;
+    assert_int_equal(gm_vocab_create_from_tokens(bytes, lens, N, NULL, NULL, 0, NULL, &v, &err),
+                     GM_OK);
+    gm_grammar_options o;
+    gm_grammar_options_init_defaults(&o);
+    o.lexer = GM_LEXER_CONTEXTUAL;
+    assert_int_equal(gm_grammar_create(expr_grammar, strlen(expr_grammar), "inline.lark", &o, &g,
+                                       &err),
+                     GM_OK);
+    uint32_t templates = 0;
+    for (unsigned long fail_at = 1;; fail_at++) {
+        gm_test_failing_alloc fa = {0, 0, 0};
+        gm_allocator al = gm_test_failing_allocator(&fa);
+        gm_mem m;
+        gm_mem_init(&m, &al, 0);
+        fa.fail_at = fail_at;
+        gm_ctx_spanners *cs = NULL;
+        gm_status st = gm_ctx_spanners_create(&m, g->ctx, &g->postlex, g->lr, v->data, v->trie,
+                                              &cs, &err);
+        if (st == GM_OK)
+            st = gm_ctx_spanners_build_all(cs, NULL, NULL, &err);
+        if (st != GM_OK)
+            assert_int_equal(st, GM_ERR_NOMEM);
+        else
+            for (size_t i = 0; i < cs->walks->templates.n; i++)
+                templates += cs->walks->templates.v[i] != NULL;
+        gm_ctx_spanners_destroy(cs);
+        assert_int_equal(fa.live, 0);
+        assert_int_equal(atomic_load(&m.used), 0);
+        if (st == GM_OK && fa.count < fail_at)
+            break; /* every allocation has been failed once */
+    }
+    assert_true(templates > 0); /* the walks were shared */
+    gm_grammar_destroy(g);
+    gm_vocab_destroy(v);
+}
+
 static void shared_walks(void **state)
 {
     (void)state;
@@ -862,6 +918,7 @@ int main(void)
         cmocka_unit_test(lazy_lexers),
         cmocka_unit_test(lark_python),
         cmocka_unit_test(shared_walks),
+        cmocka_unit_test(shared_walk_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -111,7 +111,7 @@ static int find_hubs(gm_mem *m, const gm_spanner *sp, gm_walk_slots *ws)
                     from--;
                 while (stack[from] != s);
                 for (uint32_t i = from; i < nstack; i++)
-                    if (ws->weight[stack[i]] >= GM_WALK_HEAVY) {
+                    if (ws->heavy[stack[i]]) {
                         heavy++;
                         hub = stack[i];
                     }
@@ -145,11 +145,11 @@ gm_status gm_walkshare_attach(gm_walkshare *w, gm_spanner *sp, gm_error *err)
     if (ws) {
         ws->desc = gm_mem_alloc(m, n * sizeof *ws->desc);
         ws->index = gm_mem_alloc(m, n * sizeof *ws->index);
-        ws->weight = gm_mem_alloc(m, n * sizeof *ws->weight);
+        ws->heavy = gm_mem_alloc(m, n * sizeof *ws->heavy);
         ws->hub = gm_mem_alloc(m, n * sizeof *ws->hub);
     }
     sp->walk_slots = ws;
-    if (!ws || !class_weight || !ws->desc || !ws->index || !ws->weight || !ws->hub)
+    if (!ws || !class_weight || !ws->desc || !ws->index || !ws->heavy || !ws->hub)
         goto nomem;
     /* A walk visits at most the trie below the first bytes that continue its lexeme. */
     for (uint32_t j = 1; j < tr->nnodes; j = tr->nodes[j].skip)
@@ -158,10 +158,11 @@ gm_status gm_walkshare_attach(gm_walkshare *w, gm_spanner *sp, gm_error *err)
         atomic_init(&ws->desc[s], 0);
         atomic_init(&ws->index[s], 0);
         ws->hub[s] = GM_WALK_NONE;
-        ws->weight[s] = 0;
+        uint32_t weight = 0;
         for (uint32_t c = 0; followed(sp, s) && c < lx->nclasses; c++)
             if (move_slot(sp, s, c) != GM_WALK_NONE)
-                ws->weight[s] += class_weight[c];
+                weight += class_weight[c];
+        ws->heavy[s] = weight >= GM_WALK_HEAVY;
     }
     if (find_hubs(m, sp, ws))
         goto nomem;
@@ -180,7 +181,7 @@ void gm_walkshare_detach(gm_spanner *sp)
         return;
     gm_mem_free(sp->mem, (void *)ws->desc);
     gm_mem_free(sp->mem, (void *)ws->index);
-    gm_mem_free(sp->mem, ws->weight);
+    gm_mem_free(sp->mem, ws->heavy);
     gm_mem_free(sp->mem, ws->hub);
     gm_mem_free(sp->mem, ws);
     sp->walk_slots = NULL;
@@ -288,7 +289,7 @@ static int number_states(const gm_spanner *sp, uint32_t q, const describing *d, 
     const gm_lexer *lx = sp->lexer;
     gm_mem *m = sp->mem;
     const gm_walk_slots *ws = sp->walk_slots;
-    uint32_t cap = ws->weight[q] >= GM_WALK_HEAVY ? GM_WALK_MAX_STATES_HEAVY : GM_WALK_MAX_STATES;
+    uint32_t cap = ws->heavy[q] ? GM_WALK_MAX_STATES_HEAVY : GM_WALK_MAX_STATES;
     bool fresh;
     if (numbering_put(m, nb, q, 0, &fresh) || gm_vec_push(m, states, q))
         return -1;
@@ -308,7 +309,7 @@ static int number_states(const gm_spanner *sp, uint32_t q, const describing *d, 
                 continue;
             /* Heavy states and those of another hub's component are described apart. */
             if (t != q && !being_described(d, t) &&
-                (ws->weight[t] >= GM_WALK_HEAVY || (ws->hub[t] != GM_WALK_NONE && ws->hub[t] != q))) {
+                (ws->heavy[t] || (ws->hub[t] != GM_WALK_NONE && ws->hub[t] != q))) {
                 if (numbering_put(m, nested, t, 0, &fresh))
                     return -1;
                 continue;

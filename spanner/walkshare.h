@@ -103,7 +103,7 @@ void gm_walkshare_destroy(gm_walkshare *w);
 typedef struct gm_walk_slots {
     _Atomic(uint32_t) *desc;     /* 0: not described yet, 1: not shared, else description id + 2 */
     _Atomic(uint32_t) *index;    /* its number in its hub's description + 1, 0: none (yet) */
-    uint32_t *weight;            /* the trie nodes its walk can visit at most */
+    uint8_t *heavy;              /* its walk can visit GM_WALK_HEAVY trie nodes or more */
     uint32_t *hub;               /* the one heavy state of its strongly connected component, or
                                     GM_WALK_NONE (none, or several) */
 } gm_walk_slots;

@@ -58,13 +58,14 @@
  * python.lark, each lexer in its own process, first-use builds inside the
  * timed masks. Lazily (the default) the grammar and compile times are the
  * basic lexer's (the lexers themselves are built on first use: note [lazy
- * lexers]); memory after the trace is 1.79x (Go: 38.0 / 21.3 MB), 1.82x
- * (Java: 36.2 / 19.8), 1.88x (Python: 45.6 / 24.3) and 1.65x (python.lark:
- * 86.0 / 52.1) the basic lexer's, p50 per mask 0.9-1.4x (python.lark
- * 3.3-4.6x), mean 2.3-7x, p99 2.7-20x (three runs on a loaded machine):
- * the mean and the tail are the first-use builds. (Pooling the token sets, note
- * [shared token sets], halved both lexers' memory; what stays is the
- * contextual lexer's own.)
+ * lexers]); memory after the trace is 1.83x (Go: 38.9 / 21.3 MB), 1.87x
+ * (Java: 37.1 / 19.8), 1.91x (Python: 46.3 / 24.3) and 1.69x (python.lark:
+ * 87.9 / 52.1) the basic lexer's (the shared walks, note [shared walks],
+ * hold about 1 MB of it), p50 per mask 1.0-1.4x (python.lark 4.1x), mean
+ * 2.9-5.0x, p99 2.5-8.7x: the mean and the tail are the first-use builds
+ * (before the walks were shared, on a slower machine: mean 2.3-7x, p99
+ * 2.7-20x). (Pooling the token sets, note [shared token sets], halved both
+ * lexers' memory; what stays is the contextual lexer's own.)
  * Where it goes: each lexer used is a DFA as large as a good part of the
  * basic one (Java: 80 of its 261 lexers, 8.9 MB of plain 16-bit
  * transitions, a fifth of its trace's memory, until near rows were patched:
@@ -85,29 +86,23 @@
  * decodes them by arithmetic.)
  *
  * An eager compile builds a profile for every state of every lexer (Java:
- * 67,568 profiles, 30 s and 80.6 MB; 19-57x the basic eager compile's
- * time, 3.2-4.3x its memory).
- * Profiles that stop at the first lexeme's end (the walk already
- * continues rests in suffix profiles) would depend only on the
- * sub-automaton of their state, and could be shared between lexers where
- * those are equal (a name's interior, a string's), with Prod sets interned
- * across the spanners. Counted on the union of all lexers of a grammar
- * (states equal in accepted terminal, Prod set, fallback and the classes of
- * their successors on every byte): Go's 137 lexers have 24,300 states but
- * 856 distinct sub-automata, Java's 261 have 67,568 and 1,496, the bundled
- * Python's 185 have 33,408 and 979, python.lark's 146 have 234,022 and
- * 12,981 (the basic lexers: 634, 824, 654 and 13,295 states). But that
- * alone does not bring an eager compile within 2x: every lexer still needs
- * its own start-state profile (a lexer lexes the whole vocabulary its own
- * way), and building all lexers and those profiles alone (timed by a
- * driver over gm_ctx_lexers_lexer and gm_spanner_profile) takes 1.2-1.6 +
- * 0.8 s for Java, about 4x its whole basic eager compile (0.56 s), 0.5 +
- * 1.3 s for Python (4.7x of 0.37 s), 0.3 + 0.33 s for Go (0.9x of 0.71
- * s); eager would also have to build the suffix profiles that are now
- * built on first divergence. Within 2x for Java and Python would need
- * start profiles composed from shared ones as well (the start profile of a
- * lexer, restricted to tokens of first byte b, is the profile of its state
- * after b, whose sub-automaton other lexers share).
+ * 67,568 profiles). The part of a profile that follows the pending lexeme
+ * depends only on the sub-automaton of its state, which the lexers repeat
+ * (Go's 137 lexers have 24,300 states but 856 distinct sub-automata, Java's
+ * 261 have 67,568 and 1,496, the bundled Python's 185 have 33,408 and 979,
+ * python.lark's 146 have 234,022 and 12,981): those walks are shared
+ * (note [shared walks]), which took an eager compile from 19-57x the basic
+ * one's time to 5.6-9.9x (Java 30 s -> 2.9 s, Go 13 -> 1.8 s, Python 11
+ * -> 2.4 s; memory 3.3-4.4x, 57-83 MB: a profile per state). What each
+ * lexer still pays on its own, Java's eager compile: the start profiles
+ * (261 walks of the whole vocabulary, 0.4 s), the rests after a lexeme
+ * that ends inside a token (each lexer lexes them its own way; with
+ * assembling each profile's classes, about 27 us a profile), and the
+ * lexers. Within 2x would need start profiles composed from shared walks
+ * (the start profile restricted to tokens of first byte b is the walk of
+ * the state after b over b's subtree) and rests shared between lexers that
+ * lex them alike, or profiles that stop at the first lexeme's end (the
+ * mask walk already continues rests in suffix profiles).
  */
 #ifndef GM_RUNTIME_CTX_SPANNERS_H
 #define GM_RUNTIME_CTX_SPANNERS_H

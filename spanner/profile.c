@@ -339,14 +339,15 @@ static const gm_tokset *pooled_set(const gm_spanner *sp, gm_mem *m, const uint32
     return rc ? NULL : gm_tokpool_adopt(sp->pool, &set);
 }
 
-typedef struct collect_into {
+/* gm_tokset_foreach into an array. */
+typedef struct collect {
     uint32_t *ids;
     uint32_t n;
-} collect_into;
+} collect;
 
-static int collect_into_add(void *ud, uint32_t id)
+static int collect_id(void *ud, uint32_t id)
 {
-    collect_into *c = ud;
+    collect *c = ud;
     c->ids[c->n++] = id;
     return 0;
 }
@@ -359,8 +360,8 @@ static const gm_tokset *merged_set(const gm_spanner *sp, gm_mem *m, const gm_tok
     uint32_t *ids = gm_mem_alloc(m, 2 * (size_t)total * sizeof *ids);
     if (!ids)
         return NULL;
-    collect_into c = {ids + total, 0};
-    gm_tokset_foreach(set, sp->nbits, collect_into_add, &c);
+    collect c = {ids + total, 0};
+    gm_tokset_foreach(set, sp->nbits, collect_id, &c);
     uint32_t i = 0, j = 0, k = 0;
     while (i < c.n || j < n)
         ids[k++] = j == n || (i < c.n && c.ids[i] < toks[j]) ? c.ids[i++] : toks[j++];
@@ -675,18 +676,6 @@ typedef struct suffix_walk {
     int failed;              /* no memory */
     int mixed;               /* the rests do not share one start state (or are too far in) */
 } suffix_walk;
-
-typedef struct collect {
-    uint32_t *ids;
-    uint32_t n;
-} collect;
-
-static int collect_id(void *ud, uint32_t id)
-{
-    collect *c = ud;
-    c->ids[c->n++] = id;
-    return 0;
-}
 
 /* Where token t starts in profile p: its item's offset, or 0 in a lexer state's profile. */
 static size_t item_offset(const gm_profile *p, uint32_t t)

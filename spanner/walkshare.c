@@ -229,12 +229,11 @@ static uint32_t numbering_find(const numbering *nb, uint32_t s)
     return *at == s ? nb->index[at - nb->slot] : UINT32_MAX;
 }
 
-/* Numbers s with v when new (-1 on no memory); *fresh says whether it was. */
-static int numbering_put(gm_mem *m, numbering *nb, uint32_t s, uint32_t v, bool *fresh)
+/* Numbers s with v unless it has a number (-1 on no memory). */
+static int numbering_put(gm_mem *m, numbering *nb, uint32_t s, uint32_t v)
 {
     uint32_t *at = numbering_at(nb, s);
-    *fresh = *at != s;
-    if (!*fresh)
+    if (*at == s)
         return 0;
     if (4 * (nb->used + 1) > 3 * nb->size) {
         numbering old = *nb;
@@ -290,8 +289,7 @@ static int number_states(const gm_spanner *sp, uint32_t q, const describing *d, 
     gm_mem *m = sp->mem;
     const gm_walk_slots *ws = sp->walk_slots;
     uint32_t cap = ws->heavy[q] ? GM_WALK_MAX_STATES_HEAVY : GM_WALK_MAX_STATES;
-    bool fresh;
-    if (numbering_put(m, nb, q, 0, &fresh) || gm_vec_push(m, states, q))
+    if (numbering_put(m, nb, q, 0) || gm_vec_push(m, states, q))
         return -1;
     for (size_t i = 0; i < states->n; i++) {
         uint32_t s = states->v[i], dfa = s >> sp->flag_bits, flag = s & (sp->nflags - 1);
@@ -310,13 +308,13 @@ static int number_states(const gm_spanner *sp, uint32_t q, const describing *d, 
             /* Heavy states and those of another hub's component are described apart. */
             if (t != q && !being_described(d, t) &&
                 (ws->heavy[t] || (ws->hub[t] != GM_WALK_NONE && ws->hub[t] != q))) {
-                if (numbering_put(m, nested, t, 0, &fresh))
+                if (numbering_put(m, nested, t, 0))
                     return -1;
                 continue;
             }
             if (states->n == cap)
                 return 0;
-            if (numbering_put(m, nb, t, (uint32_t)states->n, &fresh) || gm_vec_push(m, states, t))
+            if (numbering_put(m, nb, t, (uint32_t)states->n) || gm_vec_push(m, states, t))
                 return -1;
         }
     }
@@ -329,7 +327,7 @@ static int number_states(const gm_spanner *sp, uint32_t q, const describing *d, 
  * to, the id of a nested description, or the element and flag of a break.
  */
 static int write_key(const gm_spanner *sp, const u32vec *states, const numbering *nb,
-                     const numbering *nested, describing *d, u32vec *key)
+                     describing *d, u32vec *key)
 {
     const gm_lexer *lx = sp->lexer;
     gm_mem *m = sp->mem;
@@ -393,7 +391,6 @@ static int write_key(const gm_spanner *sp, const u32vec *states, const numbering
             }
         }
     }
-    (void)nested;
     return 1;
 }
 
@@ -432,7 +429,7 @@ static int describe_new(const gm_spanner *sp, uint32_t q, describing *d, uint32_
         d->slots[d->depth++] = q;
         rc = number_states(sp, q, d, &states, &nb, &nested);
         if (rc > 0)
-            rc = write_key(sp, &states, &nb, &nested, d, &key);
+            rc = write_key(sp, &states, &nb, d, &key);
         d->depth--;
     }
     if (rc > 0 && ws->hub[q] == q)

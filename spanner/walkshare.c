@@ -356,9 +356,10 @@ static int write_key(const gm_spanner *sp, const u32vec *states, const numbering
                 out[1] = k;
                 out[2] = 0;
                 if (k == UINT32_MAX) {
+                    /* A part that cannot be described leaves the whole undescribed. */
                     int rc = describe(sp, t, d, &out[1]);
                     if (rc <= 0 || out[1] == GM_WALK_NONE)
-                        return rc;
+                        return rc < 0 ? -1 : 0;
                 }
             } else if (gm_spanner_break(sp, s, c, &e, &r)) {
                 /* A break that resumes inside a re-lexed window is the lexer's own. */

@@ -61,8 +61,8 @@
  * lexers]); memory after the trace is 1.83x (Go: 38.9 / 21.3 MB), 1.87x
  * (Java: 37.1 / 19.8), 1.91x (Python: 46.3 / 24.3) and 1.69x (python.lark:
  * 87.9 / 52.1) the basic lexer's (the shared walks, note [shared walks],
- * hold about 1 MB of it), p50 per mask 1.0-1.4x (python.lark 4.1x), mean
- * 2.9-5.0x, p99 2.5-8.7x: the mean and the tail are the first-use builds
+ * hold about 1 MB of it), p50 per mask 1.0-1.3x (python.lark 4.4x), mean
+ * 2.7-5.1x, p99 2.6-7.5x: the mean and the tail are the first-use builds
  * (before the walks were shared, on a slower machine: mean 2.3-7x, p99
  * 2.7-20x). (Pooling the token sets, note [shared token sets], halved both
  * lexers' memory; what stays is the contextual lexer's own.)
@@ -92,7 +92,7 @@
  * 261 have 67,568 and 1,496, the bundled Python's 185 have 33,408 and 979,
  * python.lark's 146 have 234,022 and 12,981): those walks are shared
  * (note [shared walks]), which took an eager compile from 19-57x the basic
- * one's time to 5.6-9.9x (Java 30 s -> 2.9 s, Go 13 -> 1.8 s, Python 11
+ * one's time to 5.2-9.7x (Java 30 s -> 3.0 s, Go 13 -> 1.9 s, Python 11
  * -> 2.4 s; memory 3.3-4.4x, 57-83 MB: a profile per state). What each
  * lexer still pays on its own, Java's eager compile: the start profiles
  * (261 walks of the whole vocabulary, 0.4 s), the rests after a lexeme

@@ -194,7 +194,6 @@ static inline bool block_full(const uint32_t *bits, uint32_t i)
               bits[i + 6] & bits[i + 7]);
 }
 
-
 static inline void set_bit(uint32_t *bits, uint32_t i)
 {
     bits[i >> 5] |= 1u << (i & 31);

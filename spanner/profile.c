@@ -413,6 +413,7 @@ static gm_walk_template *make_template(builder *b, const gm_walk_break *breaks, 
     if (nbreaks)
         memcpy(t->breaks, breaks, nbreaks * sizeof *breaks);
     t->nbreaks = (uint32_t)nbreaks;
+    t->nprods = off;
     gm_mem_free(m, start);
     gm_mem_free(m, sorted);
     return t;

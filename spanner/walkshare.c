@@ -502,7 +502,7 @@ const gm_walk_template *gm_walkshare_add(gm_walkshare *w, uint32_t id, gm_walk_t
         if (!w->templates.v[id]) {
             w->templates.v[id] = t;
             w->bytes += sizeof *t + t->nstays * sizeof *t->stays +
-                        t->nbreaks * sizeof *t->breaks;
+                        t->nbreaks * sizeof *t->breaks + t->nprods * sizeof *t->prods;
         }
         kept = w->templates.v[id];
     }

@@ -21,7 +21,7 @@
  * state has an equal description takes the staying tokens as whole classes
  * (no token is added one by one) and lexes the breaks' rests with its own
  * lexer: the profile is the one its own walk would give (tests/test_ctxmask
- * builds every profile of the lexers of five grammars both ways and
+ * builds every profile of the lexers of eight grammars both ways and
  * compares them class by class).
  *
  * A description numbers the states a lexeme can go through from q in
@@ -82,10 +82,10 @@ typedef struct gm_walk_break {
 typedef GM_VEC(gm_walk_break) gm_walk_breaks;
 
 typedef struct gm_walk_template {
-    uint32_t nstays, nbreaks;
+    uint32_t nstays, nbreaks, nprods;
     gm_walk_stay *stays;
     gm_walk_break *breaks;
-    uint32_t *prods;
+    uint32_t *prods;             /* [nprods] the stays' Prod sets */
 } gm_walk_template;
 
 typedef struct gm_walkshare {

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/utf8.h"
+#include "base/vec.h"
 
 void gm_irb_init(gm_irb *b, gm_ebnf *g, size_t max_nodes, gm_error *err)
 {
@@ -13,6 +15,10 @@ void gm_irb_init(gm_irb *b, gm_ebnf *g, size_t max_nodes, gm_error *err)
     b->st = GM_OK;
     b->err = err;
     b->empty = b->nothing = b->hexdigit = b->all_escapes = GM_EX_NONE;
+    for (size_t i = 0; i < sizeof b->hexany / sizeof *b->hexany; i++)
+        b->hexany[i] = GM_EX_NONE;
+    for (size_t i = 0; i < sizeof b->ascii / sizeof *b->ascii; i++)
+        b->ascii[i] = GM_EX_NONE;
     b->max_nodes = max_nodes ? max_nodes : 1000000;
 }
 
@@ -274,40 +280,249 @@ static void hex_bits(uint32_t bits[8], unsigned v)
     bits[(unsigned char)up[v] >> 5] |= 1u << (up[v] & 31);
 }
 
-/* The escapes (after a backslash) of the controls in mask (bit c = U+00c). */
-static uint32_t control_escapes(gm_irb *b, uint32_t mask)
+/* One hex digit of those in mask (bit v: digit v), either case. */
+static uint32_t hex_digits(gm_irb *b, uint32_t mask)
 {
-    uint32_t alts[3];
-    size_t n = 0;
-    static const char shorts[] = {8, 'b', 9, 't', 10, 'n', 12, 'f', 13, 'r'};
-    uint32_t sbits[8] = {0};
-    bool any_short = false;
-    for (size_t i = 0; i < sizeof shorts; i += 2)
-        if (mask >> shorts[i] & 1) {
-            sbits[(unsigned char)shorts[i + 1] >> 5] |= 1u << (shorts[i + 1] & 31);
-            any_short = true;
-        }
-    if (any_short)
-        alts[n++] = gm_irb_byteset(b, sbits);
-    if (mask == UINT32_MAX) {
-        alts[n++] = gm_irb_seq3(b, gm_irb_lit(b, "u00"), gm_irb_byterange(b, '0', '1'), hexdigit(b));
-    } else {
-        uint32_t hi_alts[2];
-        size_t nh = 0;
-        for (unsigned hi = 0; hi < 2; hi++) {
-            uint32_t bits[8] = {0};
-            bool any = false;
-            for (unsigned lo = 0; lo < 16; lo++)
-                if (mask >> (hi * 16 + lo) & 1) {
-                    hex_bits(bits, lo);
-                    any = true;
-                }
-            if (any)
-                hi_alts[nh++] = gm_irb_seq2(b, gm_irb_lit(b, hi ? "u001" : "u000"), gm_irb_byteset(b, bits));
-        }
-        alts[n++] = gm_irb_alt(b, hi_alts, nh);
+    if (mask == 0xFFFF)
+        return hexdigit(b);
+    uint32_t bits[8] = {0};
+    for (unsigned v = 0; v < 16; v++)
+        if (mask >> v & 1)
+            hex_bits(bits, v);
+    if (mask && !(mask & (mask - 1)) && mask < 1u << 10) {
+        uint8_t c = (uint8_t)('0' + __builtin_ctz(mask)); /* one decimal digit: a byte */
+        return gm_irb_bytes(b, &c, 1);
     }
-    return gm_irb_alt(b, alts, n);
+    return gm_irb_byteset(b, bits);
+}
+
+/* k hex digits of any value. */
+static uint32_t hex_any(gm_irb *b, unsigned k)
+{
+    if (b->hexany[k] == GM_EX_NONE && b->st == GM_OK)
+        b->hexany[k] = k == 1 ? hexdigit(b) : gm_irb_seq2(b, hexdigit(b), hex_any(b, k - 1));
+    return b->hexany[k];
+}
+
+/* Whether r[0..n) clipped to [a, a + w) and s[0..m) clipped to [c, c + w) are one set shifted. */
+static bool same_window(const gm_cprange *r, size_t n, uint32_t a, const gm_cprange *s, size_t m,
+                        uint32_t c, uint32_t w)
+{
+    if (n != m)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t rl = (r[i].lo > a ? r[i].lo : a) - a, rh = (r[i].hi < a + w - 1 ? r[i].hi : a + w - 1) - a;
+        uint32_t sl = (s[i].lo > c ? s[i].lo : c) - c, sh = (s[i].hi < c + w - 1 ? s[i].hi : c + w - 1) - c;
+        if (rl != sl || rh != sh)
+            return false;
+    }
+    return true;
+}
+
+/*
+ * The last k of four hex digits (either case) spelling the values of
+ * r[0..n) inside the window [base, base + 16^k); r holds exactly the
+ * (sorted, disjoint) ranges that meet the window. One branch per first
+ * digit, digits whose rests are the same set sharing it: a range costs a
+ * few nodes per digit, a full window one shared node.
+ */
+static uint32_t hex_window(gm_irb *b, const gm_cprange *r, size_t n, uint32_t base, unsigned k)
+{
+    if (b->st != GM_OK)
+        return GM_EX_NONE;
+    uint32_t w = 1u << (4 * k);
+    if (n == 0)
+        return gm_irb_nothing(b);
+    if (r[0].lo <= base && r[0].hi >= base + w - 1)
+        return hex_any(b, k);
+    if (k == 1) {
+        uint32_t mask = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t lo = r[i].lo > base ? r[i].lo - base : 0, hi = r[i].hi < base + 15 ? r[i].hi - base : 15;
+            for (uint32_t v = lo; v <= hi; v++)
+                mask |= 1u << v;
+        }
+        return hex_digits(b, mask);
+    }
+    uint32_t cw = w >> 4, kid[16];
+    const gm_cprange *kr[16];
+    size_t kn[16], i = 0;
+    for (unsigned d = 0; d < 16; d++) {
+        uint32_t lo = base + d * cw, hi = lo + cw - 1;
+        while (i < n && r[i].hi < lo)
+            i++;
+        size_t j = i;
+        while (j < n && r[j].lo <= hi)
+            j++;
+        kr[d] = r + i;
+        kn[d] = j - i;
+        kid[d] = GM_EX_NONE;
+        for (unsigned e = 0; e < d && kid[d] == GM_EX_NONE; e++)
+            if (kn[e] && same_window(kr[e], kn[e], base + e * cw, kr[d], kn[d], lo, cw))
+                kid[d] = kid[e];
+        if (kid[d] == GM_EX_NONE)
+            kid[d] = hex_window(b, kr[d], kn[d], lo, k - 1);
+    }
+    uint32_t alts[16];
+    size_t na = 0;
+    uint32_t done = 0;
+    for (unsigned d = 0; d < 16; d++) {
+        if ((done >> d & 1) || kid[d] == GM_EX_NONE || gm_irb_is_nothing(b, kid[d]))
+            continue;
+        uint32_t mask = 0;
+        for (unsigned e = d; e < 16; e++)
+            if (kid[e] == kid[d])
+                mask |= 1u << e;
+        done |= mask;
+        alts[na++] = gm_irb_seq2(b, hex_digits(b, mask), kid[d]);
+    }
+    return gm_irb_alt(b, alts, na);
+}
+
+typedef GM_VEC(gm_cprange) rangevec;
+
+/* A run of high surrogates hlo..hhi (offsets from D800) whose low surrogates are lr[l0, l0 + ln). */
+typedef struct hrun {
+    uint32_t hlo, hhi, l0, ln;
+} hrun;
+
+typedef GM_VEC(hrun) hrunvec;
+
+static int add_low(gm_mem *m, hrunvec *runs, rangevec *lr, uint32_t h, uint32_t lo, uint32_t hi)
+{
+    gm_cprange x = {0xDC00 + lo, 0xDC00 + hi};
+    hrun *last = runs->n ? &runs->v[runs->n - 1] : NULL;
+    if (last && last->hlo == h && last->hhi == h && last->l0 + last->ln == lr->n) {
+        last->ln++;
+        return gm_vec_push(m, lr, x);
+    }
+    hrun run = {h, h, (uint32_t)lr->n, 1};
+    return gm_vec_push(m, lr, x) || gm_vec_push(m, runs, run);
+}
+
+static bool same_lows(const rangevec *lr, const hrun *x, const hrun *y)
+{
+    if (x->ln != y->ln)
+        return false;
+    for (uint32_t i = 0; i < x->ln; i++)
+        if (lr->v[x->l0 + i].lo != lr->v[y->l0 + i].lo || lr->v[x->l0 + i].hi != lr->v[y->l0 + i].hi)
+            return false;
+    return true;
+}
+
+/*
+ * The surrogate-pair spellings of the code points of s past U+FFFF, after
+ * "\u": high surrogate, "\u", low surrogate. High surrogates with the same
+ * set of low ones share one branch.
+ */
+static uint32_t pair_escapes(gm_irb *b, const gm_cpset *s)
+{
+    gm_mem *m = b->g->mem;
+    hrunvec runs = {0};
+    rangevec lr = {0}, hr = {0};
+    GM_VEC(uint32_t) alts = {0};
+    uint8_t *used = NULL;
+    uint32_t r = GM_EX_NONE;
+    int rc = 0;
+    for (size_t i = 0; i < s->n && !rc; i++) {
+        if (s->r[i].hi < 0x10000)
+            continue;
+        uint32_t v = (s->r[i].lo < 0x10000 ? 0x10000 : s->r[i].lo) - 0x10000, z = s->r[i].hi - 0x10000;
+        uint32_t h1 = v >> 10, h2 = z >> 10;
+        if (h1 == h2) {
+            rc = add_low(m, &runs, &lr, h1, v & 0x3FF, z & 0x3FF);
+            continue;
+        }
+        rc = add_low(m, &runs, &lr, h1, v & 0x3FF, 0x3FF);
+        if (!rc && h2 > h1 + 1) {
+            gm_cprange all = {0xDC00, 0xDFFF};
+            hrun run = {h1 + 1, h2 - 1, (uint32_t)lr.n, 1};
+            rc = gm_vec_push(m, &lr, all) || gm_vec_push(m, &runs, run);
+        }
+        if (!rc)
+            rc = add_low(m, &runs, &lr, h2, 0, z & 0x3FF);
+    }
+    if (!rc && runs.n && !(used = gm_mem_calloc(m, runs.n, 1)))
+        rc = -1;
+    for (size_t i = 0; i < runs.n && !rc && b->st == GM_OK; i++) {
+        if (used[i])
+            continue;
+        hr.n = 0;
+        for (size_t j = i; j < runs.n && !rc; j++)
+            if (!used[j] && same_lows(&lr, &runs.v[i], &runs.v[j])) {
+                used[j] = 1;
+                gm_cprange h = {0xD800 + runs.v[j].hlo, 0xD800 + runs.v[j].hhi};
+                if (hr.n && hr.v[hr.n - 1].hi + 1 == h.lo)
+                    hr.v[hr.n - 1].hi = h.hi; /* adjacent: one range, so full windows show */
+                else
+                    rc = gm_vec_push(m, &hr, h);
+            }
+        if (!rc)
+            rc = gm_vec_push(m, &alts, gm_irb_seq3(b, hex_window(b, hr.v, hr.n, 0, 4), gm_irb_lit(b, "\\u"),
+                                                   hex_window(b, lr.v + runs.v[i].l0, runs.v[i].ln, 0, 4)));
+    }
+    if (rc)
+        check(b, GM_EX_NONE);
+    else
+        r = gm_irb_alt(b, alts.v, alts.n);
+    gm_vec_free(m, &runs);
+    gm_vec_free(m, &lr);
+    gm_vec_free(m, &hr);
+    gm_vec_free(m, &alts);
+    gm_mem_free(m, used);
+    return r;
+}
+
+/* The \u spellings of the code points of s, after "\u": 4 hex digits for
+   the BMP (surrogates excluded), a surrogate pair past it. */
+static uint32_t u_escapes(gm_irb *b, const gm_cpset *s)
+{
+    gm_mem *m = b->g->mem;
+    rangevec bmp = {0};
+    int rc = 0;
+    for (size_t i = 0; i < s->n && s->r[i].lo <= 0xFFFF && !rc; i++) {
+        uint32_t lo = s->r[i].lo, hi = s->r[i].hi > 0xFFFF ? 0xFFFF : s->r[i].hi;
+        gm_cprange x = {lo, hi < 0xD800 ? hi : 0xD7FF}, y = {lo > 0xE000 ? lo : 0xE000, hi};
+        if (lo < 0xD800)
+            rc = gm_vec_push(m, &bmp, x);
+        if (!rc && hi >= 0xE000)
+            rc = gm_vec_push(m, &bmp, y);
+    }
+    uint32_t r = GM_EX_NONE;
+    if (rc)
+        check(b, GM_EX_NONE);
+    else
+        r = gm_irb_alt2(b, hex_window(b, bmp.v, bmp.n, 0, 4), pair_escapes(b, s));
+    gm_vec_free(m, &bmp);
+    return r;
+}
+
+/* Whether s holds every character (surrogates aside). */
+static bool every_char(const gm_cpset *s)
+{
+    if (s->n == 1)
+        return s->r[0].lo == 0 && s->r[0].hi == GM_CP_MAX;
+    return s->n == 2 && s->r[0].lo == 0 && s->r[0].hi >= 0xD7FF && s->r[1].lo <= 0xE000 &&
+           s->r[1].hi == GM_CP_MAX;
+}
+
+/* The escapes of the code points of s: "\" then a short escape or "u" and hex digits. */
+static uint32_t escapes(gm_irb *b, const gm_cpset *s)
+{
+    bool all = every_char(s);
+    if (all && b->all_escapes != GM_EX_NONE)
+        return b->all_escapes;
+    static const char shorts[] = {'"', '"', '\\', '\\', '/', '/', 8, 'b', 9, 't', 10, 'n', 12, 'f', 13, 'r'};
+    uint32_t bits[8] = {0};
+    for (size_t i = 0; i < sizeof shorts; i += 2)
+        if (gm_cpset_has(s, (unsigned char)shorts[i]))
+            bits[(unsigned char)shorts[i + 1] >> 5] |= 1u << (shorts[i + 1] & 31);
+    uint32_t r = gm_irb_seq2(b, gm_irb_lit(b, "\\"),
+                             gm_irb_alt2(b, gm_irb_byteset(b, bits),
+                                         gm_irb_seq2(b, gm_irb_lit(b, "u"), u_escapes(b, s))));
+    if (all)
+        b->all_escapes = r;
+    return r;
 }
 
 uint32_t gm_irb_json_set(gm_irb *b, const gm_cpset *s)
@@ -325,48 +540,26 @@ uint32_t gm_irb_json_set(gm_irb *b, const gm_cpset *s)
         gm_cpset_free(m, &ns);
         return check(b, GM_EX_NONE);
     }
-    uint32_t alts[2];
-    size_t n = 0;
-    if (ns.n)
-        alts[n++] = gm_irb_cpset(b, &ns);
+    uint32_t lit = ns.n ? gm_irb_cpset(b, &ns) : gm_irb_nothing(b);
     gm_cpset_free(m, &ns);
-    /* escapes */
-    uint32_t esc[5];
-    size_t ne = 0;
-    uint32_t ctl = 0;
-    for (size_t i = 0; i < s->n && s->r[i].lo < 0x20; i++)
-        for (uint32_t c = s->r[i].lo; c <= s->r[i].hi && c < 0x20; c++)
-            ctl |= 1u << c;
-    bool all = ctl == UINT32_MAX && gm_cpset_has(s, '"') && gm_cpset_has(s, '\\') && gm_cpset_has(s, '/');
-    if (all && b->all_escapes != GM_EX_NONE) {
-        alts[n++] = b->all_escapes;
-        return gm_irb_alt(b, alts, n);
-    }
-    uint32_t bits[8] = {0};
-    bool any_bits = false;
-    if (gm_cpset_has(s, '"'))
-        bits['"' >> 5] |= 1u << ('"' & 31), any_bits = true;
-    if (gm_cpset_has(s, '\\'))
-        bits['\\' >> 5] |= 1u << ('\\' & 31), any_bits = true;
-    if (gm_cpset_has(s, '/'))
-        bits['/' >> 5] |= 1u << ('/' & 31), any_bits = true;
-    if (any_bits)
-        esc[ne++] = gm_irb_byteset(b, bits);
-    if (ctl)
-        esc[ne++] = control_escapes(b, ctl);
-    if (ne) {
-        alts[n] = gm_irb_seq2(b, gm_irb_lit(b, "\\"), gm_irb_alt(b, esc, ne));
-        if (all)
-            b->all_escapes = alts[n];
-        n++;
-    }
-    return gm_irb_alt(b, alts, n);
+    return gm_irb_alt2(b, lit, escapes(b, s));
 }
 
-/* Whether byte c of UTF-8 text needs more than its literal spelling. */
-static bool special_byte(uint8_t c)
+/* The spellings of code point cp (ASCII ones made once per builder). */
+static uint32_t json_cp(gm_irb *b, uint32_t cp)
 {
-    return c < 0x20 || c == '"' || c == '\\' || c == '/';
+    if (cp < 0x80 && b->ascii[cp] != GM_EX_NONE)
+        return b->ascii[cp];
+    gm_cpset one = {0};
+    if (gm_cpset_add_range(b->g->mem, &one, cp, cp)) {
+        gm_cpset_free(b->g->mem, &one);
+        return check(b, GM_EX_NONE);
+    }
+    uint32_t r = gm_irb_json_set(b, &one);
+    gm_cpset_free(b->g->mem, &one);
+    if (cp < 0x80)
+        b->ascii[cp] = r;
+    return r;
 }
 
 uint32_t gm_irb_json_text(gm_irb *b, const char *s, size_t n)
@@ -378,23 +571,13 @@ uint32_t gm_irb_json_text(gm_irb *b, const char *s, size_t n)
     uint32_t acc = gm_irb_empty(b);
     size_t i = 0;
     while (i < n && b->st == GM_OK) {
-        size_t j = i;
-        while (j < n && !special_byte((uint8_t)s[j]))
-            j++;
-        if (j > i)
-            parts[np++] = gm_irb_bytes(b, s + i, j - i);
-        if (j < n) {
-            gm_cpset one = {0};
-            if (gm_cpset_add_range(b->g->mem, &one, (uint8_t)s[j], (uint8_t)s[j])) {
-                gm_cpset_free(b->g->mem, &one);
-                return check(b, GM_EX_NONE);
-            }
-            parts[np++] = gm_irb_json_set(b, &one);
-            gm_cpset_free(b->g->mem, &one);
-            j++;
-        }
-        i = j;
-        if (np >= 62) {
+        uint32_t cp;
+        size_t k = gm_utf8_decode((const uint8_t *)s + i, n - i, &cp);
+        if (!k)
+            return gm_irb_fail(b, GM_ERR_GRAMMAR, "a string that is not UTF-8");
+        parts[np++] = json_cp(b, cp);
+        i += k;
+        if (np == 64) {
             acc = gm_irb_seq2(b, acc, gm_irb_seq(b, parts, np));
             np = 0;
         }
@@ -471,36 +654,6 @@ uint32_t gm_irb_json_regex(gm_irb *b, const gm_regex *re, uint32_t node)
     uint32_t r = json_regex_node(b, re, node, memo, 0);
     gm_mem_free(b->g->mem, memo);
     return r;
-}
-
-uint32_t gm_irb_json_byteset(gm_irb *b, const uint32_t bits[8])
-{
-    if (b->st != GM_OK)
-        return GM_EX_NONE;
-    uint32_t lit[8];
-    memcpy(lit, bits, sizeof lit);
-    uint32_t ctl = bits[0]; /* bytes 0x00-0x1F */
-    lit[0] = 0;
-    lit['"' >> 5] &= ~(1u << ('"' & 31));
-    lit['\\' >> 5] &= ~(1u << ('\\' & 31));
-    uint32_t esc_bits[8] = {0};
-    bool any_esc = false;
-    const char specials[] = {'"', '\\', '/'};
-    for (size_t i = 0; i < 3; i++)
-        if (bits[(unsigned char)specials[i] >> 5] >> (specials[i] & 31) & 1) {
-            esc_bits[(unsigned char)specials[i] >> 5] |= 1u << (specials[i] & 31);
-            any_esc = true;
-        }
-    uint32_t esc[2], alts[2];
-    size_t ne = 0, n = 0;
-    if (any_esc)
-        esc[ne++] = gm_irb_byteset(b, esc_bits);
-    if (ctl)
-        esc[ne++] = control_escapes(b, ctl);
-    alts[n++] = gm_irb_byteset(b, lit);
-    if (ne)
-        alts[n++] = gm_irb_seq2(b, gm_irb_lit(b, "\\"), gm_irb_alt(b, esc, ne));
-    return gm_irb_alt(b, alts, n);
 }
 
 uint32_t gm_irb_json_char(gm_irb *b)

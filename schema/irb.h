@@ -3,22 +3,26 @@
  * schema compiler: failures are sticky (a builder returns GM_EX_NONE once
  * anything failed, and every builder passes GM_EX_NONE through), NOTHING
  * and EMPTY simplify away (a sequence with NOTHING is NOTHING, an
- * alternative drops it), and the JSON string encodings of code points,
+ * alternative drops it), and the JSON string spellings of code points,
  * sets, literals and regexes live here (note [string encoding]).
  *
  * note [string encoding]
- * A JSON string can spell one character several ways ("a" and "\u0061").
- * The grammars accept the spelling of serializers that write UTF-8 as is
- * (Python's json.dumps(ensure_ascii=False), JavaScript's JSON.stringify,
- * serde_json, Go with SetEscapeHTML(false)): every character literally,
- * except '"' and '\' which are escaped (\" \\), the C0 controls
- * U+0000-U+001F which are escaped as \b \f \n \r \t where those exist or as
- * \u00XX (hex digits in either case; both forms accepted for the five with
- * a short form), and '/' which may also be written \/ (PHP's default).
- * Every character then has a fixed set of spellings, each of them one
- * code point long, so minLength/maxLength count spellings, and pattern,
- * enum and property-name constraints stay regular. An instance that spells
- * an ordinary character with \uXXXX (ensure_ascii output) is refused.
+ * A JSON string can spell one character several ways ("é" as its UTF-8
+ * bytes, "\u00e9" or "\u00E9"; "/" or "\/"). The grammars accept every
+ * spelling RFC 8259 allows, for every character and in any mix: the character
+ * literally (UTF-8) unless it is '"', '\' or a C0 control U+0000-U+001F;
+ * the short escapes \" \\ \/ \b \f \n \r \t; and \uXXXX with hex digits
+ * in either case for every character of the BMP, a surrogate pair
+ * \uD83D\uDE00 for one past it (high then low, each in either case). A
+ * lone surrogate spells no character and is refused. Spellings are
+ * generated per character from code point sets (gm_irb_json_set), so
+ * minLength/maxLength count characters however they are spelled, and
+ * pattern, enum, const, format and property-name languages, which are
+ * languages of characters, keep their meaning whatever the spelling.
+ * The \u spellings of a set are a hex-digit automaton built per digit
+ * (hex_window: digits whose remaining values are the same set share a
+ * branch); a serializer's output (ensure_ascii=True or False, JavaScript,
+ * serde_json, Go, PHP's \/) is one of the spellings accepted.
  */
 #ifndef GM_SCHEMA_IRB_H
 #define GM_SCHEMA_IRB_H
@@ -38,7 +42,9 @@ typedef struct gm_irb {
     gm_error *err;
     uint32_t empty, nothing; /* shared nodes (GM_EX_NONE until first use) */
     uint32_t hexdigit;    /* [0-9a-fA-F] */
-    uint32_t all_escapes; /* "\\" and every escape: the escape part of a set holding all specials */
+    uint32_t hexany[5];   /* [k]: k hex digits of any value */
+    uint32_t all_escapes; /* the escapes of every character (the `char` rule's escape part) */
+    uint32_t ascii[128];  /* [c]: the spellings of ASCII character c, made on first use */
     size_t max_nodes;     /* node budget (GM_ERR_LIMIT past it) */
 } gm_irb;
 
@@ -80,9 +86,6 @@ uint32_t gm_irb_json_set(gm_irb *b, const gm_cpset *s);
 uint32_t gm_irb_json_text(gm_irb *b, const char *s, size_t n);
 /* The spellings of the strings of a regex AST node (code points) inside a JSON string. */
 uint32_t gm_irb_json_regex(gm_irb *b, const gm_regex *re, uint32_t node);
-/* The spellings of one byte of bits (256-bit set) of UTF-8 text: ASCII specials escaped,
-   other bytes as they are (for byte-level string automata, strdfa.c). */
-uint32_t gm_irb_json_byteset(gm_irb *b, const uint32_t bits[8]);
 /* The spellings of one character of any kind (the body of the shared `char` rule). */
 uint32_t gm_irb_json_char(gm_irb *b);
 

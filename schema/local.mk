@@ -32,6 +32,13 @@ tests_test_schema_masks_SOURCES = tests/test_schema_masks.c
 tests_test_schema_masks_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_schema_masks_LDADD = $(GM_TEST_LDADD)
 EXTRA_DIST += tests/schema_validate.py
+
+GM_TESTS += tests/test_schema_escapes
+tests_test_schema_escapes_SOURCES = tests/test_schema_escapes.c
+tests_test_schema_escapes_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_schema_escapes_LDADD = $(GM_TEST_LDADD)
+EXTRA_DIST += tests/schema_escapes.py
+
 GM_FUZZ += tests/fuzz/fuzz_schema
 TESTS += tests/cli_schema.sh
 EXTRA_DIST += tests/cli_schema.sh tests/fuzz/fuzz_schema.c

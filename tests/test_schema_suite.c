@@ -6,7 +6,10 @@
  * serialized compactly and with Python's separators (", ", ": "; strings
  * as json.dumps(ensure_ascii=False) writes them), must be accepted by the
  * grammar exactly when the suite says it is valid, judged by the reference
- * recognizer (tests/earley_ref). For the ordered layout the instance's
+ * recognizer (tests/earley_ref); likewise with strings as
+ * json.dumps(ensure_ascii=True) writes them and with every character spelled
+ * at random among the ways RFC 8259 allows (note [string encoding] in
+ * schema/irb.h). For the ordered layout the instance's
  * properties are first put in the order the schema lists them (collect_ranks).
  * A schema may be refused only with GM_ERR_UNSUPPORTED naming a keyword, or
  * as admitting no instance when no instance is valid. Known deviations
@@ -21,11 +24,69 @@
 #include "testutil.h"
 #include "earley_ref.h"
 #include "base/strbuf.h"
+#include "base/utf8.h"
 #include "schema/json.h"
 #include "schema/schema.h"
 
-/* Writes v as JSON: compact or with Python's separators; strings as ensure_ascii=False. */
-static void write_json(gm_strbuf *b, const gm_jv *v, bool python)
+/* How strings are spelled: as json.dumps(ensure_ascii=False), as json.dumps(ensure_ascii=True),
+   or each character at random among its RFC 8259 spellings. */
+enum { SPELL_UTF8, SPELL_ASCII, SPELL_MIXED };
+
+static uint64_t spell_seed = 32;
+
+/* \uXXXX for v; with `mixed`, each hex digit in a random case. */
+static void put_u(gm_strbuf *b, uint32_t v, bool mixed)
+{
+    char hex[5];
+    snprintf(hex, sizeof hex, "%04x", v);
+    gm_strbuf_puts(b, "\\u");
+    for (int i = 0; i < 4; i++)
+        gm_strbuf_putc(b, mixed && hex[i] >= 'a' && gm_test_rand(&spell_seed) % 2 ? (char)(hex[i] - 32) : hex[i]);
+}
+
+static void write_char(gm_strbuf *b, const char *s, size_t n, uint32_t cp, int spell)
+{
+    static const char shorts[] = "\"\"\\\\//\bb\ff\nn\rr\tt";
+    char esc = 0;
+    for (size_t i = 0; i + 1 < sizeof shorts; i += 2)
+        if ((uint32_t)(unsigned char)shorts[i] == cp && (cp != '/' || spell == SPELL_MIXED))
+            esc = shorts[i + 1];
+    bool literal_ok = cp >= 0x20 && cp != '"' && cp != '\\';
+    if (spell == SPELL_MIXED) {
+        /* 0: literal, 1: short escape, 2: \u */
+        unsigned way = (unsigned)(gm_test_rand(&spell_seed) % 3);
+        if (way == 0 && !literal_ok)
+            way = 2;
+        if (way == 1 && !esc)
+            way = 2;
+        if (way == 0) {
+            gm_strbuf_append(b, s, n);
+        } else if (way == 1) {
+            gm_strbuf_putc(b, '\\');
+            gm_strbuf_putc(b, esc);
+        } else if (cp < 0x10000) {
+            put_u(b, cp, true);
+        } else {
+            put_u(b, 0xD800 + ((cp - 0x10000) >> 10), true);
+            put_u(b, 0xDC00 + ((cp - 0x10000) & 0x3FF), true);
+        }
+        return;
+    }
+    if (esc) {
+        gm_strbuf_putc(b, '\\');
+        gm_strbuf_putc(b, esc);
+    } else if (cp < 0x20 || (spell == SPELL_ASCII && cp >= 0x7F && cp < 0x10000)) {
+        put_u(b, cp, false);
+    } else if (spell == SPELL_ASCII && cp >= 0x10000) {
+        put_u(b, 0xD800 + ((cp - 0x10000) >> 10), false);
+        put_u(b, 0xDC00 + ((cp - 0x10000) & 0x3FF), false);
+    } else {
+        gm_strbuf_append(b, s, n);
+    }
+}
+
+/* Writes v as JSON: compact or with Python's separators; strings spelled as `spell` says. */
+static void write_json(gm_strbuf *b, const gm_jv *v, bool python, int spell)
 {
     switch (v->kind) {
     case GM_JV_NULL: gm_strbuf_puts(b, "null"); return;
@@ -34,22 +95,12 @@ static void write_json(gm_strbuf *b, const gm_jv *v, bool python)
     case GM_JV_NUMBER: gm_strbuf_append(b, v->u.s, v->n); return;
     case GM_JV_STRING: {
         gm_strbuf_putc(b, '"');
-        for (uint32_t i = 0; i < v->n; i++) {
-            unsigned char c = (unsigned char)v->u.s[i];
-            switch (c) {
-            case '"': gm_strbuf_puts(b, "\\\""); break;
-            case '\\': gm_strbuf_puts(b, "\\\\"); break;
-            case '\n': gm_strbuf_puts(b, "\\n"); break;
-            case '\r': gm_strbuf_puts(b, "\\r"); break;
-            case '\t': gm_strbuf_puts(b, "\\t"); break;
-            case '\b': gm_strbuf_puts(b, "\\b"); break;
-            case '\f': gm_strbuf_puts(b, "\\f"); break;
-            default:
-                if (c < 0x20)
-                    gm_strbuf_printf(b, "\\u%04x", c);
-                else
-                    gm_strbuf_putc(b, (char)c);
-            }
+        for (uint32_t i = 0; i < v->n;) {
+            uint32_t cp;
+            size_t k = gm_utf8_decode((const uint8_t *)v->u.s + i, v->n - i, &cp);
+            assert_true(k > 0);
+            write_char(b, v->u.s + i, k, cp, spell);
+            i += (uint32_t)k;
         }
         gm_strbuf_putc(b, '"');
         return;
@@ -59,7 +110,7 @@ static void write_json(gm_strbuf *b, const gm_jv *v, bool python)
         for (uint32_t i = 0; i < v->n; i++) {
             if (i)
                 gm_strbuf_puts(b, python ? ", " : ",");
-            write_json(b, v->u.items[i], python);
+            write_json(b, v->u.items[i], python, spell);
         }
         gm_strbuf_putc(b, ']');
         return;
@@ -69,9 +120,9 @@ static void write_json(gm_strbuf *b, const gm_jv *v, bool python)
             if (i)
                 gm_strbuf_puts(b, python ? ", " : ",");
             gm_jv key = {.kind = GM_JV_STRING, .u.s = v->u.members[i].key, .n = v->u.members[i].klen};
-            write_json(b, &key, python);
+            write_json(b, &key, python, spell);
             gm_strbuf_puts(b, python ? ": " : ":");
-            write_json(b, v->u.members[i].value, python);
+            write_json(b, v->u.members[i].value, python, spell);
         }
         gm_strbuf_putc(b, '}');
         return;
@@ -288,10 +339,13 @@ static void run_file(const char *dir, const char *name, tally *t)
                 if (mode == 1)
                     reorder(data, &rk);
                 bool valid = gm_jv_get(test, "valid")->kind == GM_JV_TRUE;
-                for (int py = 0; py < 2; py++) {
+                /* compact and Python's separators as ensure_ascii=False writes them, Python's
+                   as ensure_ascii=True does, compact with random spellings */
+                for (int form = 0; form < 4; form++) {
+                    static const int spells[] = {SPELL_UTF8, SPELL_UTF8, SPELL_ASCII, SPELL_MIXED};
                     gm_strbuf out;
                     gm_strbuf_init(&out, &m);
-                    write_json(&out, data, py);
+                    write_json(&out, data, form == 1 || form == 2, spells[form]);
                     bool got = accepts(&g, gm_strbuf_str(&out), out.n);
                     if (got == valid) {
                         t->right++;

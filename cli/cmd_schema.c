@@ -19,7 +19,8 @@
 #include "cli/commands.h"
 
 static const char USAGE[] =
-    "SCHEMA.json [--compact | --indent[=N]] [--max-ws=N] [--draft=D] [--any-order] [--lenient] [--stats]";
+    "SCHEMA.json [--compact | --indent[=N]] [--max-ws=N] [--draft=D] [--any-order] [--lenient]\n"
+    "       [--max-automaton-states=N] [--stats]";
 
 static void print_help(void)
 {
@@ -31,9 +32,12 @@ static void print_help(void)
            "  --any-order     object properties in any order (default: as the schema lists them)\n"
            "  --lenient       relax keywords no grammar enforces exactly (uniqueItems, not, ...)\n"
            "                  to a superset, each reported on stderr, instead of failing\n"
+           "  --max-automaton-states=N\n"
+           "                  states of one string automaton (object keys under patternProperties\n"
+           "                  or propertyNames, a string with several patterns) (default %d)\n"
            "  --stats         print sizes and the compile time instead of the grammar\n\n"
            "Exit status: 0 ok, 1 the schema is invalid or unsupported, 2 usage error.\n",
-           USAGE, GM_SCHEMA_MAX_WS_RUN_DEFAULT);
+           USAGE, GM_SCHEMA_MAX_WS_RUN_DEFAULT, GM_SCHEMA_MAX_AUTOMATON_STATES_DEFAULT);
 }
 
 static void print_warning(void *ud, const gm_error *w)
@@ -61,6 +65,12 @@ int gm_cli_schema_option(const char *a, gm_schema_options *opts)
         if (*end || n < 1 || n > 100000)
             return -1;
         opts->max_ws_run = (uint32_t)n;
+    } else if (!strncmp(a, "--max-automaton-states=", 23) && a[23]) {
+        char *end;
+        long n = strtol(a + 23, &end, 10);
+        if (*end || n < 1 || n > 10000000)
+            return -1;
+        opts->max_automaton_states = (uint32_t)n;
     } else if (!strncmp(a, "--draft=", 8) && a[8]) {
         static const struct { const char *name; gm_schema_draft d; } drafts[] = {
             {"4", GM_SCHEMA_DRAFT_4}, {"6", GM_SCHEMA_DRAFT_6}, {"7", GM_SCHEMA_DRAFT_7},

@@ -329,6 +329,7 @@ typedef enum gm_schema_whitespace {
 } gm_schema_whitespace;
 
 #define GM_SCHEMA_MAX_WS_RUN_DEFAULT 32
+#define GM_SCHEMA_MAX_AUTOMATON_STATES_DEFAULT 4000
 
 /* The draft a schema is read as when it has no $schema (or an unknown one). */
 typedef enum gm_schema_draft {
@@ -358,6 +359,11 @@ typedef struct gm_schema_options {
     gm_grammar_cache *cache;  /* as gm_grammar_options.cache: a server compiling many schemas
                                  builds their common rules (strings, numbers, whitespace,
                                  free-form values) once; NULL = none */
+    uint32_t max_automaton_states; /* states of one string automaton: the keys of an object
+                                 with patternProperties or propertyNames, a string with
+                                 several patterns, formats or exclusions; past it
+                                 GM_ERR_LIMIT (with lenient, a superset)
+                                 [GM_SCHEMA_MAX_AUTOMATON_STATES_DEFAULT] */
 } gm_schema_options;
 
 GM_API void gm_schema_options_init_defaults(gm_schema_options *opts);
@@ -368,8 +374,9 @@ GM_API void gm_schema_options_init_defaults(gm_schema_options *opts);
  * for malformed JSON (line:column), GM_ERR_GRAMMAR for a malformed schema
  * (a keyword of the wrong type, an unresolvable local $ref), GM_ERR_UNSUPPORTED
  * as above, GM_ERR_LIMIT for schemas past the limits (nesting deeper than
- * 512, grammars past max_nfa_states nodes); the message names the keyword
- * and its JSON pointer.
+ * 512, grammars past max_nfa_states nodes, string automata past
+ * max_automaton_states states); the message names the keyword, its JSON
+ * pointer and the limit.
  */
 GM_API gm_status gm_grammar_from_json_schema(const char *json, size_t len,
                                              const gm_schema_options *opts, gm_grammar **out,

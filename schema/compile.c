@@ -21,6 +21,7 @@ void gm_schema_options_init_defaults(gm_schema_options *opts)
     memset(opts, 0, sizeof *opts);
     opts->indent = 2;
     opts->max_ws_run = GM_SCHEMA_MAX_WS_RUN_DEFAULT;
+    opts->max_automaton_states = GM_SCHEMA_MAX_AUTOMATON_STATES_DEFAULT;
     gm_limits_init_defaults(&opts->limits);
 }
 
@@ -35,6 +36,8 @@ void gm_schema_options_resolve(gm_schema_options *dst, const gm_schema_options *
         dst->indent = 2;
     if (!dst->max_ws_run)
         dst->max_ws_run = GM_SCHEMA_MAX_WS_RUN_DEFAULT;
+    if (!dst->max_automaton_states)
+        dst->max_automaton_states = GM_SCHEMA_MAX_AUTOMATON_STATES_DEFAULT;
     if (!dst->limits.max_memory)
         dst->limits.max_memory = lim.max_memory;
     if (!dst->limits.max_dfa_states)

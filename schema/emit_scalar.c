@@ -509,10 +509,11 @@ static uint32_t restrict_len(gm_regex *re, uint32_t node, uint32_t lo, uint32_t 
 /*
  * Strings through a string automaton (note [string automata]): the
  * patterns and formats must match, the length must fit, the excluded
- * strings and the negated patterns must not match.
+ * strings and the negated patterns must not match. Past a limit of the
+ * automaton: *too_large, and the limit named in why[0..cap).
  */
 static uint32_t string_automaton(sctx *c, sc_shape *sh, sc_pattern **pats, size_t np, uint32_t lo,
-                                 uint32_t hi, bool *too_large)
+                                 uint32_t hi, bool *too_large, char *why, size_t cap)
 {
     gm_irb *b = &c->b;
     sc_lang langs[SC_SDFA_MAX_PARTS];
@@ -571,6 +572,7 @@ static uint32_t string_automaton(sctx *c, sc_shape *sh, sc_pattern **pats, size_
         r = sc_quoted(c, sc_sdfa_emit(c, &a, mask, want, "str"));
         sc_sdfa_free(c, &a);
     } else if (c->st == GM_ERR_LIMIT) {
+        snprintf(why, cap, "the string constraints combined in one automaton: %.300s", c->err->message);
         c->st = GM_OK;
         gm_error_clear(c->err);
         *too_large = true;
@@ -640,12 +642,13 @@ uint32_t sc_emit_string(sctx *c, sc_shape *sh)
             return GM_EX_NONE;
         len_hi = UINT32_MAX;
     }
-    uint32_t r = string_automaton(c, sh, pats, np, lo > 2000 ? 0 : lo, len_hi, &too_large);
+    char why[400];
+    uint32_t r = string_automaton(c, sh, pats, np, lo > 2000 ? 0 : lo, len_hi, &too_large, why, sizeof why);
     if (!too_large)
         return r;
-    if (!sc_relax(c, np ? sh->strs.v[0].node : sh->len_node, np ? sh->strs.v[0].kw : "maxLength",
-                  "string constraints too large to combine in one automaton (the first pattern "
-                  "is kept)"))
+    /* lenient: the first pattern is kept */
+    if (!sc_relax_limit(c, np ? sh->strs.v[0].node : sh->len_node, np ? sh->strs.v[0].kw : "maxLength",
+                        why))
         return GM_EX_NONE;
     if (!np)
         return sc_string(c);

@@ -365,9 +365,10 @@ static uint32_t keys_except(objctx *o)
 /*
  * The languages a propertyNames schema's strings must all be in, appended
  * to langs (their ASTs in re, or the patterns' own); false when the schema
- * is not a plain string language.
+ * is not a plain string language, or past a limit (then named in why).
  */
-static bool pnames_langs(sctx *c, uint32_t id, gm_regex *re, sc_lang *langs, size_t *n, size_t cap)
+static bool pnames_langs(sctx *c, uint32_t id, gm_regex *re, sc_lang *langs, size_t *n, size_t cap,
+                         char *why, size_t whycap)
 {
     sc_shape sh;
     bool ok = sc_shape_build(c, &id, 1, &sh) == GM_OK;
@@ -396,6 +397,8 @@ static bool pnames_langs(sctx *c, uint32_t id, gm_regex *re, sc_lang *langs, siz
         uint32_t root = ok ? sc_regex_words(re, words.v, lens.v, words.n) : UINT32_MAX;
         if (root == UINT32_MAX && c->st == GM_OK)
             c->st = gm_mem_fail(c->mem, c->err, "a key automaton");
+        if (root != UINT32_MAX && *n >= cap)
+            snprintf(why, whycap, "a key automaton of more than %zu languages (a fixed limit)", cap);
         if (root == UINT32_MAX || *n >= cap)
             ok = false;
         else
@@ -417,6 +420,8 @@ static bool pnames_langs(sctx *c, uint32_t id, gm_regex *re, sc_lang *langs, siz
             p = f->approximate ? NULL : sc_pattern_get(c, st->node, "format", f->regex, strlen(f->regex),
                                                        GM_ECMA_WHOLE);
         }
+        if (p && *n >= cap)
+            snprintf(why, whycap, "a key automaton of more than %zu languages (a fixed limit)", cap);
         if (!p || *n >= cap)
             ok = false;
         else
@@ -427,6 +432,10 @@ static bool pnames_langs(sctx *c, uint32_t id, gm_regex *re, sc_lang *langs, siz
         uint32_t root = too_long ? UINT32_MAX : sc_regex_length(re, sh.min_len, sh.max_len);
         if (root == UINT32_MAX && !too_long && c->st == GM_OK)
             c->st = gm_mem_fail(c->mem, c->err, "a key automaton");
+        if (too_long)
+            snprintf(why, whycap, "a key automaton with a length bound past 2000 (a fixed limit)");
+        else if (root != UINT32_MAX && *n >= cap)
+            snprintf(why, whycap, "a key automaton of more than %zu languages (a fixed limit)", cap);
         if (root == UINT32_MAX || *n >= cap)
             ok = false;
         else
@@ -447,10 +456,11 @@ typedef struct pprop {
  * product of the patterns, the listed names and the propertyNames
  * languages; one member alternative per reachable set of matching
  * patterns, with the schemas that set brings (and additionalProperties of
- * the sources none of whose patterns match). false: too large (the caller
- * falls back).
+ * the sources none of whose patterns match). false: not one string
+ * language, or past a limit (named in why[0..cap), else why is ""): the
+ * caller falls back.
  */
-static bool extras_exact(objctx *o, uint32_t *out)
+static bool extras_exact(objctx *o, uint32_t *out, char *why, size_t cap)
 {
     sctx *c = o->c;
     gm_irb *b = &c->b;
@@ -461,10 +471,14 @@ static bool extras_exact(objctx *o, uint32_t *out)
     bool ok = true;
     gm_regex re;
     gm_regex_init(&re, c->mem);
+    why[0] = 0;
     for (size_t i = 0; i < sh->objs.n && ok; i++)
         for (uint32_t j = 0; sh->objs.v[i].pprops && j < sh->objs.v[i].pprops->n && ok; j++) {
             const gm_jmember *m = &sh->objs.v[i].pprops->u.members[j];
             sc_pattern *p = sc_pattern_get(c, sh->objs.v[i].node, "patternProperties", m->key, m->klen, 0);
+            if (p && nl + 2 >= SC_SDFA_MAX_PARTS)
+                snprintf(why, cap, "a key automaton of more than %d patterns (a fixed limit)",
+                         SC_SDFA_MAX_PARTS - 2);
             if (!p || nl + 2 >= SC_SDFA_MAX_PARTS) {
                 ok = false;
                 break;
@@ -496,12 +510,17 @@ static bool extras_exact(objctx *o, uint32_t *out)
     }
     size_t pn_first = nl;
     for (size_t i = 0; i < sh->pnames.n && ok; i++)
-        ok = pnames_langs(c, sh->pnames.v[i], &re, langs, &nl, SC_SDFA_MAX_PARTS);
+        ok = pnames_langs(c, sh->pnames.v[i], &re, langs, &nl, SC_SDFA_MAX_PARTS, why, cap);
     sc_sdfa a = {0};
+    bool tried = ok;
     if (ok)
         ok = sc_sdfa_product(c, langs, nl, &a) == GM_OK;
     if (!ok && c->st == GM_ERR_LIMIT) {
-        c->st = GM_OK; /* too large: the caller falls back to a superset */
+        /* too large: the caller reports the limit or falls back to a superset */
+        if (tried)
+            snprintf(why, cap, "the keys' automaton (patterns, listed names, property-name languages): "
+                     "%.300s", c->err->message);
+        c->st = GM_OK;
         gm_error_clear(c->err);
     }
     uint32_t r = GM_EX_NONE;
@@ -593,13 +612,15 @@ static uint32_t extras(objctx *o)
         return gm_irb_seq3(b, keys_except(o), sc_key_sep(c), v);
     }
     uint32_t r;
-    if (extras_exact(o, &r))
+    char why[400];
+    if (extras_exact(o, &r, why, sizeof why))
         return r;
     if (c->st != GM_OK || b->st != GM_OK)
         return GM_EX_NONE;
     uint32_t where = sh->pnames.n ? c->parent[sh->pnames.v[0]] : sh->objs.v[0].node;
-    if (!sc_relax(c, where, sh->pnames.n ? "propertyNames" : "patternProperties",
-                  "property-name constraints too large for an exact key automaton"))
+    const char *kw = sh->pnames.n ? "propertyNames" : "patternProperties";
+    if (why[0] ? !sc_relax_limit(c, where, kw, why)
+               : !sc_relax(c, where, kw, "property-name constraints that are not one string language"))
         return GM_EX_NONE;
     /* superset: every pattern with its schema, any other key with the additionalProperties */
     GM_VEC(uint32_t) alts = {0};

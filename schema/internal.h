@@ -123,6 +123,12 @@ uint32_t sc_fail(sctx *c, gm_status code, uint32_t node, const char *kw, const c
  * superset).
  */
 bool sc_relax(sctx *c, uint32_t node, const char *kw, const char *why);
+/*
+ * What an exact grammar exists for but passes a limit of gramask (why
+ * names the limit): GM_ERR_LIMIT, or with opts.lenient the warning and
+ * superset of sc_relax.
+ */
+bool sc_relax_limit(sctx *c, uint32_t node, const char *kw, const char *why);
 /* A warning that is not a relaxation (an unknown format). */
 void sc_warn(sctx *c, uint32_t node, const char *kw, const char *fmt, ...) GM_PRINTF(4, 5);
 

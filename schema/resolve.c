@@ -98,6 +98,15 @@ bool sc_relax(sctx *c, uint32_t node, const char *kw, const char *why)
     return true;
 }
 
+bool sc_relax_limit(sctx *c, uint32_t node, const char *kw, const char *why)
+{
+    if (!c->opts.lenient) {
+        sc_fail(c, GM_ERR_LIMIT, node, kw, "%s (the lenient option relaxes it to a superset)", why);
+        return false;
+    }
+    return sc_relax(c, node, kw, why);
+}
+
 void sc_warn(sctx *c, uint32_t node, const char *kw, const char *fmt, ...)
 {
     if (!c->opts.warn)

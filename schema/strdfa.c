@@ -1,4 +1,5 @@
 /* Products of string languages over code point classes, and their emission (strdfa.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -258,7 +259,7 @@ gm_status sc_sdfa_product(sctx *c, const sc_lang *langs, size_t n, sc_sdfa *out)
     memset(out, 0, sizeof *out);
     gm_mem *m = c->mem;
     if (n > SC_SDFA_MAX_PARTS)
-        return limit(c, "31 languages");
+        return limit(c, "31 languages (a fixed limit)");
     /* classes */
     u32vec b = {0};
     classes cl = {0};
@@ -301,7 +302,7 @@ gm_status sc_sdfa_product(sctx *c, const sc_lang *langs, size_t n, sc_sdfa *out)
             cl.n++;
         }
     if (cl.n > SC_SDFA_MAX_CLASSES) {
-        st = limit(c, "4096 character classes");
+        st = limit(c, "4096 character classes (a fixed limit)");
         goto out;
     }
     /* the NFA */
@@ -324,7 +325,7 @@ gm_status sc_sdfa_product(sctx *c, const sc_lang *langs, size_t n, sc_sdfa *out)
     if (a.failed) {
         gm_mem_free(m, entries);
         if (a.nstates >= SC_SDFA_MAX_NFA) {
-            st = limit(c, "200000 NFA states");
+            st = limit(c, "200000 NFA states (a fixed limit)");
             goto out;
         }
         goto nomem;
@@ -349,8 +350,12 @@ gm_status sc_sdfa_product(sctx *c, const sc_lang *langs, size_t n, sc_sdfa *out)
         goto nomem;
     /* explore */
     for (uint32_t s = 0; s < subsets.count; s++) {
-        if (s >= SC_SDFA_MAX_STATES) {
-            st = limit(c, "4000 states");
+        if (s >= c->opts.max_automaton_states) {
+            char what[160];
+            snprintf(what, sizeof what, "%u states, the limit max_automaton_states "
+                     "(gm_schema_options; --max-automaton-states=N on the command line)",
+                     c->opts.max_automaton_states);
+            st = limit(c, what);
             goto out;
         }
         size_t klen;

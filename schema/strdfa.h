@@ -28,7 +28,7 @@
 #include "schema/internal.h"
 
 #define SC_SDFA_MAX_PARTS 31     /* languages of one product */
-#define SC_SDFA_MAX_STATES 4000  /* product states */
+                                 /* product states: gm_schema_options.max_automaton_states */
 #define SC_SDFA_MAX_CLASSES 4096 /* code point classes */
 #define SC_SDFA_MAX_NFA 200000   /* NFA states of all the languages */
 
@@ -54,7 +54,8 @@ typedef struct sc_lang {
 
 /*
  * The product of langs[0..n) (n <= SC_SDFA_MAX_PARTS). GM_ERR_LIMIT (in c,
- * with a message) past the limits above.
+ * with a message naming the limit) past the limits above or past
+ * c->opts.max_automaton_states states.
  */
 gm_status sc_sdfa_product(sctx *c, const sc_lang *langs, size_t n, sc_sdfa *out);
 void sc_sdfa_free(sctx *c, sc_sdfa *a);

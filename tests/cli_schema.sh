@@ -1,8 +1,9 @@
 #!/bin/sh
 # gramask schema and gramask maskbench end to end: the printed grammar, the
-# refusal message (keyword and JSON pointer), a deterministic sample of the
-# MaskBench dev half (no valid instance rejected, JSON summary keys), and the
-# isolation of a crashing and of a hanging schema (test hooks of the harness).
+# refusal message (keyword and JSON pointer), the string automata's state
+# limit and its option, a deterministic sample of the MaskBench dev half (no
+# valid instance rejected, JSON summary keys), and the isolation of a
+# crashing and of a hanging schema (test hooks of the harness).
 set -eu
 b=${GM_BUILDDIR:-.}
 shared=${GM_SHARED_DIR:-../shared}
@@ -21,6 +22,13 @@ if "$b/gramask" schema "$tmp/u.json" >/dev/null 2>"$tmp/err"; then fail "uniqueI
 grep -q "keyword 'uniqueItems' at /properties/tags/uniqueItems" "$tmp/err" || fail "refusal: $(cat "$tmp/err")"
 "$b/gramask" schema "$tmp/u.json" --lenient >/dev/null 2>"$tmp/warn" || fail "--lenient"
 grep -q "relaxed" "$tmp/warn" || fail "no relaxation warning"
+
+# a string automaton past its state limit: GM_ERR_LIMIT naming the option; raised, it compiles
+printf '%s' '{"type":"object","patternProperties":{"^[ab]*a[ab]{11}$":{"type":"integer"}},"additionalProperties":false}' >"$tmp/k.json"
+if "$b/gramask" schema "$tmp/k.json" >/dev/null 2>"$tmp/err"; then fail "automaton limit not reported"; fi
+grep -q "keyword 'patternProperties' at /patternProperties: .*the limit max_automaton_states.*--max-automaton-states=N" \
+    "$tmp/err" || fail "automaton limit: $(cat "$tmp/err")"
+"$b/gramask" schema "$tmp/k.json" --max-automaton-states=20000 --stats >/dev/null || fail "--max-automaton-states"
 
 dev=$shared/maskbench/dev.jsonl.gz
 tok=$shared/tokenizers/llama3

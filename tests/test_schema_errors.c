@@ -155,6 +155,70 @@ static void test_errors(void **state)
 
 static int nwarn;
 
+/*
+ * The string automata's state limit (issue 32 item 8): past it GM_ERR_LIMIT
+ * naming the keyword and the option, never "no exact grammar exists"; with
+ * the limit raised the schema compiles, with lenient it relaxes (a warning).
+ * "^[ab]*a[ab]{11}$" needs 2^12 states (the last 12 characters).
+ */
+static void count_relaxed(void *ud, const gm_error *w)
+{
+    (void)ud;
+    if (strstr(w->message, "relaxed") && strstr(w->message, "max_automaton_states"))
+        nwarn++;
+}
+
+static void test_automaton_limit(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *schema, *needle;
+    } cases[] = {
+        {"{\"type\": \"object\", \"patternProperties\": {\"^[ab]*a[ab]{11}$\": {\"type\": \"integer\"}},"
+         " \"additionalProperties\": false}",
+         "keyword 'patternProperties' at /patternProperties: the keys' automaton"},
+        {"{\"type\": \"object\", \"propertyNames\": {\"pattern\": \"^[ab]*a[ab]{11}$\"}, \"properties\": "
+         "{\"x\": {}}}", "keyword 'propertyNames' at /propertyNames: the keys' automaton"},
+        {"{\"type\": \"string\", \"pattern\": \"^[ab]*a[ab]{11}$\", \"allOf\": [{\"pattern\": \"b\"}]}",
+         "keyword 'pattern' at /pattern: the string constraints combined in one automaton"},
+    };
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *s = cases[i].schema;
+        for (int mode = 0; mode < 4; mode++) {
+            /* 0: defaults; 1: the field zeroed (its default); 2: raised; 3: lenient */
+            gm_schema_options o;
+            gm_schema_options_init_defaults(&o);
+            assert_int_equal(o.max_automaton_states, GM_SCHEMA_MAX_AUTOMATON_STATES_DEFAULT);
+            if (mode == 1)
+                o.max_automaton_states = 0;
+            if (mode == 2)
+                o.max_automaton_states = 20000;
+            o.lenient = mode == 3;
+            o.warn = count_relaxed;
+            nwarn = 0;
+            gm_ebnf g;
+            gm_ebnf_init(&g, &m);
+            gm_error err;
+            gm_error_clear(&err);
+            gm_status st = gm_schema_compile(&m, "s.json", s, strlen(s), &o, &g, &err);
+            gm_ebnf_free(&g);
+            if (mode < 2) {
+                if (st != GM_ERR_LIMIT || !strstr(err.message, cases[i].needle) ||
+                    !strstr(err.message, "more than 4000 states, the limit max_automaton_states") ||
+                    !strstr(err.message, "--max-automaton-states=N"))
+                    fail_msg("case %zu: %s: %s", i, gm_status_name(st), err.message);
+            } else {
+                if (st != GM_OK)
+                    fail_msg("case %zu mode %d: %s: %s", i, mode, gm_status_name(st), err.message);
+                assert_int_equal(nwarn, mode == 3);
+            }
+        }
+    }
+    assert_int_equal(atomic_load(&m.used), 0);
+}
+
 static void count_warning(void *ud, const gm_error *w)
 {
     (void)ud;
@@ -193,6 +257,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_automaton_limit),
         cmocka_unit_test(test_public_api),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

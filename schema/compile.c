@@ -804,6 +804,7 @@ static void sctx_free(sctx *c)
     gm_vec_free(c->mem, &c->derived_id);
     sc_jindex_free(&c->enums);
     gm_jdoc_free(&c->doc);
+    gm_irb_free(&c->b);
 }
 
 gm_status gm_schema_compile(gm_mem *m, const char *name, const char *json, size_t len,

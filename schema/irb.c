@@ -14,12 +14,19 @@ void gm_irb_init(gm_irb *b, gm_ebnf *g, size_t max_nodes, gm_error *err)
     b->g = g;
     b->st = GM_OK;
     b->err = err;
-    b->empty = b->nothing = b->hexdigit = b->all_escapes = GM_EX_NONE;
+    b->empty = b->nothing = b->hexdigit = GM_EX_NONE;
     for (size_t i = 0; i < sizeof b->hexany / sizeof *b->hexany; i++)
         b->hexany[i] = GM_EX_NONE;
     for (size_t i = 0; i < sizeof b->ascii / sizeof *b->ascii; i++)
         b->ascii[i] = GM_EX_NONE;
     b->max_nodes = max_nodes ? max_nodes : 1000000;
+    gm_intern_init(&b->esc_sets, g->mem);
+}
+
+void gm_irb_free(gm_irb *b)
+{
+    gm_intern_free(&b->esc_sets);
+    gm_vec_free(b->g->mem, &b->esc_refs);
 }
 
 uint32_t gm_irb_fail(gm_irb *b, gm_status st, const char *fmt, ...)
@@ -497,31 +504,36 @@ static uint32_t u_escapes(gm_irb *b, const gm_cpset *s)
     return r;
 }
 
-/* Whether s holds every character (surrogates aside). */
-static bool every_char(const gm_cpset *s)
-{
-    if (s->n == 1)
-        return s->r[0].lo == 0 && s->r[0].hi == GM_CP_MAX;
-    return s->n == 2 && s->r[0].lo == 0 && s->r[0].hi >= 0xD7FF && s->r[1].lo <= 0xE000 &&
-           s->r[1].hi == GM_CP_MAX;
-}
-
-/* The escapes of the code points of s: "\" then a short escape or "u" and hex digits. */
+/*
+ * The escapes of the code points of s: "\\" then a short escape or "u" and
+ * hex digits. A rule, one per set (gm_ebnf_merge_rules finds no more), kept
+ * from inlining: in place, the hex digits' states would be copied into
+ * every position that spells a character (each character of an enum value,
+ * each edge of a key automaton), while a reference adds one edge there.
+ */
 static uint32_t escapes(gm_irb *b, const gm_cpset *s)
 {
-    bool all = every_char(s);
-    if (all && b->all_escapes != GM_EX_NONE)
-        return b->all_escapes;
+    if (!s->n)
+        return gm_irb_nothing(b);
+    uint32_t id;
+    int added;
+    if (gm_intern_put(&b->esc_sets, s->r, s->n * sizeof *s->r, &id, &added))
+        return check(b, GM_EX_NONE);
+    if (!added)
+        return b->esc_refs.v[id];
     static const char shorts[] = {'"', '"', '\\', '\\', '/', '/', 8, 'b', 9, 't', 10, 'n', 12, 'f', 13, 'r'};
     uint32_t bits[8] = {0};
     for (size_t i = 0; i < sizeof shorts; i += 2)
         if (gm_cpset_has(s, (unsigned char)shorts[i]))
             bits[(unsigned char)shorts[i + 1] >> 5] |= 1u << (shorts[i + 1] & 31);
-    uint32_t r = gm_irb_seq2(b, gm_irb_lit(b, "\\"),
-                             gm_irb_alt2(b, gm_irb_byteset(b, bits),
-                                         gm_irb_seq2(b, gm_irb_lit(b, "u"), u_escapes(b, s))));
-    if (all)
-        b->all_escapes = r;
+    uint32_t body = gm_irb_seq2(b, gm_irb_lit(b, "\\"),
+                                gm_irb_alt2(b, gm_irb_byteset(b, bits),
+                                            gm_irb_seq2(b, gm_irb_lit(b, "u"), u_escapes(b, s))));
+    uint32_t r = gm_irb_rule(b, "esc", body);
+    if (r != GM_EX_NONE)
+        b->g->rules[b->g->nodes[r].arg].noinline = 1;
+    if (gm_vec_push(b->g->mem, &b->esc_refs, r))
+        return check(b, GM_EX_NONE);
     return r;
 }
 

@@ -21,8 +21,11 @@
  * languages of characters, keep their meaning whatever the spelling.
  * The \u spellings of a set are a hex-digit automaton built per digit
  * (hex_window: digits whose remaining values are the same set share a
- * branch); a serializer's output (ensure_ascii=True or False, JavaScript,
- * serde_json, Go, PHP's \/) is one of the spellings accepted.
+ * branch), the escapes of a set one rule `esc` that every use of the set
+ * references (never inlined: the literal spelling keeps its automaton
+ * states, the escapes add one edge); a serializer's output
+ * (ensure_ascii=True or False, JavaScript, serde_json, Go, PHP's \/) is
+ * one of the spellings accepted.
  */
 #ifndef GM_SCHEMA_IRB_H
 #define GM_SCHEMA_IRB_H
@@ -32,6 +35,8 @@
 #include <stdint.h>
 
 #include "gramask.h"
+#include "base/hash.h"
+#include "base/vec.h"
 #include "earley/ebnf.h"
 #include "lexer/cpset.h"
 #include "lexer/regex.h"
@@ -43,12 +48,14 @@ typedef struct gm_irb {
     uint32_t empty, nothing; /* shared nodes (GM_EX_NONE until first use) */
     uint32_t hexdigit;    /* [0-9a-fA-F] */
     uint32_t hexany[5];   /* [k]: k hex digits of any value */
-    uint32_t all_escapes; /* the escapes of every character (the `char` rule's escape part) */
+    gm_intern esc_sets;   /* code point sets (their ranges) whose escapes have a rule */
+    GM_VEC(uint32_t) esc_refs; /* [id of a set]: the reference to its escapes' rule */
     uint32_t ascii[128];  /* [c]: the spellings of ASCII character c, made on first use */
     size_t max_nodes;     /* node budget (GM_ERR_LIMIT past it) */
 } gm_irb;
 
 void gm_irb_init(gm_irb *b, gm_ebnf *g, size_t max_nodes, gm_error *err);
+void gm_irb_free(gm_irb *b);
 
 /* Records a failure (the first one wins); returns GM_EX_NONE. */
 uint32_t gm_irb_fail(gm_irb *b, gm_status st, const char *fmt, ...) GM_PRINTF(3, 4);

@@ -316,8 +316,10 @@ GM_API gm_engine gm_grammar_engine(const gm_grammar *g);
  * annotations (the specification's rule) and unknown formats too (a
  * warning each).
  *
- * Layout: strings are spelled as serializers that write UTF-8 as is
- * (ensure_ascii=False) spell them: see the README's JSON Schema section.
+ * Strings: every spelling JSON allows, in any mix (UTF-8 as is, the short
+ * escapes, \uXXXX with either case of hex digits, surrogate pairs past
+ * U+FFFF; lone surrogates refused), each escape counted as the character
+ * it spells by maxLength, pattern, enum, const and format.
  * The default whitespace is JSON's own between tokens, at most
  * max_ws_run characters in a row (so that a model cannot loop on
  * whitespace), none before or after the value.

@@ -317,6 +317,52 @@ static void test_sibling_entries(void **state)
 }
 
 /*
+ * Masks in the middle of escapes (note [string encoding] in schema/irb.h),
+ * over llama3: \u escapes and surrogate pairs half written, in an enum, a
+ * pattern with a length bound, a listed key and an unlisted one, a free
+ * string. The mask after each prefix equals the reference's.
+ */
+static void test_escape_masks(void **state)
+{
+    (void)state;
+    gm_mem vm;
+    gm_mem_init(&vm, NULL, 0);
+    gm_vocab_data *v = load_vocab(&vm, "llama3");
+    static const scase sc = {
+        "{\"type\":\"object\",\"properties\":{\"e\":{\"enum\":[\"Zo\\u00eb\",\"a\\\"b\",\"\\ud83d\\ude00\"]},"
+        "\"s\":{\"type\":\"string\",\"pattern\":\"^[a-z\\u00e9]*$\",\"maxLength\":3},\"f\":{\"type\":\"string\"}},"
+        "\"additionalProperties\":{\"type\":\"integer\"}}",
+        GM_SCHEMA_WS_COMPACT, true};
+    static const char *const prefixes[] = {
+        "{\"e\":\"Zo\\u00", "{\"e\":\"Zo\\u00E", "{\"e\":\"a\\", "{\"e\":\"\\uD83D", "{\"e\":\"\\ud83d\\u",
+        "{\"s\":\"\\u00", "{\"s\":\"ab\\u00e", "{\"s\":\"\\u0061\\u0062\\u006",
+        "{\"\\u0065\":\"Zo\\u00", "{\"\\u00", "{\"\\u0078\":", "{\"f\":\"\\uD83D\\uDE",
+        "{\"f\":\"\\uDBFF", "{\"f\":\"x\\",
+    };
+    ctx c;
+    memset(&c, 0, sizeof c);
+    gm_mem_init(&c.mem, NULL, 0);
+    open_case(&c, &sc, v);
+    uint32_t *mask = malloc(c.words * 4);
+    gm_error err;
+    for (size_t k = 0; k < sizeof prefixes / sizeof *prefixes; k++) {
+        const char *p = prefixes[k];
+        gm_estate *s0 = gm_estate_start(c.e, &err), *s;
+        if (gm_estate_accept_bytes(c.e, c.w, s0, (const uint8_t *)p, strlen(p), &s, &err) != GM_OK)
+            fail_msg("prefix %s refused: %s", p, err.message);
+        gm_eref_rollback(c.ref, 0);
+        assert_true(gm_eref_feed(c.ref, p, strlen(p)));
+        assert_int_equal(gm_estate_fill_mask(c.e, c.w, s, mask, c.words, &err), GM_OK);
+        compare(&c, s, mask, 100, (int)k);
+        gm_estate_release(c.e, s0);
+        gm_estate_release(c.e, s);
+    }
+    free(mask);
+    close_case(&c);
+    gm_vocab_data_destroy(v);
+}
+
+/*
  * Walks from inside strings through the string interiors of llama3 (note
  * [string interiors] in earley/closed.c): unbounded string values, keys
  * that are none of the listed names, after escapes and inside or after
@@ -418,6 +464,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_masks),
         cmocka_unit_test(test_sibling_entries),
+        cmocka_unit_test(test_escape_masks),
         cmocka_unit_test(test_string_interiors),
         cmocka_unit_test(test_generate_validate),
     };

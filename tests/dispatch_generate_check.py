@@ -283,7 +283,9 @@ def main():
             if p.returncode == 1:
                 print("FAIL: %s: %s" % (what, p.stderr.strip()))
                 totals["failures"] += 1
-            lines = [json.loads(x) for x in p.stdout.splitlines()]
+            # JSON Lines end at "\n" only: str.splitlines() would also cut at a raw U+2028 or
+            # U+0085 inside a string of a generated turn
+            lines = [json.loads(x) for x in p.stdout.split("\n") if x]
             summary = lines[-1]
             finished = calls = 0
             opts_named = [("NAMED" if o == named else o) for o in opts]

@@ -119,7 +119,16 @@ typedef struct gm_limits {
     uint32_t max_regex_repeat;/* largest m or n in {m,n} [1000] */
     uint32_t max_lr_states;   /* LALR(1) states [100000] */
     uint32_t max_input_bytes; /* size of a grammar or regex text [64 MiB] */
+    uint32_t max_earley_work; /* work of one Earley mask or step: Earley items added or
+                                 found again (like llguidance's fuel); past it the mask or
+                                 step fails naming the rule. Highly ambiguous grammars
+                                 (s ::= s s | "a" | "") need work growing with the output's
+                                 length [GM_EARLEY_WORK_DEFAULT] */
 } gm_limits;
+
+/* About 30-50 ms of work; the most any bundled, shared (llama.cpp's GBNF) or MaskBench grammar
+   was seen to take in one mask or step is about 12,000. */
+#define GM_EARLEY_WORK_DEFAULT 1000000u
 
 GM_API void gm_limits_init_defaults(gm_limits *limits);
 

@@ -535,11 +535,83 @@ static void empty_language(void **state)
     gm_vocab_destroy(v);
 }
 
+/*
+ * Issue 32: an Earley mask's work is bounded. The ambiguous grammar below
+ * needs work growing with the output at every step (0.2-0.5 s per mask at a
+ * few hundred bytes, minutes for 3,000 bytes, before the bound); under the
+ * default gm_limits.max_earley_work a walk over "a"s ends with GM_ERR_LIMIT
+ * naming the rule, long before 3,000 bytes, and the matcher stays failed
+ * until reset. A small budget ends it at once; the same walk on an
+ * unambiguous grammar never trips it.
+ */
+static void earley_work_limit(void **state)
+{
+    (void)state;
+    static const char amb[] = "root ::= s\ns ::= s s | s s s | \"a\" | \"\"\n";
+    static const char plain[] = "root ::= s\ns ::= \"a\" s | \"\"\n";
+    const uint8_t *toks[] = {(const uint8_t *)"a", (const uint8_t *)"</s>",
+                             (const uint8_t *)"aa", (const uint8_t *)"aaaa"};
+    size_t lens[] = {1, 4, 2, 4};
+    uint32_t stop = 1;
+    gm_error err;
+    gm_vocab *v = NULL;
+    assert_int_equal(gm_vocab_create_from_tokens(toks, lens, 4, NULL, &stop, 1, NULL, &v, &err),
+                     GM_OK);
+    for (int k = 0; k < 3; k++) {
+        const char *text = k == 2 ? plain : amb;
+        gm_grammar_options o;
+        gm_grammar_options_init_defaults(&o);
+        o.format = GM_FORMAT_EBNF;
+        gm_grammar *g = NULL;
+        assert_int_equal(gm_grammar_create(text, strlen(text), "amb", &o, &g, &err), GM_OK);
+        gm_compile_options co;
+        gm_compile_options_init_defaults(&co);
+        if (k == 1)
+            co.limits.max_earley_work = 20000;
+        gm_compiled *c = NULL;
+        assert_int_equal(gm_compiled_create(g, v, &co, &c, &err), GM_OK);
+        gm_matcher *m = NULL;
+        assert_int_equal(gm_matcher_create(c, NULL, &m, &err), GM_OK);
+        uint32_t mask[1];
+        gm_status st = GM_OK;
+        size_t bytes = 0;
+        while (bytes < 3000) {
+            st = gm_matcher_fill_mask(m, mask, 1, &err);
+            if (st != GM_OK)
+                break;
+            assert_true(mask[0] & 8); /* "aaaa" */
+            st = gm_matcher_accept_token(m, 3, &err);
+            if (st != GM_OK)
+                break;
+            bytes += 4;
+        }
+        if (k == 2) {
+            assert_int_equal(st, GM_OK);
+        } else {
+            assert_int_equal(st, GM_ERR_LIMIT);
+            assert_non_null(strstr(err.message, "max_earley_work"));
+            if (!strstr(err.message, "'s'"))
+                fail_msg("%s", err.message);
+            if (k == 1)
+                assert_true(bytes < 8);
+            /* failed until reset */
+            assert_int_equal(gm_matcher_fill_mask(m, mask, 1, &err), GM_ERR_STATE);
+            gm_matcher_reset(m);
+            assert_true(gm_matcher_fill_mask(m, mask, 1, &err) != GM_ERR_STATE);
+        }
+        gm_matcher_destroy(m);
+        gm_compiled_destroy(c);
+        gm_grammar_destroy(g);
+    }
+    gm_vocab_destroy(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stop_not_special),
         cmocka_unit_test(empty_language),
+        cmocka_unit_test(earley_work_limit),
         cmocka_unit_test(agreement),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,8 @@
 /*
  * Masks agree with accept (issue 32, "checks that catch the class"): a
- * property test over both engines and every front end (Lark, the bundled
- * JSON grammar, GBNF, XGrammar's EBNF, regex, JSON Schema, structural tags,
- * the tool presets, code blocks). For each grammar, random small
+ * property test over both engines and every front end (Lark with the basic
+ * and the contextual lexer, the bundled JSON grammar, GBNF, XGrammar's EBNF,
+ * regex, JSON Schema, structural tags, the four tool presets, code blocks). For each grammar, random small
  * vocabularies are drawn (every character of the grammar's alphabet, random
  * pieces of valid outputs, the special tokens the grammar names, and tokens
  * that overlap: stop tokens that are or are not also special, stop and
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum kind { LARK, BUNDLED, GBNF, EBNF, REGEX, SCHEMA, STAG, TOOLS, BLOCKS };
+enum kind { LARK, LARK_CTX, BUNDLED, GBNF, EBNF, REGEX, SCHEMA, STAG, TOOLS, BLOCKS };
 
 typedef struct pcase {
     const char *name;
@@ -47,6 +47,9 @@ static const pcase cases[] = {
      "?term: NUMBER | NAME | \"(\" expr \")\" | \"if\" \"(\" expr \")\"\n"
      "NAME: /[a-z]+/\nNUMBER: /[0-9]+/\n%ignore \" \"\n",
      0, "ab19+() if", {"if (a1 + 19) + x", "(ab+(9))"}, {0}},
+    {"lark contextual", LARK_CTX,
+     "start: item+\nitem: KEY \"=\" VALUE \";\"\nKEY: /[a-z]+/\nVALUE: /[a-z=]+/\n%ignore \" \"\n",
+     0, "ab=; ", {"a = b=a; ab=ba;", "b=a;"}, {0}},
     {"lark json", BUNDLED, "json", 0, "{}[]\",:01-.e aXtrufnl\\",
      {"{\"a\": [1, -2.5e1, true, null], \"b\": \"x\\\"y\"}", "[false, {}]"}, {0}},
     {"gbnf dot", GBNF, "root ::= \"a\" [^.]* \".\"\n", 0, "ab.", {"abb.", "a."}, {0}},
@@ -79,6 +82,8 @@ static const pcase cases[] = {
      0, "<f=ab>/1 x", {"x <f=a>1</f> <f=b>12</f>", "<f=b>-3</f>"}, {0}},
     {"tools llama", TOOLS, TOOLS_JSON, GM_TOOLS_LLAMA, "<>{}\":fn=1 /tuco",
      {"<function=f>{\"n\": 1}</function>", "hi"}, {0}},
+    {"tools llama-json", TOOLS, TOOLS_JSON, GM_TOOLS_LLAMA_JSON, "{}\":nmeparts1 f",
+     {"{\"name\": \"f\", \"parameters\": {\"n\": 1}}", "hi"}, {0}},
     {"tools qwen", TOOLS, TOOLS_JSON, GM_TOOLS_QWEN, "<>{}\":fn=1 /_\nthik",
      {"<think>hi</think>\n\n<tool_call>\n{\"name\": \"f\", \"arguments\": {\"n\": 1}}\n</tool_call>",
       "ok"},
@@ -92,9 +97,9 @@ static const pcase cases[] = {
 enum { NCASES = sizeof cases / sizeof cases[0] };
 
 enum {
-    VOCABS = 12,    /* random vocabularies per grammar */
-    WALKS = 4,      /* random walks per vocabulary */
-    STEPS = 32,     /* steps per walk at most */
+    VOCABS = 16,    /* random vocabularies per grammar */
+    WALKS = 6,      /* random walks per vocabulary */
+    STEPS = 40,     /* steps per walk at most */
     MAX_TOKENS = 96 /* ids in one vocabulary at most */
 };
 
@@ -196,15 +201,17 @@ static gm_status build_grammar(const pcase *c, gm_grammar **g, gm_error *err)
     size_t len = strlen(c->text);
     switch (c->kind) {
     case LARK:
+    case LARK_CTX:
     case GBNF:
     case EBNF:
     case REGEX: {
         gm_grammar_options o;
         gm_grammar_options_init_defaults(&o);
-        o.format = c->kind == LARK   ? GM_FORMAT_LARK
+        o.format = c->kind == LARK || c->kind == LARK_CTX ? GM_FORMAT_LARK
                    : c->kind == GBNF ? GM_FORMAT_GBNF
                    : c->kind == EBNF ? GM_FORMAT_EBNF
                                      : GM_FORMAT_REGEX;
+        o.lexer = c->kind == LARK_CTX ? GM_LEXER_CONTEXTUAL : GM_LEXER_BASIC;
         return gm_grammar_create(c->text, len, c->name, &o, g, err);
     }
     case BUNDLED:

@@ -397,16 +397,23 @@ static void agreement(void **state)
 }
 
 /* Whether token id is allowed in m's mask and whether a clone accepts it. */
-static void allowed_and_accepted(gm_matcher *m, uint32_t id, bool *bit, bool *ok)
+static void allowed_and_accepted_in(gm_matcher *m, size_t words, uint32_t id, bool *bit,
+                                    bool *ok)
 {
     gm_error err;
-    uint32_t mask[1] = {0};
-    assert_int_equal(gm_matcher_fill_mask(m, mask, 1, &err), GM_OK);
-    *bit = (mask[0] >> id) & 1;
+    uint32_t mask[8] = {0};
+    assert_true(words <= 8);
+    assert_int_equal(gm_matcher_fill_mask(m, mask, words, &err), GM_OK);
+    *bit = (mask[id / 32] >> (id % 32)) & 1;
     gm_matcher *k = NULL;
     assert_int_equal(gm_matcher_clone(m, &k, &err), GM_OK);
     *ok = gm_matcher_accept_token(k, id, &err) == GM_OK;
     gm_matcher_destroy(k);
+}
+
+static void allowed_and_accepted(gm_matcher *m, uint32_t id, bool *bit, bool *ok)
+{
+    allowed_and_accepted_in(m, 1, id, bit, ok);
 }
 
 /*
@@ -613,12 +620,80 @@ static void earley_work_limit(void **state)
     gm_vocab_destroy(v);
 }
 
+/*
+ * A stop token the grammar names (gpt-oss's generation_config.json lists
+ * <|call|> and <|return|> as EOS, and the Harmony preset ends a call with
+ * <|call|>): allowed exactly where the grammar takes it and is complete
+ * right after it, and accepting it ends the sequence; nowhere else.
+ */
+static void named_stop_token(void **state)
+{
+    (void)state;
+    static const char *const sp[] = {"<|start|>", "<|end|>", "<|message|>", "<|channel|>",
+                                     "<|constrain|>", "<|return|>", "<|call|>"};
+    enum { NSP = 7, CALL = 6, RETURN = 5, NTOK = NSP + 95 };
+    const uint8_t *toks[NTOK];
+    size_t lens[NTOK];
+    bool special[NTOK];
+    char bytes[95];
+    for (uint32_t i = 0; i < NTOK; i++) {
+        special[i] = i < NSP;
+        if (i < NSP) {
+            toks[i] = (const uint8_t *)sp[i];
+            lens[i] = strlen(sp[i]);
+        } else {
+            bytes[i - NSP] = (char)(32 + i - NSP);
+            toks[i] = (const uint8_t *)&bytes[i - NSP];
+            lens[i] = 1;
+        }
+    }
+    uint32_t stops[] = {RETURN, CALL};
+    gm_error err;
+    gm_vocab *v = NULL;
+    assert_int_equal(
+        gm_vocab_create_from_tokens(toks, lens, NTOK, special, stops, 2, NULL, &v, &err), GM_OK);
+    gm_tools_options o;
+    gm_tools_options_init_defaults(&o);
+    o.format = GM_TOOLS_HARMONY;
+    gm_grammar *g = NULL;
+    assert_int_equal(gm_grammar_from_tools(TOOLS_JSON, strlen(TOOLS_JSON), &o, &g, &err), GM_OK);
+    gm_compiled *c = NULL;
+    assert_int_equal(gm_compiled_create(g, v, NULL, &c, &err), GM_OK);
+    gm_matcher *m = NULL;
+    assert_int_equal(gm_matcher_create(c, NULL, &m, &err), GM_OK);
+    const char *turn = "<|channel|>commentary to=functions.f <|constrain|>json<|message|>"
+                       "{\"n\": 1}<|call|>";
+    bool bit, ok;
+    for (const char *p = turn; *p;) {
+        uint32_t id = NTOK;
+        for (uint32_t k = 0; k < NSP && id == NTOK; k++)
+            if (!strncmp(p, sp[k], strlen(sp[k])))
+                id = k;
+        size_t len = id < NSP ? strlen(sp[id]) : 1;
+        if (id == NTOK)
+            id = NSP + (uint32_t)(*p - 32);
+        allowed_and_accepted_in(m, 4, CALL, &bit, &ok);
+        assert_int_equal(bit, ok);
+        assert_int_equal(bit, id == CALL); /* only where the call ends */
+        allowed_and_accepted_in(m, 4, id, &bit, &ok);
+        assert_true(bit && ok);
+        assert_int_equal(gm_matcher_accept_token(m, id, &err), GM_OK);
+        p += len;
+    }
+    assert_true(gm_matcher_is_terminated(m));
+    gm_matcher_destroy(m);
+    gm_compiled_destroy(c);
+    gm_grammar_destroy(g);
+    gm_vocab_destroy(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stop_not_special),
         cmocka_unit_test(empty_language),
         cmocka_unit_test(earley_work_limit),
+        cmocka_unit_test(named_stop_token),
         cmocka_unit_test(agreement),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,6 +39,7 @@ void gm_limits_init_defaults(gm_limits *limits)
     limits->max_regex_repeat = 1000;
     limits->max_lr_states = 100000;
     limits->max_input_bytes = 64u << 20;
+    limits->max_earley_work = GM_EARLEY_WORK_DEFAULT;
 }
 
 void gm_limits_resolve(gm_limits *out, const gm_limits *in)
@@ -60,6 +61,8 @@ void gm_limits_resolve(gm_limits *out, const gm_limits *in)
         out->max_lr_states = in->max_lr_states;
     if (in->max_input_bytes)
         out->max_input_bytes = in->max_input_bytes;
+    if (in->max_earley_work)
+        out->max_earley_work = in->max_earley_work;
 }
 
 void gm_error_clear(gm_error *err)

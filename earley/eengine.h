@@ -196,6 +196,8 @@ struct gm_escratch {
     uint32_t gen;
     uint32_t *predicted;  /* [rules] gen when the rule's prediction closure was added */
     uint8_t flags;
+    uint64_t work;        /* items added or found again since the operation began */
+    uint64_t work_max;    /* its budget (gm_limits.max_earley_work); 0 = none (eager builds) */
     /* Mask walks (maskcache.c). */
     gm_estate **stack;    /* [max trie depth + 1] */
     uint8_t *unc;
@@ -298,7 +300,9 @@ static inline bool gm_eset_cached(const gm_eengine *e, const gm_estate *s, uint8
  */
 gm_status gm_eset_step_borrowed(gm_eengine *e, gm_escratch *w, gm_estate *s, uint8_t b,
                                 gm_estate **out, gm_error *err);
-void gm_eset_maintain(gm_eengine *e);
+/* Begins a top-level operation with w: empties the tables past their budget and
+   gives w a fresh work budget (gm_limits.max_earley_work). */
+void gm_eset_maintain(gm_eengine *e, gm_escratch *w);
 /* The set holding item (state, count) with origin `origin` and its closure
    (the mask cache's walks start from one with the outer set as origin). */
 gm_status gm_eset_seed(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t count,

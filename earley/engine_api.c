@@ -256,7 +256,7 @@ gm_status gm_estate_accept_bytes(gm_eengine *e, gm_escratch *w, gm_estate *s,
 {
     *out = NULL;
     pthread_mutex_lock(&e->lock);
-    gm_eset_maintain(e);
+    gm_eset_maintain(e, w);
     gm_status st = step_bytes(e, w, s, bytes, len, out, err);
     pthread_mutex_unlock(&e->lock);
     return st;
@@ -290,7 +290,7 @@ gm_status gm_estate_accept_token(gm_eengine *e, gm_escratch *w, gm_estate *s, ui
                                 token);
         }
         pthread_mutex_lock(&e->lock);
-        gm_eset_maintain(e);
+        gm_eset_maintain(e, w);
         gm_status st = gm_eset_step(e, w, s, 256 + sym, out, err);
         pthread_mutex_unlock(&e->lock);
         if (st == GM_OK && !*out)
@@ -303,7 +303,7 @@ gm_status gm_estate_accept_token(gm_eengine *e, gm_escratch *w, gm_estate *s, ui
     if (len == 0)
         return gm_error_set(err, GM_ERR_REJECTED, "token %u has no bytes", token);
     pthread_mutex_lock(&e->lock);
-    gm_eset_maintain(e);
+    gm_eset_maintain(e, w);
     gm_status st = step_bytes(e, w, s, b, len, out, err);
     pthread_mutex_unlock(&e->lock);
     if (st == GM_ERR_REJECTED)
@@ -326,7 +326,7 @@ gm_status gm_estate_accept_symbol(gm_eengine *e, gm_escratch *w, gm_estate *s, u
     if (sym >= e->g->ntokens)
         return gm_error_set(err, GM_ERR_ARGUMENT, "symbol %u is out of range", sym);
     pthread_mutex_lock(&e->lock);
-    gm_eset_maintain(e);
+    gm_eset_maintain(e, w);
     gm_status st = gm_eset_step(e, w, s, 256 + sym, out, err);
     pthread_mutex_unlock(&e->lock);
     if (st == GM_OK && !*out)
@@ -343,7 +343,7 @@ gm_status gm_estate_fill_mask(gm_eengine *e, gm_escratch *w, gm_estate *s, uint3
     if (gm_emask_memo(e, s, mask))
         return GM_OK;
     pthread_mutex_lock(&e->lock);
-    gm_eset_maintain(e);
+    gm_eset_maintain(e, w);
     gm_status st = gm_emask_fill(e, w, s, mask, err);
     pthread_mutex_unlock(&e->lock);
     return st;
@@ -356,7 +356,7 @@ gm_status gm_estate_forced_bytes(gm_eengine *e, gm_escratch *w, gm_estate *s, ui
     gm_status st = GM_OK;
     *len = 0;
     pthread_mutex_lock(&e->lock);
-    gm_eset_maintain(e);
+    gm_eset_maintain(e, w);
     gm_estate *cur = s;
     gm_estate_retain(cur);
     while (*len < cap && !(cur->flags & GM_ES_ACCEPTING)) {

@@ -398,10 +398,46 @@ static int dedup_rebuild(gm_eengine *e, gm_escratch *w, size_t want)
     return 0;
 }
 
+/*
+ * Spends n units of w's work budget (gm_limits.max_earley_work) on an item of
+ * automaton state `state`: 0, or -1 with *st = GM_ERR_LIMIT naming its rule
+ * past the budget. An ambiguous grammar (s ::= s s | "a" | "") adds items
+ * from every earlier position to every set and completes them again and
+ * again: the work of one step grows with the output, and without a bound
+ * a mask would take ever longer instead of failing.
+ */
+static int spend(gm_eengine *e, gm_escratch *w, uint64_t n, uint32_t state, gm_status *st,
+                 gm_error *err)
+{
+    w->work += n;
+    if (!w->work_max || w->work <= w->work_max)
+        return 0;
+    /* Name the rule most of the set being built belongs to (the ambiguous one), else
+       the rule of the item at hand. Counted only now: failing is rare. */
+    const gm_egrammar *g = e->g;
+    uint32_t rule = g->state_rule[state];
+    uint32_t *count = gm_mem_calloc(e->mem, g->nrules ? g->nrules : 1, sizeof *count);
+    for (size_t i = 0; count && i < w->items.n; i++) {
+        uint32_t r = g->state_rule[w->items.v[i].state];
+        if (++count[r] > count[rule])
+            rule = r;
+    }
+    gm_mem_free(e->mem, count);
+    *st = gm_error_set(err, GM_ERR_LIMIT,
+                       "an Earley mask or step took more than %llu units of work (items added, "
+                       "found again or completed; gm_limits.max_earley_work) in rule '%s': the "
+                       "grammar is too ambiguous here",
+                       (unsigned long long)w->work_max,
+                       g->names + g->rules[rule].name);
+    return -1;
+}
+
 /* Adds an item unless present; *idx (may be NULL) gets its index. 0, or -1 on failure (*st set). */
 static int add_item_at(gm_eengine *e, gm_escratch *w, uint32_t state, uint32_t count,
                        gm_estate *origin, uint32_t *idx, gm_status *st, gm_error *err)
 {
+    if (spend(e, w, 1, state, st, err))
+        return -1;
     size_t j = item_key_hash(state, count, origin) & w->slot_mask;
     for (uint64_t v; ((v = w->slots[j]) >> 32) == w->gen; j = (j + 1) & w->slot_mask) {
         const gm_eitem *it = &w->items.v[(uint32_t)v - 1];
@@ -490,8 +526,8 @@ enum { COMP_MAX_DEPTH = 2000 };
  * persistent sets allow. The closure marks the items a memo brought as
  * done, so that it does not complete them again.
  */
-static gm_status completion(gm_eengine *e, gm_estate *o, uint32_t r, const gm_ecomp **out,
-                            gm_error *err, int depth)
+static gm_status completion(gm_eengine *e, gm_escratch *w, gm_estate *o, uint32_t r,
+                            const gm_ecomp **out, gm_error *err, int depth)
 {
     const gm_egrammar *g = e->g;
     *out = NULL;
@@ -519,17 +555,21 @@ static gm_status completion(gm_eengine *e, gm_estate *o, uint32_t r, const gm_ec
     }
     for (; lo < o->nwait && o->wait[lo].rule == r; lo++) {
         const gm_eitem *wi = &o->items[o->wait[lo].item];
+        if (spend(e, w, 1, wi->state, &st, err))
+            goto out;
         const gm_frule *ar = &g->rules[g->state_rule[wi->state]];
         gm_eitem a = {gm_fsm_ref_next(g, wi->state, r), wi->count | (ar->repeat ? 1u : 0u),
                       origin_of(wi->origin, o)};
         if (!ar->repeat && (g->state_flags[a.state] & GM_FS_ACCEPT)) {
             const gm_ecomp *sub;
-            if ((st = completion(e, a.origin, g->state_rule[a.state], &sub, err, depth + 1)) !=
-                GM_OK)
+            if ((st = completion(e, w, a.origin, g->state_rule[a.state], &sub, err,
+                                 depth + 1)) != GM_OK)
                 goto out;
             if (!sub)
                 goto out; /* too deep: not memoized */
             flags |= sub->flags;
+            if (spend(e, w, sub->n, a.state, &st, err))
+                goto out;
             if (sub->n && gm_vec_reserve(e->mem, &list, list.n + sub->n))
                 goto nomem;
             for (uint32_t k = 0; k < sub->n; k++)
@@ -618,7 +658,7 @@ static gm_status closure(gm_eengine *e, gm_escratch *w, gm_error *err)
         }
         if (complete && !w->done.v[i] && !(e->variant & GM_EVARIANT_NO_STATE_CACHE)) {
             const gm_ecomp *c;
-            if ((st = completion(e, it.origin, r, &c, err, 0)) != GM_OK)
+            if ((st = completion(e, w, it.origin, r, &c, err, 0)) != GM_OK)
                 return st;
             if (c) {
                 w->flags |= c->flags;
@@ -829,10 +869,12 @@ gm_status gm_eset_step(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t sym
     return GM_OK;
 }
 
-void gm_eset_maintain(gm_eengine *e)
+void gm_eset_maintain(gm_eengine *e, gm_escratch *w)
 {
     if (e->table_bytes > e->table_budget)
         tables_clear(e);
+    w->work = 0;
+    w->work_max = e->lim.max_earley_work;
 }
 
 gm_status gm_eset_step_borrowed(gm_eengine *e, gm_escratch *w, gm_estate *s, uint8_t b,

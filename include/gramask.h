@@ -119,7 +119,16 @@ typedef struct gm_limits {
     uint32_t max_regex_repeat;/* largest m or n in {m,n} [1000] */
     uint32_t max_lr_states;   /* LALR(1) states [100000] */
     uint32_t max_input_bytes; /* size of a grammar or regex text [64 MiB] */
+    uint32_t max_earley_work; /* work of one Earley mask or step: Earley items added or
+                                 found again (like llguidance's fuel); past it the mask or
+                                 step fails naming the rule. Highly ambiguous grammars
+                                 (s ::= s s | "a" | "") need work growing with the output's
+                                 length [GM_EARLEY_WORK_DEFAULT] */
 } gm_limits;
+
+/* About 30-50 ms of work; the most any bundled, shared (llama.cpp's GBNF) or MaskBench grammar
+   was seen to take in one mask or step is about 12,000. */
+#define GM_EARLEY_WORK_DEFAULT 1000000u
 
 GM_API void gm_limits_init_defaults(gm_limits *limits);
 
@@ -162,7 +171,8 @@ GM_API gm_status gm_vocab_create_from_file(const char *path, const gm_vocab_opti
 /*
  * Builds a vocabulary from the engine's own table: token i has bytes
  * tokens[i][0..lens[i]); special may be NULL or flag tokens never allowed as
- * text; eos_ids lists the end-of-sequence ids. Copies everything.
+ * text; eos_ids lists the end-of-sequence ids, which are never text either
+ * (special or not: their text is never content). Copies everything.
  */
 GM_API gm_status gm_vocab_create_from_tokens(const uint8_t *const *tokens, const size_t *lens,
                                              uint32_t n, const bool *special,
@@ -490,8 +500,11 @@ GM_API void gm_matcher_destroy(gm_matcher *m);
 /*
  * Writes the next-token mask: words must be gm_compiled_mask_words(); bit
  * t % 32 of mask[t / 32] is 1 when token t is allowed. EOS ids are allowed
- * exactly when the output so far is a complete sentence; special tokens and
- * padding ids never are. After EOS was accepted the mask is all zero and
+ * exactly when the output may end there: the output so far is a complete
+ * sentence, or (an EOS id the grammar names as a special token) the grammar
+ * takes it here and is complete right after it; gm_matcher_accept_token
+ * agrees and ends the sequence. Other special tokens are allowed only where
+ * the grammar names them, padding ids never. After EOS was accepted the mask is all zero and
  * GM_ERR_STATE is returned.
  */
 GM_API gm_status gm_matcher_fill_mask(gm_matcher *m, uint32_t *mask, size_t words,

@@ -158,7 +158,7 @@ gm_status gm_vocab_create_from_tokens(const uint8_t *const *tokens, const size_t
         if (d->neos && d->eos[d->neos - 1] == d->eos[i])
             continue;
         d->eos[d->neos++] = d->eos[i];
-        d->flags[d->eos[i]] |= GM_TOK_EOS;
+        gm_vocab_mark_eos_(d, d->eos[i]);
     }
     return finish(v, out, err);
 nomem:

@@ -141,8 +141,12 @@ static gm_status advance(const gm_compiled *c, const gm_mstate *from, const uint
     if (st == GM_OK && c->ctx && !gm_ctx_window_save(&win, &saved, err))
         st = err->code;
     if (st == GM_OK) {
+        /* Viable: the pending lexeme can still become something the stack accepts, or the
+           output can end here (a language holding "" accepts no bytes at the start, where
+           nothing is pending and, in `start:`, no terminal exists at all). */
         gm_mask_state ms = {q, stack, &ls, &saved};
-        if (c->ctx ? !gm_mask_pending_viable_ctx(c->ctx, &ms) : !gm_mask_pending_viable(sp, &ms))
+        if (c->ctx ? !gm_mask_pending_viable_ctx(c->ctx, &ms) && !gm_mask_can_end_ctx(c->ctx, &ms)
+                   : !gm_mask_pending_viable(sp, &ms) && !gm_mask_can_end(c->spanner, &ms))
             st = GM_ERR_REJECTED;
     }
     if (st != GM_OK) {

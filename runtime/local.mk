@@ -92,3 +92,10 @@ GM_FUZZ += tests/fuzz/fuzz_blocks
 # Random generation inside code blocks: no dead ends; finished blocks parse.
 TESTS += tests/blocks_generate.sh
 EXTRA_DIST += tests/blocks_generate.sh
+
+# Masks agree with accept_token over both engines and every front end, on random small
+# vocabularies with overlapping special, stop and text tokens (issue 32).
+GM_TESTS += tests/test_mask_accept
+tests_test_mask_accept_SOURCES = tests/test_mask_accept.c
+tests_test_mask_accept_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_mask_accept_LDADD = $(GM_TEST_LDADD)

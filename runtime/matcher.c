@@ -171,12 +171,20 @@ static gm_status try_token(gm_matcher *m, const gm_mstate *from, bool from_termi
     if (from_terminated)
         return GM_ERR_STATE;
     if (is_eos(c->vocab->data, token)) {
-        if (!m->ops->can_end(c, from))
-            return GM_ERR_REJECTED;
-        *to = *from;
-        m->ops->retain(to);
+        /* note [stop tokens] in spanner/vocab_data.h: the output ends here, or the grammar
+           names the token and ends right after it */
         *terminated = true;
-        return GM_OK;
+        if (m->ops->can_end(c, from)) {
+            *to = *from;
+            m->ops->retain(to);
+            return GM_OK;
+        }
+        gm_status st = m->ops->step_token(c, &m->w, from, token, to, err);
+        if (st == GM_OK && !m->ops->can_end(c, to)) {
+            m->ops->release(c, to);
+            st = GM_ERR_REJECTED;
+        }
+        return st;
     }
     *terminated = false;
     return m->ops->step_token(c, &m->w, from, token, to, err);
@@ -343,6 +351,40 @@ bool gm_matcher_is_accepting(const gm_matcher *m)
 
 bool gm_matcher_is_terminated(const gm_matcher *m) { return m && m->terminated; }
 
+/*
+ * The stop ids' bits (note [stop tokens] in spanner/vocab_data.h): all set
+ * where the output may end; elsewhere a stop token the grammar takes here
+ * (the engine set its bit) stays allowed only if the grammar can end right
+ * after it. Stepping is rare: only grammars that name a stop token do it.
+ */
+static gm_status stop_bits(gm_matcher *m, uint32_t *mask, gm_error *err)
+{
+    const gm_compiled *c = m->compiled;
+    const gm_vocab_data *v = c->vocab->data;
+    bool end = m->ops->can_end(c, &m->s);
+    for (uint32_t i = 0; i < v->neos; i++) {
+        uint32_t id = v->eos[i], bit = (uint32_t)1 << (id & 31);
+        if (end) {
+            mask[id >> 5] |= bit;
+            continue;
+        }
+        if (!(mask[id >> 5] & bit))
+            continue;
+        gm_mstate to;
+        gm_status st = m->ops->step_token(c, &m->w, &m->s, id, &to, err);
+        if (st == GM_OK) {
+            if (!m->ops->can_end(c, &to))
+                mask[id >> 5] &= ~bit;
+            m->ops->release(c, &to);
+        } else if (st == GM_ERR_REJECTED) {
+            mask[id >> 5] &= ~bit;
+        } else {
+            return fail(m, err);
+        }
+    }
+    return GM_OK;
+}
+
 gm_status gm_matcher_fill_mask(gm_matcher *m, uint32_t *mask, size_t words, gm_error *err)
 {
     gm_status st = check_usable(m, "gm_matcher_fill_mask", err);
@@ -365,12 +407,7 @@ gm_status gm_matcher_fill_mask(gm_matcher *m, uint32_t *mask, size_t words, gm_e
     st = m->ops->fill_mask(c, &m->w, &m->s, mask, words, err ? err : &local);
     if (st != GM_OK)
         return fail(m, err ? err : &local);
-    if (m->ops->can_end(c, &m->s)) {
-        const gm_vocab_data *v = c->vocab->data;
-        for (uint32_t i = 0; i < v->neos; i++)
-            mask[v->eos[i] >> 5] |= (uint32_t)1 << (v->eos[i] & 31);
-    }
-    return GM_OK;
+    return stop_bits(m, mask, err ? err : &local);
 }
 
 gm_status gm_matcher_forced_bytes(gm_matcher *m, uint8_t *buf, size_t cap, size_t *len,

@@ -118,7 +118,7 @@ gm_status gm_vocab_finish_(gm_vocab_data *v, const uint32_t *eos, size_t neos,
                 v->eos[k++] = v->eos[i];
         v->neos = (uint32_t)k;
         for (size_t i = 0; i < k; i++)
-            v->flags[v->eos[i]] |= GM_TOK_EOS;
+            gm_vocab_mark_eos_(v, v->eos[i]);
     }
     size_t nbytes = v->offsets[v->size];
     uint8_t *b = gm_mem_realloc(m, v->bytes, nbytes ? nbytes : 1);

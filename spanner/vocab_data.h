@@ -19,13 +19,27 @@ struct gm_strbuf;
 
 /* Token flags. */
 enum {
-    GM_TOK_SPECIAL = 1u << 0, /* a special added token (<|eot_id|>, </s>, ...): never
-                                 allowed as text unless a grammar names it */
+    GM_TOK_SPECIAL = 1u << 0, /* a special added token (<|eot_id|>, </s>, ...), or an EOS
+                                 id (note [stop tokens]): never allowed as text */
     GM_TOK_ADDED = 1u << 1,   /* listed in added_tokens (special or not) */
     GM_TOK_PADDING = 1u << 2, /* an id past the tokenizer's vocabulary (model padding):
                                  never allowed; no bytes */
-    GM_TOK_EOS = 1u << 3,     /* an end-of-sequence id */
+    GM_TOK_EOS = 1u << 3,     /* an end-of-sequence id; always GM_TOK_SPECIAL too */
 };
+
+/*
+ * Note [stop tokens]
+ * A stop (EOS) id ends the sequence: the decoder stops on it, so its text is
+ * never content, whether or not the tokenizer lists it as special (code
+ * ported from XGrammar gives stop_token_ids and no special ids; a
+ * generation_config.json may name an ordinary token). Every loader marks an
+ * EOS id GM_TOK_SPECIAL as well (gm_vocab_mark_eos_), so the one rule every
+ * engine already follows for special tokens (never text: not in the trie,
+ * refused by a text step) covers stop tokens too. A mask allows a stop id
+ * exactly when the output may end there (runtime/matcher.c): where the
+ * grammar can end now, or, for a stop token the grammar names as a special
+ * token, where the grammar takes it and can end right after it.
+ */
 
 typedef struct gm_vocab_data {
     gm_mem *mem;              /* allocator of the arrays below (owned by the caller) */
@@ -95,6 +109,12 @@ gm_status gm_vocab_finish_(gm_vocab_data *v, const uint32_t *eos, size_t neos,
                            const gm_vocab_load_options *opts, const char *name, gm_error *err);
 
 void gm_vocab_data_destroy(gm_vocab_data *v);
+
+/* Marks id an EOS id, and so never text (note [stop tokens]). */
+static inline void gm_vocab_mark_eos_(gm_vocab_data *v, uint32_t id)
+{
+    v->flags[id] |= GM_TOK_EOS | GM_TOK_SPECIAL;
+}
 
 /*
  * Appends the text of ids[0..n) to out: the tokens' bytes, then the

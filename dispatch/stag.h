@@ -61,6 +61,8 @@ typedef struct gm_stag_options {
     size_t n_special_tokens;
     gm_schema_options schema;          /* how json_schema contents are compiled */
     gm_limits limits;
+    bool free_text_bytes;              /* free text any bytes, not only valid UTF-8 (the
+                                          document's "free_text" overrides it) */
 } gm_stag_options;
 
 /*

@@ -75,7 +75,7 @@ static void random_against_definition(void **state)
             ids[j] = gm_ebnf_add_bytes(&g, L.s[j], L.len[j]);
         for (uint32_t which = 0; which <= L.n; which++) {
             uint32_t w_ = which == L.n ? GM_EX_NONE : which;
-            uint32_t node = gm_ebnf_add_until(&g, ids, L.n, w_);
+            uint32_t node = gm_ebnf_add_until(&g, ids, L.n, w_, 0, GM_EX_INF);
             gm_until u;
             gm_error err;
             assert_int_equal(gm_until_build(&mem, &g, node, 1000, &u, &err), GM_OK);
@@ -107,7 +107,7 @@ static void limits_and_errors(void **state)
     gm_ebnf_init(&g, &mem);
     uint32_t ids[2] = {gm_ebnf_add_bytes(&g, "<tool_call>", 11),
                        gm_ebnf_add_bytes(&g, "<function=", 10)};
-    uint32_t node = gm_ebnf_add_until(&g, ids, 2, 0);
+    uint32_t node = gm_ebnf_add_until(&g, ids, 2, 0, 0, GM_EX_INF);
     gm_until u;
     gm_error err;
     assert_int_equal(gm_until_build(&mem, &g, node, 10, &u, &err), GM_ERR_LIMIT);

@@ -9,12 +9,15 @@
  *   - any_text's excludes, max_chars and max_tokens have XGrammar's meaning;
  *   - every mask bit agrees with accepting that token on a clone;
  *   - an unknown key anywhere in a structural tag or a tool list is an error
- *     naming its JSON pointer (table-driven over every format type).
+ *     naming its JSON pointer (table-driven over every format type), and one
+ *     in a tokenizer.json decoder step names its path.
  */
 #include "tests/testutil.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const toks[] = {
     "<t>", "</t>", "a", "\xc3", "\xa9", "\xc3\xa9", "\xa9</t>", "\xc3</t>", "\xe2\x82", "\xac",
@@ -325,6 +328,56 @@ static void unknown_keys(void **state)
     }
 }
 
+/* A tokenizer.json whose decoder is `decoder`: loading it must fail naming want. */
+static void tokenizer_refused(const char *decoder, const char *want)
+{
+    char dir[] = "/tmp/gm_free_text_XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": []}, "
+               "\"added_tokens\": [{\"id\": 2, \"content\": \"</s>\", \"special\": true}], "
+               "\"decoder\": %s}", decoder);
+    fclose(f);
+    gm_vocab *v = NULL;
+    gm_error err;
+    gm_status st = gm_vocab_create_from_file(dir, NULL, &v, &err);
+    unlink(path);
+    rmdir(dir);
+    if (st == GM_OK) {
+        gm_vocab_destroy(v);
+        if (want)
+            fail_msg("decoder accepted: %s", decoder);
+        return;
+    }
+    if (!want || st != GM_ERR_FORMAT || !strstr(err.message, want))
+        fail_msg("decoder %s: %s: %s (want %s)", decoder, gm_status_name(st), err.message,
+                 want ? want : "success");
+}
+
+static void tokenizer_keys(void **state)
+{
+    (void)state;
+    tokenizer_refused("{\"type\": \"ByteLevel\", \"add_prefix_space\": true, \"trim_offsets\": "
+                      "true, \"use_regex\": true}",
+                      NULL);
+    tokenizer_refused("{\"type\": \"ByteLevel\", \"add_prefix_spce\": true}",
+                      "decoder.add_prefix_spce: unknown key");
+    tokenizer_refused("{\"type\": \"Sequence\", \"decoders\": [{\"type\": \"ByteFallback\"}, "
+                      "{\"type\": \"Fuse\", \"x\": 1}]}",
+                      "decoder.decoders[1].x: unknown key");
+    tokenizer_refused("{\"type\": \"Sequence\", \"decoders\": [{\"type\": \"Replace\", "
+                      "\"pattern\": {\"String\": \"_\"}, \"content\": \" \", \"count\": 1}]}",
+                      "decoder.decoders[0].count: unknown key");
+    tokenizer_refused("{\"type\": \"Sequence\", \"decoders\": [{\"type\": \"Strip\", "
+                      "\"content\": \" \", \"start\": 1, \"stop\": 0, \"end\": 0}]}",
+                      "decoder.decoders[0].end: unknown key");
+    tokenizer_refused("{\"type\": \"Metaspace\", \"replacement\": \"_\", \"prepend_scheme\": "
+                      "\"always\", \"split\": true, \"prepend\": true}",
+                      "decoder.prepend: unknown key");
+}
+
 static void field_errors(void **state)
 {
     (void)state;
@@ -349,7 +402,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(utf8_in_tag),     cmocka_unit_test(utf8_at_eos),
         cmocka_unit_test(any_text_fields), cmocka_unit_test(unknown_keys),
-        cmocka_unit_test(field_errors),
+        cmocka_unit_test(field_errors),    cmocka_unit_test(tokenizer_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

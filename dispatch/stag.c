@@ -591,6 +591,45 @@ static const char *const tag_keys[] = {"type", "begin", "content", "end", NULL};
 static const char *const structure_keys[] = {"begin", "schema", "end", NULL};
 
 /* begin content end; any_text content stops at a text end (note [structural tags]). */
+/*
+ * A token format {"type": "token", "token": TEXT}: the special token TEXT
+ * (GM_EX_TOKEN, checked against the vocabulary when compiled). Token ids
+ * are refused: the grammar names tokens by their text.
+ */
+static uint32_t token_node(stag *c, const gm_jv *v)
+{
+    static const char *const token_keys[] = {"type", "token", NULL};
+    const gm_jv *type = get_string(c, v, "type", true);
+    if (type && strcmp(type->u.s, "token")) {
+        size_t mark = push_key(c, "type");
+        fail(c, type, GM_ERR_FORMAT, "expected a string or {\"type\": \"token\", ...}");
+        pop(c, mark);
+    }
+    if (c->status != GM_OK || !known_keys(c, v, "a token", token_keys))
+        return GM_EX_NONE;
+    const gm_jv *t = member(v, "token");
+    if (!t)
+        return fail(c, v, GM_ERR_FORMAT, "missing \"token\"");
+    size_t mark = push_key(c, "token");
+    uint32_t node = GM_EX_NONE;
+    if (t->kind == GM_JV_NUMBER)
+        fail(c, t, GM_ERR_UNSUPPORTED, "a token id: gramask names a token by its text (give "
+             "the special token's text, such as \"<|im_end|>\")");
+    else if (t->kind != GM_JV_STRING || t->n == 0)
+        fail(c, t, GM_ERR_FORMAT, "expected the token's text");
+    else if ((node = gm_ebnf_add_token(c->g, t->u.s, t->n)) == GM_EX_NONE)
+        nomem(c);
+    pop(c, mark);
+    return node;
+}
+
+enum { MAX_ENDS = 64 };
+
+/*
+ * begin content end; any_text content stops at the first of its text ends
+ * (note [structural tags]). end: a string, a list of strings (any one of
+ * them ends the tag) or a token format.
+ */
 static uint32_t tag_after(stag *c, const gm_jv *v, uint32_t begin)
 {
     const gm_jv *content = member(v, "content");
@@ -598,22 +637,63 @@ static uint32_t tag_after(stag *c, const gm_jv *v, uint32_t begin)
         return fail(c, v, GM_ERR_FORMAT, "missing \"content\"");
     if (!known_keys(c, v, content ? "a tag" : "a structure", content ? tag_keys : structure_keys))
         return GM_EX_NONE;
-    const gm_jv *end = get_string(c, v, "end", false);
+    const gm_jv *endv = member(v, "end");
+    const gm_jv *ends[MAX_ENDS];
+    size_t nends = 0;
+    bool all_text = true; /* every end non-empty text without special tokens */
+    size_t emark = push_key(c, "end");
+    if (!endv) {
+        all_text = false;
+    } else if (endv->kind == GM_JV_STRING) {
+        ends[nends++] = endv;
+    } else if (endv->kind == GM_JV_ARRAY && content) {
+        if (endv->n == 0 || endv->n > MAX_ENDS)
+            fail(c, endv, GM_ERR_FORMAT, "expected 1 to %d end strings", MAX_ENDS);
+        for (uint32_t i = 0; i < endv->n && c->status == GM_OK; i++) {
+            if (endv->u.items[i]->kind != GM_JV_STRING) {
+                size_t m2 = push_index(c, i);
+                fail(c, endv->u.items[i], GM_ERR_FORMAT, "expected a string");
+                pop(c, m2);
+            }
+            ends[nends++] = endv->u.items[i];
+        }
+    } else if (endv->kind == GM_JV_OBJECT && content) {
+        all_text = false;
+    } else {
+        fail(c, endv, GM_ERR_FORMAT, "expected a string%s", content ? ", a list of strings or "
+                                                               "a token format" : "");
+    }
+    for (size_t i = 0; i < nends; i++)
+        all_text = all_text && ends[i]->n && !has_special(c, ends[i]->u.s, ends[i]->n);
+    pop(c, emark);
     if (c->status != GM_OK)
         return GM_EX_NONE;
-    const char *e = end ? end->u.s : "";
-    size_t elen = end ? end->n : 0;
+    /* the end as a node: the one string, the alternatives, or the token */
+    uint32_t endn = GM_EX_NONE;
+    if (endv && endv->kind == GM_JV_OBJECT) {
+        emark = push_key(c, "end");
+        endn = token_node(c, endv);
+        pop(c, emark);
+    } else if (nends == 0) {
+        endn = text_node(c, "", 0);
+    } else {
+        uint32_t alts[MAX_ENDS];
+        for (size_t i = 0; i < nends && c->status == GM_OK; i++)
+            alts[i] = text_node(c, ends[i]->u.s, ends[i]->n);
+        if (c->status == GM_OK && (endn = gm_ebnf_add_alt(c->g, alts, nends)) == GM_EX_NONE)
+            nomem(c);
+    }
+    if (endn == GM_EX_NONE)
+        return GM_EX_NONE;
     if (!content) {
         /* the first version's {begin, schema, end} */
         uint32_t body = json_schema(c, v);
-        uint32_t endn = body == GM_EX_NONE ? GM_EX_NONE : text_node(c, e, elen);
         return seq3(c, begin, body, endn);
     }
     const gm_jv *ctype = get_string(c, content, "type", false);
     size_t mark = push_key(c, "content");
     uint32_t body;
-    bool text_end = elen && !has_special(c, e, elen);
-    if (ctype && !strcmp(ctype->u.s, "any_text") && text_end) {
+    if (ctype && !strcmp(ctype->u.s, "any_text") && all_text) {
         uint32_t ids[MAX_SPECIAL];
         size_t n = 0;
         uint32_t max_chars;
@@ -623,44 +703,68 @@ static uint32_t tag_after(stag *c, const gm_jv *v, uint32_t begin)
             pop(c, mark);
             return GM_EX_NONE;
         }
-        if (!(c->until_flags & GM_UNTIL_BYTES) && !valid_utf8(e, elen)) {
+        pop(c, mark);
+        for (size_t i = 0; i < nends; i++) {
+            if (!(c->until_flags & GM_UNTIL_BYTES) && !valid_utf8(ends[i]->u.s, ends[i]->n)) {
+                size_t m2 = push_key(c, "end");
+                if (endv->kind == GM_JV_ARRAY)
+                    push_index(c, (uint32_t)i);
+                fail(c, ends[i], GM_ERR_FORMAT, "the end of free text must be valid UTF-8 "
+                     "(free text is; \"free_text\": \"bytes\" lifts that)");
+                pop(c, m2);
+                return GM_EX_NONE;
+            }
+            if ((ids[n++] = gm_ebnf_add_bytes(c->g, ends[i]->u.s, ends[i]->n)) == GM_EX_NONE)
+                return nomem(c);
+        }
+        mark = push_key(c, "content");
+        bool ok = excluded(c, content, ids, &n, MAX_SPECIAL);
+        pop(c, mark);
+        if (!ok)
+            return GM_EX_NONE;
+        /* the text and the first end itself: one UNTIL per end it may stop at */
+        if (empty) {
+            body = endn;
+        } else {
+            uint32_t alts[MAX_ENDS];
+            for (size_t i = 0; i < nends; i++)
+                if ((alts[i] = until_max(c, ids, n, (uint32_t)i, max_chars)) == GM_EX_NONE)
+                    return GM_EX_NONE;
+            if ((body = gm_ebnf_add_alt(c->g, alts, nends)) == GM_EX_NONE)
+                return nomem(c);
+        }
+        uint32_t ids2[2] = {begin, body};
+        uint32_t node = gm_ebnf_add_seq(c->g, ids2, 2);
+        return node == GM_EX_NONE ? nomem(c) : node;
+    }
+    if (ctype && !strcmp(ctype->u.s, "lalr")) {
+        if (endv && endv->kind != GM_JV_STRING) {
             pop(c, mark);
             size_t m2 = push_key(c, "end");
-            fail(c, end, GM_ERR_FORMAT, "the end of free text must be valid UTF-8 (free text "
-                 "is; \"free_text\": \"bytes\" lifts that)");
+            fail(c, endv, GM_ERR_FORMAT, "a tag with lalr content ends with one string");
             pop(c, m2);
             return GM_EX_NONE;
         }
-        if ((ids[n++] = gm_ebnf_add_bytes(c->g, e, elen)) == GM_EX_NONE) {
-            pop(c, mark);
-            return nomem(c);
-        }
-        if (!excluded(c, content, ids, &n, MAX_SPECIAL)) {
-            pop(c, mark);
-            return GM_EX_NONE;
-        }
-        /* the text and the end itself */
-        body = empty ? text_node(c, e, elen) : until_max(c, ids, n, 0, max_chars);
+        body = lalr_block(c, v, content, endv);
         pop(c, mark);
-        uint32_t ids2[2] = {begin, body};
-        uint32_t node = body == GM_EX_NONE ? GM_EX_NONE : gm_ebnf_add_seq(c->g, ids2, 2);
-        return node == GM_EX_NONE && c->status == GM_OK ? nomem(c) : node;
-    }
-    if (ctype && !strcmp(ctype->u.s, "lalr")) {
-        body = lalr_block(c, v, content, end);
-        pop(c, mark);
-        uint32_t endn = body == GM_EX_NONE ? GM_EX_NONE : text_node(c, e, elen);
         return seq3(c, begin, body, endn);
     }
     body = format(c, content);
     pop(c, mark);
-    uint32_t endn = body == GM_EX_NONE ? GM_EX_NONE : text_node(c, e, elen);
     return seq3(c, begin, body, endn);
 }
 
 static uint32_t tag(stag *c, const gm_jv *v)
 {
-    uint32_t begin = string_member(c, v, "begin", true);
+    const gm_jv *b = member(v, "begin");
+    uint32_t begin;
+    if (b && b->kind == GM_JV_OBJECT) {
+        size_t mark = push_key(c, "begin");
+        begin = token_node(c, b);
+        pop(c, mark);
+    } else {
+        begin = string_member(c, v, "begin", true);
+    }
     return begin == GM_EX_NONE ? GM_EX_NONE : tag_after(c, v, begin);
 }
 
@@ -902,6 +1006,73 @@ static uint32_t tags_with_separator(stag *c, const gm_jv *v)
     return node == GM_EX_NONE ? nomem(c) : node;
 }
 
+/*
+ * dispatch {rules: [[pattern, format], ...], loop?, excludes?}: free text
+ * up to the first pattern (which it ends with), then that rule's format;
+ * loop: again and again, the structure ending in free text; else once at
+ * most. The free text holds no excluded string.
+ */
+static uint32_t dispatch_format(stag *c, const gm_jv *v)
+{
+    const gm_jv *rules = get_array(c, v, "rules", true);
+    bool loop = get_bool(c, v, "loop", true);
+    if (!rules || c->status != GM_OK)
+        return GM_EX_NONE;
+    size_t rmark = push_key(c, "rules");
+    if (rules->n == 0 || rules->n > MAX_SPECIAL) {
+        fail(c, rules, GM_ERR_FORMAT, "expected 1 to %d rules", MAX_SPECIAL);
+        pop(c, rmark);
+        return GM_EX_NONE;
+    }
+    uint32_t ids[MAX_SPECIAL * 2], alts[MAX_SPECIAL];
+    size_t n = 0;
+    for (uint32_t i = 0; i < rules->n && c->status == GM_OK; i++) {
+        const gm_jv *r = rules->u.items[i];
+        size_t m2 = push_index(c, i);
+        const gm_jv *pat = r->kind == GM_JV_ARRAY && r->n == 2 ? r->u.items[0] : NULL;
+        if (!pat || pat->kind != GM_JV_STRING || pat->n == 0)
+            fail(c, r, GM_ERR_FORMAT, "expected [pattern, format] with a non-empty pattern");
+        else if (has_special(c, pat->u.s, pat->n))
+            fail(c, pat, GM_ERR_UNSUPPORTED, "a dispatch pattern holding a special token (use "
+                 "triggered_tags, whose triggers may)");
+        else if (!(c->until_flags & GM_UNTIL_BYTES) && !valid_utf8(pat->u.s, pat->n))
+            fail(c, pat, GM_ERR_FORMAT, "a pattern must be valid UTF-8");
+        else if ((ids[n++] = gm_ebnf_add_bytes(c->g, pat->u.s, pat->n)) == GM_EX_NONE)
+            nomem(c);
+        pop(c, m2);
+    }
+    pop(c, rmark);
+    if (c->status != GM_OK || !excluded(c, v, ids, &n, sizeof ids / sizeof *ids))
+        return GM_EX_NONE;
+    for (uint32_t i = 0; i < rules->n; i++) {
+        size_t m2 = push_key(c, "rules");
+        push_index(c, i);
+        push_index(c, 1);
+        uint32_t f = format(c, rules->u.items[i]->u.items[1]);
+        pop(c, m2);
+        uint32_t text = f == GM_EX_NONE ? GM_EX_NONE : until(c, ids, n, i);
+        uint32_t pair[2] = {text, f};
+        if (text == GM_EX_NONE)
+            return GM_EX_NONE;
+        if ((alts[i] = gm_ebnf_add_seq(c->g, pair, 2)) == GM_EX_NONE)
+            return nomem(c);
+    }
+    uint32_t one = gm_ebnf_add_alt(c->g, alts, rules->n);
+    uint32_t rest = one == GM_EX_NONE ? GM_EX_NONE : until(c, ids, n, GM_EX_NONE);
+    if (rest == GM_EX_NONE)
+        return c->status == GM_OK ? nomem(c) : GM_EX_NONE;
+    uint32_t node;
+    if (loop) {
+        uint32_t more = gm_ebnf_add_repeat(c->g, one, 0, GM_EX_INF);
+        uint32_t pair[2] = {more, rest};
+        node = more == GM_EX_NONE ? GM_EX_NONE : gm_ebnf_add_seq(c->g, pair, 2);
+    } else {
+        uint32_t pair[2] = {rest, one};
+        node = gm_ebnf_add_alt(c->g, pair, 2);
+    }
+    return node == GM_EX_NONE ? nomem(c) : node;
+}
+
 /* The content of v, min..max times (optional, plus, star). */
 static uint32_t repeated(stag *c, const gm_jv *v, uint32_t min, uint32_t max)
 {
@@ -965,6 +1136,8 @@ static uint32_t format(stag *c, const gm_jv *v)
                                                  "text_before_first", NULL};
     static const char *const separator_keys[] = {"type", "tags", "separator", "at_least_one",
                                                  "stop_after_first", NULL};
+    static const char *const dispatch_keys[] = {"type", "rules", "loop", "excludes",
+                                                "excluded_str", NULL};
     if (!type) {
         /* reported */
     } else if (!strcmp(t, "const_string")) {
@@ -1000,6 +1173,11 @@ static uint32_t format(stag *c, const gm_jv *v)
         if (known_keys(c, v, t[0] == 'o' ? "an optional" : t[0] == 'p' ? "a plus" : "a star",
                        content_keys))
             node = repeated(c, v, t[0] == 'p', t[0] == 'o' ? 1 : GM_EX_INF);
+    } else if (!strcmp(t, "token")) {
+        node = token_node(c, v);
+    } else if (!strcmp(t, "dispatch")) {
+        if (known_keys(c, v, "a dispatch", dispatch_keys))
+            node = dispatch_format(c, v);
     } else if (!strcmp(t, "repeat")) {
         if (known_keys(c, v, "a repeat", repeat_keys))
             node = repeat_format(c, v);
@@ -1015,8 +1193,9 @@ static uint32_t format(stag *c, const gm_jv *v)
     } else {
         size_t mark = push_key(c, "type");
         fail(c, type, GM_ERR_UNSUPPORTED, "format type \"%s\" is not supported (gramask knows "
-             "const_string, json_schema, grammar, regex, lalr, sequence, or, tag, any_text, "
-             "optional, plus, star, repeat, triggered_tags, tags_with_separator)", t);
+             "const_string, json_schema, grammar, regex, lalr, sequence, or, tag, token, "
+             "any_text, optional, plus, star, repeat, dispatch, triggered_tags, "
+             "tags_with_separator)", t);
         pop(c, mark);
     }
     c->depth--;

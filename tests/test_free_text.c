@@ -393,6 +393,24 @@ static void field_errors(void **state)
             GM_ERR_FORMAT, "the same list");
     refused("{\"type\": \"any_text\", \"free_text\": \"latin1\"}", false, GM_ERR_FORMAT,
             "/free_text: expected \"utf8\"");
+    refused("{\"type\": \"token\", \"token\": 7}", false, GM_ERR_UNSUPPORTED,
+            "/token: a token id");
+    refused("{\"type\": \"tag\", \"begin\": \"<t>\", \"content\": " CONST ", \"end\": []}",
+            false, GM_ERR_FORMAT, "/end: expected 1 to 64 end strings");
+    refused("{\"type\": \"tag\", \"begin\": \"<t>\", \"content\": " CONST ", \"end\": [\"a\", 1]}",
+            false, GM_ERR_FORMAT, "/end/1: expected a string");
+    refused("{\"type\": \"tag\", \"begin\": {\"type\": \"token\", \"token\": \"<s>\", "
+            "\"id\": 1}, \"content\": " CONST ", \"end\": \"\"}",
+            false, GM_ERR_FORMAT, "/begin/id: unknown key");
+    refused("{\"type\": \"dispatch\", \"rules\": [[\"<f>\"]]}", false, GM_ERR_FORMAT,
+            "/rules/0: expected [pattern, format]");
+    refused("{\"type\": \"dispatch\", \"rules\": [[\"<f>\", {\"type\": \"const_string\", "
+            "\"vlaue\": \"1\"}]]}",
+            false, GM_ERR_FORMAT, "/rules/0/1/vlaue: unknown key");
+    refused("{\"type\": \"repeat\", \"min\": 3, \"max\": 2, \"content\": " CONST "}", false,
+            GM_ERR_FORMAT, "/max: max 2 is below min 3");
+    refused("{\"type\": \"token_dispatch\", \"rules\": []}", false, GM_ERR_UNSUPPORTED,
+            "/type: format type \"token_dispatch\" is not supported");
     refused("{\"type\": \"json_schema\", \"json_schema\": {}, \"style\": \"qwen_xml\"}", false,
             GM_ERR_UNSUPPORTED, "/style: style \"qwen_xml\" is not supported");
 }

@@ -19,7 +19,14 @@
  *     sequence {elements}, or {elements}
  *     optional, plus, star {content}     content 0-1, 1+, 0+ times
  *     repeat {min, max, content}         min..max times (max -1: no bound)
- *     tag {begin, content, end}          begin content end
+ *     tag {begin, content, end}          begin content end; begin a string or a
+ *                                        token format, end a string, a list of
+ *                                        strings (any one ends it) or a token
+ *     token {token}                      the special token of that text (ids are
+ *                                        refused: the IR names tokens by text)
+ *     dispatch {rules, loop?, excludes?} free text up to the first pattern of the
+ *                                        rules [[pattern, format], ...], then its
+ *                                        format; loop: again, ending in free text
  *     any_text {excludes?, max_chars?, max_tokens?}
  *                                        free text (below) in which no excluded
  *                                        string occurs; directly inside a tag
@@ -58,8 +65,8 @@
  * end, free text again; the structure may end wherever free text may.
  * stop_after_first ends it after one tag; at_least_one requires one.
  * Refused with GM_ERR_UNSUPPORTED naming the type and its JSON pointer:
- * qwen_xml_parameter, token, exclude_token, any_tokens, dispatch,
- * token_dispatch, token_triggered_tags and any other type. Every error names the JSON pointer
+ * qwen_xml_parameter, exclude_token, any_tokens, token_dispatch,
+ * token_triggered_tags and any other type. Every error names the JSON pointer
  * and the line:column in the document.
  */
 #ifndef GM_DISPATCH_STAG_H

@@ -49,3 +49,37 @@ size_t gm_utf8_encode(uint8_t *o, uint32_t cp)
     o[3] = (uint8_t)(0x80 | (cp & 0x3f));
     return 4;
 }
+
+unsigned gm_utf8_step(unsigned state, uint8_t b)
+{
+    /* states: 1-3 need that many continuation bytes (80-BF); 4-7 are the first
+       continuation after E0 (A0-BF), ED (80-9F), F0 (90-BF), F4 (80-8F) */
+    switch (state) {
+    case GM_UTF8_START:
+        if (b < 0x80)
+            return GM_UTF8_START;
+        if (b >= 0xc2 && b <= 0xdf)
+            return 1;
+        if (b == 0xe0)
+            return 4;
+        if (b == 0xed)
+            return 5;
+        if (b >= 0xe1 && b <= 0xef)
+            return 2;
+        if (b == 0xf0)
+            return 6;
+        if (b >= 0xf1 && b <= 0xf3)
+            return 3;
+        if (b == 0xf4)
+            return 7;
+        return GM_UTF8_DEAD;
+    case 1:
+    case 2:
+    case 3: return b >= 0x80 && b <= 0xbf ? state - 1 : GM_UTF8_DEAD;
+    case 4: return b >= 0xa0 && b <= 0xbf ? 1 : GM_UTF8_DEAD;
+    case 5: return b >= 0x80 && b <= 0x9f ? 1 : GM_UTF8_DEAD;
+    case 6: return b >= 0x90 && b <= 0xbf ? 2 : GM_UTF8_DEAD;
+    case 7: return b >= 0x80 && b <= 0x8f ? 2 : GM_UTF8_DEAD;
+    default: return GM_UTF8_DEAD;
+    }
+}

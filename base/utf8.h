@@ -15,4 +15,16 @@ size_t gm_utf8_decode(const uint8_t *s, size_t len, uint32_t *cp);
 /* Writes code point cp (<= U+10FFFF) as UTF-8 to out (room for 4); returns the length. */
 size_t gm_utf8_encode(uint8_t *out, uint32_t cp);
 
+/*
+ * The automaton of valid UTF-8, a byte at a time: state GM_UTF8_START is a
+ * character boundary (where valid text may end), states 1-7 are inside a
+ * character; gm_utf8_step returns the state after byte b, or GM_UTF8_DEAD
+ * when no valid UTF-8 continues that way (stray continuation, overlong,
+ * surrogate, past U+10FFFF).
+ */
+#define GM_UTF8_START 0u
+#define GM_UTF8_DEAD 0xffu
+#define GM_UTF8_STATES 8u
+unsigned gm_utf8_step(unsigned state, uint8_t b);
+
 #endif

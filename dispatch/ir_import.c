@@ -85,7 +85,8 @@ static uint32_t copy_node(importer *im, uint32_t root)
         case GM_EX_SEQ: copy = gm_ebnf_add_seq(dst, im->kids, x->count); break;
         case GM_EX_ALT: copy = gm_ebnf_add_alt(dst, im->kids, x->count); break;
         case GM_EX_REPEAT: copy = gm_ebnf_add_repeat(dst, im->kids[0], x->min, x->max); break;
-        case GM_EX_UNTIL: copy = gm_ebnf_add_until(dst, im->kids, x->count, x->arg); break;
+        case GM_EX_UNTIL: copy = gm_ebnf_add_until(dst, im->kids, x->count, x->arg, x->min, x->max);
+            break;
         }
         if (copy == GM_EX_NONE)
             goto out;

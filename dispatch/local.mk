@@ -43,3 +43,9 @@ GM_TESTS += tests/test_grammar_cache
 tests_test_grammar_cache_SOURCES = tests/test_grammar_cache.c
 tests_test_grammar_cache_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_grammar_cache_LDADD = $(GM_TEST_LDADD)
+
+# Free text stays valid UTF-8, any_text's fields, unknown keys named by pointer (issue 32).
+GM_TESTS += tests/test_free_text
+tests_test_free_text_SOURCES = tests/test_free_text.c
+tests_test_free_text_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_free_text_LDADD = $(GM_TEST_LDADD)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/utf8.h"
 #include "dispatch/ir_import.h"
 #include "earley/ir_merge.h"
 #include "earley/ebnf_parse.h"
@@ -31,6 +32,8 @@ typedef struct stag {
     uint32_t imports;         /* grammars imported so far (their rule prefixes) */
     uint32_t depth;
     uint32_t any_byte;        /* one byte, any: GM_EX_NONE until first needed */
+    uint32_t any_char;        /* one character (code point), any: GM_EX_NONE until needed */
+    uint32_t until_flags;     /* of every free text: 0 (valid UTF-8) or GM_UNTIL_BYTES */
     char ptr[512];            /* JSON pointer of the value being compiled */
     size_t ptr_len;
 } stag;
@@ -151,6 +154,75 @@ static const gm_jv *get_array(stag *c, const gm_jv *obj, const char *key, bool r
     return v;
 }
 
+/*
+ * Fails on the first key of obj outside allowed[] (NULL-ended), naming its
+ * pointer: a misspelled or unsupported key is never ignored. what names
+ * the object for the message.
+ */
+static bool known_keys(stag *c, const gm_jv *obj, const char *what, const char *const *allowed)
+{
+    /* the document's root also holds the options of the whole structural tag */
+    const char *with_root[24];
+    size_t k = 0;
+    for (const char *const *a = allowed; *a && k + 3 < sizeof with_root / sizeof *with_root; a++)
+        with_root[k++] = *a;
+    if (obj == c->doc.root) {
+        with_root[k++] = "special_tokens";
+        with_root[k++] = "free_text";
+    }
+    with_root[k] = NULL;
+    const gm_jmember *m = gm_jv_unknown_key(obj, with_root);
+    if (!m || c->status != GM_OK)
+        return c->status == GM_OK;
+    char list[256];
+    size_t n = 0;
+    list[0] = 0;
+    for (const char *const *a = with_root; *a && n < sizeof list; a++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s\"%s\"", n ? ", " : "", *a);
+    size_t mark = push_key(c, m->key);
+    fail(c, m->value, GM_ERR_FORMAT, "unknown key \"%s\" in %s (it takes %s)", m->key, what,
+         list);
+    pop(c, mark);
+    return false;
+}
+
+/*
+ * The member key of obj as a count: absent or null gives dflt; otherwise a
+ * non-negative integer, at most max (GM_ERR_LIMIT beyond). *ok false on error.
+ */
+static uint32_t get_count(stag *c, const gm_jv *obj, const char *key, uint32_t dflt,
+                          uint32_t max, bool *ok)
+{
+    const gm_jv *v = member(obj, key);
+    if (!v || v->kind == GM_JV_NULL)
+        return dflt;
+    size_t mark = push_key(c, key);
+    uint64_t x = 0;
+    bool digits = v->kind == GM_JV_NUMBER && v->n > 0 && v->n <= 19;
+    for (uint32_t i = 0; digits && i < v->n; i++) {
+        digits = v->u.s[i] >= '0' && v->u.s[i] <= '9';
+        x = x * 10 + (uint64_t)(v->u.s[i] - '0');
+    }
+    if (!digits)
+        fail(c, v, GM_ERR_FORMAT, "expected a non-negative integer");
+    else if (x > max)
+        fail(c, v, GM_ERR_LIMIT, "%llu is above gramask's limit of %u", (unsigned long long)x,
+             max);
+    pop(c, mark);
+    if (c->status != GM_OK)
+        *ok = false;
+    return c->status == GM_OK ? (uint32_t)x : dflt;
+}
+
+/* Whether s[0..n) is valid UTF-8. */
+static bool valid_utf8(const char *s, size_t n)
+{
+    unsigned st = GM_UTF8_START;
+    for (size_t i = 0; i < n && st != GM_UTF8_DEAD; i++)
+        st = gm_utf8_step(st, (uint8_t)s[i]);
+    return st == GM_UTF8_START;
+}
+
 /* ---- text with special tokens --------------------------------------------- */
 
 /* The longest special token at s[0..n), or SIZE_MAX. */
@@ -209,40 +281,71 @@ static uint32_t string_member(stag *c, const gm_jv *obj, const char *key, bool r
     return text_node(c, v->u.s, v->n);
 }
 
-/* Any bytes: one shared node. */
-static uint32_t any_text(stag *c)
+/*
+ * Free text with no stop strings, at most max characters (GM_EX_INF: any
+ * number): valid UTF-8 (note [until]), or any bytes where the structural
+ * tag opts out (then max is GM_EX_INF). One shared character node.
+ */
+static uint32_t any_text(stag *c, uint32_t max)
 {
-    if (c->any_byte == GM_EX_NONE) {
-        uint32_t all[8];
-        memset(all, 0xff, sizeof all);
-        c->any_byte = gm_ebnf_add_byteset(c->g, all);
-        if (c->any_byte == GM_EX_NONE)
+    uint32_t *one = c->until_flags & GM_UNTIL_BYTES ? &c->any_byte : &c->any_char;
+    if (*one == GM_EX_NONE) {
+        if (c->until_flags & GM_UNTIL_BYTES) {
+            uint32_t all[8];
+            memset(all, 0xff, sizeof all);
+            *one = gm_ebnf_add_byteset(c->g, all);
+        } else {
+            gm_cpset set = {0};
+            if (gm_cpset_add_range(c->mem, &set, 0, 0x10ffff))
+                return nomem(c);
+            *one = gm_ebnf_add_set(c->g, &set);
+        }
+        if (*one == GM_EX_NONE)
             return nomem(c);
     }
-    uint32_t n = gm_ebnf_add_repeat(c->g, c->any_byte, 0, GM_EX_INF);
+    uint32_t n = gm_ebnf_add_repeat(c->g, *one, 0, max);
     return n == GM_EX_NONE ? nomem(c) : n;
 }
 
 /*
  * Free text as note [until] defines it over the strings ids[0..n) (BYTES
  * nodes): up to the first occurrence of ids[which], or containing none of
- * them (which = GM_EX_NONE; any text when n is 0).
+ * them (which = GM_EX_NONE; any text when n is 0); its text at most
+ * max_chars characters (GM_EX_INF: any number).
  */
-static uint32_t until(stag *c, const uint32_t *ids, size_t n, uint32_t which)
+static uint32_t until_max(stag *c, const uint32_t *ids, size_t n, uint32_t which,
+                          uint32_t max_chars)
 {
     if (n == 0)
-        return any_text(c);
-    uint32_t u = gm_ebnf_add_until(c->g, ids, n, which);
+        return any_text(c, max_chars);
+    uint32_t u = gm_ebnf_add_until(c->g, ids, n, which, c->until_flags, max_chars);
     return u == GM_EX_NONE ? nomem(c) : u;
 }
 
-/* Appends the excluded_str strings of obj (text only) to ids; returns false on error. */
+static uint32_t until(stag *c, const uint32_t *ids, size_t n, uint32_t which)
+{
+    return until_max(c, ids, n, which, GM_EX_INF);
+}
+
+/*
+ * Appends the excluded strings of obj (text only) to ids; returns false on
+ * error. XGrammar names them "excludes"; "excluded_str" is gramask's older
+ * name for the same list.
+ */
 static bool excluded(stag *c, const gm_jv *obj, uint32_t *ids, size_t *n, size_t cap)
 {
-    const gm_jv *arr = get_array(c, obj, "excluded_str", false);
+    const char *key = member(obj, "excludes") ? "excludes" : "excluded_str";
+    if (member(obj, "excludes") && member(obj, "excluded_str")) {
+        size_t mark = push_key(c, "excluded_str");
+        fail(c, member(obj, "excluded_str"), GM_ERR_FORMAT,
+             "\"excludes\" and \"excluded_str\" are the same list: give one");
+        pop(c, mark);
+        return false;
+    }
+    const gm_jv *arr = get_array(c, obj, key, false);
     if (!arr)
         return c->status == GM_OK;
-    size_t mark = push_key(c, "excluded_str");
+    size_t mark = push_key(c, key);
     for (uint32_t i = 0; i < arr->n; i++) {
         const gm_jv *s = arr->u.items[i];
         size_t m2 = push_index(c, i);
@@ -261,6 +364,41 @@ static bool excluded(stag *c, const gm_jv *obj, uint32_t *ids, size_t *n, size_t
     }
     pop(c, mark);
     return c->status == GM_OK;
+}
+
+static const char *const any_text_keys[] = {"type", "excludes", "excluded_str", "max_chars",
+                                            "max_tokens", NULL};
+
+/*
+ * The budgets of the any_text v: *max_chars its most characters (GM_EX_INF:
+ * any number); *empty when max_tokens is 0 (no token may hold any of it, so
+ * it is empty). A budget of 1 or more tokens needs the matcher to count
+ * tokens, which it does not: refused, never dropped.
+ */
+static bool text_budget(stag *c, const gm_jv *v, uint32_t *max_chars, bool *empty)
+{
+    bool ok = true;
+    *max_chars = get_count(c, v, "max_chars", GM_EX_INF, GM_EBNF_MAX_REPEAT, &ok);
+    uint32_t max_tokens = get_count(c, v, "max_tokens", GM_EX_INF, INT32_MAX, &ok);
+    *empty = max_tokens == 0;
+    if (!ok)
+        return false;
+    if (max_tokens != GM_EX_INF && max_tokens > 0) {
+        size_t mark = push_key(c, "max_tokens");
+        fail(c, member(v, "max_tokens"), GM_ERR_UNSUPPORTED,
+             "a budget of %u tokens is not supported (the matcher does not count the tokens "
+             "of a region; max_chars bounds its characters, and 0 makes it empty)", max_tokens);
+        pop(c, mark);
+        return false;
+    }
+    if (*max_chars != GM_EX_INF && (c->until_flags & GM_UNTIL_BYTES)) {
+        size_t mark = push_key(c, "max_chars");
+        fail(c, member(v, "max_chars"), GM_ERR_FORMAT, "max_chars counts characters, and the "
+             "free text here is bytes (\"free_text\": \"bytes\")");
+        pop(c, mark);
+        return false;
+    }
+    return true;
 }
 
 /* ---- formats ------------------------------------------------------------- */
@@ -330,10 +468,30 @@ static uint32_t json_schema(stag *c, const gm_jv *v)
     if (!s || (s->kind != GM_JV_OBJECT && s->kind != GM_JV_TRUE && s->kind != GM_JV_FALSE))
         return fail(c, s ? s : v, GM_ERR_FORMAT, "expected a JSON Schema (an object or a boolean)"
                                                  " in \"json_schema\"");
+    /* XGrammar's options of the content (the first version's structures have none) */
+    gm_schema_options so = c->opts->schema;
+    const gm_jv *style = member(v, "json_schema") ? get_string(c, v, "style", false) : NULL;
+    if (style && strcmp(style->u.s, "json")) {
+        size_t mark = push_key(c, "style");
+        fail(c, style, GM_ERR_UNSUPPORTED, "style \"%s\" is not supported (gramask writes "
+             "JSON: \"json\")", style->u.s);
+        pop(c, mark);
+    }
+    if (member(v, "json_schema")) {
+        so.any_order = get_bool(c, v, "any_order", so.any_order);
+        bool ok = true;
+        uint32_t ws = get_count(c, v, "max_whitespace_cnt", GM_EX_INF, 1u << 20, &ok);
+        if (ok && ws != GM_EX_INF) {
+            so.whitespace = GM_SCHEMA_WS_FLEXIBLE;
+            so.max_ws_run = ws;
+        }
+    }
+    if (c->status != GM_OK)
+        return GM_EX_NONE;
     gm_ebnf sub;
     gm_ebnf_init(&sub, c->mem);
     gm_status st = gm_schema_compile(c->mem, c->name, c->doc.text + s->off, s->end - s->off,
-                                     &c->opts->schema, &sub, c->err);
+                                     &so, &sub, c->err);
     uint32_t node = GM_EX_NONE;
     if (st == GM_OK) {
         node = import(c, &sub, 's');
@@ -397,6 +555,9 @@ static uint32_t regex(stag *c, const gm_jv *v)
  */
 static uint32_t lalr_block(stag *c, const gm_jv *tagv, const gm_jv *content, const gm_jv *end)
 {
+    static const char *const lalr_keys[] = {"type", "grammar", NULL};
+    if (!known_keys(c, content, "an lalr content", lalr_keys))
+        return GM_EX_NONE;
     const gm_jv *name = get_string(c, content, "grammar", true);
     const gm_jv *begin = get_string(c, tagv, "begin", true);
     if (c->status != GM_OK)
@@ -426,59 +587,184 @@ static uint32_t lalr_block(stag *c, const gm_jv *tagv, const gm_jv *content, con
     return node == GM_EX_NONE ? nomem(c) : node;
 }
 
+static const char *const tag_keys[] = {"type", "begin", "content", "end", NULL};
+static const char *const structure_keys[] = {"begin", "schema", "end", NULL};
+
 /* begin content end; any_text content stops at a text end (note [structural tags]). */
+/*
+ * A token format {"type": "token", "token": TEXT}: the special token TEXT
+ * (GM_EX_TOKEN, checked against the vocabulary when compiled). Token ids
+ * are refused: the grammar names tokens by their text.
+ */
+static uint32_t token_node(stag *c, const gm_jv *v)
+{
+    static const char *const token_keys[] = {"type", "token", NULL};
+    const gm_jv *type = get_string(c, v, "type", true);
+    if (type && strcmp(type->u.s, "token")) {
+        size_t mark = push_key(c, "type");
+        fail(c, type, GM_ERR_FORMAT, "expected a string or {\"type\": \"token\", ...}");
+        pop(c, mark);
+    }
+    if (c->status != GM_OK || !known_keys(c, v, "a token", token_keys))
+        return GM_EX_NONE;
+    const gm_jv *t = member(v, "token");
+    if (!t)
+        return fail(c, v, GM_ERR_FORMAT, "missing \"token\"");
+    size_t mark = push_key(c, "token");
+    uint32_t node = GM_EX_NONE;
+    if (t->kind == GM_JV_NUMBER)
+        fail(c, t, GM_ERR_UNSUPPORTED, "a token id: gramask names a token by its text (give "
+             "the special token's text, such as \"<|im_end|>\")");
+    else if (t->kind != GM_JV_STRING || t->n == 0)
+        fail(c, t, GM_ERR_FORMAT, "expected the token's text");
+    else if ((node = gm_ebnf_add_token(c->g, t->u.s, t->n)) == GM_EX_NONE)
+        nomem(c);
+    pop(c, mark);
+    return node;
+}
+
+enum { MAX_ENDS = 64 };
+
+/*
+ * begin content end; any_text content stops at the first of its text ends
+ * (note [structural tags]). end: a string, a list of strings (any one of
+ * them ends the tag) or a token format.
+ */
 static uint32_t tag_after(stag *c, const gm_jv *v, uint32_t begin)
 {
     const gm_jv *content = member(v, "content");
     if (!content && !member(v, "schema"))
         return fail(c, v, GM_ERR_FORMAT, "missing \"content\"");
-    const gm_jv *end = get_string(c, v, "end", false);
+    if (!known_keys(c, v, content ? "a tag" : "a structure", content ? tag_keys : structure_keys))
+        return GM_EX_NONE;
+    const gm_jv *endv = member(v, "end");
+    const gm_jv *ends[MAX_ENDS];
+    size_t nends = 0;
+    bool all_text = true; /* every end non-empty text without special tokens */
+    size_t emark = push_key(c, "end");
+    if (!endv) {
+        all_text = false;
+    } else if (endv->kind == GM_JV_STRING) {
+        ends[nends++] = endv;
+    } else if (endv->kind == GM_JV_ARRAY && content) {
+        if (endv->n == 0 || endv->n > MAX_ENDS)
+            fail(c, endv, GM_ERR_FORMAT, "expected 1 to %d end strings", MAX_ENDS);
+        for (uint32_t i = 0; i < endv->n && c->status == GM_OK; i++) {
+            if (endv->u.items[i]->kind != GM_JV_STRING) {
+                size_t m2 = push_index(c, i);
+                fail(c, endv->u.items[i], GM_ERR_FORMAT, "expected a string");
+                pop(c, m2);
+            }
+            ends[nends++] = endv->u.items[i];
+        }
+    } else if (endv->kind == GM_JV_OBJECT && content) {
+        all_text = false;
+    } else {
+        fail(c, endv, GM_ERR_FORMAT, "expected a string%s", content ? ", a list of strings or "
+                                                               "a token format" : "");
+    }
+    for (size_t i = 0; i < nends; i++)
+        all_text = all_text && ends[i]->n && !has_special(c, ends[i]->u.s, ends[i]->n);
+    pop(c, emark);
     if (c->status != GM_OK)
         return GM_EX_NONE;
-    const char *e = end ? end->u.s : "";
-    size_t elen = end ? end->n : 0;
+    /* the end as a node: the one string, the alternatives, or the token */
+    uint32_t endn = GM_EX_NONE;
+    if (endv && endv->kind == GM_JV_OBJECT) {
+        emark = push_key(c, "end");
+        endn = token_node(c, endv);
+        pop(c, emark);
+    } else if (nends == 0) {
+        endn = text_node(c, "", 0);
+    } else {
+        uint32_t alts[MAX_ENDS];
+        for (size_t i = 0; i < nends && c->status == GM_OK; i++)
+            alts[i] = text_node(c, ends[i]->u.s, ends[i]->n);
+        if (c->status == GM_OK && (endn = gm_ebnf_add_alt(c->g, alts, nends)) == GM_EX_NONE)
+            nomem(c);
+    }
+    if (endn == GM_EX_NONE)
+        return GM_EX_NONE;
     if (!content) {
         /* the first version's {begin, schema, end} */
         uint32_t body = json_schema(c, v);
-        uint32_t endn = body == GM_EX_NONE ? GM_EX_NONE : text_node(c, e, elen);
         return seq3(c, begin, body, endn);
     }
     const gm_jv *ctype = get_string(c, content, "type", false);
     size_t mark = push_key(c, "content");
     uint32_t body;
-    bool text_end = elen && !has_special(c, e, elen);
-    if (ctype && !strcmp(ctype->u.s, "any_text") && text_end) {
+    if (ctype && !strcmp(ctype->u.s, "any_text") && all_text) {
         uint32_t ids[MAX_SPECIAL];
         size_t n = 0;
-        if ((ids[n++] = gm_ebnf_add_bytes(c->g, e, elen)) == GM_EX_NONE) {
-            pop(c, mark);
-            return nomem(c);
-        }
-        if (!excluded(c, content, ids, &n, MAX_SPECIAL)) {
+        uint32_t max_chars;
+        bool empty;
+        if (!known_keys(c, content, "an any_text", any_text_keys) ||
+            !text_budget(c, content, &max_chars, &empty)) {
             pop(c, mark);
             return GM_EX_NONE;
         }
-        body = until(c, ids, n, 0); /* the text and the end itself */
         pop(c, mark);
+        for (size_t i = 0; i < nends; i++) {
+            if (!(c->until_flags & GM_UNTIL_BYTES) && !valid_utf8(ends[i]->u.s, ends[i]->n)) {
+                size_t m2 = push_key(c, "end");
+                if (endv->kind == GM_JV_ARRAY)
+                    push_index(c, (uint32_t)i);
+                fail(c, ends[i], GM_ERR_FORMAT, "the end of free text must be valid UTF-8 "
+                     "(free text is; \"free_text\": \"bytes\" lifts that)");
+                pop(c, m2);
+                return GM_EX_NONE;
+            }
+            if ((ids[n++] = gm_ebnf_add_bytes(c->g, ends[i]->u.s, ends[i]->n)) == GM_EX_NONE)
+                return nomem(c);
+        }
+        mark = push_key(c, "content");
+        bool ok = excluded(c, content, ids, &n, MAX_SPECIAL);
+        pop(c, mark);
+        if (!ok)
+            return GM_EX_NONE;
+        /* the text and the first end itself: one UNTIL per end it may stop at */
+        if (empty) {
+            body = endn;
+        } else {
+            uint32_t alts[MAX_ENDS];
+            for (size_t i = 0; i < nends; i++)
+                if ((alts[i] = until_max(c, ids, n, (uint32_t)i, max_chars)) == GM_EX_NONE)
+                    return GM_EX_NONE;
+            if ((body = gm_ebnf_add_alt(c->g, alts, nends)) == GM_EX_NONE)
+                return nomem(c);
+        }
         uint32_t ids2[2] = {begin, body};
-        uint32_t node = body == GM_EX_NONE ? GM_EX_NONE : gm_ebnf_add_seq(c->g, ids2, 2);
-        return node == GM_EX_NONE && c->status == GM_OK ? nomem(c) : node;
+        uint32_t node = gm_ebnf_add_seq(c->g, ids2, 2);
+        return node == GM_EX_NONE ? nomem(c) : node;
     }
     if (ctype && !strcmp(ctype->u.s, "lalr")) {
-        body = lalr_block(c, v, content, end);
+        if (endv && endv->kind != GM_JV_STRING) {
+            pop(c, mark);
+            size_t m2 = push_key(c, "end");
+            fail(c, endv, GM_ERR_FORMAT, "a tag with lalr content ends with one string");
+            pop(c, m2);
+            return GM_EX_NONE;
+        }
+        body = lalr_block(c, v, content, endv);
         pop(c, mark);
-        uint32_t endn = body == GM_EX_NONE ? GM_EX_NONE : text_node(c, e, elen);
         return seq3(c, begin, body, endn);
     }
     body = format(c, content);
     pop(c, mark);
-    uint32_t endn = body == GM_EX_NONE ? GM_EX_NONE : text_node(c, e, elen);
     return seq3(c, begin, body, endn);
 }
 
 static uint32_t tag(stag *c, const gm_jv *v)
 {
-    uint32_t begin = string_member(c, v, "begin", true);
+    const gm_jv *b = member(v, "begin");
+    uint32_t begin;
+    if (b && b->kind == GM_JV_OBJECT) {
+        size_t mark = push_key(c, "begin");
+        begin = token_node(c, b);
+        pop(c, mark);
+    } else {
+        begin = string_member(c, v, "begin", true);
+    }
     return begin == GM_EX_NONE ? GM_EX_NONE : tag_after(c, v, begin);
 }
 
@@ -578,6 +864,9 @@ static uint32_t triggered(stag *c, const gm_jv *v, const gm_jv *trig_arr, const 
         } else if (has_special(c, t->u.s, t->n)) {
             fail(c, t, GM_ERR_UNSUPPORTED,
                  "a trigger that starts with text may not hold a special token");
+        } else if (!(c->until_flags & GM_UNTIL_BYTES) && !valid_utf8(t->u.s, t->n)) {
+            fail(c, t, GM_ERR_FORMAT, "a trigger must be valid UTF-8 (free text is; "
+                 "\"free_text\": \"bytes\" lifts that)");
         } else {
             tr[j].until_index = (uint32_t)nlist;
             if ((list[nlist++] = gm_ebnf_add_bytes(c->g, t->u.s, t->n)) == GM_EX_NONE)
@@ -717,6 +1006,110 @@ static uint32_t tags_with_separator(stag *c, const gm_jv *v)
     return node == GM_EX_NONE ? nomem(c) : node;
 }
 
+/*
+ * dispatch {rules: [[pattern, format], ...], loop?, excludes?}: free text
+ * up to the first pattern (which it ends with), then that rule's format;
+ * loop: again and again, the structure ending in free text; else once at
+ * most. The free text holds no excluded string.
+ */
+static uint32_t dispatch_format(stag *c, const gm_jv *v)
+{
+    const gm_jv *rules = get_array(c, v, "rules", true);
+    bool loop = get_bool(c, v, "loop", true);
+    if (!rules || c->status != GM_OK)
+        return GM_EX_NONE;
+    size_t rmark = push_key(c, "rules");
+    if (rules->n == 0 || rules->n > MAX_SPECIAL) {
+        fail(c, rules, GM_ERR_FORMAT, "expected 1 to %d rules", MAX_SPECIAL);
+        pop(c, rmark);
+        return GM_EX_NONE;
+    }
+    uint32_t ids[MAX_SPECIAL * 2], alts[MAX_SPECIAL];
+    size_t n = 0;
+    for (uint32_t i = 0; i < rules->n && c->status == GM_OK; i++) {
+        const gm_jv *r = rules->u.items[i];
+        size_t m2 = push_index(c, i);
+        const gm_jv *pat = r->kind == GM_JV_ARRAY && r->n == 2 ? r->u.items[0] : NULL;
+        if (!pat || pat->kind != GM_JV_STRING || pat->n == 0)
+            fail(c, r, GM_ERR_FORMAT, "expected [pattern, format] with a non-empty pattern");
+        else if (has_special(c, pat->u.s, pat->n))
+            fail(c, pat, GM_ERR_UNSUPPORTED, "a dispatch pattern holding a special token (use "
+                 "triggered_tags, whose triggers may)");
+        else if (!(c->until_flags & GM_UNTIL_BYTES) && !valid_utf8(pat->u.s, pat->n))
+            fail(c, pat, GM_ERR_FORMAT, "a pattern must be valid UTF-8");
+        else if ((ids[n++] = gm_ebnf_add_bytes(c->g, pat->u.s, pat->n)) == GM_EX_NONE)
+            nomem(c);
+        pop(c, m2);
+    }
+    pop(c, rmark);
+    if (c->status != GM_OK || !excluded(c, v, ids, &n, sizeof ids / sizeof *ids))
+        return GM_EX_NONE;
+    for (uint32_t i = 0; i < rules->n; i++) {
+        size_t m2 = push_key(c, "rules");
+        push_index(c, i);
+        push_index(c, 1);
+        uint32_t f = format(c, rules->u.items[i]->u.items[1]);
+        pop(c, m2);
+        uint32_t text = f == GM_EX_NONE ? GM_EX_NONE : until(c, ids, n, i);
+        uint32_t pair[2] = {text, f};
+        if (text == GM_EX_NONE)
+            return GM_EX_NONE;
+        if ((alts[i] = gm_ebnf_add_seq(c->g, pair, 2)) == GM_EX_NONE)
+            return nomem(c);
+    }
+    uint32_t one = gm_ebnf_add_alt(c->g, alts, rules->n);
+    uint32_t rest = one == GM_EX_NONE ? GM_EX_NONE : until(c, ids, n, GM_EX_NONE);
+    if (rest == GM_EX_NONE)
+        return c->status == GM_OK ? nomem(c) : GM_EX_NONE;
+    uint32_t node;
+    if (loop) {
+        uint32_t more = gm_ebnf_add_repeat(c->g, one, 0, GM_EX_INF);
+        uint32_t pair[2] = {more, rest};
+        node = more == GM_EX_NONE ? GM_EX_NONE : gm_ebnf_add_seq(c->g, pair, 2);
+    } else {
+        uint32_t pair[2] = {rest, one};
+        node = gm_ebnf_add_alt(c->g, pair, 2);
+    }
+    return node == GM_EX_NONE ? nomem(c) : node;
+}
+
+/* The content of v, min..max times (optional, plus, star). */
+static uint32_t repeated(stag *c, const gm_jv *v, uint32_t min, uint32_t max)
+{
+    const gm_jv *content = member(v, "content");
+    if (!content)
+        return fail(c, v, GM_ERR_FORMAT, "missing \"content\"");
+    size_t mark = push_key(c, "content");
+    uint32_t body = format(c, content);
+    pop(c, mark);
+    if (body == GM_EX_NONE)
+        return GM_EX_NONE;
+    uint32_t n = gm_ebnf_add_repeat(c->g, body, min, max);
+    return n == GM_EX_NONE ? nomem(c) : n;
+}
+
+/* repeat {min, max, content}: max -1 for no upper bound. */
+static uint32_t repeat_format(stag *c, const gm_jv *v)
+{
+    const gm_jv *mx = member(v, "max");
+    if (!member(v, "min") || !mx)
+        return fail(c, v, GM_ERR_FORMAT, "a repeat needs \"min\" and \"max\"");
+    bool ok = true;
+    uint32_t min = get_count(c, v, "min", 0, GM_EBNF_MAX_REPEAT, &ok);
+    uint32_t max = mx->kind == GM_JV_NUMBER && !strcmp(mx->u.s, "-1")
+                       ? GM_EX_INF
+                       : get_count(c, v, "max", 0, GM_EBNF_MAX_REPEAT, &ok);
+    if (!ok)
+        return GM_EX_NONE;
+    if (min > max) {
+        size_t mark = push_key(c, "max");
+        fail(c, mx, GM_ERR_FORMAT, "max %u is below min %u", max, min);
+        pop(c, mark);
+        return GM_EX_NONE;
+    }
+    return repeated(c, v, min, max);
+}
+
 static uint32_t format(stag *c, const gm_jv *v)
 {
     if (c->status != GM_OK)
@@ -729,42 +1122,80 @@ static uint32_t format(stag *c, const gm_jv *v)
     }
     const gm_jv *type = get_string(c, v, "type", true);
     uint32_t node = GM_EX_NONE;
+    const char *t = type ? type->u.s : "";
+    static const char *const const_keys[] = {"type", "value", "text", NULL};
+    static const char *const schema_keys[] = {"type", "json_schema", "style", "any_order",
+                                              "max_whitespace_cnt", NULL};
+    static const char *const grammar_keys[] = {"type", "grammar", NULL};
+    static const char *const regex_keys[] = {"type", "pattern", NULL};
+    static const char *const elements_keys[] = {"type", "elements", NULL};
+    static const char *const content_keys[] = {"type", "content", NULL};
+    static const char *const repeat_keys[] = {"type", "min", "max", "content", NULL};
+    static const char *const triggered_keys[] = {"type", "triggers", "tags", "at_least_one",
+                                                 "stop_after_first", "excludes", "excluded_str",
+                                                 "text_before_first", NULL};
+    static const char *const separator_keys[] = {"type", "tags", "separator", "at_least_one",
+                                                 "stop_after_first", NULL};
+    static const char *const dispatch_keys[] = {"type", "rules", "loop", "excludes",
+                                                "excluded_str", NULL};
     if (!type) {
         /* reported */
-    } else if (!strcmp(type->u.s, "const_string")) {
-        const gm_jv *s = member(v, "text") && !member(v, "value") ? get_string(c, v, "text", true)
-                                                                  : get_string(c, v, "value", true);
+    } else if (!strcmp(t, "const_string")) {
+        const gm_jv *s = !known_keys(c, v, "a const_string", const_keys) ? NULL
+                         : member(v, "text") && !member(v, "value")
+                             ? get_string(c, v, "text", true)
+                             : get_string(c, v, "value", true);
         if (s)
             node = text_node(c, s->u.s, s->n);
-    } else if (!strcmp(type->u.s, "json_schema")) {
-        node = json_schema(c, v);
-    } else if (!strcmp(type->u.s, "grammar")) {
-        node = grammar(c, v);
-    } else if (!strcmp(type->u.s, "regex")) {
-        node = regex(c, v);
-    } else if (!strcmp(type->u.s, "sequence")) {
-        node = elements(c, v, false);
-    } else if (!strcmp(type->u.s, "or")) {
-        node = elements(c, v, true);
-    } else if (!strcmp(type->u.s, "tag")) {
+    } else if (!strcmp(t, "json_schema")) {
+        if (known_keys(c, v, "a json_schema", schema_keys))
+            node = json_schema(c, v);
+    } else if (!strcmp(t, "grammar")) {
+        if (known_keys(c, v, "a grammar", grammar_keys))
+            node = grammar(c, v);
+    } else if (!strcmp(t, "regex")) {
+        if (known_keys(c, v, "a regex", regex_keys))
+            node = regex(c, v);
+    } else if (!strcmp(t, "sequence") || !strcmp(t, "or")) {
+        if (known_keys(c, v, t[0] == 's' ? "a sequence" : "an or", elements_keys))
+            node = elements(c, v, t[0] == 'o');
+    } else if (!strcmp(t, "tag")) {
         node = tag(c, v);
-    } else if (!strcmp(type->u.s, "any_text")) {
+    } else if (!strcmp(t, "any_text")) {
         uint32_t ids[MAX_SPECIAL];
         size_t n = 0;
-        if (excluded(c, v, ids, &n, MAX_SPECIAL))
-            node = until(c, ids, n, GM_EX_NONE);
-    } else if (!strcmp(type->u.s, "lalr")) {
+        uint32_t max_chars;
+        bool empty;
+        if (known_keys(c, v, "an any_text", any_text_keys) &&
+            text_budget(c, v, &max_chars, &empty) && excluded(c, v, ids, &n, MAX_SPECIAL))
+            node = empty ? text_node(c, "", 0) : until_max(c, ids, n, GM_EX_NONE, max_chars);
+    } else if (!strcmp(t, "optional") || !strcmp(t, "plus") || !strcmp(t, "star")) {
+        if (known_keys(c, v, t[0] == 'o' ? "an optional" : t[0] == 'p' ? "a plus" : "a star",
+                       content_keys))
+            node = repeated(c, v, t[0] == 'p', t[0] == 'o' ? 1 : GM_EX_INF);
+    } else if (!strcmp(t, "token")) {
+        node = token_node(c, v);
+    } else if (!strcmp(t, "dispatch")) {
+        if (known_keys(c, v, "a dispatch", dispatch_keys))
+            node = dispatch_format(c, v);
+    } else if (!strcmp(t, "repeat")) {
+        if (known_keys(c, v, "a repeat", repeat_keys))
+            node = repeat_format(c, v);
+    } else if (!strcmp(t, "lalr")) {
         fail(c, v, GM_ERR_FORMAT, "an lalr format is only allowed as the content of a tag "
              "(begin, content, end)");
-    } else if (!strcmp(type->u.s, "triggered_tags")) {
-        node = triggered_tags(c, v);
-    } else if (!strcmp(type->u.s, "tags_with_separator")) {
-        node = tags_with_separator(c, v);
+    } else if (!strcmp(t, "triggered_tags")) {
+        if (known_keys(c, v, "a triggered_tags", triggered_keys))
+            node = triggered_tags(c, v);
+    } else if (!strcmp(t, "tags_with_separator")) {
+        if (known_keys(c, v, "a tags_with_separator", separator_keys))
+            node = tags_with_separator(c, v);
     } else {
         size_t mark = push_key(c, "type");
         fail(c, type, GM_ERR_UNSUPPORTED, "format type \"%s\" is not supported (gramask knows "
-             "const_string, json_schema, grammar, regex, lalr, sequence, or, tag, any_text, "
-             "triggered_tags, tags_with_separator)", type->u.s);
+             "const_string, json_schema, grammar, regex, lalr, sequence, or, tag, token, "
+             "any_text, optional, plus, star, repeat, dispatch, triggered_tags, "
+             "tags_with_separator)", t);
         pop(c, mark);
     }
     c->depth--;
@@ -803,6 +1234,17 @@ static uint32_t document(stag *c, const gm_jv *root)
             add_special(c, s->u.s, s->n, s);
         pop(c, mark);
     }
+    const gm_jv *ft = get_string(c, root, "free_text", false);
+    if (ft && !strcmp(ft->u.s, "bytes")) {
+        c->until_flags = GM_UNTIL_BYTES;
+    } else if (ft && !strcmp(ft->u.s, "utf8")) {
+        c->until_flags = 0;
+    } else if (ft) {
+        size_t mark = push_key(c, "free_text");
+        fail(c, ft, GM_ERR_FORMAT, "expected \"utf8\" (the default: free text stays valid "
+             "UTF-8) or \"bytes\" (any bytes)");
+        pop(c, mark);
+    }
     if (c->status != GM_OK)
         return GM_EX_NONE;
     const gm_jv *type = member(root, "type");
@@ -810,6 +1252,10 @@ static uint32_t document(stag *c, const gm_jv *root)
     if (!wrapper)
         return format(c, root);
     const gm_jv *f = member(root, "format");
+    static const char *const wrapper_keys[] = {"type", "format", NULL};
+    static const char *const first_keys[] = {"type", "structures", "triggers", NULL};
+    if (!known_keys(c, root, "a structural_tag", f ? wrapper_keys : first_keys))
+        return GM_EX_NONE;
     if (f) {
         size_t mark = push_key(c, "format");
         uint32_t node = format(c, f);
@@ -837,6 +1283,8 @@ gm_status gm_stag_compile(gm_mem *m, const char *name, const char *json, size_t 
     c->opts = opts ? opts : &none;
     c->err = err;
     c->any_byte = GM_EX_NONE;
+    c->any_char = GM_EX_NONE;
+    c->until_flags = c->opts->free_text_bytes ? GM_UNTIL_BYTES : 0;
     gm_limits_init_defaults(&c->limits);
     if (opts && opts->limits.max_input_bytes)
         c->limits = opts->limits;

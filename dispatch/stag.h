@@ -14,21 +14,44 @@
  *     json_schema {json_schema}          JSON valid under the schema (schema/)
  *     grammar {grammar}                  XGrammar EBNF text
  *     regex {pattern}                    Python re syntax (lexer/regex.h)
+ *     json_schema {style?, any_order?, max_whitespace_cnt?}: style "json"
+ *                                        only; the others set gm_schema_options
  *     sequence {elements}, or {elements}
- *     tag {begin, content, end}          begin content end
- *     any_text {excluded_str?}           any bytes in which no excluded string
- *                                        occurs; directly inside a tag whose
- *                                        end is text, also none of the end
- *                                        before the end itself (note [until])
- *     triggered_tags {triggers, tags, at_least_one?, stop_after_first?}
+ *     optional, plus, star {content}     content 0-1, 1+, 0+ times
+ *     repeat {min, max, content}         min..max times (max -1: no bound)
+ *     tag {begin, content, end}          begin content end; begin a string or a
+ *                                        token format, end a string, a list of
+ *                                        strings (any one ends it) or a token
+ *     token {token}                      the special token of that text (ids are
+ *                                        refused: the IR names tokens by text)
+ *     dispatch {rules, loop?, excludes?} free text up to the first pattern of the
+ *                                        rules [[pattern, format], ...], then its
+ *                                        format; loop: again, ending in free text
+ *     any_text {excludes?, max_chars?, max_tokens?}
+ *                                        free text (below) in which no excluded
+ *                                        string occurs; directly inside a tag
+ *                                        whose end is text, also none of the end
+ *                                        before the end itself (note [until]);
+ *                                        at most max_chars characters (the end
+ *                                        not counted); max_tokens 0: empty, more
+ *                                        is GM_ERR_UNSUPPORTED (the matcher does
+ *                                        not count the tokens of a region)
+ *     triggered_tags {triggers, tags, at_least_one?, stop_after_first?,
+ *                     excludes?}
  *     tags_with_separator {tags, separator, at_least_one?, stop_after_first?}
+ * Free text (any_text, the text of triggered_tags) is valid UTF-8, complete
+ * where it ends (note [until]), unless the document says "free_text":
+ * "bytes" (or gm_stag_options.free_text_bytes): then any bytes, and no
+ * max_chars. Every object's keys are checked: one the format does not take
+ * is GM_ERR_FORMAT naming its pointer (nothing is ignored silently).
  * gramask's additions:
  *   "special_tokens": [...] at the top level (beside the options' list):
  *     wherever one of these texts appears in a begin, end, trigger, separator
  *     or constant string, it stands for that special token of the tokenizer
  *     (GM_EX_TOKEN), which only the token's id produces — Harmony's
  *     `<|channel|>`; a special token cannot be spelled as text;
- *   triggered_tags "excluded_str": strings the free text may not contain;
+ *   "free_text": "utf8" (the default) or "bytes", at the top level;
+ *   "excluded_str": the older name of "excludes";
  *   triggered_tags "text_before_first": with at_least_one, free text may
  *     come before the first tag (XGrammar starts the output with it);
  *   lalr {grammar}: a program of a bundled LALR grammar ("python", "go",
@@ -42,7 +65,8 @@
  * end, free text again; the structure may end wherever free text may.
  * stop_after_first ends it after one tag; at_least_one requires one.
  * Refused with GM_ERR_UNSUPPORTED naming the type and its JSON pointer:
- * qwen_xml_parameter and any other type. Every error names the JSON pointer
+ * qwen_xml_parameter, exclude_token, any_tokens, token_dispatch,
+ * token_triggered_tags and any other type. Every error names the JSON pointer
  * and the line:column in the document.
  */
 #ifndef GM_DISPATCH_STAG_H
@@ -61,6 +85,8 @@ typedef struct gm_stag_options {
     size_t n_special_tokens;
     gm_schema_options schema;          /* how json_schema contents are compiled */
     gm_limits limits;
+    bool free_text_bytes;              /* free text any bytes, not only valid UTF-8 (the
+                                          document's "free_text" overrides it) */
 } gm_stag_options;
 
 /*

@@ -133,7 +133,7 @@ static void put_triggered(preset *p, const char *trigger, const char *begin_pref
 {
     gm_strbuf *b = p->out;
     if (p->choice == GM_TOOL_CHOICE_NONE) {
-        gm_strbuf_puts(b, "{\"type\": \"any_text\", \"excluded_str\": [");
+        gm_strbuf_puts(b, "{\"type\": \"any_text\", \"excludes\": [");
         put_cstring(b, trigger);
         if (exclude) {
             gm_strbuf_puts(b, ", ");
@@ -165,7 +165,7 @@ static void put_triggered(preset *p, const char *trigger, const char *begin_pref
     if (!p->parallel)
         gm_strbuf_puts(b, ", \"stop_after_first\": true");
     if (exclude) {
-        gm_strbuf_puts(b, ", \"excluded_str\": [");
+        gm_strbuf_puts(b, ", \"excludes\": [");
         put_cstring(b, exclude);
         gm_strbuf_puts(b, "]");
     }
@@ -276,15 +276,40 @@ static void put_harmony(preset *p)
 
 /* ---- reading the tools ---------------------------------------------------- */
 
-static gm_status read_tools(preset *p, const gm_jv *arr)
+/*
+ * Fails on the first key of obj (at pointer ptr) outside allowed[]
+ * (NULL-ended): a misspelled key is an error, never ignored.
+ */
+static gm_status known_keys(preset *p, const gm_jv *obj, const char *ptr, const char *what,
+                            const char *const *allowed)
 {
+    const gm_jmember *m = gm_jv_unknown_key(obj, allowed);
+    if (!m)
+        return GM_OK;
+    char at[192], list[192];
+    snprintf(at, sizeof at, "%s/%s", ptr, m->key);
+    size_t n = 0;
+    list[0] = 0;
+    for (const char *const *a = allowed; *a && n < sizeof list; a++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s\"%s\"", n ? ", " : "", *a);
+    return fail_at(p, m->value, at, "unknown key \"%s\" in %s (it takes %s)", m->key, what,
+                   list);
+}
+
+static gm_status read_tools(preset *p, const gm_jv *arr, const char *arr_ptr)
+{
+    static const char *const tool_keys[] = {"type", "function", NULL};
+    static const char *const function_keys[] = {"name", "description", "parameters", "strict",
+                                                NULL};
+    char fptr[80];
+    gm_status st;
     p->tools = gm_jdoc_alloc(&p->doc, (size_t)(arr->n ? arr->n : 1) * sizeof *p->tools);
     if (!p->tools)
         return gm_error_set(p->err, GM_ERR_NOMEM, "out of memory reading tools");
     char ptr[64];
     for (uint32_t i = 0; i < arr->n; i++) {
         const gm_jv *t = arr->u.items[i];
-        snprintf(ptr, sizeof ptr, "/tools/%u", i);
+        snprintf(ptr, sizeof ptr, "%s/%u", arr_ptr, i);
         if (t->kind != GM_JV_OBJECT)
             return fail_at(p, t, ptr, "expected a tool object");
         const gm_jv *type = gm_jv_get(t, "type");
@@ -294,6 +319,18 @@ static gm_status read_tools(preset *p, const gm_jv *arr)
         if (fn && fn->kind != GM_JV_OBJECT)
             return fail_at(p, fn, ptr, "\"function\" must be an object");
         const gm_jv *f = fn ? fn : t;
+        /* OpenAI's {"type": "function", "function": {...}}, or the function itself */
+        snprintf(fptr, sizeof fptr, "%s%s", ptr, fn ? "/function" : "");
+        if (fn && (st = known_keys(p, t, ptr, "a tool", tool_keys)) != GM_OK)
+            return st;
+        if ((st = known_keys(p, f, fptr, "a function", fn ? function_keys : (const char *[]){
+                                 "type", "name", "description", "parameters", "strict", NULL})))
+            return st;
+        const gm_jv *strict = gm_jv_get(f, "strict");
+        if (strict && strict->kind != GM_JV_TRUE && strict->kind != GM_JV_FALSE &&
+            strict->kind != GM_JV_NULL)
+            return fail_at(p, strict, fptr, "\"strict\" must be true or false (gramask "
+                                            "always keeps the arguments to the schema)");
         const gm_jv *name = gm_jv_get(f, "name");
         if (!name || name->kind != GM_JV_STRING || name->n == 0)
             return fail_at(p, name ? name : f, ptr, "a tool needs a non-empty \"name\" string");
@@ -328,7 +365,19 @@ static gm_status read_choice(preset *p, const gm_jv *v)
                                                  "{\"type\": \"function\", ...}");
         return GM_OK;
     }
+    static const char *const choice_keys[] = {"type", "function", NULL};
+    static const char *const name_keys[] = {"name", NULL};
+    gm_status st;
+    if (v->kind == GM_JV_OBJECT &&
+        (st = known_keys(p, v, "/tool_choice", "a tool_choice", choice_keys)) != GM_OK)
+        return st;
+    const gm_jv *type = v->kind == GM_JV_OBJECT ? gm_jv_get(v, "type") : NULL;
+    if (type && (type->kind != GM_JV_STRING || strcmp(type->u.s, "function")))
+        return fail_at(p, type, "/tool_choice/type", "expected \"function\"");
     const gm_jv *fn = v->kind == GM_JV_OBJECT ? gm_jv_get(v, "function") : NULL;
+    if (fn && (st = known_keys(p, fn, "/tool_choice/function", "a tool_choice's function",
+                               name_keys)) != GM_OK)
+        return st;
     const gm_jv *name = fn ? gm_jv_get(fn, "name") : NULL;
     if (!name || name->kind != GM_JV_STRING)
         return fail_at(p, v, "/tool_choice",
@@ -369,7 +418,10 @@ gm_status gm_tools_structural_tag(gm_mem *m, const char *name, const char *tools
     const gm_jv *root = p.doc.root, *arr = root;
     int parallel = -1;
     p.choice = GM_TOOL_CHOICE_AUTO;
+    static const char *const top_keys[] = {"tools", "tool_choice", "parallel_tool_calls", NULL};
     if (root->kind == GM_JV_OBJECT) {
+        if ((st = known_keys(&p, root, "", "a tool list", top_keys)) != GM_OK)
+            goto out;
         arr = gm_jv_get(root, "tools");
         const gm_jv *choice = gm_jv_get(root, "tool_choice");
         const gm_jv *par = gm_jv_get(root, "parallel_tool_calls");
@@ -387,7 +439,7 @@ gm_status gm_tools_structural_tag(gm_mem *m, const char *name, const char *tools
                                                "\"tools\"");
         goto out;
     }
-    if ((st = read_tools(&p, arr)) != GM_OK)
+    if ((st = read_tools(&p, arr, arr == root ? "" : "/tools")) != GM_OK)
         goto out;
     if (opts->tool_choice != GM_TOOL_CHOICE_DEFAULT) {
         p.choice = opts->tool_choice;
@@ -412,6 +464,8 @@ gm_status gm_tools_structural_tag(gm_mem *m, const char *name, const char *tools
         goto out;
     }
     gm_strbuf_puts(out, "{\"type\": \"structural_tag\"");
+    if (opts->free_text_bytes)
+        gm_strbuf_puts(out, ", \"free_text\": \"bytes\"");
     if (p.format == GM_TOOLS_HARMONY) {
         gm_strbuf_puts(out, ", \"special_tokens\": [");
         for (size_t k = 0; k < sizeof harmony_specials / sizeof *harmony_specials; k++) {

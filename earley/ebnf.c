@@ -202,15 +202,20 @@ uint32_t gm_ebnf_add_repeat(gm_ebnf *g, uint32_t child, uint32_t min, uint32_t m
     return id;
 }
 
-uint32_t gm_ebnf_add_until(gm_ebnf *g, const uint32_t *strings, size_t n, uint32_t which)
+uint32_t gm_ebnf_add_until(gm_ebnf *g, const uint32_t *strings, size_t n, uint32_t which,
+                           uint32_t flags, uint32_t max_chars)
 {
     assert(n >= 1 && (which == GM_EX_NONE || which < n));
+    assert(!(flags & GM_UNTIL_BYTES) || max_chars == GM_EX_INF);
     for (size_t i = 0; i < n; i++)
         assert(strings[i] < g->nnodes && g->nodes[strings[i]].kind == GM_EX_BYTES &&
                g->nodes[strings[i]].count > 0);
     uint32_t id = add_parent(g, GM_EX_UNTIL, strings, n);
-    if (id != GM_EX_NONE)
+    if (id != GM_EX_NONE) {
         g->nodes[id].arg = which;
+        g->nodes[id].min = flags;
+        g->nodes[id].max = max_chars;
+    }
     return id;
 }
 
@@ -363,6 +368,14 @@ static bool until_matches_something(const gm_ebnf *g, const gm_ex *x)
         return true;
     const gm_ex *t = &g->nodes[g->kids[x->first + x->arg]];
     const uint8_t *s = g->bytes + t->first;
+    if (!(x->min & GM_UNTIL_BYTES)) {
+        /* text and end both valid UTF-8 (note [until]) */
+        unsigned st = GM_UTF8_START;
+        for (uint32_t k = 0; k < t->count && st != GM_UTF8_DEAD; k++)
+            st = gm_utf8_step(st, s[k]);
+        if (st != GM_UTF8_START)
+            return false;
+    }
     for (uint32_t j = 0; j < x->count; j++) {
         const gm_ex *l = &g->nodes[g->kids[x->first + j]];
         /* an occurrence of L[j] ending before the last byte of L[i] */
@@ -1087,6 +1100,10 @@ static void print_node(const printer *p, uint32_t id, int ctx)
         }
         if (x->arg != GM_EX_NONE)
             gm_strbuf_printf(b, ", end=%u", x->arg);
+        if (x->min & GM_UNTIL_BYTES)
+            gm_strbuf_puts(b, ", bytes=1");
+        if (x->max != GM_EX_INF)
+            gm_strbuf_printf(b, ", max_chars=%u", x->max);
         gm_strbuf_putc(b, ')');
         break;
     case GM_EX_REPEAT:

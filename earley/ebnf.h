@@ -29,6 +29,14 @@
  * to the first trigger (Aho–Corasick) and dispatches on it. Engines compile
  * it to the Aho–Corasick automaton of L; it is regular, like everything
  * else here that is not a rule reference.
+ * Two more conditions, kept in the node (min: flags, max: a bound):
+ *   UTF-8 (unless GM_UNTIL_BYTES): w is valid UTF-8 (the text and the end
+ *     string L[i] both; so the text is complete where the end begins, and
+ *     where UNTIL(L, NONE) ends). A prefix is readable while it is a prefix
+ *     of valid UTF-8, so a token may stop inside a character that a later
+ *     token completes, and nothing else. GM_UNTIL_BYTES: any bytes.
+ *   max_chars (max, GM_EX_INF for none): the text — w less the end string
+ *     L[i] — has at most max characters (code points; UTF-8 mode only).
  */
 #ifndef GM_EARLEY_EBNF_H
 #define GM_EARLEY_EBNF_H
@@ -72,7 +80,8 @@ typedef enum gm_ex_kind {
                        (`<|channel|>`), resolved when the grammar meets a vocabulary */
     GM_EX_UNTIL,    /* free text up to the first occurrence of one of the strings
                        L = kids[first .. first+count) (BYTES nodes, non-empty):
-                       note [until] */
+                       note [until]; min holds GM_UNTIL_* flags, max the most
+                       characters (GM_EX_INF: any number) */
 } gm_ex_kind;
 
 typedef struct gm_ex {
@@ -80,8 +89,10 @@ typedef struct gm_ex {
     uint32_t first;     /* SEQ, ALT, REPEAT: index into kids; BYTES, TOKEN: offset into bytes */
     uint32_t count;     /* SEQ, ALT: number of kids; BYTES, TOKEN: length */
     uint32_t arg;       /* SET, BYTESET: set index; REF: rule index; UNTIL: which */
-    uint32_t min, max;  /* REPEAT */
+    uint32_t min, max;  /* REPEAT; UNTIL: flags and max_chars */
 } gm_ex;
+
+#define GM_UNTIL_BYTES 1u  /* UNTIL flag: any bytes, not only valid UTF-8 (note [until]) */
 
 typedef struct gm_ebnf_rule {
     char *name;         /* NUL-terminated, owned */
@@ -132,8 +143,10 @@ uint32_t gm_ebnf_add_seq(gm_ebnf *g, const uint32_t *ids, size_t n);
 uint32_t gm_ebnf_add_alt(gm_ebnf *g, const uint32_t *ids, size_t n);
 uint32_t gm_ebnf_add_repeat(gm_ebnf *g, uint32_t child, uint32_t min, uint32_t max);
 uint32_t gm_ebnf_add_token(gm_ebnf *g, const void *text, size_t len);
-/* UNTIL(L, which) of note [until]: strings = ids of n >= 1 non-empty BYTES nodes. */
-uint32_t gm_ebnf_add_until(gm_ebnf *g, const uint32_t *strings, size_t n, uint32_t which);
+/* UNTIL(L, which) of note [until]: strings = ids of n >= 1 non-empty BYTES nodes;
+   flags GM_UNTIL_*; max_chars GM_EX_INF for no bound (a bound needs UTF-8 mode). */
+uint32_t gm_ebnf_add_until(gm_ebnf *g, const uint32_t *strings, size_t n, uint32_t which,
+                           uint32_t flags, uint32_t max_chars);
 
 /*
  * Rules. gm_ebnf_rule_get returns the index of the rule called name,

@@ -48,7 +48,8 @@
  *     Until("s1", "s2", ..., end=i), the free text GM_EX_UNTIL of
  *     earley/ebnf.h note [until] (text holding none of the strings, or
  *     text up to and including the first one, which is s_i; the strings
- *     are literals or byte strings, not empty).
+ *     are literals or byte strings, not empty), valid UTF-8 unless
+ *     bytes=1 is given, of at most n characters with max_chars=n.
  * Not taken from XGrammar, each GM_ERR_UNSUPPORTED naming it: TagDispatch,
  * TokenTagDispatch, Token(ids), ExcludeToken(ids) (token-id sets: the IR
  * names tokens by text), rule attributes name[max_tokens=..., capture=...],
@@ -538,45 +539,56 @@ static gm_status parse_regex_macro(parser *p, size_t start)
     return push(p, node);
 }
 
-/* Until("s", ..., end=i) of the XGrammar dialect, pos after the name. */
+/* Until("s", ..., end=i, bytes=1, max_chars=n) of the XGrammar dialect, pos after the name. */
 static gm_status parse_until_macro(parser *p)
 {
     size_t base = p->stack.n;
-    uint32_t which = GM_EX_NONE;
+    uint32_t which = GM_EX_NONE, bytes = 0, max_chars = GM_EX_INF;
     gm_status st;
     p->pos++; /* ( */
     for (;;) {
         skip_space(p, true);
         size_t at = p->pos;
-        if (p->stack.n > base && p->len - p->pos >= 3 && memcmp(p->text + p->pos, "end", 3) == 0) {
-            p->pos += 3;
+        size_t n = p->stack.n > base ? name_len(p, p->pos) : 0;
+        if (n) {
+            /* named arguments, after the strings */
+            const char *name = p->text + p->pos;
+            uint32_t *slot = n == 3 && !memcmp(name, "end", 3)         ? &which
+                             : n == 5 && !memcmp(name, "bytes", 5)     ? &bytes
+                             : n == 9 && !memcmp(name, "max_chars", 9) ? &max_chars
+                                                                       : NULL;
+            if (!slot)
+                return error_at(p, GM_ERR_SYNTAX, at, "Until(...) takes end=, bytes= and "
+                                "max_chars=, not \"%.*s\"", (int)n, name);
+            p->pos += n;
             skip_space(p, true);
             if (peek(p) != '=')
-                return unexpected(p, "'=' after end in Until(...)");
+                return unexpected(p, "'=' after an argument name in Until(...)");
             p->pos++;
             skip_space(p, true);
             size_t num = p->pos;
-            if ((st = read_count(p, &which)))
+            if ((st = read_count(p, slot)))
                 return st;
-            if (which >= p->stack.n - base)
+            if (slot == &which && which >= p->stack.n - base)
                 return error_at(p, GM_ERR_SYNTAX, num,
                                 "Until(...) has %zu strings, so end=%u names none of them",
                                 p->stack.n - base, which);
-            skip_space(p, true);
-            if (peek(p) != ')')
-                return unexpected(p, "')' to close Until(...)");
-            break;
+            if (slot == &bytes && bytes > 1)
+                return error_at(p, GM_ERR_SYNTAX, num, "bytes= is 0 or 1");
+            if (slot == &max_chars && max_chars > GM_EBNF_MAX_REPEAT)
+                return error_at(p, GM_ERR_LIMIT, num, "max_chars above %u", GM_EBNF_MAX_REPEAT);
+        } else {
+            bool raw = peek(p) == '%' && peek_at(p, 1) == '"';
+            if (peek(p) != '"' && !raw)
+                return unexpected(p, "a string literal in Until(...)");
+            p->pos += raw;
+            if ((st = read_quoted(p, raw)))
+                return st;
+            if (p->buf.n == 0)
+                return error_at(p, GM_ERR_SYNTAX, at, "the strings of Until(...) may not be empty");
+            if ((st = push(p, gm_ebnf_add_bytes(p->g, p->buf.v, p->buf.n))))
+                return st;
         }
-        bool bytes = peek(p) == '%' && peek_at(p, 1) == '"';
-        if (peek(p) != '"' && !bytes)
-            return unexpected(p, "a string literal in Until(...)");
-        p->pos += bytes;
-        if ((st = read_quoted(p, bytes)))
-            return st;
-        if (p->buf.n == 0)
-            return error_at(p, GM_ERR_SYNTAX, at, "the strings of Until(...) may not be empty");
-        if ((st = push(p, gm_ebnf_add_bytes(p->g, p->buf.v, p->buf.n))))
-            return st;
         skip_space(p, true);
         if (peek(p) == ')')
             break;
@@ -585,7 +597,11 @@ static gm_status parse_until_macro(parser *p)
         p->pos++;
     }
     p->pos++;
-    uint32_t id = gm_ebnf_add_until(p->g, p->stack.v + base, p->stack.n - base, which);
+    if (bytes && max_chars != GM_EX_INF)
+        return error_at(p, GM_ERR_SYNTAX, p->pos - 1, "max_chars counts characters, which "
+                        "Until(..., bytes=1) does not keep");
+    uint32_t id = gm_ebnf_add_until(p->g, p->stack.v + base, p->stack.n - base, which,
+                                    bytes ? GM_UNTIL_BYTES : 0, max_chars);
     p->stack.n = base;
     return push(p, id);
 }

@@ -53,6 +53,7 @@
 #include "base/error.h"
 #include "base/hash.h"
 #include "base/imap.h"
+#include "base/utf8.h"
 #include "base/vec.h"
 #include "lexer/utf8_ranges.h"
 
@@ -206,6 +207,8 @@ static uint32_t node_size(builder *b, uint32_t node, uint32_t depth)
     case GM_EX_UNTIL:
         for (uint32_t i = 0; i < e->count; i++)
             s += g->nodes[g->kids[e->first + i]].count;
+        if (e->max != GM_EX_INF)
+            s *= (uint64_t)e->max + 2; /* a count beside each state */
         break;
     case GM_EX_REF:
         if (b->inl[e->arg])
@@ -428,43 +431,100 @@ static int add_utf8_seq(void *ud, const gm_utf8_seq *s)
     return nfa_edge(c->b, c->in, s->lo[0], s->hi[0], at);
 }
 
-/* UNTIL(L, which) (ebnf.h, note [until]): its Aho-Corasick automaton
-   (until.h), one NFA state per automaton state. */
+/*
+ * UNTIL(L, which) (ebnf.h, note [until]): its Aho-Corasick automaton
+ * (until.h) times, in UTF-8 mode, the automaton of valid UTF-8 (base/utf8.h)
+ * and, with max_chars, a count of the characters read (capped where no
+ * acceptance is left: the text of UNTIL(L, i) excludes the characters of
+ * L[i], which are read last). Only the reachable triples become NFA states;
+ * the minimization drops those that cannot accept.
+ */
 static uint32_t until_frag(builder *b, uint32_t node, uint32_t out)
 {
-    const gm_ex *e = &b->src->nodes[node];
+    const gm_ebnf *g = b->src;
+    const gm_ex *e = &g->nodes[node];
+    bool utf8 = !(e->min & GM_UNTIL_BYTES);
     gm_until u;
-    gm_status st = gm_until_build(b->m, b->src, node, b->lim.max_nfa_states, &u, b->err);
+    gm_status st = gm_until_build(b->m, g, node, b->lim.max_nfa_states, &u, b->err);
     if (st != GM_OK) {
         if (b->st == GM_OK)
             b->st = st;
         return GM_FSM_NONE;
     }
+    /* the characters of the end string, subtracted at its hit */
+    uint64_t end_chars = 0;
+    if (e->arg != GM_EX_NONE) {
+        const gm_ex *l = &g->nodes[g->kids[e->first + e->arg]];
+        for (uint32_t k = 0; k < l->count; k++)
+            end_chars += (g->bytes[l->first + k] & 0xc0) != 0x80;
+    }
+    bool counted = utf8 && e->max != GM_EX_INF;
+    uint64_t cap = counted ? (uint64_t)e->max + end_chars : 0;
+    uint64_t nu = utf8 ? GM_UTF8_STATES : 1;
+    uint64_t total = (uint64_t)u.nstates * nu * (cap + 1);
     uint32_t in = GM_FSM_NONE;
-    uint32_t *ns = gm_mem_alloc(b->m, (size_t)u.nstates * sizeof *ns);
-    if (!ns) {
+    uint32_t *ns = NULL, *queue = NULL;
+    if (total > (uint64_t)b->lim.max_nfa_states * GM_UTF8_STATES) {
+        if (b->st == GM_OK)
+            b->st = gm_error_set(b->err, GM_ERR_LIMIT, "rule %s: free text of at most %u "
+                                 "characters needs up to %llu automaton states (max_nfa_states "
+                                 "%u): lower max_chars or raise the limit", rule_name(b, b->cur),
+                                 e->max, (unsigned long long)total, b->lim.max_nfa_states);
+        goto out;
+    }
+    ns = gm_mem_alloc(b->m, (size_t)total * sizeof *ns);
+    queue = gm_mem_alloc(b->m, (size_t)total * sizeof *queue);
+    if (!ns || !queue) {
         fail_mem(b, "a rule automaton");
         goto out;
     }
-    for (uint32_t s = 0; s < u.nstates; s++)
-        if ((ns[s] = nfa_state(b)) == GM_FSM_NONE)
-            goto out;
-    for (uint32_t s = 0; s < u.nstates; s++) {
-        if (gm_until_accepts(&u, s, e->arg) && nfa_eps(b, ns[s], out))
+    for (size_t k = 0; k < total; k++)
+        ns[k] = GM_FSM_NONE;
+    /* key = (ac state * nu + utf8 state) * (cap + 1) + count */
+    uint32_t head = 0, tail = 0;
+    if ((ns[0] = nfa_state(b)) == GM_FSM_NONE)
+        goto out;
+    queue[tail++] = 0;
+    while (head < tail) {
+        uint32_t key = queue[head++];
+        uint32_t cnt = (uint32_t)(key % (cap + 1));
+        uint32_t us = (uint32_t)(key / (cap + 1) % nu);
+        uint32_t s = (uint32_t)(key / (cap + 1) / nu);
+        bool fits = !counted || (e->arg == GM_EX_NONE ? cnt <= e->max : cnt - end_chars <= e->max);
+        if (gm_until_accepts(&u, s, e->arg) && us == GM_UTF8_START && fits &&
+            nfa_eps(b, ns[key], out))
             goto out;
         if (u.hit[s])
             continue;
-        for (uint32_t c = 0; c < 256;) {
-            uint32_t t = u.next[(size_t)s * 256 + c], lo = c;
-            while (c < 256 && u.next[(size_t)s * 256 + c] == t)
-                c++;
-            if (t != GM_UNTIL_NONE && nfa_edge(b, ns[s], lo, c - 1, ns[t]))
-                goto out;
+        uint32_t run_lo = 0, run_to = GM_FSM_NONE;
+        for (uint32_t c = 0; c <= 256; c++) {
+            uint32_t to = GM_FSM_NONE;
+            if (c < 256) {
+                uint32_t t = u.next[(size_t)s * 256 + c];
+                unsigned nus = utf8 ? gm_utf8_step(us, (uint8_t)c) : GM_UTF8_START;
+                uint64_t ncnt = cnt + (counted && us == GM_UTF8_START);
+                if (t != GM_UNTIL_NONE && nus != GM_UTF8_DEAD && ncnt <= cap) {
+                    uint32_t nkey = (uint32_t)(((uint64_t)t * nu + nus) * (cap + 1) + ncnt);
+                    if (ns[nkey] == GM_FSM_NONE) {
+                        if ((ns[nkey] = nfa_state(b)) == GM_FSM_NONE)
+                            goto out;
+                        queue[tail++] = nkey;
+                    }
+                    to = ns[nkey];
+                }
+            }
+            if (c == 256 || to != run_to) {
+                if (c > 0 && run_to != GM_FSM_NONE && nfa_edge(b, ns[key], run_lo, c - 1, run_to))
+                    goto out;
+                run_lo = c;
+                run_to = to;
+            }
         }
     }
     in = ns[0];
 out:
     gm_mem_free(b->m, ns);
+    gm_mem_free(b->m, queue);
     gm_until_free(&u);
     return in;
 }
@@ -1053,7 +1113,8 @@ static int key_add(builder *b, uint32_t node, uint32_t depth)
         return key_push(b, K_TOKEN) ? -1 : key_local(b, &b->ltoks, id);
     }
     case GM_EX_UNTIL:
-        if (key_push(b, K_UNTIL) || key_push(b, e->arg) || key_push(b, e->count))
+        if (key_push(b, K_UNTIL) || key_push(b, e->arg) || key_push(b, e->count) ||
+            key_push(b, e->min) || key_push(b, e->max))
             return -1;
         for (uint32_t i = 0; i < e->count; i++) {
             const gm_ex *str = &g->nodes[g->kids[e->first + i]];

@@ -88,12 +88,12 @@ static void hash_node(merger *mg, uint32_t n)
     case GM_EX_BYTESET: h = gm_hash_bytes(g->bytesets[x->arg], sizeof *g->bytesets, h); break;
     case GM_EX_REF: h = gm_hash_mix64(h ^ mg->cls[x->arg]); break;
     case GM_EX_REPEAT:
+    case GM_EX_UNTIL:
         h = gm_hash_mix64(h ^ x->min);
         h = gm_hash_mix64(h ^ x->max);
         /* fall through */
     case GM_EX_SEQ:
     case GM_EX_ALT:
-    case GM_EX_UNTIL:
         h = gm_hash_mix64(h ^ x->arg);
         for (uint32_t k = 0; k < nkids(x); k++)
             h = gm_hash_mix64(h * 31 + mg->hash[g->kids[x->first + k]]);
@@ -125,9 +125,12 @@ static bool node_eq(const merger *mg, uint32_t a, uint32_t b)
     case GM_EX_REPEAT:
         return x->min == y->min && x->max == y->max &&
                node_eq(mg, g->kids[x->first], g->kids[y->first]);
+    case GM_EX_UNTIL:
+        if (x->min != y->min || x->max != y->max)
+            return false;
+        /* fall through */
     case GM_EX_SEQ:
     case GM_EX_ALT:
-    case GM_EX_UNTIL:
         if (x->count != y->count || x->arg != y->arg)
             return false;
         for (uint32_t k = 0; k < x->count; k++)

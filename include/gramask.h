@@ -600,6 +600,10 @@ typedef struct gm_structural_tag_options {
     gm_allocator allocator;
     gm_limits limits;
     gm_grammar_cache *cache;           /* as gm_grammar_options.cache */
+    bool free_text_bytes;              /* free text (any_text, the text around tags) may be
+                                          any bytes; by default it stays valid UTF-8, complete
+                                          wherever it ends (README, free text). The document's
+                                          "free_text": "utf8" | "bytes" overrides it */
 } gm_structural_tag_options;
 
 GM_API void gm_structural_tag_options_init_defaults(gm_structural_tag_options *opts);
@@ -641,6 +645,8 @@ typedef struct gm_tools_options {
     gm_limits limits;
     gm_grammar_cache *cache;    /* as gm_grammar_options.cache: a tool set that differs from
                                    an earlier one by a few tools rebuilds only theirs */
+    bool free_text_bytes;       /* the turn's free text (answers, thinking, text between
+                                   calls) may be any bytes, not only valid UTF-8 */
 } gm_tools_options;
 
 GM_API void gm_tools_options_init_defaults(gm_tools_options *opts);

@@ -536,6 +536,21 @@ const gm_jv *gm_jv_get(const gm_jv *v, const char *key)
     return gm_jv_getn(v, key, strlen(key));
 }
 
+const gm_jmember *gm_jv_unknown_key(const gm_jv *v, const char *const *allowed)
+{
+    if (!v || v->kind != GM_JV_OBJECT)
+        return NULL;
+    for (uint32_t i = 0; i < v->n; i++) {
+        const gm_jmember *m = &v->u.members[i];
+        bool known = false;
+        for (const char *const *a = allowed; *a && !known; a++)
+            known = strlen(*a) == m->klen && !memcmp(*a, m->key, m->klen);
+        if (!known)
+            return m;
+    }
+    return NULL;
+}
+
 bool gm_jv_equal(const gm_jv *a, const gm_jv *b)
 {
     if (a->kind != b->kind)

@@ -81,6 +81,13 @@ void gm_jdoc_free(gm_jdoc *d);
 
 /* The member value of an object called key (NULL when absent or v is not an object). */
 const gm_jv *gm_jv_get(const gm_jv *v, const char *key);
+
+/*
+ * The first member of object v whose key is none of allowed[] (NULL-ended),
+ * or NULL. Readers of formats with fixed keys call it so that a misspelled
+ * or unsupported key is an error naming it, never silently ignored.
+ */
+const gm_jmember *gm_jv_unknown_key(const gm_jv *v, const char *const *allowed);
 const gm_jv *gm_jv_getn(const gm_jv *v, const char *key, size_t klen);
 
 /* Whether a and b are the same JSON value as JSON Schema compares them: numbers

@@ -114,6 +114,50 @@ static gm_status add_op(plan_ctx *C, const char *path, gm_hf_op op)
     return GM_OK;
 }
 
+/*
+ * The keys of each decoder step as Hugging Face tokenizers writes them; any
+ * other key is an error (it could change how tokens decode, and a decoder
+ * gramask misread would give every mask wrong bytes). Keys that only matter
+ * to encoding (ByteLevel's add_prefix_space, Metaspace's split) are read as
+ * HF's decoder reads them: not at all.
+ */
+static const struct {
+    const char *type;
+    const char *keys[6];
+} decoder_keys[] = {
+    {"Sequence", {"type", "decoders"}},
+    {"ByteLevel", {"type", "add_prefix_space", "trim_offsets", "use_regex"}},
+    {"Replace", {"type", "pattern", "content"}},
+    {"Metaspace", {"type", "replacement", "prepend_scheme", "add_prefix_space", "split",
+                   "str_rep"}},
+    {"ByteFallback", {"type"}},
+    {"Fuse", {"type"}},
+    {"Strip", {"type", "content", "start", "stop"}},
+};
+
+static gm_status known_keys(plan_ctx *C, json_t *d, const char *path, const char *type)
+{
+    for (size_t k = 0; k < sizeof decoder_keys / sizeof *decoder_keys; k++) {
+        if (strcmp(decoder_keys[k].type, type))
+            continue;
+        const char *key;
+        json_t *val;
+        json_object_foreach(d, key, val) {
+            bool known = false;
+            for (size_t j = 0; j < 6 && decoder_keys[k].keys[j] && !known; j++)
+                known = !strcmp(key, decoder_keys[k].keys[j]);
+            if (!known)
+                return gm_error_set_file(C->err, GM_ERR_FORMAT, C->name,
+                                         "%s.%s: unknown key \"%s\" in a %s decoder", path, key,
+                                         key, type);
+        }
+        json_t *pat = json_object_get(d, "pattern");
+        if (!strcmp(type, "Replace") && json_is_object(pat) && json_object_size(pat) != 1)
+            return bad(C, path, "a Replace \"pattern\" holds exactly one of String, Regex");
+    }
+    return GM_OK;
+}
+
 static gm_status plan_decoder(plan_ctx *C, json_t *d, const char *path, int depth)
 {
     char sub[128];
@@ -123,6 +167,9 @@ static gm_status plan_decoder(plan_ctx *C, json_t *d, const char *path, int dept
     if (!json_is_string(jt))
         return bad(C, path, "missing \"type\"");
     const char *type = json_string_value(jt);
+    gm_status kst = known_keys(C, d, path, type);
+    if (kst != GM_OK)
+        return kst;
     gm_hf_op op;
     memset(&op, 0, sizeof op);
     if (!strcmp(type, "Sequence")) {

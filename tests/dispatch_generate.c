@@ -6,7 +6,7 @@
  *   dispatch_generate --tools FILE --format F --tokenizer DIR [--tool-choice
  *       auto|required|none|NAME] [--no-parallel] [--reasoning allowed|forced|
  *       forbidden] [--seed S] [-n N] [--max-tokens M] [--eos-prob P]
- *       [--goal TEXT]...
+ *       [--goal TEXT]... [--free-text-bytes]
  *   dispatch_generate --sanitized      prints 1 when built with ASan, else 0
  *
  * Each turn is drawn token by token from the public matcher's masks only:
@@ -314,7 +314,7 @@ int main(int argc, char **argv)
 {
     const char *tools = NULL, *format = NULL, *tokenizer = NULL, *choice = NULL;
     const char *reasoning = NULL;
-    bool no_parallel = false;
+    bool no_parallel = false, free_text_bytes = false;
     int nturns = 10, max_tokens = 300;
     gen g;
     memset(&g, 0, sizeof g);
@@ -332,6 +332,10 @@ int main(int argc, char **argv)
         }
         if (!strcmp(a, "--no-parallel")) {
             no_parallel = true;
+            continue;
+        }
+        if (!strcmp(a, "--free-text-bytes")) {
+            free_text_bytes = true; /* gm_tools_options.free_text_bytes: the check's control */
             continue;
         }
         if (!v)
@@ -369,6 +373,7 @@ int main(int argc, char **argv)
     g.vd = g.vocab->data;
     gm_tools_options o;
     gm_tools_options_init_defaults(&o);
+    o.free_text_bytes = free_text_bytes;
     static const char *const formats[] = {"llama", "llama-json", "qwen", "harmony"};
     for (int k = 0; k < 4; k++)
         if (!strcmp(format, formats[k]))

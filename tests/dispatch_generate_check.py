@@ -11,8 +11,13 @@ parse as JSON (json, strict UTF-8, no duplicate member) and validate against
 the tool's parameter schema with python3-jsonschema; the options must hold
 (no call under "none", at most one without parallel calls, at least one
 when required, only the named tool, the reasoning block where forced and
-nowhere when forbidden). Skips when the shared data is absent.
+nowhere when forbidden). Every turn's text, finished or not, must be valid
+UTF-8 (strict; an unfinished turn may stop inside its last character), the
+free text included (issue 32: free text stays valid UTF-8), and every preset
+must have had at least 200 turns so checked. Skips when the shared data is
+absent.
 """
+import codecs
 import json
 import os
 import random
@@ -190,6 +195,20 @@ def harmony_calls(parts, opts):
     return calls
 
 
+def check_utf8(rec):
+    """Every text part strict UTF-8 (parts are split by special tokens); the last part of
+    an unfinished turn may end inside a character that more bytes would complete."""
+    parts = [s.encode("utf-8", "surrogateescape") for k, s in rec["parts"] if k == "t"]
+    for n, b in enumerate(parts):
+        last = n == len(parts) - 1
+        dec = codecs.getincrementaldecoder("utf-8")("strict")
+        try:
+            dec.decode(b, final=rec["finished"] or not last)
+        except UnicodeDecodeError as e:
+            raise Bad("text part %d is not UTF-8 (%s): %r" % (n, e.reason,
+                                                              b[max(0, e.start - 20):e.end + 20]))
+
+
 def check_turn(fmt, opts, named, tools, rec):
     """The calls of a finished turn, checked; raises Bad."""
     parts = rec["parts"]
@@ -258,6 +277,7 @@ def main():
             len({n for n, _ in s[1]}) == len(s[1])]
     rng.shuffle(sets)
     totals = {"turns": 0, "finished": 0, "calls": 0, "failures": 0}
+    utf8_turns = {}
     with tempfile.TemporaryDirectory() as tmp:
         for r, (fmt, opts) in enumerate(RUNS):
             set_name, tool_list, _ = sets[r % len(sets)]
@@ -290,6 +310,12 @@ def main():
             finished = calls = 0
             opts_named = [("NAMED" if o == named else o) for o in opts]
             for rec in lines[:-1]:
+                try:
+                    check_utf8(rec)
+                    utf8_turns[fmt] = utf8_turns.get(fmt, 0) + 1
+                except Bad as e:
+                    totals["failures"] += 1
+                    print("FAIL: %s turn %d: %s" % (what, rec["turn"], e))
                 if not rec["finished"]:
                     continue
                 finished += 1
@@ -312,6 +338,34 @@ def main():
             totals["turns"] += summary["turns"]
             totals["finished"] += finished
             totals["calls"] += calls
+        # the control: with free text opted out to any bytes, the UTF-8 check must
+        # find broken text (the sampler favours one-byte tokens), or it checks nothing
+        set_name, tool_list, _ = sets[0]
+        path = os.path.join(tmp, "control.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump([{"type": "function", "function": {"name": n, "parameters": p}}
+                       for n, p in tool_list], f)
+        p = subprocess.run([gen, "--tools", path, "--format", "qwen", "--tokenizer",
+                            os.path.join(shared, "tokenizers", "qwen3"), "--seed", "99", "-n",
+                            "40", "--max-tokens", "400", "--free-text-bytes"],
+                           capture_output=True, text=True)
+        broken = 0
+        for x in p.stdout.split("\n"):
+            rec = json.loads(x) if x else {}
+            if "parts" in rec:
+                try:
+                    check_utf8(rec)
+                except Bad:
+                    broken += 1
+        print("control: --free-text-bytes, qwen: %d of 40 turns not UTF-8" % broken)
+        if broken == 0:
+            print("FAIL: the UTF-8 check found nothing even where free text may be any bytes")
+            totals["failures"] += 1
+    for fmt in TOKENIZER:
+        print("%-10s %5d turns strict UTF-8" % (fmt, utf8_turns.get(fmt, 0)))
+        if utf8_turns.get(fmt, 0) < 200 and not sanitized:
+            print("FAIL: %s: fewer than 200 turns checked for UTF-8" % fmt)
+            totals["failures"] += 1
     print("dispatch generate: %(turns)d turns, %(finished)d finished, %(calls)d calls checked, "
           "%(failures)d failures" % totals)
     return 1 if totals["failures"] else 0

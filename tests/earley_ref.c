@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
+
 #define TERM 0x80000000u   /* symbols >= TERM are terminals (index = sym - TERM) */
 
 static void *xrealloc(void *p, size_t n)
@@ -245,15 +247,106 @@ static uint32_t build_repeat(builder *b, uint32_t x, uint32_t min, uint32_t max)
 }
 
 /*
+ * UTF-8 by brute force over base/utf8.c's decoder (not the engine's
+ * automaton): q[0..n) is 1 when it is one whole valid character, 0 when
+ * some continuation bytes complete it, -1 when nothing does.
+ */
+static int utf8_status_need(const uint8_t *q, size_t n, size_t *need)
+{
+    uint32_t cp;
+    *need = 0;
+    if (gm_utf8_decode(q, n, &cp) == n)
+        return 1;
+    if (n >= 4)
+        return -1;
+    uint8_t t[4];
+    memcpy(t, q, n);
+    /* one, two or three more continuation bytes */
+    for (size_t k = 1; n + k <= 4; k++) {
+        size_t combos = (size_t)1 << (6 * k);
+        for (size_t v = 0; v < combos; v++) {
+            for (size_t j = 0; j < k; j++)
+                t[n + j] = (uint8_t)(0x80 | ((v >> (6 * j)) & 0x3f));
+            if (gm_utf8_decode(t, n + k, &cp) == n + k) {
+                *need = k;
+                return 0;
+            }
+        }
+    }
+    return -1;
+}
+
+static int utf8_status(const uint8_t *q, size_t n)
+{
+    size_t need;
+    return utf8_status_need(q, n, &need);
+}
+
+/*
+ * The pending bytes of an unfinished character, up to equivalence: two
+ * pendings with the same signature (how many bytes they still need, which
+ * next bytes keep them a valid prefix, and which complete them) have the
+ * same futures (in UTF-8 only the first continuation byte is constrained). Class 0 is "no
+ * pending bytes".
+ */
+typedef struct u8class {
+    uint8_t rep[4];      /* a representative pending */
+    size_t len;
+    size_t need;         /* the fewest bytes that complete it */
+    uint32_t ok[8], done[8];
+} u8class;
+
+typedef struct u8classes {
+    u8class c[16];
+    uint32_t n;
+} u8classes;
+
+static uint32_t u8class_of(u8classes *U, const uint8_t *q, size_t n)
+{
+    if (n == 0)
+        return 0;
+    u8class k = {.len = n};
+    memcpy(k.rep, q, n);
+    utf8_status_need(q, n, &k.need);
+    uint8_t t[5];
+    memcpy(t, q, n);
+    for (unsigned c = 0; c < 256; c++) {
+        t[n] = (uint8_t)c;
+        int st = utf8_status(t, n + 1);
+        if (st >= 0)
+            k.ok[c >> 5] |= 1u << (c & 31);
+        if (st == 1)
+            k.done[c >> 5] |= 1u << (c & 31);
+    }
+    for (uint32_t i = 1; i < U->n; i++)
+        if (U->c[i].need == k.need && !memcmp(U->c[i].ok, k.ok, sizeof k.ok) &&
+            !memcmp(U->c[i].done, k.done, sizeof k.done))
+            return i;
+    if (U->n == 16)
+        abort();
+    U->c[U->n] = k;
+    return U->n++;
+}
+
+typedef struct ustate {
+    uint32_t s, u, cnt, nt;
+} ustate;
+
+/*
  * UNTIL(L, which) of earley/ebnf.h note [until], as a right-linear
  * grammar over the states "longest suffix of the text that is a proper
- * prefix of a string of L", transitions found by brute force.
+ * prefix of a string of L", transitions found by brute force; in UTF-8
+ * mode times the pending bytes of a character (above) and the number of
+ * characters completed (counted when they complete, so the text of
+ * UNTIL(L, i), which excludes L[i], has the count less L[i]'s characters).
  */
 static uint32_t build_until(builder *b, const gm_ex *x)
 {
     gm_eref *r = b->r;
     const gm_ebnf *g = b->g;
     uint32_t n = x->count;
+    bool utf8 = !(x->min & GM_UNTIL_BYTES);
+    uint32_t maxc = x->max;
     const uint8_t **L = xrealloc(NULL, n * sizeof *L);
     uint32_t *Llen = xrealloc(NULL, n * sizeof *Llen);
     size_t total = 0;
@@ -263,6 +356,15 @@ static uint32_t build_until(builder *b, const gm_ex *x)
         Llen[j] = k->count;
         total += k->count;
     }
+    uint32_t end_chars = 0;
+    if (x->arg != GM_EX_NONE)
+        for (uint32_t i = 0; i < Llen[x->arg];) {
+            uint32_t cp;
+            size_t k = gm_utf8_decode(L[x->arg] + i, Llen[x->arg] - i, &cp);
+            i += k ? (uint32_t)k : 1;
+            end_chars++;
+        }
+    uint32_t cap = maxc == GM_EX_INF ? 0 : maxc + end_chars;
     /* states: distinct proper prefixes (pointer into some L[j], length) */
     const uint8_t **sp = xrealloc(NULL, (total + 1) * sizeof *sp);
     uint32_t *sl = xrealloc(NULL, (total + 1) * sizeof *sl);
@@ -277,67 +379,108 @@ static uint32_t build_until(builder *b, const gm_ex *x)
                 sl[ns++] = l;
             }
         }
-    uint32_t *nt = xrealloc(NULL, ns * sizeof *nt);
-    for (uint32_t s = 0; s < ns; s++)
-        nt[s] = new_nt(r);
+    /* the Aho-Corasick moves by brute force: next state, or a hit (mine or not) */
+    uint32_t *next = xrealloc(NULL, (size_t)ns * 256 * sizeof *next);
+    uint8_t *hit = xrealloc(NULL, (size_t)ns * 256); /* 0 none, 1 another's, 2 mine */
     uint8_t *t = xrealloc(NULL, total + 2);
-    uint32_t *next = xrealloc(NULL, 256 * sizeof *next);
-    for (uint32_t s = 0; s < ns; s++) {
-        uint32_t acc[8] = {0};
-        bool any_acc = false;
+    for (uint32_t s = 0; s < ns; s++)
         for (unsigned c = 0; c < 256; c++) {
             memcpy(t, sp[s], sl[s]);
             t[sl[s]] = (uint8_t)c;
             uint32_t tl = sl[s] + 1;
-            bool match = false, mine = false;
+            uint8_t h = 0;
             for (uint32_t j = 0; j < n; j++)
-                if (Llen[j] <= tl && memcmp(t + tl - Llen[j], L[j], Llen[j]) == 0) {
-                    match = true;
-                    mine = mine || j == x->arg;
-                }
-            next[c] = UINT32_MAX;
-            if (match) {
-                if (mine) {
-                    acc[c >> 5] |= 1u << (c & 31);
-                    any_acc = true;
-                }
+                if (Llen[j] <= tl && memcmp(t + tl - Llen[j], L[j], Llen[j]) == 0)
+                    h = h == 2 || j == x->arg ? 2 : 1;
+            uint32_t *nx = &next[(size_t)s * 256 + c];
+            hit[(size_t)s * 256 + c] = h;
+            *nx = UINT32_MAX;
+            if (h)
                 continue;
-            }
-            for (uint32_t k = tl + 1; k-- > 0 && next[c] == UINT32_MAX;)
+            for (uint32_t k = tl + 1; k-- > 0 && *nx == UINT32_MAX;)
                 for (uint32_t q = 0; q < ns; q++)
                     if (sl[q] == k && memcmp(sp[q], t + tl - k, k) == 0) {
-                        next[c] = q;
+                        *nx = q;
                         break;
                     }
         }
-        for (uint32_t q = 0; q < ns; q++) {
-            uint32_t bits[8] = {0};
-            bool any = false;
-            for (unsigned c = 0; c < 256; c++)
-                if (next[c] == q) {
-                    bits[c >> 5] |= 1u << (c & 31);
-                    any = true;
-                }
-            if (any) {
-                uint32_t rhs[2] = {byteclass(r, bits), nt[q]};
-                add_prod(r, nt[s], rhs, 2);
+    /* the product, reachable states only */
+    u8classes U = {.n = 1};
+    ustate *st = NULL;
+    size_t nst = 0, capst = 0;
+    GROW(st, nst, capst);
+    st[nst++] = (ustate){0, 0, 0, new_nt(r)};
+    for (size_t i = 0; i < nst; i++) {
+        ustate cur = st[i];
+        uint32_t acc[8] = {0};
+        bool any_acc = false;
+        /* target of each byte: index into st, or none */
+        uint32_t to[256];
+        for (unsigned c = 0; c < 256; c++) {
+            to[c] = UINT32_MAX;
+            uint32_t u2 = 0, cnt2 = cur.cnt;
+            if (utf8) {
+                uint8_t q[5];
+                memcpy(q, U.c[cur.u].rep, U.c[cur.u].len);
+                size_t ql = cur.u ? U.c[cur.u].len : 0;
+                q[ql] = (uint8_t)c;
+                int us = utf8_status(q, ql + 1);
+                if (us < 0)
+                    continue;
+                if (us == 1)
+                    cnt2 += maxc != GM_EX_INF;
+                else
+                    u2 = u8class_of(&U, q, ql + 1);
+                if (cnt2 > cap)
+                    continue;
             }
+            uint8_t h = hit[(size_t)cur.s * 256 + c];
+            if (h == 2 && u2 == 0 &&
+                (maxc == GM_EX_INF || cnt2 - end_chars <= maxc)) {
+                acc[c >> 5] |= 1u << (c & 31);
+                any_acc = true;
+            }
+            if (h)
+                continue;
+            uint32_t s2 = next[(size_t)cur.s * 256 + c];
+            size_t k = 0;
+            while (k < nst && !(st[k].s == s2 && st[k].u == u2 && st[k].cnt == cnt2))
+                k++;
+            if (k == nst) {
+                GROW(st, nst, capst);
+                st[nst++] = (ustate){s2, u2, cnt2, new_nt(r)};
+            }
+            to[c] = (uint32_t)k;
+        }
+        for (unsigned c = 0; c < 256; c++) {
+            if (to[c] == UINT32_MAX)
+                continue;
+            uint32_t bits[8] = {0}, target = to[c];
+            for (unsigned d = c; d < 256; d++)
+                if (to[d] == target) {
+                    bits[d >> 5] |= 1u << (d & 31);
+                    to[d] = UINT32_MAX;
+                }
+            uint32_t rhs[2] = {byteclass(r, bits), st[target].nt};
+            add_prod(r, cur.nt, rhs, 2);
         }
         if (x->arg == GM_EX_NONE) {
-            add_prod(r, nt[s], NULL, 0);
+            if (cur.u == 0 && (maxc == GM_EX_INF || cur.cnt <= maxc))
+                add_prod(r, cur.nt, NULL, 0);
         } else if (any_acc) {
             uint32_t sym = byteclass(r, acc);
-            add_prod(r, nt[s], &sym, 1);
+            add_prod(r, cur.nt, &sym, 1);
         }
     }
-    uint32_t start = nt[0]; /* the empty prefix comes first */
+    uint32_t start = st[0].nt;
+    free(st);
     free(L);
     free(Llen);
     free(sp);
     free(sl);
-    free(nt);
     free(t);
     free(next);
+    free(hit);
     return start;
 }
 

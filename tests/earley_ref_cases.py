@@ -368,37 +368,95 @@ def occurs_before_end(w, L):
     return False
 
 
-def until_complete(w, L, which):
+def utf8_chars(b):
+    """The characters of b when it is valid UTF-8, else None."""
+    try:
+        return len(b.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+
+
+def until_complete(w, L, which, max_chars=None, raw=False):
     if occurs_before_end(w, L):
         return False
     if which is None:
-        return not any(x in w for x in L)
-    return w.endswith(L[which])
+        if any(x in w for x in L):
+            return False
+        text = w
+    else:
+        if not w.endswith(L[which]):
+            return False
+        text = w[:len(w) - len(L[which])]
+    if raw:
+        return True
+    # UTF-8 mode: the whole of w valid; the text at most max_chars characters
+    if utf8_chars(w) is None:
+        return False
+    return max_chars is None or utf8_chars(text) <= max_chars
 
 
-def until_viable(w, L, which):
+def utf8_completions(w):
+    """w itself when it ends on a character boundary of valid UTF-8; else the ways to
+    finish its last character (every second byte, then 0x80 or 0xBF)."""
+    for k in range(0, 4):
+        if k == 0:
+            if utf8_chars(w) is not None:
+                return [w]
+            continue
+        out = []
+        for first in range(0x80, 0xC0):
+            for rest in (0x80, 0xBF):
+                t = w + bytes([first]) + bytes([rest]) * (k - 1)
+                if utf8_chars(t) is not None:
+                    out.append(t)
+        if out:
+            return out
+    return []
+
+
+def until_viable(w, L, which, max_chars=None, raw=False):
     if occurs_before_end(w, L):
         return False
     ends = [x for x in L if w.endswith(x)]
     if ends:
-        return which is not None and until_complete(w, L, which)
-    if which is None:
-        return True
-    target = L[which]
-    fresh = b"\x01"
-    cands = [target[k:] for k in range(len(target) + 1)] + [fresh + target]
-    return any(until_complete(w + t, L, which) for t in cands)
+        return which is not None and until_complete(w, L, which, max_chars, raw)
+    for w2 in ([w] if raw else utf8_completions(w)):
+        if occurs_before_end(w2, L):
+            continue
+        if which is None:
+            if until_complete(w2, L, which, max_chars, raw):
+                return True
+            continue
+        target = L[which]
+        fresh = b"\x01"
+        cands = [target[k:] for k in range(len(target) + 1)] + [fresh + target]
+        if any(until_complete(w2 + t, L, which, max_chars, raw) for t in cands):
+            return True
+    return False
 
 
+E = "\u00e9".encode()          # two bytes
+EURO = "\u20ac".encode()       # three bytes
 UNTILS = [
-    ([b"</a>"], None),
-    ([b"</a>"], 0),
-    ([b"ab", b"b"], 0),
-    ([b"ab", b"b"], 1),
-    ([b"a", b"ab"], 1),       # empty language when alone: used after an alternative
-    ([b"aab", b"ab", b"<x>"], 2),
-    ([b"\xff\x00", b"aa"], 0),
-    ([b"abab", b"bab"], None),
+    ([b"</a>"], None, None, True),
+    ([b"</a>"], 0, None, True),
+    ([b"ab", b"b"], 0, None, True),
+    ([b"ab", b"b"], 1, None, True),
+    ([b"a", b"ab"], 1, None, True),       # empty language when alone: used after an alternative
+    ([b"aab", b"ab", b"<x>"], 2, None, True),
+    ([b"\xff\x00", b"aa"], 0, None, True),
+    ([b"abab", b"bab"], None, None, True),
+    # UTF-8 free text (the default), with and without a character bound
+    ([b"</a>"], None, None, False),
+    ([b"</a>"], 0, None, False),
+    ([b"</a>", E + b"b"], 0, None, False),
+    ([b"ab", EURO], 1, None, False),
+    ([b"\xff\x00", b"aa"], 1, None, False),
+    ([b"\xa9"], None, None, False),      # a continuation byte excluded: no \xc3\xa9 either
+    ([b"</a>"], 0, 2, False),
+    ([b"</a>"], None, 3, False),
+    ([E + b"<", b"b"], 0, 1, False),
+    ([b"ab", b"b"], None, 0, False),
 ]
 
 
@@ -409,22 +467,34 @@ def bytes_lit(b):
 
 
 def until_cases():
-    for L, which in UNTILS:
+    for L, which, max_chars, raw in UNTILS:
         args = ", ".join(bytes_lit(x) for x in L)
         if which is not None:
             args += ", end=%d" % which
-        empty = which is not None and not until_viable(b"", L, which)
+        if raw:
+            args += ", bytes=1"
+        if max_chars is not None:
+            args += ", max_chars=%d" % max_chars
+        empty = which is not None and not until_viable(b"", L, which, max_chars, raw)
         text = "root ::= Until(%s)%s" % (args, ' | "Q"' if empty else "")
         print("X " + text.encode().hex())
         alphabet = sorted(set(b"".join(L))) + [ord("z")]
+        if not raw:
+            alphabet += list(E) + list(EURO) + [0xFF]
         strings = set([b""])
         for _ in range(400):
             strings.add(bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 8))))
+        for _ in range(200 if not raw else 0):
+            parts = [b"z", E, EURO, b"<", b"/", b"a", b">", b"b"] + L
+            strings.add(b"".join(rng.choice(parts) for _ in range(rng.randint(0, 5))))
         for x in L:
             strings.add(x)
             strings.add(b"zz" + x)
+            strings.add(E + x)
+            strings.add(E[:1] + x)
         for w in sorted(strings):
-            v, c = until_viable(w, L, which), until_complete(w, L, which)
+            v = until_viable(w, L, which, max_chars, raw)
+            c = until_complete(w, L, which, max_chars, raw)
             if empty:  # the alternative "Q"
                 v = v or w in (b"", b"Q")
                 c = c or w == b"Q"

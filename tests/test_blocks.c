@@ -10,7 +10,8 @@
  * is a whole program (at a fence) or, when the text ends inside a block,
  * whether the code so far is a program prefix, or, when it ends with a
  * start of the fence ("\n", "\n`", "\n``"), whether the code before it is
- * a whole program. Checks:
+ * a whole program; the free text must be valid UTF-8 (complete before a
+ * fence and at the end), checked by RFC 3629's table. Checks:
  *   - a small vocabulary (every byte plus tokens that straddle the fences,
  *     "```python\ndef", ")\n```", "\n```\n\nNext", ...), texts tokenized
  *     greedily and at random: at every step, every token's mask bit equals
@@ -81,15 +82,53 @@ static const uint8_t *find(const uint8_t *s, size_t n, const char *what)
     return NULL;
 }
 
-/* Whether t[0..n) is a prefix of some answer; *complete: an answer itself. */
+/*
+ * UTF-8 by RFC 3629's table: 1 when s[0..n) is valid and complete, 0 when
+ * it is valid but stops inside its last character, -1 when invalid.
+ */
+static int utf8_check(const uint8_t *s, size_t n)
+{
+    static const struct {
+        uint8_t lo, hi, len, lo2, hi2;
+    } lead[] = {{0x00, 0x7f, 1, 0, 0},       {0xc2, 0xdf, 2, 0x80, 0xbf},
+                {0xe0, 0xe0, 3, 0xa0, 0xbf}, {0xe1, 0xec, 3, 0x80, 0xbf},
+                {0xed, 0xed, 3, 0x80, 0x9f}, {0xee, 0xef, 3, 0x80, 0xbf},
+                {0xf0, 0xf0, 4, 0x90, 0xbf}, {0xf1, 0xf3, 4, 0x80, 0xbf},
+                {0xf4, 0xf4, 4, 0x80, 0x8f}};
+    for (size_t i = 0; i < n;) {
+        size_t k = 0;
+        while (k < sizeof lead / sizeof *lead && !(s[i] >= lead[k].lo && s[i] <= lead[k].hi))
+            k++;
+        if (k == sizeof lead / sizeof *lead)
+            return -1;
+        for (size_t j = 1; j < lead[k].len; j++) {
+            if (i + j == n)
+                return 0;
+            uint8_t lo = j == 1 ? lead[k].lo2 : 0x80, hi = j == 1 ? lead[k].hi2 : 0xbf;
+            if (s[i + j] < lo || s[i + j] > hi)
+                return -1;
+        }
+        i += lead[k].len;
+    }
+    return 1;
+}
+
+/*
+ * Whether t[0..n) is a prefix of some answer; *complete: an answer itself.
+ * The free text is valid UTF-8, complete where a fence starts and at the end
+ * of an answer (issue 32).
+ */
 static bool ref_viable(const ref *r, const uint8_t *t, size_t n, bool *complete)
 {
     size_t pos = 0;
     *complete = false;
     for (;;) {
         const uint8_t *tr = find(t + pos, n - pos, "```");
+        int u = utf8_check(t + pos, tr ? (size_t)(tr - t) - pos : n - pos);
+        if (u < 0 || (tr && u == 0))
+            return false;
         if (!tr) {
-            *complete = true;
+            *complete = u == 1;
             return true;
         }
         size_t after = (size_t)(tr - t) + 3, avail = n - after, blen = 0;

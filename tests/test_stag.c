@@ -382,7 +382,7 @@ static void preset_errors(void **state)
         const char *msg;
     } cases[] = {
         {"{\"tools\": 3}", "expected an array of tools"},
-        {"[{\"type\": \"retrieval\"}]", "tools /tools/0: only tools of type \"function\""},
+        {"[{\"type\": \"retrieval\"}]", "tools /0: only tools of type \"function\""},
         {"[{\"function\": {\"name\": \"a<b\"}}]", "angle brackets"},
         {"[{\"name\": \"a\"}, {\"name\": \"a\"}]", "two tools are named \"a\""},
         {"{\"tools\": [], \"tool_choice\": \"sometimes\"}", "/tool_choice: expected auto"},
@@ -408,6 +408,74 @@ static void preset_errors(void **state)
     }
 }
 
+/* XGrammar's current formats: end lists, token begins and ends, token, dispatch, repeats. */
+static void xgrammar_formats(void **state)
+{
+    (void)state;
+    lang l;
+    compile(&l, "{\"type\": \"tag\", \"begin\": \"<a>\", \"content\": {\"type\": \"any_text\"}, "
+                "\"end\": [\"</a>\", \"</b>\"]}",
+            NULL);
+    YES(&l, "<a>x</a>");
+    YES(&l, "<a>x</b>");
+    YES(&l, "<a></b>");
+    NO(&l, "<a>x</a></b>");
+    NO(&l, "<a>x</b>y");
+    PREFIX(&l, "<a>x</");
+    release(&l);
+    compile(&l, "{\"type\": \"tag\", \"begin\": \"<a>\", \"content\": {\"type\": "
+                "\"const_string\", \"value\": \"1\"}, \"end\": [\"</a>\", \"</b>\"]}",
+            NULL);
+    YES(&l, "<a>1</b>");
+    YES(&l, "<a>1</a>");
+    NO(&l, "<a>1</c>");
+    release(&l);
+    compile(&l, "{\"type\": \"sequence\", \"elements\": [{\"type\": \"tag\", \"begin\": "
+                "{\"type\": \"token\", \"token\": \"<|start|>\"}, \"content\": {\"type\": "
+                "\"any_text\"}, \"end\": {\"type\": \"token\", \"token\": \"<|end|>\"}}, "
+                "{\"type\": \"token\", \"token\": \"<|call|>\"}]}",
+            harmony);
+    YES(&l, "<|start|>hi <|end|><|call|>");
+    PREFIX(&l, "<|start|>hi <|end|>");
+    NO(&l, "<|start|>hi <|call|>");
+    release(&l);
+    const char *dispatch = "{\"type\": \"dispatch\", \"rules\": [[\"<f>\", {\"type\": "
+                           "\"const_string\", \"value\": \"1\"}], [\"<g>\", {\"type\": "
+                           "\"const_string\", \"value\": \"2\"}]], \"excludes\": [\"BAD\"]%s}";
+    char json[512];
+    snprintf(json, sizeof json, dispatch, "");
+    compile(&l, json, NULL);
+    YES(&l, "");
+    YES(&l, "ab<f>1cd<g>2");
+    YES(&l, "ab<f>1cd<g>2ef");
+    NO(&l, "ab<f>2");
+    NO(&l, "aBADb");
+    PREFIX(&l, "ab<f>");
+    release(&l);
+    snprintf(json, sizeof json, dispatch, ", \"loop\": false");
+    compile(&l, json, NULL);
+    YES(&l, "x<f>1");
+    YES(&l, "xyz");
+    NO(&l, "<f>1<g>2");
+    NO(&l, "<f>1x");
+    release(&l);
+    compile(&l, "{\"type\": \"sequence\", \"elements\": [{\"type\": \"repeat\", \"min\": 2, "
+                "\"max\": 3, \"content\": {\"type\": \"const_string\", \"value\": \"a\"}}, "
+                "{\"type\": \"optional\", \"content\": {\"type\": \"const_string\", \"value\": "
+                "\"b\"}}, {\"type\": \"plus\", \"content\": {\"type\": \"const_string\", "
+                "\"value\": \"c\"}}, {\"type\": \"star\", \"content\": {\"type\": \"repeat\", "
+                "\"min\": 1, \"max\": -1, \"content\": {\"type\": \"const_string\", \"value\": "
+                "\"d\"}}}]}",
+            NULL);
+    YES(&l, "aac");
+    YES(&l, "aaabccdddd");
+    NO(&l, "ac");
+    NO(&l, "aaaac");
+    NO(&l, "aabbc");
+    PREFIX(&l, "aab");
+    release(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -416,7 +484,7 @@ int main(void)
         cmocka_unit_test(first_version),   cmocka_unit_test(special_tokens),
         cmocka_unit_test(errors),          cmocka_unit_test(llama_presets),
         cmocka_unit_test(qwen_presets),    cmocka_unit_test(harmony_presets),
-        cmocka_unit_test(preset_errors),
+        cmocka_unit_test(preset_errors),   cmocka_unit_test(xgrammar_formats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,10 @@
  * L[i] and no proper prefix of w contains a string of L; w is in
  * UNTIL(L, NONE) iff no string of L occurs in w. Random small alphabets make
  * overlaps (a string inside another, suffixes of each other) common.
+ * Then the whole engine (public API, rule automata with the UTF-8 automaton
+ * and the character count, note [until]) on the Until(...) grammars of
+ * tests/earley_ref_cases.py against that script's Python judge: every
+ * string's viability (accept_bytes) and completeness (is_accepting).
  */
 #include "tests/testutil.h"
 
@@ -75,7 +79,7 @@ static void random_against_definition(void **state)
             ids[j] = gm_ebnf_add_bytes(&g, L.s[j], L.len[j]);
         for (uint32_t which = 0; which <= L.n; which++) {
             uint32_t w_ = which == L.n ? GM_EX_NONE : which;
-            uint32_t node = gm_ebnf_add_until(&g, ids, L.n, w_);
+            uint32_t node = gm_ebnf_add_until(&g, ids, L.n, w_, 0, GM_EX_INF);
             gm_until u;
             gm_error err;
             assert_int_equal(gm_until_build(&mem, &g, node, 1000, &u, &err), GM_OK);
@@ -107,7 +111,7 @@ static void limits_and_errors(void **state)
     gm_ebnf_init(&g, &mem);
     uint32_t ids[2] = {gm_ebnf_add_bytes(&g, "<tool_call>", 11),
                        gm_ebnf_add_bytes(&g, "<function=", 10)};
-    uint32_t node = gm_ebnf_add_until(&g, ids, 2, 0);
+    uint32_t node = gm_ebnf_add_until(&g, ids, 2, 0, 0, GM_EX_INF);
     gm_until u;
     gm_error err;
     assert_int_equal(gm_until_build(&mem, &g, node, 10, &u, &err), GM_ERR_LIMIT);
@@ -124,10 +128,107 @@ static void limits_and_errors(void **state)
     assert_int_equal(atomic_load(&mem.used), 0);
 }
 
+/* Checks the strings read so far against the engine compiled from grammar text. */
+static void engine_case(const char *text, uint8_t **s, const uint32_t *slen, const uint8_t *v,
+                        const uint8_t *c, size_t n)
+{
+    static const uint8_t tok[] = "a", eos_text[] = "<eos>";
+    const uint8_t *toks[2] = {tok, eos_text};
+    size_t lens[2] = {1, 5};
+    bool special[2] = {false, true};
+    uint32_t eos = 1;
+    gm_vocab *vocab;
+    gm_grammar *g;
+    gm_compiled *cg;
+    gm_matcher *m;
+    gm_error err;
+    gm_grammar_options go;
+    gm_grammar_options_init_defaults(&go);
+    go.format = GM_FORMAT_EBNF;
+    if (gm_vocab_create_from_tokens(toks, lens, 2, special, &eos, 1, NULL, &vocab, &err) ||
+        gm_grammar_create(text, strlen(text), "until.ebnf", &go, &g, &err) ||
+        gm_compiled_create(g, vocab, NULL, &cg, &err) || gm_matcher_create(cg, NULL, &m, &err))
+        fail_msg("%s: %s", text, err.message);
+    for (size_t i = 0; i < n; i++) {
+        gm_matcher_reset(m);
+        /* a byte at a time: every prefix must be viable exactly when the judge says */
+        bool ok = gm_matcher_accept_bytes(m, s[i], slen[i], &err) == GM_OK;
+        bool done = ok && gm_matcher_is_accepting(m);
+        if (ok != v[i] || done != c[i]) {
+            gm_test_show_bytes(stderr, s[i], slen[i]);
+            fail_msg("\n%s: engine viable %d complete %d, judge %d %d", text, ok, done, v[i],
+                     c[i]);
+        }
+    }
+    gm_matcher_destroy(m);
+    gm_compiled_destroy(cg);
+    gm_grammar_destroy(g);
+    gm_vocab_destroy(vocab);
+}
+
+static void engine_against_judge(void **state)
+{
+    (void)state;
+    FILE *f = gm_test_python("tests/earley_ref_cases.py", "15");
+    static char line[1 << 16];
+    char text[4096] = "";
+    uint8_t **s = NULL, *v = NULL, *c = NULL;
+    uint32_t *slen = NULL;
+    size_t n = 0, cap = 0, ncases = 0, nstrings = 0;
+    bool until = false;
+    for (;;) {
+        bool more = fgets(line, sizeof line, f) != NULL;
+        if (!more || line[0] != 'S') {
+            if (until) {
+                engine_case(text, s, slen, v, c, n);
+                ncases++;
+                nstrings += n;
+            }
+            for (size_t i = 0; i < n; i++)
+                free(s[i]);
+            n = 0;
+            if (!more)
+                break;
+            size_t len = gm_test_unhex(line + 2, (uint8_t *)text, sizeof text - 1);
+            text[len] = 0;
+            until = line[0] == 'X' && strstr(text, "Until(") != NULL;
+            continue;
+        }
+        if (!until)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 256;
+            s = realloc(s, cap * sizeof *s);
+            slen = realloc(slen, cap * sizeof *slen);
+            v = realloc(v, cap);
+            c = realloc(c, cap);
+        }
+        uint8_t buf[4096];
+        size_t k = gm_test_unhex(line + 2, buf, sizeof buf);
+        const char *p = strchr(line + 2, ' ');
+        assert_non_null(p);
+        s[n] = malloc(k + 1);
+        memcpy(s[n], buf, k);
+        slen[n] = (uint32_t)k;
+        v[n] = (uint8_t)(p[1] - '0');
+        c[n] = (uint8_t)(p[3] - '0');
+        n++;
+    }
+    assert_int_equal(pclose(f), 0);
+    free(s);
+    free(slen);
+    free(v);
+    free(c);
+    printf("until: %zu Until grammars, %zu strings: the engine agrees with the judge\n", ncases,
+           nstrings);
+    assert_true(ncases >= 18 && nstrings > 5000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(random_against_definition),
+        cmocka_unit_test(engine_against_judge),
         cmocka_unit_test(limits_and_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -154,34 +154,42 @@ int gm_cmd_trace(int argc, char **argv)
         fprintf(stderr, "gramask trace: out of memory\n");
         return 1;
     }
-    int bad = 0;
-    for (int i = 1; i < argc && !bad; i++) {
-        const char *a = argv[i];
-        int i0 = i, taken = gm_cli_grammar_arg(&lo, argc, argv, &i);
-        if (taken < 0)
-            bad = gm_cli_grammar_arg_fail("trace", usage, argc, argv, i0);
-        if (taken)
+    static const gm_cli_opt own[] = {
+        {"--help", GM_CLI_NO_ARG}, {"-h", GM_CLI_NO_ARG},      {"--ids", GM_CLI_ARG},
+        {"--dump-masks", GM_CLI_ARG}, {"--only", GM_CLI_ARG},  {"--text", GM_CLI_NO_ARG},
+        {"--json", GM_CLI_NO_ARG},    {NULL, GM_CLI_NO_ARG}};
+    static const gm_cli_opt *const tables[] = {own, gm_cli_grammar_opts, gm_cli_schema_opts, NULL};
+    gm_cli_args p;
+    gm_cli_args_init(&p, "trace", usage, argc, argv, tables);
+    int bad = 0, ar = 0;
+    while (!bad && (ar = gm_cli_args_next(&p)) == 1) {
+        int taken = gm_cli_grammar_arg(&lo, &p);
+        if (taken == 1)
             continue;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        if (taken)
+            bad = taken;
+        else if (gm_cli_is(&p, "--help") || gm_cli_is(&p, "-h")) {
             printf("usage: gramask trace %s\n", usage);
             free(texts);
             return 0;
-        } else if (!strcmp(a, "--ids") || !strcmp(a, "--dump-masks") || !strcmp(a, "--only")) {
-            if (i + 1 >= argc)
-                bad = gm_cli_bad_arg("trace", usage, "%s needs a value", a);
-            else
-                *(!strcmp(a, "--ids") ? &ids_path : !strcmp(a, "--only") ? &only : &dump_path) =
-                    argv[++i];
-        } else if (!strcmp(a, "--text")) {
+        } else if (gm_cli_is(&p, "--ids")) {
+            ids_path = p.value;
+        } else if (gm_cli_is(&p, "--only")) {
+            only = p.value;
+        } else if (gm_cli_is(&p, "--dump-masks")) {
+            dump_path = p.value;
+        } else if (gm_cli_is(&p, "--text")) {
             text = true;
-        } else if (!strcmp(a, "--json")) {
+        } else if (gm_cli_is(&p, "--json")) {
             json = 1;
-        } else if (a[0] == '-') {
-            bad = gm_cli_bad_arg("trace", usage, "unknown option '%s'", a);
+        } else if (!p.opt) {
+            texts[ntexts++] = p.value;
         } else {
-            texts[ntexts++] = a;
+            bad = gm_cli_args_unexpected(&p);
         }
     }
+    if (!bad && ar)
+        bad = ar;
     if (!bad && !lo.grammar && !lo.tools && !lo.structural_tag && !lo.code_blocks)
         bad = gm_cli_bad_arg("trace", usage, "missing GRAMMAR");
     else if (!bad && ntexts && !text)
@@ -207,7 +215,16 @@ int gm_cmd_trace(int argc, char **argv)
     }
     gm_cli_session s;
     int rc = gm_cli_session_open("trace", &lo, &s);
-    if (!rc && text && gm_cli_encode_files(s.vocab, texts, ntexts, &mem, &ids, &err) != GM_OK) {
+    if (!rc && text && lo.grammar && !s.grammar && !s.encoder) {
+        fprintf(stderr, "gramask trace: --text with the compiled file %s needs --tokenizer T, "
+                        "the tokenizer it was compiled for, to encode the text (a .gmc holds the "
+                        "tokens, not the encoder)\n", lo.grammar);
+        gm_cli_session_close(&s);
+        rc = 2;
+    }
+    if (!rc && text &&
+        gm_cli_encode_files(s.encoder ? s.encoder : s.vocab, texts, ntexts, &mem, &ids, &err) !=
+            GM_OK) {
         gm_cli_session_close(&s);
         rc = gm_cli_fail("trace", &err);
     }

@@ -52,7 +52,7 @@ static int parse_one(gm_compiled *c, const char *path, int nfiles)
         gm_cli_fail("parse", &err);
         return -1;
     }
-    gm_matcher_options mo = {1};
+    gm_matcher_options mo = {.max_rollback = 1};
     gm_matcher *m;
     if (gm_matcher_create(c, &mo, &m, &err) != GM_OK) {
         gm_mem_free(&mem, text);

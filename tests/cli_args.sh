@@ -30,7 +30,7 @@ usage: gramask encode TOKENIZER FILE... [-o OUT] [--special-as-text]
 (gramask encode --help for details)" 2; ok "encode: missing arguments" $?
 run encode "$tok"; has 'gramask encode: missing FILE (the text to encode)' && has 'exit 2'
 ok "encode: missing FILE" $?
-run encode "$tok" x -o; has 'gramask encode: -o needs a file name' && has 'exit 2'; ok "encode: -o" $?
+run encode "$tok" x -o; has 'gramask encode: -o needs a value' && has 'exit 2'; ok "encode: -o" $?
 run encode --frob; has "gramask encode: unknown option '--frob'" && has 'exit 2'; ok "encode: unknown option" $?
 
 run trace json --tokenizer "$tok"
@@ -89,6 +89,90 @@ exact "gramask demo: bad value 'x' for --steps
 usage: gramask demo [--tokenizer T] [--grammar NAME] [--sample FILE] [--steps N] [--quiet]
 (gramask demo --help for details)" 2; ok "demo: bad --steps" $?
 run demo --grammar; has 'gramask demo: --grammar needs a value'; ok "demo: --grammar without value" $?
+
+# One option parser (getopt_long semantics) in every command: --opt=V, --opt V, "--".
+tmp=${TMPDIR:-/tmp}/gm_cli_args.$$
+mkdir -p "$tmp"
+printf '{"a": [1, 2]}' > "$tmp/s.json"
+run trace json --tokenizer="$tok" --lexer contextual --text "$tmp/s.json"
+has '1 files, 0 failing' && has 'exit 0'; ok "trace: --tokenizer=T and --lexer contextual" $?
+run trace json --tokenizer "$tok" --lexer=contextual --conflicts lark --text -- "$tmp/s.json"
+has '1 files, 0 failing' && has 'exit 0'; ok "trace: --lexer=V, --conflicts V, -- before the files" $?
+run grammar json --start value; has 'LALR(1):' && has 'exit 0'; ok "grammar --start V" $?
+run grammar json --start=value; has 'LALR(1):' && has 'exit 0'; ok "grammar --start=V" $?
+run schema --indent 4 "$tmp/s.json"; has 'root ::=' && has 'exit 0'; ok "schema --indent 4" $?
+run schema --max-ws 3 "$tmp/s.json"; has 'root ::=' && has 'exit 0'; ok "schema --max-ws V" $?
+run generate json --tokenizer "$tok" -n 1 --seed=x; has "gramask generate: bad value 'x' for --seed" && has 'exit 2'
+ok "generate --seed=x" $?
+run compile json --eager=yes; has 'gramask compile: --eager takes no value' && has 'exit 2'; ok "a flag given a value" $?
+run trace json --lexer weird; has "gramask trace: --lexer 'weird': basic or contextual" && has 'exit 2'; ok "trace: bad --lexer" $?
+run regex --match=--x -- --x; has 'exit 0' && ! has 'unexpected'; ok "regex: -- then a pattern starting with --" $?
+
+# A bundled name wins over a directory of that name (python/ in the checkout).
+(cd "$src" && "$g" trace python --tokenizer "$tok" --text "$tmp/s.json" >"$tmp/out" 2>&1); rc=$?
+o="$(cat "$tmp/out")
+exit $rc"
+has "'python' is the bundled grammar python (not the directory python/" && has '1 files, 0 failing'
+ok "trace python from the checkout root: the bundled grammar, said so" $?
+
+# --tokenizer NAME through the search path: $GRAMASK_TOKENIZERS, then the configured data dirs.
+mkdir -p "$tmp/toks/mytok"
+cp "$tok/tokenizer.json" "$tmp/toks/mytok/"
+o=$(GRAMASK_TOKENIZERS="$tmp/nothing:$tmp/toks" "$g" trace json --tokenizer mytok --eos '</s>' --text "$tmp/s.json" 2>&1; echo "exit $?")
+has '1 files, 0 failing' && has 'exit 0'; ok "--tokenizer NAME found in \$GRAMASK_TOKENIZERS" $?
+run vocab sp32k; has 'size:' && has 'exit 0'; ok "vocab sp32k: a bundled tokenizer by name" $?
+run trace json --tokenizer nosuchtok --text "$tmp/s.json"
+has "gramask trace: no tokenizer 'nosuchtok': not a file or directory here, nor in \$GRAMASK_TOKENIZERS" && has 'exit 1'
+ok "an unknown tokenizer name: where it was looked for" $?
+
+# No EOS, never silently: a tokenizer.json alone; generation_config.json; --eos ID|TEXT.
+run trace json --tokenizer "$tmp/toks/mytok" --text "$tmp/s.json"
+has 'no stop token' && has '--eos' && has 'exit 1'; ok "a vocabulary without a stop token: an error that says what to do" $?
+eos=$("$g" vocab "$tok" | awk '/^  / { sub(/:$/, "", $1); print $1; exit }')
+printf '{"eos_token_id": [%s]}' "$eos" > "$tmp/toks/mytok/generation_config.json"
+run trace json --tokenizer "$tmp/toks/mytok" --text "$tmp/s.json"; has '1 files, 0 failing' && has 'exit 0'
+ok "generation_config.json's eos_token_id" $?
+run vocab "$tmp/toks/mytok"; has 'EOS ids:         1' ; ok "vocab: generation_config.json's EOS" $?
+printf '{"eos_token_id": "x"}' > "$tmp/toks/mytok/generation_config.json"
+run vocab "$tmp/toks/mytok"; has 'generation_config.json' && has 'eos_token_id: expected a token id' && has 'exit 1'
+ok "a malformed generation_config.json is named" $?
+rm "$tmp/toks/mytok/generation_config.json"
+run trace json --tokenizer "$tmp/toks/mytok" --eos "$eos" --text "$tmp/s.json"; has '1 files, 0 failing' && has 'exit 0'
+ok "--eos ID" $?
+run generate json --tokenizer "$tmp/toks/mytok" --eos '</s>' -n 2; has '2 texts' && has 'exit 0'; ok "--eos TEXT" $?
+run trace json --tokenizer "$tmp/toks/mytok" --eos '<nope>' --text "$tmp/s.json"
+has "--eos '<nope>': no token of the tokenizer has this text" && has 'exit 1'; ok "--eos TEXT that is no token" $?
+run vocab "$tmp/toks/mytok" --eos=99999999; has "not a token id" && has 'exit 1'; ok "vocab --eos out of range" $?
+
+# A .gmc: --text with its tokenizer; another tokenizer refused.
+"$g" compile json --tokenizer "$tok" -o "$tmp/j.gmc" >/dev/null 2>&1
+run trace "$tmp/j.gmc" --tokenizer "$tok" --text "$tmp/s.json"; has '1 files, 0 failing' && has 'exit 0'
+ok "trace FILE.gmc --tokenizer T --text" $?
+run trace "$tmp/j.gmc" --text "$tmp/s.json"; has 'needs --tokenizer T, the tokenizer it was compiled for' && has 'exit 2'
+ok "trace FILE.gmc --text without --tokenizer" $?
+if [ -d "$d/tokenizers/llama3" ]; then
+    run trace "$tmp/j.gmc" --tokenizer "$d/tokenizers/llama3" --text "$tmp/s.json"
+    has 'is not the tokenizer' && has 'was compiled for' && has 'exit 1'; ok "trace FILE.gmc with another tokenizer: refused" $?
+fi
+
+# gramask grammar on GBNF, EBNF and regex grammars: the normalized rules.
+printf 'root ::= "a" x\nx ::= [0-9]+\n' > "$tmp/g.gbnf"
+run grammar "$tmp/g.gbnf"; has 'root ::= "a" x' && has 'x ::= ' && has 'exit 0'; ok "grammar FILE.gbnf: its rules" $?
+cp "$tmp/g.gbnf" "$tmp/g.txt"
+run grammar --format gbnf "$tmp/g.txt"; has 'root ::= "a" x' && has 'exit 0'; ok "grammar --format gbnf" $?
+printf 'ab+c\n' > "$tmp/r.regex"
+run grammar "$tmp/r.regex"; has 'root ::=' && has 'exit 0'; ok "grammar FILE.regex" $?
+"$g" grammar "$tmp/g.gbnf" > "$tmp/n.ebnf" && run grammar "$tmp/n.ebnf"
+[ "$(printf '%s' "$o" | sed '$d')" = "$(cat "$tmp/n.ebnf")" ]; ok "grammar: the printed rules read back the same" $?
+
+# generate: readable sampling finishes; uniform stays for stress tests.
+run generate json --tokenizer "$tok" -n 10 --max-tokens 120
+has '10 finished' && has 'exit 0'; ok "generate (readable): every JSON text finished" $?
+run generate json --tokenizer "$tok" -n 10 --max-tokens 120 --sampling uniform
+has '0 dead ends' && has 'exit 0' && ! has '10 finished'; ok "generate --sampling uniform: the stress test" $?
+run generate json --tokenizer "$tok" --sampling nice; has "--sampling 'nice': readable or uniform" && has 'exit 2'
+ok "generate: bad --sampling" $?
+rm -rf "$tmp"
 
 # Progress goes to a terminal only: piped, nothing but the report.
 run compile json --tokenizer "$tok" --eager -o "${TMPDIR:-/tmp}/gm_cli_args.$$.gmc"

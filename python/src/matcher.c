@@ -32,10 +32,13 @@ static PyObject *matcher_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 
 static int matcher_init(gmpy_matcher *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"compiled_grammar", "max_rollback_tokens", NULL};
+    static char *kwlist[] = {"compiled_grammar", "max_rollback_tokens",
+                             "terminate_without_stop_token", NULL};
     PyObject *owner;
     long max_rollback = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$l:GrammarMatcher", kwlist, &owner, &max_rollback))
+    int no_stop = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$lp:GrammarMatcher", kwlist, &owner,
+                                     &max_rollback, &no_stop))
         return -1;
     if (self->m) {
         PyErr_SetString(PyExc_RuntimeError, "GrammarMatcher.__init__ called twice");
@@ -54,7 +57,8 @@ static int matcher_init(gmpy_matcher *self, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_ValueError, "this compiled grammar was closed");
         return -1;
     }
-    gm_matcher_options o = {.max_rollback = (uint32_t)max_rollback};
+    gm_matcher_options o = {.max_rollback = (uint32_t)max_rollback,
+                            .terminate_without_stop_token = no_stop != 0};
     gm_error err;
     if (gm_matcher_create(c->c, &o, &self->m, &err) != GM_OK) {
         Py_DECREF(c);

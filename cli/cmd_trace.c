@@ -22,6 +22,10 @@ static const char usage[] =
     "  token, or with --text each text FILE encoded as the tokenizer does (gramask encode).\n"
     "  A rejected token is reported with its file:line:column, its text, the text before\n"
     "  it and what the grammar expected there.\n"
+    "  --dump-masks OUT: each step's mask as a JSON line: {\"file\", \"step\", \"vocab\": V,\n"
+    "  \"count\": N, \"eos\": true|false, \"ranges\": [[A,B], C, ...]} listing the allowed ids\n"
+    "  (A..B inclusive, C alone; EOS ids apart), or \"except\": [...] the same way, the ids of\n"
+    "  0..V-1 NOT allowed, whichever is shorter (python/tests/conftest.py's dumped_ids reads it).\n"
     "  Exit status 1 when a true token was masked or EOS was not allowed at the end.";
 
 typedef struct file_result {
@@ -35,28 +39,72 @@ typedef struct file_result {
     char *expected;           /* at a rejected token or a refused EOS: what could come (malloc) */
 } file_result;
 
+/* Whether t is one of the vocabulary's EOS ids (sorted). */
+static bool is_eos_id(const uint32_t *eos, size_t neos, uint32_t t)
+{
+    for (size_t k = 0; k < neos; k++)
+        if (eos[k] == t)
+            return true;
+    return false;
+}
+
+/* Bit t of the mask, EOS ids read as 0 (they go in "eos"), or as 1 when `flip`. */
+static bool bit(const uint32_t *mask, uint32_t t, const uint32_t *eos, size_t neos, bool flip)
+{
+    bool on = (mask[t >> 5] >> (t & 31)) & 1;
+    if (is_eos_id(eos, neos, t))
+        return false;
+    return on != flip;
+}
+
+/* The runs of ids whose bit (as above) is 1, written when out; returns the numbers written
+   (1 for a run of one id, 2 for a pair): the length to compare. */
+static size_t runs(FILE *out, const uint32_t *mask, uint32_t nbits, const uint32_t *eos,
+                   size_t neos, bool flip)
+{
+    size_t n = 0;
+    for (uint32_t t = 0; t < nbits;) {
+        if (!bit(mask, t, eos, neos, flip)) {
+            t++;
+            continue;
+        }
+        uint32_t a = t;
+        while (t < nbits && bit(mask, t, eos, neos, flip))
+            t++;
+        if (out && a == t - 1)
+            fprintf(out, n ? ",%u" : "%u", a);
+        else if (out)
+            fprintf(out, n ? ",[%u,%u]" : "[%u,%u]", a, t - 1);
+        n += a == t - 1 ? 1 : 2;
+    }
+    return n;
+}
+
+/*
+ * One step of --dump-masks, a JSON line: {"file", "step", "vocab": V,
+ * "count": allowed ids (EOS not counted), "eos": true|false, and either
+ * "ranges": [[a, b], ...] (the allowed ids, a..b inclusive) or "except":
+ * [[a, b], ...] (every id of 0..V-1 but these is allowed), whichever has
+ * fewer numbers; a run of one id is written as the id alone. EOS ids are in
+ * neither list, only in "eos".
+ */
 static void dump_step(FILE *out, const char *file, size_t step, const uint32_t *mask,
                       const gm_vocab *v, uint32_t nbits)
 {
     const uint32_t *eos;
     size_t neos = gm_vocab_eos_ids(v, &eos);
-    int eos_allowed = 0;
-    fprintf(out, "{\"file\": \"%s\", \"step\": %zu, \"allowed\": [", file, step);
-    int first = 1;
-    for (uint32_t t = 0; t < nbits; t++) {
-        if (!((mask[t >> 5] >> (t & 31)) & 1))
-            continue;
-        int is_eos = 0;
-        for (size_t k = 0; k < neos; k++)
-            is_eos |= eos[k] == t;
-        if (is_eos) {
-            eos_allowed = 1;
-            continue;
-        }
-        fprintf(out, first ? "%u" : ", %u", t);
-        first = 0;
-    }
-    fprintf(out, "], \"eos\": %s}\n", eos_allowed ? "true" : "false");
+    bool eos_allowed = false;
+    for (size_t k = 0; k < neos; k++)
+        eos_allowed |= eos[k] < nbits && ((mask[eos[k] >> 5] >> (eos[k] & 31)) & 1);
+    size_t count = 0;
+    for (uint32_t t = 0; t < nbits; t++)
+        count += bit(mask, t, eos, neos, false);
+    bool flip = runs(NULL, mask, nbits, eos, neos, true) < runs(NULL, mask, nbits, eos, neos, false);
+    fprintf(out, "{\"file\": \"%s\", \"step\": %zu, \"vocab\": %u, \"count\": %zu, \"eos\": %s, "
+                 "\"%s\": [", file, step, nbits, count, eos_allowed ? "true" : "false",
+            flip ? "except" : "ranges");
+    runs(out, mask, nbits, eos, neos, flip);
+    fputs("]}\n", out);
 }
 
 static int mask_has_eos(const uint32_t *mask, const gm_vocab *v)

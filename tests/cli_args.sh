@@ -172,6 +172,41 @@ run generate json --tokenizer "$tok" -n 10 --max-tokens 120 --sampling uniform
 has '0 dead ends' && has 'exit 0' && ! has '10 finished'; ok "generate --sampling uniform: the stress test" $?
 run generate json --tokenizer "$tok" --sampling nice; has "--sampling 'nice': readable or uniform" && has 'exit 2'
 ok "generate: bad --sampling" $?
+# trace --dump-masks: the compact form (ranges or their complement, the shorter), read back:
+# every true token is in its step's set, the count agrees, and the other form is no shorter.
+"$g" encode "$tok" "$tmp/s.json" > "$tmp/ids.json" 2>/dev/null
+"$g" trace json --tokenizer "$tok" --ids "$tmp/ids.json" --dump-masks "$tmp/d.jsonl" >/dev/null 2>&1
+o=$(python3 - "$tmp/ids.json" "$tmp/d.jsonl" <<'PY' 2>&1; echo "exit $?"
+import json, sys
+ids = json.load(open(sys.argv[1]))[0]["ids"]
+rows = [json.loads(l) for l in open(sys.argv[2])]
+assert len(rows) == len(ids) + 1, (len(rows), len(ids))
+def runs(s, n):
+    out, t = [], 0
+    while t < n:
+        if t not in s:
+            t += 1
+            continue
+        a = t
+        while t < n and t in s:
+            t += 1
+        out.append(a if a == t - 1 else [a, t - 1])
+    return out
+for step, r in enumerate(rows):
+    key = "ranges" if "ranges" in r else "except"
+    got = set()
+    for x in r[key]:
+        got.update(range(x[0], x[1] + 1) if isinstance(x, list) else (x,))
+    allowed = got if key == "ranges" else set(range(r["vocab"])) - got - {2}
+    assert len(allowed) == r["count"], step
+    if step < len(ids):
+        assert ids[step] in allowed, step
+    other = runs(allowed, r["vocab"]) if key == "except" else runs(set(range(r["vocab"])) - allowed - {2}, r["vocab"])
+    assert len(json.dumps(r[key])) <= len(json.dumps(other)) + 2, step
+print("dump ok", len(rows))
+PY
+)
+has 'dump ok' && has 'exit 0'; ok "trace --dump-masks: compact, read back, the shorter form" $?
 rm -rf "$tmp"
 
 # Progress goes to a terminal only: piped, nothing but the report.

@@ -48,12 +48,13 @@ static bool is_eos_id(const uint32_t *eos, size_t neos, uint32_t t)
     return false;
 }
 
-/* Bit t of the mask, EOS ids read as 0 (they go in "eos"), or as 1 when `flip`. */
+/* Bit t of the mask (flipped when `flip`), EOS ids read as not allowed: they go in "eos"
+   only, and an "except" list holds them. */
 static bool bit(const uint32_t *mask, uint32_t t, const uint32_t *eos, size_t neos, bool flip)
 {
     bool on = (mask[t >> 5] >> (t & 31)) & 1;
     if (is_eos_id(eos, neos, t))
-        return false;
+        on = false;
     return on != flip;
 }
 
@@ -85,8 +86,8 @@ static size_t runs(FILE *out, const uint32_t *mask, uint32_t nbits, const uint32
  * "count": allowed ids (EOS not counted), "eos": true|false, and either
  * "ranges": [[a, b], ...] (the allowed ids, a..b inclusive) or "except":
  * [[a, b], ...] (every id of 0..V-1 but these is allowed), whichever has
- * fewer numbers; a run of one id is written as the id alone. EOS ids are in
- * neither list, only in "eos".
+ * fewer numbers; a run of one id is written as the id alone. EOS ids are
+ * never in "ranges" (only in "eos"), so "except" lists them.
  */
 static void dump_step(FILE *out, const char *file, size_t step, const uint32_t *mask,
                       const gm_vocab *v, uint32_t nbits)

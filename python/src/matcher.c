@@ -247,6 +247,14 @@ static PyObject *matcher_validate_tokens(gmpy_matcher *self, PyObject *arg)
         }
     }
     Py_DECREF(seq);
+    uint32_t nv = gm_compiled_vocab_size(self->c);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (ids[i] >= nv) {
+            PyErr_Format(PyExc_ValueError, "validate_tokens: token id %u (at %zd) is out of range: "
+                         "the vocabulary has %u ids (ids of another tokenizer?)", ids[i], i, nv);
+            PyMem_Free(ids);
+            return NULL;
+        }
     size_t accepted = 0;
     gm_error err;
     gm_status st = gm_matcher_validate_tokens(m, ids, (size_t)n, &accepted, &err);

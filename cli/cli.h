@@ -22,6 +22,8 @@ typedef struct gm_cli_command {
 /* Prints "gramask <cmd>: message" from err (or a plain message) to stderr; returns 1. */
 int gm_cli_fail(const char *cmd, const gm_error *err);
 int gm_cli_usage(const char *cmd, const char *usage);
+/* After a library message: the command-line option that answers it, if any (main.c). */
+void gm_cli_hint(const char *cmd, const char *msg);
 
 /*
  * A bad command line: prints "gramask CMD: REASON", the usage line of the
@@ -38,11 +40,13 @@ int gm_cli_bad_arg(const char *cmd, const char *usage, const char *fmt, ...)
 
 /*
  * Reports (to stderr) the true token ids[step] that the grammar rejected in
- * `file`: file:line:column, its text, the text before it, and `expected`
- * (what the grammar could take there; NULL when not known). trace_report.c.
+ * `file`: file:line:column, its text (or that the id is out of range), the
+ * byte refused (bad_byte: its offset in the token; SIZE_MAX when not
+ * known), the text before it, and `expected` (what the grammar could take
+ * at that byte; NULL when not known). trace_report.c.
  */
 void gm_cli_report_rejected(const gm_vocab *v, const char *file, const uint32_t *ids,
-                            size_t step, const char *expected);
+                            size_t step, size_t bad_byte, const char *expected);
 
 /*
  * Progress of a long compile (progress.c): pass gm_cli_progress_fn and a

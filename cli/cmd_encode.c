@@ -2,6 +2,7 @@
  * gramask encode: text files -> a reference ids file (the format of
  * ../shared/corpus/<lang>/ids.<tokenizer>.json), through gm_vocab_encode.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,13 +148,18 @@ int gm_cmd_encode(int argc, char **argv)
     gm_vocab_options vo;
     gm_vocab_options_init_defaults(&vo);
     vo.load_encoder = true;
+    char tbuf[4096];
+    if (!(tokenizer = gm_cli_tokenizer_resolve("encode", tokenizer, tbuf, sizeof tbuf))) {
+        free(files);
+        return 1;
+    }
     if (gm_vocab_create_from_file(tokenizer, &vo, &v, &err) != GM_OK) {
         free(files);
         return gm_cli_fail("encode", &err);
     }
     FILE *out = stdout;
     if (out_path && !(out = fopen(out_path, "w"))) {
-        fprintf(stderr, "gramask encode: cannot write %s\n", out_path);
+        fprintf(stderr, "gramask encode: cannot write %s: %s\n", out_path, strerror(errno));
         gm_vocab_destroy(v);
         free(files);
         return 1;
@@ -176,7 +182,7 @@ int gm_cmd_encode(int argc, char **argv)
     }
     fputs(out == stdout ? "]\n" : "]", out); /* a file: byte for byte the corpus format */
     if (out != stdout && fclose(out) != 0 && !rc) {
-        fprintf(stderr, "gramask encode: cannot write %s\n", out_path);
+        fprintf(stderr, "gramask encode: cannot write %s: %s\n", out_path, strerror(errno));
         rc = 1;
     }
     if (out == stdout && fflush(stdout) != 0 && !rc)

@@ -7,6 +7,7 @@
  * happen; it is reported with the text that led to it. Finished texts are
  * checked again byte by byte with a fresh matcher.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,7 +188,7 @@ int gm_cmd_generate(int argc, char **argv)
         return rc;
     FILE *out = stdout;
     if (out_path && !(out = fopen(out_path, "w"))) {
-        fprintf(stderr, "gramask generate: cannot write %s\n", out_path);
+        fprintf(stderr, "gramask generate: cannot write %s: %s\n", out_path, strerror(errno));
         gm_cli_session_close(&s);
         return 1;
     }

@@ -47,6 +47,7 @@ static void print_help(void)
            "                      terminals a state accepts) and say where it lexes an input\n"
            "                      differently from the basic lexer (with --report: each such\n"
            "                      lexer, its states and a shortest such input)\n"
+           "  --max-dfa-states N  the lexer DFA's state limit (default 100000)\n"
            "  --start RULE        start rule (default: start; root for GBNF/EBNF)\n\n"
            "Exit status: 0 ok, 1 the grammar is invalid (a terminal that cannot compile too) or\n"
            "not LALR(1), 2 usage error.\n",
@@ -178,12 +179,14 @@ static int print_earley(const char *path, gm_grammar_format fmt, const char *sta
 int gm_cmd_grammar(int argc, char **argv)
 {
     const char *path = NULL, *start = NULL, *format = NULL;
+    uint32_t max_dfa = 0;
     bool report = false, contextual = false;
     gm_conflicts mode = GM_CONFLICTS_ERROR;
     static const gm_cli_opt own[] = {
         {"--help", GM_CLI_NO_ARG},  {"-h", GM_CLI_NO_ARG},   {"--report", GM_CLI_NO_ARG},
         {"--lark", GM_CLI_NO_ARG},  {"--conflicts", GM_CLI_ARG}, {"--lexer", GM_CLI_ARG},
-        {"--start", GM_CLI_ARG},    {"--format", GM_CLI_ARG}, {NULL, GM_CLI_NO_ARG}};
+        {"--start", GM_CLI_ARG},    {"--format", GM_CLI_ARG}, {"--max-dfa-states", GM_CLI_ARG},
+        {NULL, GM_CLI_NO_ARG}};
     static const gm_cli_opt *const tables[] = {own, NULL};
     gm_cli_args p;
     gm_cli_args_init(&p, "grammar", USAGE, argc, argv, tables);
@@ -208,6 +211,11 @@ int gm_cmd_grammar(int argc, char **argv)
             start = p.value;
         } else if (gm_cli_is(&p, "--format")) {
             format = p.value;
+        } else if (gm_cli_is(&p, "--max-dfa-states")) {
+            uint64_t n;
+            if (gm_cli_parse_u64(p.value, &n) || n == 0 || n > UINT32_MAX)
+                return gm_cli_args_bad_value(&p, "a number of states");
+            max_dfa = (uint32_t)n;
         } else if (!path) {
             path = p.value;
         } else {
@@ -232,6 +240,7 @@ int gm_cmd_grammar(int argc, char **argv)
     memset(&gopts, 0, sizeof gopts);
     gopts.start = start;
     gopts.warn = print_warning;
+    gopts.limits.max_dfa_states = max_dfa;
     gm_cfg *g = NULL;
     gm_lexer *lx = NULL;
     gm_ctx_lexers *ctx = NULL;
@@ -239,7 +248,7 @@ int gm_cmd_grammar(int argc, char **argv)
     gm_strbuf_init(&ctx_text, &m);
     if (gm_cli_load_cfg(&m, path, &gopts, &g, &err) != GM_OK)
         return gm_cli_fail("grammar", &err);
-    if (gm_lexer_build_grammar(&m, g->terminals, g->nterminals, mode == GM_CONFLICTS_LARK, NULL,
+    if (gm_lexer_build_grammar(&m, g->terminals, g->nterminals, mode == GM_CONFLICTS_LARK, &gopts.limits,
                                print_warning, NULL, &lx, &err) != GM_OK) {
         gm_cfg_destroy(g);
         return gm_cli_fail("grammar", &err);
@@ -256,7 +265,10 @@ int gm_cmd_grammar(int argc, char **argv)
     int rc = 0;
     if (gm_lalr_build(&m, g, &lopts, &t, &err) != GM_OK) {
         if (err.code == GM_ERR_GRAMMAR && conflicts.n && !conflicts.failed)
+        {
             fprintf(stderr, "gramask grammar: %s", gm_strbuf_str(&conflicts));
+            gm_cli_hint("grammar", "is not LALR(1)");
+        }
         else
             gm_cli_fail("grammar", &err);
         rc = 1;

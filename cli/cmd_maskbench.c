@@ -1061,12 +1061,12 @@ int gm_cmd_maskbench(int argc, char **argv)
         if (f)
             fclose(f);
         else
-            fprintf(stderr, "gramask maskbench: cannot write %s\n", details);
+            fprintf(stderr, "gramask maskbench: cannot write %s: %s\n", details, strerror(errno));
     }
     if (json_out) {
         FILE *f = fopen(json_out, "w");
         if (!f) {
-            fprintf(stderr, "gramask maskbench: cannot write %s\n", json_out);
+            fprintf(stderr, "gramask maskbench: cannot write %s: %s\n", json_out, strerror(errno));
             goto out;
         }
         print_json(f, path, &all, splits, nsplits);

@@ -3,6 +3,8 @@
  * grammar and report, per file, whether every true token was allowed,
  * whether EOS was allowed at the end, and the mask latency.
  */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,7 @@ typedef struct file_result {
     size_t steps, tokens;
     int all_allowed, eos_at_end;
     size_t bad_step;          /* first masked true token (when !all_allowed) */
+    size_t bad_byte;          /* its first byte the grammar refuses (SIZE_MAX: not known) */
     uint32_t bad_token;
     gm_latency mask;
     double accept_us;         /* mean accept_token time */
@@ -132,6 +135,35 @@ static char *expected_of(const gm_matcher *m)
     return r;
 }
 
+/*
+ * Which byte of the refused token t the grammar refuses, fed byte by byte to
+ * a clone of m, and what it expected at that byte: a multi-byte token is
+ * refused at its first byte the language cannot take, not necessarily its
+ * first.
+ */
+static void refused_byte(const gm_matcher *m, const gm_vocab *v, uint32_t t, file_result *r)
+{
+    size_t len;
+    const uint8_t *b = gm_vocab_token(v, t, &len);
+    gm_matcher *c = NULL;
+    gm_error err;
+    r->bad_byte = SIZE_MAX;
+    if (b && len > 1 && gm_matcher_clone(m, &c, &err) == GM_OK) {
+        size_t k = 0;
+        while (k < len && gm_matcher_accept_bytes(c, b + k, 1, &err) == GM_OK)
+            k++;
+        if (k < len) {
+            r->bad_byte = k;
+            r->expected = expected_of(c);
+        }
+        gm_matcher_destroy(c);
+    }
+    if (r->bad_byte == SIZE_MAX) {
+        r->bad_byte = b && len ? 0 : SIZE_MAX;
+        r->expected = expected_of(m);
+    }
+}
+
 static int trace_file(gm_cli_session *s, const gm_ids_entry *e, FILE *dump, uint32_t *mask,
                       uint64_t *ns, file_result *r)
 {
@@ -168,7 +200,7 @@ static int trace_file(gm_cli_session *s, const gm_ids_entry *e, FILE *dump, uint
             r->all_allowed = 0;
             r->bad_step = i;
             r->bad_token = t;
-            r->expected = expected_of(m);
+            refused_byte(m, s->vocab, t, r);
             break;
         }
         t0 = gm_clock_ns();
@@ -286,7 +318,7 @@ int gm_cmd_trace(int argc, char **argv)
         ids_path = "--text";
     FILE *dump = NULL;
     if (dump_path && !(dump = fopen(dump_path, "w"))) {
-        fprintf(stderr, "gramask trace: cannot write %s\n", dump_path);
+        fprintf(stderr, "gramask trace: cannot write %s: %s\n", dump_path, strerror(errno));
         gm_cli_session_close(&s);
         gm_ids_file_destroy(ids);
         return 1;
@@ -322,7 +354,8 @@ int gm_cmd_trace(int argc, char **argv)
         if (!r->all_allowed || !r->eos_at_end) {
             failures++;
             if (!r->all_allowed)
-                gm_cli_report_rejected(s.vocab, e->file, e->ids, r->bad_step, r->expected);
+                gm_cli_report_rejected(s.vocab, e->file, e->ids, r->bad_step, r->bad_byte,
+                                       r->expected);
             else
                 fprintf(stderr, "gramask trace: %s: EOS not allowed at the end\n  expected: %s\n",
                         e->file, r->expected ? r->expected : "(not known)");
@@ -353,7 +386,11 @@ int gm_cmd_trace(int argc, char **argv)
                "p50_us", "p99_us", "max_us");
         for (size_t i = 0; i < nresults; i++) {
             file_result *r = &results[i];
-            printf("%-44.44s %7zu %8s %4s %9.2f %9.2f %9.2f %9.2f\n", r->name, r->steps,
+            size_t nl = strlen(r->name);
+            char shown[48]; /* a long path keeps its end, the file's own name */
+            snprintf(shown, sizeof shown, nl > 44 ? "...%s" : "%s",
+                     nl > 44 ? r->name + nl - 41 : r->name);
+            printf("%-44s %7zu %8s %4s %9.2f %9.2f %9.2f %9.2f\n", shown, r->steps,
                    r->all_allowed ? "all" : "NO", r->eos_at_end ? "yes" : "NO", r->mask.mean,
                    r->mask.p50, r->mask.p99, r->mask.max);
         }

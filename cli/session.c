@@ -78,7 +78,7 @@ const gm_cli_opt gm_cli_grammar_opts[] = {
     {"--reasoning", GM_CLI_ARG},   {"--start", GM_CLI_ARG},       {"--schema", GM_CLI_ARG},
     {"--eager", GM_CLI_NO_ARG},    {"--quiet", GM_CLI_NO_ARG},    {"-q", GM_CLI_NO_ARG},
     {"--conflicts", GM_CLI_ARG},   {"--lark", GM_CLI_NO_ARG},     {"--lexer", GM_CLI_ARG},
-    {"--model-vocab-size", GM_CLI_ARG}, {NULL, GM_CLI_NO_ARG},
+    {"--model-vocab-size", GM_CLI_ARG}, {"--max-dfa-states", GM_CLI_ARG}, {NULL, GM_CLI_NO_ARG},
 };
 
 int gm_cli_format_named(const char *v, gm_grammar_format *out)
@@ -197,6 +197,11 @@ int gm_cli_grammar_arg(gm_cli_load_options *lo, const gm_cli_args *p)
     } else if (gm_cli_is(p, "--lexer")) {
         if (gm_cli_lexer_named(v, &lo->lexer))
             return gm_cli_args_bad_value(p, "basic or contextual");
+    } else if (gm_cli_is(p, "--max-dfa-states")) {
+        uint64_t n;
+        if (gm_cli_parse_u64(v, &n) || n == 0 || n > UINT32_MAX)
+            return gm_cli_args_bad_value(p, "a number of states");
+        lo->max_dfa_states = (uint32_t)n;
     } else if (gm_cli_is(p, "--model-vocab-size")) {
         uint64_t n;
         if (gm_cli_parse_u64(v, &n) || n > UINT32_MAX)
@@ -305,6 +310,7 @@ static gm_status make_grammar(const gm_cli_load_options *opts, gm_grammar **out,
     go.lexer = opts->lexer;
     go.format = opts->format;
     go.start = opts->start;
+    go.limits.max_dfa_states = opts->max_dfa_states;
     if (gm_cli_is_bundled(opts->grammar) && opts->format == GM_FORMAT_AUTO)
         return gm_grammar_create_bundled(opts->grammar, &go, out, err);
     return gm_grammar_create_from_file(opts->grammar, &go, out, err);

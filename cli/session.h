@@ -37,6 +37,7 @@ typedef struct gm_cli_load_options {
     gm_grammar_format format; /* --format (GM_FORMAT_AUTO: by the file's extension) */
     const char *start;        /* --start RULE */
     uint32_t model_vocab_size;
+    uint32_t max_dfa_states;  /* --max-dfa-states N (0: the default limit) */
     bool quiet;               /* --quiet: no progress line on the terminal */
     const char *structural_tag; /* --structural-tag FILE (instead of GRAMMAR) */
     const char *tools;        /* --tools FILE (instead of GRAMMAR), with tool_format */
@@ -58,7 +59,7 @@ void gm_cli_load_options_init(gm_cli_load_options *lo);
 /* The options that say which grammar to compile for which tokenizer, as one usage line. */
 #define GM_CLI_GRAMMAR_OPTIONS \
     "[--format lark|gbnf|ebnf|regex] [--start RULE] [--eager] [--conflicts=lark]\n" \
-    "             [--lexer=basic|contextual] [--quiet]\n" \
+    "             [--lexer=basic|contextual] [--quiet] [--eos ID|TEXT]... [--max-dfa-states N]\n" \
     "             [--schema FILE.json [--compact|--indent[=N]] [--any-order] [--lenient] [--draft=D]]"
 #define GM_CLI_GRAMMAR_HELP \
     "  GRAMMAR: a .lark, .gbnf, .ebnf or .regex file (--format overrides the extension),\n" \
@@ -70,6 +71,14 @@ void gm_cli_load_options_init(gm_cli_load_options *lo);
     "  or --code-blocks LANG,... (python,go,java,json): Markdown whose ```LANG code blocks are\n" \
     "  constrained by the bundled grammars (README, code blocks).\n" \
     "  --quiet: no progress line while tables are built (shown only on a terminal).\n" \
+    "  Options take their value as --opt V or --opt=V; -- ends the options.\n" \
+    "  T: a tokenizer.json, a directory holding one, or a name looked up in the directories\n" \
+    "  of $GRAMASK_TOKENIZERS (':'-separated), then of the data directories the build was\n" \
+    "  configured with (DIR/tokenizers of ./configure --with-shared-data=DIR, the bundled\n" \
+    "  sp32k, the installed data), e.g. --tokenizer llama3. Its stop tokens: eos_token of\n" \
+    "  tokenizer_config.json, eos_token_id of generation_config.json beside it, and each\n" \
+    "  --eos ID|TEXT (a token id or a token's exact text); none at all is an error.\n" \
+    "  --max-dfa-states N: the lexer DFA's state limit (default 100000).\n" \
     "  --lexer=contextual: Lark's contextual lexer (each lexeme lexed with the terminals\n" \
     "  the parser's state accepts); masks stay exact under it. Default: basic.\n"
 

@@ -207,6 +207,45 @@ print("dump ok", len(rows))
 PY
 )
 has 'dump ok' && has 'exit 0'; ok "trace --dump-masks: compact, read back, the shorter form" $?
+# Messages (issue 33 item 7).
+printf '[1' > "$tmp/m.json"
+"$g" encode "$tok" "$tmp/m.json" > "$tmp/m.ids" 2>/dev/null
+python3 - "$tmp/m.ids" "$tok/tokenizer.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = json.load(open(sys.argv[2]))["model"]["vocab"]
+d.append({"file": "multi.json", "ids": d[0]["ids"] + [v["],"]]})   # "]" fits, "," does not
+d.append({"file": "first.json", "ids": [v["a"]]})                    # refused at step 0
+d.append({"file": "range.json", "ids": [10 ** 6]})                   # another tokenizer's id
+json.dump(d, open(sys.argv[1], "w"))
+PY
+run trace json --tokenizer "$tok" --ids "$tmp/m.ids" --only multi.json
+has 'is not allowed: its byte 2 (0x2c) is refused' && has 'expected at that byte: end of input'
+ok "trace: a multi-byte token is reported at the byte refused" $?
+run trace json --tokenizer "$tok" --ids "$tmp/m.ids" --only first.json
+has 'after: nothing (it is the first token)'; ok "trace: a rejection at step 0 has no text before it" $?
+run trace json --tokenizer "$tok" --ids "$tmp/m.ids" --only range.json
+has 'true token 1000000 (step 0) is out of range: the tokenizer has 32000 ids (ids made with another tokenizer?)'
+ok "trace: an id out of range says so" $?
+printf 'start: a | b\na: "x"\nb: "x"\n' > "$tmp/c.lark"
+run grammar "$tmp/c.lark"; has 'is not LALR(1)' && has 'hint: for a grammar written for Lark, --conflicts=lark'
+ok "grammar: not LALR(1) names --conflicts=lark" $?
+run trace "$tmp/c.lark" --tokenizer "$tok" --text "$tmp/m.json"; has 'hint: for a grammar written for Lark, --conflicts=lark'
+ok "trace: not LALR(1) names --conflicts=lark" $?
+printf 'start: X\nX: /(a|b)*a(a|b)(a|b)(a|b)(a|b)(a|b)(a|b)(a|b)(a|b)(a|b)(a|b)(a|b)(a|b)/\n' > "$tmp/big.lark"
+run grammar "$tmp/big.lark" --max-dfa-states 100; has 'gm_limits.max_dfa_states' && has 'hint: --max-dfa-states N raises the limit' && has 'exit 1'
+ok "grammar: the DFA limit, and the option that raises it" $?
+run grammar "$tmp/big.lark"; has 'LALR(1):' && has 'exit 0'; ok "grammar: the same under the default limit" $?
+printf 'root ::= "a"\n' > "$tmp/a.gbnf"
+printf 'a\n' > "$tmp/a.txt"
+run parse "$tmp/a.gbnf" "$tmp/a.txt"; has "unexpected '\\n' (byte 0x0a)"; ok "parse: a newline shown as \\n" $?
+run trace json --tokenizer "$tok" --text "$tmp/m.json" --dump-masks "$tmp/nodir/x.jsonl"
+has 'cannot write' && has 'No such file or directory' && has 'exit 1'; ok "a write error with the system's reason" $?
+run compile json --tokenizer "$tok" -o "$tmp/nodir/x.gmc"
+has 'cannot write the compiled file' && has 'No such file or directory'; ok "compile: a write error with the system's reason" $?
+run trace json --tokenizer "$tok" --ids "$tmp/m.ids"
+n=$(printf '%s\n' "$o" | grep -c '^multi.json\|^first.json\|^range.json\|^m.json'); [ "$n" = 4 ]
+ok "trace: the table names each file" $?
 rm -rf "$tmp"
 
 # Progress goes to a terminal only: piped, nothing but the report.

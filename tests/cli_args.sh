@@ -248,6 +248,18 @@ n=$(printf '%s\n' "$o" | grep -c '^multi.json\|^first.json\|^range.json\|^m.json
 ok "trace: the table names each file" $?
 rm -rf "$tmp"
 
+# README's dependency list is bootstrap's, package for package.
+want=$(deps=; eval "$(sed -n '/^deps=/{:a;/\\$/{N;ba};p}' "$src/bootstrap")"; printf '%s\n' $deps | sort -u)
+got=$(python3 -c '
+import re, sys
+t = open(sys.argv[1]).read()
+para = t[t.index("Dependencies (Debian packages"):].split("\n\n")[0]
+para = re.sub(r"\([^)]*\)", "", para.split(":", 1)[1].replace("\n", " "))
+print("\n".join(sorted({x.strip(" .") for x in para.split(",") if x.strip(" .")})))' "$src/README.md")
+o="bootstrap: $want
+README: $got"
+[ -n "$want" ] && [ "$want" = "$got" ]; ok "README's dependency list equals bootstrap's" $?
+
 # Progress goes to a terminal only: piped, nothing but the report.
 run compile json --tokenizer "$tok" --eager -o "${TMPDIR:-/tmp}/gm_cli_args.$$.gmc"
 ! has 'building token tables' && has 'exit 0'; ok "no progress line when stderr is not a terminal" $?

@@ -65,13 +65,6 @@ bool gm_cli_progress_wanted(bool quiet);
 void gm_cli_progress_fn(void *ud, uint64_t done, uint64_t total);
 
 /*
- * gm_cli_bad_arg for argv[i], the argument a command did not take: "unexpected
- * argument 'x'", "unknown option '--x'", "--x needs a value" or "bad value
- * 'v' for --x", telling the last two by whether usage shows "--x VALUE".
- */
-int gm_cli_bad_arg_at(const char *cmd, const char *usage, int argc, char **argv, int i);
-
-/*
  * The one option parser of every subcommand, with getopt_long's semantics:
  * "--opt=V" and "--opt V" for an option that takes a value, "--" ends the
  * options, anything else not starting with '-' (and "-" itself) is an

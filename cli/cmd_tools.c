@@ -64,8 +64,6 @@ int gm_cmd_tools(int argc, char **argv)
         return gm_cli_bad_arg("tools", usage, "missing TOOLS.json");
     if (!lo.tool_format)
         return gm_cli_bad_arg("tools", usage, "missing --format llama|llama-json|qwen|harmony");
-    if (!file || !lo.tool_format)
-        return gm_cli_usage("tools", usage);
     gm_mem m;
     gm_mem_init(&m, NULL, 0);
     gm_limits lim;

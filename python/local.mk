@@ -45,3 +45,12 @@ bench-python: python/lib/.built
 	  --shared '$(GM_SHARED_DIR)' --out '$(srcdir)/bench/results/python.md'
 .PHONY: bench-python
 EXTRA_DIST += bench/bench_python.py
+
+# The Python API reference, generated from the package's docstrings (python/mkdoc.py)
+# beside docs/cli.md, installed with the documentation and shipped in the tarball.
+doc_DATA += docs/python.md
+docs/python.md: python/lib/.built $(srcdir)/python/mkdoc.py
+	$(AM_V_GEN)$(MKDIR_P) docs && PYTHONPATH='$(abs_top_builddir)/python/lib' \
+	  PYTHONDONTWRITEBYTECODE=1 $(PYTHON3) $(srcdir)/python/mkdoc.py > $@.tmp && mv $@.tmp $@
+EXTRA_DIST += docs/python.md python/mkdoc.py
+CLEANFILES += docs/python.md

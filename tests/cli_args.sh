@@ -136,6 +136,11 @@ run vocab "$tmp/toks/mytok"; has 'EOS ids:         1' ; ok "vocab: generation_co
 printf '{"eos_token_id": "x"}' > "$tmp/toks/mytok/generation_config.json"
 run vocab "$tmp/toks/mytok"; has 'generation_config.json' && has 'eos_token_id: expected a token id' && has 'exit 1'
 ok "a malformed generation_config.json is named" $?
+printf '{"eos_token_id": [2, 99999]}' > "$tmp/toks/mytok/generation_config.json"
+run vocab "$tmp/toks/mytok"; has 'generation_config.json' && has 'eos_token_id 99999 is not a token of' && has 'exit 1'
+ok "generation_config.json: an id past the vocabulary is named" $?
+printf '{"eos_token_id": 2, "temperature": 0.6}' > "$tmp/toks/mytok/generation_config.json"
+run vocab "$tmp/toks/mytok"; has 'EOS ids:         1' && has 'exit 0'; ok "generation_config.json: a single id" $?
 rm "$tmp/toks/mytok/generation_config.json"
 run trace json --tokenizer "$tmp/toks/mytok" --eos "$eos" --text "$tmp/s.json"; has '1 files, 0 failing' && has 'exit 0'
 ok "--eos ID" $?

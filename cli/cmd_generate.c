@@ -79,16 +79,19 @@ static void json_string(FILE *out, const uint8_t *b, size_t n)
  * Readable sampling draws a class of tokens first, then a token of it
  * uniformly: CLOSE (visible ASCII holding a quote, bracket or '>': what ends
  * strings, objects, calls and tags), TEXT (other visible ASCII), SPACE
- * (whitespace only) and OTHER (control or non-ASCII bytes, special tokens).
+ * (whitespace only), OTHER (control or non-ASCII bytes) and TAG: an allowed
+ * added token opens or closes a part of a chat format (<tool_call>, </think>).
  * A vocabulary has thousands of whitespace and byte tokens: drawn per
  * token they would fill the text; drawn per class they are rare. Past half
  * the length budget closing tokens take most of the draws, so outputs end.
  */
-enum { CLOSE, TEXT, SPACE, OTHER, NCLASSES };
+enum { TAG, CLOSE, TEXT, SPACE, OTHER, NCLASSES };
 
-static int token_class(const uint8_t *b, size_t n, bool special)
+static int token_class(const uint8_t *b, size_t n, bool added)
 {
-    if (special || n == 0)
+    if (added)
+        return TAG; /* an allowed added token is a tag (<tool_call>, </think>): structure */
+    if (n == 0)
         return OTHER;
     bool space = true, closes = false;
     for (size_t i = 0; i < n; i++) {
@@ -251,13 +254,13 @@ int gm_cmd_generate(int argc, char **argv)
                 for (size_t j = 0; j < n; j++) {
                     size_t len;
                     const uint8_t *b = gm_vocab_token(s.vocab, allowed[j], &len);
-                    bool special = s.vocab->data->flags[allowed[j]] & GM_TOK_SPECIAL;
-                    ncls[cls[j] = (uint8_t)token_class(b, len, special)]++;
+                    bool added = s.vocab->data->flags[allowed[j]] & (GM_TOK_ADDED | GM_TOK_SPECIAL);
+                    ncls[cls[j] = (uint8_t)token_class(b, len, added)]++;
                 }
                 /* likelier as the text grows, and certain when only whitespace or odd
                    bytes could follow: outputs finish, without trailing blanks */
                 p_eos += (1 - eos_prob) * (double)ntok / (double)max_tokens;
-                if (!ncls[TEXT] && !ncls[CLOSE])
+                if (!ncls[TEXT] && !ncls[CLOSE] && !ncls[TAG])
                     p_eos = 1;
             }
             if (eos_ok && (n == 0 || (double)(next_random(&rng) % 1000000) / 1e6 < p_eos)) {
@@ -270,9 +273,10 @@ int gm_cmd_generate(int argc, char **argv)
             }
             uint32_t id = allowed[next_random(&rng) % n];
             if (readable) {
-                /* class weights before and past half the budget (CLOSE, TEXT, SPACE, OTHER) */
-                static const double early[NCLASSES] = {0.1, 0.8, 0.05, 0.05};
-                static const double late[NCLASSES] = {0.7, 0.25, 0.025, 0.025};
+                /* class weights before and past half the budget (TAG, CLOSE, TEXT, SPACE,
+                   OTHER) */
+                static const double early[NCLASSES] = {0.2, 0.1, 0.6, 0.05, 0.05};
+                static const double late[NCLASSES] = {0.4, 0.4, 0.15, 0.025, 0.025};
                 const double *w = ntok * 2 >= max_tokens ? late : early;
                 double total = 0;
                 for (int c = 0; c < NCLASSES; c++)

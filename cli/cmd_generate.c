@@ -275,8 +275,8 @@ int gm_cmd_generate(int argc, char **argv)
             if (readable) {
                 /* class weights before and past half the budget (TAG, CLOSE, TEXT, SPACE,
                    OTHER) */
-                static const double early[NCLASSES] = {0.2, 0.1, 0.6, 0.05, 0.05};
-                static const double late[NCLASSES] = {0.4, 0.4, 0.15, 0.025, 0.025};
+                static const double early[NCLASSES] = {0.15, 0.1, 0.65, 0.05, 0.05};
+                static const double late[NCLASSES] = {0.2, 0.7, 0.08, 0.01, 0.01};
                 const double *w = ntok * 2 >= max_tokens ? late : early;
                 double total = 0;
                 for (int c = 0; c < NCLASSES; c++)

@@ -20,26 +20,98 @@ int gm_cli_bad_arg(const char *cmd, const char *usage, const char *fmt, ...)
     return 2;
 }
 
-/* Whether usage names option `a` as one that takes a value ("-o OUT", "--format lark|..."). */
-static bool takes_value(const char *usage, const char *a)
+/* The option of tables named `a` (up to its '=' when it has one), or NULL. */
+static const gm_cli_opt *find_opt(const gm_cli_opt *const *tables, const char *a, size_t n)
 {
-    size_t n = strlen(a);
-    for (const char *p = strstr(usage, a); p; p = strstr(p + 1, a)) {
-        bool starts = p == usage || strchr(" [(|\n", p[-1]);
-        if (starts && p[n] == ' ' && p[n + 1] && !strchr("-[(|\n", p[n + 1]))
-            return true;
-    }
-    return false;
+    for (size_t t = 0; tables[t]; t++)
+        for (const gm_cli_opt *o = tables[t]; o->name; o++)
+            if (strlen(o->name) == n && !strncmp(o->name, a, n))
+                return o;
+    return NULL;
 }
 
-int gm_cli_bad_arg_at(const char *cmd, const char *usage, int argc, char **argv, int i)
+/* Whether s is a decimal number: the value an optional-value option takes from the next argument. */
+static bool is_number(const char *s)
 {
-    const char *a = argv[i];
-    if (a[0] != '-' || !a[1])
-        return gm_cli_bad_arg(cmd, usage, "unexpected argument '%s'", a);
-    if (!takes_value(usage, a))
-        return gm_cli_bad_arg(cmd, usage, "unknown option '%s'", a);
-    if (i + 1 >= argc)
-        return gm_cli_bad_arg(cmd, usage, "%s needs a value", a);
-    return gm_cli_bad_arg(cmd, usage, "bad value '%s' for %s", argv[i + 1], a);
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+void gm_cli_args_init(gm_cli_args *p, const char *cmd, const char *usage, int argc, char **argv,
+                      const gm_cli_opt *const *tables)
+{
+    memset(p, 0, sizeof *p);
+    p->cmd = cmd;
+    p->usage = usage;
+    p->argc = argc;
+    p->argv = argv;
+    p->i = 1;
+    p->tables = tables;
+}
+
+int gm_cli_args_next(gm_cli_args *p)
+{
+    p->opt = NULL;
+    p->value = NULL;
+    if (p->i >= p->argc)
+        return 0;
+    char *a = p->argv[p->i++];
+    if (!p->operands_only && !strcmp(a, "--")) {
+        p->operands_only = true;
+        return gm_cli_args_next(p);
+    }
+    if (p->operands_only || a[0] != '-' || !a[1]) {
+        p->value = a;
+        return 1;
+    }
+    const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
+    size_t n = eq ? (size_t)(eq - a) : strlen(a);
+    const gm_cli_opt *o = find_opt(p->tables, a, n);
+    if (!o) {
+        if (p->dash_operands && a[1] != '-') {
+            p->value = a; /* a regex such as -?[0-9]+ */
+            return 1;
+        }
+        return gm_cli_bad_arg(p->cmd, p->usage, "unknown option '%.*s'", (int)n, a);
+    }
+    p->opt = o->name;
+    if (eq) {
+        if (o->arg == GM_CLI_NO_ARG)
+            return gm_cli_bad_arg(p->cmd, p->usage, "%s takes no value (given '%s')", o->name,
+                                  eq + 1);
+        p->value = eq + 1;
+    } else if (o->arg == GM_CLI_ARG) {
+        if (p->i >= p->argc)
+            return gm_cli_bad_arg(p->cmd, p->usage, "%s needs a value", o->name);
+        p->value = p->argv[p->i++];
+    } else if (o->arg == GM_CLI_OPT_ARG && p->i < p->argc && is_number(p->argv[p->i])) {
+        p->value = p->argv[p->i++];
+    }
+    return 1;
+}
+
+bool gm_cli_is(const gm_cli_args *p, const char *name)
+{
+    return p->opt && !strcmp(p->opt, name);
+}
+
+int gm_cli_args_bad_value(const gm_cli_args *p, const char *why)
+{
+    if (why)
+        return gm_cli_bad_arg(p->cmd, p->usage, "%s '%s': %s", p->opt, p->value ? p->value : "",
+                              why);
+    return gm_cli_bad_arg(p->cmd, p->usage, "bad value '%s' for %s", p->value ? p->value : "",
+                          p->opt);
+}
+
+int gm_cli_args_unexpected(const gm_cli_args *p)
+{
+    if (p->opt)
+        return gm_cli_bad_arg(p->cmd, p->usage, "%s is not an option of gramask %s", p->opt,
+                              p->cmd);
+    return gm_cli_bad_arg(p->cmd, p->usage, "unexpected argument '%s'", p->value);
 }

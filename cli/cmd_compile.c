@@ -45,22 +45,30 @@ int gm_cmd_compile(int argc, char **argv)
     gm_cli_load_options lo;
     gm_cli_load_options_init(&lo);
     const char *out = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int i0 = i, taken = gm_cli_grammar_arg(&lo, argc, argv, &i);
-        if (taken < 0)
-            return gm_cli_grammar_arg_fail("compile", compile_usage, argc, argv, i0);
-        if (taken)
+    static const gm_cli_opt own[] = {
+        {"--help", GM_CLI_NO_ARG}, {"-h", GM_CLI_NO_ARG}, {"-o", GM_CLI_ARG},
+        {"--out", GM_CLI_ARG}, {NULL, GM_CLI_NO_ARG}};
+    static const gm_cli_opt *const tables[] = {own, gm_cli_grammar_opts, gm_cli_schema_opts, NULL};
+    gm_cli_args p;
+    gm_cli_args_init(&p, "compile", compile_usage, argc, argv, tables);
+    int r;
+    while ((r = gm_cli_args_next(&p)) == 1) {
+        int taken = gm_cli_grammar_arg(&lo, &p);
+        if (taken == 1)
             continue;
-        if (!strcmp(a, "--help")) {
+        if (taken)
+            return taken;
+        if (gm_cli_is(&p, "--help") || gm_cli_is(&p, "-h")) {
             printf("usage: gramask compile %s\n", compile_usage);
             return 0;
-        } else if (!strcmp(a, "-o") && i + 1 < argc) {
-            out = argv[++i];
+        } else if (gm_cli_is(&p, "-o") || gm_cli_is(&p, "--out")) {
+            out = p.value;
         } else {
-            return gm_cli_bad_arg_at("compile", compile_usage, argc, argv, i);
+            return gm_cli_args_unexpected(&p);
         }
     }
+    if (r)
+        return r;
     if (!lo.grammar && !lo.tools && !lo.structural_tag && !lo.code_blocks)
         return gm_cli_bad_arg("compile", compile_usage, "missing GRAMMAR");
     if (!out)
@@ -90,25 +98,35 @@ static const char info_usage[] = "FILE.gmc\n  Prints what a compiled file holds.
 
 int gm_cmd_info(int argc, char **argv)
 {
-    if (argc == 2 && !strcmp(argv[1], "--help")) {
-        printf("usage: gramask info %s\n", info_usage);
-        return 0;
+    static const gm_cli_opt own[] = {
+        {"--help", GM_CLI_NO_ARG}, {"-h", GM_CLI_NO_ARG}, {NULL, GM_CLI_NO_ARG}};
+    static const gm_cli_opt *const tables[] = {own, NULL};
+    gm_cli_args p;
+    gm_cli_args_init(&p, "info", info_usage, argc, argv, tables);
+    const char *path = NULL;
+    int r;
+    while ((r = gm_cli_args_next(&p)) == 1) {
+        if (p.opt) {
+            printf("usage: gramask info %s\n", info_usage);
+            return 0;
+        }
+        if (path)
+            return gm_cli_args_unexpected(&p);
+        path = p.value;
     }
-    if (argc < 2)
+    if (r)
+        return r;
+    if (!path)
         return gm_cli_bad_arg("info", info_usage, "missing FILE.gmc");
-    if (argv[1][0] == '-')
-        return gm_cli_bad_arg_at("info", info_usage, argc, argv, 1);
-    if (argc > 2)
-        return gm_cli_bad_arg_at("info", info_usage, argc, argv, 2);
     gm_error err;
     gm_compiled *c;
     uint64_t t0 = gm_clock_ns();
-    if (gm_compiled_load(argv[1], NULL, &c, &err) != GM_OK)
+    if (gm_compiled_load(path, NULL, &c, &err) != GM_OK)
         return gm_cli_fail("info", &err);
     double ms = (double)(gm_clock_ns() - t0) / 1e6;
     struct stat st;
-    printf("%s: %lld bytes, loaded in %.1f ms\n", argv[1],
-           stat(argv[1], &st) == 0 ? (long long)st.st_size : -1LL, ms);
+    printf("%s: %lld bytes, loaded in %.1f ms\n", path,
+           stat(path, &st) == 0 ? (long long)st.st_size : -1LL, ms);
     print_stats(c, "  ");
     gm_compiled_destroy(c);
     return 0;

@@ -134,25 +134,34 @@ int gm_cmd_demo(int argc, char **argv)
     const char *sample = NULL;
     uint64_t show = 12;
     lo.grammar = "json";
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+    static const gm_cli_opt own[] = {
+        {"--help", GM_CLI_NO_ARG}, {"-h", GM_CLI_NO_ARG},    {"--tokenizer", GM_CLI_ARG},
+        {"--grammar", GM_CLI_ARG}, {"--sample", GM_CLI_ARG}, {"--steps", GM_CLI_ARG},
+        {"--quiet", GM_CLI_NO_ARG}, {"-q", GM_CLI_NO_ARG},   {"--eos", GM_CLI_ARG},
+        {NULL, GM_CLI_NO_ARG}};
+    static const gm_cli_opt *const tables[] = {own, NULL};
+    gm_cli_args p;
+    gm_cli_args_init(&p, "demo", usage, argc, argv, tables);
+    int r;
+    while ((r = gm_cli_args_next(&p)) == 1) {
+        if (gm_cli_is(&p, "--help") || gm_cli_is(&p, "-h")) {
             printf("usage: gramask demo %s\n", usage);
             return 0;
-        } else if (!strcmp(argv[i], "--tokenizer") && i + 1 < argc) {
-            lo.tokenizer = argv[++i];
-        } else if (!strcmp(argv[i], "--grammar") && i + 1 < argc) {
-            lo.grammar = argv[++i];
-        } else if (!strcmp(argv[i], "--sample") && i + 1 < argc) {
-            sample = argv[++i];
-        } else if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
-            if (gm_cli_parse_u64(argv[++i], &show))
-                return gm_cli_bad_arg_at("demo", usage, argc, argv, i - 1);
-        } else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
-            lo.quiet = true;
-        } else {
-            return gm_cli_bad_arg_at("demo", usage, argc, argv, i);
+        } else if (gm_cli_is(&p, "--grammar")) {
+            lo.grammar = p.value;
+        } else if (gm_cli_is(&p, "--sample")) {
+            sample = p.value;
+        } else if (gm_cli_is(&p, "--steps")) {
+            if (gm_cli_parse_u64(p.value, &show))
+                return gm_cli_args_bad_value(&p, NULL);
+        } else if (p.opt && (r = gm_cli_grammar_arg(&lo, &p)) != 1) {
+            return r ? r : gm_cli_args_unexpected(&p);
+        } else if (!p.opt) {
+            return gm_cli_args_unexpected(&p);
         }
     }
+    if (r)
+        return r;
     int bad = check_grammar(lo.grammar, sample != NULL);
     if (bad)
         return bad;

@@ -2,6 +2,7 @@
  * gramask encode: text files -> a reference ids file (the format of
  * ../shared/corpus/<lang>/ids.<tokenizer>.json), through gm_vocab_encode.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,28 +111,30 @@ int gm_cmd_encode(int argc, char **argv)
         fprintf(stderr, "gramask encode: out of memory\n");
         return 1;
     }
-    int rc = 0;
-    for (int i = 1; i < argc && !rc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    static const gm_cli_opt own[] = {
+        {"--help", GM_CLI_NO_ARG}, {"-h", GM_CLI_NO_ARG}, {"-o", GM_CLI_ARG},
+        {"--out", GM_CLI_ARG}, {"--special-as-text", GM_CLI_NO_ARG}, {NULL, GM_CLI_NO_ARG}};
+    static const gm_cli_opt *const tables[] = {own, NULL};
+    gm_cli_args p;
+    gm_cli_args_init(&p, "encode", usage, argc, argv, tables);
+    int rc = 0, r;
+    while (!rc && (r = gm_cli_args_next(&p)) == 1) {
+        if (gm_cli_is(&p, "--help") || gm_cli_is(&p, "-h")) {
             help();
             free(files);
             return 0;
-        } else if (!strcmp(a, "-o")) {
-            if (i + 1 >= argc)
-                rc = gm_cli_bad_arg("encode", usage, "-o needs a file name");
-            else
-                out_path = argv[++i];
-        } else if (!strcmp(a, "--special-as-text")) {
+        } else if (gm_cli_is(&p, "-o") || gm_cli_is(&p, "--out")) {
+            out_path = p.value;
+        } else if (gm_cli_is(&p, "--special-as-text")) {
             special_as_text = true;
-        } else if (a[0] == '-' && a[1]) {
-            rc = gm_cli_bad_arg("encode", usage, "unknown option '%s'", a);
         } else if (!tokenizer) {
-            tokenizer = a;
+            tokenizer = p.value;
         } else {
-            files[nfiles++] = a;
+            files[nfiles++] = p.value;
         }
     }
+    if (!rc && r)
+        rc = r;
     if (!rc && !tokenizer)
         rc = gm_cli_bad_arg("encode", usage, "missing TOKENIZER and FILE");
     else if (!rc && !nfiles)
@@ -145,13 +148,18 @@ int gm_cmd_encode(int argc, char **argv)
     gm_vocab_options vo;
     gm_vocab_options_init_defaults(&vo);
     vo.load_encoder = true;
+    char tbuf[4096];
+    if (!(tokenizer = gm_cli_tokenizer_resolve("encode", tokenizer, tbuf, sizeof tbuf))) {
+        free(files);
+        return 1;
+    }
     if (gm_vocab_create_from_file(tokenizer, &vo, &v, &err) != GM_OK) {
         free(files);
         return gm_cli_fail("encode", &err);
     }
     FILE *out = stdout;
     if (out_path && !(out = fopen(out_path, "w"))) {
-        fprintf(stderr, "gramask encode: cannot write %s\n", out_path);
+        fprintf(stderr, "gramask encode: cannot write %s: %s\n", out_path, strerror(errno));
         gm_vocab_destroy(v);
         free(files);
         return 1;
@@ -174,7 +182,7 @@ int gm_cmd_encode(int argc, char **argv)
     }
     fputs(out == stdout ? "]\n" : "]", out); /* a file: byte for byte the corpus format */
     if (out != stdout && fclose(out) != 0 && !rc) {
-        fprintf(stderr, "gramask encode: cannot write %s\n", out_path);
+        fprintf(stderr, "gramask encode: cannot write %s: %s\n", out_path, strerror(errno));
         rc = 1;
     }
     if (out == stdout && fflush(stdout) != 0 && !rc)

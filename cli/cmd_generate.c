@@ -1,10 +1,13 @@
 /*
  * gramask generate: random constrained generation. At each step a token is
- * drawn uniformly among the allowed ones (EOS, when allowed, with a set
- * probability). A dead end — no allowed token and no EOS — must never
+ * drawn among the allowed ones: uniformly (--sampling uniform, the stress
+ * test: every allowed token as likely, EOS with a set probability), or
+ * weighted towards text a person can read as an example of the language
+ * (--sampling readable, the default; see readable_weight). A dead end — no allowed token and no EOS — must never
  * happen; it is reported with the text that led to it. Finished texts are
  * checked again byte by byte with a fresh matcher.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +20,18 @@
 
 static const char usage[] =
     "GRAMMAR --tokenizer T [--seed S] [-n N] [--max-tokens M] [--eos-prob P] [--out FILE]\n"
+    "             [--sampling readable|uniform] [--eos ID|TEXT]...\n"
     "             " GM_CLI_GRAMMAR_OPTIONS "\n" GM_CLI_GRAMMAR_HELP
     "  Writes N random texts of the grammar's language (JSON lines to FILE or stdout) and\n"
-    "  reports dead ends (exit status 1). Defaults: seed 1, N 10, M 200, P 0.2.";
+    "  reports dead ends (exit status 1). Defaults: seed 1, N 10, M 200, P 0.2.\n"
+    "  --sampling readable (default): a class of tokens is drawn, then a token of it:\n"
+    "  visible ASCII text mostly, whitespace, other bytes and special tokens rarely; past\n"
+    "  half of M, tokens that close (quotes, brackets, tags) mostly, and EOS grows likelier,\n"
+    "  so outputs finish as readable examples (finished calls, instances).\n"
+    "  --sampling uniform: every allowed token equally likely, EOS with probability P: the\n"
+    "  stress test for dead ends.\n"
+    "  --eos ID|TEXT: a stop token (repeatable), besides the tokenizer's own and those of\n"
+    "  a generation_config.json beside its tokenizer.json.";
 
 static uint64_t next_random(uint64_t *s)
 {
@@ -63,6 +75,37 @@ static void json_string(FILE *out, const uint8_t *b, size_t n)
     fputc('"', out);
 }
 
+/*
+ * Readable sampling draws a class of tokens first, then a token of it
+ * uniformly: CLOSE (visible ASCII holding a quote, bracket or '>': what ends
+ * strings, objects, calls and tags), TEXT (other visible ASCII), SPACE
+ * (whitespace only), OTHER (control or non-ASCII bytes) and TAG: an allowed
+ * added token opens or closes a part of a chat format (<tool_call>, </think>).
+ * A vocabulary has thousands of whitespace and byte tokens: drawn per
+ * token they would fill the text; drawn per class they are rare. Past half
+ * the length budget closing tokens take most of the draws, so outputs end.
+ */
+enum { TAG, CLOSE, TEXT, SPACE, OTHER, NCLASSES };
+
+static int token_class(const uint8_t *b, size_t n, bool added)
+{
+    if (added)
+        return TAG; /* an allowed added token is a tag (<tool_call>, </think>): structure */
+    if (n == 0)
+        return OTHER;
+    bool space = true, closes = false;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = b[i];
+        if (c >= 0x80 || (c < 0x20 && c != '\n' && c != '\t' && c != '\r'))
+            return OTHER;
+        if (c != ' ' && c != '\n' && c != '\t' && c != '\r')
+            space = false;
+        if (c && strchr("\"}])>'", c))
+            closes = true;
+    }
+    return space ? SPACE : closes ? CLOSE : TEXT;
+}
+
 typedef struct text {
     uint8_t *bytes;
     size_t len, cap;
@@ -90,39 +133,56 @@ int gm_cmd_generate(int argc, char **argv)
     gm_cli_load_options lo;
     gm_cli_load_options_init(&lo);
     uint64_t seed = 1, count = 10, max_tokens = 200;
+    bool readable = true;
     double eos_prob = 0.2;
     const char *out_path = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int i0 = i, taken = gm_cli_grammar_arg(&lo, argc, argv, &i);
-        if (taken < 0)
-            return gm_cli_grammar_arg_fail("generate", usage, argc, argv, i0);
-        if (taken)
+    static const gm_cli_opt own[] = {
+        {"--help", GM_CLI_NO_ARG},   {"-h", GM_CLI_NO_ARG},   {"--seed", GM_CLI_ARG},
+        {"-n", GM_CLI_ARG},          {"--max-tokens", GM_CLI_ARG}, {"--eos-prob", GM_CLI_ARG},
+        {"--out", GM_CLI_ARG},       {"-o", GM_CLI_ARG},      {"--sampling", GM_CLI_ARG},
+        {NULL, GM_CLI_NO_ARG}};
+    static const gm_cli_opt *const tables[] = {own, gm_cli_grammar_opts, gm_cli_schema_opts, NULL};
+    gm_cli_args p;
+    gm_cli_args_init(&p, "generate", usage, argc, argv, tables);
+    int r;
+    while ((r = gm_cli_args_next(&p)) == 1) {
+        int taken = gm_cli_grammar_arg(&lo, &p);
+        if (taken == 1)
             continue;
-        if (!strcmp(a, "--help")) {
+        if (taken)
+            return taken;
+        if (gm_cli_is(&p, "--help") || gm_cli_is(&p, "-h")) {
             printf("usage: gramask generate %s\n", usage);
             return 0;
-        } else if (!strcmp(a, "--seed") && i + 1 < argc) {
-            if (gm_cli_parse_u64(argv[++i], &seed))
-                return gm_cli_bad_arg_at("generate", usage, argc, argv, i0);
-        } else if (!strcmp(a, "-n") && i + 1 < argc) {
-            if (gm_cli_parse_u64(argv[++i], &count))
-                return gm_cli_bad_arg_at("generate", usage, argc, argv, i0);
-        } else if (!strcmp(a, "--max-tokens") && i + 1 < argc) {
-            if (gm_cli_parse_u64(argv[++i], &max_tokens))
-                return gm_cli_bad_arg_at("generate", usage, argc, argv, i0);
-        } else if (!strcmp(a, "--eos-prob") && i + 1 < argc) {
+        } else if (gm_cli_is(&p, "--seed")) {
+            if (gm_cli_parse_u64(p.value, &seed))
+                return gm_cli_args_bad_value(&p, NULL);
+        } else if (gm_cli_is(&p, "-n")) {
+            if (gm_cli_parse_u64(p.value, &count))
+                return gm_cli_args_bad_value(&p, NULL);
+        } else if (gm_cli_is(&p, "--max-tokens")) {
+            if (gm_cli_parse_u64(p.value, &max_tokens))
+                return gm_cli_args_bad_value(&p, NULL);
+        } else if (gm_cli_is(&p, "--eos-prob")) {
             char *end;
-            eos_prob = strtod(argv[++i], &end);
-            if (*end || eos_prob < 0 || eos_prob > 1)
-                return gm_cli_bad_arg("generate", usage, "--eos-prob '%s': not a number in 0..1",
-                                      argv[i]);
-        } else if (!strcmp(a, "--out") && i + 1 < argc) {
-            out_path = argv[++i];
+            eos_prob = strtod(p.value, &end);
+            if (!*p.value || *end || eos_prob < 0 || eos_prob > 1)
+                return gm_cli_args_bad_value(&p, "not a number in 0..1");
+        } else if (gm_cli_is(&p, "--out") || gm_cli_is(&p, "-o")) {
+            out_path = p.value;
+        } else if (gm_cli_is(&p, "--sampling")) {
+            if (!strcmp(p.value, "uniform"))
+                readable = false;
+            else if (!strcmp(p.value, "readable"))
+                readable = true;
+            else
+                return gm_cli_args_bad_value(&p, "readable or uniform");
         } else {
-            return gm_cli_bad_arg_at("generate", usage, argc, argv, i);
+            return gm_cli_args_unexpected(&p);
         }
     }
+    if (r)
+        return r;
     if (!lo.grammar && !lo.tools && !lo.structural_tag && !lo.code_blocks)
         return gm_cli_bad_arg("generate", usage, "missing GRAMMAR");
     gm_cli_session s;
@@ -131,7 +191,7 @@ int gm_cmd_generate(int argc, char **argv)
         return rc;
     FILE *out = stdout;
     if (out_path && !(out = fopen(out_path, "w"))) {
-        fprintf(stderr, "gramask generate: cannot write %s\n", out_path);
+        fprintf(stderr, "gramask generate: cannot write %s: %s\n", out_path, strerror(errno));
         gm_cli_session_close(&s);
         return 1;
     }
@@ -139,6 +199,7 @@ int gm_cmd_generate(int argc, char **argv)
     size_t words = gm_compiled_mask_words(s.compiled);
     uint32_t *mask = calloc(words, sizeof *mask);
     uint32_t *allowed = calloc(nbits, sizeof *allowed);
+    uint8_t *cls = readable ? calloc(nbits, 1) : NULL;
     uint64_t rng = seed * 0x9e3779b97f4a7c15ULL + 1;
     size_t finished = 0, truncated = 0, dead = 0, bad_recheck = 0, total_tokens = 0;
     const uint32_t *eos;
@@ -146,7 +207,7 @@ int gm_cmd_generate(int argc, char **argv)
     text t = {0};
     gm_error err;
     rc = 0;
-    if (!mask || !allowed) {
+    if (!mask || !allowed || (readable && !cls)) {
         fprintf(stderr, "gramask generate: out of memory\n");
         rc = 1;
         goto done;
@@ -187,7 +248,22 @@ int gm_cmd_generate(int argc, char **argv)
                 fputc('\n', stderr);
                 break;
             }
-            if (eos_ok && (n == 0 || (double)(next_random(&rng) % 1000000) / 1e6 < eos_prob)) {
+            double p_eos = eos_prob;
+            size_t ncls[NCLASSES] = {0};
+            if (readable) {
+                for (size_t j = 0; j < n; j++) {
+                    size_t len;
+                    const uint8_t *b = gm_vocab_token(s.vocab, allowed[j], &len);
+                    bool added = s.vocab->data->flags[allowed[j]] & (GM_TOK_ADDED | GM_TOK_SPECIAL);
+                    ncls[cls[j] = (uint8_t)token_class(b, len, added)]++;
+                }
+                /* likelier as the text grows, and certain when only whitespace or odd
+                   bytes could follow: outputs finish, without trailing blanks */
+                p_eos += (1 - eos_prob) * (double)ntok / (double)max_tokens;
+                if (!ncls[TEXT] && !ncls[CLOSE] && !ncls[TAG])
+                    p_eos = 1;
+            }
+            if (eos_ok && (n == 0 || (double)(next_random(&rng) % 1000000) / 1e6 < p_eos)) {
                 if (gm_matcher_accept_token(m, eos[0], &err) != GM_OK) {
                     rc = gm_cli_fail("generate", &err);
                     break;
@@ -196,6 +272,27 @@ int gm_cmd_generate(int argc, char **argv)
                 break;
             }
             uint32_t id = allowed[next_random(&rng) % n];
+            if (readable) {
+                /* class weights before and past half the budget (TAG, CLOSE, TEXT, SPACE,
+                   OTHER) */
+                static const double early[NCLASSES] = {0.15, 0.1, 0.65, 0.05, 0.05};
+                static const double late[NCLASSES] = {0.2, 0.7, 0.08, 0.01, 0.01};
+                const double *w = ntok * 2 >= max_tokens ? late : early;
+                double total = 0;
+                for (int c = 0; c < NCLASSES; c++)
+                    total += ncls[c] ? w[c] : 0;
+                double x = (double)(next_random(&rng) >> 11) / 9007199254740992.0 * total;
+                int c = 0;
+                while (c + 1 < NCLASSES && (!ncls[c] || (x -= w[c]) >= 0))
+                    c++;
+                while (!ncls[c]) /* rounding at the top end */
+                    c--;
+                size_t pick = next_random(&rng) % ncls[c], j = 0;
+                for (;; j++)
+                    if (cls[j] == c && pick-- == 0)
+                        break;
+                id = allowed[j];
+            }
             if (gm_matcher_accept_token(m, id, &err) != GM_OK) {
                 fprintf(stderr, "gramask generate: token %u was in the mask but rejected: %s\n", id,
                         err.message);
@@ -252,6 +349,7 @@ done:
     free(t.bytes);
     free(mask);
     free(allowed);
+    free(cls);
     if (out != stdout)
         fclose(out);
     gm_cli_session_close(&s);

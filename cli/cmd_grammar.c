@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/file.h"
+#include "earley/ebnf.h"
+#include "earley/ebnf_parse.h"
 #include "lexer/lexer.h"
 #include "parser/contextual.h"
 #include "parser/grammar.h"
@@ -20,15 +23,19 @@
 #include "cli/session.h"
 
 static const char USAGE[] =
-    "GRAMMAR [--report] [--lark | --conflicts=error|lark] [--lexer=basic|contextual] [--start=RULE]";
+    "GRAMMAR [--format lark|gbnf|ebnf|regex] [--report] [--lark | --conflicts error|lark]\n"
+    "             [--lexer basic|contextual] [--start RULE]";
 
 static void print_help(void)
 {
     printf("usage: gramask grammar %s\n\n"
-           "Loads a Lark grammar and builds its lexer and LALR(1) tables.\n\n"
+           "Loads a Lark grammar and builds its lexer and LALR(1) tables; a GBNF, EBNF or\n"
+           "regex grammar (.gbnf, .ebnf, .regex, or --format) is printed as its normalized\n"
+           "rules (XGrammar's EBNF, the root first), as the Earley engine reads it.\n\n"
+           "  --format F          lark, gbnf, ebnf or regex (default: by the extension; Lark)\n"
            "  --report            print the tables: terminals, rules, every state with its\n"
            "                      items, actions and gotos, resolved conflicts\n"
-           "  --conflicts=lark    resolve conflicts as Lark does (shift wins; reduce/reduce by\n"
+           "  --conflicts lark    resolve conflicts as Lark does (shift wins; reduce/reduce by\n"
            "                      rule priority), each reported as a warning; the default\n"
            "                      (error) makes any conflict an error; the summary counts\n"
            "                      them as Lark does, per state and lookahead (a cell with a\n"
@@ -36,11 +43,12 @@ static void print_help(void)
            "                      equal-length lexer ties also go by Lark's lexer order, and\n"
            "                      the lexer backs up to the longest match as Lark's does\n"
            "                      (bounded: README, Lark compatibility)\n"
-           "  --lexer=contextual  also build Lark's contextual lexer (one lexer per set of\n"
+           "  --lexer contextual  also build Lark's contextual lexer (one lexer per set of\n"
            "                      terminals a state accepts) and say where it lexes an input\n"
            "                      differently from the basic lexer (with --report: each such\n"
            "                      lexer, its states and a shortest such input)\n"
-           "  --start=RULE        start rule (default: start)\n\n"
+           "  --max-dfa-states N  the lexer DFA's state limit (default 100000)\n"
+           "  --start RULE        start rule (default: start; root for GBNF/EBNF)\n\n"
            "Exit status: 0 ok, 1 the grammar is invalid (a terminal that cannot compile too) or\n"
            "not LALR(1), 2 usage error.\n",
            USAGE);
@@ -117,36 +125,113 @@ static gm_status contextual_report(gm_ctx_lexers *ctx, const gm_cfg *g, const gm
     return st;
 }
 
+/*
+ * A GBNF, EBNF or regex grammar: its rules as the Earley engine reads them,
+ * normalized (XGrammar's EBNF dialect, the root first, every literal and
+ * set escaped; gm_ebnf_print).
+ */
+static int print_earley(const char *path, gm_grammar_format fmt, const char *start)
+{
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_error err;
+    gm_grammar_options go;
+    gm_grammar_options_init_defaults(&go);
+    go.start = start;
+    gm_limits lim;
+    gm_limits_init_defaults(&lim);
+    char *text = NULL;
+    size_t len = 0;
+    if (gm_file_read(&m, path, lim.max_input_bytes, &text, &len, &err) != GM_OK)
+        return gm_cli_fail("grammar", &err);
+    gm_ebnf g;
+    gm_ebnf_init(&g, &m);
+    gm_status st;
+    if (fmt == GM_FORMAT_REGEX) {
+        size_t n = len; /* a regex file's trailing line break is not part of the pattern */
+        while (n && (text[n - 1] == '\n' || text[n - 1] == '\r'))
+            n--;
+        st = gm_ebnf_from_regex(&g, path, text, n, 0, &go, &err);
+    } else {
+        st = gm_ebnf_parse(&g, path, text, len,
+                           fmt == GM_FORMAT_GBNF ? GM_EBNF_GBNF : GM_EBNF_XGRAMMAR, &go, &err);
+    }
+    int rc = 0;
+    if (st != GM_OK) {
+        rc = gm_cli_fail("grammar", &err);
+    } else {
+        gm_strbuf out;
+        gm_strbuf_init(&out, &m);
+        gm_ebnf_print(&g, &out);
+        if (out.failed) {
+            gm_mem_fail(&m, &err, "the grammar text");
+            rc = gm_cli_fail("grammar", &err);
+        } else {
+            fwrite(gm_strbuf_str(&out), 1, out.n, stdout);
+        }
+        gm_strbuf_free(&out);
+    }
+    gm_ebnf_free(&g);
+    gm_mem_free(&m, text);
+    return rc;
+}
+
 int gm_cmd_grammar(int argc, char **argv)
 {
-    const char *path = NULL, *start = NULL;
+    const char *path = NULL, *start = NULL, *format = NULL;
+    uint32_t max_dfa = 0;
     bool report = false, contextual = false;
     gm_conflicts mode = GM_CONFLICTS_ERROR;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    static const gm_cli_opt own[] = {
+        {"--help", GM_CLI_NO_ARG},  {"-h", GM_CLI_NO_ARG},   {"--report", GM_CLI_NO_ARG},
+        {"--lark", GM_CLI_NO_ARG},  {"--conflicts", GM_CLI_ARG}, {"--lexer", GM_CLI_ARG},
+        {"--start", GM_CLI_ARG},    {"--format", GM_CLI_ARG}, {"--max-dfa-states", GM_CLI_ARG},
+        {NULL, GM_CLI_NO_ARG}};
+    static const gm_cli_opt *const tables[] = {own, NULL};
+    gm_cli_args p;
+    gm_cli_args_init(&p, "grammar", USAGE, argc, argv, tables);
+    int r;
+    while ((r = gm_cli_args_next(&p)) == 1) {
+        if (gm_cli_is(&p, "--help") || gm_cli_is(&p, "-h")) {
             print_help();
             return 0;
-        } else if (!strcmp(a, "--report")) {
+        } else if (gm_cli_is(&p, "--report")) {
             report = true;
-        } else if (!strcmp(a, "--conflicts=lark") || !strcmp(a, "--lark")) {
+        } else if (gm_cli_is(&p, "--lark")) {
             mode = GM_CONFLICTS_LARK;
-        } else if (!strcmp(a, "--conflicts=error")) {
-            mode = GM_CONFLICTS_ERROR;
-        } else if (!strcmp(a, "--lexer=contextual") || !strcmp(a, "--lexer=basic")) {
-            contextual = a[8] == 'c';
-        } else if (!strncmp(a, "--start=", 8) && a[8]) {
-            start = a + 8;
-        } else if (a[0] == '-' && a[1]) {
-            return gm_cli_bad_arg_at("grammar", USAGE, argc, argv, i);
+        } else if (gm_cli_is(&p, "--conflicts")) {
+            if (gm_cli_conflicts_named(p.value, &mode))
+                return gm_cli_args_bad_value(&p, "error or lark");
+        } else if (gm_cli_is(&p, "--lexer")) {
+            gm_lexer_kind k;
+            if (gm_cli_lexer_named(p.value, &k))
+                return gm_cli_args_bad_value(&p, "basic or contextual");
+            contextual = k == GM_LEXER_CONTEXTUAL;
+        } else if (gm_cli_is(&p, "--start")) {
+            start = p.value;
+        } else if (gm_cli_is(&p, "--format")) {
+            format = p.value;
+        } else if (gm_cli_is(&p, "--max-dfa-states")) {
+            uint64_t n;
+            if (gm_cli_parse_u64(p.value, &n) || n == 0 || n > UINT32_MAX)
+                return gm_cli_args_bad_value(&p, "a number of states");
+            max_dfa = (uint32_t)n;
         } else if (!path) {
-            path = a;
+            path = p.value;
         } else {
-            return gm_cli_bad_arg_at("grammar", USAGE, argc, argv, i);
+            return gm_cli_args_unexpected(&p);
         }
     }
+    if (r)
+        return r;
     if (!path)
         return gm_cli_bad_arg("grammar", USAGE, "missing GRAMMAR");
+    gm_grammar_format fmt = GM_FORMAT_AUTO;
+    if (format && gm_cli_format_named(format, &fmt))
+        return gm_cli_bad_arg("grammar", USAGE, "--format '%s': lark, gbnf, ebnf or regex", format);
+    fmt = gm_cli_format_of(path, fmt);
+    if (fmt != GM_FORMAT_LARK)
+        return print_earley(path, fmt, start);
 
     gm_mem m;
     gm_mem_init(&m, NULL, 0);
@@ -155,6 +240,7 @@ int gm_cmd_grammar(int argc, char **argv)
     memset(&gopts, 0, sizeof gopts);
     gopts.start = start;
     gopts.warn = print_warning;
+    gopts.limits.max_dfa_states = max_dfa;
     gm_cfg *g = NULL;
     gm_lexer *lx = NULL;
     gm_ctx_lexers *ctx = NULL;
@@ -162,7 +248,7 @@ int gm_cmd_grammar(int argc, char **argv)
     gm_strbuf_init(&ctx_text, &m);
     if (gm_cli_load_cfg(&m, path, &gopts, &g, &err) != GM_OK)
         return gm_cli_fail("grammar", &err);
-    if (gm_lexer_build_grammar(&m, g->terminals, g->nterminals, mode == GM_CONFLICTS_LARK, NULL,
+    if (gm_lexer_build_grammar(&m, g->terminals, g->nterminals, mode == GM_CONFLICTS_LARK, &gopts.limits,
                                print_warning, NULL, &lx, &err) != GM_OK) {
         gm_cfg_destroy(g);
         return gm_cli_fail("grammar", &err);
@@ -179,7 +265,10 @@ int gm_cmd_grammar(int argc, char **argv)
     int rc = 0;
     if (gm_lalr_build(&m, g, &lopts, &t, &err) != GM_OK) {
         if (err.code == GM_ERR_GRAMMAR && conflicts.n && !conflicts.failed)
+        {
             fprintf(stderr, "gramask grammar: %s", gm_strbuf_str(&conflicts));
+            gm_cli_hint("grammar", "is not LALR(1)");
+        }
         else
             gm_cli_fail("grammar", &err);
         rc = 1;

@@ -65,26 +65,33 @@ int gm_cmd_lex(int argc, char **argv)
 {
     const char *tpath = NULL, *ipath = NULL;
     bool all = false, dump = false, dot = false;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+    static const gm_cli_opt own[] = {
+        {"--help", GM_CLI_NO_ARG}, {"-h", GM_CLI_NO_ARG}, {"--all", GM_CLI_NO_ARG},
+        {"--dump", GM_CLI_NO_ARG}, {"--dot", GM_CLI_NO_ARG}, {NULL, GM_CLI_NO_ARG}};
+    static const gm_cli_opt *const tables[] = {own, NULL};
+    gm_cli_args p;
+    gm_cli_args_init(&p, "lex", usage, argc, argv, tables);
+    int r;
+    while ((r = gm_cli_args_next(&p)) == 1) {
+        if (gm_cli_is(&p, "--help") || gm_cli_is(&p, "-h")) {
             printf("usage: gramask lex %s", usage);
             return 0;
-        } else if (!strcmp(argv[i], "--all")) {
+        } else if (gm_cli_is(&p, "--all")) {
             all = true;
-        } else if (!strcmp(argv[i], "--dump")) {
+        } else if (gm_cli_is(&p, "--dump")) {
             dump = true;
-        } else if (!strcmp(argv[i], "--dot")) {
+        } else if (gm_cli_is(&p, "--dot")) {
             dot = true;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return gm_cli_bad_arg_at("lex", usage, argc, argv, i);
         } else if (!tpath) {
-            tpath = argv[i];
+            tpath = p.value;
         } else if (!ipath) {
-            ipath = argv[i];
+            ipath = p.value;
         } else {
-            return gm_cli_bad_arg_at("lex", usage, argc, argv, i);
+            return gm_cli_args_unexpected(&p);
         }
     }
+    if (r)
+        return r;
     if (!tpath)
         return gm_cli_bad_arg("lex", usage, "missing TERMINALS");
     if (dump && dot)

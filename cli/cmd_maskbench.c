@@ -892,54 +892,73 @@ int gm_cmd_maskbench(int argc, char **argv)
     gm_schema_options sopts;
     gm_schema_options_init_defaults(&sopts);
     sopts.any_order = true; /* MaskBench's instances list properties in their own order */
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int r;
+    const char *eos_names[16];
+    size_t neos_names = 0;
+    static const gm_cli_opt own[] = {
+        {"--help", GM_CLI_NO_ARG},    {"-h", GM_CLI_NO_ARG},      {"--json", GM_CLI_NO_ARG},
+        {"--no-fork", GM_CLI_NO_ARG}, {"--listed-order", GM_CLI_NO_ARG},
+        {"--tokenizer", GM_CLI_ARG},  {"--eos", GM_CLI_ARG},      {"--details", GM_CLI_ARG},
+        {"--json-out", GM_CLI_ARG},   {"--split", GM_CLI_ARG},    {"--threads", GM_CLI_ARG},
+        {"--limit", GM_CLI_ARG},      {"--every", GM_CLI_ARG},    {"--timeout", GM_CLI_ARG},
+        {NULL, GM_CLI_NO_ARG}};
+    static const gm_cli_opt *const tables[] = {own, gm_cli_schema_opts, NULL};
+    gm_cli_args ap;
+    gm_cli_args_init(&ap, "maskbench", USAGE, argc, argv, tables);
+    int r;
+    while ((r = gm_cli_args_next(&ap)) == 1) {
+        gm_cli_args *const pp = &ap;
+        const char *v = pp->value;
+        int t;
         char *end;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        if (gm_cli_is(pp, "--help") || gm_cli_is(pp, "-h")) {
             print_help();
             return 0;
-        } else if (!strcmp(a, "--json")) {
+        } else if (gm_cli_is(pp, "--json")) {
             json = true;
-        } else if (!strcmp(a, "--no-fork")) {
+        } else if (gm_cli_is(pp, "--no-fork")) {
             no_fork = true;
-        } else if (!strcmp(a, "--listed-order")) {
+        } else if (gm_cli_is(pp, "--listed-order")) {
             sopts.any_order = false;
-        } else if (!strcmp(a, "--tokenizer") && i + 1 < argc) {
-            tokenizer = argv[++i];
-        } else if (!strcmp(a, "--details") && i + 1 < argc) {
-            details = argv[++i];
-        } else if (!strcmp(a, "--json-out") && i + 1 < argc) {
-            json_out = argv[++i];
-        } else if (!strcmp(a, "--split") && i + 1 < argc) {
-            only_split = argv[++i];
-        } else if (!strcmp(a, "--threads") && i + 1 < argc) {
-            threads = strtol(argv[++i], &end, 10);
-            if (*end || threads < 1 || threads > 64)
-                return gm_cli_bad_arg("maskbench", USAGE, "--threads takes 1 to 64");
-        } else if (!strcmp(a, "--limit") && i + 1 < argc) {
-            limit = strtol(argv[++i], &end, 10);
-            if (*end || limit < 0)
-                return gm_cli_bad_arg("maskbench", USAGE, "--limit takes a count");
-        } else if (!strcmp(a, "--every") && i + 1 < argc) {
-            every = strtol(argv[++i], &end, 10);
-            if (*end || every < 1)
-                return gm_cli_bad_arg("maskbench", USAGE, "--every takes a positive count");
-        } else if (!strcmp(a, "--timeout") && i + 1 < argc) {
-            timeout_s = strtod(argv[++i], &end);
-            if (*end || timeout_s <= 0)
-                return gm_cli_bad_arg("maskbench", USAGE, "--timeout takes seconds");
-        } else if ((r = gm_cli_schema_option(a, &sopts)) != 0) {
-            if (r < 0)
-                return gm_cli_bad_arg("maskbench", USAGE, "bad value in '%s'", a);
-        } else if (a[0] == '-' && a[1]) {
-            return gm_cli_bad_arg("maskbench", USAGE, "unknown option '%s'", a);
+        } else if (gm_cli_is(pp, "--tokenizer")) {
+            tokenizer = v;
+        } else if (gm_cli_is(pp, "--eos")) {
+            if (neos_names == sizeof eos_names / sizeof *eos_names)
+                return gm_cli_bad_arg("maskbench", USAGE, "more than 16 --eos tokens");
+            eos_names[neos_names++] = v;
+        } else if (gm_cli_is(pp, "--details")) {
+            details = v;
+        } else if (gm_cli_is(pp, "--json-out")) {
+            json_out = v;
+        } else if (gm_cli_is(pp, "--split")) {
+            only_split = v;
+        } else if (gm_cli_is(pp, "--threads")) {
+            threads = strtol(v, &end, 10);
+            if (!*v || *end || threads < 1 || threads > 64)
+                return gm_cli_args_bad_value(pp, "1 to 64 threads");
+        } else if (gm_cli_is(pp, "--limit")) {
+            limit = strtol(v, &end, 10);
+            if (!*v || *end || limit < 0)
+                return gm_cli_args_bad_value(pp, "a count");
+        } else if (gm_cli_is(pp, "--every")) {
+            every = strtol(v, &end, 10);
+            if (!*v || *end || every < 1)
+                return gm_cli_args_bad_value(pp, "a positive count");
+        } else if (gm_cli_is(pp, "--timeout")) {
+            timeout_s = strtod(v, &end);
+            if (!*v || *end || timeout_s <= 0)
+                return gm_cli_args_bad_value(pp, "seconds");
+        } else if ((t = gm_cli_schema_option(pp, &sopts)) != 0) {
+            if (t != 1)
+                return t;
         } else if (!path) {
-            path = a;
+            path = v;
         } else {
-            return gm_cli_bad_arg("maskbench", USAGE, "one input file expected");
+            return gm_cli_bad_arg("maskbench", USAGE, "one input file expected (got '%s' after "
+                                  "'%s')", v, path);
         }
     }
+    if (r)
+        return r;
     if (!path || !tokenizer)
         return gm_cli_bad_arg("maskbench", USAGE, "FILE and --tokenizer are needed");
     size_t len;
@@ -983,10 +1002,10 @@ int gm_cmd_maskbench(int argc, char **argv)
         p += n + 1;
     }
     gm_error err;
-    if (gm_vocab_create_from_file(tokenizer, NULL, &b.vocab, &err) != GM_OK) {
-        rc = gm_cli_fail("maskbench", &err);
+    if ((rc = gm_cli_vocab_open("maskbench", tokenizer, eos_names, neos_names, NULL, &b.vocab))) {
         goto out;
     }
+    rc = 1;
     b.stride = (size_t)threads < b.n ? (size_t)threads : (b.n ? b.n : 1);
     b.done = calloc(b.n + 1, sizeof *b.done);
     splits = calloc(b.n + 1, sizeof *splits);
@@ -1042,12 +1061,12 @@ int gm_cmd_maskbench(int argc, char **argv)
         if (f)
             fclose(f);
         else
-            fprintf(stderr, "gramask maskbench: cannot write %s\n", details);
+            fprintf(stderr, "gramask maskbench: cannot write %s: %s\n", details, strerror(errno));
     }
     if (json_out) {
         FILE *f = fopen(json_out, "w");
         if (!f) {
-            fprintf(stderr, "gramask maskbench: cannot write %s\n", json_out);
+            fprintf(stderr, "gramask maskbench: cannot write %s: %s\n", json_out, strerror(errno));
             goto out;
         }
         print_json(f, path, &all, splits, nsplits);

@@ -23,6 +23,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/parse_earley.h"
+#include "cli/session.h"
 
 static const char USAGE[] =
     "GRAMMAR FILE... [--lark | --conflicts=error|lark] [--lexer=basic|contextual] [--start=RULE] "
@@ -321,45 +322,64 @@ int gm_cmd_parse(int argc, char **argv)
     int nfiles = 0;
     gm_conflicts mode = GM_CONFLICTS_ERROR;
     bool print = false, contextual = false;
+    gm_grammar_format format = GM_FORMAT_AUTO;
     if (!files) {
         fprintf(stderr, "gramask parse: out of memory\n");
         return 1;
     }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    static const gm_cli_opt own[] = {
+        {"--help", GM_CLI_NO_ARG},  {"-h", GM_CLI_NO_ARG},       {"--lark", GM_CLI_NO_ARG},
+        {"--conflicts", GM_CLI_ARG}, {"--lexer", GM_CLI_ARG},    {"--start", GM_CLI_ARG},
+        {"--terminals", GM_CLI_NO_ARG}, {"--format", GM_CLI_ARG}, {NULL, GM_CLI_NO_ARG}};
+    static const gm_cli_opt *const tables[] = {own, NULL};
+    gm_cli_args p;
+    gm_cli_args_init(&p, "parse", USAGE, argc, argv, tables);
+    int ar;
+    while ((ar = gm_cli_args_next(&p)) == 1) {
+        int bad = 0;
+        if (gm_cli_is(&p, "--help") || gm_cli_is(&p, "-h")) {
             free(files);
             print_help();
             return 0;
-        } else if (!strcmp(a, "--conflicts=lark") || !strcmp(a, "--lark")) {
+        } else if (gm_cli_is(&p, "--lark")) {
             mode = GM_CONFLICTS_LARK;
-        } else if (!strcmp(a, "--conflicts=error")) {
-            mode = GM_CONFLICTS_ERROR;
-        } else if (!strncmp(a, "--start=", 8) && a[8]) {
-            start = a + 8;
-        } else if (!strcmp(a, "--terminals")) {
+        } else if (gm_cli_is(&p, "--conflicts")) {
+            if (gm_cli_conflicts_named(p.value, &mode))
+                bad = gm_cli_args_bad_value(&p, "error or lark");
+        } else if (gm_cli_is(&p, "--lexer")) {
+            gm_lexer_kind k;
+            if (gm_cli_lexer_named(p.value, &k))
+                bad = gm_cli_args_bad_value(&p, "basic or contextual");
+            contextual = k == GM_LEXER_CONTEXTUAL;
+        } else if (gm_cli_is(&p, "--start")) {
+            start = p.value;
+        } else if (gm_cli_is(&p, "--format")) {
+            if (gm_cli_format_named(p.value, &format))
+                bad = gm_cli_args_bad_value(&p, "lark, gbnf, ebnf or regex");
+        } else if (gm_cli_is(&p, "--terminals")) {
             print = true;
-        } else if (!strcmp(a, "--lexer=contextual")) {
-            contextual = true;
-        } else if (!strcmp(a, "--lexer=basic")) {
-            contextual = false;
-        } else if (a[0] == '-' && a[1]) {
-            free(files);
-            return gm_cli_bad_arg_at("parse", USAGE, argc, argv, i);
         } else if (!gpath) {
-            gpath = a;
+            gpath = p.value;
         } else {
-            files[nfiles++] = a;
+            files[nfiles++] = p.value;
         }
+        if (bad) {
+            free(files);
+            return bad;
+        }
+    }
+    if (ar) {
+        free(files);
+        return ar;
     }
     if (!gpath || !nfiles) {
         free(files);
         return gm_cli_bad_arg("parse", USAGE, !gpath ? "missing GRAMMAR and FILE"
                                                      : "missing FILE (the text to parse)");
     }
-    const char *dot = strrchr(gpath, '.');
-    if (dot && (!strcmp(dot, ".gbnf") || !strcmp(dot, ".ebnf") || !strcmp(dot, ".regex"))) {
-        int rc = gm_cli_parse_earley(gpath, GM_FORMAT_AUTO, start, files, nfiles);
+    format = gm_cli_format_of(gpath, format);
+    if (format != GM_FORMAT_LARK) {
+        int rc = gm_cli_parse_earley(gpath, format, start, files, nfiles);
         free(files);
         return rc;
     }

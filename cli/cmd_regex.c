@@ -26,26 +26,37 @@ int gm_cmd_regex(int argc, char **argv)
     bool dot = false, dump = false;
     const char *matches[64];
     int nmatches = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+    static const gm_cli_opt own[] = {
+        {"--help", GM_CLI_NO_ARG}, {"-h", GM_CLI_NO_ARG}, {"--flags", GM_CLI_ARG},
+        {"--dot", GM_CLI_NO_ARG},  {"--dump", GM_CLI_NO_ARG}, {"--match", GM_CLI_ARG},
+        {NULL, GM_CLI_NO_ARG}};
+    static const gm_cli_opt *const tables[] = {own, NULL};
+    gm_cli_args p;
+    gm_cli_args_init(&p, "regex", usage, argc, argv, tables);
+    p.dash_operands = true; /* gramask regex '-?[0-9]+' */
+    int r;
+    while ((r = gm_cli_args_next(&p)) == 1) {
+        if (gm_cli_is(&p, "--help") || gm_cli_is(&p, "-h")) {
             printf("usage: gramask regex %s", usage);
             return 0;
-        } else if (!strcmp(argv[i], "--flags") && i + 1 < argc) {
-            flag_letters = argv[++i];
-        } else if (!strcmp(argv[i], "--dot")) {
+        } else if (gm_cli_is(&p, "--flags")) {
+            flag_letters = p.value;
+        } else if (gm_cli_is(&p, "--dot")) {
             dot = true;
-        } else if (!strcmp(argv[i], "--dump")) {
+        } else if (gm_cli_is(&p, "--dump")) {
             dump = true;
-        } else if (!strcmp(argv[i], "--match") && i + 1 < argc && nmatches < 64) {
-            matches[nmatches++] = argv[++i];
-        } else if (!pattern && (argv[i][0] != '-' || !argv[i][1] || argv[i][1] != '-')) {
-            pattern = argv[i];
-        } else if (!strcmp(argv[i], "--match") && nmatches == 64) {
-            return gm_cli_bad_arg("regex", usage, "more than 64 --match texts");
+        } else if (gm_cli_is(&p, "--match")) {
+            if (nmatches == 64)
+                return gm_cli_bad_arg("regex", usage, "more than 64 --match texts");
+            matches[nmatches++] = p.value;
+        } else if (!pattern) {
+            pattern = p.value;
         } else {
-            return gm_cli_bad_arg_at("regex", usage, argc, argv, i);
+            return gm_cli_args_unexpected(&p);
         }
     }
+    if (r)
+        return r;
     if (!pattern)
         return gm_cli_bad_arg("regex", usage, "missing 'RE' (the regex)");
     if (dot && dump)

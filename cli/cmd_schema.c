@@ -19,8 +19,8 @@
 #include "cli/commands.h"
 
 static const char USAGE[] =
-    "SCHEMA.json [--compact | --indent[=N]] [--max-ws=N] [--draft=D] [--any-order] [--lenient]\n"
-    "       [--max-automaton-states=N] [--stats]";
+    "SCHEMA.json [--compact | --indent[=N]] [--max-ws N] [--draft D] [--any-order] [--lenient]\n"
+    "       [--max-automaton-states N] [--stats]";
 
 static void print_help(void)
 {
@@ -46,44 +46,50 @@ static void print_warning(void *ud, const gm_error *w)
     fprintf(stderr, "gramask schema: warning: %s\n", w->message);
 }
 
-int gm_cli_schema_option(const char *a, gm_schema_options *opts)
+const gm_cli_opt gm_cli_schema_opts[] = {
+    {"--compact", GM_CLI_NO_ARG}, {"--indent", GM_CLI_OPT_ARG}, {"--max-ws", GM_CLI_ARG},
+    {"--draft", GM_CLI_ARG},      {"--any-order", GM_CLI_NO_ARG}, {"--lenient", GM_CLI_NO_ARG},
+    {"--max-automaton-states", GM_CLI_ARG},
+    {NULL, GM_CLI_NO_ARG},
+};
+
+int gm_cli_schema_option(const gm_cli_args *p, gm_schema_options *opts)
 {
-    if (!strcmp(a, "--compact")) {
+    const char *v = p->value;
+    char *end;
+    if (gm_cli_is(p, "--compact")) {
         opts->whitespace = GM_SCHEMA_WS_COMPACT;
-    } else if (!strcmp(a, "--indent")) {
+    } else if (gm_cli_is(p, "--indent")) {
         opts->whitespace = GM_SCHEMA_WS_INDENT;
-    } else if (!strncmp(a, "--indent=", 9) && a[9]) {
-        char *end;
-        long n = strtol(a + 9, &end, 10);
-        if (*end || n < 0 || n > 16)
-            return -1;
-        opts->whitespace = GM_SCHEMA_WS_INDENT;
-        opts->indent = (uint32_t)n;
-    } else if (!strncmp(a, "--max-ws=", 9) && a[9]) {
-        char *end;
-        long n = strtol(a + 9, &end, 10);
-        if (*end || n < 1 || n > 100000)
-            return -1;
+        if (v) {
+            long n = strtol(v, &end, 10);
+            if (!*v || *end || n < 0 || n > 16)
+                return gm_cli_args_bad_value(p, "spaces per level, 0 to 16");
+            opts->indent = (uint32_t)n;
+        }
+    } else if (gm_cli_is(p, "--max-ws")) {
+        long n = strtol(v, &end, 10);
+        if (!*v || *end || n < 1 || n > 100000)
+            return gm_cli_args_bad_value(p, "the longest whitespace run, 1 to 100000");
         opts->max_ws_run = (uint32_t)n;
-    } else if (!strncmp(a, "--max-automaton-states=", 23) && a[23]) {
-        char *end;
-        long n = strtol(a + 23, &end, 10);
-        if (*end || n < 1 || n > 10000000)
-            return -1;
+    } else if (gm_cli_is(p, "--max-automaton-states")) {
+        long n = strtol(v, &end, 10);
+        if (!*v || *end || n < 1 || n > 10000000)
+            return gm_cli_args_bad_value(p, "the most states of a string automaton, 1 to 10000000");
         opts->max_automaton_states = (uint32_t)n;
-    } else if (!strncmp(a, "--draft=", 8) && a[8]) {
+    } else if (gm_cli_is(p, "--draft")) {
         static const struct { const char *name; gm_schema_draft d; } drafts[] = {
             {"4", GM_SCHEMA_DRAFT_4}, {"6", GM_SCHEMA_DRAFT_6}, {"7", GM_SCHEMA_DRAFT_7},
             {"2019-09", GM_SCHEMA_DRAFT_2019_09}, {"2020-12", GM_SCHEMA_DRAFT_2020_12}};
         size_t i = 0;
-        while (i < sizeof drafts / sizeof *drafts && strcmp(drafts[i].name, a + 8))
+        while (i < sizeof drafts / sizeof *drafts && strcmp(drafts[i].name, v))
             i++;
         if (i == sizeof drafts / sizeof *drafts)
-            return -1;
+            return gm_cli_args_bad_value(p, "the drafts are 4, 6, 7, 2019-09 and 2020-12");
         opts->draft = drafts[i].d;
-    } else if (!strcmp(a, "--any-order")) {
+    } else if (gm_cli_is(p, "--any-order")) {
         opts->any_order = true;
-    } else if (!strcmp(a, "--lenient")) {
+    } else if (gm_cli_is(p, "--lenient")) {
         opts->lenient = true;
     } else {
         return 0;
@@ -113,25 +119,32 @@ int gm_cmd_schema(int argc, char **argv)
     gm_schema_options opts;
     gm_schema_options_init_defaults(&opts);
     opts.warn = print_warning;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int r;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    static const gm_cli_opt own[] = {
+        {"--help", GM_CLI_NO_ARG}, {"-h", GM_CLI_NO_ARG}, {"--stats", GM_CLI_NO_ARG},
+        {NULL, GM_CLI_NO_ARG}};
+    static const gm_cli_opt *const tables[] = {own, gm_cli_schema_opts, NULL};
+    gm_cli_args p;
+    gm_cli_args_init(&p, "schema", USAGE, argc, argv, tables);
+    int ar;
+    while ((ar = gm_cli_args_next(&p)) == 1) {
+        int t;
+        if (gm_cli_is(&p, "--help") || gm_cli_is(&p, "-h")) {
             print_help();
             return 0;
-        } else if (!strcmp(a, "--stats")) {
+        } else if (gm_cli_is(&p, "--stats")) {
             stats = true;
-        } else if ((r = gm_cli_schema_option(a, &opts)) != 0) {
-            if (r < 0)
-                return gm_cli_bad_arg("schema", USAGE, "bad value in '%s'", a);
-        } else if (a[0] == '-' && a[1]) {
-            return gm_cli_bad_arg("schema", USAGE, "unknown option '%s'", a);
+        } else if ((t = gm_cli_schema_option(&p, &opts)) != 0) {
+            if (t != 1)
+                return t;
         } else if (!path) {
-            path = a;
+            path = p.value;
         } else {
-            return gm_cli_bad_arg("schema", USAGE, "one schema file expected");
+            return gm_cli_bad_arg("schema", USAGE, "one schema file expected (got '%s' after '%s')",
+                                  p.value, path);
         }
     }
+    if (ar)
+        return ar;
     if (!path)
         return gm_cli_bad_arg("schema", USAGE, "a schema file is needed");
     gm_mem m;

@@ -35,26 +35,35 @@ int gm_cmd_tools(int argc, char **argv)
     gm_cli_load_options_init(&lo);
     bool print_grammar = false;
     const char *file = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help")) {
+    static const gm_cli_opt own[] = {
+        {"--help", GM_CLI_NO_ARG}, {"-h", GM_CLI_NO_ARG}, {"--grammar", GM_CLI_NO_ARG},
+        {"--format", GM_CLI_ARG}, {"--tool-choice", GM_CLI_ARG}, {"--parallel", GM_CLI_NO_ARG},
+        {"--no-parallel", GM_CLI_NO_ARG}, {"--reasoning", GM_CLI_ARG}, {NULL, GM_CLI_NO_ARG}};
+    static const gm_cli_opt *const tables[] = {own, NULL};
+    gm_cli_args p;
+    gm_cli_args_init(&p, "tools", usage, argc, argv, tables);
+    int r;
+    while ((r = gm_cli_args_next(&p)) == 1) {
+        if (gm_cli_is(&p, "--help") || gm_cli_is(&p, "-h")) {
             printf("usage: gramask tools %s\n", usage);
             return 0;
-        }
-        if (!strcmp(a, "--grammar")) {
+        } else if (gm_cli_is(&p, "--grammar")) {
             print_grammar = true;
-            continue;
-        }
-        int taken = gm_cli_grammar_arg(&lo, argc, argv, &i);
-        if (taken < 0 || (taken && (lo.tokenizer || lo.structural_tag || lo.tools)))
-            return gm_cli_usage("tools", usage);
-        if (!taken)
-            return gm_cli_usage("tools", usage);
-        if (lo.grammar && !file)
+        } else if (!p.opt && file) {
+            return gm_cli_args_unexpected(&p);
+        } else {
+            int taken = gm_cli_grammar_arg(&lo, &p);
+            if (taken != 1)
+                return taken ? taken : gm_cli_args_unexpected(&p);
             file = lo.grammar;
+        }
     }
-    if (!file || !lo.tool_format)
-        return gm_cli_usage("tools", usage);
+    if (r)
+        return r;
+    if (!file)
+        return gm_cli_bad_arg("tools", usage, "missing TOOLS.json");
+    if (!lo.tool_format)
+        return gm_cli_bad_arg("tools", usage, "missing --format llama|llama-json|qwen|harmony");
     gm_mem m;
     gm_mem_init(&m, NULL, 0);
     gm_limits lim;

@@ -3,6 +3,8 @@
  * grammar and report, per file, whether every true token was allowed,
  * whether EOS was allowed at the end, and the mask latency.
  */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,10 @@ static const char usage[] =
     "  token, or with --text each text FILE encoded as the tokenizer does (gramask encode).\n"
     "  A rejected token is reported with its file:line:column, its text, the text before\n"
     "  it and what the grammar expected there.\n"
+    "  --dump-masks OUT: each step's mask as a JSON line: {\"file\", \"step\", \"vocab\": V,\n"
+    "  \"count\": N, \"eos\": true|false, \"ranges\": [[A,B], C, ...]} listing the allowed ids\n"
+    "  (A..B inclusive, C alone; EOS ids apart), or \"except\": [...] the same way, the ids of\n"
+    "  0..V-1 NOT allowed, whichever is shorter (python/tests/conftest.py's dumped_ids reads it).\n"
     "  Exit status 1 when a true token was masked or EOS was not allowed at the end.";
 
 typedef struct file_result {
@@ -29,34 +35,80 @@ typedef struct file_result {
     size_t steps, tokens;
     int all_allowed, eos_at_end;
     size_t bad_step;          /* first masked true token (when !all_allowed) */
+    size_t bad_byte;          /* its first byte the grammar refuses (SIZE_MAX: not known) */
     uint32_t bad_token;
     gm_latency mask;
     double accept_us;         /* mean accept_token time */
     char *expected;           /* at a rejected token or a refused EOS: what could come (malloc) */
 } file_result;
 
+/* Whether t is one of the vocabulary's EOS ids (sorted). */
+static bool is_eos_id(const uint32_t *eos, size_t neos, uint32_t t)
+{
+    for (size_t k = 0; k < neos; k++)
+        if (eos[k] == t)
+            return true;
+    return false;
+}
+
+/* Bit t of the mask (flipped when `flip`), EOS ids read as not allowed: they go in "eos"
+   only, and an "except" list holds them. */
+static bool bit(const uint32_t *mask, uint32_t t, const uint32_t *eos, size_t neos, bool flip)
+{
+    bool on = (mask[t >> 5] >> (t & 31)) & 1;
+    if (is_eos_id(eos, neos, t))
+        on = false;
+    return on != flip;
+}
+
+/* The runs of ids whose bit (as above) is 1, written when out; returns the numbers written
+   (1 for a run of one id, 2 for a pair): the length to compare. */
+static size_t runs(FILE *out, const uint32_t *mask, uint32_t nbits, const uint32_t *eos,
+                   size_t neos, bool flip)
+{
+    size_t n = 0;
+    for (uint32_t t = 0; t < nbits;) {
+        if (!bit(mask, t, eos, neos, flip)) {
+            t++;
+            continue;
+        }
+        uint32_t a = t;
+        while (t < nbits && bit(mask, t, eos, neos, flip))
+            t++;
+        if (out && a == t - 1)
+            fprintf(out, n ? ",%u" : "%u", a);
+        else if (out)
+            fprintf(out, n ? ",[%u,%u]" : "[%u,%u]", a, t - 1);
+        n += a == t - 1 ? 1 : 2;
+    }
+    return n;
+}
+
+/*
+ * One step of --dump-masks, a JSON line: {"file", "step", "vocab": V,
+ * "count": allowed ids (EOS not counted), "eos": true|false, and either
+ * "ranges": [[a, b], ...] (the allowed ids, a..b inclusive) or "except":
+ * [[a, b], ...] (every id of 0..V-1 but these is allowed), whichever has
+ * fewer numbers; a run of one id is written as the id alone. EOS ids are
+ * never in "ranges" (only in "eos"), so "except" lists them.
+ */
 static void dump_step(FILE *out, const char *file, size_t step, const uint32_t *mask,
                       const gm_vocab *v, uint32_t nbits)
 {
     const uint32_t *eos;
     size_t neos = gm_vocab_eos_ids(v, &eos);
-    int eos_allowed = 0;
-    fprintf(out, "{\"file\": \"%s\", \"step\": %zu, \"allowed\": [", file, step);
-    int first = 1;
-    for (uint32_t t = 0; t < nbits; t++) {
-        if (!((mask[t >> 5] >> (t & 31)) & 1))
-            continue;
-        int is_eos = 0;
-        for (size_t k = 0; k < neos; k++)
-            is_eos |= eos[k] == t;
-        if (is_eos) {
-            eos_allowed = 1;
-            continue;
-        }
-        fprintf(out, first ? "%u" : ", %u", t);
-        first = 0;
-    }
-    fprintf(out, "], \"eos\": %s}\n", eos_allowed ? "true" : "false");
+    bool eos_allowed = false;
+    for (size_t k = 0; k < neos; k++)
+        eos_allowed |= eos[k] < nbits && ((mask[eos[k] >> 5] >> (eos[k] & 31)) & 1);
+    size_t count = 0;
+    for (uint32_t t = 0; t < nbits; t++)
+        count += bit(mask, t, eos, neos, false);
+    bool flip = runs(NULL, mask, nbits, eos, neos, true) < runs(NULL, mask, nbits, eos, neos, false);
+    fprintf(out, "{\"file\": \"%s\", \"step\": %zu, \"vocab\": %u, \"count\": %zu, \"eos\": %s, "
+                 "\"%s\": [", file, step, nbits, count, eos_allowed ? "true" : "false",
+            flip ? "except" : "ranges");
+    runs(out, mask, nbits, eos, neos, flip);
+    fputs("]}\n", out);
 }
 
 static int mask_has_eos(const uint32_t *mask, const gm_vocab *v)
@@ -81,6 +133,35 @@ static char *expected_of(const gm_matcher *m)
         r = strdup(gm_strbuf_str(&sb));
     gm_strbuf_free(&sb);
     return r;
+}
+
+/*
+ * Which byte of the refused token t the grammar refuses, fed byte by byte to
+ * a clone of m, and what it expected at that byte: a multi-byte token is
+ * refused at its first byte the language cannot take, not necessarily its
+ * first.
+ */
+static void refused_byte(const gm_matcher *m, const gm_vocab *v, uint32_t t, file_result *r)
+{
+    size_t len;
+    const uint8_t *b = gm_vocab_token(v, t, &len);
+    gm_matcher *c = NULL;
+    gm_error err;
+    r->bad_byte = SIZE_MAX;
+    if (b && len > 1 && gm_matcher_clone(m, &c, &err) == GM_OK) {
+        size_t k = 0;
+        while (k < len && gm_matcher_accept_bytes(c, b + k, 1, &err) == GM_OK)
+            k++;
+        if (k < len) {
+            r->bad_byte = k;
+            r->expected = expected_of(c);
+        }
+        gm_matcher_destroy(c);
+    }
+    if (r->bad_byte == SIZE_MAX) {
+        r->bad_byte = b && len ? 0 : SIZE_MAX;
+        r->expected = expected_of(m);
+    }
 }
 
 static int trace_file(gm_cli_session *s, const gm_ids_entry *e, FILE *dump, uint32_t *mask,
@@ -119,7 +200,7 @@ static int trace_file(gm_cli_session *s, const gm_ids_entry *e, FILE *dump, uint
             r->all_allowed = 0;
             r->bad_step = i;
             r->bad_token = t;
-            r->expected = expected_of(m);
+            refused_byte(m, s->vocab, t, r);
             break;
         }
         t0 = gm_clock_ns();
@@ -154,34 +235,42 @@ int gm_cmd_trace(int argc, char **argv)
         fprintf(stderr, "gramask trace: out of memory\n");
         return 1;
     }
-    int bad = 0;
-    for (int i = 1; i < argc && !bad; i++) {
-        const char *a = argv[i];
-        int i0 = i, taken = gm_cli_grammar_arg(&lo, argc, argv, &i);
-        if (taken < 0)
-            bad = gm_cli_grammar_arg_fail("trace", usage, argc, argv, i0);
-        if (taken)
+    static const gm_cli_opt own[] = {
+        {"--help", GM_CLI_NO_ARG}, {"-h", GM_CLI_NO_ARG},      {"--ids", GM_CLI_ARG},
+        {"--dump-masks", GM_CLI_ARG}, {"--only", GM_CLI_ARG},  {"--text", GM_CLI_NO_ARG},
+        {"--json", GM_CLI_NO_ARG},    {NULL, GM_CLI_NO_ARG}};
+    static const gm_cli_opt *const tables[] = {own, gm_cli_grammar_opts, gm_cli_schema_opts, NULL};
+    gm_cli_args p;
+    gm_cli_args_init(&p, "trace", usage, argc, argv, tables);
+    int bad = 0, ar = 0;
+    while (!bad && (ar = gm_cli_args_next(&p)) == 1) {
+        int taken = gm_cli_grammar_arg(&lo, &p);
+        if (taken == 1)
             continue;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        if (taken)
+            bad = taken;
+        else if (gm_cli_is(&p, "--help") || gm_cli_is(&p, "-h")) {
             printf("usage: gramask trace %s\n", usage);
             free(texts);
             return 0;
-        } else if (!strcmp(a, "--ids") || !strcmp(a, "--dump-masks") || !strcmp(a, "--only")) {
-            if (i + 1 >= argc)
-                bad = gm_cli_bad_arg("trace", usage, "%s needs a value", a);
-            else
-                *(!strcmp(a, "--ids") ? &ids_path : !strcmp(a, "--only") ? &only : &dump_path) =
-                    argv[++i];
-        } else if (!strcmp(a, "--text")) {
+        } else if (gm_cli_is(&p, "--ids")) {
+            ids_path = p.value;
+        } else if (gm_cli_is(&p, "--only")) {
+            only = p.value;
+        } else if (gm_cli_is(&p, "--dump-masks")) {
+            dump_path = p.value;
+        } else if (gm_cli_is(&p, "--text")) {
             text = true;
-        } else if (!strcmp(a, "--json")) {
+        } else if (gm_cli_is(&p, "--json")) {
             json = 1;
-        } else if (a[0] == '-') {
-            bad = gm_cli_bad_arg("trace", usage, "unknown option '%s'", a);
+        } else if (!p.opt) {
+            texts[ntexts++] = p.value;
         } else {
-            texts[ntexts++] = a;
+            bad = gm_cli_args_unexpected(&p);
         }
     }
+    if (!bad && ar)
+        bad = ar;
     if (!bad && !lo.grammar && !lo.tools && !lo.structural_tag && !lo.code_blocks)
         bad = gm_cli_bad_arg("trace", usage, "missing GRAMMAR");
     else if (!bad && ntexts && !text)
@@ -207,7 +296,16 @@ int gm_cmd_trace(int argc, char **argv)
     }
     gm_cli_session s;
     int rc = gm_cli_session_open("trace", &lo, &s);
-    if (!rc && text && gm_cli_encode_files(s.vocab, texts, ntexts, &mem, &ids, &err) != GM_OK) {
+    if (!rc && text && lo.grammar && !s.grammar && !s.encoder) {
+        fprintf(stderr, "gramask trace: --text with the compiled file %s needs --tokenizer T, "
+                        "the tokenizer it was compiled for, to encode the text (a .gmc holds the "
+                        "tokens, not the encoder)\n", lo.grammar);
+        gm_cli_session_close(&s);
+        rc = 2;
+    }
+    if (!rc && text &&
+        gm_cli_encode_files(s.encoder ? s.encoder : s.vocab, texts, ntexts, &mem, &ids, &err) !=
+            GM_OK) {
         gm_cli_session_close(&s);
         rc = gm_cli_fail("trace", &err);
     }
@@ -220,7 +318,7 @@ int gm_cmd_trace(int argc, char **argv)
         ids_path = "--text";
     FILE *dump = NULL;
     if (dump_path && !(dump = fopen(dump_path, "w"))) {
-        fprintf(stderr, "gramask trace: cannot write %s\n", dump_path);
+        fprintf(stderr, "gramask trace: cannot write %s: %s\n", dump_path, strerror(errno));
         gm_cli_session_close(&s);
         gm_ids_file_destroy(ids);
         return 1;
@@ -256,7 +354,8 @@ int gm_cmd_trace(int argc, char **argv)
         if (!r->all_allowed || !r->eos_at_end) {
             failures++;
             if (!r->all_allowed)
-                gm_cli_report_rejected(s.vocab, e->file, e->ids, r->bad_step, r->expected);
+                gm_cli_report_rejected(s.vocab, e->file, e->ids, r->bad_step, r->bad_byte,
+                                       r->expected);
             else
                 fprintf(stderr, "gramask trace: %s: EOS not allowed at the end\n  expected: %s\n",
                         e->file, r->expected ? r->expected : "(not known)");
@@ -287,7 +386,11 @@ int gm_cmd_trace(int argc, char **argv)
                "p50_us", "p99_us", "max_us");
         for (size_t i = 0; i < nresults; i++) {
             file_result *r = &results[i];
-            printf("%-44.44s %7zu %8s %4s %9.2f %9.2f %9.2f %9.2f\n", r->name, r->steps,
+            size_t nl = strlen(r->name);
+            char shown[48]; /* a long path keeps its end, the file's own name */
+            snprintf(shown, sizeof shown, nl > 44 ? "...%s" : "%s",
+                     nl > 44 ? r->name + nl - 41 : r->name);
+            printf("%-44s %7zu %8s %4s %9.2f %9.2f %9.2f %9.2f\n", shown, r->steps,
                    r->all_allowed ? "all" : "NO", r->eos_at_end ? "yes" : "NO", r->mask.mean,
                    r->mask.p50, r->mask.p99, r->mask.max);
         }

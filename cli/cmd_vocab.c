@@ -14,7 +14,7 @@
 #include "cli/commands.h"
 
 static const char usage[] =
-    "PATH [--model-size N] [--eos ID]... [--decode IDS.json] [--dump] [--token ID...]";
+    "TOKENIZER [--model-size N] [--eos ID|TEXT]... [--decode IDS.json] [--dump] [--token ID...]";
 
 static void help(void)
 {
@@ -23,7 +23,7 @@ static void help(void)
            "plain 'gramask-vocab 1' file) and prints what gramask sees in it: ids, padding,\n"
            "added and special tokens, EOS ids, the trie, load times.\n\n"
            "  --model-size N    the model's vocabulary size (ids past the tokenizer are padding)\n"
-           "  --eos ID          one more EOS id (repeatable)\n"
+           "  --eos ID|TEXT     one more stop token, by id or exact text (repeatable)\n"
            "  --decode IDS.json decode each entry of a reference ids file and compare it with\n"
            "                    the file of that name beside IDS.json (OK / MISMATCH per file)\n"
            "  --dump            write the vocabulary in the plain format to standard output\n"
@@ -129,52 +129,115 @@ int gm_cmd_vocab(int argc, char **argv)
     const char *path = NULL, *decode = NULL;
     gm_vocab_load_options opts;
     memset(&opts, 0, sizeof opts);
+    const char *eos_names[64];
     uint32_t eos[64];
     size_t neos = 0;
     bool dump = false;
-    int tokens_at = argc;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    const char **tokens = calloc((size_t)argc, sizeof *tokens);
+    size_t ntokens = 0;
+    bool token_list = false;
+    if (!tokens) {
+        fprintf(stderr, "gramask vocab: out of memory\n");
+        return 1;
+    }
+    static const gm_cli_opt own[] = {
+        {"--help", GM_CLI_NO_ARG}, {"-h", GM_CLI_NO_ARG}, {"--model-size", GM_CLI_ARG},
+        {"--model-vocab-size", GM_CLI_ARG}, {"--eos", GM_CLI_ARG}, {"--decode", GM_CLI_ARG},
+        {"--dump", GM_CLI_NO_ARG}, {"--token", GM_CLI_NO_ARG}, {NULL, GM_CLI_NO_ARG}};
+    static const gm_cli_opt *const tables[] = {own, NULL};
+    gm_cli_args p;
+    gm_cli_args_init(&p, "vocab", usage, argc, argv, tables);
+    int r;
+    while ((r = gm_cli_args_next(&p)) == 1) {
+        int bad = 0;
+        if (gm_cli_is(&p, "--help") || gm_cli_is(&p, "-h")) {
             help();
+            free(tokens);
             return 0;
-        } else if (!strcmp(a, "--model-size") && i + 1 < argc) {
-            if (!parse_u32(argv[++i], &opts.model_size))
-                return gm_cli_bad_arg_at("vocab", usage, argc, argv, i - 1);
-        } else if (!strcmp(a, "--eos") && i + 1 < argc) {
-            if (neos == sizeof eos / sizeof *eos)
-                return gm_cli_bad_arg("vocab", usage, "more than 64 --eos ids");
-            if (!parse_u32(argv[++i], &eos[neos++]))
-                return gm_cli_bad_arg_at("vocab", usage, argc, argv, i - 1);
-        } else if (!strcmp(a, "--decode") && i + 1 < argc) {
-            decode = argv[++i];
-        } else if (!strcmp(a, "--dump")) {
+        } else if (gm_cli_is(&p, "--model-size") || gm_cli_is(&p, "--model-vocab-size")) {
+            if (!parse_u32(p.value, &opts.model_size))
+                bad = gm_cli_args_bad_value(&p, NULL);
+        } else if (gm_cli_is(&p, "--eos")) {
+            if (neos == sizeof eos_names / sizeof *eos_names)
+                bad = gm_cli_bad_arg("vocab", usage, "more than 64 --eos tokens");
+            else
+                eos_names[neos++] = p.value;
+        } else if (gm_cli_is(&p, "--decode")) {
+            decode = p.value;
+        } else if (gm_cli_is(&p, "--dump")) {
             dump = true;
-        } else if (!strcmp(a, "--token")) {
-            tokens_at = i + 1;
-            break;
-        } else if (a[0] == '-' || path) {
-            return gm_cli_bad_arg_at("vocab", usage, argc, argv, i);
+        } else if (gm_cli_is(&p, "--token")) {
+            token_list = true;
+        } else if (token_list) {
+            tokens[ntokens++] = p.value;
+        } else if (!path) {
+            path = p.value;
         } else {
-            path = a;
+            bad = gm_cli_args_unexpected(&p);
+        }
+        if (bad) {
+            free(tokens);
+            return bad;
         }
     }
-    if (!path)
+    if (!r && token_list && !ntokens)
+        r = gm_cli_bad_arg("vocab", usage, "--token needs at least one ID");
+    if (r) {
+        free(tokens);
+        return r;
+    }
+    if (!path) {
+        free(tokens);
         return gm_cli_bad_arg("vocab", usage, "missing PATH (a tokenizer)");
-    opts.extra_eos = eos;
-    opts.nextra_eos = neos;
+    }
+    char pbuf[4096];
+    if (!(path = gm_cli_tokenizer_resolve("vocab", path, pbuf, sizeof pbuf))) {
+        free(tokens);
+        return 1;
+    }
 
     gm_mem m;
     gm_mem_init(&m, NULL, 0);
     gm_error err;
     gm_vocab_data *v;
     double t0 = now_ms();
-    if (gm_vocab_load(&m, path, &opts, &v, &err) != GM_OK)
+    if (gm_vocab_load(&m, path, &opts, &v, &err) != GM_OK) {
+        free(tokens);
         return gm_cli_fail("vocab", &err);
+    }
+    if (neos) {
+        /* --eos ID|TEXT: the ids (a text needs the tokens), then the vocabulary again */
+        for (size_t i = 0; i < neos; i++) {
+            size_t len = strlen(eos_names[i]), k;
+            uint32_t id = UINT32_MAX;
+            if (!parse_u32(eos_names[i], &id))
+                for (id = 0; id < v->size; id++) {
+                    const uint8_t *b = gm_vocab_data_token(v, id, &k);
+                    if (k == len && !memcmp(b, eos_names[i], len))
+                        break;
+                }
+            if (id >= v->size) {
+                fprintf(stderr, "gramask vocab: --eos '%s': not a token id (0..%u) nor the text "
+                                "of a token\n", eos_names[i], v->size - 1);
+                gm_vocab_data_destroy(v);
+                free(tokens);
+                return 1;
+            }
+            eos[i] = id;
+        }
+        gm_vocab_data_destroy(v);
+        opts.extra_eos = eos;
+        opts.nextra_eos = neos;
+        if (gm_vocab_load(&m, path, &opts, &v, &err) != GM_OK) {
+            free(tokens);
+            return gm_cli_fail("vocab", &err);
+        }
+    }
     double t1 = now_ms();
     gm_trie *t;
     if (gm_trie_build(&m, v, &t, &err) != GM_OK) {
         gm_vocab_data_destroy(v);
+        free(tokens);
         return gm_cli_fail("vocab", &err);
     }
     double t2 = now_ms();
@@ -190,11 +253,11 @@ int gm_cmd_vocab(int argc, char **argv)
             fwrite(gm_strbuf_str(&sb), 1, sb.n, stdout);
         }
         gm_strbuf_free(&sb);
-    } else if (tokens_at < argc) {
-        for (int i = tokens_at; i < argc; i++) {
+    } else if (ntokens) {
+        for (size_t i = 0; i < ntokens; i++) {
             uint32_t id;
-            if (!parse_u32(argv[i], &id) || id >= v->size) {
-                fprintf(stderr, "gramask vocab: '%s' is not a token id (0..%u)\n", argv[i],
+            if (!parse_u32(tokens[i], &id) || id >= v->size) {
+                fprintf(stderr, "gramask vocab: '%s' is not a token id (0..%u)\n", tokens[i],
                         v->size - 1);
                 rc = 1;
                 continue;
@@ -232,5 +295,6 @@ int gm_cmd_vocab(int argc, char **argv)
     }
     gm_trie_destroy(t);
     gm_vocab_data_destroy(v);
+    free(tokens);
     return rc;
 }

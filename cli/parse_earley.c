@@ -52,7 +52,7 @@ static int parse_one(gm_compiled *c, const char *path, int nfiles)
         gm_cli_fail("parse", &err);
         return -1;
     }
-    gm_matcher_options mo = {1};
+    gm_matcher_options mo = {.max_rollback = 1};
     gm_matcher *m;
     if (gm_matcher_create(c, &mo, &m, &err) != GM_OK) {
         gm_mem_free(&mem, text);
@@ -90,9 +90,12 @@ static int parse_one(gm_compiled *c, const char *path, int nfiles)
     const char *expected = gm_strbuf_str(&exp);
     if (i < len) {
         unsigned char b = (unsigned char)text[i];
-        printf("%s:%zu:%zu: unexpected %s%c%s (byte 0x%02x); expected %s\n", path, line, col,
-               b >= 0x20 && b < 0x7f ? "'" : "", b >= 0x20 && b < 0x7f ? b : '?',
-               b >= 0x20 && b < 0x7f ? "'" : "", b, expected[0] ? expected : "nothing");
+        gm_strbuf shown;
+        gm_strbuf_init(&shown, &mem);
+        gm_strbuf_escaped(&shown, (const uint8_t *)text + i, 1); /* a newline as \n */
+        printf("%s:%zu:%zu: unexpected '%s' (byte 0x%02x); expected %s\n", path, line, col,
+               gm_strbuf_str(&shown), b, expected[0] ? expected : "nothing");
+        gm_strbuf_free(&shown);
     } else {
         printf("%s:%zu:%zu: unexpected end of input; expected %s\n", path, line, col, expected);
     }

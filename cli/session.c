@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "base/bitset.h"
 #include "base/file.h"
@@ -24,13 +25,28 @@ static int has_suffix(const char *s, const char *suffix)
 
 bool gm_cli_is_bundled(const char *arg)
 {
-    static const char *const files[] = {".lark", ".gbnf", ".ebnf", ".regex", ".gmc"};
-    if (access(arg, F_OK) == 0 || strchr(arg, '/'))
+    static const char *const files[] = {".lark", ".gbnf", ".ebnf", ".regex", ".gmc", ".json"};
+    if (strchr(arg, '/'))
         return false;
     for (size_t k = 0; k < sizeof files / sizeof *files; k++)
         if (has_suffix(arg, files[k]))
             return false;
-    return true;
+    /* a bundled name wins over a directory of that name (python/, the package's folder
+       in the checkout): a directory is no grammar; a plain file of that name is taken */
+    struct stat sb;
+    if (stat(arg, &sb) == 0 && !S_ISDIR(sb.st_mode))
+        return false;
+    size_t len;
+    return gm_bundled_grammar(arg, &len) != NULL || access(arg, F_OK) != 0;
+}
+
+/* One line on stderr when a name that is also a directory here was taken as the bundled grammar. */
+static void say_bundled(const char *cmd, const char *arg)
+{
+    struct stat sb;
+    if (stat(arg, &sb) == 0 && S_ISDIR(sb.st_mode))
+        fprintf(stderr, "gramask %s: '%s' is the bundled grammar %s (not the directory %s/; "
+                        "write ./%s/FILE for a file there)\n", cmd, arg, arg, arg, arg);
 }
 
 void gm_cli_load_options_init(gm_cli_load_options *lo)
@@ -55,7 +71,17 @@ static void tool_choice(gm_cli_load_options *lo, const char *v)
     }
 }
 
-int gm_cli_grammar_arg(gm_cli_load_options *lo, int argc, char **argv, int *i)
+const gm_cli_opt gm_cli_grammar_opts[] = {
+    {"--tokenizer", GM_CLI_ARG},   {"--eos", GM_CLI_ARG},         {"--format", GM_CLI_ARG},
+    {"--structural-tag", GM_CLI_ARG}, {"--tools", GM_CLI_ARG},   {"--code-blocks", GM_CLI_ARG},
+    {"--tool-choice", GM_CLI_ARG}, {"--parallel", GM_CLI_NO_ARG}, {"--no-parallel", GM_CLI_NO_ARG},
+    {"--reasoning", GM_CLI_ARG},   {"--start", GM_CLI_ARG},       {"--schema", GM_CLI_ARG},
+    {"--eager", GM_CLI_NO_ARG},    {"--quiet", GM_CLI_NO_ARG},    {"-q", GM_CLI_NO_ARG},
+    {"--conflicts", GM_CLI_ARG},   {"--lark", GM_CLI_NO_ARG},     {"--lexer", GM_CLI_ARG},
+    {"--model-vocab-size", GM_CLI_ARG}, {"--max-dfa-states", GM_CLI_ARG}, {NULL, GM_CLI_NO_ARG},
+};
+
+int gm_cli_format_named(const char *v, gm_grammar_format *out)
 {
     static const struct {
         const char *name;
@@ -64,103 +90,128 @@ int gm_cli_grammar_arg(gm_cli_load_options *lo, int argc, char **argv, int *i)
                    {"gbnf", GM_FORMAT_GBNF},
                    {"ebnf", GM_FORMAT_EBNF},
                    {"regex", GM_FORMAT_REGEX}};
-    const char *a = argv[*i];
-    bool has_value = *i + 1 < argc;
-    if (!strcmp(a, "--tokenizer")) {
-        if (!has_value)
-            return -1;
-        lo->tokenizer = argv[++*i];
-    } else if (!strcmp(a, "--format")) {
-        if (!has_value)
-            return -1;
-        const char *f = argv[++*i];
-        size_t k = 0;
-        while (k < sizeof formats / sizeof *formats && strcmp(formats[k].name, f))
-            k++;
-        if (k < sizeof formats / sizeof *formats)
-            lo->format = formats[k].format;
-        else if (gm_tool_format_named(f))
-            lo->tool_format = gm_tool_format_named(f);
-        else
-            return -1;
-    } else if (!strcmp(a, "--structural-tag") || !strcmp(a, "--tools")) {
-        if (!has_value)
-            return -1;
-        *(a[2] == 's' ? &lo->structural_tag : &lo->tools) = argv[++*i];
-    } else if (!strcmp(a, "--code-blocks")) {
-        if (!has_value || lo->grammar)
-            return -1;
-        lo->code_blocks = argv[++*i];
-    } else if (!strcmp(a, "--tool-choice")) {
-        if (!has_value)
-            return -1;
-        tool_choice(lo, argv[++*i]);
-    } else if (!strcmp(a, "--parallel") || !strcmp(a, "--no-parallel")) {
-        lo->parallel = a[2] == 'p';
-    } else if (!strcmp(a, "--reasoning")) {
-        if (!has_value)
-            return -1;
-        const char *r = argv[++*i];
-        if (!strcmp(r, "allowed"))
-            lo->reasoning = GM_REASONING_ALLOWED;
-        else if (!strcmp(r, "forced"))
-            lo->reasoning = GM_REASONING_FORCED;
-        else if (!strcmp(r, "forbidden"))
-            lo->reasoning = GM_REASONING_FORBIDDEN;
-        else
-            return -1;
-    } else if (!strcmp(a, "--start")) {
-        if (!has_value)
-            return -1;
-        lo->start = argv[++*i];
-    } else if (!strncmp(a, "--start=", 8) && a[8]) {
-        lo->start = a + 8; /* the spelling of gramask grammar and parse */
-    } else if (!strcmp(a, "--schema")) {
-        if (!has_value || lo->grammar)
-            return -1;
-        lo->grammar = argv[++*i];
-        lo->schema = true;
-    } else if (gm_cli_schema_option(a, &lo->schema_opts) != 0) {
-        if (gm_cli_schema_option(a, &lo->schema_opts) < 0)
-            return -1;
-    } else if (!strcmp(a, "--eager")) {
-        lo->eager = true;
-    } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
-        lo->quiet = true;
-    } else if (!strcmp(a, "--conflicts=lark") || !strcmp(a, "--lark")) {
-        lo->conflicts = GM_CONFLICTS_LARK;
-    } else if (!strcmp(a, "--lexer=basic") || !strcmp(a, "--lexer=contextual")) {
-        lo->lexer = a[8] == 'c' ? GM_LEXER_CONTEXTUAL : GM_LEXER_BASIC;
-    } else if (!strcmp(a, "--model-vocab-size")) {
-        uint64_t n;
-        if (!has_value || gm_cli_parse_u64(argv[++*i], &n) || n > UINT32_MAX)
-            return -1;
-        lo->model_vocab_size = (uint32_t)n;
-    } else if (a[0] != '-' && !lo->grammar && !lo->tools && !lo->structural_tag &&
-               !lo->code_blocks) {
-        lo->grammar = a;
-    } else {
-        return 0;
-    }
-    return 1;
+    for (size_t k = 0; k < sizeof formats / sizeof *formats; k++)
+        if (!strcmp(formats[k].name, v)) {
+            *out = formats[k].format;
+            return 0;
+        }
+    return -1;
 }
 
-const char *gm_cli_grammar_arg_why(int argc, char **argv, int i, char *buf, size_t cap)
+gm_grammar_format gm_cli_format_of(const char *path, gm_grammar_format given)
 {
-    const char *a = argv[i];
-    if (i + 1 >= argc)
-        snprintf(buf, cap, "%s needs a value", a);
-    else if (!strcmp(a, "--format"))
-        snprintf(buf, cap, "--format '%s': the grammar formats are lark, gbnf, ebnf and regex; "
-                           "the tool formats (with --tools) llama, llama-json, qwen and harmony",
-                 argv[i + 1]);
-    else if (!strcmp(a, "--reasoning"))
-        snprintf(buf, cap, "--reasoning '%s': allowed, forced or forbidden", argv[i + 1]);
-    else if (!strcmp(a, "--model-vocab-size"))
-        snprintf(buf, cap, "--model-vocab-size '%s': not a number of token ids", argv[i + 1]);
+    if (given != GM_FORMAT_AUTO)
+        return given;
+    const char *dot = strrchr(path, '.');
+    if (dot && !strcmp(dot, ".gbnf"))
+        return GM_FORMAT_GBNF;
+    if (dot && !strcmp(dot, ".ebnf"))
+        return GM_FORMAT_EBNF;
+    if (dot && !strcmp(dot, ".regex"))
+        return GM_FORMAT_REGEX;
+    return GM_FORMAT_LARK;
+}
+
+int gm_cli_conflicts_named(const char *v, gm_conflicts *out)
+{
+    if (!strcmp(v, "lark"))
+        *out = GM_CONFLICTS_LARK;
+    else if (!strcmp(v, "error"))
+        *out = GM_CONFLICTS_ERROR;
     else
-        snprintf(buf, cap, "bad value '%s' for %s", argv[i + 1], a);
-    return buf;
+        return -1;
+    return 0;
+}
+
+int gm_cli_lexer_named(const char *v, gm_lexer_kind *out)
+{
+    if (!strcmp(v, "basic"))
+        *out = GM_LEXER_BASIC;
+    else if (!strcmp(v, "contextual"))
+        *out = GM_LEXER_CONTEXTUAL;
+    else
+        return -1;
+    return 0;
+}
+
+int gm_cli_grammar_arg(gm_cli_load_options *lo, const gm_cli_args *p)
+{
+    const char *v = p->value;
+    if (!p->opt) {
+        if (lo->grammar || lo->tools || lo->structural_tag || lo->code_blocks)
+            return 0;
+        lo->grammar = v;
+    } else if (gm_cli_is(p, "--tokenizer")) {
+        lo->tokenizer = v;
+    } else if (gm_cli_is(p, "--eos")) {
+        if (lo->neos == sizeof lo->eos / sizeof *lo->eos)
+            return gm_cli_bad_arg(p->cmd, p->usage, "more than %zu --eos tokens",
+                                  sizeof lo->eos / sizeof *lo->eos);
+        lo->eos[lo->neos++] = v;
+    } else if (gm_cli_is(p, "--format")) {
+        if (gm_cli_format_named(v, &lo->format) == 0)
+            ;
+        else if (gm_tool_format_named(v))
+            lo->tool_format = gm_tool_format_named(v);
+        else
+            return gm_cli_args_bad_value(p, "the grammar formats are lark, gbnf, ebnf and regex; "
+                                            "the tool formats (with --tools) llama, llama-json, "
+                                            "qwen and harmony");
+    } else if (gm_cli_is(p, "--structural-tag") || gm_cli_is(p, "--tools")) {
+        *(p->opt[2] == 's' ? &lo->structural_tag : &lo->tools) = v;
+    } else if (gm_cli_is(p, "--code-blocks")) {
+        if (lo->grammar)
+            return gm_cli_bad_arg(p->cmd, p->usage, "--code-blocks and GRAMMAR '%s' exclude each "
+                                  "other", lo->grammar);
+        lo->code_blocks = v;
+    } else if (gm_cli_is(p, "--tool-choice")) {
+        tool_choice(lo, v);
+    } else if (gm_cli_is(p, "--parallel") || gm_cli_is(p, "--no-parallel")) {
+        lo->parallel = p->opt[2] == 'p';
+    } else if (gm_cli_is(p, "--reasoning")) {
+        if (!strcmp(v, "allowed"))
+            lo->reasoning = GM_REASONING_ALLOWED;
+        else if (!strcmp(v, "forced"))
+            lo->reasoning = GM_REASONING_FORCED;
+        else if (!strcmp(v, "forbidden"))
+            lo->reasoning = GM_REASONING_FORBIDDEN;
+        else
+            return gm_cli_args_bad_value(p, "allowed, forced or forbidden");
+    } else if (gm_cli_is(p, "--start")) {
+        lo->start = v;
+    } else if (gm_cli_is(p, "--schema")) {
+        if (lo->grammar)
+            return gm_cli_bad_arg(p->cmd, p->usage, "--schema and GRAMMAR '%s' exclude each other",
+                                  lo->grammar);
+        lo->grammar = v;
+        lo->schema = true;
+    } else if (gm_cli_is(p, "--eager")) {
+        lo->eager = true;
+    } else if (gm_cli_is(p, "--quiet") || gm_cli_is(p, "-q")) {
+        lo->quiet = true;
+    } else if (gm_cli_is(p, "--lark")) {
+        lo->conflicts = GM_CONFLICTS_LARK;
+    } else if (gm_cli_is(p, "--conflicts")) {
+        if (gm_cli_conflicts_named(v, &lo->conflicts))
+            return gm_cli_args_bad_value(p, "error or lark");
+    } else if (gm_cli_is(p, "--lexer")) {
+        if (gm_cli_lexer_named(v, &lo->lexer))
+            return gm_cli_args_bad_value(p, "basic or contextual");
+    } else if (gm_cli_is(p, "--max-dfa-states")) {
+        uint64_t n;
+        if (gm_cli_parse_u64(v, &n) || n == 0 || n > UINT32_MAX)
+            return gm_cli_args_bad_value(p, "a number of states");
+        lo->max_dfa_states = (uint32_t)n;
+    } else if (gm_cli_is(p, "--model-vocab-size")) {
+        uint64_t n;
+        if (gm_cli_parse_u64(v, &n) || n > UINT32_MAX)
+            return gm_cli_args_bad_value(p, "not a number of token ids");
+        lo->model_vocab_size = (uint32_t)n;
+    } else {
+        int r = gm_cli_schema_option(p, &lo->schema_opts);
+        return r == 2 ? 2 : r;
+    }
+    return 1;
 }
 
 gm_status gm_cli_load_cfg(gm_mem *m, const char *arg, const gm_grammar_options *opts,
@@ -168,6 +219,7 @@ gm_status gm_cli_load_cfg(gm_mem *m, const char *arg, const gm_grammar_options *
 {
     if (!gm_cli_is_bundled(arg))
         return gm_grammar_load_file(m, arg, opts, out, err);
+    say_bundled("grammar", arg);
     size_t len;
     const char *text = gm_bundled_grammar(arg, &len);
     if (!text)
@@ -258,6 +310,7 @@ static gm_status make_grammar(const gm_cli_load_options *opts, gm_grammar **out,
     go.lexer = opts->lexer;
     go.format = opts->format;
     go.start = opts->start;
+    go.limits.max_dfa_states = opts->max_dfa_states;
     if (gm_cli_is_bundled(opts->grammar) && opts->format == GM_FORMAT_AUTO)
         return gm_grammar_create_bundled(opts->grammar, &go, out, err);
     return gm_grammar_create_from_file(opts->grammar, &go, out, err);
@@ -279,12 +332,41 @@ int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli
         fprintf(stderr, "gramask %s: --tools needs --format llama|llama-json|qwen|harmony\n", cmd);
         return 2;
     }
+    gm_vocab_options vo;
+    gm_vocab_options_init_defaults(&vo);
+    vo.model_vocab_size = opts->model_vocab_size;
     if (opts->grammar && has_suffix(opts->grammar, ".gmc")) {
         uint64_t t0 = gm_clock_ns();
         if (gm_compiled_load(opts->grammar, &co, &s->compiled, &err) != GM_OK)
             return gm_cli_fail(cmd, &err);
         s->compile_ms = ms_since(t0);
         s->vocab = gm_vocab_retain((gm_vocab *)gm_compiled_vocab(s->compiled));
+        if (opts->neos) {
+            fprintf(stderr, "gramask %s: --eos cannot change %s: its stop tokens were compiled "
+                            "in (give --eos to gramask compile)\n", cmd, opts->grammar);
+            gm_cli_session_close(s);
+            return 2;
+        }
+        if (!opts->tokenizer)
+            return 0;
+        /* --tokenizer beside a .gmc: it must be the vocabulary compiled in; it then
+           encodes --text (a .gmc holds the tokens, not the encoder) */
+        gm_vocab *t;
+        int rc = gm_cli_vocab_open(cmd, opts->tokenizer, NULL, 0, &vo, &t);
+        if (rc) {
+            gm_cli_session_close(s);
+            return rc;
+        }
+        char wbuf[160];
+        const char *why = gm_cli_vocab_differs(s->vocab, t, wbuf, sizeof wbuf);
+        if (why) {
+            fprintf(stderr, "gramask %s: --tokenizer %s is not the tokenizer %s was compiled "
+                            "for: %s\n", cmd, opts->tokenizer, opts->grammar, why);
+            gm_vocab_destroy(t);
+            gm_cli_session_close(s);
+            return 1;
+        }
+        s->encoder = t;
         return 0;
     }
     if (!opts->tokenizer) {
@@ -292,14 +374,15 @@ int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli
                 cmd);
         return 2;
     }
-    gm_vocab_options vo;
-    gm_vocab_options_init_defaults(&vo);
-    vo.model_vocab_size = opts->model_vocab_size;
     uint64_t t0 = gm_clock_ns();
-    if (gm_vocab_create_from_file(opts->tokenizer, &vo, &s->vocab, &err) != GM_OK)
-        return gm_cli_fail(cmd, &err);
+    int rc = gm_cli_vocab_open(cmd, opts->tokenizer, opts->eos, opts->neos, &vo, &s->vocab);
+    if (rc)
+        return rc;
     s->load_vocab_ms = ms_since(t0);
     t0 = gm_clock_ns();
+    if (opts->grammar && !opts->schema && gm_cli_is_bundled(opts->grammar) &&
+        opts->format == GM_FORMAT_AUTO)
+        say_bundled(cmd, opts->grammar);
     gm_status st = make_grammar(opts, &s->grammar, &err);
     if (st != GM_OK) {
         gm_cli_session_close(s);
@@ -315,8 +398,27 @@ int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli
     return 0;
 }
 
+const char *gm_cli_vocab_differs(const gm_vocab *a, const gm_vocab *b, char *why, size_t cap)
+{
+    uint32_t na = gm_vocab_size(a), nb = gm_vocab_size(b);
+    if (na != nb) {
+        snprintf(why, cap, "it has %u ids, the compiled file %u", nb, na);
+        return why;
+    }
+    for (uint32_t t = 0; t < na; t++) {
+        size_t la, lb;
+        const uint8_t *x = gm_vocab_token(a, t, &la), *y = gm_vocab_token(b, t, &lb);
+        if (la != lb || (la && memcmp(x, y, la))) {
+            snprintf(why, cap, "token %u differs", t);
+            return why;
+        }
+    }
+    return NULL;
+}
+
 void gm_cli_session_close(gm_cli_session *s)
 {
+    gm_vocab_destroy(s->encoder);
     gm_compiled_destroy(s->compiled);
     gm_grammar_destroy(s->grammar);
     gm_vocab_destroy(s->vocab);
@@ -339,10 +441,4 @@ int gm_cli_parse_u64(const char *s, uint64_t *out)
         return -1;
     *out = v;
     return 0;
-}
-
-int gm_cli_grammar_arg_fail(const char *cmd, const char *usage, int argc, char **argv, int i0)
-{
-    char why[256];
-    return gm_cli_bad_arg(cmd, usage, "%s", gm_cli_grammar_arg_why(argc, argv, i0, why, sizeof why));
 }

@@ -14,7 +14,7 @@
 enum { BEFORE_BYTES = 60 };
 
 void gm_cli_report_rejected(const gm_vocab *v, const char *file, const uint32_t *ids,
-                            size_t step, const char *expected)
+                            size_t step, size_t bad_byte, const char *expected)
 {
     gm_mem mem;
     gm_mem_init(&mem, NULL, 0);
@@ -35,14 +35,32 @@ void gm_cli_report_rejected(const gm_vocab *v, const char *file, const uint32_t 
     }
     size_t len;
     const uint8_t *tok = gm_vocab_token(v, ids[step], &len);
-    gm_strbuf_escaped(&show, tok, tok ? len : 0);
-    fprintf(stderr, "gramask trace: %s:%u:%u: true token %u \"%s\" (step %zu) is not allowed\n",
+    if (!tok) {
+        fprintf(stderr, "gramask trace: %s:%u:%u: true token %u (step %zu) is out of range: the "
+                        "tokenizer has %u ids (ids made with another tokenizer?)\n",
+                file, line, col, ids[step], step, gm_vocab_size(v));
+        gm_strbuf_free(&before);
+        gm_strbuf_free(&show);
+        return;
+    }
+    gm_strbuf_escaped(&show, tok, len);
+    fprintf(stderr, "gramask trace: %s:%u:%u: true token %u \"%s\" (step %zu) is not allowed",
             file, line, col, ids[step], gm_strbuf_str(&show), step);
-    show.n = 0;
-    size_t from = before.n > BEFORE_BYTES ? before.n - BEFORE_BYTES : 0;
-    gm_strbuf_escaped(&show, before.s ? before.s + from : "", before.n - from);
-    fprintf(stderr, "  after: %s\"%s\"\n", from ? "..." : "", gm_strbuf_str(&show));
-    fprintf(stderr, "  expected: %s\n", expected && *expected ? expected : "(not known)");
+    if (bad_byte < len && len > 1)
+        fprintf(stderr, ": its byte %zu (0x%02x) is refused", bad_byte + 1, tok[bad_byte]);
+    fputc('\n', stderr);
+    if (step == 0) {
+        fprintf(stderr, "  after: nothing (it is the first token)\n");
+    } else {
+        gm_strbuf after;
+        gm_strbuf_init(&after, &mem);
+        size_t from = before.n > BEFORE_BYTES ? before.n - BEFORE_BYTES : 0;
+        gm_strbuf_escaped(&after, before.s ? before.s + from : "", before.n - from);
+        fprintf(stderr, "  after: %s\"%s\"\n", from ? "..." : "", after.n ? gm_strbuf_str(&after) : "");
+        gm_strbuf_free(&after);
+    }
+    fprintf(stderr, "  expected%s: %s\n", bad_byte < len && bad_byte > 0 ? " at that byte" : "",
+            expected && *expected ? expected : "(not known)");
     gm_strbuf_free(&before);
     gm_strbuf_free(&show);
 }

@@ -491,6 +491,10 @@ typedef struct gm_matcher gm_matcher;
 
 typedef struct gm_matcher_options {
     uint32_t max_rollback;    /* tokens kept for rollback; 0 = unlimited */
+    bool terminate_without_stop_token; /* a vocabulary without EOS ids is accepted (the
+                                 caller ends the output when gm_matcher_is_accepting says
+                                 it may); by default gm_matcher_create refuses it with
+                                 GM_ERR_ARGUMENT, as no mask could allow an end */
 } gm_matcher_options;
 
 GM_API gm_status gm_matcher_create(gm_compiled *c, const gm_matcher_options *opts,

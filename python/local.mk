@@ -11,7 +11,7 @@ GM_PYTHON_PKG = \
 GM_PYTHON_FILES = $(GM_PYTHON_PKG) python/src/core.h python/src/core.c python/src/matcher.c \
 	python/src/arrays.c python/src/bench.c python/setup.py python/pyproject.toml python/README.md
 GM_PYTHON_TESTFILES = python/tests/conftest.py python/tests/test_api.py python/tests/test_masks.py \
-	python/tests/test_misuse.py python/tests/test_threads.py python/tests/test_memory.py \
+	python/tests/test_misuse.py python/tests/test_messages.py python/tests/test_threads.py python/tests/test_memory.py \
 	python/tests/test_decode_example.py python/tests/test_stop_tokens.py
 EXTRA_DIST += $(GM_PYTHON_FILES) $(GM_PYTHON_TESTFILES) python/tests/pytest.sh python/tests/pip_install.sh \
 	examples/decode.py
@@ -45,3 +45,12 @@ bench-python: python/lib/.built
 	  --shared '$(GM_SHARED_DIR)' --out '$(srcdir)/bench/results/python.md'
 .PHONY: bench-python
 EXTRA_DIST += bench/bench_python.py
+
+# The Python API reference, generated from the package's docstrings (python/mkdoc.py)
+# beside docs/cli.md, installed with the documentation and shipped in the tarball.
+doc_DATA += docs/python.md
+docs/python.md: python/lib/.built $(srcdir)/python/mkdoc.py
+	$(AM_V_GEN)$(MKDIR_P) docs && PYTHONPATH='$(abs_top_builddir)/python/lib' \
+	  PYTHONDONTWRITEBYTECODE=1 $(PYTHON3) $(srcdir)/python/mkdoc.py > $@.tmp && mv $@.tmp $@
+EXTRA_DIST += docs/python.md python/mkdoc.py
+CLEANFILES += docs/python.md

@@ -28,7 +28,8 @@ gramask_SOURCES += \
 	cli/cmd_generate.c \
 	cli/cmd_trace.c
 gramask_CPPFLAGS = $(AM_CPPFLAGS) -DGM_SRCDATA='"$(abs_top_srcdir)/tests/data"' \
-	-DGM_PKGDATA='"$(pkgdatadir)"'
+	-DGM_PKGDATA='"$(pkgdatadir)"' \
+	-DGM_TOKENIZER_DIRS='"$(GM_SHARED_DIR)/tokenizers:$(abs_top_srcdir)/tests/data:$(pkgdatadir)"'
 # Installed as $(pkgdatadir)/sp32k/... and $(pkgdatadir)/demo/..., where the demo (and
 # the Python package's) look for them (nobase_ would have kept tests/data/ in the path).
 demosp32kdir = $(pkgdatadir)/sp32k

@@ -59,6 +59,16 @@ gm_status gm_matcher_create(gm_compiled *c, const gm_matcher_options *opts, gm_m
     *out = NULL;
     if (!c)
         return gm_error_set(err, GM_ERR_ARGUMENT, "gm_matcher_create: compiled grammar is NULL");
+    /* Without a stop token no mask can ever say "the output may end here": every text would
+       run until a dead end or the length cap. Refused, unless asked for. */
+    const uint32_t *eos;
+    if (gm_vocab_eos_ids(c->vocab, &eos) == 0 && !(opts && opts->terminate_without_stop_token))
+        return gm_error_set(err, GM_ERR_ARGUMENT,
+                            "the vocabulary has no stop token (EOS), so no output could end: "
+                            "give its id (--eos ID|TEXT, gm_vocab_options.extra_eos_ids, "
+                            "eos_token in tokenizer_config.json or eos_token_id in "
+                            "generation_config.json beside tokenizer.json), or set "
+                            "gm_matcher_options.terminate_without_stop_token");
     gm_matcher *m = matcher_new(c, opts ? opts->max_rollback : 0);
     if (!m)
         return gm_mem_fail(&c->mem, err, "a matcher");

@@ -20,6 +20,7 @@
  * GM_ERR_FORMAT instead of reading out of bounds.
  */
 #include <stddef.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -229,11 +230,15 @@ gm_status gm_compiled_save(const gm_compiled *c, const char *path, gm_error *err
     FILE *f = fopen(path, "wb");
     int ok = f && fwrite(header, 1, sizeof header, f) == sizeof header &&
              fwrite(w.buf, 1, w.len, f) == w.len;
-    if (f && fclose(f) != 0)
+    int why = errno; /* the system's reason, before fclose can change it */
+    if (f && fclose(f) != 0 && ok) {
         ok = 0;
+        why = errno;
+    }
     gm_mem_free(m, w.buf);
     if (!ok)
-        return gm_error_set(err, GM_ERR_IO, "cannot write the compiled file %s", path);
+        return gm_error_set(err, GM_ERR_IO, "cannot write the compiled file %s: %s", path,
+                            strerror(why));
     return GM_OK;
 }
 

@@ -87,6 +87,10 @@ gm_status gm_vocab_finish_(gm_vocab_data *v, const uint32_t *eos, size_t neos,
     size_t nextra = opts && opts->extra_eos ? opts->nextra_eos : 0;
     for (size_t i = 0; i < nextra; i++) {
         uint32_t id = opts->extra_eos[i];
+        if (i < opts->n_config_eos && opts->config_eos_file && id >= v->ntokenizer)
+            return gm_error_set_file(err, GM_ERR_FORMAT, opts->config_eos_file,
+                                     "eos_token_id %u is not a token of %s (it has %u ids)", id,
+                                     name, v->ntokenizer);
         if (id >= v->size)
             return gm_error_set_file(err, GM_ERR_ARGUMENT, name,
                                    "extra EOS id %u is out of range (the vocabulary has %u ids)",

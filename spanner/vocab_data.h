@@ -83,6 +83,10 @@ typedef struct gm_vocab_load_options {
     size_t nextra_eos;
     uint32_t max_tokens;      /* 0 = GM_VOCAB_MAX_TOKENS; more ids fail with GM_ERR_LIMIT */
     size_t max_file_bytes;    /* 0 = 1 GiB; a larger file fails with GM_ERR_LIMIT */
+    /* the first n_config_eos of extra_eos come from this file (generation_config.json),
+       which errors about them name */
+    size_t n_config_eos;
+    const char *config_eos_file;
 } gm_vocab_load_options;
 
 enum { GM_VOCAB_DEFAULT_MAX_FILE = 1u << 30 };

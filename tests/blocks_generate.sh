@@ -14,7 +14,7 @@ finished=0
 for g in json python go java; do
     printf '{"type": "tag", "begin": "```%s\\n", "content": {"type": "lalr", "grammar": "%s"}, "end": "\\n```"}\n' \
         "$g" "$g" >"$work/$g.stag"
-    "$gramask" generate --structural-tag "$work/$g.stag" --tokenizer "$tok" --seed 5 -n 500 \
+    "$gramask" generate --sampling uniform --structural-tag "$work/$g.stag" --tokenizer "$tok" --seed 5 -n 500 \
         --max-tokens 40 --eos-prob 0.5 --out "$work/$g.jsonl" 2>"$work/$g.log" ||
         { cat "$work/$g.log"; exit 1; }
     tail -1 "$work/$g.log"

@@ -35,8 +35,8 @@ has "gramask trace: $tmp/bad.json:1:12: true token 10856 \",,\" (step 8) is not 
 ok "trace --text: a rejected token with line:column, text, text before, expected" $?
 printf 'package main\n\nfunc main() {\n\tx := f(1, 2))\n}\n' > "$tmp/bad.go"
 run trace go --tokenizer "$d/tokenizers/qwen3" --text "$tmp/bad.go"
-has "gramask trace: $tmp/bad.go:4:13: true token 1171 \"))\\n\" (step 15) is not allowed" &&
-    has '  after: "package main\n\nfunc main() {\n\tx := f(1, 2"' && has '  expected: REL_OP, "(", ")",' &&
+has "gramask trace: $tmp/bad.go:4:13: true token 1171 \"))\\n\" (step 15) is not allowed: its byte 2 (0x29) is refused" &&
+    has '  after: "package main\n\nfunc main() {\n\tx := f(1, 2"' && has '  expected at that byte: REL_OP, ";", "(", ".", ",",' &&
     has 'exit 1'; ok "trace --text: Go, line 4" $?
 printf '{"a": 1' > "$tmp/short.json"
 run trace json --tokenizer "$d/tokenizers/sp32k" --text "$tmp/short.json"

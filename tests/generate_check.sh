@@ -12,7 +12,7 @@ trap 'rm -rf "$work"' EXIT
 checked=0
 for g in json json_bounded go java python; do
     "$gramask" grammar "$g" >/dev/null 2>&1 || { echo "skip $g (not bundled)"; continue; }
-    "$gramask" generate "$g" --tokenizer "$tok" --seed 7 -n 1000 --max-tokens 60 \
+    "$gramask" generate --sampling uniform "$g" --tokenizer "$tok" --seed 7 -n 1000 --max-tokens 60 \
         --out "$work/$g.jsonl" 2>"$work/$g.log" || { cat "$work/$g.log"; exit 1; }
     tail -1 "$work/$g.log"
     # Write each finished text to its own file and parse it.

@@ -375,6 +375,41 @@ static void batch_fills_earley_rows(void **state)
     gm_batch_destroy(b);
 }
 
+/* A vocabulary without a stop token: gm_matcher_create refuses it, saying what to do, unless
+   terminate_without_stop_token; then the matcher runs and says when the text may end. */
+static void no_stop_token(void **state)
+{
+    (void)state;
+    const uint8_t a[] = "a", b[] = "b";
+    const uint8_t *toks[] = {a, b};
+    size_t lens[] = {1, 1};
+    gm_vocab *v;
+    gm_error err;
+    assert_int_equal(gm_vocab_create_from_tokens(toks, lens, 2, NULL, NULL, 0, NULL, &v, &err),
+                     GM_OK);
+    gm_grammar *g = make_grammar("root ::= \"a\"+", GM_FORMAT_GBNF);
+    gm_compiled *c;
+    assert_int_equal(gm_compiled_create(g, v, NULL, &c, &err), GM_OK);
+    gm_matcher *m = NULL;
+    assert_int_equal(gm_matcher_create(c, NULL, &m, &err), GM_ERR_ARGUMENT);
+    assert_null(m);
+    assert_non_null(strstr(err.message, "no stop token"));
+    assert_non_null(strstr(err.message, "terminate_without_stop_token"));
+    gm_matcher_options mo = {.terminate_without_stop_token = true};
+    assert_int_equal(gm_matcher_create(c, &mo, &m, &err), GM_OK);
+    assert_false(gm_matcher_is_accepting(m));
+    assert_int_equal(gm_matcher_accept_token(m, 0, &err), GM_OK);
+    assert_true(gm_matcher_is_accepting(m));
+    assert_int_equal(gm_matcher_accept_token(m, 1, &err), GM_ERR_REJECTED);
+    uint32_t mask[1];
+    assert_int_equal(gm_matcher_fill_mask(m, mask, 1, &err), GM_OK);
+    assert_int_equal(mask[0], 1u); /* "a" again; no stop token to allow */
+    gm_matcher_destroy(m);
+    gm_compiled_destroy(c);
+    gm_grammar_destroy(g);
+    gm_vocab_destroy(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -385,6 +420,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(rollback_clone_validate, setup, teardown),
         cmocka_unit_test(forced_bytes),
         cmocka_unit_test(regex_and_ebnf_formats),
+        cmocka_unit_test(no_stop_token),
         cmocka_unit_test(errors_name_the_place),
         cmocka_unit_test_setup_teardown(compiled_file_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(batch_fills_earley_rows, setup, teardown),

@@ -313,7 +313,7 @@ static void model_size_and_extra_eos(void **state)
     gm_error err;
     gm_vocab_data *v;
     uint32_t extra[] = {128009, 128008};
-    gm_vocab_load_options o = {128256 + 64, extra, 2, 0, 0};
+    gm_vocab_load_options o = {128256 + 64, extra, 2, 0, 0, 0, NULL};
     assert_int_equal(gm_vocab_load(&m, gm_test_shared_path("tokenizers/llama3/tokenizer.json"),
                                    &o, &v, &err),
                      GM_OK);
@@ -351,7 +351,7 @@ static void model_size_and_extra_eos(void **state)
        could not write it back). */
     static const char empty[] = "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"\": 1}, "
                                 "\"merges\": []}, \"decoder\": {\"type\": \"ByteLevel\"}}";
-    gm_vocab_load_options e = {0, extra, 1, 0, 0};
+    gm_vocab_load_options e = {0, extra, 1, 0, 0, 0, NULL};
     extra[0] = 1;
     assert_int_equal(gm_vocab_load_json_(&m, "empty.json", empty, strlen(empty), NULL, 0, &e, 0, &v,
                                          &err),

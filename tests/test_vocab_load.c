@@ -402,7 +402,7 @@ static void limits(void **state)
     gm_mem_init(&m, NULL, 0);
     gm_error err;
     gm_vocab_data *v = NULL;
-    gm_vocab_load_options o = {0, NULL, 0, 5, 0};
+    gm_vocab_load_options o = {0, NULL, 0, 5, 0, 0, NULL};
     assert_int_equal(load_texts(&m, "sp.json", sp_json, NULL, &o, &v, &err), GM_ERR_LIMIT);
     assert_non_null(strstr(err.message, "more than 5 tokens"));
     o.max_tokens = 0;
@@ -478,7 +478,7 @@ typedef gm_status (*job_fn)(gm_mem *m, gm_error *err);
 static gm_status job_json(gm_mem *m, gm_error *err)
 {
     gm_vocab_data *v;
-    gm_vocab_load_options o = {20, (const uint32_t[]){5}, 1, 0, 0};
+    gm_vocab_load_options o = {20, (const uint32_t[]){5}, 1, 0, 0, 0, NULL};
     gm_status st = load_texts(m, "sp.json", sp_json,
                               "{\"eos_token\": \"</s>\", \"added_tokens_decoder\": {\"12\": "
                               "{\"content\": \"<new>\", \"special\": true}}}",
@@ -514,7 +514,7 @@ static gm_status job_plain(gm_mem *m, gm_error *err)
 {
     const char *path = bad_dir("../plain_ok.txt");
     gm_vocab_data *v;
-    gm_vocab_load_options o = {0, (const uint32_t[]){1}, 1, 0, 0};
+    gm_vocab_load_options o = {0, (const uint32_t[]){1}, 1, 0, 0, 0, NULL};
     gm_status st = gm_vocab_load(m, path, &o, &v, err);
     if (st != GM_OK)
         return st;

@@ -322,6 +322,13 @@ PyObject *gmpy_apply_token_bitmask_inplace(PyObject *mod, PyObject *args, PyObje
     }
     Py_ssize_t lv = logits.shape[logits.ndim - 1], mw = mask.shape[mask.ndim - 1];
     Py_ssize_t vocab = lv < mw * 32 ? lv : mw * 32;
+    if (vocab_obj == Py_None && mw > (lv + 31) / 32) {
+        /* ids the logits have no column for: a bitmask of another vocabulary */
+        PyErr_Format(PyExc_ValueError, "the bitmask has %zd words (token ids up to %zd) but the "
+                     "logits only %zd columns: a bitmask for another vocabulary? (give "
+                     "vocab_size= to mask the first columns only)", mw, mw * 32, lv);
+        goto fail;
+    }
     if (vocab_obj != Py_None) {
         vocab = PyNumber_AsSsize_t(vocab_obj, PyExc_OverflowError);
         if (vocab == -1 && PyErr_Occurred())

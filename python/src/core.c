@@ -40,6 +40,19 @@ static PyObject *raise_with(gm_status code, const char *message, const char *fil
 PyObject *gmpy_raise(const gm_error *err)
 {
     const char *msg = err->message[0] ? err->message : gm_status_name(err->code);
+    /* "gm_compiled_load: ..." names a C function a Python caller never called: the
+       message without it */
+    if (!strncmp(msg, "gm_", 3)) {
+        size_t k = 3;
+        while (msg[k] == '_' || (msg[k] >= 'a' && msg[k] <= 'z') || (msg[k] >= '0' && msg[k] <= '9'))
+            k++;
+        if (msg[k] == '.' || msg[k] == ':') {
+            while (msg[k] && msg[k] != ':' && msg[k] != ' ')
+                k++; /* gm_options.field: */
+            if (msg[k] == ':' && msg[k + 1] == ' ')
+                msg += k + 2;
+        }
+    }
     return raise_with(err->code == GM_OK ? GM_ERR_STATE : err->code, msg, err->file, err->line,
                       err->column);
 }

@@ -32,10 +32,13 @@ static PyObject *matcher_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 
 static int matcher_init(gmpy_matcher *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"compiled_grammar", "max_rollback_tokens", NULL};
+    static char *kwlist[] = {"compiled_grammar", "max_rollback_tokens",
+                             "terminate_without_stop_token", NULL};
     PyObject *owner;
     long max_rollback = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$l:GrammarMatcher", kwlist, &owner, &max_rollback))
+    int no_stop = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$lp:GrammarMatcher", kwlist, &owner,
+                                     &max_rollback, &no_stop))
         return -1;
     if (self->m) {
         PyErr_SetString(PyExc_RuntimeError, "GrammarMatcher.__init__ called twice");
@@ -54,7 +57,8 @@ static int matcher_init(gmpy_matcher *self, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_ValueError, "this compiled grammar was closed");
         return -1;
     }
-    gm_matcher_options o = {.max_rollback = (uint32_t)max_rollback};
+    gm_matcher_options o = {.max_rollback = (uint32_t)max_rollback,
+                            .terminate_without_stop_token = no_stop != 0};
     gm_error err;
     if (gm_matcher_create(c->c, &o, &self->m, &err) != GM_OK) {
         Py_DECREF(c);
@@ -243,6 +247,14 @@ static PyObject *matcher_validate_tokens(gmpy_matcher *self, PyObject *arg)
         }
     }
     Py_DECREF(seq);
+    uint32_t nv = gm_compiled_vocab_size(self->c);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (ids[i] >= nv) {
+            PyErr_Format(PyExc_ValueError, "validate_tokens: token id %u (at %zd) is out of range: "
+                         "the vocabulary has %u ids (ids of another tokenizer?)", ids[i], i, nv);
+            PyMem_Free(ids);
+            return NULL;
+        }
     size_t accepted = 0;
     gm_error err;
     gm_status st = gm_matcher_validate_tokens(m, ids, (size_t)n, &accepted, &err);

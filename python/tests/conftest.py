@@ -50,6 +50,18 @@ def json_llama3(llama3: gm.TokenizerInfo) -> gm.CompiledGrammar:
     return gm.GrammarCompiler(llama3).compile_bundled("json")
 
 
+def dumped_ids(row) -> set:
+    """The allowed ids of one `gramask trace --dump-masks` line (EOS apart): its "ranges",
+    or every id of 0..vocab-1 but its "except"; an entry is an id or an [a, b] run."""
+    ids = set()
+    for r in row.get("ranges", row.get("except", [])):
+        ids.update(range(r[0], r[1] + 1) if isinstance(r, list) else (r,))
+    if "except" in row:
+        ids = set(range(row["vocab"])) - ids
+    assert len(ids) == row["count"], row["step"]
+    return ids
+
+
 def allowed(bitmask_row) -> set:
     """The token ids whose bit is set in one bitmask row."""
     import numpy as np

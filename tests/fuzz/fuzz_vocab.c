@@ -117,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gm_mem_init(&m, NULL, (size_t)256 << 20);
     gm_error err;
     gm_vocab_data *v = NULL;
-    gm_vocab_load_options o = {0, NULL, 0, 100000, 0};
+    gm_vocab_load_options o = {0, NULL, 0, 100000, 0, 0, NULL};
     uint32_t extra = 1;
     if (len && (data[0] & 1)) { /* sometimes padding and an extra EOS */
         o.model_size = 3000;

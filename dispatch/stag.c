@@ -7,8 +7,8 @@
 
 #include "base/error.h"
 #include "dispatch/ir_import.h"
-#include "earley/ir_merge.h"
-#include "earley/ebnf_parse.h"
+#include "ir/ir_merge.h"
+#include "ir/ebnf_parse.h"
 #include "earley/engine.h"
 #include "parser/bundled.h"
 #include "schema/json.h"

@@ -36,9 +36,9 @@
 #include "base/error.h"
 #include "base/mem.h"
 #include "base/strbuf.h"
-#include "earley/ebnf.h"
-#include "spanner/trie.h"
-#include "spanner/vocab_data.h"
+#include "ir/ebnf.h"
+#include "vocab/trie.h"
+#include "vocab/vocab_data.h"
 
 typedef struct gm_egrammar gm_egrammar;
 typedef struct gm_eengine gm_eengine;

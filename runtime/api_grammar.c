@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "earley/ebnf_parse.h"
+#include "ir/ebnf_parse.h"
 #include "base/file.h"
 #include "parser/bundled.h"
 #include "parser/contextual.h"

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "runtime/objects.h"
-#include "spanner/encoder.h"
+#include "vocab/encoder.h"
 #include "base/error.h"
 
 void gm_vocab_options_init_defaults(gm_vocab_options *opts)

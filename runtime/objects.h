@@ -16,7 +16,7 @@
 #include "parser/lr.h"
 #include "parser/postlex.h"
 #include "spanner/spanner.h"
-#include "spanner/vocab.h"
+#include "vocab/vocab.h"
 #include "base/mem.h"
 
 struct gm_encoder;

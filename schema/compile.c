@@ -12,7 +12,7 @@
 #include "schema/schema.h"
 #include "schema/uri.h"
 #include "schema/validate.h"
-#include "earley/ir_merge.h"
+#include "ir/ir_merge.h"
 
 void gm_schema_options_init_defaults(gm_schema_options *opts)
 {

@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "gramask.h"
-#include "earley/ebnf.h"
+#include "ir/ebnf.h"
 #include "lexer/cpset.h"
 #include "lexer/regex.h"
 

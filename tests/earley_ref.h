@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "earley/ebnf.h"
+#include "ir/ebnf.h"
 
 typedef struct gm_eref gm_eref;
 

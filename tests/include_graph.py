@@ -14,7 +14,7 @@ import sys
 
 # Bottom to top. include/ holds the public header every stage may use for the
 # status codes and option structs; it includes nothing of the tree.
-STAGES = ["include", "base", "lexer", "parser", "spanner", "earley", "schema",
+STAGES = ["include", "base", "vocab", "lexer", "parser", "spanner", "ir", "earley", "schema",
           "dispatch", "runtime", "grammars", "cli", "python", "tests", "bench"]
 EXTS = (".c", ".h", ".y", ".re")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "earley/ebnf.h"
+#include "ir/ebnf.h"
 
 typedef struct fixture {
     gm_mem mem;

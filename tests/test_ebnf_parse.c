@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "earley/ebnf_parse.h"
+#include "ir/ebnf_parse.h"
 #include "lexer/lexer.h"
 
 static gm_status parse(gm_mem *m, gm_ebnf *g, const char *text, gm_ebnf_dialect d, gm_error *err)

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "earley/ir_merge.h"
-#include "earley/ebnf_parse.h"
+#include "ir/ir_merge.h"
+#include "ir/ebnf_parse.h"
 #include "tests/earley_ref.h"
 #include "earley/engine.h"
 #include "schema/schema.h"

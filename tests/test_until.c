@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "earley/until.h"
+#include "ir/until.h"
 
 static bool contains(const uint8_t *w, size_t n, const uint8_t *s, size_t k)
 {

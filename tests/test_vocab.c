@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spanner/ids_file.h"
-#include "spanner/vocab.h"
-#include "spanner/vocab_hf.h"
+#include "vocab/ids_file.h"
+#include "vocab/vocab.h"
+#include "vocab/vocab_hf.h"
 #include "base/strbuf.h"
 
 static const char *const tokenizers[] = {"sp32k", "llama3", "qwen3", "gptoss"};

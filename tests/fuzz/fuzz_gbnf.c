@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "earley/ebnf_parse.h"
+#include "ir/ebnf_parse.h"
 
 /* The reference recognizer is test code outside libgmcore: compiled in here. */
 #include "tests/earley_ref.c"

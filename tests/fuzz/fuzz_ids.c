@@ -2,7 +2,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "spanner/ids_file.h"
+#include "vocab/ids_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

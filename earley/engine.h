@@ -1,5 +1,5 @@
 /*
- * The Earley engine (DESIGN.md §5): a grammar IR (earley/ebnf.h) compiled
+ * The Earley engine (DESIGN.md §5): a grammar IR (ir/ebnf.h) compiled
  * to byte-level rule automata, an Earley recognizer whose state after each
  * byte is persistent, and token masks from an adaptive token-mask cache.
  * runtime/ wraps these three objects into the public gm_grammar,

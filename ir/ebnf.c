@@ -1,5 +1,5 @@
 /*
- * The grammar IR of the Earley engine (earley/ebnf.h): the node and rule
+ * The grammar IR of the Earley engine (ir/ebnf.h): the node and rule
  * builder, the rule index, gm_ebnf_check and gm_ebnf_print.
  */
 #include "ir/ebnf.h"

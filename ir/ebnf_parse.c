@@ -1,6 +1,6 @@
 /*
- * The GBNF and EBNF front ends (earley/ebnf_parse.h): a hand-written
- * recursive-descent parser from grammar text to the IR (earley/ebnf.h).
+ * The GBNF and EBNF front ends (ir/ebnf_parse.h): a hand-written
+ * recursive-descent parser from grammar text to the IR (ir/ebnf.h).
  *
  * note [ebnf dialect]
  * GM_EBNF_GBNF is llama.cpp's GBNF as its grammars/README.md and its
@@ -46,7 +46,7 @@
  *     with any text: <"..."> (a byte string between < and >; llama.cpp's
  *     <text> form works too); Until("s1", "s2", ...) and
  *     Until("s1", "s2", ..., end=i), the free text GM_EX_UNTIL of
- *     earley/ebnf.h note [until] (text holding none of the strings, or
+ *     ir/ebnf.h note [until] (text holding none of the strings, or
  *     text up to and including the first one, which is s_i; the strings
  *     are literals or byte strings, not empty).
  * Not taken from XGrammar, each GM_ERR_UNSUPPORTED naming it: TagDispatch,

@@ -1,5 +1,5 @@
 /*
- * Front ends of the Earley engine: grammar text -> gm_ebnf (earley/ebnf.h).
+ * Front ends of the Earley engine: grammar text -> gm_ebnf (ir/ebnf.h).
  *
  *   GBNF   llama.cpp's dialect, exactly as its grammars/README.md defines it.
  *   EBNF   XGrammar's dialect: GBNF plus its additions (note [ebnf dialect]

@@ -1,5 +1,5 @@
 /*
- * A regex as grammar IR (earley/ebnf_parse.h): the lexer's regex parser
+ * A regex as grammar IR (ir/ebnf_parse.h): the lexer's regex parser
  * (lexer/regex.h, Python re syntax) builds its AST, which is walked into
  * IR nodes: characters and raw bytes of a concatenation become one
  * literal, sets become code point sets, and concatenation, alternation

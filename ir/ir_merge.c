@@ -1,5 +1,5 @@
 /*
- * Merging equal rules of a grammar IR (earley/ir_merge.h).
+ * Merging equal rules of a grammar IR (ir/ir_merge.h).
  *
  * note [merging equal rules]
  * A tool-call preset imports one JSON Schema grammar per tool (ir_import.c),

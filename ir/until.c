@@ -1,4 +1,4 @@
-/* The Aho–Corasick automaton of UNTIL(L, which) (earley/until.h). */
+/* The Aho–Corasick automaton of UNTIL(L, which) (ir/until.h). */
 #include "ir/until.h"
 
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * The automaton of UNTIL(L, which) (earley/ebnf.h, note [until]): the
+ * The automaton of UNTIL(L, which) (ir/ebnf.h, note [until]): the
  * Aho–Corasick automaton of the strings L, cut at the first occurrence.
  *
  * States are the prefixes of strings of L (the trie), state 0 the empty

@@ -1,4 +1,4 @@
-/* Public vocabulary objects: loading (spanner/vocab.h) plus the trie, refcounted. */
+/* Public vocabulary objects: loading (vocab/vocab.h) plus the trie, refcounted. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -245,7 +245,7 @@ static uint32_t build_repeat(builder *b, uint32_t x, uint32_t min, uint32_t max)
 }
 
 /*
- * UNTIL(L, which) of earley/ebnf.h note [until], as a right-linear
+ * UNTIL(L, which) of ir/ebnf.h note [until], as a right-linear
  * grammar over the states "longest suffix of the text that is a proper
  * prefix of a string of L", transitions found by brute force.
  */

@@ -1,5 +1,5 @@
 /*
- * Merging equal rules (earley/ir_merge.c, note [merging equal rules]):
+ * Merging equal rules (ir/ir_merge.c, note [merging equal rules]):
  * which rules merge (equal bodies, references to equal rules, recursion,
  * bisimilar rules of different shapes) and which must not (a reference to
  * a different rule, lookahead assertions); and on random grammars given

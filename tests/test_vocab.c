@@ -1,5 +1,5 @@
 /*
- * Tests of spanner/vocab and spanner/trie on the four real tokenizers:
+ * Tests of vocab/vocab and vocab/trie on the four real tokenizers:
  * decoding the reference tokenizations gives the files back byte for byte;
  * the gpt-oss vocabulary's size, specials, EOS and a few bytes; the trie's
  * layout invariants for every token and node; the plain format round trip.

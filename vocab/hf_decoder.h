@@ -2,7 +2,7 @@
  * The `decoder` section of a tokenizer.json read as steps that turn one
  * token's text into its bytes (note [token bytes] in hf_decoder.c), plus the
  * text-level rule that is left over (leading spaces of the whole text).
- * Internal to spanner/vocab_hf.c.
+ * Internal to vocab/vocab_hf.c.
  */
 #ifndef GM_SPANNER_HF_DECODER_H
 #define GM_SPANNER_HF_DECODER_H

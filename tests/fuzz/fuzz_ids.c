@@ -1,4 +1,4 @@
-/* libFuzzer target for reference ids files (spanner/ids_file.c). */
+/* libFuzzer target for reference ids files (vocab/ids_file.c). */
 #include <stdint.h>
 #include <stdlib.h>
 

@@ -25,18 +25,6 @@ static void print_help(FILE *out)
                  "  2  bad command line: a one-line reason and the command's usage on stderr\n");
 }
 
-int gm_cli_fail(const char *cmd, const gm_error *err)
-{
-    fprintf(stderr, "gramask %s: %s\n", cmd,
-            err && err->message[0] ? err->message : gm_status_name(err ? err->code : GM_OK));
-    return 1;
-}
-
-int gm_cli_usage(const char *cmd, const char *usage)
-{
-    return gm_cli_bad_arg(cmd, usage, "missing or bad arguments");
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 2) {

@@ -33,11 +33,11 @@
 
 #include "gramask.h"
 #include "base/timing.h"
-#include "earley/ebnf_parse.h"
+#include "ir/ebnf_parse.h"
 #include "earley/engine.h"
-#include "spanner/ids_file.h"
-#include "spanner/trie.h"
-#include "spanner/vocab.h"
+#include "vocab/ids_file.h"
+#include "vocab/trie.h"
+#include "vocab/vocab.h"
 
 static FILE *out_file;
 

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "spanner/ids_file.h"
+#include "vocab/ids_file.h"
 #include "base/mem.h"
 
 double bm_ms_since(uint64_t t0_ns) { return (double)(gm_clock_ns() - t0_ns) / 1e6; }

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "spanner/vocab.h"
+#include "vocab/vocab.h"
 
 enum { LOAD_RUNS = 5, TRIE_RUNS = 11 };
 

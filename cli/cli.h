@@ -19,7 +19,8 @@ typedef struct gm_cli_command {
     const char *synopsis; /* one line for --help */
 } gm_cli_command;
 
-/* Prints "gramask <cmd>: message" from err (or a plain message) to stderr; returns 1. */
+/* Prints "gramask <cmd>: message" from err (or a plain message) to stderr; returns 1
+   (cli/fail.c). */
 int gm_cli_fail(const char *cmd, const gm_error *err);
 int gm_cli_usage(const char *cmd, const char *usage);
 /* After a library message: the command-line option that answers it, if any (main.c). */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spanner/ids_file.h"
+#include "vocab/ids_file.h"
 #include "base/file.h"
 #include "base/mem.h"
 #include "cli/cli.h"

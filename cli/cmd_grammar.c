@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "base/file.h"
-#include "earley/ebnf.h"
-#include "earley/ebnf_parse.h"
+#include "ir/ebnf.h"
+#include "ir/ebnf_parse.h"
 #include "lexer/lexer.h"
 #include "parser/contextual.h"
 #include "parser/grammar.h"

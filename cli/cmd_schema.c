@@ -13,7 +13,7 @@
 #include "base/file.h"
 #include "base/strbuf.h"
 #include "base/timing.h"
-#include "earley/ebnf.h"
+#include "ir/ebnf.h"
 #include "schema/schema.h"
 #include "cli/cli.h"
 #include "cli/commands.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "runtime/diagnose.h"
-#include "spanner/ids_file.h"
+#include "vocab/ids_file.h"
 #include "base/strbuf.h"
 #include "base/mem.h"
 #include "cli/cli.h"

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "spanner/ids_file.h"
-#include "spanner/vocab.h"
+#include "vocab/ids_file.h"
+#include "vocab/vocab.h"
 #include "base/error.h"
 #include "base/file.h"
 #include "base/strbuf.h"

@@ -7,7 +7,7 @@
 
 #include "gramask.h"
 #include "base/error.h"
-#include "earley/ebnf.h"
+#include "ir/ebnf.h"
 
 /*
  * Adds every rule of src (checked, with a root) to dst under fresh names

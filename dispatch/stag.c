@@ -8,8 +8,8 @@
 #include "base/error.h"
 #include "base/utf8.h"
 #include "dispatch/ir_import.h"
-#include "earley/ir_merge.h"
-#include "earley/ebnf_parse.h"
+#include "ir/ir_merge.h"
+#include "ir/ebnf_parse.h"
 #include "earley/engine.h"
 #include "parser/bundled.h"
 #include "schema/json.h"
@@ -516,9 +516,8 @@ static uint32_t grammar(stag *c, const gm_jv *v)
         return GM_EX_NONE;
     gm_ebnf sub;
     gm_ebnf_init(&sub, c->mem);
-    gm_grammar_options go;
-    gm_grammar_options_init_defaults(&go);
-    go.limits = c->limits;
+    gm_grammar_options go = {0}; /* the defaults but for the limits (not the public API's */
+    go.limits = c->limits;       /* gm_grammar_options_init_defaults: runtime/ is above) */
     gm_status st = gm_ebnf_parse(&sub, "grammar", text->u.s, text->n, GM_EBNF_XGRAMMAR, &go,
                                  c->err);
     uint32_t node = GM_EX_NONE;
@@ -1312,8 +1311,7 @@ gm_status gm_stag_compile(gm_mem *m, const char *name, const char *json, size_t 
         if (st == GM_OK && c->imports > 1)
             st = gm_ebnf_merge_rules(g, NULL, err);
         if (st == GM_OK) {
-            gm_grammar_options go;
-            gm_grammar_options_init_defaults(&go);
+            gm_grammar_options go = {0}; /* the defaults but for the limits */
             go.limits = c->limits;
             st = gm_ebnf_check(g, &go, err);
         }

@@ -76,7 +76,7 @@
 
 #include "gramask.h"
 #include "base/mem.h"
-#include "earley/ebnf.h"
+#include "ir/ebnf.h"
 
 #define GM_STAG_MAX_FENCE 64 /* bytes of the begin and end of a tag with lalr content */
 

@@ -452,11 +452,10 @@ void gm_einterior_destroy(gm_mem *m, gm_einterior *x)
     gm_mem_free(m, x);
 }
 
-gm_status gm_einterior_of(gm_eengine *e, gm_escratch *w, gm_estate *x,
-                          const gm_einterior **out, gm_estate *sigma[GM_EINT_STATES],
-                          gm_error *err)
+gm_status gm_einterior_of(gm_eengine *e, gm_escratch *w, gm_estate *x, bool *is,
+                          gm_estate *sigma[GM_EINT_STATES], gm_error *err)
 {
-    *out = NULL;
+    *is = false;
     if (!e->x || !x->interned || x->slack != UINT32_MAX || (x->flags & GM_ES_ESCAPED))
         return GM_OK;
     if (x->u8loop == 0) {
@@ -482,6 +481,6 @@ gm_status gm_einterior_of(gm_eengine *e, gm_escratch *w, gm_estate *x,
             return GM_OK;
         sigma[s] = t;
     }
-    *out = gm_excache_interior(e->x, x->loops);
+    *is = true;
     return GM_OK;
 }

@@ -72,6 +72,14 @@ typedef struct gm_ecomp {
     gm_eitem *items;
 } gm_ecomp;
 
+/* A set's token mask, memoized by the mask cache (maskcache.c) in one of its
+   three forms; the set owns it and frees it with itself (eset.c). */
+typedef struct gm_ememo {
+    uint8_t form;
+    uint32_t n;
+    uint32_t v[];
+} gm_ememo;
+
 struct gm_estate {
     atomic_uint refs;
     uint32_t nitems;
@@ -241,12 +249,14 @@ const gm_tbelow *gm_excache_below(gm_excache *x);
    (out of memory, or past the cache's number of interiors). */
 const gm_einterior *gm_excache_interior(gm_excache *x, const uint64_t loops[2]);
 /*
- * When x is a UTF-8 loop without counters (note [string interiors]): its
- * interior in *out and in sigma[q] the set x is in after the first bytes
- * of a character that leave the UTF-8 automaton in state q (sigma[0] = x).
- * *out NULL otherwise. The engine's lock is held.
+ * Whether x is a UTF-8 loop without counters (note [string interiors]):
+ * *is, and in sigma[q] the set x is in after the first bytes of a
+ * character that leave the UTF-8 automaton in state q (sigma[0] = x). Its
+ * interior is then the cross-grammar cache's of x->loops
+ * (gm_excache_interior, which builds it with closed.c below the cache).
+ * The engine's lock is held.
  */
-gm_status gm_einterior_of(gm_eengine *e, gm_escratch *w, gm_estate *x, const gm_einterior **out,
+gm_status gm_einterior_of(gm_eengine *e, gm_escratch *w, gm_estate *x, bool *is,
                           gm_estate *sigma[GM_EINT_STATES], gm_error *err);
 /*
  * Whether every token below trie node `node` (one with children) is
@@ -316,7 +326,6 @@ void gm_emask_fini(gm_eengine *e);
 gm_status gm_emask_fill(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t *mask,
                         gm_error *err);
 gm_status gm_emask_build_all(gm_eengine *e, gm_escratch *w, gm_error *err);
-void gm_emask_free_memo(gm_eengine *e, void *memo);
 /* The memo of s expanded into mask, if there is one (no lock needed). */
 bool gm_emask_memo(gm_eengine *e, gm_estate *s, uint32_t *mask);
 

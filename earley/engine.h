@@ -1,5 +1,5 @@
 /*
- * The Earley engine (DESIGN.md §5): a grammar IR (earley/ebnf.h) compiled
+ * The Earley engine (DESIGN.md §5): a grammar IR (ir/ebnf.h) compiled
  * to byte-level rule automata, an Earley recognizer whose state after each
  * byte is persistent, and token masks from an adaptive token-mask cache.
  * runtime/ wraps these three objects into the public gm_grammar,
@@ -36,9 +36,9 @@
 #include "base/error.h"
 #include "base/mem.h"
 #include "base/strbuf.h"
-#include "earley/ebnf.h"
-#include "spanner/trie.h"
-#include "spanner/vocab_data.h"
+#include "ir/ebnf.h"
+#include "vocab/trie.h"
+#include "vocab/vocab_data.h"
 
 typedef struct gm_egrammar gm_egrammar;
 typedef struct gm_eengine gm_eengine;

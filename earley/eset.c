@@ -50,6 +50,14 @@ static bool drop_ref(gm_estate *s)
 
 /* Frees s and every set only it kept alive (iteratively: origin chains are
    as deep as the input is nested). */
+/* A set's mask memo goes with the set (the mask cache made it, maskcache.c). */
+static void free_memo(gm_eengine *e, gm_ememo *mo)
+{
+    size_t bytes = sizeof *mo + (size_t)mo->n * 4;
+    atomic_fetch_sub(&e->memo_bytes, bytes);
+    gm_mem_free(e->mem, mo);
+}
+
 void gm_eset_free(gm_eengine *e, gm_estate *s)
 {
     gm_estate *todo = s;
@@ -74,7 +82,7 @@ void gm_eset_free(gm_eengine *e, gm_estate *s)
         }
         void *memo = atomic_load(&x->memo);
         if (memo)
-            gm_emask_free_memo(e, memo);
+            free_memo(e, memo);
         gm_mem_free(e->mem, x->next);
         for (uint32_t i = 0; i < x->ncomp; i++)
             gm_mem_free(e->mem, x->comp[i].items);

@@ -49,7 +49,7 @@
 #include "earley/fsm_cache.h"
 #include "earley/fsm_det.h"
 #include "earley/fsm_minimize.h"
-#include "earley/until.h"
+#include "ir/until.h"
 #include "base/error.h"
 #include "base/hash.h"
 #include "base/imap.h"

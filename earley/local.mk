@@ -1,23 +1,3 @@
-# earley: the Earley engine for character-level grammars (GBNF, XGrammar's
-# EBNF, a regex as a whole grammar). Front ends and the grammar IR first.
-libgmcore_la_SOURCES += \
-	earley/ebnf.c earley/ebnf.h \
-	earley/ebnf_parse.c earley/ebnf_parse.h earley/ebnf_regex.c \
-	earley/ir_merge.c earley/ir_merge.h \
-	earley/engine.h
-
-GM_TESTS += tests/test_ebnf
-tests_test_ebnf_SOURCES = tests/test_ebnf.c
-tests_test_ebnf_CFLAGS = $(GM_TEST_CFLAGS)
-tests_test_ebnf_LDADD = $(GM_TEST_LDADD)
-
-GM_TESTS += tests/test_ebnf_parse
-tests_test_ebnf_parse_SOURCES = tests/test_ebnf_parse.c
-tests_test_ebnf_parse_CFLAGS = $(GM_TEST_CFLAGS)
-tests_test_ebnf_parse_LDADD = $(GM_TEST_LDADD)
-CLEANFILES += ebnf_rt1.txt ebnf_rt2.txt
-GM_FUZZ += tests/fuzz/fuzz_gbnf
-
 # The reference recognizer of the IR (tests/earley_ref.h), for every test that needs a judge.
 tests_libgmtest_la_SOURCES += tests/earley_ref.c tests/earley_ref.h
 GM_TESTS += tests/test_earley_ref
@@ -26,8 +6,10 @@ tests_test_earley_ref_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_earley_ref_LDADD = $(GM_TEST_LDADD)
 EXTRA_DIST += tests/earley_ref_cases.py
 
-# The engine: rule automata, the recognizer, the token-mask caches.
+# earley: the Earley engine for character-level grammars over the IR (ir/):
+# rule automata, the recognizer, the token-mask caches.
 libgmcore_la_SOURCES += \
+	earley/engine.h \
 	earley/fsm.c earley/fsm.h earley/fsm_build.c earley/fsm_io.c \
 	earley/eengine.h earley/eset.c earley/maskcache.c earley/engine_api.c \
 	earley/xcache.c earley/xkey.c earley/closed.c earley/fsm_minimize.c earley/fsm_minimize.h \
@@ -38,13 +20,6 @@ GM_TESTS += tests/test_earley
 tests_test_earley_SOURCES = tests/test_earley.c
 tests_test_earley_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_earley_LDADD = $(GM_TEST_LDADD)
-
-# UNTIL, the free text of TagDispatch: its Aho–Corasick automaton.
-libgmcore_la_SOURCES += earley/until.c earley/until.h
-GM_TESTS += tests/test_until
-tests_test_until_SOURCES = tests/test_until.c
-tests_test_until_CFLAGS = $(GM_TEST_CFLAGS)
-tests_test_until_LDADD = $(GM_TEST_LDADD)
 
 GM_TESTS += tests/test_earley_json
 tests_test_earley_json_SOURCES = tests/test_earley_json.c

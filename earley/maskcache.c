@@ -77,12 +77,8 @@ struct gm_ementry {
     uint32_t *raw;        /* (note [cross-grammar hashing]); NULL without */
 };
 
-/* A memoized mask: same three forms. */
-typedef struct memo {
-    uint8_t form;
-    uint32_t n;
-    uint32_t v[];
-} memo;
+/* A memoized mask: same three forms (the set owns it, eset.c frees it). */
+typedef gm_ememo memo;
 
 static size_t entry_bytes(const gm_eengine *e, const gm_ementry *x)
 {
@@ -102,14 +98,6 @@ static void entry_free(gm_eengine *e, gm_ementry *x)
         gm_mem_free(e->mem, x->raw);
     }
     gm_mem_free(e->mem, x);
-}
-
-void gm_emask_free_memo(gm_eengine *e, void *p)
-{
-    memo *mo = p;
-    size_t bytes = sizeof *mo + (size_t)mo->n * 4;
-    atomic_fetch_sub(&e->memo_bytes, bytes);
-    gm_mem_free(e->mem, mo);
 }
 
 gm_status gm_emask_init(gm_eengine *e, gm_error *err)
@@ -345,8 +333,11 @@ static gm_status walk_trie(gm_eengine *e, gm_escratch *w, gm_estate *from,
     w->unc[0] = 0;
     const gm_einterior *in = NULL;
     gm_estate *sigma[GM_EINT_STATES];
+    bool interior = false;
     if (!owned && !skip1 && below(e))
-        st = gm_einterior_of(e, w, from, &in, sigma, err);
+        st = gm_einterior_of(e, w, from, &interior, sigma, err);
+    if (st == GM_OK && interior)
+        in = gm_excache_interior(e->x, from->loops);
     if (st == GM_OK)
         st = in ? walk_interior(e, w, in, sigma, follow, raw, acc, &maxd, err)
                 : walk_nodes(e, w, 1, e->t->nnodes, follow, raw, skip1, acc, &maxd, err);

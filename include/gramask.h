@@ -1,13 +1,26 @@
 /*
  * gramask — grammar-constrained decoding masks for LLM inference.
  *
- * The public C API. One header, cut into sections by object:
+ * The public C API. Two engines behind one interface: a Lark grammar runs
+ * on the LALR engine (a lexer DFA, LALR(1) tables, the token spanner's
+ * tables over the vocabulary); a character-level grammar (GBNF, XGrammar's
+ * EBNF, a regex, a JSON Schema, a structural tag) on the Earley engine (rule
+ * automata, an Earley recognizer, a token-mask cache). gm_grammar_engine
+ * says which; everything from the compiled grammar on is the same for both.
+ * One header, cut into sections by object:
  *   1. Basics: status codes, errors, allocation hook, limits, version.
- *   2. Vocabulary: token id -> bytes, special tokens, EOS ids.
- *   3. Grammar: a Lark grammar with its lexer and LALR(1) tables.
- *   4. Compiled grammar: grammar x vocabulary, immutable, shared by threads.
- *   5. Matcher: the state of one sequence; masks, accept, rollback.
+ *   2. Vocabulary: token id -> bytes, special tokens, EOS ids; the text
+ *      encoder (text -> ids, as the tokenizer does).
+ *   3. Grammar: from Lark text (LALR engine), GBNF, EBNF or regex text, or
+ *      a JSON Schema (Earley engine); the bundled grammars.
+ *   4. Compiled grammar: grammar x vocabulary, immutable, shared by threads;
+ *      saved to and loaded from a .gmc file.
+ *   5. Matcher: the state of one sequence; masks, accept, rollback, clone.
  *   6. Batch: masks of many matchers on a thread pool.
+ *   7. Structural tags and tool calls (TagDispatch): free text dispatching to
+ *      JSON Schemas, grammars and regexes, the models' tool-call formats,
+ *      Markdown code blocks of the bundled grammars; the grammar cache that
+ *      such grammars share their rule automata through.
  *
  * Typical decoding loop:
  *   gm_vocab_create_from_file("tokenizer.json", NULL, &vocab, &err);

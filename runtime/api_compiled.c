@@ -18,6 +18,11 @@ void gm_compile_options_init_defaults(gm_compile_options *opts)
 static void compiled_free(gm_compiled *c)
 {
     gm_cblocks_destroy(c);
+    if (c->inner) {
+        for (uint32_t i = 0; i < c->grammar->blocks->n; i++)
+            gm_compiled_destroy(c->inner[i]);
+        gm_mem_free(&c->mem, c->inner);
+    }
     gm_eengine_destroy(c->eengine);
     gm_ctx_spanners_destroy(c->ctx);
     gm_spanner_destroy(c->spanner);
@@ -26,6 +31,29 @@ static void compiled_free(gm_compiled *c)
     gm_realloc_fn fn = c->mem.fn;
     void *ud = c->mem.ud;
     fn(ud, c, 0);
+}
+
+/*
+ * A grammar with code blocks: each block's bundled grammar (LALR) compiled
+ * with the same vocabulary, then the blocks' tables, which borrow them
+ * (note [code blocks] in engine_blocks.c): the one place where compiling a
+ * grammar compiles others.
+ */
+static gm_status compile_blocks(gm_compiled *c, gm_error *err)
+{
+    const gm_gblocks *gb = c->grammar->blocks;
+    if (!(c->inner = gm_mem_calloc(&c->mem, gb->n, sizeof *c->inner)))
+        return gm_mem_fail(&c->mem, err, "code blocks");
+    for (uint32_t i = 0; i < gb->n; i++) {
+        gm_compile_options co;
+        gm_compile_options_init_defaults(&co);
+        gm_status st = gm_compiled_create(gb->v[i].inner, c->vocab, &co, &c->inner[i], err);
+        if (st != GM_OK) {
+            gm_error_prefix(err, "code block %s", gb->v[i].name);
+            return st;
+        }
+    }
+    return gm_cblocks_create(c, err);
 }
 
 gm_status gm_compiled_create(gm_grammar *g, gm_vocab *v, const gm_compile_options *opts,
@@ -58,7 +86,7 @@ gm_status gm_compiled_create(gm_grammar *g, gm_vocab *v, const gm_compile_option
                : err && err->code != GM_OK ? err->code : GM_ERR_NOMEM;
         if (st == GM_OK && g->blocks) {
             c->ops = &gm_engine_blocks;
-            st = gm_cblocks_create(c, err);
+            st = compile_blocks(c, err);
         }
     } else {
         c->ops = &gm_engine_lalr;

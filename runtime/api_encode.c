@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 
 #include "runtime/objects.h"
-#include "spanner/encoder.h"
+#include "vocab/encoder.h"
 #include "base/error.h"
 
 /* The encoder of v, built from v->path on the first call (thread-safe). */

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "earley/ebnf_parse.h"
+#include "ir/ebnf_parse.h"
 #include "base/file.h"
 #include "parser/bundled.h"
 #include "parser/contextual.h"
@@ -227,6 +227,85 @@ gm_status gm_grammar_create_bundled(const char *name, const gm_grammar_options *
     char label[96];
     snprintf(label, sizeof label, "<bundled>/%s.lark", name);
     return create(text, len, label, NULL, opts, out, err);
+}
+
+/* ---- code blocks ---------------------------------------------------------------
+   A TagDispatch grammar's code blocks hold bundled grammars (note [code blocks] in
+   engine_blocks.c): the one place where making a grammar makes others, so it lives
+   beside the grammar's own constructors and the composite engine only reads them. */
+
+/* Reads one length-prefixed part of a block symbol's text. */
+static bool take_part(const uint8_t **p, size_t *rem, uint8_t *dst, uint32_t *len)
+{
+    if (*rem < 1 || (*p)[0] > GM_STAG_MAX_FENCE || (size_t)(*p)[0] + 1 > *rem)
+        return false;
+    *len = (*p)[0];
+    memcpy(dst, *p + 1, *len);
+    *rem -= *len + 1;
+    *p += *len + 1;
+    return true;
+}
+
+gm_status gm_blocks_attach(gm_grammar *g, const gm_grammar_options *opts, gm_error *err)
+{
+    uint32_t ns = gm_egrammar_nsymbols(g->eg), n = 0;
+    for (uint32_t s = 0; s < ns; s++) {
+        size_t len;
+        const uint8_t *t = gm_egrammar_symbol(g->eg, s, &len);
+        n += len >= 2 && !memcmp(t, GM_ESYM_EXTERNAL, 2);
+    }
+    if (!n)
+        return GM_OK;
+    gm_gblocks *b = gm_mem_calloc(&g->mem, 1, sizeof *b);
+    gm_block *v = b ? gm_mem_calloc(&g->mem, n, sizeof *v) : NULL;
+    if (!v) {
+        gm_mem_free(&g->mem, b);
+        return gm_mem_fail(&g->mem, err, "code blocks");
+    }
+    b->v = v;
+    g->blocks = b;
+    gm_grammar_options go;
+    gm_grammar_options_init_defaults(&go);
+    if (opts) {
+        go.allocator = opts->allocator;
+        go.limits = opts->limits;
+    }
+    for (uint32_t s = 0; s < ns; s++) {
+        size_t len;
+        const uint8_t *t = gm_egrammar_symbol(g->eg, s, &len);
+        if (len < 2 || memcmp(t, GM_ESYM_EXTERNAL, 2))
+            continue;
+        gm_block *k = &v[b->n];
+        const uint8_t *p = t + 2;
+        size_t rem = len - 2;
+        uint32_t nlen;
+        if (!take_part(&p, &rem, (uint8_t *)k->name, &nlen) ||
+            !take_part(&p, &rem, k->begin, &k->begin_len) ||
+            !take_part(&p, &rem, k->end, &k->end_len) || rem || !k->begin_len || !k->end_len)
+            return gm_error_set(err, GM_ERR_GRAMMAR, "a malformed code-block symbol");
+        k->name[nlen] = 0;
+        k->sym = s;
+        for (uint32_t i = 0; i < b->n && !k->inner; i++)
+            if (!strcmp(v[i].name, k->name))
+                k->inner = gm_grammar_retain(v[i].inner);
+        gm_status st = k->inner ? GM_OK : gm_grammar_create_bundled(k->name, &go, &k->inner, err);
+        if (st != GM_OK)
+            return st;
+        b->n++;
+    }
+    return GM_OK;
+}
+
+void gm_blocks_free(gm_grammar *g)
+{
+    gm_gblocks *b = g->blocks;
+    if (!b)
+        return;
+    for (uint32_t i = 0; i < b->n; i++)
+        gm_grammar_destroy(b->v[i].inner);
+    gm_mem_free(&g->mem, b->v);
+    gm_mem_free(&g->mem, b);
+    g->blocks = NULL;
 }
 
 gm_grammar *gm_grammar_retain(gm_grammar *g)

@@ -1,9 +1,9 @@
-/* Public vocabulary objects: loading (spanner/vocab.h) plus the trie, refcounted. */
+/* Public vocabulary objects: loading (vocab/vocab.h) plus the trie, refcounted. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/objects.h"
-#include "spanner/encoder.h"
+#include "vocab/encoder.h"
 #include "base/error.h"
 
 void gm_vocab_options_init_defaults(gm_vocab_options *opts)

@@ -2,8 +2,10 @@
  * Code blocks: an Earley grammar (TagDispatch) whose tags hand their
  * content to a bundled LALR grammar (note [code blocks] in
  * runtime/engine_blocks.c). The grammar side lists the blocks its external
- * symbols name; the compiled side holds one LALR compiled grammar per block
- * and the token lists the composite engine precomputes per vocabulary.
+ * symbols name, each with its bundled grammar (api_grammar.c: making a
+ * grammar makes these); the compiled side holds one LALR compiled grammar
+ * per block (api_compiled.c compiles them, gm_compiled.inner) and the token
+ * lists the composite engine precomputes per vocabulary (engine_blocks.c).
  */
 #ifndef GM_RUNTIME_BLOCKS_H
 #define GM_RUNTIME_BLOCKS_H
@@ -37,7 +39,8 @@ struct gm_cblocks;
 gm_status gm_blocks_attach(gm_grammar *g, const gm_grammar_options *opts, gm_error *err);
 void gm_blocks_free(gm_grammar *g);
 
-/* The per-vocabulary side, for a compiled grammar whose grammar has blocks. */
+/* The per-vocabulary side, for a compiled grammar whose grammar has blocks,
+   once c->inner holds each block's compiled grammar (borrowed). */
 gm_status gm_cblocks_create(gm_compiled *c, gm_error *err);
 void gm_cblocks_destroy(gm_compiled *c);
 

@@ -181,7 +181,7 @@ static gm_status try_token(gm_matcher *m, const gm_mstate *from, bool from_termi
     if (from_terminated)
         return GM_ERR_STATE;
     if (is_eos(c->vocab->data, token)) {
-        /* note [stop tokens] in spanner/vocab_data.h: the output ends here, or the grammar
+        /* note [stop tokens] in vocab/vocab_data.h: the output ends here, or the grammar
            names the token and ends right after it */
         *terminated = true;
         if (m->ops->can_end(c, from)) {
@@ -362,7 +362,7 @@ bool gm_matcher_is_accepting(const gm_matcher *m)
 bool gm_matcher_is_terminated(const gm_matcher *m) { return m && m->terminated; }
 
 /*
- * The stop ids' bits (note [stop tokens] in spanner/vocab_data.h): all set
+ * The stop ids' bits (note [stop tokens] in vocab/vocab_data.h): all set
  * where the output may end; elsewhere a stop token the grammar takes here
  * (the engine set its bit) stays allowed only if the grammar can end right
  * after it. Stepping is rare: only grammars that name a stop token do it.

@@ -16,7 +16,7 @@
 #include "parser/lr.h"
 #include "parser/postlex.h"
 #include "spanner/spanner.h"
-#include "spanner/vocab.h"
+#include "vocab/vocab.h"
 #include "base/mem.h"
 
 struct gm_encoder;
@@ -69,6 +69,7 @@ struct gm_compiled {
     gm_spanner *spanner;      /* GM_ENGINE_LALR */
     gm_eengine *eengine;      /* GM_ENGINE_EARLEY */
     struct gm_cblocks *cblocks; /* when the grammar has code blocks (runtime/blocks.h) */
+    struct gm_compiled **inner; /* with code blocks: each block's grammar compiled (owned) */
     struct gm_ctx_spanners *ctx; /* the grammar's contextual lexer: a spanner per lexer */
 };
 

@@ -1,6 +1,7 @@
 /*
  * Grammar emission from shapes (compile.c drives; emit_scalar.c numbers
- * and strings; emit_struct.c arrays and objects). Every emitter returns an
+ * and strings; emit_struct.c arrays and objects; rules.c the layouts and
+ * shared rules). Every emitter returns an
  * expression of c->g, or GM_EX_NONE after an error (in c).
  */
 #ifndef GM_SCHEMA_EMIT_H
@@ -9,8 +10,22 @@
 #include "schema/internal.h"
 #include "schema/shape.h"
 
-/* The expression for a conjunction at nesting depth `depth` (note [conjunctions]). */
-uint32_t sc_conj(sctx *c, const uint32_t *conj, size_t n, uint32_t depth);
+/*
+ * The expression for a conjunction at nesting depth `depth` (note
+ * [conjunctions]).
+ *
+ * note [emitter recursion]
+ * Schemas nest: an array's items and an object's property values are
+ * schemas again, so the emitters of arrays and objects (emit_struct.c)
+ * call back into the driver that called them (compile.c). That recursion
+ * is this one call, through the context (c->conj_of, set by
+ * gm_schema_compile), so the files stay one-way: compile.c above the
+ * emitters, the emitters above the shared rules (rules.c).
+ */
+static inline uint32_t sc_conj(sctx *c, const uint32_t *conj, size_t n, uint32_t depth)
+{
+    return c->conj_of(c, conj, n, depth);
+}
 /* Any JSON value (the `true` schema). */
 uint32_t sc_any_value(sctx *c, uint32_t depth);
 /* The texts of one constant value. */

@@ -79,6 +79,10 @@ struct sctx {
     GM_VEC(uint32_t) dyn_node;
     GM_VEC(uint32_t) dyn_count;
 
+    /* the expression of a conjunction of schemas: compile.c's, which the
+       emitters reach through sc_conj (note [emitter recursion] in emit.h) */
+    uint32_t (*conj_of)(sctx *c, const uint32_t *conj, size_t n, uint32_t depth);
+
     /* conjunction memo (note [conjunctions]) */
     gm_intern conj;
     GM_VEC(uint32_t) conj_expr;  /* expression, or GM_EX_NONE while being compiled */

@@ -1,5 +1,5 @@
 /*
- * A thin layer over the gm_ebnf node builder (earley/ebnf.h) for the
+ * A thin layer over the gm_ebnf node builder (ir/ebnf.h) for the
  * schema compiler: failures are sticky (a builder returns GM_EX_NONE once
  * anything failed, and every builder passes GM_EX_NONE through), NOTHING
  * and EMPTY simplify away (a sequence with NOTHING is NOTHING, an
@@ -37,7 +37,7 @@
 #include "gramask.h"
 #include "base/hash.h"
 #include "base/vec.h"
-#include "earley/ebnf.h"
+#include "ir/ebnf.h"
 #include "lexer/cpset.h"
 #include "lexer/regex.h"
 

@@ -20,7 +20,7 @@
 
 #include "gramask.h"
 #include "base/mem.h"
-#include "earley/ebnf.h"
+#include "ir/ebnf.h"
 
 /* Defaults (zeroed opts fields): indent 2, max_ws_run GM_SCHEMA_MAX_WS_RUN_DEFAULT. */
 void gm_schema_options_resolve(gm_schema_options *dst, const gm_schema_options *src);

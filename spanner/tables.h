@@ -63,8 +63,8 @@
 #include "lexer/lexer.h"
 #include "parser/lr.h"
 #include "parser/postlex.h"
-#include "spanner/tokset.h"
-#include "spanner/vocab.h"
+#include "vocab/tokset.h"
+#include "vocab/vocab.h"
 #include "base/mem.h"
 
 #define GM_SPANNER_NONE UINT32_MAX

@@ -33,8 +33,8 @@
 #include "base/error.h"
 #include "base/hash.h"
 #include "base/mem.h"
-#include "spanner/tokset.h"
-#include "spanner/trie.h"
+#include "vocab/tokset.h"
+#include "vocab/trie.h"
 
 typedef struct gm_filter {
     uint8_t bytes[32];             /* the first bytes taken */

@@ -333,7 +333,7 @@ typedef struct ustate {
 } ustate;
 
 /*
- * UNTIL(L, which) of earley/ebnf.h note [until], as a right-linear
+ * UNTIL(L, which) of ir/ebnf.h note [until], as a right-linear
  * grammar over the states "longest suffix of the text that is a proper
  * prefix of a string of L", transitions found by brute force; in UTF-8
  * mode times the pending bytes of a character (above) and the number of

@@ -1,6 +1,6 @@
 /*
  * A slow, independent reference recognizer for the grammar IR
- * (earley/ebnf.h), for tests: brute-force token masks of the Earley engine,
+ * (ir/ebnf.h), for tests: brute-force token masks of the Earley engine,
  * acceptance tests of the JSON Schema and TagDispatch builders.
  *
  * It shares no code with the engine. The IR is desugared into plain BNF
@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "earley/ebnf.h"
+#include "ir/ebnf.h"
 
 typedef struct gm_eref gm_eref;
 

@@ -13,7 +13,7 @@ The judges: Python's re for regexes (c = re.fullmatch; v = re.fullmatch of
 the "prefix regex" built from the same random syntax tree, whose language
 is the set of prefixes of the regex's language); for GBNF grammars an
 equivalent Python regex, or a hand-written predicate for the non-regular
-ones; for Until(...) the definition of earley/ebnf.h note [until].
+ones; for Until(...) the definition of ir/ebnf.h note [until].
 Byte strings that end inside a UTF-8 character are judged exactly too:
 viable iff some code point with those first bytes continues a viable
 prefix (checked on one representative of each class of code points the

@@ -1,29 +1,51 @@
 #!/usr/bin/env python3
-"""The include graph of the tree flows one way (DESIGN.md, "Layout").
+"""The tree flows one way (DESIGN.md, "Layout"): no circle of files anywhere.
 
-Two checks, both on the `#include "..."` lines of every C source, header,
-Bison and re2c file:
+Checks, on every C source, header, Bison and re2c file of the stages and on
+the objects the build made of them:
   1. a stage includes only itself and the stages below it, in STAGES order;
-  2. no cycle between modules, a module being one file name without its
-     extension (profile.c and profile.h are the module spanner/profile).
-Prints every offending arrow or cycle and exits 1; exit 0 when clean.
+  2. no circle between modules, a module being one file name without its
+     extension (profile.c and profile.h are the module spanner/profile). An
+     arrow A -> B is either an `#include "..."` of B by A, or a call: A's
+     object uses a global symbol that only B's object defines (`nm -P` on the
+     built .o files; a symbol several objects define, like each test's
+     main, makes no arrow). A circle through any chain of arrows fails.
+Prints every offending arrow or circle (with the symbols of each call
+arrow) and exits 1; exit 0 when clean.
+
+Usage: include_graph.py [SRCDIR [BUILDDIR]] (default $GM_SRCDIR, $GM_BUILDDIR,
+else the current directory). Before the tree it checks itself on a small
+tree with a deliberate circle through calls and one through includes, which
+must fail, and the same tree without them, which must pass
+(--self-test runs only that). The objects need a build: with none found it
+fails rather than pass on includes alone.
 """
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 
 # Bottom to top. include/ holds the public header every stage may use for the
 # status codes and option structs; it includes nothing of the tree.
-STAGES = ["include", "base", "lexer", "parser", "spanner", "earley", "schema",
+STAGES = ["include", "base", "vocab", "lexer", "parser", "spanner", "ir", "earley", "schema",
           "dispatch", "runtime", "grammars", "cli", "python", "tests", "bench"]
 EXTS = (".c", ".h", ".y", ".re")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+# Data the build embeds: the bundled grammars' texts (grammars/bundled.c, made
+# at build time) sit behind parser/bundled.h, so stages below call into them.
+DATA = {"grammars"}
+# The Python package's objects are setup.py's (python/tmp), not the tree's
+# build: its own circle of files (core.c registers the types of matcher.c and
+# bench.c, which call core.c's helpers) is the package's to untangle.
+NO_OBJECTS = {"python"}
 # Made by the build; named here so the check does not depend on a build.
 GENERATED = {"parser/lark_parse.h": "parser", "grammars/bundled.c": "grammars"}
 
 
-def sources(top):
-    for stage in STAGES:
+def sources(top, stages=STAGES):
+    for stage in stages:
         for dirpath, _, files in os.walk(os.path.join(top, stage)):
             for f in sorted(files):
                 if f.endswith(EXTS):
@@ -31,13 +53,13 @@ def sources(top):
                     yield os.path.relpath(path, top)
 
 
-def resolve(top, src, target):
+def resolve(top, src, target, stages=STAGES):
     """The tree path an include names, or None for a system or build header."""
     if target == "gramask.h":
         return "include/gramask.h"
     for cand in (target, os.path.join(os.path.dirname(src), target)):
         cand = os.path.normpath(cand)
-        if cand.split(os.sep)[0] not in STAGES:
+        if cand.split(os.sep)[0] not in stages:
             continue  # config.h and other files of the build
         if cand in GENERATED or os.path.exists(os.path.join(top, cand)):
             return cand
@@ -83,17 +105,80 @@ def find_cycles(graph):
     return out
 
 
-def main():
-    top = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("GM_SRCDIR", ".")
-    rank = {s: i for i, s in enumerate(STAGES)}
+def objects(top, build, stages):
+    """(module, object path) for every object the build made of the stages' sources.
+
+    Automake names an object of a program with per-program flags
+    `prog-name.o` (cli/gramask-main.o, tests/test_vocab-test_vocab.o,
+    tests/libgmtest_la-testutil.o): the module is the source it came from.
+    libtool's PIC copies under .libs/ are the same code, read only when the
+    plain object is missing.
+    """
+    srcs = {}
+    for src in sources(top, stages):
+        if src.endswith(".c"):
+            srcs.setdefault(os.path.dirname(src), set()).add(os.path.basename(src)[:-2])
+    out = {}
+    for stage in stages:
+        if stage in NO_OBJECTS:
+            continue
+        root = os.path.join(build, stage)
+        for dirpath, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")) or d == ".libs")
+            rel = os.path.relpath(dirpath, build)
+            pic = os.path.basename(rel) == ".libs"
+            if pic:
+                rel = os.path.dirname(rel)
+            names = srcs.get(rel, set())
+            for f in sorted(files):
+                if not f.endswith(".o"):
+                    continue
+                base = f[:-2]
+                if base not in names and "-" in base and base.split("-", 1)[1] in names:
+                    base = base.split("-", 1)[1]
+                mod = os.path.join(rel, base)
+                if not pic or mod not in out:
+                    out[mod] = os.path.join(dirpath, f)
+    return out
+
+
+def symbols(objs):
+    """{module: (defined, undefined)} of global symbols, from `nm -P -A`."""
+    nm = os.environ.get("NM", "nm")
+    by_path = {path: mod for mod, path in objs.items()}
+    table = {mod: (set(), set()) for mod in objs}
+    paths = sorted(by_path)
+    for i in range(0, len(paths), 200):
+        res = subprocess.run([nm, "-P", "-A"] + paths[i:i + 200], capture_output=True,
+                             text=True)
+        if res.returncode != 0:
+            raise RuntimeError(f"{nm} failed: {res.stderr.strip()}")
+        for line in res.stdout.splitlines():
+            # "path.o: symbol T value size" (a member of an archive would add [..])
+            path, _, rest = line.partition(": ")
+            parts = rest.split()
+            if len(parts) < 2 or path not in by_path:
+                continue
+            sym, kind = parts[0], parts[1]
+            defined, undefined = table[by_path[path]]
+            if kind == "U":
+                undefined.add(sym)
+            elif kind.isupper():
+                defined.add(sym)
+    return table
+
+
+def check(top, build, stages=STAGES, need_objects=True):
+    """The problems of the tree at top built in build (a list of lines)."""
+    rank = {s: i for i, s in enumerate(stages)}
     problems = []
-    graph = {}
-    for src in sources(top):
+    graph = {}   # module -> {module: set of symbols; empty for an include}
+    for src in sources(top, stages):
         with open(os.path.join(top, src), encoding="utf-8", errors="replace") as f:
             text = f.read()
         stage = src.split(os.sep)[0]
         for target in INCLUDE.findall(text):
-            dest = resolve(top, src, target)
+            dest = resolve(top, src, target, stages)
             if dest is None:
                 continue
             dstage = dest.split(os.sep)[0]
@@ -102,15 +187,108 @@ def main():
                                 f"{dstage}, which is above it")
             a, b = module(src), module(dest)
             if a != b:
-                graph.setdefault(a, set()).add(b)
-    for comp in find_cycles(graph):
-        problems.append("include cycle between modules: " + " <-> ".join(comp))
+                graph.setdefault(a, {}).setdefault(b, set())
+    for comp in find_cycles({a: set(bs) for a, bs in graph.items()}):
+        problems.append("include circle between modules: " + " <-> ".join(comp))
+    objs = objects(top, build, stages)
+    if not objs and need_objects:
+        problems.append(f"no built objects under {build}: the call graph needs a build "
+                        f"(run make first)")
+    table = symbols(objs)
+    owner = {}
+    for mod, (defined, _) in table.items():
+        for sym in defined:
+            owner.setdefault(sym, set()).add(mod)
+    calls = {}   # module -> {module: set of symbols}
+    for mod, (_, undefined) in table.items():
+        for sym in undefined:
+            defs = owner.get(sym, ())
+            if len(defs) == 1:
+                dest = next(iter(defs))
+                if dest != mod:
+                    calls.setdefault(mod, {}).setdefault(dest, set()).add(sym)
+    for a in sorted(calls):
+        for b in sorted(calls[a]):
+            sa, sb = a.split(os.sep)[0], b.split(os.sep)[0]
+            if rank[sb] > rank[sa] and sb not in DATA:
+                problems.append(f"{a} calls {', '.join(sorted(calls[a][b]))} of {b}: stage {sa} "
+                                f"may not call {sb}, which is above it")
+    for comp in find_cycles({a: set(bs) for a, bs in calls.items()}):
+        members = set(comp)
+        arrows = []
+        for a in comp:
+            for b in sorted(calls.get(a, {})):
+                if b in members:
+                    syms = sorted(calls[a][b])
+                    arrows.append(f"    {a} -> {b}: calls " + ", ".join(syms[:3]) +
+                                  (" ..." if len(syms) > 3 else ""))
+        problems.append("circle of files: " + " <-> ".join(comp) + "\n" + "\n".join(arrows))
+    summary = (f"{len(graph)} modules, {sum(len(v) for v in graph.values())} include arrows; "
+               f"{len(objs)} objects, {sum(len(v) for v in calls.values())} call arrows")
+    return problems, summary
+
+
+SELF_TEST = {
+    # a.c calls b() and b.c calls a(): a circle only the objects show
+    "base/a.h": "int a(int);\n",
+    "base/b.h": "int b(int);\n",
+    "base/a.c": '#include "base/a.h"\n#include "base/b.h"\nint a(int x) { return x ? b(x - 1) : 0; }\n',
+    "base/b.c": '#include "base/b.h"\nint a(int);\nint b(int x) { return a(x); }\n',
+    # two headers that include each other: a circle the includes show
+    "base/c.h": '#include "base/d.h"\n',
+    "base/d.h": '#include "base/c.h"\n',
+}
+SELF_TEST_FIXED = {
+    "base/b.c": '#include "base/b.h"\nint b(int x) { return x; }\n',
+    "base/d.h": "\n",
+}
+
+
+def self_test():
+    """Fails on the deliberate circles of SELF_TEST, passes once they are gone."""
+    cc = os.environ.get("CC", "cc")
+    tmp = tempfile.mkdtemp(prefix="include_graph.")
+    try:
+        results = []
+        for files in (SELF_TEST, dict(SELF_TEST, **SELF_TEST_FIXED)):
+            for path, text in files.items():
+                os.makedirs(os.path.join(tmp, os.path.dirname(path)), exist_ok=True)
+                with open(os.path.join(tmp, path), "w", encoding="utf-8") as f:
+                    f.write(text)
+            for path in files:
+                if path.endswith(".c"):
+                    subprocess.run([cc, "-c", "-I", tmp, os.path.join(tmp, path), "-o",
+                                    os.path.join(tmp, path[:-2] + ".o")], check=True)
+            results.append(check(tmp, tmp, ["base"])[0])
+        bad, good = results
+        calls = [p for p in bad if p.startswith("circle of files: base/a <-> base/b")]
+        incs = [p for p in bad if p.startswith("include circle between modules: base/c <-> base/d")]
+        ok = len(bad) == 2 and calls and "calls b" in calls[0] and incs and not good
+        print("include_graph self-test: the deliberate circles give")
+        for p in bad:
+            print("  " + p.replace("\n", "\n  "))
+        print("  and without them: " + ("no problem" if not good else "; ".join(good)))
+        print("include_graph self-test: " + ("ok" if ok else "FAILED"))
+        return ok
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    args = sys.argv[1:]
+    if args == ["--self-test"]:
+        return 0 if self_test() else 1
+    top = args[0] if args else os.environ.get("GM_SRCDIR", ".")
+    build = args[1] if len(args) > 1 else os.environ.get("GM_BUILDDIR", top)
+    if not self_test():
+        return 1
+    problems, summary = check(top, build)
     for p in problems:
         print(p)
     if problems:
-        print(f"include_graph: {len(problems)} problem(s)")
+        print(f"include_graph: {len(problems)} problem(s) ({summary})")
         return 1
-    print(f"include_graph: {len(graph)} modules, one-way")
+    print(f"include_graph: one-way, no circle of files ({summary})")
     return 0
 
 

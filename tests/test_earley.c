@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "earley/ebnf_parse.h"
+#include "ir/ebnf_parse.h"
 #include "earley/engine.h"
 #include "earley/fsm.h"
-#include "spanner/trie.h"
-#include "spanner/vocab.h"
+#include "vocab/trie.h"
+#include "vocab/vocab.h"
 
 typedef struct eg {
     gm_mem mem;

@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "earley/ebnf_parse.h"
+#include "ir/ebnf_parse.h"
 #include "earley/engine.h"
-#include "spanner/trie.h"
-#include "spanner/vocab.h"
+#include "vocab/trie.h"
+#include "vocab/vocab.h"
 #include "tests/earley_ref.h"
 
 typedef struct ctx {

@@ -19,11 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "earley/ebnf_parse.h"
+#include "ir/ebnf_parse.h"
 #include "earley/engine.h"
-#include "spanner/ids_file.h"
-#include "spanner/trie.h"
-#include "spanner/vocab.h"
+#include "vocab/ids_file.h"
+#include "vocab/trie.h"
+#include "vocab/vocab.h"
 
 static void run_tokenizer(const char *tok)
 {

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "earley/ebnf_parse.h"
+#include "ir/ebnf_parse.h"
 #include "tests/earley_ref.h"
 
 static gm_eref *make_ref(gm_mem *m, gm_ebnf *g, char kind, const char *text, size_t len)

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the grammar IR (earley/ebnf.c): the builder and rule
+ * Unit tests of the grammar IR (ir/ebnf.c): the builder and rule
  * index, fresh rule names, gm_ebnf_check (undefined rules, recursion
  * without a way out, empty languages, limits, warnings), gm_ebnf_print's
  * text, and allocation failures (every one reported, nothing leaked).
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "earley/ebnf.h"
+#include "ir/ebnf.h"
 
 typedef struct fixture {
     gm_mem mem;

@@ -1,6 +1,6 @@
 /*
- * Unit tests of the GBNF / EBNF / regex front ends (earley/ebnf_parse.c,
- * earley/ebnf_regex.c): what each construct parses to (through the
+ * Unit tests of the GBNF / EBNF / regex front ends (ir/ebnf_parse.c,
+ * ir/ebnf_regex.c): what each construct parses to (through the
  * printer's canonical text), every error with its code, message, line and
  * column, the limits, the eight llama.cpp grammars of ../shared, the
  * print -> parse round trip, and allocation failures.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "earley/ebnf_parse.h"
+#include "ir/ebnf_parse.h"
 #include "lexer/lexer.h"
 
 static gm_status parse(gm_mem *m, gm_ebnf *g, const char *text, gm_ebnf_dialect d, gm_error *err)

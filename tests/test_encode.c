@@ -22,10 +22,10 @@
 
 #include "testutil.h"
 #include "runtime/objects.h"
-#include "spanner/encoder.h"
-#include "spanner/encode_regex.h"
-#include "spanner/ids_file.h"
-#include "spanner/json_skip.h"
+#include "vocab/encoder.h"
+#include "vocab/encode_regex.h"
+#include "vocab/ids_file.h"
+#include "vocab/json_skip.h"
 #include "base/strbuf.h"
 
 static const char *const corpus_langs[] = {"go", "java", "json", "python"};

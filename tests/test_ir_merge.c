@@ -1,5 +1,5 @@
 /*
- * Merging equal rules (earley/ir_merge.c, note [merging equal rules]):
+ * Merging equal rules (ir/ir_merge.c, note [merging equal rules]):
  * which rules merge (equal bodies, references to equal rules, recursion,
  * bisimilar rules of different shapes) and which must not (a reference to
  * a different rule, lookahead assertions); and on random grammars given
@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "earley/ir_merge.h"
-#include "earley/ebnf_parse.h"
+#include "ir/ir_merge.h"
+#include "ir/ebnf_parse.h"
 #include "tests/earley_ref.h"
 #include "earley/engine.h"
 #include "schema/schema.h"

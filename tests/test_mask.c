@@ -21,7 +21,7 @@
 #include "parser/lr.h"
 #include "runtime/objects.h"
 #include "spanner/accept.h"
-#include "spanner/ids_file.h"
+#include "vocab/ids_file.h"
 
 typedef struct ref_state {
     int ok;                  /* the text is a viable prefix so far */

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "earley/ebnf.h"
+#include "ir/ebnf.h"
 #include "schema/schema.h"
 
 static const char rich[] =

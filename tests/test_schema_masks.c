@@ -17,8 +17,8 @@
 #include "earley_ref.h"
 #include "earley/engine.h"
 #include "schema/schema.h"
-#include "spanner/trie.h"
-#include "spanner/vocab.h"
+#include "vocab/trie.h"
+#include "vocab/vocab.h"
 
 typedef struct scase {
     const char *schema;

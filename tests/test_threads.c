@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spanner/ids_file.h"
+#include "vocab/ids_file.h"
 
 enum { THREADS = 4 };
 

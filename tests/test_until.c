@@ -1,5 +1,5 @@
 /*
- * The UNTIL automaton (earley/until.c) against the definition of note
+ * The UNTIL automaton (ir/until.c) against the definition of note
  * [until] written out by brute force: w is in UNTIL(L, i) iff w ends with
  * L[i] and no proper prefix of w contains a string of L; w is in
  * UNTIL(L, NONE) iff no string of L occurs in w. Random small alphabets make
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "earley/until.h"
+#include "ir/until.h"
 
 static bool contains(const uint8_t *w, size_t n, const uint8_t *s, size_t k)
 {

@@ -1,5 +1,5 @@
 /*
- * Tests of spanner/vocab and spanner/trie on the four real tokenizers:
+ * Tests of vocab/vocab and vocab/trie on the four real tokenizers:
  * decoding the reference tokenizations gives the files back byte for byte;
  * the gpt-oss vocabulary's size, specials, EOS and a few bytes; the trie's
  * layout invariants for every token and node; the plain format round trip.
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spanner/ids_file.h"
-#include "spanner/vocab.h"
-#include "spanner/vocab_hf.h"
+#include "vocab/ids_file.h"
+#include "vocab/vocab.h"
+#include "vocab/vocab_hf.h"
 #include "base/strbuf.h"
 
 static const char *const tokenizers[] = {"sp32k", "llama3", "qwen3", "gptoss"};

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spanner/ids_file.h"
-#include "spanner/json_vocab.h"
-#include "spanner/vocab.h"
-#include "spanner/vocab.h"
+#include "vocab/ids_file.h"
+#include "vocab/json_vocab.h"
+#include "vocab/vocab.h"
+#include "vocab/vocab.h"
 #include "base/strbuf.h"
 
 static const char *bad_dir(const char *file)

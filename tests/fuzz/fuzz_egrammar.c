@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "earley/engine.h"
-#include "spanner/trie.h"
+#include "vocab/trie.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "runtime/objects.h"
-#include "spanner/encoder.h"
+#include "vocab/encoder.h"
 #include "base/strbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

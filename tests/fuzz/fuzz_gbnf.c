@@ -1,7 +1,7 @@
 /*
  * libFuzzer target for the Earley front ends: GBNF and XGrammar's EBNF
- * (earley/ebnf_parse.c), a regex as a whole grammar (earley/ebnf_regex.c),
- * the IR check and printer (earley/ebnf.c).
+ * (ir/ebnf_parse.c), a regex as a whole grammar (ir/ebnf_regex.c),
+ * the IR check and printer (ir/ebnf.c).
  *
  * Input: byte 0 picks the front end (bits 0-1: 0 GBNF, 1 EBNF, 2 regex,
  * 3 EBNF again); the rest is the text. Checks beyond "no crash, no leak,
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "earley/ebnf_parse.h"
+#include "ir/ebnf_parse.h"
 
 /* The reference recognizer is test code outside libgmcore: compiled in here. */
 #include "tests/earley_ref.c"

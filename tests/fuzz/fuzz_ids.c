@@ -1,8 +1,8 @@
-/* libFuzzer target for reference ids files (spanner/ids_file.c). */
+/* libFuzzer target for reference ids files (vocab/ids_file.c). */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "spanner/ids_file.h"
+#include "vocab/ids_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "base/strbuf.h"
-#include "earley/ebnf.h"
-#include "earley/ebnf_parse.h"
+#include "ir/ebnf.h"
+#include "ir/ebnf_parse.h"
 #include "schema/schema.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spanner/json_skip.h"
-#include "spanner/vocab.h"
-#include "spanner/vocab.h"
+#include "vocab/json_skip.h"
+#include "vocab/vocab.h"
+#include "vocab/vocab.h"
 #include "base/strbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,7 +1,9 @@
 /* Reporting a bad command line the same way in every subcommand (cli.h). */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -114,4 +116,17 @@ int gm_cli_args_unexpected(const gm_cli_args *p)
         return gm_cli_bad_arg(p->cmd, p->usage, "%s is not an option of gramask %s", p->opt,
                               p->cmd);
     return gm_cli_bad_arg(p->cmd, p->usage, "unexpected argument '%s'", p->value);
+}
+
+int gm_cli_parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s)
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || s[0] == '-')
+        return -1;
+    *out = v;
+    return 0;
 }

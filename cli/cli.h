@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "gramask.h"
 #include "base/mem.h"
@@ -107,6 +108,9 @@ int gm_cli_args_next(gm_cli_args *p);
 bool gm_cli_is(const gm_cli_args *p, const char *name);
 /* "--seed 'x': why" (or "bad value 'x' for --seed" when why is NULL); returns 2. */
 int gm_cli_args_bad_value(const gm_cli_args *p, const char *why);
+
+/* Parses a decimal unsigned option value; returns 0 on success. */
+int gm_cli_parse_u64(const char *s, uint64_t *out);
 /* The option or operand just taken was not expected here; returns 2. */
 int gm_cli_args_unexpected(const gm_cli_args *p);
 

@@ -430,15 +430,3 @@ size_t gm_cli_mask_count(const uint32_t *mask, uint32_t nbits)
     return gm_count_bits32(mask, ((size_t)nbits + 31) / 32);
 }
 
-int gm_cli_parse_u64(const char *s, uint64_t *out)
-{
-    if (!s || !*s)
-        return -1;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end || s[0] == '-')
-        return -1;
-    *out = v;
-    return 0;
-}

@@ -124,7 +124,4 @@ const char *gm_cli_vocab_differs(const gm_vocab *a, const gm_vocab *b, char *why
 /* Number of set bits among the first nbits of a mask. */
 size_t gm_cli_mask_count(const uint32_t *mask, uint32_t nbits);
 
-/* Parses a decimal unsigned option value; returns 0 on success. */
-int gm_cli_parse_u64(const char *s, uint64_t *out);
-
 #endif

@@ -508,7 +508,8 @@ PyTypeObject gmpy_matcher_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gramask.GrammarMatcher",
     .tp_basicsize = sizeof(gmpy_matcher),
     .tp_dealloc = (destructor)matcher_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    /* BASETYPE: gramask.matcher subclasses it with XGrammar's arguments. */
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "GrammarMatcher(compiled_grammar, *, max_rollback_tokens=0)\n--\n\n"
               "The state of one sequence being decoded under a compiled grammar: next-token\n"
               "masks, accept, rollback, fork, jump-forward. Use one matcher from one thread at a\n"
@@ -855,7 +856,7 @@ PyTypeObject gmpy_batch_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gramask.BatchGrammarMatcher",
     .tp_basicsize = sizeof(gmpy_batch),
     .tp_dealloc = (destructor)batch_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "BatchGrammarMatcher(max_threads=-1, *, spin_us=100)\n--\n\n"
               "A pool of threads (the caller's included) filling the masks of many matchers at\n"
               "once. max_threads=-1: one per online CPU. A context manager; close() stops the\n"

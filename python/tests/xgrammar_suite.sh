@@ -8,6 +8,7 @@
 # the list can shrink. Skips (77) without the suite, torch or pydantic 2.
 #   GM_XGR_JOBS: test files run at once (default 2); GM_XGR_FILES: a subset of files.
 #   GM_XGR_UPDATE=1: rewrite the expected-failures list from this run.
+#   GM_XGR_KEEP=DIR: keep each file's log and JUnit XML in DIR.
 b=$(cd "${GM_BUILDDIR:-.}" && pwd)
 s=$(cd "${GM_SRCDIR:-.}" && pwd)
 py=${PYTHON3:-/usr/bin/python3}
@@ -30,7 +31,9 @@ if ! "$py" -c 'import pydantic, sys; sys.exit(pydantic.VERSION < "2")' 2>/dev/nu
     pyenv_py=$(pyenv which python3 2>/dev/null)
     site=$("$pyenv_py" -c 'import pydantic, os; print(os.path.dirname(os.path.dirname(pydantic.__file__)))' 2>/dev/null)
     [ -n "$site" ] || { echo "SKIP: no pydantic 2 (pyenv Python)"; exit 77; }
-    for m in pydantic pydantic_core annotated_types typing_extensions.py; do ln -s "$site/$m" "$tmp/pyd/$m"; done
+    for m in pydantic pydantic_core annotated_types typing_extensions.py typing_inspection; do
+        [ -e "$site/$m" ] && ln -s "$site/$m" "$tmp/pyd/$m"
+    done
 fi
 PYTHONPATH="$tmp/alias:$suite/stand-ins:$tmp/pyd:$b/python/lib"
 PYTHONDONTWRITEBYTECODE=1
@@ -40,6 +43,7 @@ files=${GM_XGR_FILES:-$(cd "$tmp/tests" && ls test_*.py)}
 for f in $files; do echo "$f"; done | xargs -P "${GM_XGR_JOBS:-2}" -I{} sh -c \
     'cd "$1/tests" && "$2" -m pytest -q -p no:cacheprovider -p no:hypothesispytest \
        --junitxml="$1/out/$3.xml" "$3" >"$1/out/$3.log" 2>&1; :' sh "$tmp" "$py" {}
+[ -n "${GM_XGR_KEEP:-}" ] && mkdir -p "$GM_XGR_KEEP" && cp "$tmp"/out/* "$GM_XGR_KEEP"/
 UPDATE=${GM_XGR_UPDATE:-} "$py" - "$tmp/out" "$expected" "$files" <<'PY'
 import glob, os, sys, xml.etree.ElementTree as ET
 out, expected_path, files = sys.argv[1], sys.argv[2], sys.argv[3].split()

@@ -37,9 +37,10 @@ from .logits import LogitsProcessor
 from .matcher import BatchGrammarMatcher, GrammarMatcher
 from .tokenizer import TokenizerInfo
 from .tokenizer_info import VocabType
+from .structural_tag import StructuralTag, StructuralTagItem
 # XGrammar's module names, imported so that `import xgrammar` resolving to gramask finds
 # them as submodules of one package.
-from . import config, matcher, testing, tokenizer_info  # noqa: E402
+from . import config, matcher, structural_tag, testing, tokenizer_info  # noqa: E402
 
 __version__ = _core.version()
 
@@ -48,7 +49,8 @@ __all__ = [
     "DeserializeVersionError", "FileError", "FormatError", "GramaskError", "Grammar",
     "GrammarCompiler", "GrammarError", "GrammarMatcher", "GrammarSyntaxError",
     "InvalidJSONError", "InvalidStructuralTagError", "LimitError", "LogitsProcessor",
-    "OutOfMemoryError", "RejectedError", "StateError", "TokenizerInfo", "UnsupportedError",
+    "OutOfMemoryError", "RejectedError", "StateError", "StructuralTag", "StructuralTagItem",
+    "TokenizerInfo", "UnsupportedError",
     "VocabType", "allocate_token_bitmask", "apply_token_bitmask_inplace", "bitmask_dtype",
     "errors", "get_bitmask_shape", "get_max_recursion_depth", "get_serialization_version",
     "max_recursion_depth", "reset_token_bitmask", "set_max_recursion_depth",

@@ -127,9 +127,9 @@ static PyObject *matcher_fill(gmpy_matcher *self, PyObject *const *args, Py_ssiz
     gm_error err;
     gm_status st;
     self->busy = 1;
-    Py_BEGIN_ALLOW_THREADS
+    PyThreadState *ts = gmpy_begin(&a);
     st = gm_matcher_fill_mask(m, row, self->words, &err);
-    Py_END_ALLOW_THREADS
+    gmpy_end(ts);
     self->busy = 0;
     /* need_apply, as XGrammar's: false only when every token is allowed. */
     size_t w = 0;
@@ -744,13 +744,13 @@ static PyObject *batch_fill(gmpy_batch *self, PyObject *args, PyObject *kw)
     gm_error err;
     gm_status st;
     self->busy = 1;
-    Py_BEGIN_ALLOW_THREADS
+    PyThreadState *ts = gmpy_begin(&a);
     st = gm_batch_fill_masks(b, self->handles, (size_t)n, out, words, &err);
     if (direct < 0)
         for (Py_ssize_t i = 0; i < n; i++)
             memcpy((uint32_t *)a.data + (size_t)rows[i] * words, out + (size_t)i * words,
                    words * sizeof *out);
-    Py_END_ALLOW_THREADS
+    gmpy_end(ts);
     self->busy = 0;
     if (st != GM_OK) {
         gmpy_raise(&err);

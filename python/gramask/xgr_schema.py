@@ -2,8 +2,9 @@
 beyond those a schema names. XGrammar defines the mode as ``unevaluatedProperties: false``
 and ``unevaluatedItems: false``; gramask's compiler does not take those, so an object schema
 that evaluates its properties locally (no ``allOf``/``anyOf``/``oneOf``/``$ref``/``if``/
-``dependentSchemas`` beside them, where the two differ) gets ``additionalProperties:
-false``, and a tuple schema ``items: false`` (``additionalItems: false`` before 2020-12).
+``dependentSchemas``, ``const``, ``enum`` beside them, where the two differ) and names
+properties (``properties``, ``patternProperties``; ``{"type": "object"}`` stays open, as in
+XGrammar) gets ``additionalProperties: false``, and a tuple schema ``items: false`` (``additionalItems: false`` before 2020-12).
 Schemas with composition stay open: a superset of XGrammar's language, never a subset.
 The C compiler then sees a standard schema."""
 
@@ -18,15 +19,6 @@ _MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSch
 
 _COMPOSED = ("allOf", "anyOf", "oneOf", "$ref", "$dynamicRef", "if", "dependentSchemas",
              "dependencies")
-_OBJECT_KEYS = ("properties", "patternProperties", "required", "minProperties",
-                "maxProperties", "propertyNames", "dependentRequired", "dependentSchemas")
-
-
-def _is_type(schema: dict, name: str, keys: tuple) -> bool:
-    """Whether the schema constrains objects (arrays): its type says so or it has their
-    keywords."""
-    t = schema.get("type")
-    return t == name or (isinstance(t, list) and name in t) or any(k in schema for k in keys)
 
 
 def _strict(schema: Any) -> Any:
@@ -43,10 +35,11 @@ def _strict(schema: Any) -> Any:
     for k in _MAP:
         if isinstance(out.get(k), dict):
             out[k] = {n: _strict(x) for n, x in out[k].items()}
-    if any(k in out for k in _COMPOSED):
-        return out
-    if (_is_type(out, "object", _OBJECT_KEYS) and "additionalProperties" not in out
-            and "unevaluatedProperties" not in out):
+    if any(k in out for k in _COMPOSED) or "const" in out or "enum" in out:
+        return out  # composition: see above; const/enum list their instances themselves
+    if (("properties" in out or "patternProperties" in out)
+            and "additionalProperties" not in out and "unevaluatedProperties" not in out):
+        # as XGrammar: an object schema naming no properties ({"type": "object"}) stays open
         out["additionalProperties"] = False
     if "unevaluatedItems" not in out and "additionalItems" not in out:
         if "prefixItems" in out and "items" not in out:

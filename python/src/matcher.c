@@ -185,7 +185,8 @@ static PyObject *matcher_accept_token(gmpy_matcher *self, PyObject *arg)
     gm_status st = gm_matcher_accept_token(m, token, &err);
     if (st == GM_OK)
         Py_RETURN_TRUE;
-    if (st == GM_ERR_REJECTED)
+    /* After EOS no token is allowed: False, as XGrammar (a failed matcher still raises). */
+    if (st == GM_ERR_REJECTED || (st == GM_ERR_STATE && gm_matcher_is_terminated(m)))
         Py_RETURN_FALSE;
     return gmpy_raise(&err);
 }
@@ -213,7 +214,7 @@ static PyObject *matcher_accept_string(gmpy_matcher *self, PyObject *arg)
     gm_status st = gm_matcher_accept_bytes(m, (const uint8_t *)bytes, (size_t)len, &err);
     if (st == GM_OK)
         Py_RETURN_TRUE;
-    if (st == GM_ERR_REJECTED)
+    if (st == GM_ERR_REJECTED || (st == GM_ERR_STATE && gm_matcher_is_terminated(m)))
         Py_RETURN_FALSE;
     return gmpy_raise(&err);
 }
@@ -460,8 +461,9 @@ static PyMethodDef matcher_methods[] = {
      "is allowed). Releases the GIL. Raises StateError after EOS was accepted."},
     {"accept_token", (PyCFunction)matcher_accept_token, METH_O,
      "accept_token($self, token_id, /)\n--\n\n"
-     "Advances by one token; False (state unchanged) when the grammar does not allow it.\n"
-     "Raises ArgumentError for an id out of the vocabulary, StateError after EOS."},
+     "Advances by one token; False (state unchanged) when the grammar does not allow it,\n"
+     "and after EOS (as XGrammar). Raises ArgumentError for an id out of the vocabulary,\n"
+     "StateError when the matcher failed earlier (reset() clears it)."},
     {"accept_string", (PyCFunction)matcher_accept_string, METH_O,
      "accept_string($self, text, /)\n--\n\n"
      "Advances by raw text (str as UTF-8, or bytes); one step for rollback. False (state\n"

@@ -12,6 +12,7 @@ from typing import Any, List, Optional, Sequence, Union
 from . import _core
 from .bitmask import (allocate_token_bitmask, apply_token_bitmask_inplace, get_bitmask_shape,
                       reset_token_bitmask)
+from .errors import ArgumentError
 
 
 class GrammarMatcher(_core.GrammarMatcher):
@@ -73,23 +74,33 @@ class GrammarMatcher(_core.GrammarMatcher):
         node i's token. A node whose token is rejected (or whose parent was), and a node
         after which the matcher is terminated, gets an all-zero row. The matcher's state
         is unchanged. False when ``time_threshold`` seconds (> 0) ran out first."""
+        arrays = {"retrieve_next_token": retrieve_next_token,
+                  "retrieve_next_sibling": retrieve_next_sibling, "draft_tokens": draft_tokens}
+        for name, arr in arrays.items():
+            dtype = getattr(arr, "dtype", None)
+            if dtype is not None and str(dtype) not in ("torch.int64", "int64"):
+                raise ArgumentError(f"{name} must hold int64, not {dtype}")
         child = [int(x) for x in retrieve_next_token]
         sibling = [int(x) for x in retrieve_next_sibling]
         tokens = [int(x) for x in draft_tokens]
         n = len(child)
         if len(sibling) != n or len(tokens) != n:
-            raise ValueError("retrieve_next_token, retrieve_next_sibling and draft_tokens "
-                             "must have the same length")
-        if len(bitmask) < n:
-            raise ValueError(f"the bitmask has {len(bitmask)} rows for {n} nodes")
+            raise ArgumentError("retrieve_next_token, retrieve_next_sibling and draft_tokens "
+                                f"must have the same length ({n}, {len(sibling)}, {len(tokens)})")
+        if n and sibling[0] != -1:
+            raise ArgumentError("the root (node 0) cannot have a sibling")
+        shape = tuple(getattr(bitmask, "shape", ()))
+        if len(shape) != 2 or shape[0] != n:
+            raise ArgumentError(f"the bitmask must have one row per node: shape ({n}, words), "
+                                f"not {shape}")
         for i in range(n):
             bitmask[i] = 0
         deadline = time.monotonic() + time_threshold if time_threshold > 0 else None
         stack = [(0, self.fork())] if n else []
         while stack:
-            if deadline is not None and time.monotonic() > deadline:
-                return False
             node, m = stack.pop()
+            if node != 0 and deadline is not None and time.monotonic() > deadline:
+                return False  # the root's mask is always filled
             if m.is_terminated():
                 continue
             m.fill_next_token_bitmask(bitmask, node)

@@ -12,6 +12,10 @@
    on 1 thread and on 2; target >= 1.8x.
 4. why a CPython extension: the same loop through cffi's ABI mode (python3-cffi, when
    installed), calling libgramask.so directly, as a cffi binding would.
+5. the XGrammar-shaped API (issue 34): fill_next_token_bitmask, accept_token and rollback
+   per call through gramask.GrammarMatcher (XGrammar's arguments: a subclass of the C type)
+   on allocate_token_bitmask's torch tensor, against the C type itself on a numpy array;
+   target: within 10 %.
 
 Timings take the best of several repeats (the machine is shared: the load average is
 printed with the figures).
@@ -125,10 +129,10 @@ def bench_apply(compiled, shared, repeats):
     out = []
     m.accept_string('{"key": [1, {')
     m.fill_next_token_bitmask(bm)
-    structural = bm[0].copy()
+    structural = np.asarray(bm)[0].copy()  # a torch tensor when torch is importable
     m.accept_string('"some text')
     m.fill_next_token_bitmask(bm)
-    in_string = bm[0].copy()
+    in_string = np.asarray(bm)[0].copy()
     rng = np.random.default_rng(0)
     logits0 = rng.standard_normal(info.vocab_size).astype(np.float32)
     logits = logits0.copy()
@@ -142,6 +146,60 @@ def bench_apply(compiled, shared, repeats):
             times.append(time.perf_counter_ns() - t0)
         out.append((name, allowed, min(times) / 1e3, statistics.median(times) / 1e3))
     return out
+
+
+def bench_xgr_api(compiled, seqs, repeats):
+    """Per-call microseconds of fill_next_token_bitmask, accept_token and rollback(1) along
+    the corpus walks: (XGrammar-shaped, native, XGrammar-shaped on a torch bitmask).
+    XGrammar-shaped: gramask.GrammarMatcher built with XGrammar's arguments; native: the C
+    type gramask._core.GrammarMatcher; both on a numpy array. The third is what an XGrammar
+    port runs: the bitmask allocate_token_bitmask returns (a torch tensor when torch is
+    importable)."""
+    import gc
+
+    def walk(m, bm, ids):
+        fill, accept, rollback, clock = (m.fill_next_token_bitmask, m.accept_token, m.rollback,
+                                         time.perf_counter_ns)
+        tf = ta = tr = 0
+        m.reset()
+        for t in ids:
+            t0 = clock()
+            fill(bm)
+            t1 = clock()
+            accept(t)
+            t2 = clock()
+            rollback(1)
+            t3 = clock()
+            accept(t)
+            tf += t1 - t0
+            ta += t2 - t1
+            tr += t3 - t2
+        return tf, ta, tr
+
+    numpy_mask = np.full((1, compiled.mask_words), -1, dtype=np.int32)
+    apis = {
+        "xgrammar": (gm.GrammarMatcher(compiled, terminate_without_stop_token=False,
+                                       max_rollback_tokens=-1), numpy_mask),
+        "native": (_core.GrammarMatcher(compiled), numpy_mask.copy()),
+        "torch": (gm.GrammarMatcher(compiled), gm.allocate_token_bitmask(1, compiled.vocab_size)),
+    }
+    steps = sum(len(s) for s in seqs)
+    best = {name: [float("inf")] * 3 for name in apis}
+    for name, (m, bm) in apis.items():  # warm
+        for ids in seqs:
+            walk(m, bm, ids)
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            for name, (m, bm) in apis.items():  # interleaved: load changes hit both alike
+                totals = [0, 0, 0]
+                for ids in seqs:
+                    for k, v in enumerate(walk(m, bm, ids)):
+                        totals[k] += v
+                best[name] = [min(b, t / steps / 1e3) for b, t in zip(best[name], totals)]
+    finally:
+        gc.enable()
+    return steps, best["xgrammar"], best["native"], best["torch"], type(apis["torch"][1]).__module__
 
 
 def bench_batch(compiled, seqs, rows, steps, repeats):
@@ -195,6 +253,17 @@ def main():
     if cffi_us is not None:
         lines.append(f"| json, through cffi ABI mode instead (not shipped) | {json_steps} | "
                      f"{json_c_us:.2f} us | {cffi_us:.2f} us | {cffi_us - json_c_us:.2f} us |")
+
+    compiled = compiler.compile_bundled("json")
+    steps, xgr_us, native_us, torch_us, bm_kind = bench_xgr_api(
+        compiled, [s[:400] for s in corpus(args.shared, "json", 4)], reps)
+    kind = "torch" if bm_kind.startswith("torch") else "numpy"
+    lines += ["", f"| per call, json corpus ({steps} steps) | native (C type) | XGrammar-shaped "
+              f"API | difference | XGrammar-shaped, {kind} bitmask |", "|---|---:|---:|---:|---:|"]
+    ops = ["fill_next_token_bitmask", "accept_token", "rollback(1)", "one step (the three)"]
+    for k, op in enumerate(ops):
+        x, n, t = ((sum(v) if k == 3 else v[k]) for v in (xgr_us, native_us, torch_us))
+        lines.append(f"| {op} | {n:.2f} us | {x:.2f} us | {(x / n - 1) * 100:+.1f} % | {t:.2f} us |")
 
     lines += ["", "| apply_token_bitmask_inplace, one float32 row of 128,256 | allowed | best | median |",
               "|---|---:|---:|---:|"]

@@ -371,6 +371,13 @@ typedef struct gm_schema_options {
     uint32_t indent;          /* spaces per level for GM_SCHEMA_WS_INDENT [2] */
     uint32_t max_ws_run;      /* longest whitespace run for GM_SCHEMA_WS_FLEXIBLE
                                  [GM_SCHEMA_MAX_WS_RUN_DEFAULT] */
+    const char *item_separator; /* GM_SCHEMA_WS_COMPACT and _INDENT: what separates members
+                                   and items, json.dumps' separators[0]: a comma with JSON
+                                   whitespace around it (", "); under _INDENT the newline
+                                   follows it. NULL = "," */
+    const char *key_separator;  /* the same for a key and its value, separators[1] (a colon
+                                   with whitespace around it); NULL = ":" (compact), ": "
+                                   (indent). GM_SCHEMA_WS_FLEXIBLE ignores both */
     bool any_order;           /* properties in any order (default: as the schema lists them) */
     gm_schema_draft draft;    /* for schemas without $schema [2020-12] */
     bool lenient;             /* over-approximate what a grammar cannot enforce; each

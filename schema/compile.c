@@ -57,6 +57,22 @@ static bool indented(const sctx *c)
     return c->opts.whitespace == GM_SCHEMA_WS_INDENT;
 }
 
+/* Whether sep is the byte mark with JSON whitespace around it, and short: a separator
+   that keeps the output JSON. */
+static bool separator_ok(const char *sep, char mark)
+{
+    size_t n = strlen(sep), marks = 0;
+    if (n > 64)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (sep[i] == mark)
+            marks++;
+        else if (!strchr(" \t\n\r", sep[i]))
+            return false;
+    }
+    return marks == 1;
+}
+
 /* ---- constants ---- */
 
 /* Members order[i..n) after order[0..i): every permutation (note [any order] in emit_struct.c). */
@@ -631,6 +647,16 @@ gm_status gm_schema_compile(gm_mem *m, const char *name, const char *json, size_
     if (draft && draft != 4 && draft != 6 && draft != 7 && draft != 2019 && draft != 2020) {
         gm_mem_free(m, c);
         return gm_error_set(err, GM_ERR_ARGUMENT, "gm_schema_options.draft: unknown draft %d", draft);
+    }
+    if ((c->opts.item_separator && !separator_ok(c->opts.item_separator, ',')) ||
+        (c->opts.key_separator && !separator_ok(c->opts.key_separator, ':'))) {
+        gm_mem_free(m, c);
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_schema_options: the %s separator must be "
+                            "'%c' with JSON whitespace around it",
+                            c->opts.item_separator && !separator_ok(c->opts.item_separator, ',')
+                                ? "item" : "key",
+                            c->opts.item_separator && !separator_ok(c->opts.item_separator, ',')
+                                ? ',' : ':');
     }
     if (c->opts.indent > 16)
         c->opts.indent = 16;

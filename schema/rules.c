@@ -98,13 +98,18 @@ uint32_t sc_empty_pair(sctx *c, char bracket)
 
 uint32_t sc_item_sep(sctx *c, uint32_t depth)
 {
+    const char *sep = c->opts.item_separator ? c->opts.item_separator : ",";
     if (indented(c))
-        return gm_irb_seq2(&c->b, gm_irb_lit(&c->b, ","), newline(c, depth + 1));
+        return gm_irb_seq2(&c->b, gm_irb_lit(&c->b, sep), newline(c, depth + 1));
+    if (c->opts.whitespace == GM_SCHEMA_WS_COMPACT)
+        return gm_irb_lit(&c->b, sep);
     return gm_irb_seq3(&c->b, sc_ws(c), gm_irb_lit(&c->b, ","), sc_ws(c));
 }
 
 uint32_t sc_key_sep(sctx *c)
 {
+    if (c->opts.whitespace != GM_SCHEMA_WS_FLEXIBLE && c->opts.key_separator)
+        return gm_irb_lit(&c->b, c->opts.key_separator);
     if (indented(c))
         return gm_irb_lit(&c->b, ": ");
     return gm_irb_seq3(&c->b, sc_ws(c), gm_irb_lit(&c->b, ":"), sc_ws(c));

@@ -242,6 +242,25 @@ static void test_public_api(void **state)
     assert_int_equal(o.max_ws_run, GM_SCHEMA_MAX_WS_RUN_DEFAULT);
     o.whitespace = (gm_schema_whitespace)7;
     assert_int_equal(gm_grammar_from_json_schema("{}", 2, &o, &g, &err), GM_ERR_ARGUMENT);
+    /* json.dumps' separators: a comma / colon with JSON whitespace around it, else an
+       argument error naming which (python/tests/test_api.py checks the layouts) */
+    gm_schema_options_init_defaults(&o);
+    o.whitespace = GM_SCHEMA_WS_COMPACT;
+    const char *obj = "{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"integer\"}}}";
+    const char *bad_sep[][2] = {{";", NULL}, {", ,", NULL}, {NULL, "="}, {NULL, " : :"}, {"x,", ": "}};
+    for (size_t i = 0; i < sizeof bad_sep / sizeof *bad_sep; i++) {
+        o.item_separator = bad_sep[i][0];
+        o.key_separator = bad_sep[i][1];
+        assert_int_equal(gm_grammar_from_json_schema(obj, strlen(obj), &o, &g, &err), GM_ERR_ARGUMENT);
+        assert_non_null(strstr(err.message, bad_sep[i][0] ? "item separator" : "key separator"));
+    }
+    o.item_separator = " ,\n\t";
+    o.key_separator = ": ";
+    assert_int_equal(gm_grammar_from_json_schema(obj, strlen(obj), &o, &g, &err), GM_OK);
+    gm_grammar_destroy(g);
+    o.whitespace = GM_SCHEMA_WS_INDENT;
+    assert_int_equal(gm_grammar_from_json_schema(obj, strlen(obj), &o, &g, &err), GM_OK);
+    gm_grammar_destroy(g);
     gm_schema_options_init_defaults(&o);
     o.lenient = true;
     o.warn = count_warning;

@@ -1,7 +1,8 @@
 """gramask: grammar-constrained decoding masks for LLM inference.
 
-The Python binding of the gramask C library, shaped like XGrammar's API so ports
-are mechanical::
+The Python binding of the gramask C library, with XGrammar's Python API (names,
+arguments and defaults), so ``import gramask as xgr`` runs code written for XGrammar
+(README, "Python"); gramask's own names and options are kept beside XGrammar's::
 
     import gramask as gm
 
@@ -22,24 +23,35 @@ See the README's "Python" section for installation.
 
 from . import errors
 from . import _core
-from ._core import BatchGrammarMatcher, GrammarMatcher
 from .bitmask import (allocate_token_bitmask, apply_token_bitmask_inplace, bitmask_dtype,
                       get_bitmask_shape, reset_token_bitmask)
 from .compiler import CompiledGrammar, GrammarCompiler
-from .errors import (ArgumentError, FileError, FormatError, GramaskError, GrammarError,
-                     GrammarSyntaxError, LimitError, OutOfMemoryError, RejectedError, StateError,
-                     UnsupportedError)
+from .config import (get_max_recursion_depth, get_serialization_version, max_recursion_depth,
+                     set_max_recursion_depth)
+from .errors import (ArgumentError, DeserializeFormatError, DeserializeVersionError, FileError,
+                     FormatError, GramaskError, GrammarError, GrammarSyntaxError,
+                     InvalidJSONError, InvalidStructuralTagError, LimitError, OutOfMemoryError,
+                     RejectedError, StateError, UnsupportedError)
 from .grammar import Grammar
 from .logits import LogitsProcessor
+from .matcher import BatchGrammarMatcher, GrammarMatcher
 from .tokenizer import TokenizerInfo
+from .tokenizer_info import VocabType
+from .structural_tag import StructuralTag, StructuralTagItem
+# XGrammar's module names, imported so that `import xgrammar` resolving to gramask finds
+# them as submodules of one package.
+from . import config, matcher, structural_tag, testing, tokenizer_info  # noqa: E402
 
 __version__ = _core.version()
 
 __all__ = [
-    "ArgumentError", "BatchGrammarMatcher", "CompiledGrammar", "FileError", "FormatError",
-    "GramaskError", "Grammar", "GrammarCompiler", "GrammarError", "GrammarMatcher",
-    "GrammarSyntaxError", "LimitError", "LogitsProcessor", "OutOfMemoryError", "RejectedError",
-    "StateError", "TokenizerInfo", "UnsupportedError", "allocate_token_bitmask",
-    "apply_token_bitmask_inplace", "bitmask_dtype", "errors", "get_bitmask_shape",
-    "reset_token_bitmask",
+    "ArgumentError", "BatchGrammarMatcher", "CompiledGrammar", "DeserializeFormatError",
+    "DeserializeVersionError", "FileError", "FormatError", "GramaskError", "Grammar",
+    "GrammarCompiler", "GrammarError", "GrammarMatcher", "GrammarSyntaxError",
+    "InvalidJSONError", "InvalidStructuralTagError", "LimitError", "LogitsProcessor",
+    "OutOfMemoryError", "RejectedError", "StateError", "StructuralTag", "StructuralTagItem",
+    "TokenizerInfo", "UnsupportedError",
+    "VocabType", "allocate_token_bitmask", "apply_token_bitmask_inplace", "bitmask_dtype",
+    "errors", "get_bitmask_shape", "get_max_recursion_depth", "get_serialization_version",
+    "max_recursion_depth", "reset_token_bitmask", "set_max_recursion_depth",
 ]

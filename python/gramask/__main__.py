@@ -13,6 +13,8 @@ import sys
 import time
 from typing import List, Optional, Sequence
 
+import numpy as np
+
 import gramask as gm
 
 from . import _core
@@ -106,7 +108,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(f"  sample                   {len(raw)} bytes, {len(ids)} tokens (greedy longest match)\n")
 
     bitmask = gm.allocate_token_bitmask(1, info.vocab_size)
-    bits = bitmask.view("uint32")
+    bits = np.asarray(bitmask).view(np.uint32)  # a torch tensor shares its memory
     eos = info.stop_token_ids
     ns: List[int] = []
     ok = eos_ok = True

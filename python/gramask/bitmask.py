@@ -23,11 +23,38 @@ def get_bitmask_shape(batch_size: int, vocab_size: int) -> Tuple[int, int]:
     return (batch_size, math.ceil(vocab_size / 32))
 
 
-def allocate_token_bitmask(batch_size: int, vocab_size: int) -> np.ndarray:
-    """A bitmask of ``batch_size`` rows for ``vocab_size`` tokens, every token allowed:
-    an int32 numpy array of shape ``(batch_size, ceil(vocab_size / 32))``. For torch,
-    ``torch.from_numpy(bitmask)`` shares its memory."""
-    return np.full(get_bitmask_shape(batch_size, vocab_size), -1, dtype=bitmask_dtype)
+def _torch() -> Any:
+    """torch if it is importable (imported on first use: it takes a second), else None."""
+    global _TORCH
+    if _TORCH is False:
+        try:
+            import torch
+            _TORCH = torch
+        except ImportError:
+            _TORCH = None
+    return _TORCH
+
+
+_TORCH: Any = False
+
+
+def token_bitmask_dtype() -> Any:
+    """The dtype of what :func:`allocate_token_bitmask` returns: torch.int32 when torch
+    is importable, else numpy's int32."""
+    torch = _torch()
+    return torch.int32 if torch is not None else bitmask_dtype
+
+
+def allocate_token_bitmask(batch_size: int, vocab_size: int) -> Any:
+    """A bitmask of ``batch_size`` rows for ``vocab_size`` tokens, every token allowed,
+    of shape ``(batch_size, ceil(vocab_size / 32))`` and dtype int32: a torch CPU tensor
+    when torch is importable (as XGrammar), else a numpy array. Either works with every
+    gramask call; ``tensor.numpy()`` and ``torch.from_numpy(array)`` share the memory."""
+    shape = get_bitmask_shape(batch_size, vocab_size)
+    torch = _torch()
+    if torch is not None:
+        return torch.full(shape, -1, dtype=torch.int32)
+    return np.full(shape, -1, dtype=bitmask_dtype)
 
 
 def reset_token_bitmask(bitmask: Any) -> None:

@@ -7,7 +7,9 @@ from typing import Any, Dict, Hashable, List, Optional, Tuple, Union
 
 from . import _core
 from ._handle import HandleOwner
-from .grammar import Grammar, JSONSchema, PathLike, schema_text
+from .errors import DeserializeFormatError, UnsupportedError
+from .grammar import (Grammar, JSONSchema, PathLike, deserialized_json, schema_text,
+                      serialized_json)
 from .tokenizer import TokenizerInfo
 
 
@@ -19,9 +21,12 @@ class CompiledGrammar(HandleOwner):
     the grammar or tokenizer files with :meth:`load`.
     """
 
+    _info: Optional[TokenizerInfo] = None
+
     def __init__(self, handle: "_core.Compiled", grammar: Optional[Grammar] = None) -> None:
         self._handle = handle
         self._grammar = grammar
+        self._restopped: Dict[Tuple[int, ...], "CompiledGrammar"] = {}
 
     @staticmethod
     def load(path: PathLike, *, eager: bool = False) -> "CompiledGrammar":
@@ -41,7 +46,53 @@ class CompiledGrammar(HandleOwner):
     @property
     def tokenizer_info(self) -> TokenizerInfo:
         """The vocabulary it was compiled for."""
-        return TokenizerInfo._wrap(self._handle.vocab())
+        return self._info if self._info is not None else TokenizerInfo._wrap(self._handle.vocab())
+
+    def serialize_json(self) -> str:
+        """The compiled grammar as JSON text: its grammar's and vocabulary's serialized
+        forms (:meth:`deserialize_json` compiles it again; the token tables are rebuilt,
+        lazily, as after any compile; :meth:`save` keeps them)."""
+        if self._grammar is None or self._grammar._spec is None:
+            raise UnsupportedError("this compiled grammar cannot be serialized (it was loaded "
+                                   "from a file or its grammar was not built from text)")
+        return serialized_json("compiled_grammar", {
+            "grammar": json.loads(self._grammar.serialize_json()),
+            "tokenizer_info": json.loads(self.tokenizer_info.serialize_json())})
+
+    @staticmethod
+    def deserialize_json(json_string: str, tokenizer_info: TokenizerInfo) -> "CompiledGrammar":
+        """The compiled grammar :meth:`serialize_json` wrote, for ``tokenizer_info`` (which
+        must be the vocabulary it was compiled for: DeserializeFormatError otherwise)."""
+        doc = deserialized_json(json_string, "compiled_grammar")
+        try:
+            grammar, vocab = doc["grammar"], doc["tokenizer_info"]
+        except KeyError as e:
+            raise DeserializeFormatError(f"a serialized compiled grammar lacks {e}") from None
+        if vocab != json.loads(tokenizer_info.serialize_json()):
+            raise DeserializeFormatError("the compiled grammar was serialized for another "
+                                         "vocabulary than tokenizer_info")
+        g = Grammar.deserialize_json(json.dumps(grammar))
+        compiled = CompiledGrammar(_core.compile(g._handle, tokenizer_info._handle), g)
+        compiled._info = tokenizer_info
+        return compiled
+
+    def _with_stop_tokens(self, stop_token_ids: List[int]) -> "CompiledGrammar":
+        """This grammar compiled for the same vocabulary with other EOS ids
+        (GrammarMatcher's override_stop_tokens), kept for the next matcher."""
+        key = tuple(sorted(set(stop_token_ids)))
+        if list(key) == self.tokenizer_info.stop_token_ids:
+            return self
+        hit = self._restopped.get(key)
+        if hit is not None:
+            return hit
+        if self._grammar is None:
+            raise UnsupportedError("override_stop_tokens needs the grammar (this compiled "
+                                   "grammar was loaded from a file)")
+        info = self.tokenizer_info._with_stop_tokens(list(key))
+        compiled = CompiledGrammar(_core.compile(self._grammar._handle, info._handle),
+                                   self._grammar)
+        compiled._info = info
+        return self._restopped.setdefault(key, compiled)
 
     @property
     def vocab_size(self) -> int:
@@ -80,19 +131,28 @@ class GrammarCompiler:
     object. Like XGrammar's ``GrammarCompiler``.
     """
 
-    def __init__(self, tokenizer_info: TokenizerInfo, *, cache_enabled: bool = True,
+    def __init__(self, tokenizer_info: TokenizerInfo, *, max_threads: int = 8,
+                 cache_enabled: bool = True, cache_limit_bytes: int = -1,
                  eager: bool = False) -> None:
         """
         Args:
             tokenizer_info: the vocabulary to compile for.
+            max_threads: XGrammar's compile thread count; gramask compiles on the
+                calling thread (compile methods release the GIL: threads compile in
+                parallel), so it is checked and otherwise unused.
             cache_enabled: keep compiled grammars for reuse.
+            cache_limit_bytes: when the cached grammars hold more memory than this, the
+                least recently compiled ones are dropped (-1: no limit).
             eager: build every token table at compile time (slower compile, steady
                 mask times from the first step) instead of on first use.
         """
         if not isinstance(tokenizer_info, TokenizerInfo):
             raise TypeError("GrammarCompiler needs a gramask.TokenizerInfo")
+        if not isinstance(max_threads, int) or max_threads < 1:
+            raise ValueError(f"max_threads must be a positive integer, not {max_threads!r}")
         self._info = tokenizer_info
         self._cache_enabled = cache_enabled
+        self._cache_limit = cache_limit_bytes
         self._eager = eager
         self._cache: Dict[Hashable, CompiledGrammar] = {}
         self._lock = threading.Lock()
@@ -110,24 +170,35 @@ class GrammarCompiler:
         grammar = make_grammar()
         compiled = CompiledGrammar(_core.compile(grammar._handle, self._info._handle,
                                                  eager=self._eager), grammar)
+        compiled._info = self._info
         if self._cache_enabled:
             with self._lock:
                 compiled = self._cache.setdefault(key, compiled)
+                self._evict()
         return compiled
 
-    def compile_grammar(self, grammar: Union[Grammar, str], *, start: Optional[str] = None,
-                        lark_conflicts: bool = False, lexer: str = "basic") -> CompiledGrammar:
-        """Compiles a :class:`Grammar`, or Lark text (with ``start``, ``lark_conflicts``
-        and ``lexer`` as in :meth:`Grammar.from_lark`)."""
+    def _evict(self) -> None:
+        """Drops the oldest entries past cache_limit_bytes (the lock is held)."""
+        if self._cache_limit < 0:
+            return
+        sizes = [(k, c.memory_size_bytes) for k, c in self._cache.items()]
+        total = sum(n for _, n in sizes)
+        for k, n in sizes:
+            if total <= self._cache_limit:
+                break
+            del self._cache[k]
+            total -= n
+
+    def compile_grammar(self, grammar: Union[Grammar, str], *,
+                        root_rule_name: str = "root") -> CompiledGrammar:
+        """Compiles a :class:`Grammar`, or XGrammar's EBNF text with its root rule (as
+        XGrammar; Lark text goes to :meth:`compile_lark`)."""
         if isinstance(grammar, Grammar):
             # A Grammar object is its own cache key (by identity): it is immutable.
             return self._compiled(("grammar", grammar), lambda: grammar)
         if not isinstance(grammar, str):
-            raise TypeError(f"compile_grammar takes a Grammar or Lark text, not {type(grammar).__name__}")
-        return self._compiled(("lark", grammar, start, lark_conflicts, lexer),
-                              lambda: Grammar.from_lark(grammar, start=start,
-                                                        lark_conflicts=lark_conflicts,
-                                                        lexer=lexer))
+            raise TypeError(f"compile_grammar takes a Grammar or EBNF text, not {type(grammar).__name__}")
+        return self.compile_ebnf(grammar, root_rule_name=root_rule_name)
 
     def compile_lark(self, text: str, **options: Any) -> CompiledGrammar:
         """Compiles Lark text (options of :meth:`Grammar.from_lark`)."""
@@ -165,20 +236,33 @@ class GrammarCompiler:
         return self._compiled(("ebnf", text, root_rule_name),
                               lambda: Grammar.from_ebnf(text, root_rule_name=root_rule_name))
 
-    def compile_regex(self, pattern: str) -> CompiledGrammar:
+    def compile_regex(self, regex: str) -> CompiledGrammar:
         """Compiles one regex as the whole grammar."""
-        return self._compiled(("regex", pattern), lambda: Grammar.from_regex(pattern))
+        return self._compiled(("regex", regex), lambda: Grammar.from_regex(regex))
 
-    def compile_json_schema(self, schema: JSONSchema, **options: Any) -> CompiledGrammar:
-        """Compiles a JSON Schema (a dict, a JSON string, or a Pydantic-style class), with
-        the options of :meth:`Grammar.from_json_schema`."""
+    def compile_json_schema(self, schema: JSONSchema, *, any_whitespace: bool = True,
+                            indent: Optional[int] = None,
+                            separators: Optional[Tuple[str, str]] = None,
+                            strict_mode: bool = True,
+                            max_whitespace_cnt: Optional[int] = None,
+                            **options: Any) -> CompiledGrammar:
+        """Compiles a JSON Schema (a dict, a JSON string, or a Pydantic-style class) with
+        XGrammar's arguments and defaults and gramask's (the options of
+        :meth:`Grammar.from_json_schema`)."""
         text = schema_text(schema)
+        options.update(any_whitespace=any_whitespace, indent=indent,
+                       separators=tuple(separators) if separators else None,
+                       strict_mode=strict_mode, max_whitespace_cnt=max_whitespace_cnt)
+        options.pop("print_converted_ebnf", None)
         return self._compiled(("json_schema", text, tuple(sorted(options.items()))),
                               lambda: Grammar.from_json_schema(text, **options))
 
-    def compile_structural_tag(self, tag: Any, triggers: Optional[List[str]] = None
-                               ) -> CompiledGrammar:
+    def compile_structural_tag(self, structural_tag: Any,
+                               triggers: Optional[List[str]] = None) -> CompiledGrammar:
         """Compiles a structural tag (see :meth:`Grammar.from_structural_tag`)."""
+        tag = structural_tag
+        if hasattr(tag, "model_dump_json"):
+            tag = json.loads(tag.model_dump_json())
         key = ("structural_tag", json.dumps(tag, sort_keys=True, default=str),
                None if triggers is None else tuple(triggers))
         return self._compiled(key, lambda: Grammar.from_structural_tag(tag, triggers))

@@ -2,11 +2,12 @@
 
 import json
 import os
-from typing import Any, Dict, List, Optional, Type, Union
+from typing import Any, Dict, List, Optional, Tuple, Type, Union
 
 from . import _core
 from ._handle import HandleOwner
 from .errors import UnsupportedError
+from .xgr_schema import strict_schema_text
 
 PathLike = Union[str, "os.PathLike[str]"]
 JSONSchema = Union[str, Dict[str, Any], bool, Type[Any]]
@@ -56,17 +57,22 @@ class Grammar(HandleOwner):
     ``column``), :class:`UnsupportedError` or :class:`FileError`.
     """
 
-    def __init__(self, handle: "_core.Grammar", source: str) -> None:
+    def __init__(self, handle: "_core.Grammar", source: str,
+                 spec: Optional[Dict[str, Any]] = None) -> None:
         self._handle = handle
         self._source = source
+        # How to build it again (serialize_json): the constructor and its arguments.
+        self._spec = spec
 
     @staticmethod
-    def from_lark(text: str, *, start: Optional[str] = None, name: Optional[str] = None,
-                  lark_conflicts: bool = False, no_file_imports: bool = False,
-                  lexer: str = "basic") -> "Grammar":
+    def from_lark(lark_string: str, *, tokenizer_info: Any = None, start: Optional[str] = None,
+                  name: Optional[str] = None, lark_conflicts: bool = False,
+                  no_file_imports: bool = False, lexer: str = "basic") -> "Grammar":
         """A grammar from Lark EBNF text.
 
         Args:
+            tokenizer_info: XGrammar's argument for token references in the text;
+                gramask's Lark front end has none, so it is accepted and unused.
             start: the start rule (default ``start``).
             name: names the grammar in error messages and anchors relative imports.
             lark_conflicts: resolve LALR conflicts as Lark does (each one is reported in
@@ -78,10 +84,14 @@ class Grammar(HandleOwner):
                 with the terminals the parser's state accepts); masks are exact under either.
                 Compiled grammars with the contextual lexer cannot be saved yet.
         """
+        text = lark_string
         return Grammar(_core.grammar_create(text, name, format=_core.FORMAT_LARK, start=start,
                                             lark_conflicts=lark_conflicts,
                                             no_file_imports=no_file_imports, lexer=lexer),
-                       f"lark:{name or '<text>'}")
+                       f"lark:{name or '<text>'}",
+                       {"from": "lark", "text": text, "start": start, "name": name,
+                        "lark_conflicts": lark_conflicts, "no_file_imports": no_file_imports,
+                        "lexer": lexer})
 
     @staticmethod
     def from_file(path: PathLike, *, format: Optional[str] = None, start: Optional[str] = None,
@@ -99,7 +109,8 @@ class Grammar(HandleOwner):
     def bundled(name: str, *, start: Optional[str] = None, lexer: str = "basic") -> "Grammar":
         """A grammar bundled with gramask: ``json``, ``json_bounded``, ``go``, ``java``,
         ``python``; ``lexer`` as in :meth:`from_lark`."""
-        return Grammar(_core.grammar_bundled(name, start=start, lexer=lexer), f"bundled:{name}")
+        return Grammar(_core.grammar_bundled(name, start=start, lexer=lexer), f"bundled:{name}",
+                       {"from": "bundled", "name": name, "start": start, "lexer": lexer})
 
     @staticmethod
     def builtin_json_grammar() -> "Grammar":
@@ -110,51 +121,86 @@ class Grammar(HandleOwner):
     def from_gbnf(text: str, *, root_rule_name: str = "root") -> "Grammar":
         """A grammar from llama.cpp's GBNF text (Earley engine)."""
         return Grammar(_core.grammar_create(text, None, format=_core.FORMAT_GBNF, start=root_rule_name),
-                       "gbnf")
+                       "gbnf", {"from": "gbnf", "text": text, "root_rule_name": root_rule_name})
 
     @staticmethod
-    def from_ebnf(text: str, *, root_rule_name: str = "root") -> "Grammar":
+    def from_ebnf(ebnf_string: str, *, root_rule_name: str = "root") -> "Grammar":
         """A grammar from XGrammar's EBNF dialect (Earley engine)."""
-        return Grammar(_core.grammar_create(text, None, format=_core.FORMAT_EBNF, start=root_rule_name),
-                       "ebnf")
+        return Grammar(_core.grammar_create(ebnf_string, None, format=_core.FORMAT_EBNF,
+                                            start=root_rule_name),
+                       "ebnf", {"from": "ebnf", "text": ebnf_string, "root_rule_name": root_rule_name})
 
     @staticmethod
-    def from_regex(pattern: str) -> "Grammar":
-        """A grammar whose language is one regex (Python ``re`` syntax), matched in full."""
-        return Grammar(_core.grammar_create(pattern, None, format=_core.FORMAT_REGEX), "regex")
+    def from_regex(regex_string: str, *, print_converted_ebnf: bool = False) -> "Grammar":
+        """A grammar whose language is one regex (Python ``re`` syntax), matched in full.
+        ``print_converted_ebnf`` is XGrammar's debugging option and is ignored."""
+        return Grammar(_core.grammar_create(regex_string, None, format=_core.FORMAT_REGEX), "regex",
+                       {"from": "regex", "text": regex_string})
 
     @staticmethod
     def from_json_schema(schema: JSONSchema, *, any_whitespace: bool = True,
-                         indent: Optional[int] = None, max_whitespace_run: Optional[int] = None,
+                         indent: Optional[int] = None,
+                         separators: Optional[Tuple[str, str]] = None,
+                         strict_mode: bool = True,
+                         max_whitespace_cnt: Optional[int] = None,
+                         print_converted_ebnf: bool = False,
+                         max_whitespace_run: Optional[int] = None,
                          any_order: bool = False, lenient: bool = False,
                          draft: Optional[str] = None) -> "Grammar":
         """A grammar for the JSON texts that are valid instances of a JSON Schema (a
-        dict, a JSON string, or a Pydantic-style class), on the Earley engine.
+        dict, a JSON string, or a Pydantic-style class), on the Earley engine. The
+        arguments and defaults are XGrammar's, then gramask's own.
 
         Args:
-            any_whitespace: JSON's whitespace between tokens, at most
-                ``max_whitespace_run`` characters in a row (default 32); False: none.
-            indent: the layout of ``json.dumps(indent=indent)`` instead.
+            any_whitespace: JSON's whitespace around every token, at most
+                ``max_whitespace_cnt`` characters in a row (default 32); False: the
+                layout of ``json.dumps(indent=indent, separators=separators)``.
+            indent: with ``any_whitespace=False``, the layout of
+                ``json.dumps(indent=indent)`` (one member or item per line).
+            separators: with ``any_whitespace=False``, the item and key separators, as
+                ``json.dumps``'s (default ``(", ", ": ")``, or ``(",", ": ")`` with an
+                indent); each is the comma or colon with spaces around it.
+            strict_mode: XGrammar's default: no properties or items beyond those the
+                schema names (as if every object and array schema said
+                ``unevaluatedProperties: false`` / ``unevaluatedItems: false``). False:
+                as the JSON Schema specification says (additional ones are allowed
+                unless the schema forbids them).
+            max_whitespace_cnt: longest whitespace run with ``any_whitespace``
+                (``max_whitespace_run`` is gramask's name for it).
+            print_converted_ebnf: XGrammar's debugging option; ignored.
             any_order: properties in any order (default: as the schema lists them).
             lenient: a keyword a grammar cannot enforce exactly (``uniqueItems``,
                 ``not``...) is relaxed to a superset and reported in :attr:`warnings`,
                 instead of an :class:`UnsupportedError` naming it and its JSON pointer.
             draft: how to read a schema without ``$schema``: "4", "6", "7", "2019-09"
                 or "2020-12" (the default).
-
-        Unlike XGrammar's default ``strict_mode``, additional properties follow the
-        specification: allowed unless the schema says ``additionalProperties: false``.
         """
         text = schema_text(schema)
         if draft not in _DRAFTS:
             raise ValueError(f"unknown JSON Schema draft {draft!r} (one of 4, 6, 7, 2019-09, 2020-12)")
-        if indent is not None:
+        if max_whitespace_cnt is not None:
+            if max_whitespace_cnt <= 0:
+                raise ValueError("max_whitespace_cnt must be a positive integer")
+            max_whitespace_run = max_whitespace_cnt
+        spec = {"from": "json_schema", "schema": text, "any_whitespace": any_whitespace,
+                "indent": indent, "separators": list(separators) if separators else None,
+                "strict_mode": strict_mode, "max_whitespace_run": max_whitespace_run,
+                "any_order": any_order, "lenient": lenient, "draft": draft}
+        if strict_mode:
+            text = strict_schema_text(text)
+        if any_whitespace:
+            layout, indent_n, seps = 0, 0, None
+        elif indent is not None:
             layout, indent_n = 2, indent
+            seps = separators or (",", ": ")
         else:
-            layout, indent_n = (0 if any_whitespace else 1), 0
+            layout, indent_n = 1, 0
+            seps = separators or (", ", ": ")
         return Grammar(_core.grammar_from_json_schema(
             text, whitespace=layout, indent=indent_n, max_ws_run=max_whitespace_run or 0,
-            any_order=any_order, lenient=lenient, draft=_DRAFTS[draft]), "json_schema")
+            any_order=any_order, lenient=lenient, draft=_DRAFTS[draft],
+            item_separator=seps[0] if seps else None, key_separator=seps[1] if seps else None),
+            "json_schema", spec)
 
     @staticmethod
     def from_structural_tag(tag: Any, triggers: Optional[List[str]] = None) -> "Grammar":
@@ -177,8 +223,11 @@ class Grammar(HandleOwner):
                     schema = json.loads(schema_text(schema))
                 structures.append({"begin": d["begin"], "schema": schema, "end": d["end"]})
             tag = {"type": "structural_tag", "structures": structures, "triggers": list(triggers)}
+        if hasattr(tag, "model_dump_json"):  # xgrammar.structural_tag's pydantic classes
+            tag = tag.model_dump_json()
         text = tag if isinstance(tag, str) else json.dumps(tag)
-        return Grammar(_core.grammar_from_structural_tag(text), "structural_tag")
+        return Grammar(_core.grammar_from_structural_tag(text), "structural_tag",
+                       {"from": "structural_tag", "text": text})
 
     @staticmethod
     def from_tools(tools: Any, format: str, *, tool_choice: Any = None,
@@ -223,6 +272,26 @@ class Grammar(HandleOwner):
                                                 reasoning=reasonings[reasoning]),
                        f"tools:{format}")
 
+    def serialize_json(self) -> str:
+        """The grammar as JSON text: how it was built (its source text or schema and
+        the options), which :meth:`deserialize_json` builds again. Grammars made by
+        :meth:`union` / :meth:`concat` of such grammars serialize too."""
+        if self._spec is None:
+            raise UnsupportedError(f"{self!r} cannot be serialized (it was not built from text)")
+        return serialized_json("grammar", {"spec": self._spec})
+
+    @staticmethod
+    def deserialize_json(json_string: str) -> "Grammar":
+        """The grammar :meth:`serialize_json` wrote. Raises :class:`InvalidJSONError`,
+        :class:`DeserializeVersionError` or :class:`DeserializeFormatError`."""
+        return grammar_from_spec(deserialized_json(json_string, "grammar"))
+
+    def __str__(self) -> str:
+        """The text the grammar was built from (EBNF, Lark, regex, schema), else its repr."""
+        spec = self._spec or {}
+        text = spec.get("text", spec.get("schema"))
+        return text if isinstance(text, str) else repr(self)
+
     @property
     def engine(self) -> str:
         """``"lalr"`` or ``"earley"``: which engine produces this grammar's masks."""
@@ -235,3 +304,60 @@ class Grammar(HandleOwner):
 
     def __repr__(self) -> str:
         return f"Grammar({self._source})"
+
+
+# ---- serialization (serialize_json / deserialize_json of grammars, tokenizer infos and
+# compiled grammars): JSON of how to build the object again, with a version.
+
+SERIALIZATION_VERSION = "gramask-1"
+
+
+def serialized_json(kind: str, body: Dict[str, Any]) -> str:
+    return json.dumps({"kind": kind, **body, "__VERSION__": SERIALIZATION_VERSION},
+                      ensure_ascii=False, separators=(",", ":"))
+
+
+def deserialized_json(text: str, kind: str) -> Dict[str, Any]:
+    from .errors import DeserializeFormatError, DeserializeVersionError, InvalidJSONError
+    try:
+        doc = json.loads(text)
+    except (TypeError, ValueError) as e:
+        raise InvalidJSONError(f"not valid JSON: {e}") from None
+    if not isinstance(doc, dict):
+        raise DeserializeFormatError(f"a serialized {kind} is a JSON object, not {type(doc).__name__}")
+    version = doc.get("__VERSION__")
+    if version != SERIALIZATION_VERSION:
+        raise DeserializeVersionError(f"serialized by version {version!r}; this gramask reads "
+                                      f"{SERIALIZATION_VERSION!r}")
+    if doc.get("kind") != kind:
+        raise DeserializeFormatError(f"not a serialized {kind} (kind {doc.get('kind')!r})")
+    return doc
+
+
+_SPEC_BUILDERS = {
+    "lark": lambda d: Grammar.from_lark(d["text"], start=d.get("start"), name=d.get("name"),
+                                        lark_conflicts=d.get("lark_conflicts", False),
+                                        no_file_imports=d.get("no_file_imports", False),
+                                        lexer=d.get("lexer", "basic")),
+    "bundled": lambda d: Grammar.bundled(d["name"], start=d.get("start"),
+                                         lexer=d.get("lexer", "basic")),
+    "gbnf": lambda d: Grammar.from_gbnf(d["text"], root_rule_name=d.get("root_rule_name", "root")),
+    "ebnf": lambda d: Grammar.from_ebnf(d["text"], root_rule_name=d.get("root_rule_name", "root")),
+    "regex": lambda d: Grammar.from_regex(d["text"]),
+    "structural_tag": lambda d: Grammar.from_structural_tag(d["text"]),
+    "json_schema": lambda d: Grammar.from_json_schema(
+        d["schema"], any_whitespace=d["any_whitespace"], indent=d.get("indent"),
+        separators=tuple(d["separators"]) if d.get("separators") else None,
+        strict_mode=d.get("strict_mode", True), max_whitespace_run=d.get("max_whitespace_run"),
+        any_order=d.get("any_order", False), lenient=d.get("lenient", False),
+        draft=d.get("draft")),
+}
+
+
+def grammar_from_spec(doc: Dict[str, Any]) -> Grammar:
+    from .errors import DeserializeFormatError
+    spec = doc.get("spec") if "spec" in doc else doc
+    try:
+        return _SPEC_BUILDERS[spec["from"]](spec)
+    except (KeyError, TypeError) as e:
+        raise DeserializeFormatError(f"a serialized grammar lacks or mistypes {e}") from None

@@ -1,11 +1,14 @@
 """Tokenizer information: the vocabulary a grammar is compiled for."""
 
+import json
 import os
 import tempfile
-from typing import Any, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 from . import _core
 from ._handle import HandleOwner
+from .tokenizer_info import (VocabType, decode_token, detect_stop_token_ids, detect_vocab_type,
+                             metadata_json)
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -20,41 +23,55 @@ class TokenizerInfo(HandleOwner):
     compilers and threads. Like XGrammar's ``TokenizerInfo``.
     """
 
-    def __init__(self, encoded_vocab: Sequence[Union[bytes, str]], *,
+    def __init__(self, encoded_vocab: Sequence[Union[bytes, str]],
+                 vocab_type: "VocabType" = VocabType.RAW, *,
+                 vocab_size: Optional[int] = None,
                  stop_token_ids: Optional[Union[int, Sequence[int]]] = None,
-                 special_token_ids: Optional[Sequence[int]] = None,
-                 vocab_size: Optional[int] = None) -> None:
-        """A vocabulary from the raw bytes of every token, in id order.
+                 add_prefix_space: bool = False,
+                 special_token_ids: Optional[Sequence[int]] = None) -> None:
+        """A vocabulary from every token's string or bytes, in id order (XGrammar's
+        constructor).
 
         Args:
-            encoded_vocab: token i's bytes at index i (a ``str`` is taken as UTF-8).
-            stop_token_ids: the end-of-sequence id(s); required (a mask allows them
-                exactly when the output is complete).
-            special_token_ids: ids never allowed as text (control tokens).
+            encoded_vocab: token i at index i, as the tokenizer's vocabulary lists it;
+                decoded to raw bytes as ``vocab_type`` says (RAW: a ``str`` is its UTF-8
+                text and ``bytes`` are taken as they are). May be empty: a vocabulary for
+                matching text only (``accept_string``).
+            vocab_type: :class:`VocabType` of the strings.
             vocab_size: the model's vocabulary size when larger than the tokenizer's
                 (padding ids, never allowed).
+            stop_token_ids: the end-of-sequence id(s); default: the tokens whose text
+                is a common end token (``</s>``, ``<|endoftext|>``, ``<|eot_id|>``...).
+            add_prefix_space: whether the tokenizer prepends a space (kept as metadata).
+            special_token_ids: ids never allowed as text (control tokens); default: the
+                tokens whose bytes are empty, as XGrammar.
         """
+        vocab_type = VocabType(vocab_type)
         if stop_token_ids is None:
-            raise ValueError("TokenizerInfo needs stop_token_ids (the EOS id or ids)")
-        if isinstance(stop_token_ids, int):
+            stop_token_ids = detect_stop_token_ids(encoded_vocab)
+        elif isinstance(stop_token_ids, int):
             stop_token_ids = [stop_token_ids]
         tokens = []
         for i, t in enumerate(encoded_vocab):
-            if isinstance(t, str):
-                t = t.encode("utf-8")
-            elif isinstance(t, (bytearray, memoryview)):
-                t = bytes(t)
-            elif not isinstance(t, bytes):
+            if not isinstance(t, (str, bytes, bytearray, memoryview)):
                 raise TypeError(f"token {i} is {type(t).__name__}, not bytes or str")
-            tokens.append(t)
-        special = None
-        if special_token_ids is not None:
-            special = [False] * len(tokens)
-            for i in special_token_ids:
-                if not 0 <= i < len(tokens):
-                    raise ValueError(f"special token id {i} is out of range "
-                                     f"(vocabulary of {len(tokens)} tokens)")
-                special[i] = True
+            tokens.append(decode_token(t, vocab_type))
+        if special_token_ids is None:
+            special_token_ids = [i for i, t in enumerate(tokens) if not t]
+        special = [False] * len(tokens)
+        for i in special_token_ids:
+            if not 0 <= i < len(tokens):
+                raise ValueError(f"special token id {i} is out of range "
+                                 f"(vocabulary of {len(tokens)} tokens)")
+            special[i] = True
+        self._vocab_type = vocab_type
+        self._special_ids = sorted(set(special_token_ids))
+        self._add_prefix_space = bool(add_prefix_space)
+        self._empty = not tokens and not vocab_size
+        if self._empty:
+            # The C library needs one id: an empty token that is never allowed stands in,
+            # and vocab_size says 0.
+            tokens, special = [b""], [True]
         self._handle = _core.vocab_from_tokens(tokens, list(stop_token_ids), special, vocab_size)
 
     @classmethod
@@ -74,30 +91,128 @@ class TokenizerInfo(HandleOwner):
 
     @classmethod
     def from_huggingface(cls, tokenizer: Any, *, vocab_size: Optional[int] = None,
-                         stop_token_ids: Optional[Sequence[int]] = None) -> "TokenizerInfo":
+                         stop_token_ids: Optional[Union[int, Sequence[int]]] = None
+                         ) -> "TokenizerInfo":
         """From a transformers fast tokenizer (anything with
         ``backend_tokenizer.to_str()``, the tokenizer.json text), as XGrammar's
         ``TokenizerInfo.from_huggingface``. The EOS ids are ``stop_token_ids`` if given,
-        else the tokenizer's ``eos_token_id``."""
+        else the tokenizer's ``eos_token_id``, else the ids of common end tokens in its
+        vocabulary. :attr:`vocab_type` comes from ``get_vocab()`` and
+        :attr:`add_prefix_space` from the tokenizer's normalizer and pre-tokenizer."""
         backend = getattr(tokenizer, "backend_tokenizer", None)
         if backend is None or not hasattr(backend, "to_str"):
             raise TypeError("from_huggingface needs a fast tokenizer (with backend_tokenizer); "
                             "for others pass TokenizerInfo(encoded_vocab, stop_token_ids=...)")
+        text = backend.to_str()
+        vocab = tokenizer.get_vocab() if hasattr(tokenizer, "get_vocab") else {}
+        if isinstance(stop_token_ids, int):
+            stop_token_ids = [stop_token_ids]
         if stop_token_ids is None:
             eos = getattr(tokenizer, "eos_token_id", None)
-            if eos is None:
-                raise ValueError("the tokenizer has no eos_token_id: pass stop_token_ids")
-            stop_token_ids = [eos] if isinstance(eos, int) else list(eos)
+            if eos is not None:
+                stop_token_ids = [eos] if isinstance(eos, int) else list(eos)
+            else:
+                by_id = sorted(vocab.items(), key=lambda kv: kv[1])
+                found = detect_stop_token_ids([t for t, _ in by_id])
+                stop_token_ids = [by_id[i][1] for i in found]
+            if not stop_token_ids:
+                raise ValueError("the tokenizer has no eos_token_id and no known end token: "
+                                 "pass stop_token_ids")
         with tempfile.TemporaryDirectory(prefix="gramask-") as d:
             path = os.path.join(d, "tokenizer.json")
             with open(path, "w", encoding="utf-8") as f:
-                f.write(backend.to_str())
-            return cls.from_file(path, vocab_size=vocab_size, stop_token_ids=stop_token_ids)
+                f.write(text)
+            info = cls.from_file(path, vocab_size=vocab_size, stop_token_ids=stop_token_ids)
+        info._vocab_type = detect_vocab_type(vocab) or VocabType.RAW
+        info._add_prefix_space = _adds_prefix_space(text)
+        return info
 
     @property
     def vocab_size(self) -> int:
         """Number of token ids: the width of a mask in bits."""
-        return self._handle.size
+        return 0 if self._empty else self._handle.size
+
+    _vocab_type = VocabType.RAW
+    _add_prefix_space = False
+    _empty = False
+    _special_ids: Sequence[int] = ()
+
+    @property
+    def vocab_type(self) -> VocabType:
+        """How the vocabulary's strings encode bytes (RAW for vocabularies loaded from
+        a file or built from bytes)."""
+        return self._vocab_type
+
+    @property
+    def add_prefix_space(self) -> bool:
+        """Whether the tokenizer prepends a space to the text it encodes."""
+        return self._add_prefix_space
+
+    prepend_space_in_tokenization = add_prefix_space
+
+    @property
+    def special_token_ids(self) -> List[int]:
+        """Ids never allowed as text."""
+        return list(self._special_ids)
+
+    def dump_metadata(self) -> str:
+        """XGrammar's metadata JSON: vocab_type, vocab_size, add_prefix_space,
+        stop_token_ids; :meth:`from_vocab_and_metadata` reads it back."""
+        return metadata_json(self.vocab_type, self.vocab_size, self.add_prefix_space,
+                             self.stop_token_ids)
+
+    @staticmethod
+    def from_vocab_and_metadata(encoded_vocab: Sequence[Union[bytes, str]],
+                                metadata: str) -> "TokenizerInfo":
+        """A vocabulary from its strings and :meth:`dump_metadata`'s JSON."""
+        meta = json.loads(metadata)
+        return TokenizerInfo(encoded_vocab, VocabType(meta["vocab_type"]),
+                             vocab_size=meta.get("vocab_size"),
+                             stop_token_ids=meta.get("stop_token_ids"),
+                             add_prefix_space=meta.get("add_prefix_space", False))
+
+    def serialize_json(self) -> str:
+        """The vocabulary as JSON text (every token's bytes and the metadata), which
+        :meth:`deserialize_json` reads back."""
+        from .grammar import serialized_json
+        return serialized_json("tokenizer_info", {
+            "decoded_vocab": [t.hex() for t in self.decoded_vocab] if not self._empty else [],
+            "vocab_type": int(self.vocab_type), "add_prefix_space": self.add_prefix_space,
+            "stop_token_ids": self.stop_token_ids, "special_token_ids": self.special_token_ids,
+            "vocab_size": self.vocab_size})
+
+    @staticmethod
+    def deserialize_json(json_string: str) -> "TokenizerInfo":
+        """The vocabulary :meth:`serialize_json` wrote."""
+        from .errors import DeserializeFormatError
+        from .grammar import deserialized_json
+        doc = deserialized_json(json_string, "tokenizer_info")
+        try:
+            tokens = [bytes.fromhex(t) for t in doc["decoded_vocab"]]
+            info = TokenizerInfo(tokens, stop_token_ids=doc["stop_token_ids"],
+                                 special_token_ids=doc["special_token_ids"],
+                                 vocab_size=doc["vocab_size"] or None)
+            info._vocab_type = VocabType(doc["vocab_type"])
+            info._add_prefix_space = bool(doc["add_prefix_space"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise DeserializeFormatError(f"a serialized tokenizer info lacks or mistypes {e}") from None
+        return info
+
+    def _with_stop_tokens(self, stop_token_ids: List[int]) -> "TokenizerInfo":
+        """The same vocabulary with other EOS ids."""
+        info = TokenizerInfo(self.decoded_vocab if not self._empty else [],
+                             stop_token_ids=stop_token_ids,
+                             special_token_ids=self.special_token_ids,
+                             vocab_size=self.vocab_size or None)
+        info._vocab_type = self._vocab_type
+        info._add_prefix_space = self._add_prefix_space
+        return info
+
+    @staticmethod
+    def _detect_vocab_type_from_vocab(vocab: Dict[str, int]) -> Optional[VocabType]:
+        """BYTE_FALLBACK, BYTE_LEVEL or None (a plain-text vocabulary), from the token
+        strings of a Hugging Face ``get_vocab()``."""
+        return detect_vocab_type(vocab)
 
     @property
     def stop_token_ids(self) -> List[int]:
@@ -130,3 +245,29 @@ class TokenizerInfo(HandleOwner):
             return f"TokenizerInfo(vocab_size={self.vocab_size}, stop_token_ids={self.stop_token_ids})"
         except ValueError:
             return "TokenizerInfo(<closed>)"
+
+
+def _adds_prefix_space(tokenizer_json: str) -> bool:
+    """Whether a tokenizer.json prepends a space to the text: a normalizer that prepends
+    "▁" (Llama 2) or a Metaspace / ByteLevel pre-tokenizer with add_prefix_space."""
+    try:
+        doc = json.loads(tokenizer_json)
+    except ValueError:
+        return False
+
+    def steps(node: Any) -> List[Dict[str, Any]]:
+        if not isinstance(node, dict):
+            return []
+        inner = node.get("normalizers") or node.get("pretokenizers")
+        return [s for n in inner for s in steps(n)] if isinstance(inner, list) else [node]
+
+    for step in steps(doc.get("normalizer")):
+        if step.get("type") == "Prepend" and step.get("prepend") in ("▁", " "):
+            return True
+    for step in steps(doc.get("pre_tokenizer")):
+        if step.get("type") == "Metaspace" and (step.get("add_prefix_space")
+                                                or step.get("prepend_scheme") in ("always", "first")):
+            return True
+        if step.get("type") == "ByteLevel" and step.get("add_prefix_space"):
+            return True
+    return False

@@ -116,6 +116,100 @@ static int from_dlpack(PyObject *obj, const char *what, gmpy_array *a)
     return 0;
 }
 
+/* obj.name() without building a bound method (vectorcall). */
+static PyObject *call0(PyObject *obj, const char *name)
+{
+    PyObject *n = PyUnicode_InternFromString(name);
+    if (!n)
+        return NULL;
+    PyObject *r = PyObject_VectorcallMethod(n, &obj, 1, NULL);
+    Py_DECREF(n);
+    return r;
+}
+
+/* Calls obj.name() and returns its result as a C long (-1 with an exception on failure). */
+static long call_long(PyObject *obj, const char *name)
+{
+    PyObject *r = call0(obj, name);
+    if (!r)
+        return -1;
+    long v = PyLong_AsLong(r);
+    Py_DECREF(r);
+    return v;
+}
+
+/* The gmpy_dtype of a torch dtype object: int32, float32, float64; GMPY_OTHER else (the
+   DLPack path handles the rest). torch is imported already: a tensor exists. */
+static gmpy_dtype torch_dtype(PyObject *dtype)
+{
+    static const char *const names[] = {"int32", "float32", "float64"};
+    static const gmpy_dtype kinds[] = {GMPY_INT32, GMPY_FLOAT32, GMPY_FLOAT64};
+    gmpy_dtype kind = GMPY_OTHER;
+    PyObject *mod = PyDict_GetItemString(PyImport_GetModuleDict(), "torch"); /* borrowed */
+    for (size_t i = 0; mod && kind == GMPY_OTHER && i < sizeof names / sizeof *names; i++) {
+        PyObject *d = PyObject_GetAttrString(mod, names[i]);
+        if (!d) {
+            PyErr_Clear();
+            break;
+        }
+        if (d == dtype)
+            kind = kinds[i];
+        Py_DECREF(d);
+    }
+    return kind;
+}
+
+/*
+ * A torch.Tensor without DLPack: torch's __dlpack__() costs several microseconds (more
+ * than a whole mask fill), these few calls a fraction of that. Only contiguous CPU tensors
+ * of int32, float32 or float64; 0 when the fast path does not apply (the caller uses
+ * DLPack), 1 when a is filled, -1 on error. Nothing but the GIL keeps the tensor's memory
+ * valid (another thread could resize it): a->hold_gil tells the caller to keep it.
+ */
+static int from_torch(PyObject *obj, gmpy_array *a)
+{
+    if (strcmp(Py_TYPE(obj)->tp_name, "Tensor") != 0)
+        return 0;
+    long device = call_long(obj, "get_device"), contiguous;
+    if (device == -1 && PyErr_Occurred())
+        return -1;
+    if (device != -1)
+        return 0; /* not a CPU tensor: DLPack reports the device */
+    if ((contiguous = call_long(obj, "is_contiguous")) == -1)
+        return -1;
+    PyObject *dt = PyObject_GetAttrString(obj, "dtype");
+    if (!dt)
+        return -1;
+    gmpy_dtype dtype = torch_dtype(dt);
+    Py_DECREF(dt);
+    if (!contiguous || dtype == GMPY_OTHER)
+        return 0;
+    PyObject *size = call0(obj, "size");
+    PyObject *ptr = size ? call0(obj, "data_ptr") : NULL;
+    if (!ptr) {
+        Py_XDECREF(size);
+        return -1;
+    }
+    Py_ssize_t ndim = PyTuple_Check(size) ? PyTuple_GET_SIZE(size) : 0;
+    int ok = ndim >= 1 && ndim <= 2;
+    for (Py_ssize_t d = 0; ok && d < ndim; d++) {
+        a->shape[d] = PyLong_AsSsize_t(PyTuple_GET_ITEM(size, d));
+        ok = !(a->shape[d] == -1 && PyErr_Occurred());
+    }
+    void *data = ok ? PyLong_AsVoidPtr(ptr) : NULL;
+    Py_DECREF(size);
+    Py_DECREF(ptr);
+    if (PyErr_Occurred())
+        return -1;
+    if (!ok || (!data && a->shape[0] * (ndim == 2 ? a->shape[1] : 1) != 0))
+        return 0;
+    a->ndim = (int)ndim;
+    a->dtype = dtype;
+    a->data = data;
+    a->hold_gil = 1;
+    return 1;
+}
+
 int gmpy_array_get(PyObject *obj, const char *what, gmpy_array *a)
 {
     memset(a, 0, sizeof *a);
@@ -143,6 +237,9 @@ int gmpy_array_get(PyObject *obj, const char *what, gmpy_array *a)
         a->data = a->view.buf;
         return 0;
     }
+    int fast = from_torch(obj, a);
+    if (fast != 0)
+        return fast > 0 ? 0 : -1;
     if (PyObject_HasAttrString(obj, "__dlpack__")) {
         if (from_dlpack(obj, what, a) < 0) {
             gmpy_array_release(a);
@@ -344,11 +441,11 @@ PyObject *gmpy_apply_token_bitmask_inplace(PyObject *mod, PyObject *args, PyObje
     if (!rows)
         goto fail;
     size_t esize = dtype_size(logits.dtype);
-    Py_BEGIN_ALLOW_THREADS
+    PyThreadState *ts = logits.hold_gil ? NULL : gmpy_begin(&mask);
     for (Py_ssize_t i = 0; i < nrows; i++)
         mask_row(logits.dtype, (char *)logits.data + (size_t)rows[i] * (size_t)lv * esize,
                  (const uint32_t *)mask.data + (size_t)rows[i] * (size_t)mw, (size_t)vocab);
-    Py_END_ALLOW_THREADS
+    gmpy_end(ts);
     PyMem_Free(rows);
     gmpy_array_release(&logits);
     gmpy_array_release(&mask);

@@ -589,14 +589,14 @@ static PyObject *mod_grammar_bundled(PyObject *mod, PyObject *args, PyObject *kw
 static PyObject *mod_grammar_from_json_schema(PyObject *mod, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"schema", "whitespace", "indent", "max_ws_run", "any_order", "lenient",
-                             "draft", NULL};
-    const char *text;
+                             "draft", "item_separator", "key_separator", NULL};
+    const char *text, *item_sep = NULL, *key_sep = NULL;
     Py_ssize_t len;
     int whitespace = GM_SCHEMA_WS_FLEXIBLE, any_order = 0, lenient = 0, draft = 0;
     unsigned int indent = 0, max_ws_run = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#|$iIIppi:grammar_from_json_schema", kwlist, &text,
-                                     &len, &whitespace, &indent, &max_ws_run, &any_order, &lenient,
-                                     &draft))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#|$iIIppizz:grammar_from_json_schema", kwlist,
+                                     &text, &len, &whitespace, &indent, &max_ws_run, &any_order,
+                                     &lenient, &draft, &item_sep, &key_sep))
         return NULL;
     if (whitespace < GM_SCHEMA_WS_FLEXIBLE || whitespace > GM_SCHEMA_WS_INDENT) {
         PyErr_Format(PyExc_ValueError, "unknown whitespace layout %d", whitespace);
@@ -613,6 +613,8 @@ static PyObject *mod_grammar_from_json_schema(PyObject *mod, PyObject *args, PyO
     o.any_order = any_order;
     o.lenient = lenient;
     o.draft = (gm_schema_draft)draft;
+    o.item_separator = item_sep;
+    o.key_separator = key_sep;
     o.warn = collect_warning;
     o.warn_ud = &w;
     gm_grammar *g = NULL;

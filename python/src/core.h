@@ -98,7 +98,22 @@ typedef struct gmpy_array {
     int has_view;
     PyObject *capsule;        /* when from DLPack: the consumed capsule */
     void *managed;            /* its DLManagedTensor, deleted on release */
+    int hold_gil;             /* a torch tensor read without DLPack: nothing keeps its memory
+                                 alive but the GIL (another thread could resize it), so the
+                                 caller must not release the GIL while it uses data */
 } gmpy_array;
+
+/* Releases the GIL unless a says it must be held (see hold_gil); pair with gmpy_end. */
+static inline PyThreadState *gmpy_begin(const gmpy_array *a)
+{
+    return a->hold_gil ? NULL : PyEval_SaveThread();
+}
+
+static inline void gmpy_end(PyThreadState *ts)
+{
+    if (ts)
+        PyEval_RestoreThread(ts);
+}
 
 /* Borrows obj as a writable 1-D or 2-D array; `what` names it in errors. 0 or -1. */
 int gmpy_array_get(PyObject *obj, const char *what, gmpy_array *a);

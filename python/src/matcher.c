@@ -131,9 +131,9 @@ static PyObject *matcher_fill(gmpy_matcher *self, PyObject *const *args, Py_ssiz
     gm_error err;
     gm_status st;
     self->busy = 1;
-    Py_BEGIN_ALLOW_THREADS
+    PyThreadState *ts = gmpy_begin(&a);
     st = gm_matcher_fill_mask(m, row, self->words, &err);
-    Py_END_ALLOW_THREADS
+    gmpy_end(ts);
     self->busy = 0;
     /* need_apply, as XGrammar's: false only when every token is allowed. */
     size_t w = 0;
@@ -189,7 +189,8 @@ static PyObject *matcher_accept_token(gmpy_matcher *self, PyObject *arg)
     gm_status st = gm_matcher_accept_token(m, token, &err);
     if (st == GM_OK)
         Py_RETURN_TRUE;
-    if (st == GM_ERR_REJECTED)
+    /* After EOS no token is allowed: False, as XGrammar (a failed matcher still raises). */
+    if (st == GM_ERR_REJECTED || (st == GM_ERR_STATE && gm_matcher_is_terminated(m)))
         Py_RETURN_FALSE;
     return gmpy_raise(&err);
 }
@@ -217,7 +218,7 @@ static PyObject *matcher_accept_string(gmpy_matcher *self, PyObject *arg)
     gm_status st = gm_matcher_accept_bytes(m, (const uint8_t *)bytes, (size_t)len, &err);
     if (st == GM_OK)
         Py_RETURN_TRUE;
-    if (st == GM_ERR_REJECTED)
+    if (st == GM_ERR_REJECTED || (st == GM_ERR_STATE && gm_matcher_is_terminated(m)))
         Py_RETURN_FALSE;
     return gmpy_raise(&err);
 }
@@ -472,8 +473,9 @@ static PyMethodDef matcher_methods[] = {
      "is allowed). Releases the GIL. Raises StateError after EOS was accepted."},
     {"accept_token", (PyCFunction)matcher_accept_token, METH_O,
      "accept_token($self, token_id, /)\n--\n\n"
-     "Advances by one token; False (state unchanged) when the grammar does not allow it.\n"
-     "Raises ArgumentError for an id out of the vocabulary, StateError after EOS."},
+     "Advances by one token; False (state unchanged) when the grammar does not allow it,\n"
+     "and after EOS (as XGrammar). Raises ArgumentError for an id out of the vocabulary,\n"
+     "StateError when the matcher failed earlier (reset() clears it)."},
     {"accept_string", (PyCFunction)matcher_accept_string, METH_O,
      "accept_string($self, text, /)\n--\n\n"
      "Advances by raw text (str as UTF-8, or bytes); one step for rollback. False (state\n"
@@ -520,7 +522,8 @@ PyTypeObject gmpy_matcher_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gramask.GrammarMatcher",
     .tp_basicsize = sizeof(gmpy_matcher),
     .tp_dealloc = (destructor)matcher_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    /* BASETYPE: gramask.matcher subclasses it with XGrammar's arguments. */
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "GrammarMatcher(compiled_grammar, *, max_rollback_tokens=0)\n--\n\n"
               "The state of one sequence being decoded under a compiled grammar: next-token\n"
               "masks, accept, rollback, fork, jump-forward. Use one matcher from one thread at a\n"
@@ -755,13 +758,13 @@ static PyObject *batch_fill(gmpy_batch *self, PyObject *args, PyObject *kw)
     gm_error err;
     gm_status st;
     self->busy = 1;
-    Py_BEGIN_ALLOW_THREADS
+    PyThreadState *ts = gmpy_begin(&a);
     st = gm_batch_fill_masks(b, self->handles, (size_t)n, out, words, &err);
     if (direct < 0)
         for (Py_ssize_t i = 0; i < n; i++)
             memcpy((uint32_t *)a.data + (size_t)rows[i] * words, out + (size_t)i * words,
                    words * sizeof *out);
-    Py_END_ALLOW_THREADS
+    gmpy_end(ts);
     self->busy = 0;
     if (st != GM_OK) {
         gmpy_raise(&err);
@@ -867,7 +870,7 @@ PyTypeObject gmpy_batch_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gramask.BatchGrammarMatcher",
     .tp_basicsize = sizeof(gmpy_batch),
     .tp_dealloc = (destructor)batch_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "BatchGrammarMatcher(max_threads=-1, *, spin_us=100)\n--\n\n"
               "A pool of threads (the caller's included) filling the masks of many matchers at\n"
               "once. max_threads=-1: one per online CPU. A context manager; close() stops the\n"

@@ -22,7 +22,7 @@ TOY_VOCAB = [b"a", b"b", b"ab", b"ba", b"c", b"<eos>", b"<ctl>"]
 def toy():
     info = gm.TokenizerInfo(TOY_VOCAB, stop_token_ids=[5], special_token_ids=[6])
     grammar = gm.Grammar.from_lark('start: "a"+ "b"')
-    return info, gm.GrammarCompiler(info).compile_grammar(grammar)
+    return info, gm.GrammarCompiler(info).compile_grammar(grammar)  # a Grammar of any format
 
 
 def brute_force(prefix: bytes, vocab, lang) -> set:
@@ -42,7 +42,7 @@ def test_toy_masks_brute_force(toy):
     info, compiled = toy
     assert info.vocab_size == 7 and info.stop_token_ids == [5]
     bitmask = gm.allocate_token_bitmask(1, info.vocab_size)
-    assert bitmask.shape == (1, 1) and bitmask.dtype == np.int32
+    assert tuple(bitmask.shape) == (1, 1) and np.asarray(bitmask).dtype == np.int32
     m = gm.GrammarMatcher(compiled)
     prefix = b""
     for token in [0, 0, 2]:  # "a" "a" "ab"
@@ -139,7 +139,7 @@ def test_compiler_cache(sp32k):
     c = gm.GrammarCompiler(sp32k)
     a = c.compile_lark('start: "x"+')
     assert c.compile_lark('start: "x"+') is a
-    assert c.compile_grammar('start: "x"+') is not None
+    assert c.compile_grammar('root ::= "x"+') is c.compile_ebnf('root ::= "x"+')  # XGrammar's EBNF
     assert c.compile_bundled("json") is c.compile_builtin_json_grammar()
     assert c.cache_size == 3 and c.get_cache_size_bytes() > 0
     c.clear_cache()
@@ -257,7 +257,7 @@ def test_dlpack_path():
 def test_torch_tensors(json_sp32k):
     torch = pytest.importorskip("torch")
     m = gm.GrammarMatcher(json_sp32k)
-    bitmask = torch.from_numpy(gm.allocate_token_bitmask(2, json_sp32k.vocab_size))
+    bitmask = torch.as_tensor(gm.allocate_token_bitmask(2, json_sp32k.vocab_size))
     m.fill_next_token_bitmask(bitmask, 1)
     want = allowed(bitmask[1].numpy())
     for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
@@ -419,8 +419,9 @@ def test_json_schema(llama3):
     texts = {"spaces": json.dumps(doc), "compact": json.dumps(doc, separators=(",", ":")),
              "indent": json.dumps(doc, indent=2)}
     layouts = {"flexible": ({}, {"spaces", "compact", "indent"}),
-               "compact": ({"any_whitespace": False}, {"compact"}),
-               "indent": ({"indent": 2}, {"indent"})}
+               "dumps": ({"any_whitespace": False}, {"spaces"}),  # json.dumps' separators
+               "compact": ({"any_whitespace": False, "separators": (",", ":")}, {"compact"}),
+               "indent": ({"indent": 2, "any_whitespace": False}, {"indent"})}
     for layout, (options, accepted) in layouts.items():
         compiled = compiler.compile_json_schema(Item, **options)
         assert compiled is compiler.compile_json_schema(Item.model_json_schema(), **options)
@@ -495,9 +496,9 @@ def test_lexer_option(tmp_path, sp32k):
     Masks agree token by token with accepting each token (the C suite checks the contextual
     masks against a plain contextual lexer on full vocabularies: tests/test_ctxmask)."""
     comp = gm.GrammarCompiler(sp32k)
-    basic = comp.compile_grammar(LET_GRAMMAR)
-    ctx = comp.compile_grammar(LET_GRAMMAR, lexer="contextual")
-    assert ctx is not basic and comp.compile_grammar(LET_GRAMMAR, lexer="contextual") is ctx
+    basic = comp.compile_lark(LET_GRAMMAR)
+    ctx = comp.compile_lark(LET_GRAMMAR, lexer="contextual")
+    assert ctx is not basic and comp.compile_lark(LET_GRAMMAR, lexer="contextual") is ctx
     assert not gm.GrammarMatcher(basic).accept_string("let let = a")
     m = gm.GrammarMatcher(ctx)
     assert m.accept_string("let let = let") and m.is_accepting()

@@ -77,8 +77,7 @@ def test_after_eos(m, sp32k):
     assert m.accept_string("[]") and m.accept_token(sp32k.stop_token_ids[0])
     with pytest.raises(gm.StateError, match="EOS"):
         m.fill_next_token_bitmask(bm)
-    with pytest.raises(gm.StateError, match="EOS"):
-        m.accept_token(5)
+    assert m.accept_token(5) is False and m.accept_string("x") is False  # as XGrammar
     assert (bm == 0).all()
     m.reset()
     assert m.fill_next_token_bitmask(bm)
@@ -121,11 +120,12 @@ def test_constructor_misuse(json_sp32k):
     with pytest.raises(TypeError, match="CompiledGrammar"):
         gm.GrammarMatcher("json")
     with pytest.raises(ValueError, match="max_rollback_tokens"):
-        gm.GrammarMatcher(json_sp32k, max_rollback_tokens=-1)
+        gm.GrammarMatcher(json_sp32k, max_rollback_tokens=-2)  # -1: unlimited, as XGrammar
     with pytest.raises(TypeError, match="TokenizerInfo"):
         gm.GrammarCompiler("tokenizer.json")
-    with pytest.raises(ValueError, match="stop_token_ids"):
-        gm.TokenizerInfo([b"a"])
+    # No stop_token_ids: the common end tokens, else none (XGrammar's rule).
+    assert gm.TokenizerInfo([b"a"]).stop_token_ids == []
+    assert gm.TokenizerInfo(["a", "</s>"]).stop_token_ids == [1]
     with pytest.raises(ValueError, match="special token id"):
         gm.TokenizerInfo([b"a"], stop_token_ids=[0], special_token_ids=[3])
     with pytest.raises(gm.ArgumentError):
@@ -211,7 +211,8 @@ def test_logits_processor_misuse(json_sp32k):
 def test_one_matcher_two_threads(json_llama3):
     """A matcher filled on one thread while another uses it: RuntimeError, no race."""
     m = gm.GrammarMatcher(json_llama3)
-    bm = gm.allocate_token_bitmask(1, json_llama3.vocab_size)
+    # numpy: a torch tensor's DLPack export holds the GIL longer, narrowing the window
+    bm = np.asarray(gm.allocate_token_bitmask(1, json_llama3.vocab_size))
     stop = threading.Event()
     errors = []
 

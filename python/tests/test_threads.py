@@ -24,7 +24,7 @@ def mask_digests(compiled, ids):
     out = []
     for t in ids:
         m.fill_next_token_bitmask(bm)
-        out.append(hashlib.sha1(bm.tobytes()).hexdigest())
+        out.append(hashlib.sha1(np.asarray(bm).tobytes()).hexdigest())
         assert m.accept_token(t)
     return out
 

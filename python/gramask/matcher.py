@@ -37,7 +37,8 @@ class GrammarMatcher(_core.GrammarMatcher):
                 override_stop_tokens = [override_stop_tokens]
             compiled_grammar = compiled_grammar._with_stop_tokens(override_stop_tokens)
         super().__init__(compiled_grammar,
-                         max_rollback_tokens=0 if max_rollback_tokens == -1 else max_rollback_tokens)
+                         max_rollback_tokens=0 if max_rollback_tokens == -1 else max_rollback_tokens,
+                         terminate_without_stop_token=bool(terminate_without_stop_token))
         self._terminate_without_stop = bool(terminate_without_stop_token)
 
     def is_terminated(self) -> bool:

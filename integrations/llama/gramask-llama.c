@@ -44,22 +44,27 @@ typedef struct gm_llama_sampler {
 
 static const char SAMPLER_NAME[] = "gramask";
 
+/* Fills err (may be NULL) with code and message; returns code. */
+static gm_status set_error(gm_error *err, gm_status code, const char *message)
+{
+    if (err) {
+        gm_error_clear(err);
+        err->code = code;
+        snprintf(err->message, sizeof err->message, "%s", message);
+    }
+    return code;
+}
+
 /* ---- vocabulary ----------------------------------------------------------- */
 
 gm_status gm_llama_vocab_create(const struct llama_vocab *vocab, gm_vocab **out, gm_error *err)
 {
     if (!vocab || !out)
-        return GM_ERR_ARGUMENT;
+        return set_error(err, GM_ERR_ARGUMENT, "gm_llama_vocab_create: NULL argument");
     *out = NULL;
     int32_t n = llama_vocab_n_tokens(vocab);
-    if (n <= 0) {
-        if (err) {
-            gm_error_clear(err);
-            err->code = GM_ERR_FORMAT;
-            snprintf(err->message, sizeof err->message, "the llama_vocab has no tokens");
-        }
-        return GM_ERR_FORMAT;
-    }
+    if (n <= 0)
+        return set_error(err, GM_ERR_FORMAT, "the llama_vocab has no tokens");
     uint8_t **tokens = calloc((size_t)n, sizeof *tokens);
     size_t *lens = calloc((size_t)n, sizeof *lens);
     bool *special = calloc((size_t)n, sizeof *special);
@@ -84,6 +89,13 @@ gm_status gm_llama_vocab_create(const struct llama_vocab *vocab, gm_vocab **out,
             len = llama_token_to_piece(vocab, t, big, -len, 0, true);
             src = big;
         }
+        enum llama_token_attr attr = llama_vocab_get_attr(vocab, t);
+        /* llama.cpp's grammar sampler never allows an empty piece or one whose
+           first byte is NUL (it reads pieces as C strings); control, unknown and
+           unused tokens are not text a grammar can spell. */
+        special[t] = len <= 0 || src[0] == 0 ||
+                     (attr & (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_UNKNOWN |
+                              LLAMA_TOKEN_ATTR_UNUSED));
         if (len > 0) {
             tokens[t] = malloc((size_t)len);
             if (!tokens[t]) {
@@ -95,24 +107,14 @@ gm_status gm_llama_vocab_create(const struct llama_vocab *vocab, gm_vocab **out,
             lens[t] = (size_t)len;
         }
         free(big);
-        enum llama_token_attr attr = llama_vocab_get_attr(vocab, t);
-        /* llama.cpp's grammar sampler never allows an empty piece or one whose
-           first byte is NUL (it reads pieces as C strings); control, unknown and
-           unused tokens are not text a grammar can spell. */
-        special[t] = len <= 0 || src[0] == 0 ||
-                     (attr & (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_UNKNOWN |
-                              LLAMA_TOKEN_ATTR_UNUSED));
         if (llama_vocab_is_eog(vocab, t))
             eos[n_eos++] = (uint32_t)t;
     }
     st = gm_vocab_create_from_tokens((const uint8_t *const *)tokens, lens, (uint32_t)n, special,
                                      eos, n_eos, NULL, out, err);
 done:
-    if (st == GM_ERR_NOMEM && err && err->code != GM_ERR_NOMEM) {
-        gm_error_clear(err);
-        err->code = GM_ERR_NOMEM;
-        snprintf(err->message, sizeof err->message, "out of memory reading the llama_vocab");
-    }
+    if (st == GM_ERR_NOMEM && !*out)
+        set_error(err, GM_ERR_NOMEM, "out of memory reading the llama_vocab");
     if (tokens)
         for (int32_t t = 0; t < n; t++)
             free(tokens[t]);
@@ -197,11 +199,7 @@ static struct llama_sampler *sampler_new(gm_compiled *compiled, gm_matcher *matc
         free(s);
         free(mask);
         gm_matcher_destroy(matcher);
-        if (err) {
-            gm_error_clear(err);
-            err->code = GM_ERR_NOMEM;
-            snprintf(err->message, sizeof err->message, "out of memory creating a sampler");
-        }
+        set_error(err, GM_ERR_NOMEM, "out of memory creating a sampler");
         return NULL;
     }
     s->compiled = gm_compiled_retain(compiled);
@@ -230,8 +228,10 @@ static struct llama_sampler *sampler_clone(const struct llama_sampler *smpl)
 
 struct llama_sampler *gm_llama_sampler_init_compiled(gm_compiled *compiled, gm_error *err)
 {
-    if (!compiled)
+    if (!compiled) {
+        set_error(err, GM_ERR_ARGUMENT, "gm_llama_sampler_init_compiled: NULL grammar");
         return NULL;
+    }
     gm_matcher *m = NULL;
     if (gm_matcher_create(compiled, NULL, &m, err) != GM_OK)
         return NULL;
@@ -244,8 +244,10 @@ struct llama_sampler *gm_llama_sampler_init_grammar(const struct llama_vocab *vo
     gm_vocab *v = NULL;
     gm_compiled *c = NULL;
     struct llama_sampler *smpl = NULL;
-    if (!vocab || !grammar)
+    if (!vocab || !grammar) {
+        set_error(err, GM_ERR_ARGUMENT, "gm_llama_sampler_init_grammar: NULL argument");
         return NULL;
+    }
     if (gm_llama_vocab_create(vocab, &v, err) == GM_OK &&
         gm_compiled_create(grammar, v, NULL, &c, err) == GM_OK)
         smpl = gm_llama_sampler_init_compiled(c, err);
@@ -275,8 +277,10 @@ struct llama_sampler *gm_llama_sampler_init_gbnf(const struct llama_vocab *vocab
                                                  const char *grammar_str, const char *root,
                                                  gm_error *err)
 {
-    if (!vocab || !grammar_str)
+    if (!vocab || !grammar_str) {
+        set_error(err, GM_ERR_ARGUMENT, "gm_llama_sampler_init_gbnf: NULL argument");
         return NULL;
+    }
     return init_text(vocab, grammar_str, strlen(grammar_str), GM_FORMAT_GBNF, root, err);
 }
 
@@ -307,8 +311,10 @@ struct llama_sampler *gm_llama_sampler_init_lazy(const struct llama_vocab *vocab
                                                  size_t n_trigger_tokens, gm_error *err)
 {
     if (!vocab || !grammar_str || (n_trigger_words && !trigger_words) ||
-        (n_trigger_tokens && !trigger_tokens))
+        (n_trigger_tokens && !trigger_tokens)) {
+        set_error(err, GM_ERR_ARGUMENT, "gm_llama_sampler_init_lazy: NULL argument");
         return NULL;
+    }
     /* Trigger tokens need no rule of their own: special tokens are never free
        text, so the grammar's root, which starts with one, is where one appears. */
     for (size_t i = 0; i < n_trigger_tokens; i++) {
@@ -316,12 +322,10 @@ struct llama_sampler *gm_llama_sampler_init_lazy(const struct llama_vocab *vocab
         if (t < 0 || t >= llama_vocab_n_tokens(vocab) ||
             !(llama_vocab_get_attr(vocab, t) &
               (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_USER_DEFINED))) {
-            if (err) {
-                gm_error_clear(err);
-                err->code = GM_ERR_ARGUMENT;
-                snprintf(err->message, sizeof err->message,
-                         "trigger token %d is not a control token of the vocabulary", (int)t);
-            }
+            char msg[128];
+            snprintf(msg, sizeof msg, "trigger token %d is not a control token of the vocabulary",
+                     (int)t);
+            set_error(err, GM_ERR_ARGUMENT, msg);
             return NULL;
         }
     }
@@ -329,8 +333,10 @@ struct llama_sampler *gm_llama_sampler_init_lazy(const struct llama_vocab *vocab
     size_t glen = strlen(grammar_str);
     size_t cap = glen + 256, len = 0;
     char *text = malloc(cap);
-    if (!text)
+    if (!text) {
+        set_error(err, GM_ERR_NOMEM, "out of memory building the lazy grammar");
         return NULL;
+    }
     memcpy(text, grammar_str, glen);
     len = glen;
     len += (size_t)sprintf(text + len, "\ngm_lazy_free ::= ");
@@ -359,6 +365,7 @@ struct llama_sampler *gm_llama_sampler_init_lazy(const struct llama_vocab *vocab
     }
     if (!ok) {
         free(text);
+        set_error(err, GM_ERR_NOMEM, "out of memory building the lazy grammar");
         return NULL;
     }
     len += (size_t)sprintf(text + len, "\ngm_lazy_root ::= gm_lazy_free | gm_lazy_free %s\n",

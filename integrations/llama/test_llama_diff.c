@@ -10,6 +10,20 @@
  *   control: a control/unknown/unused token whose text the grammar matches
  *            (llama.cpp treats "<s>" as the text "<s>"; gramask never lets a
  *            special token stand for text, see gramask-llama.h)
+ *   never-utf8: llama.cpp allows a token holding a byte that never occurs in
+ *            UTF-8 (C0, C1, F5-FF): its decoder reads F5-FF as the lead of a
+ *            4-byte sequence and its partial-character check finds the code
+ *            points above U+10FFFF it would stand for "not excluded" by a
+ *            negated class ([^"\\...] in json.gbnf). grammars/README.md: a
+ *            grammar matches characters (UTF-8); no text holds such a byte,
+ *            so gramask, which rejects it, is right;
+ *   partial-negated: llama.cpp rejects a token that ends inside a UTF-8
+ *            character ("\xc2", " \xe2\x80") where a negated class comes
+ *            next: llama_grammar_match_partial_char returns "no" as soon as
+ *            one excluded character (list.gbnf excludes U+0085 and U+2028)
+ *            lies in the range the partial character may complete to, though
+ *            others in that range (U+00A0, U+2022 '•') are allowed; gramask
+ *            allows the token and is right ("- \xc2\xa0x\n" is a list item);
  * and any other difference fails the test, printed with the token's piece.
  * Size: GM_LLAMA_DIFF_STEPS steps per grammar and vocabulary [8],
  * GM_LLAMA_DIFF_VOCABS a comma list [all five], GM_LLAMA_DIFF_SEED [1].
@@ -25,7 +39,7 @@
 #include "llama_util.h"
 
 typedef struct totals {
-    unsigned runs, steps, ended, eog_steps, control, other;
+    unsigned runs, steps, ended, eog_steps, control, never_utf8, partial_negated, other;
     double llama_ms, gramask_ms;
 } totals;
 
@@ -47,6 +61,30 @@ static void piece_of(const struct llama_vocab *vocab, llama_token t, char *buf, 
         o += (size_t)snprintf(buf + o, cap - o, c >= 0x20 && c < 0x7f && c != '\\' ? "%c" : "\\x%02x", c);
     }
     buf[o] = 0;
+}
+
+/* Whether the piece holds a byte that never occurs in UTF-8. */
+static bool never_utf8(const char *p, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c == 0xC0 || c == 0xC1 || c >= 0xF5)
+            return true;
+    }
+    return false;
+}
+
+/* Whether the piece ends inside a UTF-8 character (a lead byte, too few continuations). */
+static bool ends_partial(const char *p, int32_t n)
+{
+    int32_t i = n - 1, cont = 0;
+    while (i >= 0 && ((unsigned char)p[i] & 0xC0) == 0x80)
+        i--, cont++;
+    if (i < 0)
+        return false;
+    unsigned char lead = (unsigned char)p[i];
+    int need = lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : lead >= 0xC0 ? 1 : 0;
+    return cont < need;
 }
 
 static bool run_one(const struct llama_vocab *vocab, const char *vname, const char *gname,
@@ -101,6 +139,16 @@ static bool run_one(const struct llama_vocab *vocab, const char *vname, const ch
             if (la && (attr & (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_UNKNOWN |
                                LLAMA_TOKEN_ATTR_UNUSED))) {
                 tot->control++;
+                continue;
+            }
+            char raw[256];
+            int32_t rl = llama_token_to_piece(vocab, t, raw, sizeof raw, 0, true);
+            if (la && rl > 0 && never_utf8(raw, rl)) {
+                tot->never_utf8++;
+                continue;
+            }
+            if (ga && rl > 0 && ends_partial(raw, rl)) {
+                tot->partial_negated++;
                 continue;
             }
             tot->other++;
@@ -216,9 +264,11 @@ int main(void)
         llama_model_free(model);
     }
     printf("%u vocabularies x %zu grammars: %u runs, %u steps (%u with EOG allowed, %u ended), "
-           "differences: %u control-token (known), %u other; apply on the full vocabulary: "
+           "differences (token x step): %u control-token, %u never-utf8, %u partial-negated "
+           "(known, explained above), %u other; apply on the full vocabulary: "
            "llama.cpp %.2f ms, gramask %.3f ms per step\n",
-           nv, ng, tot.runs, tot.steps, tot.eog_steps, tot.ended, tot.control, tot.other,
+           nv, ng, tot.runs, tot.steps, tot.eog_steps, tot.ended, tot.control, tot.never_utf8,
+           tot.partial_negated, tot.other,
            tot.steps ? tot.llama_ms / tot.steps : 0, tot.steps ? tot.gramask_ms / tot.steps : 0);
     for (size_t g = 0; g < ng; g++) {
         free(names[g]);

@@ -93,3 +93,47 @@ void lu_quiet_logs(void)
 {
     llama_log_set(quiet, NULL);
 }
+
+int32_t lu_spell(const struct llama_vocab *v, const char *text, llama_token *out, int32_t cap)
+{
+    int32_t n = llama_vocab_n_tokens(v), k = 0;
+    size_t pos = 0, len = strlen(text);
+    /* The pieces once, not once per position. */
+    char **pieces = calloc((size_t)n, sizeof *pieces);
+    int32_t *lens = calloc((size_t)n, sizeof *lens);
+    if (!pieces || !lens) {
+        free(pieces);
+        free(lens);
+        return -1;
+    }
+    char buf[256];
+    for (int32_t t = 0; t < n; t++) {
+        if (llama_vocab_get_attr(v, t) &
+            (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_UNKNOWN | LLAMA_TOKEN_ATTR_UNUSED))
+            continue;
+        int32_t pl = llama_token_to_piece(v, t, buf, sizeof buf, 0, true);
+        if (pl <= 0 || !(pieces[t] = malloc((size_t)pl)))
+            continue;
+        memcpy(pieces[t], buf, (size_t)pl);
+        lens[t] = pl;
+    }
+    while (pos < len && k < cap) {
+        llama_token best = -1;
+        int32_t best_len = 0;
+        for (int32_t t = 0; t < n; t++)
+            if (lens[t] > best_len && (size_t)lens[t] <= len - pos &&
+                !memcmp(pieces[t], text + pos, (size_t)lens[t])) {
+                best = t;
+                best_len = lens[t];
+            }
+        if (best < 0)
+            break;
+        out[k++] = best;
+        pos += (size_t)best_len;
+    }
+    for (int32_t t = 0; t < n; t++)
+        free(pieces[t]);
+    free(pieces);
+    free(lens);
+    return pos == len || k == cap ? k : -1;
+}

@@ -28,6 +28,15 @@ float lu_randf(uint64_t *state);
 /* Fills data[0..n) with ids 0..n-1 and random logits; returns the array over it. */
 llama_token_data_array lu_random_candidates(llama_token_data *data, int32_t n, uint64_t *rng);
 
+/*
+ * Token ids spelling text exactly: at each position the longest token (not a
+ * control, unknown or unused token) whose piece starts the rest. Unlike
+ * llama_tokenize it adds no SentencePiece space prefix, so the pieces
+ * concatenate to text. The number of ids (cap when text needs more: its
+ * start is spelled), or -1 when text cannot be spelled.
+ */
+int32_t lu_spell(const struct llama_vocab *v, const char *text, llama_token *out, int32_t cap);
+
 /* Silences llama.cpp's log (it prints every GGUF key while loading). */
 void lu_quiet_logs(void);
 

@@ -39,35 +39,9 @@ static int32_t piece(const struct llama_vocab *v, llama_token t, char *buf, int3
     return n;
 }
 
-/*
- * Token ids spelling text exactly: at each position the longest token (not a
- * control token) whose piece starts the rest. Unlike llama_tokenize it adds
- * no SentencePiece space prefix, so the pieces concatenate to text.
- */
 static int32_t tokenize(const struct llama_vocab *v, const char *text, llama_token *out, int32_t cap)
 {
-    int32_t n = llama_vocab_n_tokens(v), k = 0;
-    size_t pos = 0, len = strlen(text);
-    char p[256];
-    while (pos < len && k < cap) {
-        llama_token best = -1;
-        int32_t best_len = 0;
-        for (int32_t t = 0; t < n; t++) {
-            if (llama_vocab_get_attr(v, t) & (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_UNKNOWN |
-                                              LLAMA_TOKEN_ATTR_UNUSED))
-                continue;
-            int32_t pl = piece(v, t, p, sizeof p);
-            if (pl > best_len && (size_t)pl <= len - pos && !memcmp(p, text + pos, (size_t)pl)) {
-                best = t;
-                best_len = pl;
-            }
-        }
-        if (best < 0)
-            return -1;
-        out[k++] = best;
-        pos += (size_t)best_len;
-    }
-    return pos == len ? k : -1;
+    return lu_spell(v, text, out, cap);
 }
 
 static void test_vocab(const struct llama_vocab *v, const char *name)

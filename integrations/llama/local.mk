@@ -41,7 +41,8 @@ endif
 
 # llama.cpp built from the shared snapshot (out of tree: the snapshot may be read-only).
 LLAMA_SRC = $(GM_SHARED_DIR)/llama.cpp
-LLAMA_BUILD = $(abs_top_builddir)/_llama/build
+LLAMA_BUILD_DIR = _llama/build
+LLAMA_BUILD = $(abs_top_builddir)/$(LLAMA_BUILD_DIR)
 LLAMA_CMAKE_FLAGS = -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF \
 	-DBUILD_SHARED_LIBS=ON -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TESTS=OFF \
 	-DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
@@ -50,21 +51,21 @@ LLAMA_LOCAL_MAKEFLAGS = \
 	LLAMA_CPPFLAGS='-isystem $(LLAMA_SRC)/include -isystem $(LLAMA_SRC)/ggml/include' \
 	LLAMA_LIBS='-L$(LLAMA_BUILD)/bin -Wl,-rpath,$(LLAMA_BUILD)/bin -lllama'
 
-_llama/build/bin/libllama.so:
+$(LLAMA_BUILD_DIR)/bin/libllama.so:
 	@test -f '$(LLAMA_SRC)/CMakeLists.txt' || { echo "check-llama: no llama.cpp source at $(LLAMA_SRC)"; exit 1; }
 	@command -v cmake >/dev/null && command -v ninja >/dev/null || { echo "check-llama: cmake and ninja-build are needed (./bootstrap installs them)"; exit 1; }
 	cmake -S '$(LLAMA_SRC)' -B '$(LLAMA_BUILD)' $(LLAMA_CMAKE_FLAGS) >/dev/null
 	ninja -C '$(LLAMA_BUILD)' llama
 
-llama-build: _llama/build/bin/libllama.so
+llama-build: $(LLAMA_BUILD_DIR)/bin/libllama.so
 
-check-llama: _llama/build/bin/libllama.so
+check-llama: $(LLAMA_BUILD_DIR)/bin/libllama.so
 	rm -f $(LLAMA_TESTS)
 	$(MAKE) $(AM_MAKEFLAGS) $(LLAMA_LOCAL_MAKEFLAGS) $(LLAMA_TESTS)
 	@set -e; for t in $(LLAMA_TESTS); do echo "== $$t"; \
 	  GM_SHARED_DIR='$(GM_SHARED_DIR)' ./$$t; done
 
-bench-llama: _llama/build/bin/libllama.so
+bench-llama: $(LLAMA_BUILD_DIR)/bin/libllama.so
 	rm -f integrations/llama/bench_llama
 	$(MAKE) $(AM_MAKEFLAGS) $(LLAMA_LOCAL_MAKEFLAGS) integrations/llama/bench_llama
 	GM_SHARED_DIR='$(GM_SHARED_DIR)' ./integrations/llama/bench_llama

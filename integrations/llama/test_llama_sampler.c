@@ -389,6 +389,52 @@ static void test_lazy_token(const struct llama_vocab *v, const char *name)
     llama_sampler_free(gs);
 }
 
+/* Whether the one token spelling text (lu_spell) survives smpl's apply. */
+static bool allows_text(const struct llama_vocab *v, struct llama_sampler *smpl, const char *text)
+{
+    llama_token id;
+    if (lu_spell(v, text, &id, 1) != 1)
+        return false;
+    llama_token_data d = {id, 1.0f, 0.0f};
+    llama_token_data_array a = {&d, 1, -1, false};
+    llama_sampler_apply(smpl, &a);
+    return isfinite(d.logit);
+}
+
+/* Other grammar kinds through gm_llama_sampler_init_grammar: JSON Schema (Earley) and Lark (LALR). */
+static void test_other_grammars(const struct llama_vocab *v, const char *name)
+{
+    gm_error err;
+    gm_grammar *g = NULL;
+    const char schema[] = "{\"type\": \"object\", \"properties\": {\"n\": {\"type\": \"integer\"}}, "
+                          "\"required\": [\"n\"], \"additionalProperties\": false}";
+    CHECK(gm_grammar_from_json_schema(schema, strlen(schema), NULL, &g, &err) == GM_OK, "%s: %s",
+          name, err.message);
+    struct llama_sampler *s = g ? gm_llama_sampler_init_grammar(v, g, &err) : NULL;
+    gm_grammar_destroy(g);
+    CHECK(s != NULL, "%s: schema sampler: %s", name, err.message);
+    if (s) {
+        CHECK(allows_text(v, s, "{"), "%s: schema: '{' first", name);
+        CHECK(!allows_text(v, s, "["), "%s: schema: '[' rejected", name);
+        llama_sampler_free(s);
+    }
+    g = NULL;
+    CHECK(gm_grammar_create_bundled("json", NULL, &g, &err) == GM_OK, "%s: %s", name, err.message);
+    s = g ? gm_llama_sampler_init_grammar(v, g, &err) : NULL;
+    gm_grammar_destroy(g);
+    CHECK(s != NULL, "%s: Lark json sampler: %s", name, err.message);
+    if (s) {
+        CHECK(allows_text(v, s, "["), "%s: lark json: '[' allowed", name);
+        CHECK(!allows_text(v, s, "}"), "%s: lark json: '}' rejected", name);
+        llama_sampler_free(s);
+    }
+    /* Errors are reported, not crashes. */
+    s = gm_llama_sampler_init_gbnf(v, "root ::= undefined-rule", "root", &err);
+    CHECK(s == NULL && err.code != GM_OK && err.message[0], "%s: a bad grammar is an error", name);
+    if (s)
+        llama_sampler_free(s);
+}
+
 int main(void)
 {
     lu_quiet_logs();
@@ -408,6 +454,7 @@ int main(void)
         test_cache_and_chain(v, names[i]);
         test_lazy(v, names[i]);
         test_lazy_token(v, names[i]);
+        test_other_grammars(v, names[i]);
         llama_model_free(m);
     }
     llama_backend_free();

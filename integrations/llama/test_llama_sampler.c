@@ -1,0 +1,463 @@
+/*
+ * The gramask llama_sampler inside llama.cpp's machinery, on real
+ * vocabularies (GGUF, vocabulary only):
+ *   vocab     the gramask vocabulary of a llama_vocab: byte tokens are their
+ *             byte, SentencePiece's U+2581 a space, EOG tokens stop tokens;
+ *   cache     one mask per step however many times apply runs;
+ *   chain     top-k + temperature + dist chains on truncated sorted lists,
+ *             and common_sampler_sample's single-token check then resample:
+ *             every sampled token is one llama.cpp's grammar sampler allows;
+ *   clone     a clone continues independently; reset starts over;
+ *   lazy      trigger words and tokens: the masks at each state against a
+ *             brute-force reference of the lazy language, boundary tokens
+ *             (end of free text + start of the call) included.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gramask-llama.h"
+#include "llama_util.h"
+
+static int failures;
+#define CHECK(cond, ...)                                                      \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            failures++;                                                       \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);              \
+            fprintf(stderr, __VA_ARGS__);                                     \
+            fputc('\n', stderr);                                              \
+        }                                                                     \
+    } while (0)
+
+static int32_t piece(const struct llama_vocab *v, llama_token t, char *buf, int32_t cap)
+{
+    int32_t n = llama_token_to_piece(v, t, buf, cap - 1, 0, true);
+    buf[n > 0 ? n : 0] = 0;
+    return n;
+}
+
+static int32_t tokenize(const struct llama_vocab *v, const char *text, llama_token *out, int32_t cap)
+{
+    return lu_spell(v, text, out, cap);
+}
+
+static void test_vocab(const struct llama_vocab *v, const char *name)
+{
+    gm_vocab *gv = NULL;
+    gm_error err;
+    CHECK(gm_llama_vocab_create(v, &gv, &err) == GM_OK, "%s: %s", name, err.message);
+    if (!gv)
+        return;
+    int32_t n = llama_vocab_n_tokens(v);
+    CHECK(gm_vocab_size(gv) == (uint32_t)n, "%s: size %u, llama %d", name, gm_vocab_size(gv), n);
+    char buf[512];
+    unsigned bytes = 0;
+    for (int32_t t = 0; t < n; t++) {
+        size_t len;
+        const uint8_t *b = gm_vocab_token(gv, (uint32_t)t, &len);
+        int32_t pl = piece(v, t, buf, sizeof buf);
+        CHECK(pl >= 0 && (size_t)pl == len && (len == 0 || !memcmp(b, buf, len)),
+              "%s: token %d bytes differ from its piece", name, t);
+        if (llama_vocab_get_attr(v, t) & LLAMA_TOKEN_ATTR_BYTE) {
+            bytes++;
+            CHECK(len == 1, "%s: byte token %d is %zu bytes", name, t, len);
+        }
+    }
+    const uint32_t *eos;
+    size_t neos = gm_vocab_eos_ids(gv, &eos);
+    size_t neog = 0;
+    for (int32_t t = 0; t < n; t++)
+        neog += llama_vocab_is_eog(v, t);
+    CHECK(neos == neog && neog > 0, "%s: %zu stop tokens, %zu EOG", name, neos, neog);
+    if (!strcmp(name, "llama-spm")) {
+        CHECK(bytes == 256, "llama-spm: %u byte tokens", bytes);
+        llama_token ids[8];
+        CHECK(tokenize(v, " hello", ids, 8) == 1, "llama-spm: ' hello' is one token");
+        size_t len;
+        const uint8_t *b = gm_vocab_token(gv, (uint32_t)ids[0], &len);
+        CHECK(len == 6 && !memcmp(b, " hello", 6), "llama-spm: U+2581 is a space");
+    }
+    gm_vocab_destroy(gv);
+}
+
+/* Whether token t survives llama.cpp's grammar sampler ls as a single candidate. */
+static bool llama_allows(struct llama_sampler *ls, llama_token t)
+{
+    llama_token_data d = {t, 1.0f, 0.0f};
+    llama_token_data_array a = {&d, 1, -1, false};
+    llama_sampler_apply(ls, &a);
+    return isfinite(d.logit);
+}
+
+static const char JSON_ARR[] = "root ::= \"[\" ws (num (\",\" ws num)*)? \"]\"\n"
+                               "num ::= [0-9]+\nws ::= [ ]?\n";
+
+static void test_cache_and_chain(const struct llama_vocab *v, const char *name)
+{
+    gm_error err;
+    int32_t n = llama_vocab_n_tokens(v);
+    llama_token_data *data = malloc((size_t)n * sizeof *data);
+    uint64_t rng = 42;
+
+    /* The chain: gramask, then top-k, temperature and dist on the truncated list. */
+    struct llama_sampler *chain = llama_sampler_chain_init(llama_sampler_chain_default_params());
+    struct llama_sampler *gs = gm_llama_sampler_init_gbnf(v, JSON_ARR, "root", &err);
+    CHECK(gs != NULL, "%s: %s", name, err.message);
+    if (!gs) {
+        free(data);
+        llama_sampler_free(chain);
+        return;
+    }
+    llama_sampler_chain_add(chain, gs);
+    llama_sampler_chain_add(chain, llama_sampler_init_top_k(40));
+    llama_sampler_chain_add(chain, llama_sampler_init_temp(0.8f));
+    llama_sampler_chain_add(chain, llama_sampler_init_dist(7));
+    struct llama_sampler *ref = llama_sampler_init_grammar(v, JSON_ARR, "root");
+    unsigned steps = 0;
+    for (; steps < 30; steps++) {
+        llama_token_data_array a = lu_random_candidates(data, n, &rng);
+        uint64_t before = gm_llama_sampler_masks_computed(gs);
+        llama_sampler_apply(chain, &a);
+        llama_sampler_apply(gs, &a); /* a second apply in the same step, on the truncated list */
+        CHECK(gm_llama_sampler_masks_computed(gs) == before + 1, "%s: one mask per step", name);
+        CHECK(a.selected >= 0 && (size_t)a.selected < a.size, "%s: nothing selected", name);
+        llama_token t = a.data[a.selected].id;
+        CHECK(isfinite(a.data[a.selected].logit), "%s: a masked token was selected", name);
+        CHECK(llama_allows(ref, t), "%s: step %u: chain chose token %d llama.cpp rejects", name,
+              steps, t);
+        llama_sampler_accept(chain, t);
+        llama_sampler_accept(ref, t);
+        if (llama_vocab_is_eog(v, t))
+            break;
+    }
+    CHECK(gm_llama_sampler_rejected(gs) == 0, "%s: rejected tokens in the chain", name);
+    llama_sampler_free(chain);
+    llama_sampler_reset(ref);
+
+    /* common_sampler_sample: sample without the grammar, check the one token,
+       and when it is rejected apply the grammar to the whole vocabulary and
+       sample again. */
+    struct llama_sampler *plain = llama_sampler_chain_init(llama_sampler_chain_default_params());
+    llama_sampler_chain_add(plain, llama_sampler_init_top_k(40));
+    llama_sampler_chain_add(plain, llama_sampler_init_dist(11));
+    gs = gm_llama_sampler_init_gbnf(v, JSON_ARR, "root", &err);
+    unsigned resampled = 0, single_ok = 0;
+    for (steps = 0; gs && steps < 30; steps++) {
+        llama_token_data_array a = lu_random_candidates(data, n, &rng);
+        llama_sampler_apply(plain, &a);
+        llama_token t = a.data[a.selected].id;
+        uint64_t before = gm_llama_sampler_masks_computed(gs);
+        llama_token_data one = {t, 1.0f, 0.0f};
+        llama_token_data_array single = {&one, 1, -1, false};
+        llama_sampler_apply(gs, &single);
+        CHECK(isfinite(one.logit) == llama_allows(ref, t), "%s: single-token check of %d differs",
+              name, t);
+        if (isfinite(one.logit)) {
+            single_ok++;
+        } else {
+            resampled++;
+            a = lu_random_candidates(data, n, &rng);
+            llama_sampler_apply(gs, &a);
+            llama_sampler_apply(plain, &a);
+            t = a.data[a.selected].id;
+            CHECK(llama_allows(ref, t), "%s: resampled token %d rejected by llama.cpp", name, t);
+        }
+        CHECK(gm_llama_sampler_masks_computed(gs) == before + 1, "%s: one mask per step", name);
+        llama_sampler_accept(gs, t);
+        llama_sampler_accept(plain, t);
+        llama_sampler_accept(ref, t);
+        if (llama_vocab_is_eog(v, t))
+            break;
+    }
+    CHECK(resampled > 0, "%s: the single-token check never rejected", name);
+    printf("%s: chain %s; single-token checks: %u passed, %u resampled\n", name, "ok", single_ok,
+           resampled);
+
+    /* Clone and reset: "[1" in the original, the clone goes on alone. */
+    if (gs) {
+        llama_sampler_reset(gs);
+        llama_token ids[8];
+        int32_t k = tokenize(v, "[1", ids, 8);
+        for (int32_t i = 0; i < k; i++)
+            llama_sampler_accept(gs, ids[i]);
+        struct llama_sampler *c = llama_sampler_clone(gs);
+        CHECK(c && gm_llama_sampler_is_gramask(c), "%s: clone", name);
+        llama_token close[4];
+        CHECK(tokenize(v, "]", close, 4) == 1, "%s: ']' is one token", name);
+        llama_token_data d = {close[0], 1.0f, 0.0f};
+        llama_token_data_array a = {&d, 1, -1, false};
+        llama_sampler_accept(c, close[0]);
+        llama_sampler_apply(gs, &a);
+        CHECK(isfinite(d.logit), "%s: the original still allows ']'", name);
+        d.logit = 1.0f;
+        llama_sampler_apply(c, &a);
+        CHECK(!isfinite(d.logit), "%s: the clone, after ']', does not", name);
+        llama_sampler_reset(gs);
+        d.logit = 1.0f;
+        llama_sampler_apply(gs, &a);
+        CHECK(!isfinite(d.logit), "%s: after reset ']' is not allowed", name);
+        llama_sampler_free(c);
+        llama_sampler_free(gs);
+    }
+    llama_sampler_free(plain);
+    llama_sampler_free(ref);
+    free(data);
+}
+
+/*
+ * The lazy language of the test: free text in which TRIGGER does not occur,
+ * optionally followed by TRIGGER "{" [a-z]+ "}". Whether s is a prefix of a
+ * sentence (complete: a whole sentence).
+ */
+static const char TRIGGER[] = "<tool_call>";
+static bool lazy_ref(const char *s, size_t len, bool complete)
+{
+    const char *at = NULL;
+    size_t tl = strlen(TRIGGER);
+    for (size_t i = 0; i + tl <= len && !at; i++)
+        if (!memcmp(s + i, TRIGGER, tl))
+            at = s + i;
+    if (!at) /* free text, which may end anywhere */
+        return true;
+    const char *r = at + tl, *end = s + len;
+    if (r == end)
+        return !complete;
+    if (*r++ != '{')
+        return false;
+    size_t letters = 0;
+    while (r < end && *r >= 'a' && *r <= 'z')
+        r++, letters++;
+    if (r == end)
+        return !complete;
+    if (*r++ != '}' || !letters)
+        return false;
+    return r == end;
+}
+
+static void test_lazy(const struct llama_vocab *v, const char *name)
+{
+    gm_error err;
+    const char *words[] = {TRIGGER};
+    const char *grammar = "root ::= \"<tool_call>\" \"{\" [a-z]+ \"}\"\n";
+    struct llama_sampler *gs = gm_llama_sampler_init_lazy(v, grammar, "root", words, 1, NULL, 0, &err);
+    CHECK(gs != NULL, "%s: lazy: %s", name, err.message);
+    if (!gs)
+        return;
+    int32_t n = llama_vocab_n_tokens(v);
+    llama_token_data *data = malloc((size_t)n * sizeof *data);
+    uint64_t rng = 5;
+    /* States reached by accepting the tokens of these texts, one after another. */
+    const char *texts[] = {"Sure, calling it", " <tool", "_call", ">{", "ab", "}"};
+    char prefix[256] = "";
+    size_t plen = 0;
+    unsigned checked = 0, allowed_total = 0;
+    for (size_t s = 0; s <= sizeof texts / sizeof *texts; s++) {
+        llama_token_data_array a = lu_random_candidates(data, n, &rng);
+        llama_sampler_apply(gs, &a);
+        unsigned wrong = 0, allowed = 0, boundary = 0;
+        for (int32_t t = 0; t < n; t++) {
+            char p[256];
+            bool got = isfinite(data[t].logit), want;
+            if (llama_vocab_is_eog(v, t)) {
+                want = lazy_ref(prefix, plen, true);
+            } else if (llama_vocab_get_attr(v, t) &
+                       (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_UNKNOWN | LLAMA_TOKEN_ATTR_UNUSED)) {
+                want = false;
+            } else {
+                int32_t pl = piece(v, t, p, sizeof p);
+                if (pl <= 0 || plen + (size_t)pl >= sizeof prefix || p[0] == 0) {
+                    want = false;
+                } else {
+                    char both[512];
+                    memcpy(both, prefix, plen);
+                    memcpy(both + plen, p, (size_t)pl);
+                    want = lazy_ref(both, plen + (size_t)pl, false);
+                    /* a token holding the end of the free text and the start of the call */
+                    if (want && !strstr(prefix, TRIGGER) && strchr(p, '<') && p[0] != '<')
+                        boundary++;
+                }
+            }
+            allowed += got;
+            if (got != want && wrong++ < 5) {
+                piece(v, t, p, sizeof p);
+                fprintf(stderr, "lazy %s after \"%s\": token %d \"%s\": gramask %s, reference %s\n",
+                        name, prefix, t, p, got ? "allows" : "rejects", want ? "allows" : "rejects");
+            }
+            checked++;
+        }
+        CHECK(wrong == 0, "%s: lazy masks after \"%s\": %u tokens differ from the reference", name,
+              prefix, wrong);
+        allowed_total += allowed;
+        if (s == 0)
+            printf("%s: lazy: %u tokens allowed at the start, %u of them boundary tokens\n", name,
+                   allowed, boundary);
+        if (s == sizeof texts / sizeof *texts)
+            break;
+        llama_token ids[64];
+        int32_t k = tokenize(v, texts[s], ids, 64);
+        for (int32_t i = 0; i < k; i++)
+            llama_sampler_accept(gs, ids[i]);
+        size_t tl = strlen(texts[s]);
+        memcpy(prefix + plen, texts[s], tl + 1);
+        plen += tl;
+    }
+    CHECK(gm_llama_sampler_rejected(gs) == 0, "%s: lazy: accepted tokens rejected", name);
+    printf("%s: lazy trigger word: %u masks checked token by token (%u allowed)\n", name, checked,
+           allowed_total);
+    llama_sampler_free(gs);
+
+    /* A boundary token: "x<tool" as one step must be allowed at the start. */
+    gs = gm_llama_sampler_init_lazy(v, grammar, "root", words, 1, NULL, 0, &err);
+    llama_token ids[64];
+    int32_t k = tokenize(v, "Hi <tool_call>{x}", ids, 64);
+    for (int32_t i = 0; gs && i < k; i++) {
+        llama_token_data d = {ids[i], 1.0f, 0.0f};
+        llama_token_data_array a = {&d, 1, -1, false};
+        llama_sampler_apply(gs, &a);
+        CHECK(isfinite(d.logit), "%s: lazy: token %d of the call rejected", name, i);
+        llama_sampler_accept(gs, ids[i]);
+    }
+    /* After "}" only EOG: the call is complete and nothing may follow. */
+    if (gs) {
+        llama_token_data_array a = lu_random_candidates(data, n, &rng);
+        llama_sampler_apply(gs, &a);
+        for (int32_t t = 0; t < n; t++)
+            CHECK(isfinite(data[t].logit) == llama_vocab_is_eog(v, t),
+                  "%s: lazy: after the call token %d", name, t);
+        llama_sampler_free(gs);
+    }
+    free(data);
+}
+
+/* Trigger tokens: a control token starts the call (phi-3's <|user|>-like tokens). */
+static void test_lazy_token(const struct llama_vocab *v, const char *name)
+{
+    int32_t n = llama_vocab_n_tokens(v);
+    llama_token trig = -1;
+    char p[256];
+    for (int32_t t = 0; t < n && trig < 0; t++)
+        if ((llama_vocab_get_attr(v, t) & LLAMA_TOKEN_ATTR_CONTROL) && !llama_vocab_is_eog(v, t) &&
+            piece(v, t, p, sizeof p) > 2 && p[0] == '<' && !strchr(p, '"') && !strchr(p, '\\'))
+            trig = t;
+    if (trig < 0) {
+        printf("%s: no control token for the trigger-token test\n", name);
+        return;
+    }
+    piece(v, trig, p, sizeof p);
+    char grammar[512];
+    snprintf(grammar, sizeof grammar, "root ::= <\"%s\"> \"{\" [a-z]+ \"}\"\n", p);
+    gm_error err;
+    struct llama_sampler *gs = gm_llama_sampler_init_lazy(v, grammar, "root", NULL, 0, &trig, 1, &err);
+    CHECK(gs != NULL, "%s: lazy token: %s", name, err.message);
+    if (!gs)
+        return;
+    llama_token_data *data = malloc((size_t)n * sizeof *data);
+    uint64_t rng = 9;
+    llama_token ids[64];
+    int32_t k = tokenize(v, "Free text, no trigger: <tool>", ids, 64);
+    for (int32_t i = 0; i < k; i++)
+        llama_sampler_accept(gs, ids[i]);
+    llama_token_data_array a = lu_random_candidates(data, n, &rng);
+    llama_sampler_apply(gs, &a);
+    CHECK(isfinite(data[trig].logit), "%s: the trigger token is allowed in free text", name);
+    unsigned free_allowed = 0;
+    for (int32_t t = 0; t < n; t++)
+        free_allowed += isfinite(data[t].logit);
+    llama_sampler_accept(gs, trig);
+    a = lu_random_candidates(data, n, &rng);
+    llama_sampler_apply(gs, &a);
+    unsigned after = 0, wrong = 0;
+    for (int32_t t = 0; t < n; t++) {
+        bool got = isfinite(data[t].logit);
+        int32_t pl = piece(v, t, p, sizeof p);
+        bool special = llama_vocab_get_attr(v, t) &
+                       (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_UNKNOWN | LLAMA_TOKEN_ATTR_UNUSED);
+        bool want = !special && !llama_vocab_is_eog(v, t) && pl >= 1 && p[0] == '{';
+        for (int32_t i = 1; want && i < pl; i++)
+            want = (p[i] >= 'a' && p[i] <= 'z') || (i == pl - 1 && p[i] == '}' && i > 1);
+        after += got;
+        wrong += got != want;
+    }
+    CHECK(wrong == 0 && after > 0, "%s: after the trigger token %u masks differ (%u allowed)", name,
+          wrong, after);
+    printf("%s: lazy trigger token %d: %u tokens allowed before it, %u after\n", name, trig,
+           free_allowed, after);
+    free(data);
+    llama_sampler_free(gs);
+}
+
+/* Whether the one token spelling text (lu_spell) survives smpl's apply. */
+static bool allows_text(const struct llama_vocab *v, struct llama_sampler *smpl, const char *text)
+{
+    llama_token id;
+    if (lu_spell(v, text, &id, 1) != 1)
+        return false;
+    llama_token_data d = {id, 1.0f, 0.0f};
+    llama_token_data_array a = {&d, 1, -1, false};
+    llama_sampler_apply(smpl, &a);
+    return isfinite(d.logit);
+}
+
+/* Other grammar kinds through gm_llama_sampler_init_grammar: JSON Schema (Earley) and Lark (LALR). */
+static void test_other_grammars(const struct llama_vocab *v, const char *name)
+{
+    gm_error err;
+    gm_grammar *g = NULL;
+    const char schema[] = "{\"type\": \"object\", \"properties\": {\"n\": {\"type\": \"integer\"}}, "
+                          "\"required\": [\"n\"], \"additionalProperties\": false}";
+    CHECK(gm_grammar_from_json_schema(schema, strlen(schema), NULL, &g, &err) == GM_OK, "%s: %s",
+          name, err.message);
+    struct llama_sampler *s = g ? gm_llama_sampler_init_grammar(v, g, &err) : NULL;
+    gm_grammar_destroy(g);
+    CHECK(s != NULL, "%s: schema sampler: %s", name, err.message);
+    if (s) {
+        CHECK(allows_text(v, s, "{"), "%s: schema: '{' first", name);
+        CHECK(!allows_text(v, s, "["), "%s: schema: '[' rejected", name);
+        llama_sampler_free(s);
+    }
+    g = NULL;
+    CHECK(gm_grammar_create_bundled("json", NULL, &g, &err) == GM_OK, "%s: %s", name, err.message);
+    s = g ? gm_llama_sampler_init_grammar(v, g, &err) : NULL;
+    gm_grammar_destroy(g);
+    CHECK(s != NULL, "%s: Lark json sampler: %s", name, err.message);
+    if (s) {
+        CHECK(allows_text(v, s, "["), "%s: lark json: '[' allowed", name);
+        CHECK(!allows_text(v, s, "}"), "%s: lark json: '}' rejected", name);
+        llama_sampler_free(s);
+    }
+    /* Errors are reported, not crashes. */
+    s = gm_llama_sampler_init_gbnf(v, "root ::= undefined-rule", "root", &err);
+    CHECK(s == NULL && err.code != GM_OK && err.message[0], "%s: a bad grammar is an error", name);
+    if (s)
+        llama_sampler_free(s);
+}
+
+int main(void)
+{
+    lu_quiet_logs();
+    llama_backend_init();
+    const char *names[] = {"llama-spm", "gpt-2", "phi-3"};
+    unsigned loaded = 0;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        struct llama_model *m = lu_load_vocab(names[i]);
+        if (!m) {
+            fprintf(stderr, "FAIL: %s not loaded (GM_SHARED_DIR=%s)\n", names[i], lu_shared_dir());
+            failures++;
+            continue;
+        }
+        loaded++;
+        const struct llama_vocab *v = llama_model_get_vocab(m);
+        test_vocab(v, names[i]);
+        test_cache_and_chain(v, names[i]);
+        test_lazy(v, names[i]);
+        test_lazy_token(v, names[i]);
+        test_other_grammars(v, names[i]);
+        llama_model_free(m);
+    }
+    llama_backend_free();
+    printf("%u vocabularies, %d failures\n", loaded, failures);
+    return failures ? 1 : 0;
+}

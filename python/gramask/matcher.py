@@ -38,7 +38,9 @@ class GrammarMatcher(_core.GrammarMatcher):
             compiled_grammar = compiled_grammar._with_stop_tokens(override_stop_tokens)
         super().__init__(compiled_grammar,
                          max_rollback_tokens=0 if max_rollback_tokens == -1 else max_rollback_tokens,
-                         terminate_without_stop_token=bool(terminate_without_stop_token))
+                         terminate_without_stop_token=bool(terminate_without_stop_token) or
+                         getattr(getattr(compiled_grammar, "tokenizer_info", None),
+                                 "_stop_tokens_chosen", False))
         self._terminate_without_stop = bool(terminate_without_stop_token)
 
     def is_terminated(self) -> bool:

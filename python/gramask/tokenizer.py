@@ -3,6 +3,7 @@
 import json
 import os
 import tempfile
+import warnings
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from . import _core
@@ -49,6 +50,11 @@ class TokenizerInfo(HandleOwner):
         vocab_type = VocabType(vocab_type)
         if stop_token_ids is None:
             stop_token_ids = detect_stop_token_ids(encoded_vocab)
+            if not stop_token_ids and len(encoded_vocab):
+                warnings.warn("TokenizerInfo: no stop token given and none of the common end "
+                              "tokens (</s>, <|endoftext|>, <|eot_id|>...) is in the vocabulary: "
+                              "no output can end with a token; pass stop_token_ids",
+                              stacklevel=2)
         elif isinstance(stop_token_ids, int):
             stop_token_ids = [stop_token_ids]
         tokens = []
@@ -72,6 +78,10 @@ class TokenizerInfo(HandleOwner):
             # The C library needs one id: an empty token that is never allowed stands in,
             # and vocab_size says 0.
             tokens, special = [b""], [True]
+        # The caller chose the stop ids (given, or XGrammar's detection, which warns above):
+        # none is then a vocabulary for matching text, as in XGrammar, not a silent loss of
+        # EOS as in a tokenizer.json read without its configs (from_file).
+        self._stop_tokens_chosen = True
         self._handle = _core.vocab_from_tokens(tokens, list(stop_token_ids), special, vocab_size)
 
     @classmethod

@@ -419,13 +419,7 @@ PyObject *gmpy_apply_token_bitmask_inplace(PyObject *mod, PyObject *args, PyObje
     }
     Py_ssize_t lv = logits.shape[logits.ndim - 1], mw = mask.shape[mask.ndim - 1];
     Py_ssize_t vocab = lv < mw * 32 ? lv : mw * 32;
-    if (vocab_obj == Py_None && mw > (lv + 31) / 32) {
-        /* ids the logits have no column for: a bitmask of another vocabulary */
-        PyErr_Format(PyExc_ValueError, "the bitmask has %zd words (token ids up to %zd) but the "
-                     "logits only %zd columns: a bitmask for another vocabulary? (give "
-                     "vocab_size= to mask the first columns only)", mw, mw * 32, lv);
-        goto fail;
-    }
+    bool check_tail = vocab_obj == Py_None && mw > (lv + 31) / 32;
     if (vocab_obj != Py_None) {
         vocab = PyNumber_AsSsize_t(vocab_obj, PyExc_OverflowError);
         if (vocab == -1 && PyErr_Occurred())
@@ -440,6 +434,22 @@ PyObject *gmpy_apply_token_bitmask_inplace(PyObject *mod, PyObject *args, PyObje
                         mask.ndim == 2 ? mask.shape[0] : 1, &nrows);
     if (!rows)
         goto fail;
+    /* A bitmask wider than the logits is XGrammar's usual case (its tail words zero, or
+       padding ids masked out): only the first columns are masked. A row that allows an id
+       the logits have no column for is another vocabulary's bitmask: refused, not
+       applied silently. */
+    for (Py_ssize_t i = 0; check_tail && i < nrows; i++) {
+        const uint32_t *row = (const uint32_t *)mask.data + (size_t)rows[i] * (size_t)mw;
+        for (Py_ssize_t id = lv; id < mw * 32; id++) {
+            if (row[id / 32] >> (id % 32) & 1u) {
+                PyErr_Format(PyExc_ValueError, "bitmask row %zd allows token %zd but the logits "
+                             "have only %zd columns: a bitmask for another vocabulary? (give "
+                             "vocab_size= to mask the first columns only)", rows[i], id, lv);
+                PyMem_Free(rows);
+                goto fail;
+            }
+        }
+    }
     size_t esize = dtype_size(logits.dtype);
     PyThreadState *ts = logits.hold_gil ? NULL : gmpy_begin(&mask);
     for (Py_ssize_t i = 0; i < nrows; i++)

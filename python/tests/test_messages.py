@@ -17,7 +17,7 @@ def test_no_stop_token_is_an_error_unless_asked(tmp_path):
     assert list(info.stop_token_ids) == []
     compiled = gm.GrammarCompiler(info).compile_regex("[0-9]+")
     with pytest.raises(gm.ArgumentError, match="no stop token") as e:
-        gm.GrammarMatcher(compiled)
+        gm.GrammarMatcher(compiled)  # a tokenizer.json whose EOS is unknown: not silent
     assert "terminate_without_stop_token" in str(e.value)
     m = gm.GrammarMatcher(compiled, terminate_without_stop_token=True)
     assert m.accept_string("12")
@@ -50,12 +50,36 @@ def test_no_c_function_names(tmp_path):
 def test_bitmask_longer_than_logits_raises(json_sp32k):
     mask = gm.allocate_token_bitmask(1, 32000)
     logits = np.zeros((1, 100), dtype=np.float32)
-    with pytest.raises(ValueError, match="bitmask has"):
+    # every id allowed: ids 100.. have no column, so it is another vocabulary's mask
+    with pytest.raises(ValueError, match="allows token 100 but the logits have only 100"):
         gm.apply_token_bitmask_inplace(logits, mask)
     gm.apply_token_bitmask_inplace(logits, mask, vocab_size=100)  # said explicitly: fine
+    # a wider bitmask whose tail allows nothing (XGrammar's usual case) masks the columns
+    mask[:] = 0
+    mask[0, 0] = 0b101
+    logits[:] = 1.0
+    gm.apply_token_bitmask_inplace(logits, mask)
+    assert np.isfinite(logits[0]).nonzero()[0].tolist() == [0, 2]
+    mask[0, 999] = 1 << 5  # id 31973 allowed
+    with pytest.raises(ValueError, match="allows token 31973"):
+        gm.apply_token_bitmask_inplace(logits, mask)
 
 
 def test_validate_tokens_flags_a_bad_id(json_sp32k):
     m = gm.GrammarMatcher(json_sp32k)
     with pytest.raises(ValueError, match="out of range"):
         m.validate_tokens([10**6])
+
+
+def test_stop_tokens_chosen_by_the_caller():
+    # XGrammar's constructor: stop_token_ids=[] is the caller's choice (matching text), so
+    # matchers are made; no stop id given and none detected warns.
+    info = gm.TokenizerInfo(["a", "b"], stop_token_ids=[])
+    m = gm.GrammarMatcher(gm.GrammarCompiler(info).compile_regex("ab"))
+    assert m.accept_string("ab") and m.is_accepting() and not m.is_terminated()
+    with pytest.warns(UserWarning, match="no stop token given"):
+        info = gm.TokenizerInfo(["a", "b"])
+    assert list(info.stop_token_ids) == []
+    with pytest.warns(UserWarning, match="no stop token given"):
+        gm.TokenizerInfo(["x"])
+    assert list(gm.TokenizerInfo(["a", "</s>"]).stop_token_ids) == [1]

@@ -389,7 +389,8 @@ static unsigned mask_diff(const struct llama_vocab *v, struct llama_sampler *gs,
 
 /*
  * Differential against llama.cpp's llama_sampler_init_grammar_lazy_patterns:
- * at free-text states ending inside the trigger ("... <tool", "... <tool_call"),
+ * at free-text states before and inside the trigger ("... it", "... <", "... <tool",
+ * "... <tool_", "... <tool_call"),
  * every token whose piece completes the trigger is accepted by a clone of
  * both samplers when gramask allows it (llama.cpp replays the text from the
  * trigger into its grammar and would abort on a rejected piece), and their
@@ -408,7 +409,7 @@ static void test_lazy_pattern_diff(const struct llama_vocab *v, const char *name
     CHECK(gs && ls, "%s: lazy pattern diff: %s", name, gs ? "llama.cpp refused" : err.message);
     int32_t n = llama_vocab_n_tokens(v);
     llama_token_data *d1 = malloc((size_t)n * sizeof *d1), *d2 = malloc((size_t)n * sizeof *d2);
-    const char *texts[] = {"Sure, calling it <tool", "_call"};
+    const char *texts[] = {"Sure, calling it", " <", "tool", "_", "call"};
     char prefix[256] = "";
     size_t plen = 0;
     unsigned boundary = 0, rejected = 0, steps = 0, wrong = 0;

@@ -513,7 +513,11 @@ static gm_status parse_words(const char *pattern, size_t *pos, bool group, word_
             else if (e == 't')
                 cur[n++] = '\t';
             else {
-                st = refuse_pattern(err, pattern, i, "an escape that is not one literal character");
+                char why[96];
+                snprintf(why, sizeof why,
+                         "the escape \\%c (a class, anchor or code, not one literal character)",
+                         e ? e : ' ');
+                st = refuse_pattern(err, pattern, i, why);
                 break;
             }
             i += 2;

@@ -508,7 +508,7 @@ static void test_lazy_pattern_refused(const struct llama_vocab *v, const char *n
               "%s: trigger pattern \"%s\" is not refused (%s)", name, refused[i], err.message);
         if (s)
             llama_sampler_free(s);
-        else if (i == 0)
+        else if (i == 2)
             printf("%s: refused pattern: %s\n", name, err.message);
     }
     /* Two patterns: fine when no token ends one's word and holds the other's. */

@@ -208,18 +208,22 @@ static void test_cache_and_chain(const struct llama_vocab *v, const char *name)
 }
 
 /*
- * The lazy language of the test: free text in which TRIGGER does not occur,
- * optionally followed by TRIGGER "{" [a-z]+ "}". Whether s is a prefix of a
- * sentence (complete: a whole sentence).
+ * The lazy language of the test: free text in which no word of words (NULL
+ * ended) occurs, optionally followed by the word at the first occurrence,
+ * "{" [a-z]+ "}". Whether s is a prefix of a sentence (complete: a whole
+ * sentence).
  */
 static const char TRIGGER[] = "<tool_call>";
-static bool lazy_ref(const char *s, size_t len, bool complete)
+static bool lazy_ref_words(const char *s, size_t len, bool complete, const char *const *words)
 {
     const char *at = NULL;
-    size_t tl = strlen(TRIGGER);
-    for (size_t i = 0; i + tl <= len && !at; i++)
-        if (!memcmp(s + i, TRIGGER, tl))
-            at = s + i;
+    size_t tl = 0;
+    for (size_t i = 0; i < len && !at; i++)
+        for (size_t w = 0; words[w] && !at; w++) {
+            tl = strlen(words[w]);
+            if (i + tl <= len && !memcmp(s + i, words[w], tl))
+                at = s + i;
+        }
     if (!at) /* free text, which may end anywhere */
         return true;
     const char *r = at + tl, *end = s + len;
@@ -235,6 +239,12 @@ static bool lazy_ref(const char *s, size_t len, bool complete)
     if (*r++ != '}' || !letters)
         return false;
     return r == end;
+}
+
+static bool lazy_ref(const char *s, size_t len, bool complete)
+{
+    const char *const words[] = {TRIGGER, NULL};
+    return lazy_ref_words(s, len, complete, words);
 }
 
 /* The lazy sampler of the test: trigger word TRIGGER, or pattern when not NULL. */
@@ -398,10 +408,11 @@ static unsigned mask_diff(const struct llama_vocab *v, struct llama_sampler *gs,
  * the text after the trigger is no prefix of the grammar (lazy_ref). Then the
  * call goes on token by token, masks compared at every step.
  */
-static void test_lazy_pattern_diff(const struct llama_vocab *v, const char *name)
+static void lazy_pattern_diff(const struct llama_vocab *v, const char *name,
+                              const char *pattern, const char *grammar,
+                              const char *const *words, const char *const *texts,
+                              size_t n_texts)
 {
-    const char *pattern = LAZY_PATTERNS[0];
-    const char *grammar = "root ::= \"<tool_call>\" \"{\" [a-z]+ \"}\"\n";
     gm_error err;
     struct llama_sampler *gs = lazy_sampler(v, grammar, pattern, &err);
     struct llama_sampler *ls =
@@ -409,11 +420,10 @@ static void test_lazy_pattern_diff(const struct llama_vocab *v, const char *name
     CHECK(gs && ls, "%s: lazy pattern diff: %s", name, gs ? "llama.cpp refused" : err.message);
     int32_t n = llama_vocab_n_tokens(v);
     llama_token_data *d1 = malloc((size_t)n * sizeof *d1), *d2 = malloc((size_t)n * sizeof *d2);
-    const char *texts[] = {"Sure, calling it", " <", "tool", "_", "call"};
     char prefix[256] = "";
     size_t plen = 0;
     unsigned boundary = 0, rejected = 0, steps = 0, wrong = 0;
-    for (size_t s = 0; gs && ls && s < sizeof texts / sizeof *texts; s++) {
+    for (size_t s = 0; gs && ls && s < n_texts; s++) {
         llama_token ids[64];
         int32_t k = tokenize(v, texts[s], ids, 64);
         for (int32_t i = 0; i < k; i++) {
@@ -437,9 +447,12 @@ static void test_lazy_pattern_diff(const struct llama_vocab *v, const char *name
             memcpy(both, prefix, plen);
             memcpy(both + plen, p, (size_t)pl);
             both[plen + (size_t)pl] = 0;
-            if (!strstr(both, TRIGGER)) /* free text still: llama.cpp allows anything */
+            bool triggered = false;
+            for (size_t w = 0; words[w]; w++)
+                triggered = triggered || strstr(both, words[w]);
+            if (!triggered) /* free text still: llama.cpp allows anything */
                 continue;
-            bool want = lazy_ref(both, plen + (size_t)pl, false);
+            bool want = lazy_ref_words(both, plen + (size_t)pl, false, words);
             CHECK(allowed[t] == want, "%s: lazy pattern after \"%s\": token \"%s\": gramask %s",
                   name, prefix, p, allowed[t] ? "allows" : "rejects");
             if (!allowed[t]) {
@@ -470,15 +483,28 @@ static void test_lazy_pattern_diff(const struct llama_vocab *v, const char *name
     }
     CHECK(wrong == 0, "%s: lazy pattern: %u tokens differ from llama.cpp", name, wrong);
     CHECK(boundary > 0, "%s: lazy pattern: no token completed the trigger", name);
-    printf("%s: lazy pattern vs llama.cpp: %u trigger-completing tokens allowed and compared after, "
-           "%u rejected (no prefix of the call), %u steps of the call, %u differences\n",
-           name, boundary, rejected, steps, wrong);
+    printf("%s: lazy pattern %s vs llama.cpp: %u trigger-completing tokens allowed and compared "
+           "after, %u rejected (no prefix of the call), %u steps of the call, %u differences\n",
+           name, pattern, boundary, rejected, steps, wrong);
     free(d1);
     free(d2);
     if (gs)
         llama_sampler_free(gs);
     if (ls)
         llama_sampler_free(ls);
+}
+
+static void test_lazy_pattern_diff(const struct llama_vocab *v, const char *name)
+{
+    const char *const one[] = {TRIGGER, NULL};
+    const char *const texts1[] = {"Sure, calling it", " <", "tool", "_", "call"};
+    lazy_pattern_diff(v, name, LAZY_PATTERNS[0], "root ::= \"<tool_call>\" \"{\" [a-z]+ \"}\"\n",
+                      one, texts1, sizeof texts1 / sizeof *texts1);
+    const char *const two[] = {TRIGGER, "<fn>", NULL};
+    const char *const texts2[] = {"Sure: <", "f", "n"};
+    lazy_pattern_diff(v, name, "[\\s\\S]*?(<tool_call>|<fn>)[\\s\\S]*",
+                      "root ::= (\"<tool_call>\" | \"<fn>\") \"{\" [a-z]+ \"}\"\n", two, texts2,
+                      sizeof texts2 / sizeof *texts2);
 }
 
 /* Pattern forms that are not a set of literal words are refused, with a message. */

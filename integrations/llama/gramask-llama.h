@@ -73,6 +73,21 @@ struct llama_sampler *gm_llama_sampler_init_lazy(const struct llama_vocab *vocab
                                                  const llama_token *trigger_tokens,
                                                  size_t n_trigger_tokens, gm_error *err);
 
+/*
+ * llama_sampler_init_grammar_lazy_patterns's arguments: the trigger patterns
+ * are llama.cpp's regexes, matched against the text generated so far, the
+ * grammar starting at the first capture group or the match start (note
+ * [trigger patterns] in gramask-llama.c). Only patterns whose trigger is a set
+ * of literal words are taken, exactly: [\s\S]*?(w1|w2|...)[\s\S]*, also
+ * inside ^...$ (llama.cpp's form of trigger words), and bare w1|w2|...; any
+ * other form is refused with GM_ERR_UNSUPPORTED naming the pattern and the
+ * construct. Then as gm_llama_sampler_init_lazy with those words.
+ */
+struct llama_sampler *gm_llama_sampler_init_lazy_patterns(
+    const struct llama_vocab *vocab, const char *grammar_str, const char *root,
+    const char *const *trigger_patterns, size_t n_trigger_patterns,
+    const llama_token *trigger_tokens, size_t n_trigger_tokens, gm_error *err);
+
 /* Whether smpl is a gramask sampler (its name is "gramask"). */
 int gm_llama_sampler_is_gramask(const struct llama_sampler *smpl);
 

@@ -208,18 +208,22 @@ static void test_cache_and_chain(const struct llama_vocab *v, const char *name)
 }
 
 /*
- * The lazy language of the test: free text in which TRIGGER does not occur,
- * optionally followed by TRIGGER "{" [a-z]+ "}". Whether s is a prefix of a
- * sentence (complete: a whole sentence).
+ * The lazy language of the test: free text in which no word of words (NULL
+ * ended) occurs, optionally followed by the word at the first occurrence,
+ * "{" [a-z]+ "}". Whether s is a prefix of a sentence (complete: a whole
+ * sentence).
  */
 static const char TRIGGER[] = "<tool_call>";
-static bool lazy_ref(const char *s, size_t len, bool complete)
+static bool lazy_ref_words(const char *s, size_t len, bool complete, const char *const *words)
 {
     const char *at = NULL;
-    size_t tl = strlen(TRIGGER);
-    for (size_t i = 0; i + tl <= len && !at; i++)
-        if (!memcmp(s + i, TRIGGER, tl))
-            at = s + i;
+    size_t tl = 0;
+    for (size_t i = 0; i < len && !at; i++)
+        for (size_t w = 0; words[w] && !at; w++) {
+            tl = strlen(words[w]);
+            if (i + tl <= len && !memcmp(s + i, words[w], tl))
+                at = s + i;
+        }
     if (!at) /* free text, which may end anywhere */
         return true;
     const char *r = at + tl, *end = s + len;
@@ -237,12 +241,27 @@ static bool lazy_ref(const char *s, size_t len, bool complete)
     return r == end;
 }
 
-static void test_lazy(const struct llama_vocab *v, const char *name)
+static bool lazy_ref(const char *s, size_t len, bool complete)
+{
+    const char *const words[] = {TRIGGER, NULL};
+    return lazy_ref_words(s, len, complete, words);
+}
+
+/* The lazy sampler of the test: trigger word TRIGGER, or pattern when not NULL. */
+static struct llama_sampler *lazy_sampler(const struct llama_vocab *v, const char *grammar,
+                                          const char *pattern, gm_error *err)
+{
+    const char *words[] = {TRIGGER};
+    if (pattern)
+        return gm_llama_sampler_init_lazy_patterns(v, grammar, "root", &pattern, 1, NULL, 0, err);
+    return gm_llama_sampler_init_lazy(v, grammar, "root", words, 1, NULL, 0, err);
+}
+
+static void test_lazy(const struct llama_vocab *v, const char *name, const char *pattern)
 {
     gm_error err;
-    const char *words[] = {TRIGGER};
     const char *grammar = "root ::= \"<tool_call>\" \"{\" [a-z]+ \"}\"\n";
-    struct llama_sampler *gs = gm_llama_sampler_init_lazy(v, grammar, "root", words, 1, NULL, 0, &err);
+    struct llama_sampler *gs = lazy_sampler(v, grammar, pattern, &err);
     CHECK(gs != NULL, "%s: lazy: %s", name, err.message);
     if (!gs)
         return;
@@ -305,12 +324,12 @@ static void test_lazy(const struct llama_vocab *v, const char *name)
         plen += tl;
     }
     CHECK(gm_llama_sampler_rejected(gs) == 0, "%s: lazy: accepted tokens rejected", name);
-    printf("%s: lazy trigger word: %u masks checked token by token (%u allowed)\n", name, checked,
-           allowed_total);
+    printf("%s: lazy trigger %s: %u masks checked token by token (%u allowed)\n", name,
+           pattern ? pattern : "word", checked, allowed_total);
     llama_sampler_free(gs);
 
     /* A boundary token: "x<tool" as one step must be allowed at the start. */
-    gs = gm_llama_sampler_init_lazy(v, grammar, "root", words, 1, NULL, 0, &err);
+    gs = lazy_sampler(v, grammar, pattern, &err);
     llama_token ids[64];
     int32_t k = tokenize(v, "Hi <tool_call>{x}", ids, 64);
     for (int32_t i = 0; gs && i < k; i++) {
@@ -330,6 +349,218 @@ static void test_lazy(const struct llama_vocab *v, const char *name)
         llama_sampler_free(gs);
     }
     free(data);
+}
+
+static bool allows_text(const struct llama_vocab *v, struct llama_sampler *smpl, const char *text);
+
+/* Trigger patterns whose language is the trigger word TRIGGER (lazy_ref). */
+static const char *const LAZY_PATTERNS[] = {
+    "[\\s\\S]*?(<tool_call>)[\\s\\S]*",   /* llama.cpp's form of a trigger word */
+    "^[\\s\\S]*?(<tool_call>)[\\s\\S]*$", /* PATTERN_FULL, anchored */
+    "[\\s\\S]*?(<tool_call>)",
+    "<tool_call>",                         /* search, the grammar at the match start */
+    "^[\\s\\S]*?(<tool_call>)",           /* ^ without $: regex_search from the start */
+};
+
+/* Whether a token's piece is free text for llama.cpp's and gramask's samplers alike. */
+static bool text_token(const struct llama_vocab *v, llama_token t)
+{
+    return !llama_vocab_is_eog(v, t) &&
+           !(llama_vocab_get_attr(v, t) &
+             (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_UNKNOWN | LLAMA_TOKEN_ATTR_UNUSED));
+}
+
+/* Counts the tokens on which gs and ls (applied to full candidate lists) differ. */
+static unsigned mask_diff(const struct llama_vocab *v, struct llama_sampler *gs,
+                          struct llama_sampler *ls, llama_token_data *d1, llama_token_data *d2,
+                          const char *what, const char *name)
+{
+    int32_t n = llama_vocab_n_tokens(v);
+    uint64_t r1 = 3, r2 = 3;
+    llama_token_data_array a1 = lu_random_candidates(d1, n, &r1);
+    llama_token_data_array a2 = lu_random_candidates(d2, n, &r2);
+    llama_sampler_apply(gs, &a1);
+    llama_sampler_apply(ls, &a2);
+    unsigned wrong = 0;
+    for (int32_t i = 0; i < n; i++) {
+        llama_token t = d1[i].id;
+        if (d2[i].id != t || (!text_token(v, t) && !llama_vocab_is_eog(v, t)))
+            continue; /* control tokens: see test_llama_diff.c's "control" */
+        bool g = isfinite(d1[i].logit), l = isfinite(d2[i].logit);
+        if (g != l && wrong++ < 3) {
+            char p[256];
+            piece(v, t, p, sizeof p);
+            fprintf(stderr, "lazy pattern %s %s: token %d \"%s\": gramask %s, llama.cpp %s\n",
+                    name, what, t, p, g ? "allows" : "rejects", l ? "allows" : "rejects");
+        }
+    }
+    return wrong;
+}
+
+/*
+ * Differential against llama.cpp's llama_sampler_init_grammar_lazy_patterns:
+ * at free-text states before and inside the trigger ("... it", "... <", "... <tool",
+ * "... <tool_", "... <tool_call"),
+ * every token whose piece completes the trigger is accepted by a clone of
+ * both samplers when gramask allows it (llama.cpp replays the text from the
+ * trigger into its grammar and would abort on a rejected piece), and their
+ * masks on the next step must be the same; gramask rejects it exactly when
+ * the text after the trigger is no prefix of the grammar (lazy_ref). Then the
+ * call goes on token by token, masks compared at every step.
+ */
+static void lazy_pattern_diff(const struct llama_vocab *v, const char *name,
+                              const char *pattern, const char *grammar,
+                              const char *const *words, const char *const *texts,
+                              size_t n_texts)
+{
+    gm_error err;
+    struct llama_sampler *gs = lazy_sampler(v, grammar, pattern, &err);
+    struct llama_sampler *ls =
+        llama_sampler_init_grammar_lazy_patterns(v, grammar, "root", &pattern, 1, NULL, 0);
+    CHECK(gs && ls, "%s: lazy pattern diff: %s", name, gs ? "llama.cpp refused" : err.message);
+    int32_t n = llama_vocab_n_tokens(v);
+    llama_token_data *d1 = malloc((size_t)n * sizeof *d1), *d2 = malloc((size_t)n * sizeof *d2);
+    char prefix[256] = "";
+    size_t plen = 0;
+    unsigned boundary = 0, rejected = 0, steps = 0, wrong = 0;
+    for (size_t s = 0; gs && ls && s < n_texts; s++) {
+        llama_token ids[64];
+        int32_t k = tokenize(v, texts[s], ids, 64);
+        for (int32_t i = 0; i < k; i++) {
+            llama_sampler_accept(gs, ids[i]);
+            llama_sampler_accept(ls, ids[i]);
+        }
+        size_t tl = strlen(texts[s]);
+        memcpy(prefix + plen, texts[s], tl + 1);
+        plen += tl;
+        uint64_t rng = 11;
+        llama_token_data_array a = lu_random_candidates(d1, n, &rng);
+        llama_sampler_apply(gs, &a);
+        bool *allowed = calloc((size_t)n, sizeof *allowed);
+        for (int32_t i = 0; i < n; i++)
+            allowed[d1[i].id] = isfinite(d1[i].logit);
+        for (llama_token t = 0; t < n; t++) {
+            char p[256], both[512];
+            int32_t pl = piece(v, t, p, sizeof p);
+            if (!text_token(v, t) || pl <= 0 || p[0] == 0 || plen + (size_t)pl >= sizeof both)
+                continue;
+            memcpy(both, prefix, plen);
+            memcpy(both + plen, p, (size_t)pl);
+            both[plen + (size_t)pl] = 0;
+            bool triggered = false;
+            for (size_t w = 0; words[w]; w++)
+                triggered = triggered || strstr(both, words[w]);
+            if (!triggered) /* free text still: llama.cpp allows anything */
+                continue;
+            bool want = lazy_ref_words(both, plen + (size_t)pl, false, words);
+            CHECK(allowed[t] == want, "%s: lazy pattern after \"%s\": token \"%s\": gramask %s",
+                  name, prefix, p, allowed[t] ? "allows" : "rejects");
+            if (!allowed[t]) {
+                rejected++;
+                continue;
+            }
+            boundary++;
+            struct llama_sampler *gc = llama_sampler_clone(gs), *lc = llama_sampler_clone(ls);
+            llama_sampler_accept(gc, t);
+            llama_sampler_accept(lc, t);
+            wrong += mask_diff(v, gc, lc, d1, d2, both, name);
+            llama_sampler_free(gc);
+            llama_sampler_free(lc);
+        }
+        free(allowed);
+    }
+    /* The call itself, step by step after the trigger. */
+    const char *call[] = {">{", "ab", "c", "}"};
+    for (size_t s = 0; gs && ls && s < sizeof call / sizeof *call; s++) {
+        llama_token ids[64];
+        int32_t k = tokenize(v, call[s], ids, 64);
+        for (int32_t i = 0; i < k; i++) {
+            llama_sampler_accept(gs, ids[i]);
+            llama_sampler_accept(ls, ids[i]);
+        }
+        wrong += mask_diff(v, gs, ls, d1, d2, call[s], name);
+        steps++;
+    }
+    CHECK(wrong == 0, "%s: lazy pattern: %u tokens differ from llama.cpp", name, wrong);
+    CHECK(boundary > 0, "%s: lazy pattern: no token completed the trigger", name);
+    printf("%s: lazy pattern %s vs llama.cpp: %u trigger-completing tokens allowed and compared "
+           "after, %u rejected (no prefix of the call), %u steps of the call, %u differences\n",
+           name, pattern, boundary, rejected, steps, wrong);
+    free(d1);
+    free(d2);
+    if (gs)
+        llama_sampler_free(gs);
+    if (ls)
+        llama_sampler_free(ls);
+}
+
+static void test_lazy_pattern_diff(const struct llama_vocab *v, const char *name)
+{
+    const char *const one[] = {TRIGGER, NULL};
+    const char *const texts1[] = {"Sure, calling it", " <", "tool", "_", "call"};
+    lazy_pattern_diff(v, name, LAZY_PATTERNS[0], "root ::= \"<tool_call>\" \"{\" [a-z]+ \"}\"\n",
+                      one, texts1, sizeof texts1 / sizeof *texts1);
+    const char *const two[] = {TRIGGER, "<fn>", NULL};
+    const char *const texts2[] = {"Sure: <", "f", "n"};
+    lazy_pattern_diff(v, name, "[\\s\\S]*?(<tool_call>|<fn>)[\\s\\S]*",
+                      "root ::= (\"<tool_call>\" | \"<fn>\") \"{\" [a-z]+ \"}\"\n", two, texts2,
+                      sizeof texts2 / sizeof *texts2);
+}
+
+/* Pattern forms that are not a set of literal words are refused, with a message. */
+static void test_lazy_pattern_refused(const struct llama_vocab *v, const char *name)
+{
+    const char *grammar = "root ::= \"<tool_call>\" \"{\" [a-z]+ \"}\"\n";
+    const char *refused[] = {
+        ".*?(<tool_call>).*",                /* . stops at line ends */
+        "[\\s\\S]*(<tool_call>)[\\s\\S]*",   /* greedy: the last occurrence */
+        "[\\s\\S]*?(<tool_call>\\s*\\{)",    /* a class inside the trigger */
+        "[\\s\\S]*?(<tool_call>)x",          /* text after the group */
+        "^(<tool_call>)[\\s\\S]*",           /* the output must start with it */
+        "[\\s\\S]*?(<tool_call>)$",          /* ... or end with it */
+        "[\\s\\S]*?((?:<tool_call>))",       /* nested group */
+        "[\\s\\S]*?(<tool_call>|)",          /* empty alternative */
+        "[\\s\\S]*?(<tool_call>",            /* unclosed */
+        "<tool_call>+",                      /* quantifier */
+        "",                                  /* empty */
+        "[\\s\\S]*?(abab)[\\s\\S]*",         /* overlaps itself */
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        gm_error err;
+        gm_error_clear(&err);
+        struct llama_sampler *s =
+            gm_llama_sampler_init_lazy_patterns(v, grammar, "root", &refused[i], 1, NULL, 0, &err);
+        CHECK(s == NULL && err.code == GM_ERR_UNSUPPORTED && err.message[0],
+              "%s: trigger pattern \"%s\" is not refused (%s)", name, refused[i], err.message);
+        if (s)
+            llama_sampler_free(s);
+        else if (i == 2)
+            printf("%s: refused pattern: %s\n", name, err.message);
+    }
+    /* Two patterns: fine when no token ends one's word and holds the other's. */
+    const char *two[] = {"[\\s\\S]*?(<tool_call>)[\\s\\S]*", "[\\s\\S]*?(<function=)[\\s\\S]*"};
+    gm_error err;
+    const char *g2 = "root ::= (\"<tool_call>\" | \"<function=\") [a-z]+\n";
+    struct llama_sampler *s = gm_llama_sampler_init_lazy_patterns(v, g2, "root", two, 2, NULL, 0, &err);
+    CHECK(s != NULL, "%s: two patterns: %s", name, err.message);
+    if (s) {
+        CHECK(allows_text(v, s, "<"), "%s: two patterns: '<' allowed", name);
+        llama_sampler_free(s);
+    }
+    /* Words of two patterns that one token can hold in turn ("a" then "b" in "ab"). */
+    const char *ab[] = {"b", "a"};
+    s = gm_llama_sampler_init_lazy_patterns(v, "root ::= (\"a\" | \"b\") \"x\"\n", "root", ab, 2,
+                                            NULL, 0, &err);
+    CHECK(s == NULL && err.code == GM_ERR_UNSUPPORTED, "%s: patterns b, a not refused", name);
+    if (s)
+        llama_sampler_free(s);
+    /* The same words as one pattern: one leftmost match, taken. */
+    const char *ab1 = "a|b";
+    s = gm_llama_sampler_init_lazy_patterns(v, "root ::= (\"a\" | \"b\") \"x\"\n", "root", &ab1, 1,
+                                            NULL, 0, &err);
+    CHECK(s != NULL, "%s: pattern a|b: %s", name, err.message);
+    if (s)
+        llama_sampler_free(s);
 }
 
 /* Trigger tokens: a control token starts the call (phi-3's <|user|>-like tokens). */
@@ -452,7 +683,11 @@ int main(void)
         const struct llama_vocab *v = llama_model_get_vocab(m);
         test_vocab(v, names[i]);
         test_cache_and_chain(v, names[i]);
-        test_lazy(v, names[i]);
+        test_lazy(v, names[i], NULL);
+        for (size_t p = 0; p < sizeof LAZY_PATTERNS / sizeof *LAZY_PATTERNS; p++)
+            test_lazy(v, names[i], LAZY_PATTERNS[p]);
+        test_lazy_pattern_diff(v, names[i]);
+        test_lazy_pattern_refused(v, names[i]);
         test_lazy_token(v, names[i]);
         test_other_grammars(v, names[i]);
         llama_model_free(m);

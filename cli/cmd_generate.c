@@ -3,9 +3,10 @@
  * drawn among the allowed ones: uniformly (--sampling uniform, the stress
  * test: every allowed token as likely, EOS with a set probability), or
  * weighted towards text a person can read as an example of the language
- * (--sampling readable, the default; see readable_weight). A dead end — no allowed token and no EOS — must never
- * happen; it is reported with the text that led to it. Finished texts are
- * checked again byte by byte with a fresh matcher.
+ * (--sampling readable, the default; see token_class and leave_content).
+ * A dead end — no allowed token and no EOS — must never happen; it is
+ * reported with the text that led to it. Finished texts are checked again
+ * byte by byte with a fresh matcher (special tokens as ids: recheck).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,10 +25,11 @@ static const char usage[] =
     "             " GM_CLI_GRAMMAR_OPTIONS "\n" GM_CLI_GRAMMAR_HELP
     "  Writes N random texts of the grammar's language (JSON lines to FILE or stdout) and\n"
     "  reports dead ends (exit status 1). Defaults: seed 1, N 10, M 200, P 0.2.\n"
-    "  --sampling readable (default): a class of tokens is drawn, then a token of it:\n"
-    "  visible ASCII text mostly, whitespace, other bytes and special tokens rarely; past\n"
-    "  half of M, tokens that close (quotes, brackets, tags) mostly, and EOS grows likelier,\n"
-    "  so outputs finish as readable examples (finished calls, instances).\n"
+    "  --sampling readable (default): a class of tokens is drawn, then a token of it: in\n"
+    "  free content (free text, a string: most of the vocabulary allowed) words, left after\n"
+    "  a few tokens by a tag or closing quote after which the mask narrows (EOS likelier\n"
+    "  with each token of it); in structure, tokens that close (brackets, quotes, tags)\n"
+    "  mostly, so outputs finish as readable examples (finished calls, instances).\n"
     "  --sampling uniform: every allowed token equally likely, EOS with probability P: the\n"
     "  stress test for dead ends.\n"
     "  --eos ID|TEXT: a stop token (repeatable), besides the tokenizer's own and those of\n"

@@ -3,9 +3,10 @@
  * drawn among the allowed ones: uniformly (--sampling uniform, the stress
  * test: every allowed token as likely, EOS with a set probability), or
  * weighted towards text a person can read as an example of the language
- * (--sampling readable, the default; see readable_weight). A dead end — no allowed token and no EOS — must never
- * happen; it is reported with the text that led to it. Finished texts are
- * checked again byte by byte with a fresh matcher.
+ * (--sampling readable, the default; see token_class and leave_content).
+ * A dead end — no allowed token and no EOS — must never happen; it is
+ * reported with the text that led to it. Finished texts are checked again
+ * byte by byte with a fresh matcher (special tokens as ids: recheck).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,10 +25,11 @@ static const char usage[] =
     "             " GM_CLI_GRAMMAR_OPTIONS "\n" GM_CLI_GRAMMAR_HELP
     "  Writes N random texts of the grammar's language (JSON lines to FILE or stdout) and\n"
     "  reports dead ends (exit status 1). Defaults: seed 1, N 10, M 200, P 0.2.\n"
-    "  --sampling readable (default): a class of tokens is drawn, then a token of it:\n"
-    "  visible ASCII text mostly, whitespace, other bytes and special tokens rarely; past\n"
-    "  half of M, tokens that close (quotes, brackets, tags) mostly, and EOS grows likelier,\n"
-    "  so outputs finish as readable examples (finished calls, instances).\n"
+    "  --sampling readable (default): a class of tokens is drawn, then a token of it: in\n"
+    "  free content (free text, a string: most of the vocabulary allowed) words, left after\n"
+    "  a few tokens by a tag or closing quote after which the mask narrows (EOS likelier\n"
+    "  with each token of it); in structure, tokens that close (brackets, quotes, tags)\n"
+    "  mostly, so outputs finish as readable examples (finished calls, instances).\n"
     "  --sampling uniform: every allowed token equally likely, EOS with probability P: the\n"
     "  stress test for dead ends.\n"
     "  --eos ID|TEXT: a stop token (repeatable), besides the tokenizer's own and those of\n"
@@ -106,10 +108,171 @@ static int token_class(const uint8_t *b, size_t n, bool added)
     return space ? SPACE : closes ? CLOSE : TEXT;
 }
 
+/*
+ * How well a closing token ends things (lower is better): short, holding
+ * '}' or ']', opening nothing new ('{', '[', ':' or a second quote).
+ */
+static int close_score(const uint8_t *b, size_t n)
+{
+    int score = n && b[0] == '"' ? (int)n : (int)n + 8, quotes = 0; /* a quote first: it ends a string */
+    for (size_t i = 0; i < n; i++) {
+        if (b[i] == '}' || b[i] == ']')
+            score -= 4;
+        else if (b[i] == '{' || b[i] == '[' || b[i] == ':')
+            score += 4;
+        else if (b[i] == '"' && ++quotes > 1)
+            score += 4;
+    }
+    return score;
+}
+
+/* Of k random tokens of class c among allowed[lo..hi), the index of the best closer. */
+static size_t best_closer(const gm_vocab *v, const uint32_t *allowed, const uint8_t *cls,
+                          size_t lo, size_t hi, int c, size_t k, uint64_t *rng)
+{
+    size_t best = SIZE_MAX;
+    int best_score = 0;
+    for (size_t i = 0; i < k * 4 && k; i++) {
+        size_t j = lo + next_random(rng) % (hi - lo);
+        if (cls[j] != c)
+            continue;
+        size_t len;
+        const uint8_t *b = gm_vocab_token(v, allowed[j], &len);
+        int sc = close_score(b, len);
+        if (best == SIZE_MAX || sc < best_score) {
+            best = j;
+            best_score = sc;
+        }
+        k--;
+    }
+    return best;
+}
+
+static void swap_allowed(uint32_t *allowed, uint8_t *cls, size_t a, size_t b)
+{
+    uint32_t x = allowed[a];
+    allowed[a] = allowed[b];
+    allowed[b] = x;
+    uint8_t c = cls[a];
+    cls[a] = cls[b];
+    cls[b] = c;
+}
+
+/*
+ * Readable sampling in free content (a wide mask: free text, a string's
+ * content, a reasoning block) leaves it on purpose: it tries the allowed tags
+ * in random order, then the closing tokens with a quote that end most
+ * (close_score), accepts each and keeps the
+ * first after which the mask is narrow (a call's or a tag's structure, the
+ * punctuation after a string), undoing the others. A token that leads
+ * into more free content (<think>, a quote inside free text) is undone.
+ * At most 32 tries past the tags, each a mask fill: only a few times per text. 1 with
+ * the token accepted in *id, 0 when none led out, -1 on an error (err).
+ */
+static int leave_content(gm_matcher *m, const gm_vocab *v, uint32_t *allowed, uint8_t *cls, size_t n,
+                         uint32_t *probe, size_t words, uint32_t nbits, uint64_t *rng,
+                         uint32_t *id, gm_error *err)
+{
+    /* the candidates, moved to the front of allowed (cls moves with them): tags
+       first (a few, and they open calls), then the closing tokens (thousands) */
+    size_t ntag = 0, nc = 0;
+    for (size_t j = 0; j < n; j++)
+        if (cls[j] == TAG)
+            swap_allowed(allowed, cls, ntag++, j);
+    nc = ntag;
+    for (size_t j = ntag; j < n; j++)
+        if (cls[j] == CLOSE)
+            swap_allowed(allowed, cls, nc++, j);
+    for (size_t tries = 0, tried = 0; tries < 32 + ntag && tried < nc; tries++, tried++) {
+        /* draw among the untried tags while there are any, else the untried closers */
+        size_t lo = tried, hi = tried < ntag ? ntag : nc;
+        size_t j = lo + next_random(rng) % (hi - lo);
+        if (tried >= ntag) {
+            /* the untried closer with a quote (what leaves a string) that ends most */
+            int best = 0;
+            j = SIZE_MAX;
+            for (size_t i = lo; i < hi; i++) {
+                size_t len;
+                const uint8_t *b = gm_vocab_token(v, allowed[i], &len);
+                if (!memchr(b, '"', len))
+                    continue;
+                int sc = close_score(b, len);
+                if (j == SIZE_MAX || sc < best) {
+                    j = i;
+                    best = sc;
+                }
+            }
+            if (j == SIZE_MAX)
+                break;
+        }
+        swap_allowed(allowed, cls, tried, j);
+        uint32_t t = allowed[tried];
+        if (gm_matcher_accept_token(m, t, err) != GM_OK ||
+            gm_matcher_fill_mask(m, probe, words, err) != GM_OK)
+            return -1;
+        size_t count = 0;
+        for (size_t w = 0; w < words; w++)
+            count += (size_t)__builtin_popcount(probe[w]);
+        if (count * 2 <= nbits) {
+            *id = t;
+            return 1;
+        }
+        if (gm_matcher_rollback(m, 1, err) != GM_OK)
+            return -1;
+    }
+    return 0;
+}
+
+/* A special or added token of a text, at bytes[off..off + len). */
+typedef struct special {
+    size_t off, len;
+    uint32_t id;
+} special;
+
 typedef struct text {
     uint8_t *bytes;
     size_t len, cap;
+    special *sp; /* its special tokens, in order */
+    size_t nsp, spcap;
 } text;
+
+static int text_mark_special(text *t, size_t off, size_t len, uint32_t id)
+{
+    if (t->nsp == t->spcap) {
+        size_t cap = t->spcap ? t->spcap * 2 : 16;
+        special *ns = realloc(t->sp, cap * sizeof *ns);
+        if (!ns)
+            return -1;
+        t->sp = ns;
+        t->spcap = cap;
+    }
+    t->sp[t->nsp++] = (special){off, len, id};
+    return 0;
+}
+
+/*
+ * Whether a fresh matcher accepts the finished text: its bytes as raw bytes,
+ * re-lexed across the token boundaries, except its special tokens (a chat
+ * format's <|call|>), which only a token id can stand for.
+ */
+static bool recheck(gm_compiled *c, const text *t, gm_error *err)
+{
+    gm_matcher *check = NULL;
+    bool ok = gm_matcher_create(c, NULL, &check, err) == GM_OK;
+    size_t pos = 0;
+    for (size_t i = 0; ok && i < t->nsp; i++) {
+        const special *sp = &t->sp[i];
+        ok = (sp->off == pos ||
+              gm_matcher_accept_bytes(check, t->bytes + pos, sp->off - pos, err) == GM_OK) &&
+             gm_matcher_accept_token(check, sp->id, err) == GM_OK;
+        pos = sp->off + sp->len;
+    }
+    ok = ok && (pos == t->len || gm_matcher_accept_bytes(check, t->bytes + pos, t->len - pos, err) == GM_OK) &&
+         gm_matcher_is_accepting(check);
+    if (check)
+        gm_matcher_destroy(check);
+    return ok;
+}
 
 static int text_append(text *t, const uint8_t *b, size_t n)
 {
@@ -200,6 +363,7 @@ int gm_cmd_generate(int argc, char **argv)
     uint32_t *mask = calloc(words, sizeof *mask);
     uint32_t *allowed = calloc(nbits, sizeof *allowed);
     uint8_t *cls = readable ? calloc(nbits, 1) : NULL;
+    uint32_t *probe = readable ? calloc(words, sizeof *probe) : NULL;
     uint64_t rng = seed * 0x9e3779b97f4a7c15ULL + 1;
     size_t finished = 0, truncated = 0, dead = 0, bad_recheck = 0, total_tokens = 0;
     const uint32_t *eos;
@@ -207,7 +371,7 @@ int gm_cmd_generate(int argc, char **argv)
     text t = {0};
     gm_error err;
     rc = 0;
-    if (!mask || !allowed || (readable && !cls)) {
+    if (!mask || !allowed || (readable && (!cls || !probe))) {
         fprintf(stderr, "gramask generate: out of memory\n");
         rc = 1;
         goto done;
@@ -218,10 +382,10 @@ int gm_cmd_generate(int argc, char **argv)
             rc = gm_cli_fail("generate", &err);
             break;
         }
-        t.len = 0;
+        t.len = t.nsp = 0;
         uint32_t strip = s.vocab->data->strip_leading;
         int ended = 0;
-        size_t ntok = 0;
+        size_t ntok = 0, run = 0;
         for (; ntok < max_tokens; ntok++) {
             if (gm_matcher_fill_mask(m, mask, words, &err) != GM_OK) {
                 rc = gm_cli_fail("generate", &err);
@@ -258,8 +422,13 @@ int gm_cmd_generate(int argc, char **argv)
                     ncls[cls[j] = (uint8_t)token_class(b, len, added)]++;
                 }
                 /* likelier as the text grows, and certain when only whitespace or odd
-                   bytes could follow: outputs finish, without trailing blanks */
+                   bytes could follow: outputs finish, without trailing blanks; in free
+                   content (a wide mask) likelier with each token of it, so free text
+                   ends early */
+                run = n * 2 > nbits ? run + 1 : 0;
                 p_eos += (1 - eos_prob) * (double)ntok / (double)max_tokens;
+                if (run)
+                    p_eos += 0.15 * (double)run;
                 if (!ncls[TEXT] && !ncls[CLOSE] && !ncls[TAG])
                     p_eos = 1;
             }
@@ -272,12 +441,26 @@ int gm_cmd_generate(int argc, char **argv)
                 break;
             }
             uint32_t id = allowed[next_random(&rng) % n];
-            if (readable) {
+            bool taken = false;
+            if (readable && run && (ntok * 2 >= max_tokens || next_random(&rng) % 100 < 20 * run)) {
+                int got = leave_content(m, s.vocab, allowed, cls, n, probe, words, nbits, &rng, &id, &err);
+                if (got < 0) {
+                    rc = gm_cli_fail("generate", &err);
+                    break;
+                }
+                taken = got;
+            }
+            if (readable && !taken) {
                 /* class weights before and past half the budget (TAG, CLOSE, TEXT, SPACE,
                    OTHER) */
-                static const double early[NCLASSES] = {0.15, 0.1, 0.65, 0.05, 0.05};
+                /* in structure (a narrow mask): mostly what closes, so values stay
+                   short, objects small and calls end */
+                static const double early[NCLASSES] = {0.2, 0.55, 0.22, 0.02, 0.01};
                 static const double late[NCLASSES] = {0.2, 0.7, 0.08, 0.01, 0.01};
-                const double *w = ntok * 2 >= max_tokens ? late : early;
+                /* in free content: words, and rarely what could leave it (leave_content
+                   does, on purpose) */
+                static const double content[NCLASSES] = {0.01, 0.02, 0.87, 0.05, 0.05};
+                const double *w = run ? content : ntok * 2 >= max_tokens ? late : early;
                 double total = 0;
                 for (int c = 0; c < NCLASSES; c++)
                     total += ncls[c] ? w[c] : 0;
@@ -288,12 +471,16 @@ int gm_cmd_generate(int argc, char **argv)
                 while (!ncls[c]) /* rounding at the top end */
                     c--;
                 size_t pick = next_random(&rng) % ncls[c], j = 0;
-                for (;; j++)
-                    if (cls[j] == c && pick-- == 0)
-                        break;
+                if (c == CLOSE && !run)
+                    j = best_closer(s.vocab, allowed, cls, 0, n, CLOSE, 4, &rng);
+                else
+                    j = SIZE_MAX;
+                for (size_t i = 0; j == SIZE_MAX; i++)
+                    if (cls[i] == c && pick-- == 0)
+                        j = i;
                 id = allowed[j];
             }
-            if (gm_matcher_accept_token(m, id, &err) != GM_OK) {
+            if (!taken && gm_matcher_accept_token(m, id, &err) != GM_OK) {
                 fprintf(stderr, "gramask generate: token %u was in the mask but rejected: %s\n", id,
                         err.message);
                 rc = 1;
@@ -308,7 +495,8 @@ int gm_cmd_generate(int argc, char **argv)
                 len--;
                 strip--;
             }
-            if (text_append(&t, b, len)) {
+            bool is_special = s.vocab->data->flags[id] & (GM_TOK_ADDED | GM_TOK_SPECIAL);
+            if ((is_special && text_mark_special(&t, t.len, len, id)) || text_append(&t, b, len)) {
                 fprintf(stderr, "gramask generate: out of memory\n");
                 rc = 1;
                 break;
@@ -320,13 +508,8 @@ int gm_cmd_generate(int argc, char **argv)
             break;
         if (ended) {
             finished++;
-            /* The finished text, fed as raw bytes to a fresh matcher, must be a sentence. */
-            gm_matcher *check = NULL;
-            int ok = gm_matcher_create(s.compiled, NULL, &check, &err) == GM_OK &&
-                     gm_matcher_accept_bytes(check, t.bytes, t.len, &err) == GM_OK &&
-                     gm_matcher_is_accepting(check);
-            if (check)
-                gm_matcher_destroy(check);
+            /* The finished text, fed to a fresh matcher as bytes (recheck), must be a sentence. */
+            bool ok = recheck(s.compiled, &t, &err);
             if (!ok) {
                 bad_recheck++;
                 fprintf(stderr, "gramask generate: finished text %llu is not accepted when re-read\n",
@@ -347,9 +530,11 @@ int gm_cmd_generate(int argc, char **argv)
         rc = 1;
 done:
     free(t.bytes);
+    free(t.sp);
     free(mask);
     free(allowed);
     free(cls);
+    free(probe);
     if (out != stdout)
         fclose(out);
     gm_cli_session_close(&s);

@@ -14,5 +14,5 @@ CLEANFILES += docs/cli.md
 
 # The command line's messages: bad arguments, demo, encode, trace --text, the
 # reference page.
-TESTS += tests/cli_args.sh tests/cli_encode.sh
-EXTRA_DIST += tests/cli_args.sh tests/cli_encode.sh
+TESTS += tests/cli_args.sh tests/cli_encode.sh tests/cli_generate.sh
+EXTRA_DIST += tests/cli_args.sh tests/cli_encode.sh tests/cli_generate.sh

@@ -385,6 +385,73 @@ static gm_status look_error(build *B, const nfa_build *nb, uint32_t l, gm_status
     return pattern_error(err, st, &B->specs[nb->looks.v[l].term], &e);
 }
 
+/*
+ * The lexer's DFA went past gm_limits.max_dfa_states: say which terminal is
+ * to blame. A terminal whose DFA alone passes the limit is named, at its
+ * definition (exact: it needs the states whatever the others are); when
+ * none does, the terminals only pass it together, and the error names the
+ * three largest alone. One determinization per terminal, on this failure
+ * path only.
+ */
+static gm_status dfa_limit_error(build *B, const uint32_t *list, uint32_t count,
+                                 const gm_limits *lim, gm_error *err)
+{
+    gm_mem *m = B->mem;
+    uint32_t top[3] = {GM_LEX_NONE, GM_LEX_NONE, GM_LEX_NONE}, size[3] = {0, 0, 0};
+    for (uint32_t k = 0; k < count; k++) {
+        uint32_t t = list[k];
+        nfa_build nb;
+        gm_error e;
+        gm_dfa d;
+        memset(&d, 0, sizeof d);
+        d.mem = m;
+        gm_ord_rows rows = {0, NULL};
+        gm_status st = make_nfa(B, &t, 1, false, lim, &nb, &e);
+        if (st == GM_OK) {
+            gm_ord_input in;
+            uint32_t bad;
+            ord_input(B, &nb, B->lark, lim, &in);
+            st = gm_ord_determinize(&in, m, &d, &rows, &bad, &e);
+        }
+        uint32_t nstates = st == GM_OK ? d.nstates : 0;
+        gm_dfa_free(&d);
+        gm_mem_free(m, rows.rows);
+        nfa_build_free(m, &nb);
+        if (st == GM_ERR_LIMIT)
+            return spec_error(err, GM_ERR_LIMIT, &B->specs[t],
+                              "terminal %s: its lexer DFA alone needs more than %u states "
+                              "(gm_limits.max_dfa_states)",
+                              B->specs[t].name, lim->max_dfa_states);
+        if (st == GM_ERR_NOMEM) {
+            *err = e;
+            return st;
+        }
+        for (int j = 0; j < 3 && st == GM_OK; j++)
+            if (top[j] == GM_LEX_NONE || nstates > size[j]) {
+                for (int i = 2; i > j; i--) {
+                    top[i] = top[i - 1];
+                    size[i] = size[i - 1];
+                }
+                top[j] = t;
+                size[j] = nstates;
+                break;
+            }
+    }
+    char list_text[GM_ERROR_MESSAGE_MAX / 2] = "";
+    size_t used = 0;
+    for (int j = 0; j < 3 && top[j] != GM_LEX_NONE; j++) {
+        int w = snprintf(list_text + used, sizeof list_text - used, "%s%s (%u)", j ? ", " : "",
+                         B->specs[top[j]].name, size[j]);
+        if (w < 0 || (size_t)w >= sizeof list_text - used)
+            break;
+        used += (size_t)w;
+    }
+    return gm_error_set(err, GM_ERR_LIMIT,
+                        "the lexer DFA of all %u terminals together needs more than %u states "
+                        "(gm_limits.max_dfa_states); no terminal does alone, the largest: %s",
+                        count, lim->max_dfa_states, list_text);
+}
+
 /* ---- Lark's string folding ---- */
 
 static int cmp_order_ctx(const build *B, const uint32_t *a, const uint32_t *b)
@@ -837,6 +904,10 @@ gm_status gm_lexer_build(gm_mem *m, const gm_terminal_spec *specs, uint32_t n,
     ord_input(&B, &nb, B.lark, &lim, &in);
     uint32_t bad;
     st = gm_ord_determinize(&in, m, &dfa, &rows, &bad, err);
+    if (st == GM_ERR_LIMIT) {
+        st = dfa_limit_error(&B, list, count, &lim, err);
+        goto done;
+    }
     if (st != GM_OK) {
         st = look_error(&B, &nb, bad, st, err);
         goto done;

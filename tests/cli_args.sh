@@ -240,6 +240,10 @@ ok "trace: not LALR(1) names --conflicts=lark" $?
 printf 'start: X\nX: /(a|b)*a(a|b)(a|b)(a|b)(a|b)(a|b)(a|b)(a|b)(a|b)(a|b)(a|b)(a|b)(a|b)/\n' > "$tmp/big.lark"
 run grammar "$tmp/big.lark" --max-dfa-states 100; has 'gm_limits.max_dfa_states' && has 'hint: --max-dfa-states N raises the limit' && has 'exit 1'
 ok "grammar: the DFA limit, and the option that raises it" $?
+printf 'start: A B\nA: "x"\nB: /(a|b)*a(a|b){20}/\n' > "$tmp/big2.lark"
+run grammar "$tmp/big2.lark" --max-dfa-states 1000
+has "$tmp/big2.lark:3:1: terminal B: its lexer DFA alone needs more than 1000 states (gm_limits.max_dfa_states)" &&
+    has 'exit 1'; ok "grammar: the DFA limit names the terminal that needs the states, where it is defined" $?
 run grammar "$tmp/big.lark"; has 'LALR(1):' && has 'exit 0'; ok "grammar: the same under the default limit" $?
 printf 'root ::= "a"\n' > "$tmp/a.gbnf"
 printf 'a\n' > "$tmp/a.txt"

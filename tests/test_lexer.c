@@ -288,10 +288,27 @@ static void diagnostics(void **state)
     memset(&lim, 0, sizeof lim);
     lim.max_dfa_states = 100;
     gm_termfile tf;
-    const char *big = "A /[ab]*a[ab]{12}/\n";
-    assert_int_equal(gm_termfile_parse(&m, NULL, big, strlen(big), &tf, &err), GM_OK);
+    /* The limit error names the terminal that needs the states alone, at its definition. */
+    const char *big = "A /a/\nB /[ab]*a[ab]{12}/\n";
+    assert_int_equal(gm_termfile_parse(&m, "t.terms", big, strlen(big), &tf, &err), GM_OK);
     assert_int_equal(gm_lexer_build(&m, tf.specs, tf.n, &lim, NULL, NULL, &lx, &err), GM_ERR_LIMIT);
-    assert_non_null(strstr(err.message, "max_dfa_states"));
+    assert_non_null(strstr(err.message, "t.terms:2:1: terminal B: its lexer DFA alone needs more than "
+                                        "100 states (gm_limits.max_dfa_states)"));
+    assert_int_equal(err.line, 2);
+    gm_termfile_free(&tf);
+    /* Twenty 10-letter keywords: 11 states each alone, about 180 together. */
+    char many[512] = "";
+    for (int i = 0; i < 20; i++) {
+        char line[32];
+        snprintf(line, sizeof line, "K%02d \"%c%c%c%c%c%c%c%c%c%c\"\n", i, 'a' + i, 'a' + i, 'a' + i,
+                 'a' + i, 'a' + i, 'a' + i, 'a' + i, 'a' + i, 'a' + i, 'a' + (i + 1) % 26);
+        strcat(many, line);
+    }
+    assert_int_equal(gm_termfile_parse(&m, "t.terms", many, strlen(many), &tf, &err), GM_OK);
+    assert_int_equal(gm_lexer_build(&m, tf.specs, tf.n, &lim, NULL, NULL, &lx, &err), GM_ERR_LIMIT);
+    assert_non_null(strstr(err.message, "the lexer DFA of all 20 terminals together needs more than 100 "
+                                        "states (gm_limits.max_dfa_states); no terminal does alone, "
+                                        "the largest: K00 (11), K01 (11), K02 (11)"));
     gm_termfile_free(&tf);
     assert_int_equal(atomic_load(&m.used), 0);
 }

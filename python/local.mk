@@ -60,8 +60,15 @@ EXTRA_DIST += bench/bench_python.py
 # The Python API reference, generated from the package's docstrings (python/mkdoc.py)
 # beside docs/cli.md, installed with the documentation and shipped in the tarball.
 doc_DATA += docs/python.md
+# A sanitizer build's library needs its runtime loaded before Python (as in
+# python/tests/pytest.sh): preload whichever runtime libgramask links.
 docs/python.md: python/lib/.built $(srcdir)/python/mkdoc.py
-	$(AM_V_GEN)$(MKDIR_P) docs && PYTHONPATH='$(abs_top_builddir)/python/lib' \
+	$(AM_V_GEN)$(MKDIR_P) docs && pre= && \
+	  for r in asan ubsan tsan; do \
+	    if ldd .libs/libgramask.so 2>/dev/null | grep -q "lib$$r\."; then \
+	      pre="$$pre $$($(CC) -print-file-name=lib$$r.so)"; fi; \
+	  done && \
+	  LD_PRELOAD="$$pre" ASAN_OPTIONS=detect_leaks=0 PYTHONPATH='$(abs_top_builddir)/python/lib' \
 	  PYTHONDONTWRITEBYTECODE=1 $(PYTHON3) $(srcdir)/python/mkdoc.py > $@.tmp && mv $@.tmp $@
 EXTRA_DIST += docs/python.md python/mkdoc.py
 CLEANFILES += docs/python.md

@@ -648,15 +648,13 @@ gm_status gm_schema_compile(gm_mem *m, const char *name, const char *json, size_
         gm_mem_free(m, c);
         return gm_error_set(err, GM_ERR_ARGUMENT, "gm_schema_options.draft: unknown draft %d", draft);
     }
-    if ((c->opts.item_separator && !separator_ok(c->opts.item_separator, ',')) ||
-        (c->opts.key_separator && !separator_ok(c->opts.key_separator, ':'))) {
+    bool bad_item = c->opts.item_separator && !separator_ok(c->opts.item_separator, ',');
+    bool bad_key = c->opts.key_separator && !separator_ok(c->opts.key_separator, ':');
+    if (bad_item || bad_key) {
         gm_mem_free(m, c);
         return gm_error_set(err, GM_ERR_ARGUMENT, "gm_schema_options: the %s separator must be "
-                            "'%c' with JSON whitespace around it",
-                            c->opts.item_separator && !separator_ok(c->opts.item_separator, ',')
-                                ? "item" : "key",
-                            c->opts.item_separator && !separator_ok(c->opts.item_separator, ',')
-                                ? ',' : ':');
+                            "'%c' with JSON whitespace around it", bad_item ? "item" : "key",
+                            bad_item ? ',' : ':');
     }
     if (c->opts.indent > 16)
         c->opts.indent = 16;

@@ -316,6 +316,27 @@ static void test_sibling_entries(void **state)
     gm_vocab_data_destroy(v);
 }
 
+/* The engine's mask after each prefix equals the reference's (which: the
+   case number compare reports). */
+static void compare_at_prefixes(ctx *c, const char *const *prefixes, size_t n, int which)
+{
+    uint32_t *mask = malloc(c->words * 4);
+    gm_error err;
+    for (size_t k = 0; k < n; k++) {
+        const char *p = prefixes[k];
+        gm_estate *s0 = gm_estate_start(c->e, &err), *s;
+        if (gm_estate_accept_bytes(c->e, c->w, s0, (const uint8_t *)p, strlen(p), &s, &err) != GM_OK)
+            fail_msg("prefix %s refused: %s", p, err.message);
+        gm_eref_rollback(c->ref, 0);
+        assert_true(gm_eref_feed(c->ref, p, strlen(p)));
+        assert_int_equal(gm_estate_fill_mask(c->e, c->w, s, mask, c->words, &err), GM_OK);
+        compare(c, s, mask, which, (int)k);
+        gm_estate_release(c->e, s0);
+        gm_estate_release(c->e, s);
+    }
+    free(mask);
+}
+
 /*
  * Masks in the middle of escapes (note [string encoding] in schema/irb.h),
  * over llama3: \u escapes and surrogate pairs half written, in an enum, a
@@ -343,21 +364,7 @@ static void test_escape_masks(void **state)
     memset(&c, 0, sizeof c);
     gm_mem_init(&c.mem, NULL, 0);
     open_case(&c, &sc, v);
-    uint32_t *mask = malloc(c.words * 4);
-    gm_error err;
-    for (size_t k = 0; k < sizeof prefixes / sizeof *prefixes; k++) {
-        const char *p = prefixes[k];
-        gm_estate *s0 = gm_estate_start(c.e, &err), *s;
-        if (gm_estate_accept_bytes(c.e, c.w, s0, (const uint8_t *)p, strlen(p), &s, &err) != GM_OK)
-            fail_msg("prefix %s refused: %s", p, err.message);
-        gm_eref_rollback(c.ref, 0);
-        assert_true(gm_eref_feed(c.ref, p, strlen(p)));
-        assert_int_equal(gm_estate_fill_mask(c.e, c.w, s, mask, c.words, &err), GM_OK);
-        compare(&c, s, mask, 100, (int)k);
-        gm_estate_release(c.e, s0);
-        gm_estate_release(c.e, s);
-    }
-    free(mask);
+    compare_at_prefixes(&c, prefixes, sizeof prefixes / sizeof *prefixes, 100);
     close_case(&c);
     gm_vocab_data_destroy(v);
 }
@@ -389,25 +396,11 @@ static void test_string_interiors(void **state)
     memset(&c, 0, sizeof c);
     gm_mem_init(&c.mem, NULL, 0);
     open_case_x(&c, &sc, v, true);
-    uint32_t *mask = malloc(c.words * 4);
-    gm_error err;
-    for (size_t k = 0; k < sizeof prefixes / sizeof *prefixes; k++) {
-        const char *p = prefixes[k];
-        gm_estate *s0 = gm_estate_start(c.e, &err), *s;
-        if (gm_estate_accept_bytes(c.e, c.w, s0, (const uint8_t *)p, strlen(p), &s, &err) != GM_OK)
-            fail_msg("prefix %s refused: %s", p, err.message);
-        gm_eref_rollback(c.ref, 0);
-        assert_true(gm_eref_feed(c.ref, p, strlen(p)));
-        assert_int_equal(gm_estate_fill_mask(c.e, c.w, s, mask, c.words, &err), GM_OK);
-        compare(&c, s, mask, 0, (int)k);
-        gm_estate_release(c.e, s0);
-        gm_estate_release(c.e, s);
-    }
+    compare_at_prefixes(&c, prefixes, sizeof prefixes / sizeof *prefixes, 0);
     gm_eengine_stats st;
     gm_eengine_get_stats(c.e, &st);
     print_message("%u walks through a string interior\n", st.interiors);
     assert_true(st.interiors > 0);
-    free(mask);
     close_case(&c);
     gm_vocab_data_destroy(v);
 }

@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/session.h"
+#include "cli/triggers.h"
 
 static const char usage[] =
     "GRAMMAR --tokenizer T [--seed S] [-n N] [--max-tokens M] [--eos-prob P] [--out FILE]\n"
@@ -27,7 +28,8 @@ static const char usage[] =
     "  reports dead ends (exit status 1). Defaults: seed 1, N 10, M 200, P 0.2.\n"
     "  --sampling readable (default): a class of tokens is drawn, then a token of it: in\n"
     "  free content (free text, a string: most of the vocabulary allowed) words, left after\n"
-    "  a few tokens by a tag or closing quote after which the mask narrows (EOS likelier\n"
+    "  a few tokens by a tag, a trigger word of the tool format or structural tag written\n"
+    "  out whole (<function=), or a closing quote, after which the mask narrows (EOS likelier\n"
     "  with each token of it); in structure, tokens that close (brackets, quotes, tags)\n"
     "  mostly, so outputs finish as readable examples (finished calls, instances).\n"
     "  --sampling uniform: every allowed token equally likely, EOS with probability P: the\n"
@@ -81,7 +83,7 @@ static void json_string(FILE *out, const uint8_t *b, size_t n)
  * Readable sampling draws a class of tokens first, then a token of it
  * uniformly: CLOSE (visible ASCII holding a quote, bracket or '>': what ends
  * strings, objects, calls and tags), TEXT (other visible ASCII), SPACE
- * (whitespace only), OTHER (control or non-ASCII bytes) and TAG: an allowed
+ * (whitespace only), OTHER (control or non-ASCII bytes, backslashes) and TAG: an allowed
  * added token opens or closes a part of a chat format (<tool_call>, </think>).
  * A vocabulary has thousands of whitespace and byte tokens: drawn per
  * token they would fill the text; drawn per class they are rare. Past half
@@ -98,7 +100,8 @@ static int token_class(const uint8_t *b, size_t n, bool added)
     bool space = true, closes = false;
     for (size_t i = 0; i < n; i++) {
         uint8_t c = b[i];
-        if (c >= 0x80 || (c < 0x20 && c != '\n' && c != '\t' && c != '\r'))
+        /* a backslash starts an escape (\u0063 for c): valid, but not what a person writes */
+        if (c >= 0x80 || c == '\\' || (c < 0x20 && c != '\n' && c != '\t' && c != '\r'))
             return OTHER;
         if (c != ' ' && c != '\n' && c != '\t' && c != '\r')
             space = false;
@@ -159,6 +162,57 @@ static void swap_allowed(uint32_t *allowed, uint8_t *cls, size_t a, size_t b)
 }
 
 /*
+ * Writes the plain text word[0..len) out token by token, each the longest
+ * allowed token that is a prefix of what remains (special tokens never:
+ * the text is plain), and keeps it when the mask after it is narrow: a
+ * trigger of a tool format (`<function=`) led into a call. Otherwise every
+ * token is undone. The number of tokens accepted (into seq), 0 when the
+ * word could not be written or led nowhere, -1 on an error (err).
+ */
+static int write_word(gm_matcher *m, const gm_vocab *v, const char *word, size_t len,
+                      uint32_t *probe, size_t words, uint32_t nbits, uint32_t *seq, size_t cap,
+                      gm_error *err)
+{
+    size_t k = 0, pos = 0;
+    while (pos < len && k < cap) {
+        if (gm_matcher_fill_mask(m, probe, words, err) != GM_OK)
+            return -1;
+        uint32_t best = UINT32_MAX;
+        size_t best_len = 0;
+        for (uint32_t w = 0; w < words; w++)
+            for (uint32_t x = probe[w]; x; x &= x - 1) {
+                uint32_t id = w * 32 + (uint32_t)__builtin_ctz(x);
+                if (v->data->flags[id] & (GM_TOK_ADDED | GM_TOK_SPECIAL))
+                    continue;
+                size_t tl;
+                const uint8_t *b = gm_vocab_token(v, id, &tl);
+                if (tl > best_len && tl <= len - pos && !memcmp(b, word + pos, tl)) {
+                    best = id;
+                    best_len = tl;
+                }
+            }
+        if (best == UINT32_MAX)
+            break;
+        if (gm_matcher_accept_token(m, best, err) != GM_OK)
+            return -1;
+        seq[k++] = best;
+        pos += best_len;
+    }
+    if (pos == len) {
+        if (gm_matcher_fill_mask(m, probe, words, err) != GM_OK)
+            return -1;
+        size_t count = 0;
+        for (size_t w = 0; w < words; w++)
+            count += (size_t)__builtin_popcount(probe[w]);
+        if (count * 2 <= nbits)
+            return (int)k;
+    }
+    if (k && gm_matcher_rollback(m, (uint32_t)k, err) != GM_OK)
+        return -1;
+    return 0;
+}
+
+/*
  * Readable sampling in free content (a wide mask: free text, a string's
  * content, a reasoning block) leaves it on purpose: it tries the allowed tags
  * in random order, then the closing tokens with a quote that end most
@@ -166,13 +220,22 @@ static void swap_allowed(uint32_t *allowed, uint8_t *cls, size_t a, size_t b)
  * first after which the mask is narrow (a call's or a tag's structure, the
  * punctuation after a string), undoing the others. A token that leads
  * into more free content (<think>, a quote inside free text) is undone.
- * At most 32 tries past the tags, each a mask fill: only a few times per text. 1 with
- * the token accepted in *id, 0 when none led out, -1 on an error (err).
+ * First the structure's trigger words (write_word), which no single token
+ * of plain text completes. At most 32 tries past the tags, each a mask fill:
+ * only a few times per text. The number of tokens accepted (into seq, of
+ * cap), 0 when none led out, -1 on an error (err).
  */
-static int leave_content(gm_matcher *m, const gm_vocab *v, uint32_t *allowed, uint8_t *cls, size_t n,
-                         uint32_t *probe, size_t words, uint32_t nbits, uint64_t *rng,
-                         uint32_t *id, gm_error *err)
+static int leave_content(gm_matcher *m, const gm_vocab *v, const gm_cli_words *trig,
+                         uint32_t *allowed, uint8_t *cls, size_t n, uint32_t *probe, size_t words,
+                         uint32_t nbits, uint64_t *rng, uint32_t *seq, size_t cap, gm_error *err)
 {
+    /* the trigger words, from a random one on */
+    for (size_t i = 0, first = trig->n ? next_random(rng) % trig->n : 0; i < trig->n; i++) {
+        size_t w = (first + i) % trig->n;
+        int got = write_word(m, v, trig->words[w], trig->lens[w], probe, words, nbits, seq, cap, err);
+        if (got)
+            return got;
+    }
     /* the candidates, moved to the front of allowed (cls moves with them): tags
        first (a few, and they open calls), then the closing tokens (thousands) */
     size_t ntag = 0, nc = 0;
@@ -214,7 +277,7 @@ static int leave_content(gm_matcher *m, const gm_vocab *v, uint32_t *allowed, ui
         for (size_t w = 0; w < words; w++)
             count += (size_t)__builtin_popcount(probe[w]);
         if (count * 2 <= nbits) {
-            *id = t;
+            seq[0] = t;
             return 1;
         }
         if (gm_matcher_rollback(m, 1, err) != GM_OK)
@@ -352,9 +415,16 @@ int gm_cmd_generate(int argc, char **argv)
     int rc = gm_cli_session_open("generate", &lo, &s);
     if (rc)
         return rc;
+    gm_cli_words trig = {0};
+    gm_error terr;
+    if (readable && gm_cli_triggers(&lo, &trig, &terr) != GM_OK) {
+        gm_cli_session_close(&s);
+        return gm_cli_fail("generate", &terr);
+    }
     FILE *out = stdout;
     if (out_path && !(out = fopen(out_path, "w"))) {
         fprintf(stderr, "gramask generate: cannot write %s: %s\n", out_path, strerror(errno));
+        gm_cli_words_free(&trig);
         gm_cli_session_close(&s);
         return 1;
     }
@@ -441,14 +511,20 @@ int gm_cmd_generate(int argc, char **argv)
                 break;
             }
             uint32_t id = allowed[next_random(&rng) % n];
+            uint32_t seq[64];
+            size_t nseq = 1;
             bool taken = false;
             if (readable && run && (ntok * 2 >= max_tokens || next_random(&rng) % 100 < 20 * run)) {
-                int got = leave_content(m, s.vocab, allowed, cls, n, probe, words, nbits, &rng, &id, &err);
+                size_t cap = max_tokens - ntok < 64 ? (size_t)(max_tokens - ntok) : 64;
+                int got = leave_content(m, s.vocab, &trig, allowed, cls, n, probe, words, nbits,
+                                        &rng, seq, cap, &err);
                 if (got < 0) {
                     rc = gm_cli_fail("generate", &err);
                     break;
                 }
-                taken = got;
+                taken = got > 0;
+                if (taken)
+                    nseq = (size_t)got;
             }
             if (readable && !taken) {
                 /* class weights before and past half the budget (TAG, CLOSE, TEXT, SPACE,
@@ -486,21 +562,28 @@ int gm_cmd_generate(int argc, char **argv)
                 rc = 1;
                 break;
             }
-            size_t len;
-            const uint8_t *b = gm_vocab_token(s.vocab, id, &len);
-            /* The decoded text: the tokenizer's decoder drops leading spaces of the whole
-             * text (SentencePiece's dummy prefix), and so does the grammar's view of it. */
-            while (t.len == 0 && strip && len && b[0] == ' ') {
-                b++;
-                len--;
-                strip--;
+            if (!taken)
+                seq[0] = id;
+            ntok += nseq - 1; /* the loop counts one */
+            for (size_t q = 0; q < nseq && !rc; q++) {
+                id = seq[q];
+                size_t len;
+                const uint8_t *b = gm_vocab_token(s.vocab, id, &len);
+                /* The decoded text: the tokenizer's decoder drops leading spaces of the whole
+                 * text (SentencePiece's dummy prefix), and so does the grammar's view of it. */
+                while (t.len == 0 && strip && len && b[0] == ' ') {
+                    b++;
+                    len--;
+                    strip--;
+                }
+                bool is_special = s.vocab->data->flags[id] & (GM_TOK_ADDED | GM_TOK_SPECIAL);
+                if ((is_special && text_mark_special(&t, t.len, len, id)) || text_append(&t, b, len)) {
+                    fprintf(stderr, "gramask generate: out of memory\n");
+                    rc = 1;
+                }
             }
-            bool is_special = s.vocab->data->flags[id] & (GM_TOK_ADDED | GM_TOK_SPECIAL);
-            if ((is_special && text_mark_special(&t, t.len, len, id)) || text_append(&t, b, len)) {
-                fprintf(stderr, "gramask generate: out of memory\n");
-                rc = 1;
+            if (rc)
                 break;
-            }
         }
         gm_matcher_destroy(m);
         total_tokens += ntok;
@@ -535,6 +618,7 @@ done:
     free(allowed);
     free(cls);
     free(probe);
+    gm_cli_words_free(&trig);
     if (out != stdout)
         fclose(out);
     gm_cli_session_close(&s);

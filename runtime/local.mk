@@ -25,7 +25,7 @@ gramask_SOURCES += \
 	cli/session.c cli/session.h \
 	cli/cmd_compile.c \
 	cli/cmd_demo.c \
-	cli/cmd_generate.c \
+	cli/cmd_generate.c cli/triggers.c cli/triggers.h \
 	cli/cmd_trace.c
 gramask_CPPFLAGS = $(AM_CPPFLAGS) -DGM_SRCDATA='"$(abs_top_srcdir)/tests/data"' \
 	-DGM_PKGDATA='"$(pkgdatadir)"' \

@@ -50,10 +50,18 @@ for text in done:
     parts = text.split(begin)[1:]
     assert parts, "no call in %r" % text
     for p in parts:
+        if begin == '{"name":':  # llama-json: {"name": NAME, "parameters": ARGS}, no end
+            call, _ = json.JSONDecoder().raw_decode(begin + p)
+            name, args = call["name"], call["parameters"]
+            assert need[name] in args, (name, args)
+            continue
         body = p[:p.index(end)]
         if begin == "<tool_call>":  # qwen: {"name": ..., "arguments": ...}
             call = json.loads(body)
             name, args = call["name"], call["arguments"]
+        elif begin == "<function=":  # llama: NAME>ARGS
+            name = body[:body.index(">")]
+            args = json.loads(body[body.index(">") + 1:])
         else:  # harmony: NAME<|constrain|>json<|message|>ARGS
             name = body[:body.index("<|")]
             args = json.loads(body[body.index("<|message|>") + len("<|message|>"):])
@@ -69,6 +77,12 @@ gen harmony gptoss 8 --tool-choice required && calls "$tmp/harmony.jsonl" " to=f
 ok "harmony, calls required: most turns finish, their arguments are instances" $?
 gen llama llama3 8; ok "llama: most turns finish" $?
 gen llama-json llama3 8; ok "llama-json: most turns finish" $?
+# plain-text triggers (<function=, {"name":) span several tokens: readable sampling writes
+# them out (cli/triggers.c), so calls required finish too
+gen llama llama3 8 --tool-choice required && calls "$tmp/llama.jsonl" "<function=" "</function>"
+ok "llama, calls required: most turns finish, their arguments are instances" $?
+gen llama-json llama3 8 --tool-choice required && calls "$tmp/llama-json.jsonl" '{"name":' ""
+ok "llama-json, calls required: most turns finish, their arguments are instances" $?
 run generate --tools "$tmp/tools.json" --format qwen --tool-choice required --tokenizer "$tk/qwen3" -n 20 \
     --max-tokens 60 --sampling uniform
 has ' 0 dead ends, 0 failed re-check' && has 'exit 0'; ok "uniform sampling (the stress test) stays" $?

@@ -333,6 +333,21 @@ def test_registration(sglang_standin, backend):
     assert GRAMMAR_BACKEND_CHOICES.count("gramask") == 1
 
 
+def test_plugin_entry_point(sglang_standin):
+    """pyproject.toml declares register() in SGLang's plugin group (sglang.srt.plugins,
+    loaded in every SGLang process), and the named function resolves."""
+    import importlib
+    from conftest import SRCDIR
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11
+    with open(os.path.join(SRCDIR, "python", "pyproject.toml"), "rb") as f:
+        project = tomllib.load(f)["project"]
+    target = project["entry-points"]["sglang.srt.plugins"]["gramask"]
+    module, func = target.split(":")
+    register = getattr(importlib.import_module(module), func)
+    register()
+    assert GRAMMAR_BACKEND_REGISTRY["gramask"].__name__ == "create_backend"
+
+
 def native(backend: Any, key: Tuple[str, str]) -> Any:
     return gm.GrammarMatcher(get_grammar(backend, key).compiled)
 

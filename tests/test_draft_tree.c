@@ -353,6 +353,96 @@ static void test_malformed(void **state)
     gm_compiled_destroy(c);
 }
 
+/* Whether the links form a tree (brute force, by another route than the library's check):
+   every link -1 or a non-root node index, the root without a sibling, no node linked
+   twice, and no cycle (a depth-first search from every node over both kinds of links). */
+static bool is_tree(const int64_t *nt, const int64_t *ns, size_t n)
+{
+    int indeg[16] = {0};
+    if (ns[0] != -1)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const int64_t links[2] = {nt[i], ns[i]};
+        for (int k = 0; k < 2; k++) {
+            if (links[k] == -1)
+                continue;
+            if (links[k] <= 0 || links[k] >= (int64_t)n || ++indeg[links[k]] > 1)
+                return false;
+        }
+    }
+    for (size_t start = 0; start < n; start++) {
+        /* a path of more than n steps from start repeats a node: a cycle */
+        int64_t stack[64][2];
+        size_t depth = 0;
+        stack[depth][0] = (int64_t)start;
+        stack[depth++][1] = 0;
+        while (depth) {
+            int64_t node = stack[depth - 1][0], k = stack[depth - 1][1]++;
+            if (k == 2) {
+                depth--;
+                continue;
+            }
+            int64_t next = k == 0 ? nt[node] : ns[node];
+            if (next == -1)
+                continue;
+            if (depth > n)
+                return false;
+            stack[depth][0] = next;
+            stack[depth++][1] = 0;
+        }
+    }
+    return true;
+}
+
+/* Random link arrays: the call never hangs or crashes, and accepts exactly the trees. */
+static void test_random_links(void **state)
+{
+    (void)state;
+    gm_compiled *c = compiled_ebnf(ebnf);
+    gm_matcher *m;
+    gm_error err;
+    assert_int_equal(gm_matcher_create(c, NULL, &m, &err), GM_OK);
+    uint64_t seed = 11;
+    int64_t nt[16], ns[16], tok[16] = {0};
+    uint32_t *rows = calloc(16 * W.words, 4);
+    size_t trees = 0;
+    for (int iter = 0; iter < 3000; iter++) {
+        size_t n = 1 + (size_t)(gm_test_rand(&seed) % 12);
+        /* a random tree (each node under a random earlier one), then, half the time, one
+           to three links set to anything in -2..n */
+        int64_t last[16];
+        for (size_t i = 0; i < n; i++)
+            nt[i] = ns[i] = last[i] = -1;
+        for (size_t i = 1; i < n; i++) {
+            size_t p = (size_t)(gm_test_rand(&seed) % i);
+            if (last[p] < 0)
+                nt[p] = (int64_t)i;
+            else
+                ns[last[p]] = (int64_t)i;
+            last[p] = (int64_t)i;
+        }
+        if (gm_test_rand(&seed) % 2) {
+            for (uint64_t k = 1 + gm_test_rand(&seed) % 3; k; k--) {
+                int64_t *a = gm_test_rand(&seed) % 2 ? nt : ns;
+                a[gm_test_rand(&seed) % n] = (int64_t)(gm_test_rand(&seed) % (n + 3)) - 2;
+            }
+        }
+        gm_status st = gm_matcher_fill_draft_tree(m, nt, ns, tok, n, rows, W.words, NULL, NULL,
+                                                  &err);
+        bool valid = is_tree(nt, ns, n);
+        trees += valid;
+        if (st != (valid ? GM_OK : GM_ERR_ARGUMENT))
+            fail_msg("n=%zu: status %d for %s (%s)", n, (int)st, valid ? "a tree" : "no tree",
+                     st == GM_OK ? "" : err.message);
+    }
+    /* both kinds came up often */
+    if (trees < 1000 || trees > 2500)
+        fail_msg("%zu trees of 3000", trees);
+    free(rows);
+    gm_matcher_destroy(m);
+    gm_compiled_destroy(c);
+}
+
 /* A long chain (allocated scratch) under a near-zero time limit stops early; the root is filled. */
 static void test_time_limit(void **state)
 {
@@ -519,6 +609,7 @@ int main(void)
         cmocka_unit_test(test_ebnf_trees),
         cmocka_unit_test(test_lalr_trees),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_random_links),
         cmocka_unit_test(test_time_limit),
         cmocka_unit_test(test_end_when_complete),
         cmocka_unit_test(test_eos_after_end),

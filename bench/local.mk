@@ -32,6 +32,7 @@ bench: $(GM_BENCH) bench/bench_masks
 	  echo "== $$b"; out=; [ $$b = bench/bench_syncode ] && out="--out $(srcdir)/bench/results/syncode.md"; \
 	  [ $$b = bench/bench_earley ] && out="--out $(srcdir)/bench/results/earley.md"; \
 	  [ $$b = bench/bench_dispatch ] && out="--out $(srcdir)/bench/results/dispatch.md"; \
+	  [ $$b = bench/bench_draft_tree ] && out="--out $(srcdir)/bench/results/draft_tree.md"; \
 	  GM_SHARED_DIR='$(GM_SHARED_DIR)' GM_SRCDIR='$(abs_top_srcdir)' ./$$b $$out; echo; \
 	done
 	@echo "== bench/bench_masks (writes $(srcdir)/bench/results)"
@@ -90,3 +91,17 @@ bench-contextual: gramask
 	  --out '$(srcdir)/bench/results/contextual.md'
 .PHONY: bench-contextual
 EXTRA_DIST += bench/bench_contextual.py
+
+# Issue 35 item 6: draft trees of 8, 32 and 64 nodes, one gm_matcher_fill_draft_tree call
+# against the accept/fill/rollback loop (bench/results/draft_tree.md).
+GM_BENCH += bench/bench_draft_tree
+bench_bench_draft_tree_SOURCES = bench/bench_draft_tree.c
+bench_bench_draft_tree_LDADD = libgmcore.la
+# The same trees from Python: traverse_draft_tree against the Python loop engines run.
+bench: bench-draft-tree-python
+bench-draft-tree-python: python/lib/.built
+	@echo "== bench/bench_draft_tree.py (writes $(srcdir)/bench/results/draft_tree_python.md)"
+	PYTHONPATH='$(abs_top_builddir)/python/lib' $(PYTHON3) $(srcdir)/bench/bench_draft_tree.py \
+	  --shared '$(GM_SHARED_DIR)' --out '$(srcdir)/bench/results/draft_tree_python.md'
+.PHONY: bench-draft-tree-python
+EXTRA_DIST += bench/bench_draft_tree.py

@@ -515,6 +515,12 @@ typedef struct gm_matcher_options {
                                  caller ends the output when gm_matcher_is_accepting says
                                  it may); by default gm_matcher_create refuses it with
                                  GM_ERR_ARGUMENT, as no mask could allow an end */
+    bool eos_after_end;       /* after EOS was accepted, gm_matcher_fill_mask writes a mask of
+                                 the EOS ids only and returns GM_OK, gm_matcher_accept_token
+                                 takes another EOS id (one more step) and rejects any other
+                                 token with GM_ERR_REJECTED, instead of both failing with
+                                 GM_ERR_STATE: engines verifying draft tokens step past the
+                                 end of a sequence */
 } gm_matcher_options;
 
 GM_API gm_status gm_matcher_create(gm_compiled *c, const gm_matcher_options *opts,
@@ -569,6 +575,42 @@ GM_API bool gm_matcher_is_terminated(const gm_matcher *m);
  */
 GM_API gm_status gm_matcher_forced_bytes(gm_matcher *m, uint8_t *buf, size_t cap, size_t *len,
                                          gm_error *err);
+
+/*
+ * Speculative decoding with a tree of draft tokens (XGrammar's
+ * traverse_draft_tree): the masks of every node in one call. Node 0 is the
+ * root, the matcher's current state; next_token[i] is node i's first child
+ * and next_sibling[i] its next sibling (-1: none); draft_tokens[i] is node
+ * i's token (the root's is not read). Row i of masks (row stride `words`,
+ * which must be gm_compiled_mask_words()) gets what gm_matcher_fill_mask
+ * would write after the tokens on the path from the root to node i; a node
+ * whose token its parent's row does not allow (or out of the vocabulary),
+ * the nodes below it, and a node after EOS (unless eos_after_end) get an
+ * all-zero row. The matcher's state and history are unchanged. A tree of n
+ * nodes is walked once, from persistent states (no accept and rollback per
+ * node); no allocation for trees of up to GM_DRAFT_TREE_SMALL nodes.
+ * Errors: GM_ERR_ARGUMENT for a malformed tree (an index out of range, the
+ * root with a sibling or a parent, a node linked from two places, a cycle),
+ * naming the node; GM_ERR_LIMIT past GM_DRAFT_TREE_MAX_NODES nodes.
+ * *completed (may be NULL) is false when opts->time_limit_s ran out first:
+ * the rows not reached by then are zero (the root's is always filled).
+ */
+#define GM_DRAFT_TREE_MAX_NODES 65536
+#define GM_DRAFT_TREE_SMALL 128
+
+typedef struct gm_draft_tree_options {
+    double time_limit_s;      /* > 0: stop once this many seconds passed (checked before each
+                                 node below the root); 0 = no limit */
+    bool end_when_complete;   /* a node where the output is complete counts as ended (all-zero
+                                 row, no children): XGrammar's terminate_without_stop_token */
+} gm_draft_tree_options;
+
+GM_API gm_status gm_matcher_fill_draft_tree(gm_matcher *m, const int64_t *next_token,
+                                            const int64_t *next_sibling,
+                                            const int64_t *draft_tokens, size_t n,
+                                            uint32_t *masks, size_t words,
+                                            const gm_draft_tree_options *opts, bool *completed,
+                                            gm_error *err);
 
 /* ------------------------------------------------------------------------
  * 6. Batch

@@ -86,12 +86,10 @@ static void fill_row(job *j, size_t i)
     gm_error err;
     uint32_t *row = j->masks + i * j->words;
     gm_status st;
-    if (gm_matcher_is_terminated(j->matchers[i])) {
-        memset(row, 0, j->words * sizeof *row);
+    st = gm_matcher_fill_mask(j->matchers[i], row, j->words, &err);
+    /* after EOS: the zero row fill wrote (the EOS ids with eos_after_end) */
+    if (st == GM_ERR_STATE && gm_matcher_is_terminated(j->matchers[i]))
         st = GM_OK;
-    } else {
-        st = gm_matcher_fill_mask(j->matchers[i], row, j->words, &err);
-    }
     if (st != GM_OK) {
         int expected = 0;
         if (atomic_compare_exchange_strong(&j->failed, &expected, (int)(i + 1))) {

@@ -15,7 +15,8 @@ libgmcore_la_SOURCES += \
 	runtime/indent.c runtime/indent.h \
 	runtime/layer.c runtime/layer.h \
 	runtime/mask.c runtime/mask.h \
-	runtime/matcher.c \
+	runtime/matcher.c runtime/matcher_walk.h \
+	runtime/draft_tree.c \
 	runtime/serialize.c \
 	runtime/objects.h \
 	runtime/vstack.h
@@ -100,3 +101,9 @@ GM_TESTS += tests/test_mask_accept
 tests_test_mask_accept_SOURCES = tests/test_mask_accept.c
 tests_test_mask_accept_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_mask_accept_LDADD = $(GM_TEST_LDADD)
+
+# Draft trees (speculative decoding) against the accept/fill/rollback loop, and eos_after_end.
+GM_TESTS += tests/test_draft_tree
+tests_test_draft_tree_SOURCES = tests/test_draft_tree.c
+tests_test_draft_tree_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_draft_tree_LDADD = $(GM_TEST_LDADD)

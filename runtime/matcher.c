@@ -9,6 +9,7 @@
 
 #include "runtime/diagnose.h"
 #include "runtime/engine.h"
+#include "runtime/matcher_walk.h"
 #include "runtime/objects.h"
 #include "base/error.h"
 #include "base/vec.h"
@@ -28,6 +29,7 @@ struct gm_matcher {
     gm_status failure;
     uint32_t max_rollback;
     GM_VEC(history) hist;
+    bool eos_after_end;       /* gm_matcher_options.eos_after_end */
 };
 
 static gm_mem *mem_of(const gm_matcher *m) { return &m->compiled->mem; }
@@ -72,6 +74,7 @@ gm_status gm_matcher_create(gm_compiled *c, const gm_matcher_options *opts, gm_m
     gm_matcher *m = matcher_new(c, opts ? opts->max_rollback : 0);
     if (!m)
         return gm_mem_fail(&c->mem, err, "a matcher");
+    m->eos_after_end = opts && opts->eos_after_end;
     gm_status st = m->ops->new_scratch(c, &m->w, err);
     if (st == GM_OK) {
         st = m->ops->start(c, &m->s, err);
@@ -178,8 +181,17 @@ static gm_status try_token(gm_matcher *m, const gm_mstate *from, bool from_termi
                            uint32_t token, gm_mstate *to, bool *terminated, gm_error *err)
 {
     const gm_compiled *c = m->compiled;
-    if (from_terminated)
-        return GM_ERR_STATE;
+    if (from_terminated) {
+        /* eos_after_end: the EOS-only mask of an ended sequence holds, EOS by EOS */
+        if (!m->eos_after_end)
+            return GM_ERR_STATE;
+        if (!is_eos(c->vocab->data, token))
+            return GM_ERR_REJECTED;
+        *to = *from;
+        m->ops->retain(to);
+        *terminated = true;
+        return GM_OK;
+    }
     if (is_eos(c->vocab->data, token)) {
         /* note [stop tokens] in vocab/vocab_data.h: the output ends here, or the grammar
            names the token and ends right after it */
@@ -337,6 +349,7 @@ gm_status gm_matcher_clone(const gm_matcher *m, gm_matcher **out, gm_error *err)
     c->s = m->s;
     c->ops->retain(&c->s);
     c->terminated = m->terminated;
+    c->eos_after_end = m->eos_after_end;
     c->failed = m->failed;
     c->failure = m->failure;
     if (gm_vec_reserve(mem_of(m), &c->hist, m->hist.n)) {
@@ -367,11 +380,11 @@ bool gm_matcher_is_terminated(const gm_matcher *m) { return m && m->terminated; 
  * (the engine set its bit) stays allowed only if the grammar can end right
  * after it. Stepping is rare: only grammars that name a stop token do it.
  */
-static gm_status stop_bits(gm_matcher *m, uint32_t *mask, gm_error *err)
+static gm_status stop_bits(gm_matcher *m, const gm_mstate *s, uint32_t *mask, gm_error *err)
 {
     const gm_compiled *c = m->compiled;
     const gm_vocab_data *v = c->vocab->data;
-    bool end = m->ops->can_end(c, &m->s);
+    bool end = m->ops->can_end(c, s);
     for (uint32_t i = 0; i < v->neos; i++) {
         uint32_t id = v->eos[i], bit = (uint32_t)1 << (id & 31);
         if (end) {
@@ -381,7 +394,7 @@ static gm_status stop_bits(gm_matcher *m, uint32_t *mask, gm_error *err)
         if (!(mask[id >> 5] & bit))
             continue;
         gm_mstate to;
-        gm_status st = m->ops->step_token(c, &m->w, &m->s, id, &to, err);
+        gm_status st = m->ops->step_token(c, &m->w, s, id, &to, err);
         if (st == GM_OK) {
             if (!m->ops->can_end(c, &to))
                 mask[id >> 5] &= ~bit;
@@ -408,16 +421,13 @@ gm_status gm_matcher_fill_mask(gm_matcher *m, uint32_t *mask, size_t words, gm_e
         return gm_error_set(err, GM_ERR_ARGUMENT,
                             "gm_matcher_fill_mask: mask has %zu words, the vocabulary needs %zu",
                             words, need);
-    if (m->terminated) {
+    if (m->terminated && !m->eos_after_end) {
         memset(mask, 0, words * sizeof *mask);
         return gm_error_set(err, GM_ERR_STATE,
                             "gm_matcher_fill_mask: the sequence already ended with EOS");
     }
-    gm_error local;
-    st = m->ops->fill_mask(c, &m->w, &m->s, mask, words, err ? err : &local);
-    if (st != GM_OK)
-        return fail(m, err ? err : &local);
-    return stop_bits(m, mask, err ? err : &local);
+    gm_mpos here = {m->s, m->terminated};
+    return gm_matcher_pos_fill_(m, &here, mask, err);
 }
 
 gm_status gm_matcher_forced_bytes(gm_matcher *m, uint8_t *buf, size_t cap, size_t *len,
@@ -444,3 +454,59 @@ gm_status gm_matcher_expected_(const gm_matcher *m, gm_strbuf *out)
     m->ops->expected(m->compiled, &m->s, out);
     return GM_OK;
 }
+
+/* ---- positions outside the matcher, for runtime/draft_tree.c (matcher_walk.h) ---- */
+
+gm_status gm_matcher_walk_begin_(gm_matcher *m, const char *fn, gm_mpos *root, gm_error *err)
+{
+    gm_status st = check_usable(m, fn, err);
+    if (st != GM_OK)
+        return st;
+    root->s = m->s;
+    root->terminated = m->terminated;
+    m->ops->retain(&root->s);
+    return GM_OK;
+}
+
+void gm_matcher_pos_release_(gm_matcher *m, gm_mpos *p) { m->ops->release(m->compiled, &p->s); }
+
+gm_status gm_matcher_pos_step_(gm_matcher *m, const gm_mpos *from, uint32_t token, gm_mpos *to,
+                               gm_error *err)
+{
+    bool terminated;
+    gm_status st = try_token(m, &from->s, from->terminated, token, &to->s, &terminated, err);
+    if (st == GM_OK)
+        to->terminated = terminated;
+    else if (st != GM_ERR_REJECTED && st != GM_ERR_STATE)
+        return fail(m, err);
+    return st;
+}
+
+bool gm_matcher_pos_can_end_(const gm_matcher *m, const gm_mpos *p)
+{
+    return !p->terminated && m->ops->can_end(m->compiled, &p->s);
+}
+
+gm_status gm_matcher_pos_fill_(gm_matcher *m, const gm_mpos *p, uint32_t *mask, gm_error *err)
+{
+    const gm_compiled *c = m->compiled;
+    size_t words = gm_compiled_mask_words(c);
+    if (p->terminated) {
+        memset(mask, 0, words * sizeof *mask);
+        if (m->eos_after_end) {
+            const gm_vocab_data *v = c->vocab->data;
+            for (uint32_t i = 0; i < v->neos; i++)
+                mask[v->eos[i] >> 5] |= (uint32_t)1 << (v->eos[i] & 31);
+        }
+        return GM_OK;
+    }
+    gm_error local;
+    gm_status st = m->ops->fill_mask(c, &m->w, &p->s, mask, words, err ? err : &local);
+    if (st != GM_OK)
+        return fail(m, err ? err : &local);
+    return stop_bits(m, &p->s, mask, err ? err : &local);
+}
+
+uint32_t gm_matcher_vocab_size_(const gm_matcher *m) { return m->compiled->vocab->data->size; }
+
+gm_mem *gm_matcher_mem_(const gm_matcher *m) { return mem_of(m); }

@@ -6,7 +6,7 @@ The classes derive from the C extension's types, so every per-step method
 the XGrammar-shaped API costs nothing per step (bench/bench_python.py measures it).
 """
 
-import time
+import array
 from typing import Any, List, Optional, Sequence, Union
 
 from . import _core
@@ -26,12 +26,18 @@ class GrammarMatcher(_core.GrammarMatcher):
             output is complete, without an EOS token (for matching text).
         max_rollback_tokens: steps kept for :meth:`rollback`; -1 (XGrammar's default)
             or 0: unlimited.
+        eos_after_end: after EOS was accepted, :meth:`fill_next_token_bitmask` writes a
+            mask of the EOS ids only and :meth:`accept_token` takes another EOS and returns
+            False for any other token, where by default filling raises ``StateError``:
+            engines verifying draft tokens step past the end of a sequence (gramask's
+            option; XGrammar has none, ``gm_matcher_options.eos_after_end`` in C).
     """
 
     def __init__(self, compiled_grammar: Any, *,
                  override_stop_tokens: Optional[Union[int, List[int]]] = None,
                  terminate_without_stop_token: bool = False,
-                 max_rollback_tokens: int = -1) -> None:
+                 max_rollback_tokens: int = -1,
+                 eos_after_end: bool = False) -> None:
         if override_stop_tokens is not None:
             if isinstance(override_stop_tokens, int):
                 override_stop_tokens = [override_stop_tokens]
@@ -40,7 +46,8 @@ class GrammarMatcher(_core.GrammarMatcher):
                          max_rollback_tokens=0 if max_rollback_tokens == -1 else max_rollback_tokens,
                          terminate_without_stop_token=bool(terminate_without_stop_token) or
                          getattr(getattr(compiled_grammar, "tokenizer_info", None),
-                                 "_stop_tokens_chosen", False))
+                                 "_stop_tokens_chosen", False),
+                         eos_after_end=bool(eos_after_end))
         self._terminate_without_stop = bool(terminate_without_stop_token)
 
     def is_terminated(self) -> bool:
@@ -68,53 +75,30 @@ class GrammarMatcher(_core.GrammarMatcher):
         return self.fork()
 
     def traverse_draft_tree(self, retrieve_next_token: Any, retrieve_next_sibling: Any,
-                            draft_tokens: Any, bitmask: Any,
-                            time_threshold: float = -1.0) -> bool:
-        """Speculative decoding with a tree of draft tokens: fills ``bitmask[i]`` with
-        the mask after the tokens on the path from the root (node 0, this matcher's
-        state) to node i. ``retrieve_next_token[i]`` is node i's first child and
-        ``retrieve_next_sibling[i]`` its next sibling (-1: none); ``draft_tokens[i]`` is
-        node i's token. A node whose token is rejected (or whose parent was), and a node
-        after which the matcher is terminated, gets an all-zero row. The matcher's state
-        is unchanged. False when ``time_threshold`` seconds (> 0) ran out first."""
-        arrays = {"retrieve_next_token": retrieve_next_token,
-                  "retrieve_next_sibling": retrieve_next_sibling, "draft_tokens": draft_tokens}
-        for name, arr in arrays.items():
-            dtype = getattr(arr, "dtype", None)
-            if dtype is not None and str(dtype) not in ("torch.int64", "int64"):
-                raise ArgumentError(f"{name} must hold int64, not {dtype}")
-        child = [int(x) for x in retrieve_next_token]
-        sibling = [int(x) for x in retrieve_next_sibling]
-        tokens = [int(x) for x in draft_tokens]
-        n = len(child)
-        if len(sibling) != n or len(tokens) != n:
-            raise ArgumentError("retrieve_next_token, retrieve_next_sibling and draft_tokens "
-                                f"must have the same length ({n}, {len(sibling)}, {len(tokens)})")
-        if n and sibling[0] != -1:
-            raise ArgumentError("the root (node 0) cannot have a sibling")
-        shape = tuple(getattr(bitmask, "shape", ()))
-        if len(shape) != 2 or shape[0] != n:
-            raise ArgumentError(f"the bitmask must have one row per node: shape ({n}, words), "
-                                f"not {shape}")
-        for i in range(n):
-            bitmask[i] = 0
-        deadline = time.monotonic() + time_threshold if time_threshold > 0 else None
-        stack = [(0, self.fork())] if n else []
-        while stack:
-            node, m = stack.pop()
-            if node != 0 and deadline is not None and time.monotonic() > deadline:
-                return False  # the root's mask is always filled
-            if m.is_terminated():
-                continue
-            m.fill_next_token_bitmask(bitmask, node)
-            c = child[node]
-            while 0 <= c < n:
-                fork = m.fork()
-                vocab = self.vocab_size
-                if 0 <= tokens[c] < vocab and fork.accept_token(tokens[c]):
-                    stack.append((c, fork))
-                c = sibling[c]
-        return True
+                            draft_tokens: Any, token_bitmask: Any,
+                            time_threshold: float = -1.0,
+                            temperatures: Any = None) -> bool:
+        """Speculative decoding with a tree of draft tokens, as XGrammar's: fills
+        ``token_bitmask[i]`` with the mask after the tokens on the path from the root (node
+        0, this matcher's state) to node i, in one C call with the GIL released
+        (``gm_matcher_fill_draft_tree``). ``retrieve_next_token[i]`` is node i's first child
+        and ``retrieve_next_sibling[i]`` its next sibling (-1: none); ``draft_tokens[i]`` is
+        node i's token (1-D int64 tensors or arrays). A node whose token its parent's mask
+        does not allow, the nodes below it, and a node after which the matcher is
+        terminated get an all-zero row (with ``eos_after_end``, a node after EOS gets the
+        EOS-only mask). The matcher's state is unchanged. A malformed tree (a cycle, a node
+        linked twice, an index out of range, the root with a sibling) raises
+        :class:`ArgumentError` naming the node. Returns False when ``time_threshold``
+        seconds (> 0) ran out first (the root's row is always filled). ``temperatures``, if
+        given, is filled with -1 (no grammar temperature)."""
+        completed = super()._fill_draft_tree(
+            _int64_vector(retrieve_next_token, "retrieve_next_token"),
+            _int64_vector(retrieve_next_sibling, "retrieve_next_sibling"),
+            _int64_vector(draft_tokens, "draft_tokens"), token_bitmask,
+            float(time_threshold), self._terminate_without_stop)
+        if temperatures is not None:
+            temperatures.fill_(-1.0) if hasattr(temperatures, "fill_") else temperatures.fill(-1.0)
+        return completed
 
     def _debug_print_internal_state(self) -> str:
         """A short description of the state (gramask's state is not printable as
@@ -137,6 +121,23 @@ class _ClassOrInstance:
         if obj is None:
             return self._on_class
         return getattr(super(BatchGrammarMatcher, obj), self._name)
+
+
+def _int64_vector(x: Any, name: str) -> Any:
+    """x as a C-contiguous int64 buffer for the C call: XGrammar takes 1-D int64 tensors
+    only (other dtypes raise); numpy arrays and plain sequences are accepted too."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        return array.array("q", [int(v) for v in x])
+    if str(dtype) not in ("torch.int64", "int64"):
+        raise ArgumentError(f"{name} must be a 1-D int64 tensor, not {dtype}")
+    if hasattr(x, "detach"):
+        if x.device.type != "cpu":
+            raise ArgumentError(f"{name} must be on the CPU, not {x.device}")
+        x = x.detach().contiguous().numpy()
+    if not x.flags["C_CONTIGUOUS"]:
+        x = x.copy()
+    return x
 
 
 def _check_batch(matchers: Sequence[Any], items: Sequence[Any], what: str) -> None:

@@ -33,12 +33,12 @@ static PyObject *matcher_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 static int matcher_init(gmpy_matcher *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"compiled_grammar", "max_rollback_tokens",
-                             "terminate_without_stop_token", NULL};
+                             "terminate_without_stop_token", "eos_after_end", NULL};
     PyObject *owner;
     long max_rollback = 0;
-    int no_stop = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$lp:GrammarMatcher", kwlist, &owner,
-                                     &max_rollback, &no_stop))
+    int no_stop = 0, eos_after_end = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$lpp:GrammarMatcher", kwlist, &owner,
+                                     &max_rollback, &no_stop, &eos_after_end))
         return -1;
     if (self->m) {
         PyErr_SetString(PyExc_RuntimeError, "GrammarMatcher.__init__ called twice");
@@ -58,7 +58,8 @@ static int matcher_init(gmpy_matcher *self, PyObject *args, PyObject *kw)
         return -1;
     }
     gm_matcher_options o = {.max_rollback = (uint32_t)max_rollback,
-                            .terminate_without_stop_token = no_stop != 0};
+                            .terminate_without_stop_token = no_stop != 0,
+                            .eos_after_end = eos_after_end != 0};
     gm_error err;
     if (gm_matcher_create(c->c, &o, &self->m, &err) != GM_OK) {
         Py_DECREF(c);
@@ -193,6 +194,81 @@ static PyObject *matcher_accept_token(gmpy_matcher *self, PyObject *arg)
     if (st == GM_ERR_REJECTED || (st == GM_ERR_STATE && gm_matcher_is_terminated(m)))
         Py_RETURN_FALSE;
     return gmpy_raise(&err);
+}
+
+/* A read-only int64 vector through the buffer protocol (gramask.matcher converts tensors). */
+static int int64_vector(PyObject *obj, const char *what, Py_buffer *view)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    const char *f = view->format ? view->format : "B";
+    if (*f == '<' || *f == '=' || *f == '@')
+        f++;
+    if (view->ndim != 1 || view->itemsize != 8 || (strcmp(f, "q") && strcmp(f, "l"))) {
+        PyBuffer_Release(view);
+        gmpy_raise_msg(GM_ERR_ARGUMENT, "%s must be a 1-D int64 array", what);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *matcher_fill_draft_tree(gmpy_matcher *self, PyObject *args)
+{
+    PyObject *objs[4];
+    double limit = -1.0;
+    int end_complete = 0;
+    gm_matcher *m = gmpy_matcher_handle(self);
+    if (!m || !PyArg_ParseTuple(args, "OOOO|dp:_fill_draft_tree", &objs[0], &objs[1], &objs[2],
+                                &objs[3], &limit, &end_complete))
+        return NULL;
+    static const char *const names[3] = {"retrieve_next_token", "retrieve_next_sibling",
+                                         "draft_tokens"};
+    Py_buffer v[3];
+    int got = 0;
+    for (; got < 3; got++)
+        if (int64_vector(objs[got], names[got], &v[got]) < 0)
+            break;
+    gmpy_array a;
+    int have_mask = 0;
+    PyObject *result = NULL;
+    if (got < 3)
+        goto out;
+    Py_ssize_t n = v[0].shape[0];
+    if (v[1].shape[0] != n || v[2].shape[0] != n) {
+        gmpy_raise_msg(GM_ERR_ARGUMENT, "retrieve_next_token, retrieve_next_sibling and "
+                       "draft_tokens must have the same length (%zd, %zd, %zd)", n,
+                       v[1].shape[0], v[2].shape[0]);
+        goto out;
+    }
+    if (gmpy_array_get(objs[3], "token_bitmask", &a) < 0)
+        goto out;
+    have_mask = 1;
+    if (a.ndim != 2 || a.shape[0] != n) {
+        gmpy_raise_msg(GM_ERR_ARGUMENT, "token_bitmask must have one row per node: shape (%zd, "
+                       "%zu), not %s(%zd%s)", n, self->words, a.ndim == 2 ? "" : "1-D ",
+                       a.shape[0], a.ndim == 2 ? ", ...": "");
+        goto out;
+    }
+    if (!gmpy_bitmask_row(&a, 0, self->words))
+        goto out;
+    gm_draft_tree_options o = {.time_limit_s = limit > 0 ? limit : 0,
+                               .end_when_complete = end_complete != 0};
+    bool completed = true;
+    gm_error err;
+    self->busy = 1;
+    PyThreadState *ts = gmpy_begin(&a);
+    gm_status st = gm_matcher_fill_draft_tree(m, v[0].buf, v[1].buf, v[2].buf, (size_t)n,
+                                              (uint32_t *)a.data, self->words, &o, &completed,
+                                              &err);
+    gmpy_end(ts);
+    self->busy = 0;
+    result = st == GM_OK ? PyBool_FromLong(completed) : gmpy_raise(&err);
+out:
+    if (have_mask)
+        gmpy_array_release(&a);
+    for (int i = 0; i < got; i++)
+        PyBuffer_Release(&v[i]);
+    return result;
 }
 
 static PyObject *matcher_accept_string(gmpy_matcher *self, PyObject *arg)
@@ -484,6 +560,11 @@ static PyMethodDef matcher_methods[] = {
      "validate_tokens($self, token_ids, /)\n--\n\n"
      "Speculative decoding: how many of token_ids would be accepted in a row. Does not change\n"
      "the state."},
+    {"_fill_draft_tree", (PyCFunction)matcher_fill_draft_tree, METH_VARARGS,
+     "_fill_draft_tree($self, next_token, next_sibling, draft_tokens, token_bitmask,\n"
+     "                 time_limit=-1.0, end_when_complete=False, /)\n--\n\n"
+     "gm_matcher_fill_draft_tree: the three int64 vectors through the buffer protocol, one\n"
+     "bitmask row per node. Releases the GIL. False when time_limit (> 0) ran out."},
     {"rollback", (PyCFunction)(void (*)(void))matcher_rollback, METH_FASTCALL | METH_KEYWORDS,
      "rollback($self, /, num_tokens=1)\n--\n\nUndoes the last num_tokens accepted steps."},
     {"fork", (PyCFunction)matcher_fork, METH_NOARGS,

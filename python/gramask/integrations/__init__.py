@@ -1,0 +1,10 @@
+"""gramask inside serving engines.
+
+Each submodule imports its engine only when it is imported itself, so ``import gramask``
+never needs them:
+
+- :mod:`gramask.integrations.vllm`: a structured-output backend for vLLM's v1 engine
+  (``GramaskBackend`` / ``GramaskGrammar``).
+- :mod:`gramask.integrations.vllm_plugin`: the ``vllm.general_plugins`` entry point that
+  makes vLLM accept ``structured_outputs_config.backend = "gramask"``.
+"""

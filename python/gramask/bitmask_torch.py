@@ -11,7 +11,7 @@ is what the tests check bit for bit against the C implementation and the layout
 
 from typing import Any, Dict, Optional, Sequence, Tuple
 
-_SHIFTS: Dict[Any, Any] = {}  # device -> arange(32) of int32, made once per device
+_BITS: Dict[Any, Any] = {}  # device -> the 32 one-bit int32 words, made once per device
 
 
 def _torch() -> Any:
@@ -19,12 +19,13 @@ def _torch() -> Any:
     return torch
 
 
-def _shifts(device: Any) -> Any:
-    s = _SHIFTS.get(device)
-    if s is None:
+def _bits(device: Any) -> Any:
+    b = _BITS.get(device)
+    if b is None:
         torch = _torch()
-        s = _SHIFTS.setdefault(device, torch.arange(32, dtype=torch.int32, device=device))
-    return s
+        words = [1 << k for k in range(31)] + [-(1 << 31)]  # bit 31 is int32's sign bit
+        b = _BITS.setdefault(device, torch.tensor(words, dtype=torch.int32, device=device))
+    return b
 
 
 def allocate_pinned_token_bitmask(batch_size: int, vocab_size: int) -> Any:
@@ -49,9 +50,9 @@ def unpack_token_bitmask(bitmask: Any, vocab_size: int) -> Any:
     if vocab_size > 32 * words:
         raise ValueError(f"vocab_size {vocab_size} needs {(vocab_size + 31) // 32} bitmask words, "
                          f"the bitmask has {words}")
-    # An arithmetic shift of a negative word sign-extends; "& 1" keeps the one bit wanted.
-    bits = (bitmask.unsqueeze(-1) >> _shifts(bitmask.device)) & 1
-    return bits.reshape(*bitmask.shape[:-1], words * 32)[..., :vocab_size].bool()
+    # Each word against the 32 one-bit words: (..., words, 32) booleans, token order.
+    bits = (bitmask.unsqueeze(-1) & _bits(bitmask.device)) != 0
+    return bits.reshape(*bitmask.shape[:-1], words * 32)[..., :vocab_size]
 
 
 def _to_device(bitmask: Any, device: Any) -> Any:

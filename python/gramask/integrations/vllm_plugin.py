@@ -211,9 +211,9 @@ def validate_request(processor: Any, sampling_params: Any) -> None:
             grammar_for_request(kind, spec)
         else:
             grammar_for_request(kind, spec, options)
-    except ValueError:
-        raise
     except Exception as e:
+        if isinstance(e, ValueError) and str(e).startswith("gramask:"):
+            raise
         raise ValueError(f"gramask: invalid {kind} request: {e}") from e
 
 

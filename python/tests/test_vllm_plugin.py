@@ -104,6 +104,21 @@ class StructuredOutputManager:
             self.backend.compile_grammar, *request.structured_output_request.structured_output_key)
 
 
+class SamplingParams:
+    """Newest vLLM: the request validation is SamplingParams._validate_structured_outputs."""
+
+    def __init__(self, structured_outputs):
+        self.structured_outputs = structured_outputs
+
+    def _validate_structured_outputs(self, model_config, structured_outputs_config, tokenizer):
+        if structured_outputs_config is None or self.structured_outputs is None:
+            return
+        backend = structured_outputs_config.backend
+        if backend not in ("auto", "xgrammar", "guidance", "outlines", "lm-format-enforcer"):
+            raise ValueError(f"Unsupported structured output backend: {backend}")
+        self.structured_outputs._backend = backend
+
+
 def params(**kw):
     fields = dict(json=None, json_object=None, regex=None, choice=None, grammar=None,
                   structural_tag=None, whitespace_pattern=None, _backend=None,
@@ -118,7 +133,9 @@ def fake_vllm(monkeypatch):
     mods = {"vllm.config": types.ModuleType("vllm.config"),
             "vllm.config.structured_outputs": types.ModuleType("vllm.config.structured_outputs"),
             "vllm.v1.engine": types.ModuleType("vllm.v1.engine"),
-            "vllm.v1.engine.input_processor": types.ModuleType("vllm.v1.engine.input_processor")}
+            "vllm.v1.engine.input_processor": types.ModuleType("vllm.v1.engine.input_processor"),
+            "vllm.sampling_params": types.ModuleType("vllm.sampling_params")}
+    mods["vllm.sampling_params"].SamplingParams = type("SamplingParams", (SamplingParams,), {})
     mods["vllm.config.structured_outputs"].StructuredOutputsConfig = cls
     mods["vllm.v1.engine.input_processor"].InputProcessor = type(
         "InputProcessor", (InputProcessor,), {})
@@ -127,7 +144,7 @@ def fake_vllm(monkeypatch):
     manager = type("StructuredOutputManager", (StructuredOutputManager,), {})
     monkeypatch.setattr(so_pkg, "StructuredOutputManager", manager, raising=False)
     return NS(config=cls, processor=mods["vllm.v1.engine.input_processor"].InputProcessor,
-              manager=manager)
+              manager=manager, sampling_params=mods["vllm.sampling_params"].SamplingParams)
 
 
 def test_entry_point_is_declared():
@@ -203,10 +220,27 @@ def test_other_backends_are_left_alone(fake_vllm, monkeypatch):
 def test_hooks_missing_are_reported(monkeypatch, caplog):
     from gramask.integrations import vllm_plugin
     monkeypatch.setattr(so_pkg, "StructuredOutputManager", None, raising=False)
-    for name in ("vllm.config", "vllm.config.structured_outputs", "vllm.v1.engine",
+    for name in ("vllm.config", "vllm.config.structured_outputs", "vllm.v1.engine", "vllm.sampling_params",
                  "vllm.v1.engine.input_processor", "vllm.v1.engine.processor"):
         monkeypatch.setitem(sys.modules, name, None)  # import fails
     with caplog.at_level("WARNING", logger="gramask.vllm"):
         assert vllm_plugin.register() == []
     text = caplog.text
     assert "GRAMASK_VLLM_AS_XGRAMMAR" in text and "grammar_init" in text and "validation" in text
+
+
+def test_newest_vllm_validates_in_sampling_params(fake_vllm):
+    from gramask.integrations import vllm_plugin
+    vllm_plugin.register()
+    cfg = fake_vllm.config(backend="gramask")
+    sp = fake_vllm.sampling_params(params(regex=r"[0-9]+").structured_outputs)
+    sp._validate_structured_outputs(None, cfg, tokenizer=object())
+    assert sp.structured_outputs._backend == "gramask"
+    bad = fake_vllm.sampling_params(params(regex="(").structured_outputs)
+    with pytest.raises(ValueError, match="REGEX"):
+        bad._validate_structured_outputs(None, structured_outputs_config=cfg, tokenizer=object())
+    with pytest.raises(ValueError, match="tokenizer"):
+        sp._validate_structured_outputs(None, cfg, None)
+    other = fake_vllm.sampling_params(params(regex="(").structured_outputs)
+    other._validate_structured_outputs(None, fake_vllm.config(backend="guidance"), object())
+    assert other.structured_outputs._backend == "guidance"  # vLLM's own path

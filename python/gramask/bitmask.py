@@ -72,6 +72,13 @@ def apply_token_bitmask_inplace(logits: Any, bitmask: Any, *, vocab_size: Option
     columns are touched (default ``min(V, 32 * bitmask words)``), so padded logits keep
     their values as in XGrammar. ``indices``: the rows to mask (default all; then logits
     and bitmask must have as many rows). Runs in C without the GIL; both arrays must be
-    contiguous.
+    contiguous. Logits on a GPU (any torch device but the CPU) are masked there, with
+    torch operations (:func:`gramask.bitmask_torch.apply_token_bitmask_torch`: the bitmask
+    is copied to the device, never the logits to the host).
     """
+    dev = getattr(logits, "device", None)
+    if dev is not None and getattr(dev, "type", "cpu") != "cpu":
+        from .bitmask_torch import apply_token_bitmask_torch
+        apply_token_bitmask_torch(logits, bitmask, vocab_size=vocab_size, indices=indices)
+        return
     _core.apply_token_bitmask_inplace(logits, bitmask, vocab_size=vocab_size, indices=indices)

@@ -20,8 +20,9 @@ class LogitsProcessor:
     masked in place and returned. The first call sees the prompts; every later call
     first accepts the token each row sampled last. A row whose grammar accepted EOS is
     left unmasked (the decoder pads finished rows). Scores columns beyond the
-    grammar's vocabulary (model padding) are set to -inf. numpy arrays and torch CPU
-    tensors both work.
+    grammar's vocabulary (model padding) are set to -inf. numpy arrays and torch
+    tensors on any device work: on a GPU the masks are filled on the host into a pinned
+    bitmask and applied on the device (gramask.bitmask_torch), the scores never copied.
     """
 
     def __init__(self, compiled_grammars: Union[CompiledGrammar, Sequence[CompiledGrammar]], *,
@@ -47,7 +48,7 @@ class LogitsProcessor:
         self._bitmask: Any = None
         self._vocab = 0
 
-    def _start(self, batch: int) -> None:
+    def _start(self, batch: int, on_device: bool = False) -> None:
         grammars = self._grammars if self._grammars is not None else [self._single] * batch
         if len(grammars) != batch:
             raise ValueError(f"{len(grammars)} compiled grammars for a batch of {batch} rows")
@@ -56,21 +57,29 @@ class LogitsProcessor:
             raise ValueError("the compiled grammars are for vocabularies of different sizes")
         self._vocab = sizes.pop()
         self.matchers = [GrammarMatcher(g, max_rollback_tokens=self._max_rollback) for g in grammars]
-        self._bitmask = allocate_token_bitmask(batch, self._vocab)
+        if on_device:
+            from .bitmask_torch import allocate_pinned_token_bitmask
+            self._bitmask = allocate_pinned_token_bitmask(batch, self._vocab)
+        else:
+            self._bitmask = allocate_token_bitmask(batch, self._vocab)
         if batch > 1 and self._max_threads != 1 and self._batch is None:
             self._batch = BatchGrammarMatcher(self._max_threads)
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         batch = len(input_ids)
         if not self.matchers:
-            self._start(batch)
+            dev = getattr(scores, "device", None)
+            self._start(batch, dev is not None and getattr(dev, "type", "cpu") != "cpu")
         else:
             if batch != len(self.matchers):
                 raise ValueError(f"the batch changed from {len(self.matchers)} to {batch} rows; "
                                  "call reset() between batches")
+            # The last column in one transfer (input_ids may be on a GPU).
+            last = input_ids[:, -1].tolist() if hasattr(input_ids, "tolist") and \
+                getattr(input_ids, "ndim", 0) == 2 else [row[-1] for row in input_ids]
             for i, m in enumerate(self.matchers):
                 if not m.is_terminated():
-                    token = int(input_ids[i][-1])
+                    token = int(last[i])
                     if not m.accept_token(token):
                         raise RejectedError(f"row {i}: the sampled token {token} is not allowed by "
                                             "the grammar (were the scores masked?)", 9)

@@ -60,6 +60,8 @@ typedef struct gmpy_matcher {
     size_t words;             /* mask words of c */
     uint32_t max_rollback;
     int busy;                 /* in a call that released the GIL: note [python handles] */
+    uint32_t *scratch;        /* one mask row (words), made on the first fill into a torch
+                                 tensor read without DLPack (see matcher_fill); or NULL */
 } gmpy_matcher;
 
 extern PyTypeObject gmpy_vocab_type;

@@ -78,6 +78,7 @@ static int matcher_init(gmpy_matcher *self, PyObject *args, PyObject *kw)
 static void matcher_dealloc(gmpy_matcher *self)
 {
     gm_matcher_destroy(self->m);
+    PyMem_RawFree(self->scratch);
     Py_XDECREF(self->owner);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -131,11 +132,34 @@ static PyObject *matcher_fill(gmpy_matcher *self, PyObject *const *args, Py_ssiz
     }
     gm_error err;
     gm_status st;
-    self->busy = 1;
-    PyThreadState *ts = gmpy_begin(&a);
-    st = gm_matcher_fill_mask(m, row, self->words, &err);
-    gmpy_end(ts);
-    self->busy = 0;
+    if (a.hold_gil) {
+        /* A torch CPU tensor read without DLPack (the bitmask vLLM fills from a thread
+           pool): only the GIL keeps its memory valid, so the row is filled into the
+           matcher's scratch row without the GIL, then the tensor is taken again, with the
+           GIL, and the row copied in. The fill, not the copy, is what takes time. */
+        gmpy_array_release(&a);
+        if (!self->scratch && !(self->scratch = PyMem_RawMalloc(self->words * sizeof(uint32_t))))
+            return PyErr_NoMemory();
+        self->busy = 1;
+        Py_BEGIN_ALLOW_THREADS
+        st = gm_matcher_fill_mask(m, self->scratch, self->words, &err);
+        Py_END_ALLOW_THREADS
+        self->busy = 0;
+        /* The row is copied even on an error: the fill writes an all-zero row then. */
+        if (gmpy_array_get(bitmask, "bitmask", &a) < 0)
+            return NULL;
+        if (!(row = gmpy_bitmask_row(&a, index, self->words))) {
+            gmpy_array_release(&a);
+            return NULL;
+        }
+        memcpy(row, self->scratch, self->words * sizeof(uint32_t));
+    } else {
+        self->busy = 1;
+        PyThreadState *ts = gmpy_begin(&a);
+        st = gm_matcher_fill_mask(m, row, self->words, &err);
+        gmpy_end(ts);
+        self->busy = 0;
+    }
     /* need_apply, as XGrammar's: false only when every token is allowed. */
     size_t w = 0;
     while (w < self->words && row[w] == UINT32_MAX)
@@ -484,6 +508,8 @@ static PyObject *matcher_close(gmpy_matcher *self, PyObject *unused)
     }
     gm_matcher_destroy(self->m);
     self->m = NULL;
+    PyMem_RawFree(self->scratch);
+    self->scratch = NULL;
     Py_CLEAR(self->owner);
     Py_RETURN_NONE;
 }

@@ -10,7 +10,10 @@
  *   payload: sections, each a u32 tag then its fields; arrays are a u32 or
  *   u64 count then the elements. VOCB (vocabulary), then for the LALR
  *   engine LEXR (lexing DFA and its backtracking states, lexer/lexer.h),
- *   LRTB (LALR tables), PROF (the token-class profiles built so far); for
+ *   LRTB (LALR tables), under the contextual lexer CTXL (each LR state's
+ *   lexer set, then every contextual lexer as LEXR lays out a lexer, without
+ *   the layers), PROF (the basic spanner's token-class profiles built so
+ *   far; the contextual spanners' are rebuilt at load); for
  *   the Earley engine EARL (u64 length, then the rule automata as
  *   gm_egrammar_write lays them out; earley/engine.h). The trie, the
  *   first-byte filters and the Earley mask caches are rebuilt at load
@@ -25,7 +28,9 @@
 #include <string.h>
 
 #include "runtime/blocks.h"
+#include "runtime/ctx_spanners.h"
 #include "runtime/objects.h"
+#include "parser/contextual.h"
 #include "spanner/profile.h"
 #include "base/error.h"
 #include "base/file.h"
@@ -41,7 +46,8 @@ enum {
     TAG_LEXR = 0x5258454c,
     TAG_LRTB = 0x4254524c,
     TAG_PROF = 0x464f5250,
-    TAG_EARL = 0x4c524145  /* "EARL" */
+    TAG_EARL = 0x4c524145, /* "EARL" */
+    TAG_CTXL = 0x4c585443  /* "CTXL" */
 };
 
 /* ---- writing ------------------------------------------------------------- */
@@ -98,9 +104,9 @@ static void put_lexer_next(writer *w, const gm_lexer *lx)
     put(w, chunk, n * 4);
 }
 
-static void put_lexer(writer *w, const gm_lexer *lx, const gm_postlex *pl)
+/* A lexer's tables and terminal names (the basic lexer's and each contextual one's). */
+static void put_lexer_body(writer *w, const gm_lexer *lx)
 {
-    put_u32(w, TAG_LEXR);
     put_u32(w, lx->nstates);
     put_u32(w, lx->nclasses);
     put_u32(w, lx->nterminals);
@@ -126,6 +132,12 @@ static void put_lexer(writer *w, const gm_lexer *lx, const gm_postlex *pl)
         put_u32(w, n);
         put(w, lx->terminals[t].name, n);
     }
+}
+
+static void put_lexer(writer *w, const gm_lexer *lx, const gm_postlex *pl)
+{
+    put_u32(w, TAG_LEXR);
+    put_lexer_body(w, lx);
     put_u32(w, pl->insertion);
     if (pl->insertion) {
         put_u32(w, pl->insert);
@@ -195,41 +207,109 @@ static void put_profiles(writer *w, gm_spanner *sp)
     }
 }
 
+/*
+ * The contextual lexers (note [contextual lexer]): every lexer is built
+ * now (they are built lazily, and a loaded grammar has no cfg to build them
+ * from), then written with the set of each LR state. The contextual
+ * spanners' profiles are not written: they are built again on first use
+ * (or all at an eager load).
+ */
+static gm_status put_ctx(writer *w, gm_ctx_lexers *cl, gm_error *err)
+{
+    for (uint32_t k = 0; k < cl->nsets; k++) {
+        const gm_lexer *lx;
+        gm_status st = gm_ctx_lexers_lexer(cl, k, &lx, err);
+        if (st != GM_OK)
+            return st;
+    }
+    put_u32(w, TAG_CTXL);
+    put_u32(w, cl->lark);
+    put_u32(w, cl->nstates_total);
+    put_u32(w, cl->nsets);
+    put_u32(w, cl->words);
+    put(w, cl->set_of, (size_t)cl->nstates_total * 4);
+    put(w, cl->sets, (size_t)cl->nsets * cl->words * 8);
+    for (uint32_t k = 0; k < cl->nsets; k++)
+        put_lexer_body(w, atomic_load(&cl->lexers[k]));
+    return GM_OK;
+}
+
+/* The whole file (header and payload) into w->buf. */
+static gm_status write_compiled(const gm_compiled *c, writer *w, gm_error *err)
+{
+    uint8_t header[GM_COMPILED_HEADER] = {0};
+    put(w, header, sizeof header); /* filled at the end */
+    put_vocab(w, c->vocab->data);
+    if (c->grammar->engine == GM_ENGINE_EARLEY) {
+        gm_strbuf eb;
+        gm_strbuf_init(&eb, w->mem);
+        gm_egrammar_write(c->grammar->eg, &eb);
+        w->failed |= eb.failed;
+        uint64_t n = eb.n;
+        put_u32(w, TAG_EARL);
+        put(w, &n, 8);
+        put(w, eb.s, eb.n);
+        gm_strbuf_free(&eb);
+    } else {
+        put_lexer(w, c->grammar->lexer, &c->grammar->postlex);
+        put_lr(w, c->grammar->lr);
+        if (c->grammar->ctx) {
+            gm_status st = put_ctx(w, c->grammar->ctx, err);
+            if (st != GM_OK)
+                return st;
+        }
+        put_profiles(w, c->spanner);
+    }
+    if (w->failed)
+        return gm_mem_fail(w->mem, err, "the compiled file");
+    gm_compiled_header(w->buf, w->buf + GM_COMPILED_HEADER, w->len - GM_COMPILED_HEADER);
+    return GM_OK;
+}
+
+gm_status gm_compiled_save_bytes(const gm_compiled *c, uint8_t **out, size_t *len, gm_error *err)
+{
+    if (!c || !out || !len)
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_compiled_save_bytes: NULL argument");
+    *out = NULL;
+    *len = 0;
+    writer w = {.mem = (gm_mem *)&c->mem};
+    gm_status st = write_compiled(c, &w, err);
+    if (st != GM_OK) {
+        gm_mem_free(w.mem, w.buf);
+        return st;
+    }
+    *out = w.buf;
+    *len = w.len;
+    return GM_OK;
+}
+
+void gm_compiled_free_bytes(const gm_compiled *c, uint8_t *bytes)
+{
+    if (c)
+        gm_mem_free((gm_mem *)&c->mem, bytes);
+}
+
+gm_status gm_compiled_load_bytes(const void *bytes, size_t len, const gm_compile_options *opts,
+                                 gm_compiled **out, gm_error *err)
+{
+    if (!out || (!bytes && len))
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_compiled_load_bytes: NULL argument");
+    return gm_compiled_load_buffer(bytes, len, "the compiled bytes", opts, out, err);
+}
+
 gm_status gm_compiled_save(const gm_compiled *c, const char *path, gm_error *err)
 {
     if (!c || !path)
         return gm_error_set(err, GM_ERR_ARGUMENT, "gm_compiled_save: NULL argument");
-    if (c->ctx)
-        return gm_error_set(err, GM_ERR_UNSUPPORTED,
-                            "a grammar compiled for the contextual lexer cannot be saved yet "
-                            "(its file format has no contextual lexers): compile it from the grammar");
     gm_mem *m = (gm_mem *)&c->mem;
     writer w = {.mem = m};
-    put_vocab(&w, c->vocab->data);
-    if (c->grammar->engine == GM_ENGINE_EARLEY) {
-        gm_strbuf eb;
-        gm_strbuf_init(&eb, m);
-        gm_egrammar_write(c->grammar->eg, &eb);
-        w.failed |= eb.failed;
-        uint64_t n = eb.n;
-        put_u32(&w, TAG_EARL);
-        put(&w, &n, 8);
-        put(&w, eb.s, eb.n);
-        gm_strbuf_free(&eb);
-    } else {
-        put_lexer(&w, c->grammar->lexer, &c->grammar->postlex);
-        put_lr(&w, c->grammar->lr);
-        put_profiles(&w, c->spanner);
-    }
-    if (w.failed) {
+    gm_status st = write_compiled(c, &w, err);
+    if (st != GM_OK) {
         gm_mem_free(m, w.buf);
-        return gm_mem_fail(m, err, "the compiled file");
+        return st;
     }
-    uint8_t header[GM_COMPILED_HEADER];
-    gm_compiled_header(header, w.buf, w.len);
     FILE *f = fopen(path, "wb");
-    int ok = f && fwrite(header, 1, sizeof header, f) == sizeof header &&
-             fwrite(w.buf, 1, w.len, f) == w.len;
+    int ok = f && fwrite(w.buf, 1, w.len, f) == w.len;
     int why = errno; /* the system's reason, before fclose can change it */
     if (f && fclose(f) != 0 && ok) {
         ok = 0;
@@ -411,17 +491,15 @@ static int check_backtracking(reader *r, const gm_lexer *lx)
     return why ? bad(r, why) : 0;
 }
 
-static int read_lexer(reader *r, gm_grammar *g)
+/* A lexer written by put_lexer_body, checked; *out is set first (the caller frees it). */
+static int read_lexer_body(reader *r, gm_mem *m, gm_lexer **out)
 {
-    gm_mem *m = &g->mem;
-    if (expect_tag(r, TAG_LEXR, "missing lexer section"))
-        return -1;
     gm_lexer *lx = gm_mem_calloc(m, 1, sizeof *lx);
+    *out = lx;
     if (!lx) {
         gm_mem_fail(m, r->err, "a loaded lexer");
         return r->bad = 1, -1;
     }
-    g->lexer = lx;
     lx->mem = m;
     lx->nstates = get_u32(r, "lexer header");
     lx->nclasses = get_u32(r, "lexer header");
@@ -506,8 +584,23 @@ static int read_lexer(reader *r, gm_grammar *g)
     for (size_t i = 0; i < (size_t)lx->nstates * lx->nclasses; i++)
         if (lx->next[i] == 0)
             return bad(r, "a lexer transition re-enters the start state");
+    uint64_t tail = lx->nterminals % 64 ? ~(uint64_t)0 << (lx->nterminals % 64) : 0;
+    for (uint32_t q = 0; q < lx->nstates && tail; q++)
+        if (lx->prod[(size_t)q * lx->prod_words + lx->prod_words - 1] & tail)
+            return bad(r, "lexer Prod set names a terminal that does not exist");
     if (gm_lexer_compact(lx, r->err) != GM_OK)
         return r->bad = 1, -1;
+    return 0;
+}
+
+static int read_lexer(reader *r, gm_grammar *g)
+{
+    gm_mem *m = &g->mem;
+    if (expect_tag(r, TAG_LEXR, "missing lexer section"))
+        return -1;
+    if (read_lexer_body(r, m, &g->lexer))
+        return -1;
+    const gm_lexer *lx = g->lexer;
     gm_postlex *pl = &g->postlex;
     uint32_t insertion = get_u32(r, "post-lexing layer");
     if (r->bad)
@@ -554,10 +647,6 @@ static int read_lexer(reader *r, gm_grammar *g)
             if (pl->bracket[t] != 0 && pl->bracket[t] != 1 && pl->bracket[t] != -1)
                 return bad(r, "malformed indentation layer");
     }
-    uint64_t tail = lx->nterminals % 64 ? ~(uint64_t)0 << (lx->nterminals % 64) : 0;
-    for (uint32_t q = 0; q < lx->nstates && tail; q++)
-        if (lx->prod[(size_t)q * lx->prod_words + lx->prod_words - 1] & tail)
-            return bad(r, "lexer Prod set names a terminal that does not exist");
     return 0;
 }
 
@@ -676,6 +765,96 @@ static int read_lr(reader *r, gm_grammar *g)
     t->loop_guard = t->nstates + 1;
     if (gm_lr_unit_chains(t, r->err) != GM_OK)
         return r->bad = 1, -1;
+    return 0;
+}
+
+/* Whether terminal x (GM_LEX_NONE: none) is outside lexer set `set`. */
+static bool outside(const uint64_t *set, uint32_t x)
+{
+    return x != GM_LEX_NONE && !((set[x >> 6] >> (x & 63)) & 1);
+}
+
+/* Lexer k of a contextual lexer lexes only the terminals of its set. */
+static int check_ctx_lexer(reader *r, const gm_ctx_lexers *cl, uint32_t k, const gm_lexer *lx,
+                           const gm_lexer *basic)
+{
+    const uint64_t *set = cl->sets + (size_t)k * cl->words;
+    if (lx->nterminals != basic->nterminals)
+        return bad(r, "a contextual lexer's terminals are not the grammar's");
+    for (uint32_t t = 0; t < lx->nterminals; t++)
+        if (strcmp(lx->terminals[t].name, basic->terminals[t].name) ||
+            lx->terminals[t].ignored != basic->terminals[t].ignored)
+            return bad(r, "a contextual lexer's terminals are not the grammar's");
+    for (uint32_t q = 0; q < lx->nstates; q++)
+        if (outside(set, lx->accept[q]))
+            return bad(r, "a contextual lexer accepts a terminal outside its set");
+    for (uint32_t i = 0; i < lx->nstates - lx->ndfa; i++)
+        if (outside(set, lx->bt_fallback[i]))
+            return bad(r, "a contextual lexer accepts a terminal outside its set");
+    for (size_t i = 0; i < (size_t)lx->ncond * (lx->nclasses + 1); i++)
+        if (outside(set, lx->cond_rows[i]))
+            return bad(r, "a contextual lexer accepts a terminal outside its set");
+    for (uint32_t q = 0; q < lx->nstates; q++)
+        for (uint32_t i = 0; i < lx->prod_words; i++)
+            if (lx->prod[(size_t)q * lx->prod_words + i] & ~set[i])
+                return bad(r, "a contextual lexer produces a terminal outside its set");
+    return 0;
+}
+
+/* The CTXL section (put_ctx): the contextual lexers, all built. */
+static int read_ctx(reader *r, gm_grammar *g)
+{
+    gm_mem *m = &g->mem;
+    const gm_lexer *basic = g->lexer;
+    const gm_lr_table *t = g->lr;
+    gm_ctx_lexers *cl = gm_mem_calloc(m, 1, sizeof *cl);
+    if (!cl) {
+        gm_mem_fail(m, r->err, "loaded contextual lexers");
+        return r->bad = 1, -1;
+    }
+    g->ctx = cl;
+    cl->mem = m;
+    gm_limits_init_defaults(&cl->limits);
+    uint32_t lark = get_u32(r, "contextual lexer header");
+    cl->nstates_total = get_u32(r, "contextual lexer header");
+    cl->nsets = get_u32(r, "contextual lexer header");
+    cl->words = get_u32(r, "contextual lexer header");
+    if (r->bad)
+        return -1;
+    uint32_t words = basic->prod_words ? basic->prod_words : 1;
+    cl->lark = lark == 1;
+    if (lark > 1 || cl->nstates_total != t->nstates || cl->nsets == 0 ||
+        cl->nsets > t->nstates || cl->words != words)
+        return bad(r, "contextual lexer sizes out of range or not matching the parse tables");
+    cl->set_of = get_array(r, m, cl->nstates_total, 4, "contextual lexer of each state");
+    cl->sets = get_array(r, m, (size_t)cl->nsets * cl->words, 8, "contextual lexer sets");
+    cl->nstates_of = gm_mem_calloc(m, cl->nsets, sizeof *cl->nstates_of);
+    cl->lexers = gm_mem_calloc(m, cl->nsets, sizeof *cl->lexers);
+    if (r->bad)
+        return -1;
+    if (!cl->nstates_of || !cl->lexers) {
+        gm_mem_fail(m, r->err, "loaded contextual lexers");
+        return r->bad = 1, -1;
+    }
+    for (uint32_t s = 0; s < cl->nstates_total; s++) {
+        if (cl->set_of[s] >= cl->nsets)
+            return bad(r, "a state's contextual lexer does not exist");
+        cl->nstates_of[cl->set_of[s]]++;
+    }
+    uint64_t tail = basic->nterminals % 64 ? ~(uint64_t)0 << (basic->nterminals % 64) : 0;
+    for (uint32_t k = 0; k < cl->nsets; k++)
+        if (cl->sets[(size_t)k * cl->words + cl->words - 1] & (basic->nterminals ? tail : ~tail))
+            return bad(r, "a contextual lexer set names a terminal that does not exist");
+    for (uint32_t k = 0; k < cl->nsets; k++) {
+        gm_lexer *lx = NULL;
+        int fail = read_lexer_body(r, m, &lx);
+        atomic_store(&cl->lexers[k], lx); /* owned by cl now */
+        if (fail || check_ctx_lexer(r, cl, k, lx, basic))
+            return -1;
+        /* As a built contextual lexer keeps its rows (note [transition rows]). */
+        if (gm_lexer_patch_rows(lx, r->err) != GM_OK)
+            return r->bad = 1, -1;
+    }
     return 0;
 }
 
@@ -912,6 +1091,12 @@ gm_status gm_compiled_load_buffer(const uint8_t *b, size_t len, const char *path
     } else if (read_lexer(&r, g) || read_lr(&r, g)) {
         goto fail_read;
     }
+    if (g->engine == GM_ENGINE_LALR && r.left >= 4 && (memcpy(&section, r.p, 4), section == TAG_CTXL)) {
+        r.p += 4;
+        r.left -= 4;
+        if (read_ctx(&r, g))
+            goto fail_read;
+    }
     st = gm_trie_build(&v->mem, v->data, &v->trie, err);
     if (st != GM_OK)
         goto fail;
@@ -924,6 +1109,9 @@ gm_status gm_compiled_load_buffer(const uint8_t *b, size_t len, const char *path
         goto fail;
     if (g->engine == GM_ENGINE_LALR && read_profiles(&r, c))
         goto fail_read;
+    if (g->ctx && opts && opts->eager &&
+        (st = gm_ctx_spanners_build_all(c->ctx, opts->progress, opts->progress_ud, err)) != GM_OK)
+        goto fail;
     if (r.left) {
         bad(&r, "trailing bytes after the last section");
         st = err->code;

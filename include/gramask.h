@@ -240,6 +240,19 @@ GM_API gm_status gm_vocab_encode(const gm_vocab *v, const char *text, size_t len
 /* Frees an array returned by gm_vocab_encode (NULL is fine). */
 GM_API void gm_vocab_free_ids(const gm_vocab *v, uint32_t *ids);
 
+/*
+ * The vocabulary as bytes (to send it to another process; the tokenizer
+ * file is not needed to load them, and not kept: gm_vocab_encode needs a
+ * vocabulary loaded from its file). *out holds *len bytes from v's
+ * allocator, freed with gm_vocab_free_bytes. Loading checks them as
+ * gm_compiled_load_bytes does (GM_ERR_FORMAT naming what is wrong).
+ */
+GM_API gm_status gm_vocab_save_bytes(const gm_vocab *v, uint8_t **out, size_t *len,
+                                     gm_error *err);
+GM_API void gm_vocab_free_bytes(const gm_vocab *v, uint8_t *bytes);
+GM_API gm_status gm_vocab_load_bytes(const void *bytes, size_t len, const gm_vocab_options *opts,
+                                     gm_vocab **out, gm_error *err);
+
 /* ------------------------------------------------------------------------
  * 3. Grammar
  * ------------------------------------------------------------------------ */

@@ -989,11 +989,12 @@ static int read_profiles(reader *r, gm_compiled *c)
 }
 
 /* A zeroed object from the caller's allocator with its own gm_mem initialized in it. */
-static void *object_new(const gm_compile_options *opts, size_t size, size_t mem_offset)
+static void *object_new_with(const gm_allocator *allocator, const gm_limits *limits, size_t size,
+                             size_t mem_offset)
 {
-    gm_allocator al = opts ? opts->allocator : (gm_allocator){0};
+    gm_allocator al = allocator ? *allocator : (gm_allocator){0};
     gm_limits lim;
-    gm_limits_resolve(&lim, opts ? &opts->limits : NULL);
+    gm_limits_resolve(&lim, limits);
     gm_mem boot;
     gm_mem_init(&boot, &al, lim.max_memory);
     char *p = boot.fn(boot.ud, NULL, size);
@@ -1002,6 +1003,12 @@ static void *object_new(const gm_compile_options *opts, size_t size, size_t mem_
         gm_mem_init((gm_mem *)(p + mem_offset), &al, lim.max_memory);
     }
     return p;
+}
+
+static void *object_new(const gm_compile_options *opts, size_t size, size_t mem_offset)
+{
+    return object_new_with(opts ? &opts->allocator : NULL, opts ? &opts->limits : NULL, size,
+                           mem_offset);
 }
 
 gm_status gm_compiled_load(const char *path, const gm_compile_options *opts, gm_compiled **out,
@@ -1022,6 +1029,33 @@ gm_status gm_compiled_load(const char *path, const gm_compile_options *opts, gm_
     return st;
 }
 
+/* The header of b[0..len): magic, byte order, version, length, checksum. */
+static gm_status check_header(const uint8_t *b, size_t len, const char *path, gm_error *err)
+{
+    if (len < GMC_HEADER || memcmp(b, GMC_MAGIC, 8))
+        return gm_error_set(err, GM_ERR_FORMAT, "%s is not a gramask compiled file", path);
+    uint32_t version, order;
+    uint64_t plen, sum;
+    memcpy(&version, b + 8, 4);
+    memcpy(&order, b + 12, 4);
+    memcpy(&plen, b + 16, 8);
+    memcpy(&sum, b + 24, 8);
+    if (order != GMC_BYTE_ORDER)
+        return gm_error_set(err, GM_ERR_FORMAT,
+                            "%s was written on a machine of the other byte order", path);
+    if (version != GMC_VERSION)
+        return gm_error_set(err, GM_ERR_FORMAT,
+                            "%s is a compiled file of format version %u; this gramask reads "
+                            "version %u (recompile it)", path, version, GMC_VERSION);
+    if (plen != len - GMC_HEADER)
+        return gm_error_set(err, GM_ERR_FORMAT, "%s is truncated or has trailing bytes (%llu of "
+                            "%llu payload bytes)", path, (unsigned long long)(len - GMC_HEADER),
+                            (unsigned long long)plen);
+    if (gm_compiled_checksum(b + GMC_HEADER, plen) != sum)
+        return gm_error_set(err, GM_ERR_FORMAT, "%s is corrupt (checksum mismatch)", path);
+    return GM_OK;
+}
+
 gm_status gm_compiled_load_buffer(const uint8_t *b, size_t len, const char *path,
                                   const gm_compile_options *opts, gm_compiled **out,
                                   gm_error *err)
@@ -1034,37 +1068,9 @@ gm_status gm_compiled_load_buffer(const uint8_t *b, size_t len, const char *path
     gm_grammar *g = NULL;
     gm_compiled *c = NULL;
     gm_status st;
-    uint32_t version, order;
-    uint64_t plen, sum;
-    if (len < GMC_HEADER || memcmp(b, GMC_MAGIC, 8)) {
-        st = gm_error_set(err, GM_ERR_FORMAT, "%s is not a gramask compiled file", path);
+    if ((st = check_header(b, len, path, err)) != GM_OK)
         goto fail;
-    }
-    memcpy(&version, b + 8, 4);
-    memcpy(&order, b + 12, 4);
-    memcpy(&plen, b + 16, 8);
-    memcpy(&sum, b + 24, 8);
-    if (order != GMC_BYTE_ORDER) {
-        st = gm_error_set(err, GM_ERR_FORMAT,
-                          "%s was written on a machine of the other byte order", path);
-        goto fail;
-    }
-    if (version != GMC_VERSION) {
-        st = gm_error_set(err, GM_ERR_FORMAT,
-                          "%s is a compiled file of format version %u; this gramask reads "
-                          "version %u (recompile it)", path, version, GMC_VERSION);
-        goto fail;
-    }
-    if (plen != len - GMC_HEADER) {
-        st = gm_error_set(err, GM_ERR_FORMAT, "%s is truncated or has trailing bytes (%llu of "
-                          "%llu payload bytes)", path, (unsigned long long)(len - GMC_HEADER),
-                          (unsigned long long)plen);
-        goto fail;
-    }
-    if (gm_compiled_checksum(b + GMC_HEADER, plen) != sum) {
-        st = gm_error_set(err, GM_ERR_FORMAT, "%s is corrupt (checksum mismatch)", path);
-        goto fail;
-    }
+    uint64_t plen = len - GMC_HEADER;
     reader r = {b + GMC_HEADER, plen, path, err, 0};
     v = object_new(opts, sizeof *v, offsetof(gm_vocab, mem));
     g = object_new(opts, sizeof *g, offsetof(gm_grammar, mem));
@@ -1150,4 +1156,73 @@ void gm_compiled_header(uint8_t header[GM_COMPILED_HEADER], const uint8_t *paylo
 uint64_t gm_compiled_checksum(const uint8_t *payload, size_t len)
 {
     return gm_hash_bytes(payload, len, GMC_VERSION);
+}
+
+/* ---- vocabularies alone --------------------------------------------------- */
+
+/*
+ * A vocabulary's bytes (gm_vocab_save_bytes): a compiled file's header and
+ * its VOCB section alone, so a process can send a vocabulary as exactly as
+ * a compiled grammar's (special flags, EOS ids, padding) without its
+ * tokenizer file.
+ */
+gm_status gm_vocab_save_bytes(const gm_vocab *v, uint8_t **out, size_t *len, gm_error *err)
+{
+    if (!v || !out || !len)
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_vocab_save_bytes: NULL argument");
+    *out = NULL;
+    *len = 0;
+    writer w = {.mem = (gm_mem *)&v->mem};
+    uint8_t header[GM_COMPILED_HEADER] = {0};
+    put(&w, header, sizeof header);
+    put_vocab(&w, v->data);
+    if (w.failed) {
+        gm_mem_free(w.mem, w.buf);
+        return gm_mem_fail(w.mem, err, "the vocabulary's bytes");
+    }
+    gm_compiled_header(w.buf, w.buf + GM_COMPILED_HEADER, w.len - GM_COMPILED_HEADER);
+    *out = w.buf;
+    *len = w.len;
+    return GM_OK;
+}
+
+void gm_vocab_free_bytes(const gm_vocab *v, uint8_t *bytes)
+{
+    if (v)
+        gm_mem_free((gm_mem *)&v->mem, bytes);
+}
+
+gm_status gm_vocab_load_bytes(const void *bytes, size_t len, const gm_vocab_options *opts,
+                              gm_vocab **out, gm_error *err)
+{
+    if (!out || (!bytes && len))
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_vocab_load_bytes: NULL argument");
+    *out = NULL;
+    gm_error local;
+    if (!err)
+        err = &local;
+    const char *name = "the vocabulary bytes";
+    gm_status st = check_header(bytes, len, name, err);
+    if (st != GM_OK)
+        return st;
+    reader r = {(const uint8_t *)bytes + GMC_HEADER, len - GMC_HEADER, name, err, 0};
+    gm_vocab *v = object_new_with(opts ? &opts->allocator : NULL, opts ? &opts->limits : NULL,
+                                  sizeof *v, offsetof(gm_vocab, mem));
+    if (!v)
+        return gm_error_set(err, GM_ERR_NOMEM, "out of memory loading %s", name);
+    atomic_init(&v->refs, 1);
+    if (read_vocab(&r, v)) {
+        st = err->code;
+    } else if (r.left) {
+        st = gm_error_set(err, GM_ERR_FORMAT, "%s hold more than a vocabulary (a compiled "
+                          "grammar's bytes? load them with gm_compiled_load_bytes)", name);
+    } else {
+        st = gm_trie_build(&v->mem, v->data, &v->trie, err);
+    }
+    if (st != GM_OK) {
+        gm_vocab_destroy(v);
+        return st;
+    }
+    *out = v;
+    return GM_OK;
 }

@@ -14,7 +14,9 @@
  * bytes (one format, one writer). Then bad bytes: truncated at every
  * section, wrong magic, other version, other byte order, a flipped payload
  * byte (checksum), and corrupted tables behind a valid checksum, each a
- * GM_ERR_FORMAT naming what is wrong.
+ * GM_ERR_FORMAT naming what is wrong. A vocabulary alone goes through
+ * bytes too (gm_vocab_save_bytes): a grammar compiled for the copy is the
+ * same compiled file.
  */
 #include "tests/testutil.h"
 
@@ -415,10 +417,57 @@ static void bad_bytes(void **state)
     gm_compiled_destroy(c);
 }
 
+/* A vocabulary through bytes: a grammar compiled for the copy is the same file. */
+static void vocab_bytes(void **state)
+{
+    world *w = *state;
+    uint8_t *b;
+    size_t n;
+    gm_error err;
+    assert_int_equal(gm_vocab_save_bytes(w->vocab, &b, &n, &err), GM_OK);
+    gm_vocab *v;
+    assert_int_equal(gm_vocab_load_bytes(b, n, NULL, &v, &err), GM_OK);
+    assert_int_equal(gm_vocab_size(v), gm_vocab_size(w->vocab));
+    const uint32_t *e0, *e1;
+    size_t ne = gm_vocab_eos_ids(w->vocab, &e0);
+    assert_true(ne > 0);
+    assert_int_equal(gm_vocab_eos_ids(v, &e1), ne);
+    assert_memory_equal(e0, e1, ne * 4);
+    gm_grammar *g;
+    assert_int_equal(gm_grammar_create_bundled("json", NULL, &g, &err), GM_OK);
+    gm_compiled *c0, *c1;
+    assert_int_equal(gm_compiled_create(g, w->vocab, NULL, &c0, &err), GM_OK);
+    assert_int_equal(gm_compiled_create(g, v, NULL, &c1, &err), GM_OK);
+    gm_grammar_destroy(g);
+    uint8_t *f0, *f1;
+    size_t n0, n1;
+    assert_int_equal(gm_compiled_save_bytes(c0, &f0, &n0, &err), GM_OK);
+    assert_int_equal(gm_compiled_save_bytes(c1, &f1, &n1, &err), GM_OK);
+    assert_int_equal(n0, n1);
+    assert_memory_equal(f0, f1, n0);
+    /* A compiled grammar's bytes are not a vocabulary's, and the reverse. */
+    gm_vocab *bad;
+    assert_int_equal(gm_vocab_load_bytes(f0, n0, NULL, &bad, &err), GM_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "more than a vocabulary"));
+    gm_compiled *badc;
+    assert_int_equal(gm_compiled_load_bytes(b, n, NULL, &badc, &err), GM_ERR_FORMAT);
+    b[n - 1] ^= 1;
+    assert_int_equal(gm_vocab_load_bytes(b, n, NULL, &bad, &err), GM_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "checksum"));
+    assert_int_equal(gm_vocab_load_bytes(b, 10, NULL, &bad, &err), GM_ERR_FORMAT);
+    gm_compiled_free_bytes(c0, f0);
+    gm_compiled_free_bytes(c1, f1);
+    gm_compiled_destroy(c0);
+    gm_compiled_destroy(c1);
+    gm_vocab_free_bytes(w->vocab, b);
+    gm_vocab_destroy(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bad_bytes),
+        cmocka_unit_test(vocab_bytes),
         cmocka_unit_test(lalr_json),
         cmocka_unit_test(lalr_go),
         cmocka_unit_test(lalr_python),

@@ -810,6 +810,45 @@ static PyObject *mod_compiled_load(PyObject *mod, PyObject *args, PyObject *kw)
     return st == GM_OK ? compiled_wrap(c) : gmpy_raise(&err);
 }
 
+static PyObject *mod_compiled_from_bytes(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"data", "eager", NULL};
+    Py_buffer buf;
+    int eager = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*|p:compiled_from_bytes", kwlist, &buf, &eager))
+        return NULL;
+    gm_compile_options o;
+    gm_compile_options_init_defaults(&o);
+    o.eager = eager;
+    gm_compiled *c = NULL;
+    gm_error err;
+    gm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = gm_compiled_load_bytes(buf.buf, (size_t)buf.len, &o, &c, &err);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&buf);
+    return st == GM_OK ? compiled_wrap(c) : gmpy_raise(&err);
+}
+
+static PyObject *compiled_to_bytes(gmpy_compiled *self, PyObject *unused)
+{
+    gm_compiled *c = compiled_handle(self);
+    if (!c)
+        return NULL;
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    gm_error err;
+    gm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = gm_compiled_save_bytes(c, &bytes, &len, &err);
+    Py_END_ALLOW_THREADS
+    if (st != GM_OK)
+        return gmpy_raise(&err);
+    PyObject *out = PyBytes_FromStringAndSize((const char *)bytes, (Py_ssize_t)len);
+    gm_compiled_free_bytes(c, bytes);
+    return out;
+}
+
 static PyObject *compiled_save(gmpy_compiled *self, PyObject *arg)
 {
     gm_compiled *c = compiled_handle(self);
@@ -875,6 +914,8 @@ static PyObject *compiled_close(gmpy_compiled *self, PyObject *unused)
 
 static PyMethodDef compiled_methods[] = {
     {"save", (PyCFunction)compiled_save, METH_O, "save(path): writes a .gmc file."},
+    {"to_bytes", (PyCFunction)compiled_to_bytes, METH_NOARGS,
+     "to_bytes(): the bytes save writes, in memory."},
     {"vocab", (PyCFunction)compiled_vocab, METH_NOARGS, "The vocabulary it was compiled for."},
     {"stats", (PyCFunction)compiled_stats, METH_NOARGS, "Table sizes, as a dict."},
     {"close", (PyCFunction)compiled_close, METH_NOARGS, "Drops this reference (idempotent)."},
@@ -933,6 +974,8 @@ static PyMethodDef module_methods[] = {
      "Compiles a grammar for a vocabulary."},
     {"compiled_load", (PyCFunction)(void (*)(void))mod_compiled_load, METH_VARARGS | METH_KEYWORDS,
      "Loads a .gmc file."},
+    {"compiled_from_bytes", (PyCFunction)(void (*)(void))mod_compiled_from_bytes,
+     METH_VARARGS | METH_KEYWORDS, "A compiled grammar from the bytes to_bytes returned."},
     {"apply_token_bitmask_inplace", (PyCFunction)(void (*)(void))gmpy_apply_token_bitmask_inplace,
      METH_VARARGS | METH_KEYWORDS, "Sets the logits of masked tokens to -inf, in place."},
     {"_bench_steps", gmpy_bench_steps, METH_VARARGS,

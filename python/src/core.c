@@ -382,7 +382,39 @@ static PyObject *vocab_close(gmpy_vocab *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+static PyObject *vocab_to_bytes(gmpy_vocab *self, PyObject *unused)
+{
+    gm_vocab *v = vocab_handle(self);
+    if (!v)
+        return NULL;
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    gm_error err;
+    if (gm_vocab_save_bytes(v, &bytes, &len, &err) != GM_OK)
+        return gmpy_raise(&err);
+    PyObject *out = PyBytes_FromStringAndSize((const char *)bytes, (Py_ssize_t)len);
+    gm_vocab_free_bytes(v, bytes);
+    return out;
+}
+
+static PyObject *mod_vocab_from_bytes(PyObject *mod, PyObject *arg)
+{
+    Py_buffer buf;
+    if (PyObject_GetBuffer(arg, &buf, PyBUF_SIMPLE) < 0)
+        return NULL;
+    gm_vocab *v = NULL;
+    gm_error err;
+    gm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = gm_vocab_load_bytes(buf.buf, (size_t)buf.len, NULL, &v, &err);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&buf);
+    return st == GM_OK ? vocab_wrap(v) : gmpy_raise(&err);
+}
+
 static PyMethodDef vocab_methods[] = {
+    {"to_bytes", (PyCFunction)vocab_to_bytes, METH_NOARGS,
+     "to_bytes() -> bytes: the vocabulary, exactly (vocab_from_bytes reads them)."},
     {"token", (PyCFunction)vocab_token, METH_O, "token(id) -> bytes: the raw bytes of one token."},
     {"decode", (PyCFunction)vocab_decode, METH_O, "decode(ids) -> bytes: the tokens' bytes joined."},
     {"encode", (PyCFunction)(void (*)(void))vocab_encode, METH_VARARGS | METH_KEYWORDS,
@@ -956,6 +988,8 @@ static PyMethodDef module_methods[] = {
     {"status_name", mod_status_name, METH_O, "The name of a gm_status code."},
     {"vocab_from_file", (PyCFunction)(void (*)(void))mod_vocab_from_file,
      METH_VARARGS | METH_KEYWORDS, "Loads a tokenizer.json (or a directory holding one)."},
+    {"vocab_from_bytes", mod_vocab_from_bytes, METH_O,
+     "A vocabulary from the bytes Vocab.to_bytes returned."},
     {"vocab_from_tokens", (PyCFunction)(void (*)(void))mod_vocab_from_tokens,
      METH_VARARGS | METH_KEYWORDS, "A vocabulary from a list of token byte strings."},
     {"grammar_create", (PyCFunction)(void (*)(void))mod_grammar_create,

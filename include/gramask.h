@@ -474,7 +474,10 @@ GM_API gm_status gm_compiled_save(const gm_compiled *c, const char *path, gm_err
 
 /*
  * Loads a file written by gm_compiled_save; no grammar or tokenizer file is
- * needed. A truncated, corrupt, foreign-endian or other-version file fails
+ * needed. The file is mapped read-only and its large tables are used in
+ * place, so processes loading one file share them (what cannot be mapped,
+ * a pipe, is read); change it only by saving a new file over it
+ * (gm_compiled_save renames a new file into place). A truncated, corrupt, foreign-endian or other-version file fails
  * with GM_ERR_FORMAT saying which. opts may be NULL (eager builds the
  * tables the file lacks).
  */

@@ -8,7 +8,10 @@
  *   0x04030201 and is refused), u64 payload length, u64 checksum of the
  *   payload (gm_hash_bytes), u32 flags, u32 reserved.
  *   payload: sections, each a u32 tag then its fields; arrays are a u32 or
- *   u64 count then the elements. VOCB (vocabulary), then for the LALR
+ *   u64 count then the elements, those of 4- and 8-byte elements after zero
+ *   padding to a multiple of their size from the file's start (so a mapped
+ *   file's arrays are used in place: note [mapped compiled files],
+ *   base/mapping.h). VOCB (vocabulary), then for the LALR
  *   engine LEXR (lexing DFA and its backtracking states, lexer/lexer.h),
  *   LRTB (LALR tables), under the contextual lexer CTXL (each LR state's
  *   lexer set, then every contextual lexer as LEXR lays out a lexer, without
@@ -26,6 +29,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "runtime/blocks.h"
 #include "runtime/ctx_spanners.h"
@@ -34,6 +40,7 @@
 #include "spanner/profile.h"
 #include "base/error.h"
 #include "base/file.h"
+#include "base/mapping.h"
 #include "base/hash.h"
 #include "base/vec.h"
 
@@ -73,6 +80,21 @@ static void put(writer *w, const void *p, size_t n)
 
 static void put_u32(writer *w, uint32_t x) { put(w, &x, 4); }
 
+/* Zeros up to a multiple of `align` bytes from the file's start. */
+static void pad(writer *w, size_t align)
+{
+    static const uint8_t zeros[8];
+    put(w, zeros, (align - w->len % align) % align);
+}
+
+/* An array of count elements of `size` bytes, aligned to its element size in the file
+   (note [mapped compiled files]: the loader points into a mapped file). */
+static void put_array(writer *w, const void *p, size_t count, size_t size)
+{
+    pad(w, size);
+    put(w, p, count * size);
+}
+
 static void put_vocab(writer *w, const gm_vocab_data *v)
 {
     put_u32(w, TAG_VOCB);
@@ -81,11 +103,11 @@ static void put_vocab(writer *w, const gm_vocab_data *v)
     put_u32(w, v->strip_leading);
     put_u32(w, v->kind);
     put_u32(w, v->offsets[v->size]);
-    put(w, v->offsets, ((size_t)v->size + 1) * 4);
+    put_array(w, v->offsets, (size_t)v->size + 1, 4);
     put(w, v->bytes, v->offsets[v->size]);
     put(w, v->flags, v->size);
     put_u32(w, v->neos);
-    put(w, v->eos, (size_t)v->neos * 4);
+    put_array(w, v->eos, v->neos, 4);
 }
 
 /* The transitions as 32-bit ids (the file's format, whatever the lexer keeps). */
@@ -93,6 +115,7 @@ static void put_lexer_next(writer *w, const gm_lexer *lx)
 {
     uint32_t chunk[1024];
     size_t n = 0;
+    pad(w, 4);
     for (uint32_t q = 0; q < lx->nstates; q++)
         for (uint32_t c = 0; c < lx->nclasses; c++) {
             chunk[n++] = gm_lexer_move(lx, q, c);
@@ -113,16 +136,16 @@ static void put_lexer_body(writer *w, const gm_lexer *lx)
     put_u32(w, lx->prod_words);
     put(w, lx->byte_class, 256);
     put_lexer_next(w, lx);
-    put(w, lx->accept, (size_t)lx->nstates * 4);
-    put(w, lx->prod, (size_t)lx->nstates * lx->prod_words * 8);
+    put_array(w, lx->accept, lx->nstates, 4);
+    put_array(w, lx->prod, (size_t)lx->nstates * lx->prod_words, 8);
     put_u32(w, lx->ndfa);
-    put(w, lx->bt_main, (size_t)(lx->nstates - lx->ndfa) * 4);
-    put(w, lx->bt_fallback, (size_t)(lx->nstates - lx->ndfa) * 4);
-    put(w, lx->bt_relex, (size_t)(lx->nstates - lx->ndfa) * 4);
+    put_array(w, lx->bt_main, lx->nstates - lx->ndfa, 4);
+    put_array(w, lx->bt_fallback, lx->nstates - lx->ndfa, 4);
+    put_array(w, lx->bt_relex, lx->nstates - lx->ndfa, 4);
     put_u32(w, lx->ncond);
     if (lx->ncond) {
-        put(w, lx->cond, (size_t)lx->ndfa * 4);
-        put(w, lx->cond_rows, (size_t)lx->ncond * (lx->nclasses + 1) * 4);
+        put_array(w, lx->cond, lx->ndfa, 4);
+        put_array(w, lx->cond_rows, (size_t)lx->ncond * (lx->nclasses + 1), 4);
     }
     for (uint32_t t = 0; t < lx->nterminals; t++) {
         uint32_t flags = (lx->terminals[t].ignored ? 1u : 0) |
@@ -163,10 +186,10 @@ static void put_lr(writer *w, const gm_lr_table *t)
     put_u32(w, t->eof);
     put_u32(w, t->nnonterms);
     put_u32(w, t->nprods);
-    put(w, t->prod_lhs, (size_t)t->nprods * 4);
-    put(w, t->prod_len, (size_t)t->nprods * 4);
-    put(w, t->action, (size_t)t->nstates * t->nterms * 4);
-    put(w, t->go, (size_t)t->nstates * t->nnonterms * 4);
+    put_array(w, t->prod_lhs, t->nprods, 4);
+    put_array(w, t->prod_len, t->nprods, 4);
+    put_array(w, t->action, (size_t)t->nstates * t->nterms, 4);
+    put_array(w, t->go, (size_t)t->nstates * t->nnonterms, 4);
 }
 
 static void put_tokset(writer *w, const gm_tokset *s, uint32_t nbits)
@@ -175,9 +198,9 @@ static void put_tokset(writer *w, const gm_tokset *s, uint32_t nbits)
     put_u32(w, s->n);
     put_u32(w, s->count);
     if (s->kind == GM_TOKSET_LIST || s->kind == GM_TOKSET_COMPLEMENT)
-        put(w, s->u.ids, (size_t)s->n * 4);
+        put_array(w, s->u.ids, s->n, 4);
     else if (s->kind == GM_TOKSET_BITSET)
-        put(w, s->u.words, GM_MASK_WORDS(nbits) * 4);
+        put_array(w, s->u.words, GM_MASK_WORDS(nbits), 4);
 }
 
 static void put_profiles(writer *w, gm_spanner *sp)
@@ -198,7 +221,7 @@ static void put_profiles(writer *w, gm_spanner *sp)
         put_u32(w, q);
         put_u32(w, p->nclasses);
         put_u32(w, (uint32_t)nseq);
-        put(w, p->seqs, nseq * 4);
+        put_array(w, p->seqs, nseq, 4);
         for (uint32_t c = 0; c < p->nclasses; c++) {
             put_u32(w, p->classes[c].len);
             put_u32(w, p->classes[c].prod);
@@ -227,8 +250,8 @@ static gm_status put_ctx(writer *w, gm_ctx_lexers *cl, gm_error *err)
     put_u32(w, cl->nstates_total);
     put_u32(w, cl->nsets);
     put_u32(w, cl->words);
-    put(w, cl->set_of, (size_t)cl->nstates_total * 4);
-    put(w, cl->sets, (size_t)cl->nsets * cl->words * 8);
+    put_array(w, cl->set_of, cl->nstates_total, 4);
+    put_array(w, cl->sets, (size_t)cl->nsets * cl->words, 8);
     for (uint32_t k = 0; k < cl->nsets; k++)
         put_lexer_body(w, atomic_load(&cl->lexers[k]));
     return GM_OK;
@@ -308,13 +331,49 @@ gm_status gm_compiled_save(const gm_compiled *c, const char *path, gm_error *err
         gm_mem_free(m, w.buf);
         return st;
     }
-    FILE *f = fopen(path, "wb");
+    /* A new file renamed over the old one: processes that have the old one loaded keep
+       their mapping of it intact (note [mapped compiled files]). A path that is not a
+       regular file (a device, a pipe) is written in place. */
+    struct stat sb;
+    bool in_place = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
+    size_t plen = strlen(path);
+    char *tmp = in_place ? NULL : gm_mem_alloc(m, plen + 16);
+    if (!in_place && !tmp) {
+        gm_mem_free(m, w.buf);
+        return gm_mem_fail(m, err, "the compiled file's name");
+    }
+    FILE *f = NULL;
+    if (in_place) {
+        f = fopen(path, "wb");
+    } else {
+        memcpy(tmp, path, plen);
+        memcpy(tmp + plen, ".tmp-XXXXXX", 12);
+        int fd = mkstemp(tmp);
+        if (fd < 0) {
+            gm_mem_free(m, tmp); /* nothing made: nothing to remove */
+            tmp = NULL;
+        } else if (!(f = fdopen(fd, "wb"))) {
+            close(fd);
+        }
+    }
     int ok = f && fwrite(w.buf, 1, w.len, f) == w.len;
     int why = errno; /* the system's reason, before fclose can change it */
     if (f && fclose(f) != 0 && ok) {
         ok = 0;
         why = errno;
     }
+    if (ok && tmp) {
+        /* mkstemp made it 0600: the mode a plain fopen would have given. */
+        mode_t mask = umask(0);
+        umask(mask);
+        if (chmod(tmp, 0666 & ~mask) != 0 || rename(tmp, path) != 0) {
+            ok = 0;
+            why = errno;
+        }
+    }
+    if (!ok && tmp)
+        unlink(tmp);
+    gm_mem_free(m, tmp);
     gm_mem_free(m, w.buf);
     if (!ok)
         return gm_error_set(err, GM_ERR_IO, "cannot write the compiled file %s: %s", path,
@@ -327,6 +386,8 @@ gm_status gm_compiled_save(const gm_compiled *c, const char *path, gm_error *err
 typedef struct reader {
     const uint8_t *p;
     size_t left;
+    const uint8_t *base;      /* the file's first byte (arrays are aligned from it) */
+    bool borrow;              /* arrays point into the file (a mapping) instead of copies */
     const char *path;
     gm_error *err;
     int bad;                  /* an error was recorded */
@@ -359,16 +420,39 @@ static uint32_t get_u32(reader *r, const char *what)
     return x;
 }
 
-/* Reads count*size bytes into a new array from m (NULL and r->bad set on failure). */
+/*
+ * Reads count*size bytes, after the padding put_array wrote, into a new
+ * array from m, or, when the file is mapped, points into it (note [mapped
+ * compiled files]; an empty array is always m's own). NULL and r->bad set
+ * on failure.
+ */
 static void *get_array(reader *r, gm_mem *m, size_t count, size_t size, const char *what)
 {
     if (r->bad)
         return NULL;
+    size_t skip = size > 1 ? (size - (size_t)(r->p - r->base) % size) % size : 0;
+    if (skip > r->left) {
+        bad(r, what);
+        return NULL;
+    }
+    for (size_t i = 0; i < skip; i++)
+        if (r->p[i]) {
+            bad(r, "nonzero padding");
+            return NULL;
+        }
+    r->p += skip;
+    r->left -= skip;
     if (size && count > r->left / size) {
         bad(r, what);
         return NULL;
     }
     size_t bytes = count * size;
+    if (r->borrow && bytes) {
+        void *p = (void *)(uintptr_t)r->p; /* read-only pages: the loader only reads them */
+        r->p += bytes;
+        r->left -= bytes;
+        return p;
+    }
     void *p = gm_mem_alloc(m, bytes ? bytes : 1);
     if (!p) {
         gm_mem_fail(m, r->err, "a loaded compiled grammar");
@@ -1011,12 +1095,23 @@ static void *object_new(const gm_compile_options *opts, size_t size, size_t mem_
                            mem_offset);
 }
 
+static gm_status load(const uint8_t *b, size_t len, const char *path, gm_mapping *map,
+                      const gm_compile_options *opts, gm_compiled **out, gm_error *err);
+
 gm_status gm_compiled_load(const char *path, const gm_compile_options *opts, gm_compiled **out,
                            gm_error *err)
 {
     if (!path || !out)
         return gm_error_set(err, GM_ERR_ARGUMENT, "gm_compiled_load: NULL argument");
     *out = NULL;
+    /* Mapped (note [mapped compiled files]); what cannot be mapped (a pipe) is read. */
+    gm_mapping *map;
+    if (gm_mapping_open(path, &map, NULL) == GM_OK) {
+        gm_status st = load(gm_mapping_data(map), gm_mapping_size(map), path, map, opts, out,
+                            err);
+        gm_mapping_release(map); /* the loaded objects hold their own references */
+        return st;
+    }
     char *text = NULL;
     size_t len = 0;
     gm_mem scratch;
@@ -1056,9 +1151,9 @@ static gm_status check_header(const uint8_t *b, size_t len, const char *path, gm
     return GM_OK;
 }
 
-gm_status gm_compiled_load_buffer(const uint8_t *b, size_t len, const char *path,
-                                  const gm_compile_options *opts, gm_compiled **out,
-                                  gm_error *err)
+/* Loads b[0..len); with map (b is its data), the arrays point into it. */
+static gm_status load(const uint8_t *b, size_t len, const char *path, gm_mapping *map,
+                      const gm_compile_options *opts, gm_compiled **out, gm_error *err)
 {
     *out = NULL;
     gm_error local;
@@ -1071,14 +1166,20 @@ gm_status gm_compiled_load_buffer(const uint8_t *b, size_t len, const char *path
     if ((st = check_header(b, len, path, err)) != GM_OK)
         goto fail;
     uint64_t plen = len - GMC_HEADER;
-    reader r = {b + GMC_HEADER, plen, path, err, 0};
+    reader r = {.p = b + GMC_HEADER, .left = plen, .base = b, .borrow = map != NULL,
+                .path = path, .err = err};
     v = object_new(opts, sizeof *v, offsetof(gm_vocab, mem));
     g = object_new(opts, sizeof *g, offsetof(gm_grammar, mem));
-    if (v)
+    if (v) {
         atomic_init(&v->refs, 1);
+        if (map)
+            gm_mem_borrow(&v->mem, map);
+    }
     if (g) {
         atomic_init(&g->refs, 1);
         g->engine = GM_ENGINE_LALR;
+        if (map)
+            gm_mem_borrow(&g->mem, map);
     }
     if (!v || !g) {
         st = gm_error_set(err, GM_ERR_NOMEM, "out of memory loading %s", path);
@@ -1113,6 +1214,8 @@ gm_status gm_compiled_load_buffer(const uint8_t *b, size_t len, const char *path
     st = gm_compiled_create(g, v, &co, &c, err);
     if (st != GM_OK)
         goto fail;
+    if (map)
+        gm_mem_borrow(&c->mem, map);
     if (g->engine == GM_ENGINE_LALR && read_profiles(&r, c))
         goto fail_read;
     if (g->ctx && opts && opts->eager &&
@@ -1138,6 +1241,13 @@ fail:
     gm_grammar_destroy(g);
     gm_vocab_destroy(v);
     return st;
+}
+
+gm_status gm_compiled_load_buffer(const uint8_t *b, size_t len, const char *path,
+                                  const gm_compile_options *opts, gm_compiled **out,
+                                  gm_error *err)
+{
+    return load(b, len, path, NULL, opts, out, err);
 }
 
 void gm_compiled_header(uint8_t header[GM_COMPILED_HEADER], const uint8_t *payload, size_t len)
@@ -1205,7 +1315,8 @@ gm_status gm_vocab_load_bytes(const void *bytes, size_t len, const gm_vocab_opti
     gm_status st = check_header(bytes, len, name, err);
     if (st != GM_OK)
         return st;
-    reader r = {(const uint8_t *)bytes + GMC_HEADER, len - GMC_HEADER, name, err, 0};
+    reader r = {.p = (const uint8_t *)bytes + GMC_HEADER, .left = len - GMC_HEADER,
+                .base = bytes, .path = name, .err = err};
     gm_vocab *v = object_new_with(opts ? &opts->allocator : NULL, opts ? &opts->limits : NULL,
                                   sizeof *v, offsetof(gm_vocab, mem));
     if (!v)

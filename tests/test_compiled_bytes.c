@@ -16,7 +16,9 @@
  * byte (checksum), and corrupted tables behind a valid checksum, each a
  * GM_ERR_FORMAT naming what is wrong. A vocabulary alone goes through
  * bytes too (gm_vocab_save_bytes): a grammar compiled for the copy is the
- * same compiled file.
+ * same compiled file. The file copy is mapped (note [mapped compiled
+ * files]): it holds less memory of its own, and survives the file being
+ * saved again and truncated while loaded.
  */
 #include "tests/testutil.h"
 
@@ -85,6 +87,19 @@ static void walk_open(walk *wk, gm_compiled *orig, bool eager)
     free(file);
     if (gm_compiled_load(path, &co, &wk->c[2], &err) != GM_OK)
         fail_msg("load: %s", err.message);
+    /* The file load maps it (note [mapped compiled files]): its vocabulary and tables
+       are not the process's own memory, as the copies of the bytes load are. */
+    gm_compiled_stats s1, s2;
+    gm_compiled_get_stats(wk->c[1], &s1);
+    gm_compiled_get_stats(wk->c[2], &s2);
+    if (s2.memory_bytes + gm_compiled_vocab_size(orig) > s1.memory_bytes)
+        fail_msg("the mapped load holds %zu bytes, the copying one %zu", s2.memory_bytes,
+                 s1.memory_bytes);
+    /* Saving over the file while it is loaded leaves the loaded copy whole (a new file
+       is renamed over it); a truncated file would fault its pages. */
+    if (gm_compiled_save(orig, path, &err) != GM_OK)
+        fail_msg("save again: %s", err.message);
+    assert_int_equal(truncate(path, 0), 0);
     unlink(path);
     /* Loading copies what it keeps: the bytes can go. */
     memset(bytes, 0xa5, len);

@@ -5,6 +5,7 @@ libgmcore_la_SOURCES += \
 	base/file.c base/file.h \
 	base/hash.c base/hash.h \
 	base/imap.c base/imap.h \
+	base/mapping.c base/mapping.h \
 	base/mem.c base/mem.h \
 	base/strbuf.c base/strbuf.h \
 	base/timing.c base/timing.h \

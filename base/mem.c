@@ -33,6 +33,14 @@ void gm_mem_init(gm_mem *m, const gm_allocator *allocator, size_t limit)
     atomic_init(&m->used, 0);
     atomic_init(&m->peak, 0);
     atomic_init(&m->over_limit, 0);
+    m->borrow_lo = m->borrow_hi = NULL;
+    m->mapping = NULL;
+}
+
+/* Whether ptr lies in the mapping m borrows from (not a block of m). */
+static int borrowed(const gm_mem *m, const void *ptr)
+{
+    return m->borrow_lo && (const char *)ptr >= m->borrow_lo && (const char *)ptr < m->borrow_hi;
 }
 
 /* Reserves delta bytes against the limit; false when it would pass it. */
@@ -56,8 +64,8 @@ void *gm_mem_realloc(gm_mem *m, void *ptr, size_t size)
         gm_mem_free(m, ptr);
         return NULL;
     }
-    if (size > SIZE_MAX - sizeof(block_header))
-        return NULL;
+    if (size > SIZE_MAX - sizeof(block_header) || borrowed(m, ptr))
+        return NULL; /* a mapped array is never resized: its owner copies it first */
     size_t total = size + sizeof(block_header);
     block_header *old = ptr ? (block_header *)ptr - 1 : NULL;
     size_t old_total = old ? old->size + sizeof(block_header) : 0;
@@ -101,7 +109,7 @@ void *gm_mem_reallocarray(gm_mem *m, void *ptr, size_t count, size_t size)
 
 void gm_mem_free(gm_mem *m, void *ptr)
 {
-    if (!ptr)
+    if (!ptr || borrowed(m, ptr))
         return;
     block_header *h = (block_header *)ptr - 1;
     atomic_fetch_sub(&m->used, h->size + sizeof(block_header));

@@ -23,6 +23,10 @@ typedef struct gm_mem {
     atomic_size_t used;   /* bytes in use, headers included */
     atomic_size_t peak;   /* high-water mark of used */
     atomic_int over_limit;/* set once an allocation failed on the limit */
+    /* Arrays of a read-only file mapping an object points into (base/mapping.h): no
+       block of this allocator, so freeing one is a no-op. NULL when none. */
+    const char *borrow_lo, *borrow_hi;
+    struct gm_mapping *mapping; /* the mapping's reference the object holds, or NULL */
 } gm_mem;
 
 /* Initializes from an optional allocator and limit (0 = default limit). */

@@ -105,3 +105,13 @@ bench-draft-tree-python: python/lib/.built
 	  --shared '$(GM_SHARED_DIR)' --out '$(srcdir)/bench/results/draft_tree_python.md'
 .PHONY: bench-draft-tree-python
 EXTRA_DIST += bench/bench_draft_tree.py
+
+# Issue 35: memory of 8 processes loading one compiled file (bench/results/shared_load.md):
+# the sum of their proportional set sizes against 8 that only import the package.
+bench: bench-shared-load
+bench-shared-load: gramask python/lib/.built
+	@echo "== bench/bench_shared_load.py (writes $(srcdir)/bench/results/shared_load.md)"
+	$(PYTHON3) $(srcdir)/bench/bench_shared_load.py --gramask ./gramask --pythonpath python/lib \
+	  --out '$(srcdir)/bench/results/shared_load.md'
+.PHONY: bench-shared-load
+EXTRA_DIST += bench/bench_shared_load.py

@@ -240,6 +240,19 @@ GM_API gm_status gm_vocab_encode(const gm_vocab *v, const char *text, size_t len
 /* Frees an array returned by gm_vocab_encode (NULL is fine). */
 GM_API void gm_vocab_free_ids(const gm_vocab *v, uint32_t *ids);
 
+/*
+ * The vocabulary as bytes (to send it to another process; the tokenizer
+ * file is not needed to load them, and not kept: gm_vocab_encode needs a
+ * vocabulary loaded from its file). *out holds *len bytes from v's
+ * allocator, freed with gm_vocab_free_bytes. Loading checks them as
+ * gm_compiled_load_bytes does (GM_ERR_FORMAT naming what is wrong).
+ */
+GM_API gm_status gm_vocab_save_bytes(const gm_vocab *v, uint8_t **out, size_t *len,
+                                     gm_error *err);
+GM_API void gm_vocab_free_bytes(const gm_vocab *v, uint8_t *bytes);
+GM_API gm_status gm_vocab_load_bytes(const void *bytes, size_t len, const gm_vocab_options *opts,
+                                     gm_vocab **out, gm_error *err);
+
 /* ------------------------------------------------------------------------
  * 3. Grammar
  * ------------------------------------------------------------------------ */
@@ -283,7 +296,8 @@ typedef enum gm_conflicts {
  * compatibility). Basic: one lexer of every terminal. Contextual (Lark's
  * default for LALR): each lexeme is lexed with the terminals the parser's
  * state accepts there (plus the ignored ones); masks stay exact under it.
- * Compiled grammars with it cannot be saved (gm_compiled_save) yet.
+ * Compiled grammars with it are saved with every contextual lexer built
+ * (their token tables are built again after a load).
  */
 typedef enum gm_lexer_kind {
     GM_LEXER_BASIC = 0,
@@ -460,12 +474,32 @@ GM_API gm_status gm_compiled_save(const gm_compiled *c, const char *path, gm_err
 
 /*
  * Loads a file written by gm_compiled_save; no grammar or tokenizer file is
- * needed. A truncated, corrupt, foreign-endian or other-version file fails
+ * needed. The file is mapped read-only and its large tables are used in
+ * place, so processes loading one file share them (what cannot be mapped,
+ * a pipe, is read); change it only by saving a new file over it
+ * (gm_compiled_save renames a new file into place). A truncated, corrupt, foreign-endian or other-version file fails
  * with GM_ERR_FORMAT saying which. opts may be NULL (eager builds the
  * tables the file lacks).
  */
 GM_API gm_status gm_compiled_load(const char *path, const gm_compile_options *opts,
                                   gm_compiled **out, gm_error *err);
+/*
+ * The bytes gm_compiled_save writes, in memory (to send a compiled grammar
+ * to another process): *out holds *len bytes from c's allocator, freed
+ * with gm_compiled_free_bytes(c, *out) (c or any compiled grammar with the
+ * same allocator).
+ */
+GM_API gm_status gm_compiled_save_bytes(const gm_compiled *c, uint8_t **out, size_t *len,
+                                        gm_error *err);
+GM_API void gm_compiled_free_bytes(const gm_compiled *c, uint8_t *bytes);
+/*
+ * gm_compiled_load from bytes in memory (borrowed: the result copies what it
+ * keeps), with its errors (GM_ERR_FORMAT for truncated, corrupt, foreign or
+ * other-version bytes, naming "the compiled bytes").
+ */
+GM_API gm_status gm_compiled_load_bytes(const void *bytes, size_t len,
+                                        const gm_compile_options *opts, gm_compiled **out,
+                                        gm_error *err);
 /* Mask size: vocabulary ids, and uint32_t words of a mask (ceil(ids / 32)). */
 GM_API uint32_t gm_compiled_vocab_size(const gm_compiled *c);
 GM_API size_t gm_compiled_mask_words(const gm_compiled *c);

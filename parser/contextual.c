@@ -86,6 +86,8 @@ gm_status gm_ctx_lexers_lexer(gm_ctx_lexers *c, uint32_t k, const gm_lexer **out
         return GM_OK;
     }
     const gm_cfg *g = c->g;
+    if (!g) /* loaded from a compiled file, which holds every lexer */
+        return gm_error_set(err, GM_ERR_STATE, "contextual lexer %u is missing", k);
     gm_terminal_spec *specs = gm_mem_reallocarray(c->mem, NULL, g->nterminals ? g->nterminals : 1,
                                                   sizeof *specs);
     if (!specs)

@@ -5,6 +5,7 @@
 #include "runtime/engine.h"
 #include "runtime/blocks.h"
 #include "runtime/objects.h"
+#include "base/mapping.h"
 #include "base/error.h"
 
 void gm_compile_options_init_defaults(gm_compile_options *opts)
@@ -30,7 +31,9 @@ static void compiled_free(gm_compiled *c)
     gm_vocab_destroy(c->vocab);
     gm_realloc_fn fn = c->mem.fn;
     void *ud = c->mem.ud;
+    gm_mapping *map = c->mem.mapping; /* note [mapped compiled files]: after the rest */
     fn(ud, c, 0);
+    gm_mapping_release(map);
 }
 
 /*

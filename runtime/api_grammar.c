@@ -12,6 +12,7 @@
 #include "parser/grammar.h"
 #include "runtime/blocks.h"
 #include "runtime/objects.h"
+#include "base/mapping.h"
 #include "base/error.h"
 
 void gm_grammar_options_init_defaults(gm_grammar_options *opts)
@@ -55,7 +56,9 @@ static void grammar_free(gm_grammar *g)
     gm_cfg_destroy(g->cfg);
     gm_realloc_fn fn = g->mem.fn;
     void *ud = g->mem.ud;
+    gm_mapping *map = g->mem.mapping; /* note [mapped compiled files]: after the rest */
     fn(ud, g, 0);
+    gm_mapping_release(map);
 }
 
 /* Builds the lexer and the tables of a loaded cfg. */

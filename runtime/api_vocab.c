@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "runtime/objects.h"
+#include "base/mapping.h"
 #include "vocab/encoder.h"
 #include "base/error.h"
 
@@ -43,7 +44,9 @@ static void vocab_free(gm_vocab *v)
     pthread_mutex_destroy(&v->encoder_lock);
     gm_realloc_fn fn = v->mem.fn;
     void *ud = v->mem.ud;
+    gm_mapping *map = v->mem.mapping; /* note [mapped compiled files]: after the rest */
     fn(ud, v, 0);
+    gm_mapping_release(map);
 }
 
 static gm_status finish(gm_vocab *v, gm_vocab **out, gm_error *err)

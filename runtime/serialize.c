@@ -8,9 +8,15 @@
  *   0x04030201 and is refused), u64 payload length, u64 checksum of the
  *   payload (gm_hash_bytes), u32 flags, u32 reserved.
  *   payload: sections, each a u32 tag then its fields; arrays are a u32 or
- *   u64 count then the elements. VOCB (vocabulary), then for the LALR
+ *   u64 count then the elements, those of 4- and 8-byte elements after zero
+ *   padding to a multiple of their size from the file's start (so a mapped
+ *   file's arrays are used in place: note [mapped compiled files],
+ *   base/mapping.h). VOCB (vocabulary), then for the LALR
  *   engine LEXR (lexing DFA and its backtracking states, lexer/lexer.h),
- *   LRTB (LALR tables), PROF (the token-class profiles built so far); for
+ *   LRTB (LALR tables), under the contextual lexer CTXL (each LR state's
+ *   lexer set, then every contextual lexer as LEXR lays out a lexer, without
+ *   the layers), PROF (the basic spanner's token-class profiles built so
+ *   far; the contextual spanners' are rebuilt at load); for
  *   the Earley engine EARL (u64 length, then the rule automata as
  *   gm_egrammar_write lays them out; earley/engine.h). The trie, the
  *   first-byte filters and the Earley mask caches are rebuilt at load
@@ -23,12 +29,18 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "runtime/blocks.h"
+#include "runtime/ctx_spanners.h"
 #include "runtime/objects.h"
+#include "parser/contextual.h"
 #include "spanner/profile.h"
 #include "base/error.h"
 #include "base/file.h"
+#include "base/mapping.h"
 #include "base/hash.h"
 #include "base/vec.h"
 
@@ -41,7 +53,8 @@ enum {
     TAG_LEXR = 0x5258454c,
     TAG_LRTB = 0x4254524c,
     TAG_PROF = 0x464f5250,
-    TAG_EARL = 0x4c524145  /* "EARL" */
+    TAG_EARL = 0x4c524145, /* "EARL" */
+    TAG_CTXL = 0x4c585443  /* "CTXL" */
 };
 
 /* ---- writing ------------------------------------------------------------- */
@@ -67,6 +80,21 @@ static void put(writer *w, const void *p, size_t n)
 
 static void put_u32(writer *w, uint32_t x) { put(w, &x, 4); }
 
+/* Zeros up to a multiple of `align` bytes from the file's start. */
+static void pad(writer *w, size_t align)
+{
+    static const uint8_t zeros[8];
+    put(w, zeros, (align - w->len % align) % align);
+}
+
+/* An array of count elements of `size` bytes, aligned to its element size in the file
+   (note [mapped compiled files]: the loader points into a mapped file). */
+static void put_array(writer *w, const void *p, size_t count, size_t size)
+{
+    pad(w, size);
+    put(w, p, count * size);
+}
+
 static void put_vocab(writer *w, const gm_vocab_data *v)
 {
     put_u32(w, TAG_VOCB);
@@ -75,11 +103,11 @@ static void put_vocab(writer *w, const gm_vocab_data *v)
     put_u32(w, v->strip_leading);
     put_u32(w, v->kind);
     put_u32(w, v->offsets[v->size]);
-    put(w, v->offsets, ((size_t)v->size + 1) * 4);
+    put_array(w, v->offsets, (size_t)v->size + 1, 4);
     put(w, v->bytes, v->offsets[v->size]);
     put(w, v->flags, v->size);
     put_u32(w, v->neos);
-    put(w, v->eos, (size_t)v->neos * 4);
+    put_array(w, v->eos, v->neos, 4);
 }
 
 /* The transitions as 32-bit ids (the file's format, whatever the lexer keeps). */
@@ -87,6 +115,7 @@ static void put_lexer_next(writer *w, const gm_lexer *lx)
 {
     uint32_t chunk[1024];
     size_t n = 0;
+    pad(w, 4);
     for (uint32_t q = 0; q < lx->nstates; q++)
         for (uint32_t c = 0; c < lx->nclasses; c++) {
             chunk[n++] = gm_lexer_move(lx, q, c);
@@ -98,25 +127,25 @@ static void put_lexer_next(writer *w, const gm_lexer *lx)
     put(w, chunk, n * 4);
 }
 
-static void put_lexer(writer *w, const gm_lexer *lx, const gm_postlex *pl)
+/* A lexer's tables and terminal names (the basic lexer's and each contextual one's). */
+static void put_lexer_body(writer *w, const gm_lexer *lx)
 {
-    put_u32(w, TAG_LEXR);
     put_u32(w, lx->nstates);
     put_u32(w, lx->nclasses);
     put_u32(w, lx->nterminals);
     put_u32(w, lx->prod_words);
     put(w, lx->byte_class, 256);
     put_lexer_next(w, lx);
-    put(w, lx->accept, (size_t)lx->nstates * 4);
-    put(w, lx->prod, (size_t)lx->nstates * lx->prod_words * 8);
+    put_array(w, lx->accept, lx->nstates, 4);
+    put_array(w, lx->prod, (size_t)lx->nstates * lx->prod_words, 8);
     put_u32(w, lx->ndfa);
-    put(w, lx->bt_main, (size_t)(lx->nstates - lx->ndfa) * 4);
-    put(w, lx->bt_fallback, (size_t)(lx->nstates - lx->ndfa) * 4);
-    put(w, lx->bt_relex, (size_t)(lx->nstates - lx->ndfa) * 4);
+    put_array(w, lx->bt_main, lx->nstates - lx->ndfa, 4);
+    put_array(w, lx->bt_fallback, lx->nstates - lx->ndfa, 4);
+    put_array(w, lx->bt_relex, lx->nstates - lx->ndfa, 4);
     put_u32(w, lx->ncond);
     if (lx->ncond) {
-        put(w, lx->cond, (size_t)lx->ndfa * 4);
-        put(w, lx->cond_rows, (size_t)lx->ncond * (lx->nclasses + 1) * 4);
+        put_array(w, lx->cond, lx->ndfa, 4);
+        put_array(w, lx->cond_rows, (size_t)lx->ncond * (lx->nclasses + 1), 4);
     }
     for (uint32_t t = 0; t < lx->nterminals; t++) {
         uint32_t flags = (lx->terminals[t].ignored ? 1u : 0) |
@@ -126,6 +155,12 @@ static void put_lexer(writer *w, const gm_lexer *lx, const gm_postlex *pl)
         put_u32(w, n);
         put(w, lx->terminals[t].name, n);
     }
+}
+
+static void put_lexer(writer *w, const gm_lexer *lx, const gm_postlex *pl)
+{
+    put_u32(w, TAG_LEXR);
+    put_lexer_body(w, lx);
     put_u32(w, pl->insertion);
     if (pl->insertion) {
         put_u32(w, pl->insert);
@@ -151,10 +186,10 @@ static void put_lr(writer *w, const gm_lr_table *t)
     put_u32(w, t->eof);
     put_u32(w, t->nnonterms);
     put_u32(w, t->nprods);
-    put(w, t->prod_lhs, (size_t)t->nprods * 4);
-    put(w, t->prod_len, (size_t)t->nprods * 4);
-    put(w, t->action, (size_t)t->nstates * t->nterms * 4);
-    put(w, t->go, (size_t)t->nstates * t->nnonterms * 4);
+    put_array(w, t->prod_lhs, t->nprods, 4);
+    put_array(w, t->prod_len, t->nprods, 4);
+    put_array(w, t->action, (size_t)t->nstates * t->nterms, 4);
+    put_array(w, t->go, (size_t)t->nstates * t->nnonterms, 4);
 }
 
 static void put_tokset(writer *w, const gm_tokset *s, uint32_t nbits)
@@ -163,9 +198,9 @@ static void put_tokset(writer *w, const gm_tokset *s, uint32_t nbits)
     put_u32(w, s->n);
     put_u32(w, s->count);
     if (s->kind == GM_TOKSET_LIST || s->kind == GM_TOKSET_COMPLEMENT)
-        put(w, s->u.ids, (size_t)s->n * 4);
+        put_array(w, s->u.ids, s->n, 4);
     else if (s->kind == GM_TOKSET_BITSET)
-        put(w, s->u.words, GM_MASK_WORDS(nbits) * 4);
+        put_array(w, s->u.words, GM_MASK_WORDS(nbits), 4);
 }
 
 static void put_profiles(writer *w, gm_spanner *sp)
@@ -186,7 +221,7 @@ static void put_profiles(writer *w, gm_spanner *sp)
         put_u32(w, q);
         put_u32(w, p->nclasses);
         put_u32(w, (uint32_t)nseq);
-        put(w, p->seqs, nseq * 4);
+        put_array(w, p->seqs, nseq, 4);
         for (uint32_t c = 0; c < p->nclasses; c++) {
             put_u32(w, p->classes[c].len);
             put_u32(w, p->classes[c].prod);
@@ -195,46 +230,150 @@ static void put_profiles(writer *w, gm_spanner *sp)
     }
 }
 
+/*
+ * The contextual lexers (note [contextual lexer]): every lexer is built
+ * now (they are built lazily, and a loaded grammar has no cfg to build them
+ * from), then written with the set of each LR state. The contextual
+ * spanners' profiles are not written: they are built again on first use
+ * (or all at an eager load).
+ */
+static gm_status put_ctx(writer *w, gm_ctx_lexers *cl, gm_error *err)
+{
+    for (uint32_t k = 0; k < cl->nsets; k++) {
+        const gm_lexer *lx;
+        gm_status st = gm_ctx_lexers_lexer(cl, k, &lx, err);
+        if (st != GM_OK)
+            return st;
+    }
+    put_u32(w, TAG_CTXL);
+    put_u32(w, cl->lark);
+    put_u32(w, cl->nstates_total);
+    put_u32(w, cl->nsets);
+    put_u32(w, cl->words);
+    put_array(w, cl->set_of, cl->nstates_total, 4);
+    put_array(w, cl->sets, (size_t)cl->nsets * cl->words, 8);
+    for (uint32_t k = 0; k < cl->nsets; k++)
+        put_lexer_body(w, atomic_load(&cl->lexers[k]));
+    return GM_OK;
+}
+
+/* The whole file (header and payload) into w->buf. */
+static gm_status write_compiled(const gm_compiled *c, writer *w, gm_error *err)
+{
+    uint8_t header[GM_COMPILED_HEADER] = {0};
+    put(w, header, sizeof header); /* filled at the end */
+    put_vocab(w, c->vocab->data);
+    if (c->grammar->engine == GM_ENGINE_EARLEY) {
+        gm_strbuf eb;
+        gm_strbuf_init(&eb, w->mem);
+        gm_egrammar_write(c->grammar->eg, &eb);
+        w->failed |= eb.failed;
+        uint64_t n = eb.n;
+        put_u32(w, TAG_EARL);
+        put(w, &n, 8);
+        put(w, eb.s, eb.n);
+        gm_strbuf_free(&eb);
+    } else {
+        put_lexer(w, c->grammar->lexer, &c->grammar->postlex);
+        put_lr(w, c->grammar->lr);
+        if (c->grammar->ctx) {
+            gm_status st = put_ctx(w, c->grammar->ctx, err);
+            if (st != GM_OK)
+                return st;
+        }
+        put_profiles(w, c->spanner);
+    }
+    if (w->failed)
+        return gm_mem_fail(w->mem, err, "the compiled file");
+    gm_compiled_header(w->buf, w->buf + GM_COMPILED_HEADER, w->len - GM_COMPILED_HEADER);
+    return GM_OK;
+}
+
+gm_status gm_compiled_save_bytes(const gm_compiled *c, uint8_t **out, size_t *len, gm_error *err)
+{
+    if (!c || !out || !len)
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_compiled_save_bytes: NULL argument");
+    *out = NULL;
+    *len = 0;
+    writer w = {.mem = (gm_mem *)&c->mem};
+    gm_status st = write_compiled(c, &w, err);
+    if (st != GM_OK) {
+        gm_mem_free(w.mem, w.buf);
+        return st;
+    }
+    *out = w.buf;
+    *len = w.len;
+    return GM_OK;
+}
+
+void gm_compiled_free_bytes(const gm_compiled *c, uint8_t *bytes)
+{
+    if (c)
+        gm_mem_free((gm_mem *)&c->mem, bytes);
+}
+
+gm_status gm_compiled_load_bytes(const void *bytes, size_t len, const gm_compile_options *opts,
+                                 gm_compiled **out, gm_error *err)
+{
+    if (!out || (!bytes && len))
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_compiled_load_bytes: NULL argument");
+    return gm_compiled_load_buffer(bytes, len, "the compiled bytes", opts, out, err);
+}
+
 gm_status gm_compiled_save(const gm_compiled *c, const char *path, gm_error *err)
 {
     if (!c || !path)
         return gm_error_set(err, GM_ERR_ARGUMENT, "gm_compiled_save: NULL argument");
-    if (c->ctx)
-        return gm_error_set(err, GM_ERR_UNSUPPORTED,
-                            "a grammar compiled for the contextual lexer cannot be saved yet "
-                            "(its file format has no contextual lexers): compile it from the grammar");
     gm_mem *m = (gm_mem *)&c->mem;
     writer w = {.mem = m};
-    put_vocab(&w, c->vocab->data);
-    if (c->grammar->engine == GM_ENGINE_EARLEY) {
-        gm_strbuf eb;
-        gm_strbuf_init(&eb, m);
-        gm_egrammar_write(c->grammar->eg, &eb);
-        w.failed |= eb.failed;
-        uint64_t n = eb.n;
-        put_u32(&w, TAG_EARL);
-        put(&w, &n, 8);
-        put(&w, eb.s, eb.n);
-        gm_strbuf_free(&eb);
-    } else {
-        put_lexer(&w, c->grammar->lexer, &c->grammar->postlex);
-        put_lr(&w, c->grammar->lr);
-        put_profiles(&w, c->spanner);
-    }
-    if (w.failed) {
+    gm_status st = write_compiled(c, &w, err);
+    if (st != GM_OK) {
         gm_mem_free(m, w.buf);
-        return gm_mem_fail(m, err, "the compiled file");
+        return st;
     }
-    uint8_t header[GM_COMPILED_HEADER];
-    gm_compiled_header(header, w.buf, w.len);
-    FILE *f = fopen(path, "wb");
-    int ok = f && fwrite(header, 1, sizeof header, f) == sizeof header &&
-             fwrite(w.buf, 1, w.len, f) == w.len;
+    /* A new file renamed over the old one: processes that have the old one loaded keep
+       their mapping of it intact (note [mapped compiled files]). A path that is not a
+       regular file (a device, a pipe) is written in place. */
+    struct stat sb;
+    bool in_place = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
+    size_t plen = strlen(path);
+    char *tmp = in_place ? NULL : gm_mem_alloc(m, plen + 16);
+    if (!in_place && !tmp) {
+        gm_mem_free(m, w.buf);
+        return gm_mem_fail(m, err, "the compiled file's name");
+    }
+    FILE *f = NULL;
+    if (in_place) {
+        f = fopen(path, "wb");
+    } else {
+        memcpy(tmp, path, plen);
+        memcpy(tmp + plen, ".tmp-XXXXXX", 12);
+        int fd = mkstemp(tmp);
+        if (fd < 0) {
+            gm_mem_free(m, tmp); /* nothing made: nothing to remove */
+            tmp = NULL;
+        } else if (!(f = fdopen(fd, "wb"))) {
+            close(fd);
+        }
+    }
+    int ok = f && fwrite(w.buf, 1, w.len, f) == w.len;
     int why = errno; /* the system's reason, before fclose can change it */
     if (f && fclose(f) != 0 && ok) {
         ok = 0;
         why = errno;
     }
+    if (ok && tmp) {
+        /* mkstemp made it 0600: the mode a plain fopen would have given. */
+        mode_t mask = umask(0);
+        umask(mask);
+        if (chmod(tmp, 0666 & ~mask) != 0 || rename(tmp, path) != 0) {
+            ok = 0;
+            why = errno;
+        }
+    }
+    if (!ok && tmp)
+        unlink(tmp);
+    gm_mem_free(m, tmp);
     gm_mem_free(m, w.buf);
     if (!ok)
         return gm_error_set(err, GM_ERR_IO, "cannot write the compiled file %s: %s", path,
@@ -247,6 +386,8 @@ gm_status gm_compiled_save(const gm_compiled *c, const char *path, gm_error *err
 typedef struct reader {
     const uint8_t *p;
     size_t left;
+    const uint8_t *base;      /* the file's first byte (arrays are aligned from it) */
+    bool borrow;              /* arrays point into the file (a mapping) instead of copies */
     const char *path;
     gm_error *err;
     int bad;                  /* an error was recorded */
@@ -279,16 +420,39 @@ static uint32_t get_u32(reader *r, const char *what)
     return x;
 }
 
-/* Reads count*size bytes into a new array from m (NULL and r->bad set on failure). */
+/*
+ * Reads count*size bytes, after the padding put_array wrote, into a new
+ * array from m, or, when the file is mapped, points into it (note [mapped
+ * compiled files]; an empty array is always m's own). NULL and r->bad set
+ * on failure.
+ */
 static void *get_array(reader *r, gm_mem *m, size_t count, size_t size, const char *what)
 {
     if (r->bad)
         return NULL;
+    size_t skip = size > 1 ? (size - (size_t)(r->p - r->base) % size) % size : 0;
+    if (skip > r->left) {
+        bad(r, what);
+        return NULL;
+    }
+    for (size_t i = 0; i < skip; i++)
+        if (r->p[i]) {
+            bad(r, "nonzero padding");
+            return NULL;
+        }
+    r->p += skip;
+    r->left -= skip;
     if (size && count > r->left / size) {
         bad(r, what);
         return NULL;
     }
     size_t bytes = count * size;
+    if (r->borrow && bytes) {
+        void *p = (void *)(uintptr_t)r->p; /* read-only pages: the loader only reads them */
+        r->p += bytes;
+        r->left -= bytes;
+        return p;
+    }
     void *p = gm_mem_alloc(m, bytes ? bytes : 1);
     if (!p) {
         gm_mem_fail(m, r->err, "a loaded compiled grammar");
@@ -411,17 +575,15 @@ static int check_backtracking(reader *r, const gm_lexer *lx)
     return why ? bad(r, why) : 0;
 }
 
-static int read_lexer(reader *r, gm_grammar *g)
+/* A lexer written by put_lexer_body, checked; *out is set first (the caller frees it). */
+static int read_lexer_body(reader *r, gm_mem *m, gm_lexer **out)
 {
-    gm_mem *m = &g->mem;
-    if (expect_tag(r, TAG_LEXR, "missing lexer section"))
-        return -1;
     gm_lexer *lx = gm_mem_calloc(m, 1, sizeof *lx);
+    *out = lx;
     if (!lx) {
         gm_mem_fail(m, r->err, "a loaded lexer");
         return r->bad = 1, -1;
     }
-    g->lexer = lx;
     lx->mem = m;
     lx->nstates = get_u32(r, "lexer header");
     lx->nclasses = get_u32(r, "lexer header");
@@ -506,8 +668,23 @@ static int read_lexer(reader *r, gm_grammar *g)
     for (size_t i = 0; i < (size_t)lx->nstates * lx->nclasses; i++)
         if (lx->next[i] == 0)
             return bad(r, "a lexer transition re-enters the start state");
+    uint64_t tail = lx->nterminals % 64 ? ~(uint64_t)0 << (lx->nterminals % 64) : 0;
+    for (uint32_t q = 0; q < lx->nstates && tail; q++)
+        if (lx->prod[(size_t)q * lx->prod_words + lx->prod_words - 1] & tail)
+            return bad(r, "lexer Prod set names a terminal that does not exist");
     if (gm_lexer_compact(lx, r->err) != GM_OK)
         return r->bad = 1, -1;
+    return 0;
+}
+
+static int read_lexer(reader *r, gm_grammar *g)
+{
+    gm_mem *m = &g->mem;
+    if (expect_tag(r, TAG_LEXR, "missing lexer section"))
+        return -1;
+    if (read_lexer_body(r, m, &g->lexer))
+        return -1;
+    const gm_lexer *lx = g->lexer;
     gm_postlex *pl = &g->postlex;
     uint32_t insertion = get_u32(r, "post-lexing layer");
     if (r->bad)
@@ -554,10 +731,6 @@ static int read_lexer(reader *r, gm_grammar *g)
             if (pl->bracket[t] != 0 && pl->bracket[t] != 1 && pl->bracket[t] != -1)
                 return bad(r, "malformed indentation layer");
     }
-    uint64_t tail = lx->nterminals % 64 ? ~(uint64_t)0 << (lx->nterminals % 64) : 0;
-    for (uint32_t q = 0; q < lx->nstates && tail; q++)
-        if (lx->prod[(size_t)q * lx->prod_words + lx->prod_words - 1] & tail)
-            return bad(r, "lexer Prod set names a terminal that does not exist");
     return 0;
 }
 
@@ -676,6 +849,96 @@ static int read_lr(reader *r, gm_grammar *g)
     t->loop_guard = t->nstates + 1;
     if (gm_lr_unit_chains(t, r->err) != GM_OK)
         return r->bad = 1, -1;
+    return 0;
+}
+
+/* Whether terminal x (GM_LEX_NONE: none) is outside lexer set `set`. */
+static bool outside(const uint64_t *set, uint32_t x)
+{
+    return x != GM_LEX_NONE && !((set[x >> 6] >> (x & 63)) & 1);
+}
+
+/* Lexer k of a contextual lexer lexes only the terminals of its set. */
+static int check_ctx_lexer(reader *r, const gm_ctx_lexers *cl, uint32_t k, const gm_lexer *lx,
+                           const gm_lexer *basic)
+{
+    const uint64_t *set = cl->sets + (size_t)k * cl->words;
+    if (lx->nterminals != basic->nterminals)
+        return bad(r, "a contextual lexer's terminals are not the grammar's");
+    for (uint32_t t = 0; t < lx->nterminals; t++)
+        if (strcmp(lx->terminals[t].name, basic->terminals[t].name) ||
+            lx->terminals[t].ignored != basic->terminals[t].ignored)
+            return bad(r, "a contextual lexer's terminals are not the grammar's");
+    for (uint32_t q = 0; q < lx->nstates; q++)
+        if (outside(set, lx->accept[q]))
+            return bad(r, "a contextual lexer accepts a terminal outside its set");
+    for (uint32_t i = 0; i < lx->nstates - lx->ndfa; i++)
+        if (outside(set, lx->bt_fallback[i]))
+            return bad(r, "a contextual lexer accepts a terminal outside its set");
+    for (size_t i = 0; i < (size_t)lx->ncond * (lx->nclasses + 1); i++)
+        if (outside(set, lx->cond_rows[i]))
+            return bad(r, "a contextual lexer accepts a terminal outside its set");
+    for (uint32_t q = 0; q < lx->nstates; q++)
+        for (uint32_t i = 0; i < lx->prod_words; i++)
+            if (lx->prod[(size_t)q * lx->prod_words + i] & ~set[i])
+                return bad(r, "a contextual lexer produces a terminal outside its set");
+    return 0;
+}
+
+/* The CTXL section (put_ctx): the contextual lexers, all built. */
+static int read_ctx(reader *r, gm_grammar *g)
+{
+    gm_mem *m = &g->mem;
+    const gm_lexer *basic = g->lexer;
+    const gm_lr_table *t = g->lr;
+    gm_ctx_lexers *cl = gm_mem_calloc(m, 1, sizeof *cl);
+    if (!cl) {
+        gm_mem_fail(m, r->err, "loaded contextual lexers");
+        return r->bad = 1, -1;
+    }
+    g->ctx = cl;
+    cl->mem = m;
+    gm_limits_init_defaults(&cl->limits);
+    uint32_t lark = get_u32(r, "contextual lexer header");
+    cl->nstates_total = get_u32(r, "contextual lexer header");
+    cl->nsets = get_u32(r, "contextual lexer header");
+    cl->words = get_u32(r, "contextual lexer header");
+    if (r->bad)
+        return -1;
+    uint32_t words = basic->prod_words ? basic->prod_words : 1;
+    cl->lark = lark == 1;
+    if (lark > 1 || cl->nstates_total != t->nstates || cl->nsets == 0 ||
+        cl->nsets > t->nstates || cl->words != words)
+        return bad(r, "contextual lexer sizes out of range or not matching the parse tables");
+    cl->set_of = get_array(r, m, cl->nstates_total, 4, "contextual lexer of each state");
+    cl->sets = get_array(r, m, (size_t)cl->nsets * cl->words, 8, "contextual lexer sets");
+    cl->nstates_of = gm_mem_calloc(m, cl->nsets, sizeof *cl->nstates_of);
+    cl->lexers = gm_mem_calloc(m, cl->nsets, sizeof *cl->lexers);
+    if (r->bad)
+        return -1;
+    if (!cl->nstates_of || !cl->lexers) {
+        gm_mem_fail(m, r->err, "loaded contextual lexers");
+        return r->bad = 1, -1;
+    }
+    for (uint32_t s = 0; s < cl->nstates_total; s++) {
+        if (cl->set_of[s] >= cl->nsets)
+            return bad(r, "a state's contextual lexer does not exist");
+        cl->nstates_of[cl->set_of[s]]++;
+    }
+    uint64_t tail = basic->nterminals % 64 ? ~(uint64_t)0 << (basic->nterminals % 64) : 0;
+    for (uint32_t k = 0; k < cl->nsets; k++)
+        if (cl->sets[(size_t)k * cl->words + cl->words - 1] & (basic->nterminals ? tail : ~tail))
+            return bad(r, "a contextual lexer set names a terminal that does not exist");
+    for (uint32_t k = 0; k < cl->nsets; k++) {
+        gm_lexer *lx = NULL;
+        int fail = read_lexer_body(r, m, &lx);
+        atomic_store(&cl->lexers[k], lx); /* owned by cl now */
+        if (fail || check_ctx_lexer(r, cl, k, lx, basic))
+            return -1;
+        /* As a built contextual lexer keeps its rows (note [transition rows]). */
+        if (gm_lexer_patch_rows(lx, r->err) != GM_OK)
+            return r->bad = 1, -1;
+    }
     return 0;
 }
 
@@ -810,11 +1073,12 @@ static int read_profiles(reader *r, gm_compiled *c)
 }
 
 /* A zeroed object from the caller's allocator with its own gm_mem initialized in it. */
-static void *object_new(const gm_compile_options *opts, size_t size, size_t mem_offset)
+static void *object_new_with(const gm_allocator *allocator, const gm_limits *limits, size_t size,
+                             size_t mem_offset)
 {
-    gm_allocator al = opts ? opts->allocator : (gm_allocator){0};
+    gm_allocator al = allocator ? *allocator : (gm_allocator){0};
     gm_limits lim;
-    gm_limits_resolve(&lim, opts ? &opts->limits : NULL);
+    gm_limits_resolve(&lim, limits);
     gm_mem boot;
     gm_mem_init(&boot, &al, lim.max_memory);
     char *p = boot.fn(boot.ud, NULL, size);
@@ -825,12 +1089,29 @@ static void *object_new(const gm_compile_options *opts, size_t size, size_t mem_
     return p;
 }
 
+static void *object_new(const gm_compile_options *opts, size_t size, size_t mem_offset)
+{
+    return object_new_with(opts ? &opts->allocator : NULL, opts ? &opts->limits : NULL, size,
+                           mem_offset);
+}
+
+static gm_status load(const uint8_t *b, size_t len, const char *path, gm_mapping *map,
+                      const gm_compile_options *opts, gm_compiled **out, gm_error *err);
+
 gm_status gm_compiled_load(const char *path, const gm_compile_options *opts, gm_compiled **out,
                            gm_error *err)
 {
     if (!path || !out)
         return gm_error_set(err, GM_ERR_ARGUMENT, "gm_compiled_load: NULL argument");
     *out = NULL;
+    /* Mapped (note [mapped compiled files]); what cannot be mapped (a pipe) is read. */
+    gm_mapping *map;
+    if (gm_mapping_open(path, &map, NULL) == GM_OK) {
+        gm_status st = load(gm_mapping_data(map), gm_mapping_size(map), path, map, opts, out,
+                            err);
+        gm_mapping_release(map); /* the loaded objects hold their own references */
+        return st;
+    }
     char *text = NULL;
     size_t len = 0;
     gm_mem scratch;
@@ -843,9 +1124,36 @@ gm_status gm_compiled_load(const char *path, const gm_compile_options *opts, gm_
     return st;
 }
 
-gm_status gm_compiled_load_buffer(const uint8_t *b, size_t len, const char *path,
-                                  const gm_compile_options *opts, gm_compiled **out,
-                                  gm_error *err)
+/* The header of b[0..len): magic, byte order, version, length, checksum. */
+static gm_status check_header(const uint8_t *b, size_t len, const char *path, gm_error *err)
+{
+    if (len < GMC_HEADER || memcmp(b, GMC_MAGIC, 8))
+        return gm_error_set(err, GM_ERR_FORMAT, "%s is not a gramask compiled file", path);
+    uint32_t version, order;
+    uint64_t plen, sum;
+    memcpy(&version, b + 8, 4);
+    memcpy(&order, b + 12, 4);
+    memcpy(&plen, b + 16, 8);
+    memcpy(&sum, b + 24, 8);
+    if (order != GMC_BYTE_ORDER)
+        return gm_error_set(err, GM_ERR_FORMAT,
+                            "%s was written on a machine of the other byte order", path);
+    if (version != GMC_VERSION)
+        return gm_error_set(err, GM_ERR_FORMAT,
+                            "%s is a compiled file of format version %u; this gramask reads "
+                            "version %u (recompile it)", path, version, GMC_VERSION);
+    if (plen != len - GMC_HEADER)
+        return gm_error_set(err, GM_ERR_FORMAT, "%s is truncated or has trailing bytes (%llu of "
+                            "%llu payload bytes)", path, (unsigned long long)(len - GMC_HEADER),
+                            (unsigned long long)plen);
+    if (gm_compiled_checksum(b + GMC_HEADER, plen) != sum)
+        return gm_error_set(err, GM_ERR_FORMAT, "%s is corrupt (checksum mismatch)", path);
+    return GM_OK;
+}
+
+/* Loads b[0..len); with map (b is its data), the arrays point into it. */
+static gm_status load(const uint8_t *b, size_t len, const char *path, gm_mapping *map,
+                      const gm_compile_options *opts, gm_compiled **out, gm_error *err)
 {
     *out = NULL;
     gm_error local;
@@ -855,45 +1163,23 @@ gm_status gm_compiled_load_buffer(const uint8_t *b, size_t len, const char *path
     gm_grammar *g = NULL;
     gm_compiled *c = NULL;
     gm_status st;
-    uint32_t version, order;
-    uint64_t plen, sum;
-    if (len < GMC_HEADER || memcmp(b, GMC_MAGIC, 8)) {
-        st = gm_error_set(err, GM_ERR_FORMAT, "%s is not a gramask compiled file", path);
+    if ((st = check_header(b, len, path, err)) != GM_OK)
         goto fail;
-    }
-    memcpy(&version, b + 8, 4);
-    memcpy(&order, b + 12, 4);
-    memcpy(&plen, b + 16, 8);
-    memcpy(&sum, b + 24, 8);
-    if (order != GMC_BYTE_ORDER) {
-        st = gm_error_set(err, GM_ERR_FORMAT,
-                          "%s was written on a machine of the other byte order", path);
-        goto fail;
-    }
-    if (version != GMC_VERSION) {
-        st = gm_error_set(err, GM_ERR_FORMAT,
-                          "%s is a compiled file of format version %u; this gramask reads "
-                          "version %u (recompile it)", path, version, GMC_VERSION);
-        goto fail;
-    }
-    if (plen != len - GMC_HEADER) {
-        st = gm_error_set(err, GM_ERR_FORMAT, "%s is truncated or has trailing bytes (%llu of "
-                          "%llu payload bytes)", path, (unsigned long long)(len - GMC_HEADER),
-                          (unsigned long long)plen);
-        goto fail;
-    }
-    if (gm_compiled_checksum(b + GMC_HEADER, plen) != sum) {
-        st = gm_error_set(err, GM_ERR_FORMAT, "%s is corrupt (checksum mismatch)", path);
-        goto fail;
-    }
-    reader r = {b + GMC_HEADER, plen, path, err, 0};
+    uint64_t plen = len - GMC_HEADER;
+    reader r = {.p = b + GMC_HEADER, .left = plen, .base = b, .borrow = map != NULL,
+                .path = path, .err = err};
     v = object_new(opts, sizeof *v, offsetof(gm_vocab, mem));
     g = object_new(opts, sizeof *g, offsetof(gm_grammar, mem));
-    if (v)
+    if (v) {
         atomic_init(&v->refs, 1);
+        if (map)
+            gm_mem_borrow(&v->mem, map);
+    }
     if (g) {
         atomic_init(&g->refs, 1);
         g->engine = GM_ENGINE_LALR;
+        if (map)
+            gm_mem_borrow(&g->mem, map);
     }
     if (!v || !g) {
         st = gm_error_set(err, GM_ERR_NOMEM, "out of memory loading %s", path);
@@ -912,6 +1198,12 @@ gm_status gm_compiled_load_buffer(const uint8_t *b, size_t len, const char *path
     } else if (read_lexer(&r, g) || read_lr(&r, g)) {
         goto fail_read;
     }
+    if (g->engine == GM_ENGINE_LALR && r.left >= 4 && (memcpy(&section, r.p, 4), section == TAG_CTXL)) {
+        r.p += 4;
+        r.left -= 4;
+        if (read_ctx(&r, g))
+            goto fail_read;
+    }
     st = gm_trie_build(&v->mem, v->data, &v->trie, err);
     if (st != GM_OK)
         goto fail;
@@ -922,8 +1214,13 @@ gm_status gm_compiled_load_buffer(const uint8_t *b, size_t len, const char *path
     st = gm_compiled_create(g, v, &co, &c, err);
     if (st != GM_OK)
         goto fail;
+    if (map)
+        gm_mem_borrow(&c->mem, map);
     if (g->engine == GM_ENGINE_LALR && read_profiles(&r, c))
         goto fail_read;
+    if (g->ctx && opts && opts->eager &&
+        (st = gm_ctx_spanners_build_all(c->ctx, opts->progress, opts->progress_ud, err)) != GM_OK)
+        goto fail;
     if (r.left) {
         bad(&r, "trailing bytes after the last section");
         st = err->code;
@@ -946,6 +1243,13 @@ fail:
     return st;
 }
 
+gm_status gm_compiled_load_buffer(const uint8_t *b, size_t len, const char *path,
+                                  const gm_compile_options *opts, gm_compiled **out,
+                                  gm_error *err)
+{
+    return load(b, len, path, NULL, opts, out, err);
+}
+
 void gm_compiled_header(uint8_t header[GM_COMPILED_HEADER], const uint8_t *payload, size_t len)
 {
     uint32_t version = GMC_VERSION, order = GMC_BYTE_ORDER, flags = 0, reserved = 0;
@@ -962,4 +1266,74 @@ void gm_compiled_header(uint8_t header[GM_COMPILED_HEADER], const uint8_t *paylo
 uint64_t gm_compiled_checksum(const uint8_t *payload, size_t len)
 {
     return gm_hash_bytes(payload, len, GMC_VERSION);
+}
+
+/* ---- vocabularies alone --------------------------------------------------- */
+
+/*
+ * A vocabulary's bytes (gm_vocab_save_bytes): a compiled file's header and
+ * its VOCB section alone, so a process can send a vocabulary as exactly as
+ * a compiled grammar's (special flags, EOS ids, padding) without its
+ * tokenizer file.
+ */
+gm_status gm_vocab_save_bytes(const gm_vocab *v, uint8_t **out, size_t *len, gm_error *err)
+{
+    if (!v || !out || !len)
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_vocab_save_bytes: NULL argument");
+    *out = NULL;
+    *len = 0;
+    writer w = {.mem = (gm_mem *)&v->mem};
+    uint8_t header[GM_COMPILED_HEADER] = {0};
+    put(&w, header, sizeof header);
+    put_vocab(&w, v->data);
+    if (w.failed) {
+        gm_mem_free(w.mem, w.buf);
+        return gm_mem_fail(w.mem, err, "the vocabulary's bytes");
+    }
+    gm_compiled_header(w.buf, w.buf + GM_COMPILED_HEADER, w.len - GM_COMPILED_HEADER);
+    *out = w.buf;
+    *len = w.len;
+    return GM_OK;
+}
+
+void gm_vocab_free_bytes(const gm_vocab *v, uint8_t *bytes)
+{
+    if (v)
+        gm_mem_free((gm_mem *)&v->mem, bytes);
+}
+
+gm_status gm_vocab_load_bytes(const void *bytes, size_t len, const gm_vocab_options *opts,
+                              gm_vocab **out, gm_error *err)
+{
+    if (!out || (!bytes && len))
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_vocab_load_bytes: NULL argument");
+    *out = NULL;
+    gm_error local;
+    if (!err)
+        err = &local;
+    const char *name = "the vocabulary bytes";
+    gm_status st = check_header(bytes, len, name, err);
+    if (st != GM_OK)
+        return st;
+    reader r = {.p = (const uint8_t *)bytes + GMC_HEADER, .left = len - GMC_HEADER,
+                .base = bytes, .path = name, .err = err};
+    gm_vocab *v = object_new_with(opts ? &opts->allocator : NULL, opts ? &opts->limits : NULL,
+                                  sizeof *v, offsetof(gm_vocab, mem));
+    if (!v)
+        return gm_error_set(err, GM_ERR_NOMEM, "out of memory loading %s", name);
+    atomic_init(&v->refs, 1);
+    if (read_vocab(&r, v)) {
+        st = err->code;
+    } else if (r.left) {
+        st = gm_error_set(err, GM_ERR_FORMAT, "%s hold more than a vocabulary (a compiled "
+                          "grammar's bytes? load them with gm_compiled_load_bytes)", name);
+    } else {
+        st = gm_trie_build(&v->mem, v->data, &v->trie, err);
+    }
+    if (st != GM_OK) {
+        gm_vocab_destroy(v);
+        return st;
+    }
+    *out = v;
+    return GM_OK;
 }

@@ -36,7 +36,8 @@ static uint8_t *read_seed(const char *name, size_t *n)
 static void compiled_seeds_load(void **state)
 {
     (void)state;
-    static const char *const seeds[] = {"seed1", "semicolons", "indentation", "backtracking"};
+    static const char *const seeds[] = {"seed1", "semicolons", "indentation", "backtracking",
+                                        "contextual"};
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
         size_t n;
         uint8_t *file = read_seed(seeds[i], &n);

@@ -38,6 +38,30 @@ class CompiledGrammar(HandleOwner):
         """Writes the compiled grammar (with the tables built so far) to a file."""
         self._handle.save(path)
 
+    def to_bytes(self) -> bytes:
+        """The bytes :meth:`save` writes (format, checks and all), in memory: to send the
+        compiled grammar to another process, which loads it with :meth:`from_bytes`
+        without the grammar or tokenizer files. Pickling uses them too."""
+        return self._handle.to_bytes()
+
+    @staticmethod
+    def from_bytes(data: Union[bytes, bytearray, memoryview], *,
+                   eager: bool = False) -> "CompiledGrammar":
+        """The compiled grammar :meth:`to_bytes` (or :meth:`save`) wrote. Truncated,
+        corrupt or other-version bytes raise :class:`FormatError` saying which."""
+        return CompiledGrammar(_core.compiled_from_bytes(data, eager=eager))
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        # The compiled tables as bytes (the vocabulary is inside them); the grammar
+        # when it can be rebuilt (override_stop_tokens needs it) and the vocabulary's
+        # Python-side metadata (vocab_type...), not its tokens a second time.
+        grammar = self._grammar if self._grammar is not None and \
+            self._grammar._spec is not None else None
+        info = None
+        if self._info is not None:
+            info = {k: v for k, v in self._info.__dict__.items() if k != "_handle"}
+        return (_unpickle_compiled, (self.to_bytes(), grammar, info))
+
     @property
     def grammar(self) -> Optional[Grammar]:
         """The grammar it was compiled from (None when loaded from a file)."""
@@ -120,6 +144,17 @@ class CompiledGrammar(HandleOwner):
             return f"CompiledGrammar({src}, vocab_size={self.vocab_size})"
         except ValueError:
             return f"CompiledGrammar({src}, <closed>)"
+
+
+def _unpickle_compiled(data: bytes, grammar: Optional[Grammar],
+                       info: Optional[Dict[str, Any]]) -> CompiledGrammar:
+    """A pickled :class:`CompiledGrammar` (its ``__reduce__``)."""
+    compiled = CompiledGrammar(_core.compiled_from_bytes(data), grammar)
+    if info is not None:
+        tok = TokenizerInfo._wrap(compiled._handle.vocab())
+        tok.__dict__.update(info)
+        compiled._info = tok
+    return compiled
 
 
 class GrammarCompiler:

@@ -82,7 +82,6 @@ class Grammar(HandleOwner):
             lexer: Lark's ``lexer=`` option: ``"basic"`` (the default: one lexer of every
                 terminal) or ``"contextual"`` (Lark's default for LALR: each lexeme is lexed
                 with the terminals the parser's state accepts); masks are exact under either.
-                Compiled grammars with the contextual lexer cannot be saved yet.
         """
         text = lark_string
         return Grammar(_core.grammar_create(text, name, format=_core.FORMAT_LARK, start=start,
@@ -279,6 +278,11 @@ class Grammar(HandleOwner):
         if self._spec is None:
             raise UnsupportedError(f"{self!r} cannot be serialized (it was not built from text)")
         return serialized_json("grammar", {"spec": self._spec})
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        # Pickled as its serialized form (built again on unpickling); a grammar not built
+        # from text (a file, tools) raises UnsupportedError as serialize_json does.
+        return (Grammar.deserialize_json, (self.serialize_json(),))
 
     @staticmethod
     def deserialize_json(json_string: str) -> "Grammar":

@@ -208,6 +208,20 @@ class TokenizerInfo(HandleOwner):
             raise DeserializeFormatError(f"a serialized tokenizer info lacks or mistypes {e}") from None
         return info
 
+    def __getstate__(self) -> Dict[str, Any]:
+        """Pickling: the vocabulary exactly as the C library holds it (token bytes,
+        special flags, EOS ids, padding), as bytes, with the Python-side metadata. An
+        unpickled vocabulary has no tokenizer file: :meth:`encode` needs the original."""
+        state = dict(self.__dict__)
+        state["_handle"] = self._handle.to_bytes()
+        return state
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        state = dict(state)
+        handle = _core.vocab_from_bytes(state.pop("_handle"))
+        self.__dict__.update(state)
+        self._handle = handle
+
     def _with_stop_tokens(self, stop_token_ids: List[int]) -> "TokenizerInfo":
         """The same vocabulary with other EOS ids."""
         info = TokenizerInfo(self.decoded_vocab if not self._empty else [],

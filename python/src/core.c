@@ -382,7 +382,39 @@ static PyObject *vocab_close(gmpy_vocab *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+static PyObject *vocab_to_bytes(gmpy_vocab *self, PyObject *unused)
+{
+    gm_vocab *v = vocab_handle(self);
+    if (!v)
+        return NULL;
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    gm_error err;
+    if (gm_vocab_save_bytes(v, &bytes, &len, &err) != GM_OK)
+        return gmpy_raise(&err);
+    PyObject *out = PyBytes_FromStringAndSize((const char *)bytes, (Py_ssize_t)len);
+    gm_vocab_free_bytes(v, bytes);
+    return out;
+}
+
+static PyObject *mod_vocab_from_bytes(PyObject *mod, PyObject *arg)
+{
+    Py_buffer buf;
+    if (PyObject_GetBuffer(arg, &buf, PyBUF_SIMPLE) < 0)
+        return NULL;
+    gm_vocab *v = NULL;
+    gm_error err;
+    gm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = gm_vocab_load_bytes(buf.buf, (size_t)buf.len, NULL, &v, &err);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&buf);
+    return st == GM_OK ? vocab_wrap(v) : gmpy_raise(&err);
+}
+
 static PyMethodDef vocab_methods[] = {
+    {"to_bytes", (PyCFunction)vocab_to_bytes, METH_NOARGS,
+     "to_bytes() -> bytes: the vocabulary, exactly (vocab_from_bytes reads them)."},
     {"token", (PyCFunction)vocab_token, METH_O, "token(id) -> bytes: the raw bytes of one token."},
     {"decode", (PyCFunction)vocab_decode, METH_O, "decode(ids) -> bytes: the tokens' bytes joined."},
     {"encode", (PyCFunction)(void (*)(void))vocab_encode, METH_VARARGS | METH_KEYWORDS,
@@ -810,6 +842,45 @@ static PyObject *mod_compiled_load(PyObject *mod, PyObject *args, PyObject *kw)
     return st == GM_OK ? compiled_wrap(c) : gmpy_raise(&err);
 }
 
+static PyObject *mod_compiled_from_bytes(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"data", "eager", NULL};
+    Py_buffer buf;
+    int eager = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*|p:compiled_from_bytes", kwlist, &buf, &eager))
+        return NULL;
+    gm_compile_options o;
+    gm_compile_options_init_defaults(&o);
+    o.eager = eager;
+    gm_compiled *c = NULL;
+    gm_error err;
+    gm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = gm_compiled_load_bytes(buf.buf, (size_t)buf.len, &o, &c, &err);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&buf);
+    return st == GM_OK ? compiled_wrap(c) : gmpy_raise(&err);
+}
+
+static PyObject *compiled_to_bytes(gmpy_compiled *self, PyObject *unused)
+{
+    gm_compiled *c = compiled_handle(self);
+    if (!c)
+        return NULL;
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    gm_error err;
+    gm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = gm_compiled_save_bytes(c, &bytes, &len, &err);
+    Py_END_ALLOW_THREADS
+    if (st != GM_OK)
+        return gmpy_raise(&err);
+    PyObject *out = PyBytes_FromStringAndSize((const char *)bytes, (Py_ssize_t)len);
+    gm_compiled_free_bytes(c, bytes);
+    return out;
+}
+
 static PyObject *compiled_save(gmpy_compiled *self, PyObject *arg)
 {
     gm_compiled *c = compiled_handle(self);
@@ -875,6 +946,8 @@ static PyObject *compiled_close(gmpy_compiled *self, PyObject *unused)
 
 static PyMethodDef compiled_methods[] = {
     {"save", (PyCFunction)compiled_save, METH_O, "save(path): writes a .gmc file."},
+    {"to_bytes", (PyCFunction)compiled_to_bytes, METH_NOARGS,
+     "to_bytes(): the bytes save writes, in memory."},
     {"vocab", (PyCFunction)compiled_vocab, METH_NOARGS, "The vocabulary it was compiled for."},
     {"stats", (PyCFunction)compiled_stats, METH_NOARGS, "Table sizes, as a dict."},
     {"close", (PyCFunction)compiled_close, METH_NOARGS, "Drops this reference (idempotent)."},
@@ -915,6 +988,8 @@ static PyMethodDef module_methods[] = {
     {"status_name", mod_status_name, METH_O, "The name of a gm_status code."},
     {"vocab_from_file", (PyCFunction)(void (*)(void))mod_vocab_from_file,
      METH_VARARGS | METH_KEYWORDS, "Loads a tokenizer.json (or a directory holding one)."},
+    {"vocab_from_bytes", mod_vocab_from_bytes, METH_O,
+     "A vocabulary from the bytes Vocab.to_bytes returned."},
     {"vocab_from_tokens", (PyCFunction)(void (*)(void))mod_vocab_from_tokens,
      METH_VARARGS | METH_KEYWORDS, "A vocabulary from a list of token byte strings."},
     {"grammar_create", (PyCFunction)(void (*)(void))mod_grammar_create,
@@ -933,6 +1008,8 @@ static PyMethodDef module_methods[] = {
      "Compiles a grammar for a vocabulary."},
     {"compiled_load", (PyCFunction)(void (*)(void))mod_compiled_load, METH_VARARGS | METH_KEYWORDS,
      "Loads a .gmc file."},
+    {"compiled_from_bytes", (PyCFunction)(void (*)(void))mod_compiled_from_bytes,
+     METH_VARARGS | METH_KEYWORDS, "A compiled grammar from the bytes to_bytes returned."},
     {"apply_token_bitmask_inplace", (PyCFunction)(void (*)(void))gmpy_apply_token_bitmask_inplace,
      METH_VARARGS | METH_KEYWORDS, "Sets the logits of masked tokens to -inf, in place."},
     {"_bench_steps", gmpy_bench_steps, METH_VARARGS,

@@ -128,11 +128,18 @@ class TokenizerInfo(HandleOwner):
             if not stop_token_ids:
                 raise ValueError("the tokenizer has no eos_token_id and no known end token: "
                                  "pass stop_token_ids")
-        with tempfile.TemporaryDirectory(prefix="gramask-") as d:
-            path = os.path.join(d, "tokenizer.json")
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
+        # The vocabulary reads the rest of tokenizer.json (merges, normalizer) on its first
+        # encode(): the file lives as long as the TokenizerInfo (removed with it).
+        tmp = tempfile.TemporaryDirectory(prefix="gramask-")
+        path = os.path.join(tmp.name, "tokenizer.json")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        try:
             info = cls.from_file(path, vocab_size=vocab_size, stop_token_ids=stop_token_ids)
+        except BaseException:
+            tmp.cleanup()
+            raise
+        info._tokenizer_dir = tmp
         info._vocab_type = detect_vocab_type(vocab) or VocabType.RAW
         info._add_prefix_space = _adds_prefix_space(text)
         return info

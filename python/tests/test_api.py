@@ -88,6 +88,8 @@ def test_from_huggingface_duck_typed():
 
     info = gm.TokenizerInfo.from_huggingface(FastTokenizer())
     assert info.vocab_size == 32000 and info.stop_token_ids == [2]
+    # the encoder reads tokenizer.json on first use, after from_huggingface returned
+    assert info.encode("Hello world") == gm.TokenizerInfo.from_file(path).encode("Hello world")
     with pytest.raises(TypeError, match="fast tokenizer"):
         gm.TokenizerInfo.from_huggingface(object())
 

@@ -122,4 +122,9 @@ gm_status gm_fsm_finish(gm_egrammar *g, gm_error *err);
 gm_status gm_fsm_finish_sparse(gm_egrammar *g, const uint32_t *off, const uint32_t *pairs,
                                gm_error *err);
 
+/* A rule with a token budget reads bytes only: no references, no special
+   tokens, no repetition rule (note [counting regions] in budget.c needs one
+   item per occurrence). GM_ERR_UNSUPPORTED naming the rule otherwise. */
+gm_status gm_fsm_check_budgets(const gm_egrammar *g, gm_error *err);
+
 #endif

@@ -325,7 +325,8 @@ static gm_status choose_inlining(builder *b)
     for (size_t i = 0; i < norder; i++) {
         uint32_t r = order[i];
         if (r == g->root || recursive[r] || g->rules[r].body == GM_EX_NONE ||
-            g->rules[r].lookahead != GM_EX_NONE || g->rules[r].noinline)
+            g->rules[r].lookahead != GM_EX_NONE || g->rules[r].noinline ||
+            g->rules[r].max_tokens != GM_EX_INF) /* a region keeps its items */
             continue;
         if (node_size(b, g->rules[r].body, 0) <= INLINE_MAX_NODES) {
             b->inl[r] = 1;
@@ -594,7 +595,8 @@ static uint32_t sym_frag(builder *b, uint32_t sym, uint32_t out)
 static bool tail_call(const builder *b, uint32_t r, bool at_end)
 {
     const gm_ebnf_rule *sr = &b->src->rules[r];
-    return at_end && !b->no_tail && b->recursive[r] && !sr->noinline && sr->body != GM_EX_NONE &&
+    return at_end && !b->no_tail && b->recursive[r] && !sr->noinline &&
+           sr->max_tokens == GM_EX_INF && sr->body != GM_EX_NONE &&
            sr->body < b->src->nnodes;
 }
 
@@ -1784,7 +1786,8 @@ static gm_status build(gm_mem *m, const gm_ebnf *src, const gm_limits *limits, g
         goto done;
     }
     g->mem = m;
-    if (assemble(&b, g) || gm_fsm_finish_sparse(g, b.bt_off, b.bt.v, err)) {
+    if (assemble(&b, g) || gm_fsm_finish_sparse(g, b.bt_off, b.bt.v, err) ||
+        gm_fsm_check_budgets(g, err)) {
         if (b.st == GM_OK)
             b.st = err ? err->code : GM_ERR_GRAMMAR;
         gm_egrammar_destroy(g);

@@ -239,6 +239,8 @@ static gm_status check(gm_egrammar *g, gm_error *err)
         return corrupt(err, e2.message);
     if (st != GM_OK && err)
         *err = e2;
+    if (st == GM_OK && gm_fsm_check_budgets(g, &e2) != GM_OK)
+        st = corrupt(err, "a token budget on a rule that is not free text");
     return st;
 }
 

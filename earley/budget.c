@@ -9,12 +9,16 @@
  * so an occurrence of it is one Earley item: (rule, origin). Its count is
  * the number of accepted tokens that overlap its text. After a step, an
  * item whose origin is NULL began here (no text yet: 0); one whose (rule,
- * origin) was open at the previous boundary has that count plus this token;
- * any other began inside this token, which therefore overlaps it: 1. Raw
- * bytes (gm_ebstate_accept_bytes) step without counting. Origins are
- * hash-consed objects, so two occurrences of one rule begun at different
- * places with equal origin objects are one item and share a count: they are
- * then indistinguishable to the recognizer too.
+ * origin) was open at the previous boundary, in a state from which the
+ * rule's automaton reads the step's bytes into the item's state, goes on
+ * from there: that count plus this token; any other began inside this
+ * token, which therefore overlaps it: 1. Raw bytes (gm_ebstate_accept_bytes)
+ * step without counting. The automaton check matters because origins are
+ * hash-consed objects: the second of two tagged texts in a loop may name the
+ * same origin object as the first (a token "</t><t>a" ends one and begins
+ * the other; the first's text cannot read its end, so the item is new).
+ * Where both readings lead to the very same item, the recognizer cannot
+ * tell the occurrences apart either; the item goes on as the older one.
  * An occurrence whose count has reached the budget ends at this boundary
  * when its item is accepting: the item is dropped from the set (its
  * completion is already in it, so what follows the region goes on). When
@@ -31,6 +35,7 @@
 
 typedef struct gm_eopen {
     uint32_t rule;
+    uint32_t state;          /* its item's automaton state */
     uint32_t count;          /* tokens that overlapped its text (saturating) */
     const gm_estate *origin; /* compared only, never dereferenced */
 } gm_eopen;
@@ -96,8 +101,18 @@ static uint32_t budget_of(const gm_egrammar *g, const gm_eitem *it)
  * reference, taken over): counts (note [counting regions]), spent regions
  * ended, into *out.
  */
-static gm_status settle(gm_eengine *e, const gm_ebstate *prev, bool counted, gm_estate *set,
-                        gm_ebstate **out, gm_error *err)
+/* Whether rule automaton state s reads bytes[0..len) into state to. */
+static bool reads_into(const gm_egrammar *g, uint32_t s, const uint8_t *bytes, size_t len,
+                       uint32_t to)
+{
+    for (size_t i = 0; i < len && s != GM_FSM_NONE; i++)
+        s = gm_fsm_next(g, s, bytes[i]);
+    return s == to;
+}
+
+static gm_status settle(gm_eengine *e, const gm_ebstate *prev, bool counted,
+                        const uint8_t *bytes, size_t len, gm_estate *set, gm_ebstate **out,
+                        gm_error *err)
 {
     const gm_egrammar *g = e->g;
     uint32_t n = 0;
@@ -121,12 +136,14 @@ static gm_status settle(gm_eengine *e, const gm_ebstate *prev, bool counted, gm_
         if (it->origin) {
             count = counted;
             for (uint32_t j = 0; prev && j < prev->n; j++)
-                if (prev->open[j].rule == r && prev->open[j].origin == it->origin) {
+                if (prev->open[j].rule == r && prev->open[j].origin == it->origin &&
+                    bytes && reads_into(g, prev->open[j].state, bytes, len, it->state)) {
                     count = prev->open[j].count + (counted && prev->open[j].count < UINT32_MAX);
                     break;
                 }
         }
         b->open[k].rule = r;
+        b->open[k].state = it->state;
         b->open[k].count = count;
         b->open[k++].origin = it->origin;
         if (count >= max && (g->state_flags[it->state] & GM_FS_ACCEPT)) {
@@ -175,7 +192,7 @@ gm_status gm_ebstate_start(gm_eengine *e, gm_ebstate **out, gm_error *err)
     gm_estate *set = gm_estate_start(e, err);
     if (!set)
         return err && err->code != GM_OK ? err->code : GM_ERR_NOMEM;
-    return settle(e, NULL, false, set, out, err);
+    return settle(e, NULL, false, NULL, 0, set, out, err);
 }
 
 gm_status gm_ebstate_accept_token(gm_eengine *e, gm_escratch *w, const gm_ebstate *s,
@@ -184,7 +201,13 @@ gm_status gm_ebstate_accept_token(gm_eengine *e, gm_escratch *w, const gm_ebstat
     *out = NULL;
     gm_estate *set = NULL;
     gm_status st = gm_estate_accept_token(e, w, s->set, token, &set, err);
-    return st != GM_OK ? st : settle(e, s, true, set, out, err);
+    if (st != GM_OK)
+        return st;
+    /* a special token is a symbol no budgeted (bytes-only) rule reads */
+    size_t len = 0;
+    const uint8_t *bytes = e->v->flags[token] & GM_TOK_SPECIAL ? NULL
+                                                                : gm_vocab_data_token(e->v, token, &len);
+    return settle(e, s, true, bytes, len, set, out, err);
 }
 
 gm_status gm_ebstate_accept_bytes(gm_eengine *e, gm_escratch *w, const gm_ebstate *s,
@@ -194,7 +217,7 @@ gm_status gm_ebstate_accept_bytes(gm_eengine *e, gm_escratch *w, const gm_ebstat
     *out = NULL;
     gm_estate *set = NULL;
     gm_status st = gm_estate_accept_bytes(e, w, s->set, bytes, len, &set, err);
-    return st != GM_OK ? st : settle(e, s, false, set, out, err);
+    return st != GM_OK ? st : settle(e, s, false, bytes, len, set, out, err);
 }
 
 void gm_ebstate_describe(const gm_eengine *e, const gm_ebstate *s, gm_strbuf *out)

@@ -230,3 +230,29 @@ def test_relaxed_inside_a_character():
     assert VOCAB.index(b"\xa9") in got and VOCAB.index(b"\xa9</t>") in got
     assert m.accept_token(VOCAB.index(b"\xa9"))
     assert mask_of(m) == {VOCAB.index(b"</t>"), VOCAB.index(b"</"), VOCAB.index(b"<")}
+
+
+def test_each_occurrence_counts_alone():
+    """A token that ends one tagged text and begins the next: the next counts from 1."""
+    vocab = [b"<t>", b"</t>", b"a", b"b", b"</t><t>a", b"<eos>"]
+    info = gm.TokenizerInfo(vocab, stop_token_ids=[5])
+    tag = {"type": "tag", "begin": "<t>", "content": {"type": "any_text", "max_tokens": 2},
+           "end": "</t>"}
+    for fmt in ({"type": "plus", "content": tag}, {"type": "star", "content": tag},
+                {"type": "sequence", "elements": [tag, tag]}):
+        compiled = gm.GrammarCompiler(info, cache_enabled=False).compile_structural_tag(
+            {"type": "structural_tag", "format": fmt})
+        m = gm.GrammarMatcher(compiled)
+        for t in (0, 2, 3):
+            assert m.accept_token(t)
+        assert 2 not in mask_of_v(m, vocab) and 4 in mask_of_v(m, vocab)
+        assert m.accept_token(4)  # ends the first, one token into the second
+        assert 3 in mask_of_v(m, vocab), fmt
+        assert m.accept_token(3)
+        assert mask_of_v(m, vocab) == ({1} if fmt["type"] == "sequence" else {1, 4}), fmt
+
+
+def mask_of_v(m, vocab):
+    bitmask = gm.allocate_token_bitmask(1, len(vocab))
+    m.fill_next_token_bitmask(bitmask)
+    return allowed(bitmask[0])

@@ -30,7 +30,6 @@
 #include <string.h>
 
 #include "earley/eengine.h"
-#include "earley/fsm.h"
 #include "base/error.h"
 
 typedef struct gm_eopen {
@@ -72,23 +71,6 @@ void gm_ebstate_release(gm_eengine *e, gm_ebstate *s)
         return;
     gm_estate_release(e, s->set);
     gm_mem_free(e->mem, s);
-}
-
-gm_status gm_fsm_check_budgets(const gm_egrammar *g, gm_error *err)
-{
-    for (uint32_t r = 0; r < g->nrules; r++) {
-        const gm_frule *fr = &g->rules[r];
-        if (fr->max_tokens == GM_EX_INF)
-            continue;
-        bool bytes_only = !fr->repeat;
-        for (uint32_t s = fr->first; s < fr->first + fr->nstates && bytes_only; s++)
-            bytes_only = !(g->state_flags[s] & (GM_FS_WAITS | GM_FS_TOKENS));
-        if (!bytes_only)
-            return gm_error_set(err, GM_ERR_UNSUPPORTED, "rule %s: a token budget (max_tokens) "
-                                "on a rule that refers to other rules or special tokens is not "
-                                "supported (only on free text)", g->names + fr->name);
-    }
-    return GM_OK;
 }
 
 static uint32_t budget_of(const gm_egrammar *g, const gm_eitem *it)

@@ -49,3 +49,9 @@ GM_TESTS += tests/test_free_text
 tests_test_free_text_SOURCES = tests/test_free_text.c
 tests_test_free_text_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_free_text_LDADD = $(GM_TEST_LDADD)
+
+# any_text max_tokens against a brute-force reference (issue 32 item 2).
+GM_TESTS += tests/test_token_budget
+tests_test_token_budget_SOURCES = tests/test_token_budget.c
+tests_test_token_budget_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_token_budget_LDADD = $(GM_TEST_LDADD)

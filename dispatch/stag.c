@@ -371,26 +371,17 @@ static const char *const any_text_keys[] = {"type", "excludes", "excluded_str", 
 
 /*
  * The budgets of the any_text v: *max_chars its most characters (GM_EX_INF:
- * any number); *empty when max_tokens is 0 (no token may hold any of it, so
- * it is empty). A budget of 1 or more tokens needs the matcher to count
- * tokens, which it does not: refused, never dropped.
+ * any number); *max_tokens its most tokens (GM_EX_INF: any number; 0 makes
+ * it empty, more makes it a region the matcher counts, note [token budgets]
+ * in ir/ebnf.h).
  */
-static bool text_budget(stag *c, const gm_jv *v, uint32_t *max_chars, bool *empty)
+static bool text_budget(stag *c, const gm_jv *v, uint32_t *max_chars, uint32_t *max_tokens)
 {
     bool ok = true;
     *max_chars = get_count(c, v, "max_chars", GM_EX_INF, GM_EBNF_MAX_REPEAT, &ok);
-    uint32_t max_tokens = get_count(c, v, "max_tokens", GM_EX_INF, INT32_MAX, &ok);
-    *empty = max_tokens == 0;
+    *max_tokens = get_count(c, v, "max_tokens", GM_EX_INF, INT32_MAX, &ok);
     if (!ok)
         return false;
-    if (max_tokens != GM_EX_INF && max_tokens > 0) {
-        size_t mark = push_key(c, "max_tokens");
-        fail(c, member(v, "max_tokens"), GM_ERR_UNSUPPORTED,
-             "a budget of %u tokens is not supported (the matcher does not count the tokens "
-             "of a region; max_chars bounds its characters, and 0 makes it empty)", max_tokens);
-        pop(c, mark);
-        return false;
-    }
     if (*max_chars != GM_EX_INF && (c->until_flags & GM_UNTIL_BYTES)) {
         size_t mark = push_key(c, "max_chars");
         fail(c, member(v, "max_chars"), GM_ERR_FORMAT, "max_chars counts characters, and the "
@@ -399,6 +390,26 @@ static bool text_budget(stag *c, const gm_jv *v, uint32_t *max_chars, bool *empt
         return false;
     }
     return true;
+}
+
+/*
+ * A region of at most max_tokens tokens (note [token budgets]) around the
+ * free text node `body` (an UNTIL or a repetition of one character): a
+ * fresh rule of its own, never inlined, so that its Earley items name
+ * where it began. Returns REF(rule), or body itself when there is no budget.
+ */
+static uint32_t budget_region(stag *c, uint32_t body, uint32_t max_tokens)
+{
+    if (body == GM_EX_NONE || max_tokens == GM_EX_INF)
+        return body;
+    uint32_t r = gm_ebnf_fresh_rule(c->g, "any_text");
+    uint32_t ref = r == GM_EX_NONE ? GM_EX_NONE : gm_ebnf_add_ref(c->g, r);
+    if (ref == GM_EX_NONE)
+        return nomem(c);
+    c->g->rules[r].body = body;
+    c->g->rules[r].noinline = 1;
+    c->g->rules[r].max_tokens = max_tokens;
+    return ref;
 }
 
 /* ---- formats ------------------------------------------------------------- */
@@ -695,10 +706,9 @@ static uint32_t tag_after(stag *c, const gm_jv *v, uint32_t begin)
     if (ctype && !strcmp(ctype->u.s, "any_text") && all_text) {
         uint32_t ids[MAX_SPECIAL];
         size_t n = 0;
-        uint32_t max_chars;
-        bool empty;
+        uint32_t max_chars, max_tokens;
         if (!known_keys(c, content, "an any_text", any_text_keys) ||
-            !text_budget(c, content, &max_chars, &empty)) {
+            !text_budget(c, content, &max_chars, &max_tokens)) {
             pop(c, mark);
             return GM_EX_NONE;
         }
@@ -722,8 +732,24 @@ static uint32_t tag_after(stag *c, const gm_jv *v, uint32_t begin)
         if (!ok)
             return GM_EX_NONE;
         /* the text and the first end itself: one UNTIL per end it may stop at */
-        if (empty) {
+        if (max_tokens == 0) {
             body = endn;
+        } else if (max_tokens != GM_EX_INF) {
+            /* the text a region of its own, the end after it (note [until]: BEFORE) */
+            uint32_t alts[MAX_ENDS];
+            for (size_t i = 0; i < nends; i++) {
+                uint32_t u = gm_ebnf_add_until(c->g, ids, n, (uint32_t)i,
+                                               c->until_flags | GM_UNTIL_BEFORE, max_chars);
+                if (u == GM_EX_NONE)
+                    return nomem(c);
+                if ((u = budget_region(c, u, max_tokens)) == GM_EX_NONE)
+                    return GM_EX_NONE;
+                uint32_t pair[2] = {u, ids[i]};
+                if ((alts[i] = gm_ebnf_add_seq(c->g, pair, 2)) == GM_EX_NONE)
+                    return nomem(c);
+            }
+            if ((body = gm_ebnf_add_alt(c->g, alts, nends)) == GM_EX_NONE)
+                return nomem(c);
         } else {
             uint32_t alts[MAX_ENDS];
             for (size_t i = 0; i < nends; i++)
@@ -1163,11 +1189,22 @@ static uint32_t format(stag *c, const gm_jv *v)
     } else if (!strcmp(t, "any_text")) {
         uint32_t ids[MAX_SPECIAL];
         size_t n = 0;
-        uint32_t max_chars;
-        bool empty;
+        uint32_t max_chars, max_tokens;
         if (known_keys(c, v, "an any_text", any_text_keys) &&
-            text_budget(c, v, &max_chars, &empty) && excluded(c, v, ids, &n, MAX_SPECIAL))
-            node = empty ? text_node(c, "", 0) : until_max(c, ids, n, GM_EX_NONE, max_chars);
+            text_budget(c, v, &max_chars, &max_tokens) && excluded(c, v, ids, &n, MAX_SPECIAL))
+        {
+            /* a region's text is one automaton without references (note [token budgets]):
+               never a repetition rule, so free UTF-8 text is the UNTIL of a byte no UTF-8
+               text holds */
+            if (max_tokens != GM_EX_INF && max_tokens && n == 0 &&
+                !(c->until_flags & GM_UNTIL_BYTES) &&
+                (ids[n++] = gm_ebnf_add_bytes(c->g, "\xff", 1)) == GM_EX_NONE)
+                nomem(c);
+            node = c->status != GM_OK ? GM_EX_NONE
+                   : max_tokens == 0  ? text_node(c, "", 0)
+                                      : budget_region(c, until_max(c, ids, n, GM_EX_NONE, max_chars),
+                                                      max_tokens);
+        }
     } else if (!strcmp(t, "optional") || !strcmp(t, "plus") || !strcmp(t, "star")) {
         if (known_keys(c, v, t[0] == 'o' ? "an optional" : t[0] == 'p' ? "a plus" : "a star",
                        content_keys))

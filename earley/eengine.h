@@ -278,6 +278,10 @@ int gm_excache_put(gm_excache *x, const uint32_t *key, uint32_t klen, uint8_t fo
 int gm_excache_add_follow(gm_excache *x, gm_xentry *xe, const uint64_t follow[4],
                           const uint32_t *unc, uint32_t nunc, const uint32_t **stored);
 
+/* The interned set of s's items less those i with drop[i] (note [token budgets]
+   in ir/ebnf.h), flags kept: a new reference. The engine's lock is held. */
+gm_status gm_eset_without(gm_eengine *e, const gm_estate *s, const uint8_t *drop, gm_estate **out,
+                          gm_error *err);
 /* Stepping (eset.c). The engine's lock is held by the caller. */
 gm_status gm_eset_init(gm_eengine *e, gm_error *err);
 void gm_eset_fini(gm_eengine *e);

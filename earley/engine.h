@@ -189,4 +189,27 @@ gm_status gm_estate_fill_mask(gm_eengine *e, gm_escratch *w, gm_estate *s, uint3
 gm_status gm_estate_forced_bytes(gm_eengine *e, gm_escratch *w, gm_estate *s, uint8_t *buf,
                                  size_t cap, size_t *len, gm_error *err);
 
+/* ---- token budgets (note [token budgets] in ir/ebnf.h, earley/budget.c) ---- */
+
+/*
+ * A state at a token boundary of a grammar with token budgets: the
+ * recognizer's set and the tokens each open region has held. Immutable,
+ * reference-counted like gm_estate. accept_token counts the token and ends
+ * the regions whose budget it spends; accept_bytes counts nothing.
+ */
+typedef struct gm_ebstate gm_ebstate;
+bool gm_egrammar_has_budgets(const gm_egrammar *g);
+gm_status gm_ebstate_start(gm_eengine *e, gm_ebstate **out, gm_error *err);
+gm_status gm_ebstate_accept_token(gm_eengine *e, gm_escratch *w, const gm_ebstate *s,
+                                  uint32_t token, gm_ebstate **out, gm_error *err);
+gm_status gm_ebstate_accept_bytes(gm_eengine *e, gm_escratch *w, const gm_ebstate *s,
+                                  const uint8_t *bytes, size_t len, gm_ebstate **out,
+                                  gm_error *err);
+/* The recognizer's set (borrowed: valid while s is). */
+gm_estate *gm_ebstate_set(const gm_ebstate *s);
+void gm_ebstate_retain(gm_ebstate *s);
+void gm_ebstate_release(gm_eengine *e, gm_ebstate *s);
+/* The open regions and their counts, in words (" (open region ...)"; nothing when none). */
+void gm_ebstate_describe(const gm_eengine *e, const gm_ebstate *s, gm_strbuf *out);
+
 #endif

@@ -952,3 +952,19 @@ void gm_eset_fini(gm_eengine *e)
     gm_estate_release(e, e->outer);
     e->start = e->outer = NULL;
 }
+
+gm_status gm_eset_without(gm_eengine *e, const gm_estate *s, const uint8_t *drop, gm_estate **out,
+                          gm_error *err)
+{
+    gm_eitem *it = gm_mem_alloc(e->mem, (s->nitems ? s->nitems : 1) * sizeof *it);
+    if (!it)
+        return gm_mem_fail(e->mem, err, "an Earley set");
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < s->nitems; i++)
+        if (!drop[i])
+            it[k++] = s->items[i];
+    /* a subsequence of sorted items is sorted */
+    gm_status st = intern(e, it, k, s->flags, out, err);
+    gm_mem_free(e->mem, it);
+    return st;
+}

@@ -608,3 +608,20 @@ static gm_status finish(gm_egrammar *g, const sparse *bt, gm_error *err)
     gm_mem_free(m, first);
     return st;
 }
+
+gm_status gm_fsm_check_budgets(const gm_egrammar *g, gm_error *err)
+{
+    for (uint32_t r = 0; r < g->nrules; r++) {
+        const gm_frule *fr = &g->rules[r];
+        if (fr->max_tokens == GM_EX_INF)
+            continue;
+        bool bytes_only = !fr->repeat;
+        for (uint32_t s = fr->first; s < fr->first + fr->nstates && bytes_only; s++)
+            bytes_only = !(g->state_flags[s] & (GM_FS_WAITS | GM_FS_TOKENS));
+        if (!bytes_only)
+            return gm_error_set(err, GM_ERR_UNSUPPORTED, "rule %s: a token budget (max_tokens) "
+                                "on a rule that refers to other rules or special tokens is not "
+                                "supported (only on free text)", g->names + fr->name);
+    }
+    return GM_OK;
+}

@@ -57,6 +57,8 @@ typedef struct gm_frule {
     uint8_t nullable;
     uint8_t follow_eof;   /* the end of input may follow the rule */
     uint32_t name;        /* offset of its NUL-terminated name in names */
+    uint32_t max_tokens;  /* token budget of an occurrence, GM_EX_INF for none (note
+                             [token budgets] in ir/ebnf.h; runtime/engine_budget.c) */
     uint64_t follow[4];   /* bytes that may follow a completion of the rule (a superset) */
 } gm_frule;
 
@@ -119,5 +121,10 @@ gm_status gm_fsm_finish(gm_egrammar *g, gm_error *err);
    pairs[2 * off[s] .. 2 * off[s + 1]), by class (saves scanning g->trans). */
 gm_status gm_fsm_finish_sparse(gm_egrammar *g, const uint32_t *off, const uint32_t *pairs,
                                gm_error *err);
+
+/* A rule with a token budget reads bytes only: no references, no special
+   tokens, no repetition rule (note [counting regions] in budget.c needs one
+   item per occurrence). GM_ERR_UNSUPPORTED naming the rule otherwise. */
+gm_status gm_fsm_check_budgets(const gm_egrammar *g, gm_error *err);
 
 #endif

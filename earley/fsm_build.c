@@ -325,7 +325,8 @@ static gm_status choose_inlining(builder *b)
     for (size_t i = 0; i < norder; i++) {
         uint32_t r = order[i];
         if (r == g->root || recursive[r] || g->rules[r].body == GM_EX_NONE ||
-            g->rules[r].lookahead != GM_EX_NONE || g->rules[r].noinline)
+            g->rules[r].lookahead != GM_EX_NONE || g->rules[r].noinline ||
+            g->rules[r].max_tokens != GM_EX_INF) /* a region keeps its items */
             continue;
         if (node_size(b, g->rules[r].body, 0) <= INLINE_MAX_NODES) {
             b->inl[r] = 1;
@@ -439,6 +440,21 @@ static int add_utf8_seq(void *ud, const gm_utf8_seq *s)
  * L[i], which are read last). Only the reachable triples become NFA states;
  * the minimization drops those that cannot accept.
  */
+/* Whether the end string end[0..len) read from Aho-Corasick state s of u
+   first hits at its last byte, a hit for L[which] (GM_UNTIL_BEFORE). */
+static bool end_follows(const gm_until *u, uint32_t s, uint32_t which, const uint8_t *end,
+                        uint32_t len)
+{
+    for (uint32_t k = 0; k < len; k++) {
+        if (u->hit[s])
+            return false;
+        s = u->next[(size_t)s * 256 + end[k]];
+        if (s == GM_UNTIL_NONE)
+            return false;
+    }
+    return gm_until_accepts(u, s, which);
+}
+
 static uint32_t until_frag(builder *b, uint32_t node, uint32_t out)
 {
     const gm_ebnf *g = b->src;
@@ -458,6 +474,12 @@ static uint32_t until_frag(builder *b, uint32_t node, uint32_t out)
         for (uint32_t k = 0; k < l->count; k++)
             end_chars += (g->bytes[l->first + k] & 0xc0) != 0x80;
     }
+    /* GM_UNTIL_BEFORE: the text alone, accepted where the end string read next
+       gives the first hit, on it (note [until]); its characters are not read */
+    bool before = (e->min & GM_UNTIL_BEFORE) != 0;
+    const gm_ex *endl = e->arg != GM_EX_NONE ? &g->nodes[g->kids[e->first + e->arg]] : NULL;
+    if (before)
+        end_chars = 0;
     bool counted = utf8 && e->max != GM_EX_INF;
     uint64_t cap = counted ? (uint64_t)e->max + end_chars : 0;
     uint64_t nu = utf8 ? GM_UTF8_STATES : 1;
@@ -491,8 +513,10 @@ static uint32_t until_frag(builder *b, uint32_t node, uint32_t out)
         uint32_t us = (uint32_t)(key / (cap + 1) % nu);
         uint32_t s = (uint32_t)(key / (cap + 1) / nu);
         bool fits = !counted || (e->arg == GM_EX_NONE ? cnt <= e->max : cnt - end_chars <= e->max);
-        if (gm_until_accepts(&u, s, e->arg) && us == GM_UTF8_START && fits &&
-            nfa_eps(b, ns[key], out))
+        bool acc = before ? !u.hit[s] && end_follows(&u, s, e->arg, g->bytes + endl->first,
+                                                        endl->count)
+                          : gm_until_accepts(&u, s, e->arg);
+        if (acc && us == GM_UTF8_START && fits && nfa_eps(b, ns[key], out))
             goto out;
         if (u.hit[s])
             continue;
@@ -571,7 +595,8 @@ static uint32_t sym_frag(builder *b, uint32_t sym, uint32_t out)
 static bool tail_call(const builder *b, uint32_t r, bool at_end)
 {
     const gm_ebnf_rule *sr = &b->src->rules[r];
-    return at_end && !b->no_tail && b->recursive[r] && !sr->noinline && sr->body != GM_EX_NONE &&
+    return at_end && !b->no_tail && b->recursive[r] && !sr->noinline &&
+           sr->max_tokens == GM_EX_INF && sr->body != GM_EX_NONE &&
            sr->body < b->src->nnodes;
 }
 
@@ -1589,6 +1614,8 @@ static gm_status assemble(builder *b, gm_egrammar *g)
         fr->repeat = o->repeat;
         fr->rep_min = o->rep_min;
         fr->rep_max = o->rep_max;
+        fr->max_tokens = o->src != GM_EX_NONE && !o->repeat ? b->src->rules[o->src].max_tokens
+                                                            : GM_EX_INF;
         /* x nullable by bytes alone: min is 0 (gm_fsm_finish also catches
            x nullable through references). */
         if (o->repeat && o->x_nullable)
@@ -1759,7 +1786,8 @@ static gm_status build(gm_mem *m, const gm_ebnf *src, const gm_limits *limits, g
         goto done;
     }
     g->mem = m;
-    if (assemble(&b, g) || gm_fsm_finish_sparse(g, b.bt_off, b.bt.v, err)) {
+    if (assemble(&b, g) || gm_fsm_finish_sparse(g, b.bt_off, b.bt.v, err) ||
+        gm_fsm_check_budgets(g, err)) {
         if (b.st == GM_OK)
             b.st = err ? err->code : GM_ERR_GRAMMAR;
         gm_egrammar_destroy(g);

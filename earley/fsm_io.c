@@ -5,7 +5,7 @@
  *
  *   "GMEG" version nrules root nstates nclasses nrefs ntoks ntokens
  *   names_len text_len, byte_class[256] (bytes), per rule (first nstates
- *   start rep_min rep_max repeat name), state flags (bytes), transitions
+ *   start rep_min rep_max repeat name max_tokens), state flags (bytes), transitions
  *   [nstates * nclasses], ref_off[nstates + 1], refs (sym to)*, tok_off,
  *   toks, tok_text_off[ntokens + 1], token text (bytes), names (bytes).
  *
@@ -20,7 +20,8 @@
 #include "base/error.h"
 
 #define MAGIC "GMEG"
-enum { VERSION = 1 };
+/* 2: rules carry max_tokens (note [token budgets] in ir/ebnf.h) */
+enum { VERSION = 2 };
 
 static void put32(gm_strbuf *o, uint32_t x)
 {
@@ -51,6 +52,7 @@ void gm_egrammar_write(const gm_egrammar *g, gm_strbuf *o)
         put32(o, fr->rep_max);
         put32(o, fr->repeat);
         put32(o, fr->name);
+        put32(o, fr->max_tokens);
     }
     for (uint32_t s = 0; s < g->nstates; s++) {
         char f = (char)(g->state_flags[s] & (GM_FS_ACCEPT | GM_FS_ITER_END | GM_FS_REP_START));
@@ -237,6 +239,8 @@ static gm_status check(gm_egrammar *g, gm_error *err)
         return corrupt(err, e2.message);
     if (st != GM_OK && err)
         *err = e2;
+    if (st == GM_OK && gm_fsm_check_budgets(g, &e2) != GM_OK)
+        st = corrupt(err, "a token budget on a rule that is not free text");
     return st;
 }
 
@@ -248,7 +252,11 @@ gm_status gm_egrammar_read(gm_mem *m, const uint8_t *p, size_t len, size_t *used
     const uint8_t *magic = get_bytes(&r, 4);
     if (!magic || memcmp(magic, MAGIC, 4))
         return corrupt(err, "bad magic");
-    if (get32(&r) != VERSION)
+    uint32_t version = get32(&r);
+    if (version < VERSION && version > 0)
+        return corrupt(err, "written by an older gramask (rule automata version 1, this "
+                       "one reads 2): recompile the grammar");
+    if (version != VERSION)
         return corrupt(err, "unknown version");
     uint32_t nrules = get32(&r), root = get32(&r), nstates = get32(&r), nclasses = get32(&r);
     uint32_t nrefs = get32(&r), ntoks = get32(&r), ntokens = get32(&r);
@@ -257,7 +265,7 @@ gm_status gm_egrammar_read(gm_mem *m, const uint8_t *p, size_t len, size_t *used
         return corrupt(err, "truncated header");
     /* Sizes must fit in what is left before anything is allocated. */
     size_t left = len - r.at;
-    if (nrules > left / 28 || nstates > left || (nclasses && (uint64_t)nstates * nclasses > left / 4) ||
+    if (nrules > left / 32 || nstates > left || (nclasses && (uint64_t)nstates * nclasses > left / 4) ||
         nrefs > left / 8 || ntoks > left / 8 || ntokens > left / 4 || names_len > left ||
         text_len > left || nclasses > 256)
         return corrupt(err, "sizes past the end of the payload");
@@ -301,6 +309,11 @@ gm_status gm_egrammar_read(gm_mem *m, const uint8_t *p, size_t len, size_t *used
         uint32_t rep = get32(&r);
         fr->repeat = (uint8_t)(rep > 1 ? 2 : rep);
         fr->name = get32(&r);
+        fr->max_tokens = get32(&r);
+        if (fr->max_tokens != GM_EX_INF && fr->repeat) {
+            st = corrupt(err, "a repetition rule with a token budget");
+            goto fail;
+        }
     }
     const uint8_t *fl = get_bytes(&r, nstates);
     if (fl)

@@ -206,6 +206,7 @@ uint32_t gm_ebnf_add_until(gm_ebnf *g, const uint32_t *strings, size_t n, uint32
                            uint32_t flags, uint32_t max_chars)
 {
     assert(n >= 1 && (which == GM_EX_NONE || which < n));
+    assert(!(flags & GM_UNTIL_BEFORE) || which != GM_EX_NONE);
     assert(!(flags & GM_UNTIL_BYTES) || max_chars == GM_EX_INF);
     for (size_t i = 0; i < n; i++)
         assert(strings[i] < g->nnodes && g->nodes[strings[i]].kind == GM_EX_BYTES &&
@@ -265,6 +266,7 @@ uint32_t gm_ebnf_rule_get(gm_ebnf *g, const char *name, size_t len)
     r->name = copy;
     r->body = GM_EX_NONE;
     r->lookahead = GM_EX_NONE;
+    r->max_tokens = GM_EX_INF;
     return id;
 }
 
@@ -1104,6 +1106,8 @@ static void print_node(const printer *p, uint32_t id, int ctx)
             gm_strbuf_puts(b, ", bytes=1");
         if (x->max != GM_EX_INF)
             gm_strbuf_printf(b, ", max_chars=%u", x->max);
+        if (x->min & GM_UNTIL_BEFORE)
+            gm_strbuf_puts(b, ", before=1");
         gm_strbuf_putc(b, ')');
         break;
     case GM_EX_REPEAT:
@@ -1135,6 +1139,8 @@ static void print_rule(const printer *p, uint32_t r)
         return;
     }
     gm_strbuf_puts(b, printed_name(p, r));
+    if (rule->max_tokens != GM_EX_INF)  /* XGrammar's spelling (note [token budgets]) */
+        gm_strbuf_printf(b, "[max_tokens=%u]", rule->max_tokens);
     gm_strbuf_puts(b, " ::= ");
     print_node(p, rule->body, 0);
     if (rule->lookahead != GM_EX_NONE) {

@@ -37,6 +37,22 @@
  *     token completes, and nothing else. GM_UNTIL_BYTES: any bytes.
  *   max_chars (max, GM_EX_INF for none): the text — w less the end string
  *     L[i] — has at most max characters (code points; UTF-8 mode only).
+ * GM_UNTIL_BEFORE (with which = i): the node matches the text alone, the
+ * strings t such that t L[i] is in UNTIL(L, i); the end string is the
+ * builder's to put after it. A region whose end must be known apart from
+ * its text (a token budget, note [token budgets]) is written
+ * REF(r) BYTES(L[i]) with r's body UNTIL(L, i, BEFORE).
+ *
+ * note [token budgets]
+ * A rule with max_tokens = n (XGrammar's any_text max_tokens) is a region
+ * whose every occurrence may hold at most n tokens: the matcher counts the
+ * tokens accepted (gm_matcher_accept_token; raw bytes are not counted)
+ * that overlap the occurrence's text, a token straddling into or out of it
+ * included, and once an occurrence has n, it must end at that token
+ * boundary if its text can end there (runtime/engine_budget.c); where it
+ * cannot (inside a character, before a partial end string), it goes on
+ * rather than leave no way out. The rule holds no references, so an
+ * occurrence is its items with one origin.
  */
 #ifndef GM_EARLEY_EBNF_H
 #define GM_EARLEY_EBNF_H
@@ -93,6 +109,7 @@ typedef struct gm_ex {
 } gm_ex;
 
 #define GM_UNTIL_BYTES 1u  /* UNTIL flag: any bytes, not only valid UTF-8 (note [until]) */
+#define GM_UNTIL_BEFORE 2u /* UNTIL flag: w less its end string L[which] (note [until]) */
 
 typedef struct gm_ebnf_rule {
     char *name;         /* NUL-terminated, owned */
@@ -101,6 +118,8 @@ typedef struct gm_ebnf_rule {
                            [lookahead assertions] in ebnf_parse.c says what is done with it) */
     gm_srcloc loc;      /* where it is defined (loc.file points into the grammar's files) */
     uint8_t noinline;   /* never inlined into its users (note [rule inlining] in fsm_build.c) */
+    uint32_t max_tokens; /* token budget of each occurrence (note [token budgets]), or
+                            GM_EX_INF; only on noinline rules whose body is an UNTIL */
 } gm_ebnf_rule;
 
 typedef struct gm_ebnf {

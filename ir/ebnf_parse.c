@@ -539,11 +539,12 @@ static gm_status parse_regex_macro(parser *p, size_t start)
     return push(p, node);
 }
 
-/* Until("s", ..., end=i, bytes=1, max_chars=n) of the XGrammar dialect, pos after the name. */
+/* Until("s", ..., end=i, bytes=1, max_chars=n, before=1) of the XGrammar dialect, pos after
+   the name (before=1: GM_UNTIL_BEFORE, which needs end=). */
 static gm_status parse_until_macro(parser *p)
 {
     size_t base = p->stack.n;
-    uint32_t which = GM_EX_NONE, bytes = 0, max_chars = GM_EX_INF;
+    uint32_t which = GM_EX_NONE, bytes = 0, max_chars = GM_EX_INF, before = 0;
     gm_status st;
     p->pos++; /* ( */
     for (;;) {
@@ -556,10 +557,11 @@ static gm_status parse_until_macro(parser *p)
             uint32_t *slot = n == 3 && !memcmp(name, "end", 3)         ? &which
                              : n == 5 && !memcmp(name, "bytes", 5)     ? &bytes
                              : n == 9 && !memcmp(name, "max_chars", 9) ? &max_chars
+                             : n == 6 && !memcmp(name, "before", 6)    ? &before
                                                                        : NULL;
             if (!slot)
-                return error_at(p, GM_ERR_SYNTAX, at, "Until(...) takes end=, bytes= and "
-                                "max_chars=, not \"%.*s\"", (int)n, name);
+                return error_at(p, GM_ERR_SYNTAX, at, "Until(...) takes end=, bytes=, "
+                                "max_chars= and before=, not \"%.*s\"", (int)n, name);
             p->pos += n;
             skip_space(p, true);
             if (peek(p) != '=')
@@ -573,8 +575,9 @@ static gm_status parse_until_macro(parser *p)
                 return error_at(p, GM_ERR_SYNTAX, num,
                                 "Until(...) has %zu strings, so end=%u names none of them",
                                 p->stack.n - base, which);
-            if (slot == &bytes && bytes > 1)
-                return error_at(p, GM_ERR_SYNTAX, num, "bytes= is 0 or 1");
+            if ((slot == &bytes && bytes > 1) || (slot == &before && before > 1))
+                return error_at(p, GM_ERR_SYNTAX, num, "%s= is 0 or 1",
+                                slot == &bytes ? "bytes" : "before");
             if (slot == &max_chars && max_chars > GM_EBNF_MAX_REPEAT)
                 return error_at(p, GM_ERR_LIMIT, num, "max_chars above %u", GM_EBNF_MAX_REPEAT);
         } else {
@@ -600,8 +603,12 @@ static gm_status parse_until_macro(parser *p)
     if (bytes && max_chars != GM_EX_INF)
         return error_at(p, GM_ERR_SYNTAX, p->pos - 1, "max_chars counts characters, which "
                         "Until(..., bytes=1) does not keep");
+    if (before && which == GM_EX_NONE)
+        return error_at(p, GM_ERR_SYNTAX, p->pos - 1, "before=1 needs end=: the text before "
+                        "which end string");
     uint32_t id = gm_ebnf_add_until(p->g, p->stack.v + base, p->stack.n - base, which,
-                                    bytes ? GM_UNTIL_BYTES : 0, max_chars);
+                                    (bytes ? GM_UNTIL_BYTES : 0) | (before ? GM_UNTIL_BEFORE : 0),
+                                    max_chars);
     p->stack.n = base;
     return push(p, id);
 }

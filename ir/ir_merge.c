@@ -55,7 +55,9 @@ typedef struct merger {
 
 static bool fixed(const gm_ebnf *g, uint32_t r)
 {
-    return g->rules[r].body == GM_EX_NONE || g->rules[r].lookahead != GM_EX_NONE;
+    /* a budget belongs to its rule's occurrences (note [token budgets]): never merged */
+    return g->rules[r].body == GM_EX_NONE || g->rules[r].lookahead != GM_EX_NONE ||
+           g->rules[r].max_tokens != GM_EX_INF;
 }
 
 static uint32_t nkids(const gm_ex *x)

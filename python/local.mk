@@ -22,6 +22,7 @@ GM_PYTHON_TESTFILES = python/tests/conftest.py python/tests/test_api.py python/t
 	python/tests/gpu_check.py
 GM_PYTHON_TESTFILES += python/tests/test_draft_tree.py python/tests/test_sglang.py
 GM_PYTHON_TESTFILES += python/tests/test_pickle.py
+GM_PYTHON_TESTFILES += python/tests/test_token_budget.py
 EXTRA_DIST += $(GM_PYTHON_FILES) $(GM_PYTHON_TESTFILES) python/tests/pytest.sh python/tests/pip_install.sh \
 	python/tests/xgrammar_suite.sh python/tests/xgrammar_expected_failures.txt examples/decode.py
 

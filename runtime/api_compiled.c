@@ -87,6 +87,12 @@ gm_status gm_compiled_create(gm_grammar *g, gm_vocab *v, const gm_compile_option
         gm_excache *x = gm_vocab_excache(v, err);
         st = x ? gm_eengine_create(&c->mem, g->eg, v->data, v->trie, x, &eo, &c->eengine, err)
                : err && err->code != GM_OK ? err->code : GM_ERR_NOMEM;
+        if (st == GM_OK && gm_egrammar_has_budgets(g->eg)) {
+            if (g->blocks)
+                st = gm_error_set(err, GM_ERR_UNSUPPORTED, "a token budget (max_tokens) in a "
+                                  "grammar with code blocks (lalr content) is not supported");
+            c->ops = &gm_engine_budget;
+        }
         if (st == GM_OK && g->blocks) {
             c->ops = &gm_engine_blocks;
             st = compile_blocks(c, err);

@@ -36,6 +36,7 @@ typedef union gm_mstate {
     } lalr;
     gm_estate *earley;          /* one reference */
     struct gm_bstate *blocks;   /* one reference (runtime/engine_blocks.c) */
+    gm_ebstate *budget;         /* one reference (runtime/engine_budget.c) */
 } gm_mstate;
 
 /* A matcher's working memory for one engine (owned by the matcher). */
@@ -80,6 +81,8 @@ extern const gm_engine_ops gm_engine_lalr;
 extern const gm_engine_ops gm_engine_earley;
 /* An Earley grammar with code blocks (note [code blocks] in engine_blocks.c). */
 extern const gm_engine_ops gm_engine_blocks;
+/* An Earley grammar with token budgets (note [token budgets] in ir/ebnf.h). */
+extern const gm_engine_ops gm_engine_budget;
 typedef struct gm_bstate gm_bstate;
 
 #endif

@@ -94,6 +94,8 @@ static const form_case forms[] = {
      "root ::= Until(\"<a>\", %\"\\xFF\") \"x\" | Until(\"</b>\", \"<c>\", end=1) \"y\"\n"},
     {X, "root ::= Until(\"<a>\", bytes = 1) \"x\" | Until(\"</b>\", end=0, max_chars=7)",
      "root ::= Until(\"<a>\", bytes=1) \"x\" | Until(\"</b>\", end=0, max_chars=7)\n"},
+    {X, "root ::= Until(\"<a>\", \"b\", end = 0, before = 1) \"<a>\"",
+     "root ::= Until(\"<a>\", \"b\", end=0, before=1) \"<a>\"\n"},
 };
 
 static void test_forms(void **state)
@@ -176,7 +178,8 @@ static const err_case errors[] = {
     {X, "root ::= Until(\"\")", GM_ERR_SYNTAX, "may not be empty", 1, 16},
     {X, "root ::= Until(end=0)", GM_ERR_SYNTAX, "expected a string literal in Until(...)", 1, 16},
     {X, "root ::= Until(\"ab\", \"a\", end=0)", GM_ERR_GRAMMAR, "language of the root rule 'root' is empty", 1, 1},
-    {X, "root ::= Until(\"a\", ends=0)", GM_ERR_SYNTAX, "takes end=, bytes= and max_chars=", 1, 21},
+    {X, "root ::= Until(\"a\", ends=0)", GM_ERR_SYNTAX, "takes end=, bytes=, max_chars= and before=", 1, 21},
+    {X, "root ::= Until(\"a\", before=1)", GM_ERR_SYNTAX, "before=1 needs end=", 1, 29},
     {X, "root ::= Until(\"a\", bytes=1, max_chars=2)", GM_ERR_SYNTAX, "max_chars counts characters", 1, 41},
     {X, "root ::= Until(%\"\\xFF\", end=0)", GM_ERR_GRAMMAR, "language of the root rule 'root' is empty", 1, 1},
 };

@@ -381,8 +381,8 @@ static void tokenizer_keys(void **state)
 static void field_errors(void **state)
 {
     (void)state;
-    refused(TAGF("{\"type\": \"any_text\", \"max_tokens\": 5}"), false, GM_ERR_UNSUPPORTED,
-            "/content/max_tokens: a budget of 5 tokens is not supported");
+    refused(TAGF("{\"type\": \"any_text\", \"max_tokens\": -5}"), false, GM_ERR_FORMAT,
+            "/content/max_tokens: expected a non-negative integer");
     refused("{\"type\": \"any_text\", \"max_chars\": -1}", false, GM_ERR_FORMAT,
             "/max_chars: expected a non-negative integer");
     refused("{\"type\": \"any_text\", \"max_chars\": 5000000}", false, GM_ERR_LIMIT,

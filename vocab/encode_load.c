@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "vocab/encoder.h"
+#include "vocab/json_keys.h"
 #include "vocab/json_skip.h"
 #include "base/file.h"
 #include "base/utf8.h"
@@ -34,6 +35,18 @@ static gm_status bad(loader *L, gm_status code, const char *path, const char *wh
 }
 
 static gm_status nomem(loader *L) { return gm_mem_fail(L->m, L->err, "the encoder"); }
+
+/* GM_ERR_FORMAT naming path.key when obj has a key not in keys (json_keys.h);
+   `what` says which object ("a BPE model"). */
+static gm_status only_keys(loader *L, json_t *obj, const char *path, const char *what,
+                           const char *const *keys)
+{
+    const char *key = gm_json_unknown_key(obj, keys);
+    if (!key)
+        return GM_OK;
+    return gm_error_set_file(L->err, GM_ERR_FORMAT, L->name, "%s.%s: unknown key \"%s\" in %s",
+                             path, key, key, what);
+}
 
 static char *dup_str(loader *L, const char *s, size_t n)
 {
@@ -423,6 +436,12 @@ static gm_status read_model(loader *L, json_t *model)
                  type ? type : "(missing)");
         return bad(L, GM_ERR_UNSUPPORTED, "model.type", what);
     }
+    static const char *const bpe_keys[] = {"type", "vocab", "merges", "dropout", "unk_token",
+                                           "continuing_subword_prefix", "end_of_word_suffix",
+                                           "fuse_unk", "byte_fallback", "ignore_merges", NULL};
+    gm_status kst = only_keys(L, model, "model", "a BPE model", bpe_keys);
+    if (kst != GM_OK)
+        return kst;
     json_t *drop = json_object_get(model, "dropout");
     if (drop && !json_is_null(drop) && !(json_is_number(drop) && json_number_value(drop) == 0))
         return bad(L, GM_ERR_UNSUPPORTED, "model.dropout",
@@ -646,6 +665,14 @@ static gm_status read_pattern(loader *L, json_t *pat, const char *path, char **l
     char p[160];
     json_t *s = json_is_object(pat) ? json_object_get(pat, "String") : NULL;
     json_t *r = json_is_object(pat) ? json_object_get(pat, "Regex") : NULL;
+    static const char *const pattern_keys[] = {"String", "Regex", NULL};
+    if (json_is_object(pat)) {
+        gm_status st = json_object_size(pat) > 1
+                           ? bad(L, GM_ERR_FORMAT, path, "expected one of String, Regex")
+                           : only_keys(L, pat, path, "a pattern", pattern_keys);
+        if (st != GM_OK)
+            return st;
+    }
     if (json_is_string(s)) {
         if (json_string_length(s) == 0) {
             snprintf(p, sizeof p, "%s.String", path);
@@ -670,6 +697,10 @@ static gm_status steps_of(loader *L, json_t *obj, const char *path, const char *
     if (!json_is_object(obj) || !json_is_string(t))
         return bad(L, GM_ERR_FORMAT, path, "not an object with a \"type\"");
     if (!strcmp(json_string_value(t), "Sequence")) {
+        const char *const keys[] = {"type", key, NULL};
+        gm_status st = only_keys(L, obj, path, "a Sequence", keys);
+        if (st != GM_OK)
+            return st;
         *arr = json_object_get(obj, key);
         if (!json_is_array(*arr)) {
             char p[128];
@@ -724,6 +755,17 @@ static gm_status read_normalizer(loader *L, json_t *jn)
         if (st != GM_OK)
             return st;
         gm_enc_norm *k = &e->norm[e->nnorm++]; /* counted now: destroy frees a half-read one */
+        static const char *const prepend_keys[] = {"type", "prepend", NULL};
+        static const char *const replace_keys[] = {"type", "pattern", "content", NULL};
+        static const char *const type_only[] = {"type", NULL};
+        const char *const *keys = !strcmp(type, "Prepend") ? prepend_keys
+                                  : !strcmp(type, "Replace") ? replace_keys : type_only;
+        char kind[80];
+        snprintf(kind, sizeof kind, "a %.40s normalizer", type);
+        bool known = keys != type_only || !strcmp(type, "NFC") || !strcmp(type, "NFD") ||
+                     !strcmp(type, "NFKC") || !strcmp(type, "NFKD");
+        if (known && (st = only_keys(L, s, path, kind, keys)) != GM_OK)
+            return st;
         if (!strcmp(type, "Prepend")) {
             json_t *p = json_object_get(s, "prepend");
             if (!json_is_string(p))
@@ -789,6 +831,16 @@ static gm_status read_pre_tokenizer(loader *L, json_t *jp)
         if (st != GM_OK)
             return st;
         gm_enc_pre *k = &e->pre[e->npre++]; /* counted now: destroy frees a half-read one */
+        static const char *const split_keys[] = {"type", "pattern", "behavior", "invert", NULL};
+        static const char *const byte_level_keys[] = {"type", "add_prefix_space", "trim_offsets",
+                                                      "use_regex", NULL};
+        char kind[80];
+        snprintf(kind, sizeof kind, "a %.40s pre-tokenizer", type);
+        if (!strcmp(type, "Split") || !strcmp(type, "ByteLevel")) {
+            st = only_keys(L, s, path, kind, type[0] == 'S' ? split_keys : byte_level_keys);
+            if (st != GM_OK)
+                return st;
+        }
         if (!strcmp(type, "Split")) {
             k->kind = GM_PRE_SPLIT;
             snprintf(p, sizeof p, "%s.pattern", path);

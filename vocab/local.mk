@@ -6,7 +6,7 @@ libgmcore_la_SOURCES += \
 	vocab/trie.c vocab/trie.h \
 	vocab/vocab.c vocab/vocab.h vocab/vocab_data.c vocab/vocab_data.h \
 	vocab/hf_decoder.c vocab/hf_decoder.h \
-	vocab/json_skip.c vocab/json_skip.h \
+	vocab/json_skip.c vocab/json_skip.h vocab/json_keys.c vocab/json_keys.h \
 	vocab/json_vocab.c vocab/json_vocab.h \
 	vocab/vocab_hf.c vocab/vocab_hf.h \
 	vocab/vocab_plain.c vocab/vocab_plain.h \
@@ -26,6 +26,12 @@ GM_TESTS += tests/test_vocab_load
 tests_test_vocab_load_SOURCES = tests/test_vocab_load.c
 tests_test_vocab_load_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_vocab_load_LDADD = $(GM_TEST_LDADD)
+
+# Unknown keys of tokenizer.json's model, normalizer and pre_tokenizer (issue 32).
+GM_TESTS += tests/test_tokenizer_keys
+tests_test_tokenizer_keys_SOURCES = tests/test_tokenizer_keys.c
+tests_test_tokenizer_keys_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_tokenizer_keys_LDADD = $(GM_TEST_LDADD)
 
 # The independent python3 reference for the four real vocabularies and tries;
 # `gramask vocab` end to end.

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "vocab/hf_decoder.h"
+#include "vocab/json_keys.h"
 #include "vocab/json_skip.h"
 #include "vocab/json_vocab.h"
 #include "vocab/vocab_hf.h"
@@ -228,6 +229,15 @@ static gm_status read_model(hf_state *H)
         return gm_error_set_file(L->err, GM_ERR_UNSUPPORTED, L->name, "model.type: %s", what);
     }
     H->unigram = !strcmp(type, "Unigram");
+    static const char *const bpe_keys[] = {"type", "vocab", "merges", "dropout", "unk_token",
+                                           "continuing_subword_prefix", "end_of_word_suffix",
+                                           "fuse_unk", "byte_fallback", "ignore_merges", NULL};
+    static const char *const unigram_keys[] = {"type", "vocab", "unk_id", "byte_fallback", NULL};
+    const char *unknown = gm_json_unknown_key(model, H->unigram ? unigram_keys : bpe_keys);
+    if (unknown)
+        return gm_error_set_file(L->err, GM_ERR_FORMAT, L->name,
+                                 "model.%s: unknown key \"%s\" in a %s model", unknown, unknown,
+                                 type);
     H->vocab = json_object_get(model, "vocab");
     if (H->unigram && H->fast && H->fast->n) /* "{}" was cut in: it was an object */
         return bad(L, "model.vocab", "missing or not an array of [piece, score]");

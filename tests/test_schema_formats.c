@@ -13,6 +13,8 @@
  * [formats] documents (a leap second at an offset of a fractional hour:
  * its minute is not checked) is judged apart: the grammar must accept those
  * strings (a superset there, never a subset), and they are counted.
+ * With gm_schema_options.format_annotation a format constrains nothing,
+ * in strings, in enum/const filtering and in property names.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -96,10 +98,57 @@ static void test_formats(void **state)
     assert_int_equal(atomic_load(&m.used), 0);
 }
 
+static bool accepts(const char *schema, bool annotation, const char *text)
+{
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_schema_options o;
+    gm_schema_options_init_defaults(&o);
+    assert_false(o.format_annotation);
+    o.format_annotation = annotation;
+    gm_error err;
+    gm_ebnf g;
+    gm_ebnf_init(&g, &m);
+    gm_status st = gm_schema_compile(&m, "schema", schema, strlen(schema), &o, &g, &err);
+    if (st != GM_OK)
+        fail_msg("%s: %s: %s", schema, gm_status_name(st), err.message);
+    gm_eref *r;
+    assert_int_equal(gm_eref_create(&g, &r, &err), GM_OK);
+    bool complete = false;
+    bool ok = gm_eref_try(r, text, strlen(text), &complete) && complete;
+    gm_eref_destroy(r);
+    gm_ebnf_free(&g);
+    assert_int_equal(atomic_load(&m.used), 0);
+    return ok;
+}
+
+static void test_format_annotation(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *schema, *text;
+        bool asserted; /* the verdict with formats asserted (the default); annotation: valid */
+    } cases[] = {
+        {"{\"type\": \"string\", \"format\": \"email\"}", "\"a@b.c\"", true},
+        {"{\"type\": \"string\", \"format\": \"email\"}", "\"not an email\"", false},
+        {"{\"type\": \"string\", \"format\": \"date\"}", "\"2024-02-30\"", false},
+        {"{\"enum\": [\"x\", \"1.2.3.4\"], \"format\": \"ipv4\"}", "\"x\"", false},
+        {"{\"enum\": [\"x\", \"1.2.3.4\"], \"format\": \"ipv4\"}", "\"1.2.3.4\"", true},
+        {"{\"type\": \"object\", \"propertyNames\": {\"format\": \"uuid\"}}", "{\"k\": 1}", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        if (accepts(cases[i].schema, false, cases[i].text) != cases[i].asserted)
+            fail_msg("asserted: %s on %s", cases[i].schema, cases[i].text);
+        if (!accepts(cases[i].schema, true, cases[i].text))
+            fail_msg("annotation: %s refuses %s", cases[i].schema, cases[i].text);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_format_annotation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,6 +59,11 @@ tests_test_schema_formats_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_schema_formats_LDADD = $(GM_TEST_LDADD)
 EXTRA_DIST += tests/schema_formats.py
 
+GM_TESTS += tests/test_schema_counts
+tests_test_schema_counts_SOURCES = tests/test_schema_counts.c
+tests_test_schema_counts_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_schema_counts_LDADD = $(GM_TEST_LDADD)
+
 # Issue 16: MaskBench's dev half, single-threaded (a long run: bench/results/maskbench.md
 # and maskbench.json; `make bench` runs it after the other benchmarks).
 bench-maskbench: gramask$(EXEEXT)

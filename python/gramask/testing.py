@@ -23,7 +23,15 @@ def _no_printed_form(what: str) -> UnsupportedError:
                             "internal representation)")
 
 
+_SCHEMA_OPTIONS = ("any_whitespace", "indent", "separators", "strict_mode", "max_whitespace_cnt",
+                   "any_order")
+
+
 def _json_schema_to_ebnf(schema: Any, **options: Any) -> str:
+    """Compiles the schema first, so that a malformed or unsupported schema raises the
+    error ``Grammar.from_json_schema`` raises; a schema that compiles then raises
+    :class:`UnsupportedError`: gramask has no printed form of XGrammar's."""
+    Grammar.from_json_schema(schema, **{k: v for k, v in options.items() if k in _SCHEMA_OPTIONS})
     raise _no_printed_form("_json_schema_to_ebnf")
 
 

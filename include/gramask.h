@@ -396,6 +396,10 @@ typedef struct gm_schema_options {
     gm_schema_draft draft;    /* for schemas without $schema [2020-12] */
     bool lenient;             /* over-approximate what a grammar cannot enforce; each
                                  relaxation reported through warn */
+    bool format_annotation;   /* `format` as an annotation only (any string), the reading
+                                 2019-09 and 2020-12 give it unless assertion is configured;
+                                 default false: formats asserted, as drafts 4-7 allow and
+                                 the format-assertion vocabulary asks (README, "JSON Schema") */
     gm_warning_fn warn;       /* relaxations, ignored unknown formats; may be NULL */
     void *warn_ud;
     gm_allocator allocator;

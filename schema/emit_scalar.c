@@ -15,7 +15,8 @@
 /* ---- numbers ---- */
 
 #define MAX_ENUMERATED 1000 /* multiples listed one by one in a bounded range */
-#define MAX_MODULUS 1000    /* divisibility automata for unbounded ranges */
+#define MAX_MODULUS 1024    /* divisibility automata for unbounded ranges (k rules; XGrammar's
+                               bound for an integer multipleOf) */
 
 static bool fits_i64(const gm_dec *d, int64_t *out)
 {
@@ -72,13 +73,26 @@ static uint32_t value_texts(sctx *c, const gm_dec *v, bool integer, bool int_fra
     return sc_numrange(&c->b, &sp);
 }
 
-/* Left-linear rules for the positive integers that are multiples of k: the REF to R_0. */
+/*
+ * Left-linear rules for the positive integers that are multiples of k: the REF to R_0.
+ * R_r derives the numbers (no leading zero) whose remainder mod k is r: a first digit d
+ * with d mod k = r, or R_p followed by a digit d with (10p + d) mod k = r. Each (p, d)
+ * pair feeds one R_r, so the rules hold 10k alternatives at most, built in O(10k).
+ */
 static uint32_t multiples_of(sctx *c, uint32_t k, uint32_t node)
 {
     gm_irb *b = &c->b;
     uint32_t *rules = gm_mem_alloc(c->mem, k * sizeof *rules);
-    if (!rules)
+    /* by_rule[r]: the alternatives of R_r, as (p, digit set) pairs; p = k for a first digit */
+    typedef struct { uint32_t p; uint32_t bits[8]; } step;
+    typedef GM_VEC(step) step_vec;
+    step_vec *by_rule = gm_mem_alloc(c->mem, k * sizeof *by_rule);
+    if (!rules || !by_rule) {
+        gm_mem_free(c->mem, rules);
+        gm_mem_free(c->mem, by_rule);
         return gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+    }
+    memset(by_rule, 0, k * sizeof *by_rule);
     char hint[32];
     snprintf(hint, sizeof hint, "mod%u_", k);
     for (uint32_t r = 0; r < k && b->st == GM_OK; r++) {
@@ -86,27 +100,28 @@ static uint32_t multiples_of(sctx *c, uint32_t k, uint32_t node)
         if (rules[r] == GM_EX_NONE)
             gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
     }
+    for (uint32_t p = 0; p <= k && b->st == GM_OK; p++) {
+        for (uint32_t d = p == k ? 1 : 0; d <= 9; d++) {
+            uint32_t r = (uint32_t)((p == k ? d : 10 * (uint64_t)p + d) % k);
+            step_vec *v = &by_rule[r];
+            if (!v->n || v->v[v->n - 1].p != p) {
+                step s = {p, {0}};
+                if (gm_vec_push(c->mem, v, s)) {
+                    gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+                    break;
+                }
+            }
+            v->v[v->n - 1].bits[('0' + d) >> 5] |= 1u << (('0' + d) & 31);
+        }
+    }
     GM_VEC(uint32_t) alts = {0};
     for (uint32_t r = 0; r < k && b->st == GM_OK; r++) {
         alts.n = 0;
-        uint32_t first[8] = {0};
-        bool any = false;
-        for (uint32_t d = 1; d <= 9; d++)
-            if (d % k == r) {
-                first[('0' + d) >> 5] |= 1u << (('0' + d) & 31);
-                any = true;
-            }
-        if (any && gm_vec_push(c->mem, &alts, gm_irb_byteset(b, first)))
-            gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
-        for (uint32_t p = 0; p < k && b->st == GM_OK; p++) {
-            uint32_t bits[8] = {0};
-            bool some = false;
-            for (uint32_t d = 0; d <= 9; d++)
-                if ((uint64_t)(10 * (uint64_t)p + d) % k == r) {
-                    bits[('0' + d) >> 5] |= 1u << (('0' + d) & 31);
-                    some = true;
-                }
-            if (some && gm_vec_push(c->mem, &alts, gm_irb_seq2(b, gm_irb_ref(b, rules[p]), gm_irb_byteset(b, bits))))
+        for (size_t i = 0; i < by_rule[r].n && b->st == GM_OK; i++) {
+            const step *s = &by_rule[r].v[i];
+            uint32_t digits = gm_irb_byteset(b, s->bits);
+            uint32_t e = s->p == k ? digits : gm_irb_seq2(b, gm_irb_ref(b, rules[s->p]), digits);
+            if (gm_vec_push(c->mem, &alts, e))
                 gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
         }
         uint32_t body = gm_irb_alt(b, alts.v, alts.n);
@@ -114,10 +129,25 @@ static uint32_t multiples_of(sctx *c, uint32_t k, uint32_t node)
             c->g->rules[rules[r]].body = body;
     }
     gm_vec_free(c->mem, &alts);
+    for (uint32_t r = 0; r < k; r++)
+        gm_vec_free(c->mem, &by_rule[r]);
+    gm_mem_free(c->mem, by_rule);
     uint32_t r0 = b->st == GM_OK ? gm_irb_ref(b, rules[0]) : GM_EX_NONE;
     gm_mem_free(c->mem, rules);
     (void)node;
     return r0;
+}
+
+/* The relaxation of an integer multipleOf: the integers of the shape's range, multiples or not. */
+static uint32_t range_without_multiple(sctx *c, const sc_shape *sh, bool frac_zero)
+{
+    sc_numspec sp = {0};
+    sp.max_frac = -1;
+    sp.integer = true;
+    sp.int_frac = frac_zero;
+    sp.has_lo = sh->lo.set, sp.lo_excl = sh->lo.excl, sp.lo = sh->lo.v;
+    sp.has_hi = sh->hi.set, sp.hi_excl = sh->hi.excl, sp.hi = sh->hi.v;
+    return sc_numrange(&c->b, &sp);
 }
 
 /* Multiples of the integer m (> 1) within the shape's bounds. */
@@ -126,9 +156,10 @@ static uint32_t int_multiples(sctx *c, sc_shape *sh, const gm_dec *m, uint32_t n
 {
     gm_irb *b = &c->b;
     int64_t k, lo, hi;
-    if (!fits_i64(m, &k) || k <= 0)
-        return sc_relax(c, node, "multipleOf", "a multipleOf too large to enforce") ? sc_number(c) : GM_EX_NONE;
     bool frac_zero = int_frac || !integer; /* 10.0 is a multiple of 5 */
+    if (!fits_i64(m, &k) || k <= 0)
+        return sc_relax(c, node, "multipleOf", "a multipleOf too large to enforce")
+                   ? range_without_multiple(c, sh, frac_zero) : GM_EX_NONE;
     if (int_bounds(sh, &lo, &hi)) {
         if (hi < lo)
             return gm_irb_nothing(b);
@@ -155,13 +186,7 @@ static uint32_t int_multiples(sctx *c, sc_shape *sh, const gm_dec *m, uint32_t n
         if (!sc_relax(c, node, "multipleOf", "multipleOf with a range that is too wide to list "
                       "(the range is kept, the divisibility is not)"))
             return GM_EX_NONE;
-        sc_numspec sp = {0};
-        sp.max_frac = -1;
-        sp.integer = true;
-        sp.int_frac = frac_zero;
-        sp.has_lo = sh->lo.set, sp.lo_excl = sh->lo.excl, sp.lo = sh->lo.v;
-        sp.has_hi = sh->hi.set, sp.hi_excl = sh->hi.excl, sp.hi = sh->hi.v;
-        return sc_numrange(b, &sp);
+        return range_without_multiple(c, sh, frac_zero);
     }
     uint32_t pos = multiples_of(c, (uint32_t)k, node);
     uint32_t frac = frac_zero ? gm_irb_opt(b, gm_irb_seq2(b, gm_irb_lit(b, "."),

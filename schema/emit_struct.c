@@ -865,6 +865,111 @@ static uint32_t ordered_counted(objctx *o, const bool *req, const bool *forb, ui
     return obj;
 }
 
+/*
+ * Counted members (min/maxProperties) in any order, without extras: one rule
+ * per set S of names seen, the count being |S| (a name may repeat, as in
+ * note [any order]: a JSON parser keeps one of the values, each valid),
+ *   R_S = (sep O_S)* ( "" when S holds the required ones and mn <= |S| <= mx
+ *                    | sep m R_{S+m}  for each m not in S that leaves a way to finish )
+ * with O_S any member of S; 2^n rules for n allowed members, exact up to
+ * MAX_ANY_ORDER_COUNTED.
+ */
+#define MAX_ANY_ORDER_COUNTED 8
+
+typedef struct counted {
+    objctx *o;
+    uint32_t sep;
+    uint32_t member[MAX_ANY_ORDER_COUNTED];
+    uint32_t n, req, mn, mx;
+    uint32_t *rule;          /* [2^n] rule of set S, or GM_EX_NONE */
+} counted;
+
+static uint32_t popcount32(uint32_t x)
+{
+    uint32_t k = 0;
+    for (; x; x &= x - 1)
+        k++;
+    return k;
+}
+
+/* Whether some completion of S exists: a superset of S and the required, its size in [mn, mx]. */
+static bool counted_live(const counted *p, uint32_t S)
+{
+    uint32_t lo = popcount32(S | p->req), hi = p->n;
+    if (lo < p->mn)
+        lo = p->mn;
+    if (hi > p->mx)
+        hi = p->mx;
+    return lo <= hi;
+}
+
+static uint32_t counted_ref(counted *p, uint32_t S)
+{
+    sctx *c = p->o->c;
+    gm_irb *b = &c->b;
+    if (p->rule[S] == GM_EX_NONE) {
+        uint32_t r = gm_ebnf_fresh_rule(c->g, "members");
+        if (r == GM_EX_NONE)
+            return gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+        p->rule[S] = r;
+        uint32_t alts[MAX_ANY_ORDER_COUNTED + 1];
+        size_t n = 0;
+        uint32_t size = popcount32(S);
+        if ((S & p->req) == p->req && size >= p->mn && size <= p->mx)
+            alts[n++] = gm_irb_empty(b);
+        for (uint32_t i = 0; i < p->n; i++)
+            if (!(S >> i & 1) && counted_live(p, S | 1u << i))
+                alts[n++] = gm_irb_seq3(b, p->sep, p->member[i], counted_ref(p, S | 1u << i));
+        uint32_t seen[MAX_ANY_ORDER_COUNTED];
+        size_t k = 0;
+        for (uint32_t i = 0; i < p->n; i++)
+            if (S >> i & 1)
+                seen[k++] = p->member[i];
+        uint32_t again = gm_irb_repeat(b, gm_irb_seq2(b, p->sep, gm_irb_alt(b, seen, k)), 0, GM_EX_INF);
+        uint32_t body = gm_irb_seq2(b, again, gm_irb_alt(b, alts, n));
+        if (body == GM_EX_NONE)
+            return GM_EX_NONE;
+        c->g->rules[r].body = body;
+    }
+    return gm_irb_ref(b, p->rule[S]);
+}
+
+/* The object of any_order_counted, or GM_EX_NONE with b->st OK when it has too many members. */
+static uint32_t any_order_counted(objctx *o, const bool *req, const bool *forb, uint32_t mn, uint32_t mx)
+{
+    sctx *c = o->c;
+    gm_irb *b = &c->b;
+    counted p = {o, sc_item_sep(c, o->depth), {0}, 0, 0, mn, mx, NULL};
+    for (size_t i = 0; i < o->slots.n; i++) {
+        const slot *s = &o->slots.v[i];
+        if (forb[i] || s->forbidden)
+            continue;
+        if (p.n == MAX_ANY_ORDER_COUNTED)
+            return GM_EX_NONE;
+        if (req[i])
+            p.req |= 1u << p.n;
+        p.member[p.n++] = s->member;
+    }
+    for (uint32_t i = 0; i < p.n; i++) /* each member appears in many set rules */
+        p.member[i] = shared_rule(c, "member", p.member[i]);
+    p.rule = gm_mem_alloc(c->mem, ((size_t)1 << p.n) * sizeof *p.rule);
+    if (!p.rule)
+        return gm_irb_fail(b, GM_ERR_NOMEM, "out of memory");
+    for (size_t S = 0; S < (size_t)1 << p.n; S++)
+        p.rule[S] = GM_EX_NONE;
+    uint32_t alts[MAX_ANY_ORDER_COUNTED];
+    size_t n = 0;
+    for (uint32_t i = 0; i < p.n; i++)
+        if (counted_live(&p, 1u << i))
+            alts[n++] = gm_irb_seq2(b, p.member[i], counted_ref(&p, 1u << i));
+    uint32_t body = gm_irb_alt(b, alts, n);
+    gm_mem_free(c->mem, p.rule);
+    uint32_t obj = gm_irb_seq3(b, sc_open(c, '{', o->depth), body, sc_close(c, '{', o->depth));
+    if (p.req == 0 && mn == 0)
+        obj = gm_irb_alt2(b, sc_empty_pair(c, '{'), obj);
+    return obj;
+}
+
 /* One object variant: required and forbidden names fixed. */
 static uint32_t object_variant(objctx *o, const bool *req, const bool *forb)
 {
@@ -897,6 +1002,11 @@ static uint32_t object_variant(objctx *o, const bool *req, const bool *forb)
         uint64_t cap = mx == UINT32_MAX ? mn : mx;
         if (!has_x && !c->opts.any_order && cap * o->slots.n <= MAX_COUNT_PRODUCT)
             return ordered_counted(o, req, forb, mn, mx);
+        if (!has_x && c->opts.any_order) {
+            uint32_t r = any_order_counted(o, req, forb, mn, mx);
+            if (r != GM_EX_NONE || b->st != GM_OK)
+                return r;
+        }
         if (!sc_relax(c, sh->props_node, mx != UINT32_MAX ? "maxProperties" : "minProperties",
                       "a property count bound on an object with many or additional properties"))
             return GM_EX_NONE;

@@ -48,6 +48,22 @@ tests_test_schema_errors_SOURCES = tests/test_schema_errors.c
 tests_test_schema_errors_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_schema_errors_LDADD = $(GM_TEST_LDADD)
 
+GM_TESTS += tests/test_schema_multiple
+tests_test_schema_multiple_SOURCES = tests/test_schema_multiple.c
+tests_test_schema_multiple_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_schema_multiple_LDADD = $(GM_TEST_LDADD)
+
+GM_TESTS += tests/test_schema_formats
+tests_test_schema_formats_SOURCES = tests/test_schema_formats.c
+tests_test_schema_formats_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_schema_formats_LDADD = $(GM_TEST_LDADD)
+EXTRA_DIST += tests/schema_formats.py
+
+GM_TESTS += tests/test_schema_counts
+tests_test_schema_counts_SOURCES = tests/test_schema_counts.c
+tests_test_schema_counts_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_schema_counts_LDADD = $(GM_TEST_LDADD)
+
 # Issue 16: MaskBench's dev half, single-threaded (a long run: bench/results/maskbench.md
 # and maskbench.json; `make bench` runs it after the other benchmarks).
 bench-maskbench: gramask$(EXEEXT)

@@ -325,6 +325,8 @@ static gm_status keyword(builder *b, uint32_t id, const gm_jmember *m, bool noal
         if (!strcmp(k, "format")) {
             if (v->kind != GM_JV_STRING)
                 return bad(b, id, k, "must be a string");
+            if (c->opts.format_annotation)
+                return GM_OK; /* an annotation: no constraint */
             sc_strc s = {id, "format", v};
             return PUSH(b, &sh->strs, s);
         }

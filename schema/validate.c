@@ -252,7 +252,7 @@ static int check_string(sctx *c, const gm_jv *x, uint32_t s, const gm_jv *sv)
         if (r <= 0)
             return r;
     }
-    const gm_jv *f = gm_jv_get(sv, "format");
+    const gm_jv *f = c->opts.format_annotation ? NULL : gm_jv_get(sv, "format");
     if (f && f->kind == GM_JV_STRING) {
         const sc_format *fm = sc_format_find(f->u.s);
         if (fm) {

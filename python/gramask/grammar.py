@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Optional, Tuple, Type, Union
 from . import _core
 from ._handle import HandleOwner
 from .errors import UnsupportedError
+from .regex_text import strip_edge_anchors
 from .xgr_schema import strict_schema_text
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -131,9 +132,12 @@ class Grammar(HandleOwner):
 
     @staticmethod
     def from_regex(regex_string: str, *, print_converted_ebnf: bool = False) -> "Grammar":
-        """A grammar whose language is one regex (Python ``re`` syntax), matched in full.
-        ``print_converted_ebnf`` is XGrammar's debugging option and is ignored."""
-        return Grammar(_core.grammar_create(regex_string, None, format=_core.FORMAT_REGEX), "regex",
+        """A grammar whose language is one regex (Python ``re`` syntax), matched in full
+        (``^`` starting and ``$`` ending a top-level alternative are accepted: they assert
+        nothing there). ``print_converted_ebnf`` is XGrammar's debugging option and is
+        ignored."""
+        return Grammar(_core.grammar_create(strip_edge_anchors(regex_string), None,
+                                            format=_core.FORMAT_REGEX), "regex",
                        {"from": "regex", "text": regex_string})
 
     @staticmethod

@@ -2,8 +2,9 @@
 
 The helpers that match text, build matchers and read bitmasks are implemented here.
 Those that print XGrammar's internal forms (its normalized EBNF, rule automata, the EBNF
-of a JSON Schema or a regex) have no counterpart in gramask, whose grammars compile to
-other structures: they raise :class:`UnsupportedError` saying so.
+of a JSON Schema) have no counterpart in gramask, whose grammars compile to other
+structures: they raise :class:`UnsupportedError` saying so. ``_regex_to_ebnf`` returns
+EBNF text with the same language (a ``Regex("...")`` rule), not XGrammar's expansion.
 """
 
 import time
@@ -13,6 +14,7 @@ from .compiler import CompiledGrammar, GrammarCompiler
 from .errors import UnsupportedError
 from .grammar import Grammar
 from .matcher import GrammarMatcher
+from .regex_text import ebnf_string_literal, strip_edge_anchors
 from .tokenizer import TokenizerInfo
 
 
@@ -21,12 +23,25 @@ def _no_printed_form(what: str) -> UnsupportedError:
                             "internal representation)")
 
 
+_SCHEMA_OPTIONS = ("any_whitespace", "indent", "separators", "strict_mode", "max_whitespace_cnt",
+                   "any_order")
+
+
 def _json_schema_to_ebnf(schema: Any, **options: Any) -> str:
+    """Compiles the schema first, so that a malformed or unsupported schema raises the
+    error ``Grammar.from_json_schema`` raises; a schema that compiles then raises
+    :class:`UnsupportedError`: gramask has no printed form of XGrammar's."""
+    Grammar.from_json_schema(schema, **{k: v for k, v in options.items() if k in _SCHEMA_OPTIONS})
     raise _no_printed_form("_json_schema_to_ebnf")
 
 
 def _regex_to_ebnf(regex: str, with_rule_name: bool = True) -> str:
-    raise _no_printed_form("_regex_to_ebnf")
+    """The regex as EBNF text of XGrammar's dialect: ``root ::= Regex("...")`` (the regex's
+    own language, not XGrammar's expansion of it into EBNF operators). The regex is checked
+    first: a malformed one raises the error ``Grammar.from_regex`` raises."""
+    Grammar.from_regex(regex)
+    body = "Regex(" + ebnf_string_literal(strip_edge_anchors(regex)) + ")"
+    return f"root ::= {body}\n" if with_rule_name else body
 
 
 def _print_grammar_fsms(grammar: Grammar) -> str:

@@ -1040,6 +1040,12 @@ static void print_byteset(gm_strbuf *b, const uint32_t bits[8])
 /* A special token: <text> when llama.cpp's form reads it back, else <"..."> (bytes). */
 static void print_token(gm_strbuf *b, const uint8_t *s, size_t n)
 {
+    bool exclude;
+    size_t at;
+    if (gm_ebnf_token_ids(s, n, &exclude, &at)) {
+        gm_ebnf_print_token_ids(s, n, b);
+        return;
+    }
     bool plain = n >= 3 && s[0] == '<' && s[n - 1] == '>' && s[1] != '"' && s[1] != '[';
     for (size_t i = 1; plain && i + 1 < n; i++)
         plain = s[i] >= 0x20 && s[i] < 0x7f && s[i] != '>';

@@ -9,12 +9,13 @@ GM_PYTHON_PKG = \
 	python/gramask/grammar.py python/gramask/logits.py python/gramask/py.typed \
 	python/gramask/tokenizer.py python/gramask/tokenizer_info.py python/gramask/matcher.py \
 	python/gramask/testing.py python/gramask/config.py python/gramask/xgr_schema.py \
-	python/gramask/structural_tag.py
+	python/gramask/structural_tag.py python/gramask/kernels/__init__.py \
+	python/gramask/kernels/apply_token_bitmask_inplace_cpu.py
 GM_PYTHON_FILES = $(GM_PYTHON_PKG) python/src/core.h python/src/core.c python/src/matcher.c \
 	python/src/arrays.c python/src/bench.c python/setup.py python/pyproject.toml python/README.md
 GM_PYTHON_TESTFILES = python/tests/conftest.py python/tests/test_api.py python/tests/test_masks.py \
 	python/tests/test_misuse.py python/tests/test_messages.py python/tests/test_threads.py python/tests/test_memory.py \
-	python/tests/test_decode_example.py python/tests/test_stop_tokens.py
+	python/tests/test_decode_example.py python/tests/test_stop_tokens.py python/tests/test_xgr_drop_in.py
 EXTRA_DIST += $(GM_PYTHON_FILES) $(GM_PYTHON_TESTFILES) python/tests/pytest.sh python/tests/pip_install.sh \
 	python/tests/xgrammar_suite.sh python/tests/xgrammar_expected_failures.txt examples/decode.py
 

@@ -43,7 +43,8 @@ cp -r "$suite/tests-python" "$tmp/tests"
 # token checks. Its stand-in: no token (as the transformers stand-in: no hub here). As
 # XGrammar's does without a token, it skips every test marked hf_token_required: some of
 # them read a module fixture that only a hub-loading test fills, and would fail on that
-# (KeyError) rather than skip.
+# (KeyError) rather than skip. Like XGrammar's without pytest-run-parallel, it gives the
+# num_parallel_threads fixture as 1.
 [ -e "$tmp/tests/conftest.py" ] || cat > "$tmp/tests/conftest.py" <<'PY'
 import pytest
 
@@ -58,6 +59,13 @@ def _hf_token_explicitly_disabled(config=None):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "hf_token_required: needs a Hugging Face hub token")
+    config.addinivalue_line("markers", "thread_unsafe: mark the test function as single-threaded")
+
+
+@pytest.fixture
+def num_parallel_threads():
+    # XGrammar's conftest, without pytest-run-parallel: one thread.
+    return 1
 
 
 def pytest_collection_modifyitems(config, items):

@@ -37,8 +37,9 @@
  *     newline inside a literal or a class (XGrammar rejects it);
  *   - a lookahead assertion after a rule's body: `rule ::= body (= expr)`
  *     (note [lookahead assertions]);
- *   - Regex("pattern"): a regex (lexer/regex.h dialect, the lexer's parser)
- *     as an expression;
+ *   - Regex("pattern", json_string=b, flags="..."): a regex (lexer/regex.h
+ *     dialect, the lexer's parser) as an expression, its arguments as
+ *     XGrammar documents them (parse_regex_macro);
  *   - our own additions, needed so that gm_ebnf_print can write every IR:
  *     byte strings %"..." and byte classes %[...] / %[^...] whose \xNN
  *     (exactly two digits) and plain ASCII characters are raw bytes
@@ -53,10 +54,9 @@
  *   - XGrammar's Token(ids), ExcludeToken(ids), TokenTagDispatch(...) and
  *     TagDispatch(...) (note [token macros]);
  * Not taken from XGrammar, each GM_ERR_UNSUPPORTED naming it: rule
- * attributes name[max_tokens=..., capture=...],
- * class escapes \d \w \s (XGrammar rejects them too), Regex's named
- * arguments. Names are [A-Za-z0-9_-] in both dialects: XGrammar also allows
- * '.', which we keep as GBNF's any-character.
+ * attributes name[max_tokens=..., capture=...], class escapes \d \w \s
+ * (XGrammar rejects them too). Names are [A-Za-z0-9_-] in both dialects:
+ * XGrammar also allows '.', which we keep as GBNF's any-character.
  *
  * note [lookahead assertions]
  * `rule ::= body (= expr)` means: the rule matches a string s only where
@@ -75,6 +75,7 @@
 
 #include "base/utf8.h"
 #include "base/vec.h"
+#include "lexer/lexer.h"
 #include "lexer/utf8_ranges.h"
 
 typedef struct parser {
@@ -507,30 +508,110 @@ static gm_status read_count(parser *p, uint32_t *v)
     return GM_OK;
 }
 
-/* Regex("pattern") of the XGrammar dialect, pos after the name. */
+/* Whether the name text[off..off+n) is `word`. */
+static bool arg_is(const parser *p, size_t off, size_t n, const char *word)
+{
+    return strlen(word) == n && memcmp(p->text + off, word, n) == 0;
+}
+
+/*
+ * Regex("pattern", json_string=b, flags="...") of the XGrammar dialect, pos
+ * after the name. As XGrammar documents it: without flags the pattern is
+ * taken verbatim and '.' matches every code point; with flags, '.' leaves
+ * out '\n' unless "s" is given, "i" folds ASCII letters only, "u" is
+ * accepted and changes nothing. json_string=true leaves '"', '\\' and the
+ * control characters U+0000-U+001F out of every character the pattern
+ * matches (the body of a JSON string: GM_EBNF_RE_JSON_STRING).
+ */
 static gm_status parse_regex_macro(parser *p, size_t start)
 {
     p->pos++; /* ( */
     skip_space(p, true);
+    if (peek(p) == ')')
+        return error_at(p, GM_ERR_SYNTAX, p->pos, "Regex expects exactly one string argument");
     if (peek(p) != '"')
-        return unexpected(p, "a string literal: Regex(\"pattern\")");
+        return error_at(p, GM_ERR_SYNTAX, p->pos,
+                        "Regex pattern must be a string literal: Regex(\"pattern\")");
     size_t lit = p->pos;
     gm_status st = read_quoted(p, false);
     if (st)
         return st;
-    skip_space(p, true);
-    if (peek(p) == ',')
-        return error_at(p, GM_ERR_UNSUPPORTED, p->pos,
-                        "Regex(...) takes one argument here (named arguments such as json_string "
-                        "are not supported)");
-    if (peek(p) != ')')
-        return unexpected(p, "')' to close Regex(...)");
+    /* the pattern, kept while the named arguments are read (read_quoted reuses p->buf) */
+    uint8_t *pattern = gm_mem_alloc(p->m, p->buf.n + 1);
+    if (!pattern)
+        return nomem(p);
+    size_t plen = p->buf.n;
+    memcpy(pattern, p->buf.v, plen);
+    pattern[plen] = 0;
+    unsigned flags = GM_RE_DOTALL;
+    bool json = false, have_flags = false, have_json = false;
+    for (;;) {
+        skip_space(p, true);
+        if (peek(p) == ')')
+            break;
+        if (peek(p) != ',') {
+            st = unexpected(p, "',' or ')' in Regex(...)");
+            break;
+        }
+        p->pos++;
+        skip_space(p, true);
+        size_t at = p->pos, n = name_len(p, p->pos);
+        if (!n || (p->pos += n, skip_space(p, true), peek(p) != '=')) {
+            st = error_at(p, GM_ERR_SYNTAX, at, "Regex expects exactly one string argument "
+                          "(then the named arguments json_string= and flags=)");
+            break;
+        }
+        p->pos++;
+        skip_space(p, true);
+        size_t vat = p->pos;
+        if (arg_is(p, at, n, "json_string") && !have_json) {
+            size_t v = name_len(p, p->pos);
+            if (!arg_is(p, p->pos, v, "true") && !arg_is(p, p->pos, v, "false")) {
+                st = error_at(p, GM_ERR_SYNTAX, vat, "json_string must be a boolean (true or false)");
+                break;
+            }
+            json = v == 4;
+            have_json = true;
+            p->pos += v;
+        } else if (arg_is(p, at, n, "flags") && !have_flags) {
+            if (peek(p) != '"') {
+                st = error_at(p, GM_ERR_SYNTAX, vat, "flags must be a string, such as \"is\"");
+                break;
+            }
+            if ((st = read_quoted(p, false)))
+                break;
+            flags = 0;
+            for (size_t i = 0; i < p->buf.n && st == GM_OK; i++) {
+                uint8_t c = p->buf.v[i];
+                if (c == 'i')
+                    flags |= GM_RE_IGNORECASE | GM_RE_ASCII;
+                else if (c == 's')
+                    flags |= GM_RE_DOTALL;
+                else if (c != 'u')
+                    st = error_at(p, GM_ERR_SYNTAX, vat, "regular-expression flag '%c' is not "
+                                  "supported in Regex(...) (i, s and u are)", c >= 0x20 && c < 0x7f ? c : '?');
+            }
+            have_flags = true;
+        } else {
+            st = error_at(p, GM_ERR_SYNTAX, at, "Regex does not support the named argument "
+                          "%.*s%s (json_string= and flags= once each)", (int)n, p->text + at,
+                          arg_is(p, at, n, "json_string") || arg_is(p, at, n, "flags") ? " twice" : "");
+            break;
+        }
+        if (st)
+            break;
+    }
+    if (st) {
+        gm_mem_free(p->m, pattern);
+        return st;
+    }
     p->pos++;
     uint32_t node;
     gm_error rerr;
     gm_error_clear(&rerr);
-    const char *pattern = p->buf.n ? (const char *)p->buf.v : "";
-    st = gm_ebnf_add_regex(p->g, pattern, p->buf.n, 0, p->limits, &node, &rerr);
+    st = gm_ebnf_add_regex(p->g, (const char *)pattern, plen,
+                           flags | (json ? GM_EBNF_RE_JSON_STRING : 0), p->limits, &node, &rerr);
+    gm_mem_free(p->m, pattern);
     if (st == GM_ERR_NOMEM)
         return nomem(p);
     if (st)
@@ -746,12 +827,6 @@ static gm_status parse_token_macro(parser *p, bool exclude, size_t start)
     gm_vec_free(p->m, &a.v);
     gm_vec_free(p->m, &a.strs);
     return st;
-}
-
-/* Whether the name at x is `word`. */
-static bool arg_is(const parser *p, size_t off, size_t n, const char *word)
-{
-    return strlen(word) == n && memcmp(p->text + off, word, n) == 0;
 }
 
 /* Whether BYTES nodes u and w hold the same bytes. */

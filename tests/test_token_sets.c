@@ -343,6 +343,95 @@ static void test_tag_dispatch(void **state)
     assert_int_equal(atomic_load(&m.used), 0);
 }
 
+/* Whether text is a sentence of x (byte by byte); *prefix: a prefix of one. */
+static bool sentence(eg *x, const char *text, size_t len, bool *prefix)
+{
+    gm_error err;
+    gm_estate *s = gm_estate_start(x->e, &err), *out = NULL;
+    gm_status st = gm_estate_accept_bytes(x->e, x->w, s, (const uint8_t *)text, len, &out, &err);
+    gm_estate_release(x->e, s);
+    *prefix = st == GM_OK;
+    bool yes = st == GM_OK && gm_estate_accepting(x->e, out);
+    if (out)
+        gm_estate_release(x->e, out);
+    return yes;
+}
+
+/*
+ * Regex(...)'s named arguments: flags as XGrammar documents them (hand-picked
+ * cases), and json_string=true against the same pattern without it, on
+ * random strings: a string is in the first iff it is in the second and holds
+ * no '"', '\\' or control character.
+ */
+static void test_regex_macro_arguments(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *grammar, *text;
+        bool want;
+    } cases[] = {
+        {"root ::= Regex(\"a.b\")", "a\nb", true},   /* no flags: '.' is any code point */
+        {"root ::= Regex(\"a.b\", flags=\"\")", "a\nb", false},
+        {"root ::= Regex(\"a.b\", flags=\"s\")", "a\nb", true},
+        {"root ::= Regex(\"a.b\", flags=\"is\")", "A\nB", true},
+        {"root ::= Regex(\"a.b\", flags=\"i\")", "A\nB", false},
+        {"root ::= Regex(\"abc\", flags=\"i\")", "aBC", true},
+        {"root ::= Regex(\"\xce\xa3\", flags=\"i\")", "\xcf\x83", false}, /* ASCII folding only */
+        {"root ::= Regex(\"a.b\", flags=\"u\")", "a\xe5\xa5\xbd" "b", true},
+        {"root ::= Regex(\"\\\\S+\", json_string=false)", "a\"b", true},
+        {"root ::= Regex(\"\\\\S+\", json_string=true)", "a\"b", false},
+        {"root ::= Regex(\"[a-d]+\", flags=\"i\", json_string=true)", "AbC", true},
+    };
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_vocab_data *v = make_vocab(&m);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        eg x;
+        gm_error err;
+        if (eg_open(&x, cases[i].grammar, v, &err) != GM_OK)
+            fail_msg("%s: %s", cases[i].grammar, err.message);
+        bool prefix;
+        if (sentence(&x, cases[i].text, strlen(cases[i].text), &prefix) != cases[i].want)
+            fail_msg("%s on \"%s\": want %d", cases[i].grammar, cases[i].text, cases[i].want);
+        eg_close(&x);
+    }
+    static const char *const patterns[] = {".*", "[^a]+", "\\\\W\\\\S*", "(a|\\\\\\\\|\\\")+x?",
+                                           "[\\\\x00-\\\\x7f]{0,4}"};
+    static const char alphabet[] = "ax\"\\\t\n ";
+    for (size_t i = 0; i < sizeof patterns / sizeof *patterns; i++) {
+        char g1[128], g2[128];
+        snprintf(g1, sizeof g1, "root ::= Regex(\"%s\")", patterns[i]);
+        snprintf(g2, sizeof g2, "root ::= Regex(\"%s\", json_string=true)", patterns[i]);
+        eg plain, json;
+        gm_error err;
+        if (eg_open(&plain, g1, v, &err) != GM_OK)
+            fail_msg("%s: %s", g1, err.message);
+        if (eg_open(&json, g2, v, &err) != GM_OK)
+            fail_msg("%s: %s", g2, err.message);
+        uint64_t seed = 11;
+        for (int k = 0; k < 2000; k++) {
+            char buf[8];
+            size_t len = (size_t)(gm_test_rand(&seed) % sizeof buf);
+            bool clean = true;
+            for (size_t j = 0; j < len; j++) {
+                buf[j] = alphabet[gm_test_rand(&seed) % (sizeof alphabet - 1)];
+                clean = clean && !((unsigned char)buf[j] < 0x20 || buf[j] == '"' || buf[j] == '\\');
+            }
+            bool p1, p2;
+            bool in_plain = sentence(&plain, buf, len, &p1), in_json = sentence(&json, buf, len, &p2);
+            /* a prefix under json_string is a clean prefix without it (not conversely:
+               its continuations may need a forbidden character) */
+            if (in_json != (in_plain && clean) || (p2 && !(p1 && clean)))
+                fail_msg("%s on \"%.*s\": %d/%d, without json_string %d/%d", g2, (int)len, buf,
+                         in_json, p2, in_plain, p1);
+        }
+        eg_close(&plain);
+        eg_close(&json);
+    }
+    gm_vocab_data_destroy(v);
+    assert_int_equal(atomic_load(&m.used), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -350,6 +439,7 @@ int main(void)
         cmocka_unit_test(test_parse_and_print),
         cmocka_unit_test(test_id_out_of_range),
         cmocka_unit_test(test_tag_dispatch),
+        cmocka_unit_test(test_regex_macro_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

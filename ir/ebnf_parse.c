@@ -52,7 +52,8 @@
  *     are literals or byte strings, not empty), valid UTF-8 unless
  *     bytes=1 is given, of at most n characters with max_chars=n.
  *   - XGrammar's Token(ids), ExcludeToken(ids), TokenTagDispatch(...) and
- *     TagDispatch(...) (note [token macros]);
+ *     TagDispatch(...) (note [token macros]), Substring("chunk", ...)
+ *     (parse_substring_macro);
  * Not taken from XGrammar, each GM_ERR_UNSUPPORTED naming it: rule
  * attributes name[max_tokens=..., capture=...], class escapes \d \w \s
  * (XGrammar rejects them too). Names are [A-Za-z0-9_-] in both dialects:
@@ -829,6 +830,88 @@ static gm_status parse_token_macro(parser *p, bool exclude, size_t start)
     return st;
 }
 
+/*
+ * Substring("c0", "c1", ...), pos at '(': every run c_i c_i+1 ... c_j of
+ * whole chunks, and "". Helper rules R_i ::= c_i R_i+1 | c_i (R_n-1 ::= c_n-1)
+ * keep it linear in the chunks: the node is "" | R_0 | ... | R_n-1.
+ */
+static gm_status parse_substring_macro(parser *p, size_t start)
+{
+    GM_VEC(uint32_t) chunks = {0};
+    gm_status st = GM_OK;
+    p->pos++; /* ( */
+    for (bool first = true; st == GM_OK; first = false) {
+        skip_space(p, true);
+        if (first && peek(p) == ')')
+            break;
+        size_t at = p->pos, n = name_len(p, p->pos);
+        if (peek(p) == '"') {
+            if ((st = read_quoted(p, false)))
+                break;
+            uint32_t node = p->buf.n ? gm_ebnf_add_bytes(p->g, p->buf.v, p->buf.n)
+                                     : gm_ebnf_add_empty(p->g);
+            if (node == GM_EX_NONE || gm_vec_push(p->m, &chunks, node)) {
+                st = nomem(p);
+                break;
+            }
+        } else {
+            p->pos += n;
+            skip_space(p, true);
+            bool named = n && peek(p) == '=';
+            p->pos = at;
+            st = error_at(p, GM_ERR_SYNTAX, at, named ? "Substring() does not accept named arguments"
+                                                      : "Substring() arguments must be strings");
+            break;
+        }
+        skip_space(p, true);
+        if (peek(p) == ')')
+            break;
+        if (peek(p) != ',') {
+            st = unexpected(p, "',' or ')' in Substring(...)");
+            break;
+        }
+        p->pos++;
+    }
+    size_t n = chunks.n;
+    uint32_t *alts = NULL;
+    if (st == GM_OK) {
+        p->pos++; /* ) */
+        if (!(alts = gm_mem_alloc(p->m, (n + 1) * sizeof *alts)))
+            st = nomem(p);
+    }
+    if (st == GM_OK && (alts[0] = gm_ebnf_add_empty(p->g)) == GM_EX_NONE)
+        st = nomem(p);
+    /* R_i from the last chunk back */
+    uint32_t next = GM_EX_NONE;
+    for (size_t k = n; st == GM_OK && k-- > 0;) {
+        uint32_t r = gm_ebnf_fresh_rule(p->g, "Substring");
+        if (r == GM_EX_NONE || !grow_rule_arrays(p) || gm_vec_push(p->m, &p->defs, r)) {
+            st = nomem(p);
+            break;
+        }
+        p->def_off.v[r] = start;
+        p->use_off.v[r] = start;
+        uint32_t body = chunks.v[k];
+        if (next != GM_EX_NONE) {
+            uint32_t seq[2] = {chunks.v[k], next};
+            uint32_t alt[2] = {gm_ebnf_add_seq(p->g, seq, 2), chunks.v[k]};
+            body = alt[0] == GM_EX_NONE ? GM_EX_NONE : gm_ebnf_add_alt(p->g, alt, 2);
+        }
+        next = gm_ebnf_add_ref(p->g, r);
+        if (body == GM_EX_NONE || next == GM_EX_NONE) {
+            st = nomem(p);
+            break;
+        }
+        p->g->rules[r].body = body;
+        alts[k + 1] = next;
+    }
+    if (st == GM_OK)
+        st = push(p, gm_ebnf_add_alt(p->g, alts, n + 1));
+    gm_mem_free(p->m, alts);
+    gm_vec_free(p->m, &chunks);
+    return st;
+}
+
 /* Whether BYTES nodes u and w hold the same bytes. */
 static bool same_bytes(const gm_ebnf *g, uint32_t u, uint32_t w)
 {
@@ -1045,6 +1128,11 @@ static gm_status parse_name_item(parser *p)
         }
         bool tok = arg_is(p, start, n, "Token"), excl = arg_is(p, start, n, "ExcludeToken");
         bool tagd = arg_is(p, start, n, "TagDispatch"), ttagd = arg_is(p, start, n, "TokenTagDispatch");
+        if (arg_is(p, start, n, "Substring")) {
+            if (!call)
+                return unexpected(p, "'(' after Substring");
+            return parse_substring_macro(p, start);
+        }
         if (tok || excl || tagd || ttagd) {
             if (!call)
                 return unexpected(p, "'(' after the macro's name");

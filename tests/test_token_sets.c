@@ -1,7 +1,8 @@
 /*
- * XGrammar's token macros in the EBNF front end and the Earley engine
- * (ir/ebnf.h note [token id sets], ir/ebnf_parse.c note [token macros]):
- * Token(ids), ExcludeToken(ids), TokenTagDispatch(...) and TagDispatch(...).
+ * XGrammar's macros in the EBNF front end and the Earley engine (ir/ebnf.h
+ * note [token id sets], ir/ebnf_parse.c note [token macros]): Token(ids),
+ * ExcludeToken(ids), TokenTagDispatch(...), TagDispatch(...), Regex(...)'s
+ * arguments and Substring(...).
  *
  * The reference for token id sets is the same engine without them: each
  * token id i gets a private code point U+E000+i, and a grammar G with token
@@ -255,6 +256,8 @@ static void test_parse_and_print(void **state)
         {"r ::= \"x\"\nroot ::= TagDispatch((3, r))", "pairs", GM_ERR_SYNTAX},
         {"r ::= \"x\"\nroot ::= TagDispatch((\"\", r))", "may not be empty", GM_ERR_SYNTAX},
         {"root ::= TagDispatch(loop_after_dispatch=maybe)", "true or false", GM_ERR_SYNTAX},
+        {"root ::= Substring(\"a\", foo=true)", "does not accept named arguments", GM_ERR_SYNTAX},
+        {"root ::= Substring(\"a\", 1)", "arguments must be strings", GM_ERR_SYNTAX},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         gm_mem m;
@@ -432,6 +435,60 @@ static void test_regex_macro_arguments(void **state)
     assert_int_equal(atomic_load(&m.used), 0);
 }
 
+/*
+ * Substring(chunks) against the explicit alternation of every run of whole
+ * chunks ("" | "c0" | "c0c1" | ...), on random chunk lists and strings.
+ */
+static void test_substring_macro(void **state)
+{
+    (void)state;
+    static const char alphabet[] = "ab";
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_vocab_data *v = make_vocab(&m);
+    uint64_t seed = 5;
+    for (int round = 0; round < 40; round++) {
+        char chunk[6][4];
+        size_t n = (size_t)(gm_test_rand(&seed) % 6);
+        char g1[256] = "root ::= Substring(", g2[4096] = "root ::= \"\"";
+        for (size_t i = 0; i < n; i++) {
+            size_t len = (size_t)(gm_test_rand(&seed) % 3);
+            for (size_t j = 0; j < len; j++)
+                chunk[i][j] = alphabet[gm_test_rand(&seed) % 2];
+            chunk[i][len] = 0;
+            snprintf(g1 + strlen(g1), sizeof g1 - strlen(g1), "%s\"%s\"", i ? ", " : "", chunk[i]);
+        }
+        strcat(g1, ")");
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = i; j < n; j++) {
+                strcat(g2, " | \"\"");
+                for (size_t k = i; k <= j; k++)
+                    snprintf(g2 + strlen(g2), sizeof g2 - strlen(g2), " \"%s\"", chunk[k]);
+            }
+        eg x, r;
+        gm_error err;
+        if (eg_open(&x, g1, v, &err) != GM_OK)
+            fail_msg("%s: %s", g1, err.message);
+        if (eg_open(&r, g2, v, &err) != GM_OK)
+            fail_msg("%s: %s", g2, err.message);
+        for (int k = 0; k < 300; k++) {
+            char buf[10];
+            size_t len = (size_t)(gm_test_rand(&seed) % sizeof buf);
+            for (size_t j = 0; j < len; j++)
+                buf[j] = alphabet[gm_test_rand(&seed) % 2];
+            bool p1, p2;
+            bool s1 = sentence(&x, buf, len, &p1), s2 = sentence(&r, buf, len, &p2);
+            if (s1 != s2 || p1 != p2)
+                fail_msg("%s on \"%.*s\": %d/%d, reference %d/%d", g1, (int)len, buf, s1, p1, s2,
+                         p2);
+        }
+        eg_close(&x);
+        eg_close(&r);
+    }
+    gm_vocab_data_destroy(v);
+    assert_int_equal(atomic_load(&m.used), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -440,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_id_out_of_range),
         cmocka_unit_test(test_tag_dispatch),
         cmocka_unit_test(test_regex_macro_arguments),
+        cmocka_unit_test(test_substring_macro),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -107,3 +107,26 @@ def test_token_macros(grammar, steps):
             if probe is None:
                 break
             assert probe.accept_token(t) == (t in want), (grammar, token, t)
+
+
+def test_union_concat():
+    from gramask.testing import _is_grammar_accept_string as accepts
+    a = gm.Grammar.from_ebnf('root ::= r | ""\nr ::= "a"')
+    b = gm.Grammar.from_regex("(bc|d)")
+    c = gm.Grammar.from_json_schema({"type": "integer"})
+    u = gm.Grammar.union(a, b, c)
+    for s in ["", "a", "bc", "d", "12"]:
+        assert accepts(u, s)
+    for s in ["ab", "bcd", "a1"]:
+        assert not accepts(u, s)
+    cat = gm.Grammar.concat(a, b, c)
+    for s in ["bc1", "ad-3"]:
+        assert accepts(cat, s)
+    for s in ["", "a", "bc", "abc"]:
+        assert not accepts(cat, s)
+    again = gm.Grammar.deserialize_json(cat.serialize_json())
+    assert accepts(again, "ad0") and not accepts(again, "ad")
+    with pytest.raises(gm.UnsupportedError, match="Lark grammar"):
+        gm.Grammar.union(gm.Grammar.from_lark('start: "a"'), a)
+    with pytest.raises(TypeError):
+        gm.Grammar.concat()

@@ -118,11 +118,24 @@ static gm_status resolve_specials(gm_eengine *e, gm_error *err)
             e->sym_ids[n++] = id;
             found++;
         }
-        if (st == GM_OK && !found && !(len >= 2 && !memcmp(text, GM_ESYM_EXTERNAL, 2)))
+        bool external = len >= 2 && !memcmp(text, GM_ESYM_EXTERNAL, 2);
+        /* No special token has this text: the ordinary token that has it, by id, as
+           XGrammar's token references (a structural tag's {"type": "token"}) and
+           llama.cpp's <text> take it. It is ordinary text too, so a matcher reads it
+           both ways (note [token reading] in eengine.h). */
+        for (uint32_t id = 0; st == GM_OK && !found && !external && id < v->size; id++) {
+            size_t tl;
+            const uint8_t *tb = gm_vocab_data_token(v, id, &tl);
+            if (tl == len && !(v->flags[id] & GM_TOK_PADDING) && !memcmp(tb, text, len)) {
+                st = add_sym_id(e, id, &n, &cap, err);
+                e->any_ids = true;
+                found++;
+            }
+        }
+        if (st == GM_OK && !found && !external)
             st = gm_error_set(err, GM_ERR_GRAMMAR,
-                              "the grammar names the special token \"%.*s\", which is not a "
-                              "special token of the vocabulary",
-                              (int)(len > 200 ? 200 : len), (const char *)text);
+                              "the grammar names the token \"%.*s\", which no token of the "
+                              "vocabulary is", (int)(len > 200 ? 200 : len), (const char *)text);
         e->sym_off[s + 1] = (uint32_t)n;
     }
     gm_mem_free(e->mem, special);

@@ -172,6 +172,9 @@ static const pair_case pairs[] = {
      "root ::= [\\uE000-\\uE004] \"b\" | [a-c]+ [\\uE003]?"},
     {"x ::= TokenTagDispatch(excludes=(0, 2))\nroot ::= \"a\" x \"b\"",
      "x ::= [\\uE001\\uE003\\uE004]*\nroot ::= \"a\" x \"b\""},
+    /* a token named by its text that is no special token: the ordinary token, by id */
+    {"root ::= \"a\" <x> \"c\"*", "root ::= \"a\" [\\uE003] \"c\"*"},
+    {"root ::= <x> | \"<x>b\"", "root ::= [\\uE003] | \"<x>b\""},
 };
 
 static void test_against_reference(void **state)

@@ -1040,10 +1040,15 @@ static void print_byteset(gm_strbuf *b, const uint32_t bits[8])
 /* A special token: <text> when llama.cpp's form reads it back, else <"..."> (bytes). */
 static void print_token(gm_strbuf *b, const uint8_t *s, size_t n)
 {
-    bool exclude;
-    size_t at;
-    if (gm_ebnf_token_ids(s, n, &exclude, &at)) {
-        gm_ebnf_print_token_ids(s, n, b);
+    if (n >= 2 && s[0] == 0xff && (s[1] == 0xfd || s[1] == 0xfc)) {
+        /* a token id set (note [token id sets]): its ids are decimal, ',' between */
+        gm_strbuf_puts(b, s[1] == 0xfc ? "ExcludeToken(" : "Token(");
+        for (size_t i = 2; i < n; i++) {
+            if (s[i] == ',')
+                gm_strbuf_putc(b, ',');
+            gm_strbuf_putc(b, s[i] == ',' ? ' ' : (char)s[i]);
+        }
+        gm_strbuf_putc(b, ')');
         return;
     }
     bool plain = n >= 3 && s[0] == '<' && s[n - 1] == '>' && s[1] != '"' && s[1] != '[';

@@ -160,7 +160,8 @@ uint32_t gm_ebnf_add_until(gm_ebnf *g, const uint32_t *strings, size_t n, uint32
  * grammar meets a vocabulary (an id past it is GM_ERR_GRAMMAR). Unlike a
  * special token, a token in such a set may be ordinary text too, which
  * other parts of the grammar can read byte by byte: a matcher follows both
- * readings (earley/engine_api.c), as XGrammar does.
+ * readings (earley/engine_api.c), as XGrammar does. gm_ebnf_print writes
+ * them as Token(1, 2) / ExcludeToken(1, 2).
  */
 #define GM_ETOK_IDS "\xff\xfd"
 #define GM_ETOK_EXCLUDE "\xff\xfc"
@@ -173,8 +174,6 @@ uint32_t gm_ebnf_add_token_ids(gm_ebnf *g, bool exclude, const uint32_t *ids, si
 bool gm_ebnf_token_ids(const uint8_t *text, size_t len, bool *exclude, size_t *next);
 /* The id at *next (advanced past it); false at the end. */
 bool gm_ebnf_token_ids_next(const uint8_t *text, size_t len, size_t *next, uint32_t *id);
-/* Writes a token id set as Token(1, 2) / ExcludeToken(1, 2). */
-void gm_ebnf_print_token_ids(const uint8_t *text, size_t len, gm_strbuf *out);
 
 /*
  * Rules. gm_ebnf_rule_get returns the index of the rule called name,

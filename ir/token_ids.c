@@ -66,16 +66,3 @@ bool gm_ebnf_token_ids_next(const uint8_t *text, size_t len, size_t *next, uint3
     *next = i;
     return true;
 }
-
-void gm_ebnf_print_token_ids(const uint8_t *text, size_t len, gm_strbuf *out)
-{
-    bool exclude;
-    size_t at;
-    if (!gm_ebnf_token_ids(text, len, &exclude, &at))
-        return;
-    gm_strbuf_puts(out, exclude ? "ExcludeToken(" : "Token(");
-    uint32_t id;
-    for (bool first = true; gm_ebnf_token_ids_next(text, len, &at, &id); first = false)
-        gm_strbuf_printf(out, first ? "%u" : ", %u", id);
-    gm_strbuf_putc(out, ')');
-}

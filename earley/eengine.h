@@ -170,6 +170,7 @@ struct gm_eengine {
     /* Special-token symbols -> vocabulary ids. */
     uint32_t *sym_off;    /* [ntokens + 1] */
     uint32_t *sym_ids;
+    bool any_ids;         /* some symbol is a token id set (ir/ebnf.h note [token id sets]) */
     /* Token-mask cache (maskcache.c). */
     uint32_t T;           /* counter classes (note [repetition classes]) */
     uint32_t words;       /* 32-bit words of a mask */
@@ -292,6 +293,18 @@ void gm_eset_fini(gm_eengine *e);
  */
 gm_status gm_eset_step(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t sym,
                        gm_estate **out, gm_error *err);
+/*
+ * note [token reading]
+ * The set after s reads one token that more than one way may take: over
+ * every special-token symbol of syms[0..nsyms) (sorted; a token id set may
+ * hold an ordinary token, ir/ebnf.h note [token id sets]), united with
+ * `also` (may be NULL): the set that reading the token's bytes from s gave.
+ * Both readings end at the same place of the output, so the union of their
+ * items is the Earley set of that place. Not cached (rare: only grammars
+ * with token id sets read a token two ways). NULL when nothing reads it.
+ */
+gm_status gm_eset_step_syms(gm_eengine *e, gm_escratch *w, gm_estate *s, const uint32_t *syms,
+                            size_t nsyms, gm_estate *also, gm_estate **out, gm_error *err);
 /* The transition of s over byte b when s has it cached: *out as
    gm_eset_step_borrowed gives it (the walks' fast path, inline). */
 static inline bool gm_eset_cached(const gm_eengine *e, const gm_estate *s, uint8_t b,

@@ -14,6 +14,56 @@ enum {
     MEMO_BUDGET_MAX = 256u << 20,   /* memoized masks */
 };
 
+/* Appends id to e->sym_ids (n used of cap). */
+static gm_status add_sym_id(gm_eengine *e, uint32_t id, size_t *n, size_t *cap, gm_error *err)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 8;
+        uint32_t *p = gm_mem_reallocarray(e->mem, e->sym_ids, nc, sizeof *p);
+        if (!p)
+            return gm_mem_fail(e->mem, err, "special tokens");
+        e->sym_ids = p;
+        *cap = nc;
+    }
+    e->sym_ids[(*n)++] = id;
+    return GM_OK;
+}
+
+/*
+ * The ids of a token id set (ir/ebnf.h note [token id sets]), ascending:
+ * its ids, or every id but them, the stop ids and padding.
+ */
+static gm_status resolve_ids(gm_eengine *e, const uint8_t *text, size_t len, bool exclude,
+                             size_t at, size_t *n, size_t *cap, gm_error *err)
+{
+    const gm_vocab_data *v = e->v;
+    uint32_t id;
+    bool more = gm_ebnf_token_ids_next(text, len, &at, &id);
+    for (; more; more = gm_ebnf_token_ids_next(text, len, &at, &id))
+        if (id >= v->size)
+            return gm_error_set(err, GM_ERR_GRAMMAR,
+                                "the grammar names token id %u, past the vocabulary (%u tokens)",
+                                id, v->size);
+    gm_ebnf_token_ids(text, len, &exclude, &at);
+    more = gm_ebnf_token_ids_next(text, len, &at, &id);
+    gm_status st = GM_OK;
+    if (!exclude) {
+        for (; more && st == GM_OK; more = gm_ebnf_token_ids_next(text, len, &at, &id))
+            if (!(v->flags[id] & GM_TOK_PADDING))
+                st = add_sym_id(e, id, n, cap, err);
+        return st;
+    }
+    for (uint32_t t = 0; t < v->size && st == GM_OK; t++) {
+        if (more && t == id) {
+            more = gm_ebnf_token_ids_next(text, len, &at, &id);
+            continue;
+        }
+        if (!(v->flags[t] & (GM_TOK_EOS | GM_TOK_PADDING)))
+            st = add_sym_id(e, t, n, cap, err);
+    }
+    return st;
+}
+
 static gm_status resolve_specials(gm_eengine *e, gm_error *err)
 {
     const gm_egrammar *g = e->g;
@@ -40,6 +90,14 @@ static gm_status resolve_specials(gm_eengine *e, gm_error *err)
     for (uint32_t s = 0; s < g->ntokens && st == GM_OK; s++) {
         const uint8_t *text = g->tok_text + g->tok_text_off[s];
         size_t len = g->tok_text_off[s + 1] - g->tok_text_off[s];
+        bool exclude;
+        size_t at;
+        if (gm_ebnf_token_ids(text, len, &exclude, &at)) {
+            st = resolve_ids(e, text, len, exclude, at, &n, &cap, err);
+            e->sym_off[s + 1] = (uint32_t)n;
+            e->any_ids = true;
+            continue;
+        }
         size_t found = 0;
         for (uint32_t k = 0; k < nspecial; k++) {
             uint32_t id = special[k];
@@ -60,11 +118,24 @@ static gm_status resolve_specials(gm_eengine *e, gm_error *err)
             e->sym_ids[n++] = id;
             found++;
         }
-        if (st == GM_OK && !found && !(len >= 2 && !memcmp(text, GM_ESYM_EXTERNAL, 2)))
+        bool external = len >= 2 && !memcmp(text, GM_ESYM_EXTERNAL, 2);
+        /* No special token has this text: the ordinary token that has it, by id, as
+           XGrammar's token references (a structural tag's {"type": "token"}) and
+           llama.cpp's <text> take it. It is ordinary text too, so a matcher reads it
+           both ways (note [token reading] in eengine.h). */
+        for (uint32_t id = 0; st == GM_OK && !found && !external && id < v->size; id++) {
+            size_t tl;
+            const uint8_t *tb = gm_vocab_data_token(v, id, &tl);
+            if (tl == len && !(v->flags[id] & GM_TOK_PADDING) && !memcmp(tb, text, len)) {
+                st = add_sym_id(e, id, &n, &cap, err);
+                e->any_ids = true;
+                found++;
+            }
+        }
+        if (st == GM_OK && !found && !external)
             st = gm_error_set(err, GM_ERR_GRAMMAR,
-                              "the grammar names the special token \"%.*s\", which is not a "
-                              "special token of the vocabulary",
-                              (int)(len > 200 ? 200 : len), (const char *)text);
+                              "the grammar names the token \"%.*s\", which no token of the "
+                              "vocabulary is", (int)(len > 200 ? 200 : len), (const char *)text);
         e->sym_off[s + 1] = (uint32_t)n;
     }
     gm_mem_free(e->mem, special);
@@ -262,6 +333,55 @@ gm_status gm_estate_accept_bytes(gm_eengine *e, gm_escratch *w, gm_estate *s,
     return st;
 }
 
+/*
+ * accept_token for grammars with token id sets (note [token reading] in
+ * eengine.h): the token is read over every symbol whose ids hold it and,
+ * unless it is special, over its bytes; the result is the union.
+ */
+static gm_status accept_token_sets(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t token,
+                                   gm_estate **out, gm_error *err)
+{
+    const gm_vocab_data *v = e->v;
+    uint32_t nsym = e->g->ntokens, nhit = 0;
+    uint32_t stack_syms[16], *syms = stack_syms;
+    if (nsym > 16 && !(syms = gm_mem_alloc(e->mem, nsym * sizeof *syms)))
+        return gm_mem_fail(e->mem, err, "a token step");
+    for (uint32_t y = 0; y < nsym; y++) {
+        uint32_t lo = e->sym_off[y], hi = e->sym_off[y + 1];
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (e->sym_ids[mid] < token)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < e->sym_off[y + 1] && e->sym_ids[lo] == token)
+            syms[nhit++] = y;
+    }
+    gm_estate *bytes_state = NULL;
+    gm_status st = GM_OK;
+    pthread_mutex_lock(&e->lock);
+    gm_eset_maintain(e, w);
+    if (!(v->flags[token] & GM_TOK_SPECIAL)) {
+        size_t len;
+        const uint8_t *b = gm_vocab_data_token(v, token, &len);
+        if (len && (st = step_bytes(e, w, s, b, len, &bytes_state, err)) == GM_ERR_REJECTED)
+            st = GM_OK;
+    }
+    if (st == GM_OK && nhit)
+        st = gm_eset_step_syms(e, w, s, syms, nhit, bytes_state, out, err);
+    else if (st == GM_OK)
+        *out = bytes_state, bytes_state = NULL;
+    if (bytes_state)
+        gm_estate_release(e, bytes_state);
+    pthread_mutex_unlock(&e->lock);
+    if (syms != stack_syms)
+        gm_mem_free(e->mem, syms);
+    if (st == GM_OK && !*out)
+        st = gm_error_set(err, GM_ERR_REJECTED, "token %u is not allowed here", token);
+    return st;
+}
+
 gm_status gm_estate_accept_token(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t token,
                                  gm_estate **out, gm_error *err)
 {
@@ -273,6 +393,8 @@ gm_status gm_estate_accept_token(gm_eengine *e, gm_escratch *w, gm_estate *s, ui
     uint8_t f = v->flags[token];
     if (f & GM_TOK_PADDING)
         return gm_error_set(err, GM_ERR_REJECTED, "token %u is a padding id", token);
+    if (e->any_ids && !((f & GM_TOK_EOS) && gm_estate_accepting(e, s)))
+        return accept_token_sets(e, w, s, token, out, err);
     if (f & GM_TOK_SPECIAL) {
         uint32_t sym = GM_FSM_NONE;
         for (uint32_t k = 0; k < e->sym_off[e->g->ntokens] && sym == GM_FSM_NONE; k++)

@@ -877,6 +877,68 @@ gm_status gm_eset_step(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t sym
     return GM_OK;
 }
 
+static bool has_sym(const uint32_t *syms, size_t n, uint32_t sym)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (syms[mid] < sym)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && syms[lo] == sym;
+}
+
+gm_status gm_eset_step_syms(gm_eengine *e, gm_escratch *w, gm_estate *s, const uint32_t *syms,
+                            size_t nsyms, gm_estate *also, gm_estate **out, gm_error *err)
+{
+    const gm_egrammar *g = e->g;
+    *out = NULL;
+    gm_status st = begin(e, w, err);
+    if (st != GM_OK)
+        return st;
+    gm_estate *self = NULL;
+    for (uint32_t i = 0; i < s->nitems; i++) {
+        const gm_eitem *it = &s->items[i];
+        uint32_t q = it->state;
+        if (!(g->state_flags[q] & GM_FS_TOKENS))
+            continue;
+        for (uint32_t j = g->tok_off[q]; j < g->tok_off[q + 1]; j++) {
+            if (!has_sym(syms, nsyms, g->toks[j].sym))
+                continue;
+            uint32_t cnt = it->count;
+            const gm_frule *fr = &g->rules[g->state_rule[q]];
+            if (fr->repeat) {
+                if (gm_eitem_rep_full(g, it))
+                    continue;
+                cnt |= 1;
+            }
+            gm_estate *o = it->origin;
+            if (!o) {
+                if (!self && (st = projection(e, w, s, &self, err)) != GM_OK)
+                    return st;
+                o = self;
+            }
+            if (add_item(e, w, g->toks[j].to, cnt, o, &st, err))
+                return st;
+        }
+    }
+    if (also) {
+        /* its items as they are: a NULL origin (this place) means the union too */
+        for (uint32_t i = 0; i < also->nitems; i++)
+            if (add_item(e, w, also->items[i].state, also->items[i].count, also->items[i].origin,
+                         &st, err))
+                return st;
+        w->flags |= also->flags & (GM_ES_ACCEPTING | GM_ES_ESCAPED);
+    }
+    if (w->items.n == 0 && !w->flags)
+        return GM_OK;
+    if ((st = closure(e, w, err)) != GM_OK)
+        return st;
+    return finish(e, w, 0, out, err);
+}
+
 void gm_eset_maintain(gm_eengine *e, gm_escratch *w)
 {
     if (e->table_bytes > e->table_budget)

@@ -797,6 +797,22 @@ GM_API gm_status gm_grammar_cache_create(const gm_allocator *allocator, size_t m
 GM_API void gm_grammar_cache_destroy(gm_grammar_cache *c);
 GM_API void gm_grammar_cache_get_stats(gm_grammar_cache *c, gm_grammar_cache_stats *out);
 
+/*
+ * XGrammar's Grammar.union / Grammar.concat: one grammar whose language is
+ * the union (GM_COMBINE_UNION) or the concatenation, in order
+ * (GM_COMBINE_CONCAT), of the languages of grammars[0..n), n >= 1. The
+ * grammars' rules are copied under fresh names (root_1, ...), so names
+ * never clash. Each must be a grammar of the Earley engine (GBNF, EBNF,
+ * regex, JSON Schema, structural tag) built in this process: a Lark grammar
+ * (LALR engine), one with code blocks, or one loaded from a compiled file
+ * is GM_ERR_UNSUPPORTED naming which. opts (may be NULL) gives limits and
+ * the allocator.
+ */
+typedef enum gm_combine { GM_COMBINE_UNION = 0, GM_COMBINE_CONCAT = 1 } gm_combine;
+GM_API gm_status gm_grammar_combine(gm_grammar *const *grammars, size_t n, gm_combine how,
+                                    const gm_grammar_options *opts, gm_grammar **out,
+                                    gm_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1042,6 +1042,17 @@ static void print_byteset(gm_strbuf *b, const uint32_t bits[8])
 /* A special token: <text> when llama.cpp's form reads it back, else <"..."> (bytes). */
 static void print_token(gm_strbuf *b, const uint8_t *s, size_t n)
 {
+    if (n >= 2 && s[0] == 0xff && (s[1] == 0xfd || s[1] == 0xfc)) {
+        /* a token id set (note [token id sets]): its ids are decimal, ',' between */
+        gm_strbuf_puts(b, s[1] == 0xfc ? "ExcludeToken(" : "Token(");
+        for (size_t i = 2; i < n; i++) {
+            if (s[i] == ',')
+                gm_strbuf_putc(b, ',');
+            gm_strbuf_putc(b, s[i] == ',' ? ' ' : (char)s[i]);
+        }
+        gm_strbuf_putc(b, ')');
+        return;
+    }
     bool plain = n >= 3 && s[0] == '<' && s[n - 1] == '>' && s[1] != '"' && s[1] != '[';
     for (size_t i = 1; plain && i + 1 < n; i++)
         plain = s[i] >= 0x20 && s[i] < 0x7f && s[i] != '>';

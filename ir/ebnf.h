@@ -168,6 +168,33 @@ uint32_t gm_ebnf_add_until(gm_ebnf *g, const uint32_t *strings, size_t n, uint32
                            uint32_t flags, uint32_t max_chars);
 
 /*
+ * note [token id sets]
+ * XGrammar's Token(ids) and ExcludeToken(ids) name tokens by id, not by
+ * text. Such a set is a GM_EX_TOKEN whose text is GM_ETOK_IDS or
+ * GM_ETOK_EXCLUDE (two bytes that no UTF-8 text holds, so no tokenizer's
+ * special token) followed by the ids in decimal, ascending, without
+ * duplicates, separated by ','. GM_ETOK_IDS: exactly the tokens with these
+ * ids; GM_ETOK_EXCLUDE: every token of the vocabulary but these, its stop
+ * (EOS) ids and its padding ids. The engine resolves the ids when the
+ * grammar meets a vocabulary (an id past it is GM_ERR_GRAMMAR). Unlike a
+ * special token, a token in such a set may be ordinary text too, which
+ * other parts of the grammar can read byte by byte: a matcher follows both
+ * readings (earley/engine_api.c), as XGrammar does. gm_ebnf_print writes
+ * them as Token(1, 2) / ExcludeToken(1, 2).
+ */
+#define GM_ETOK_IDS "\xff\xfd"
+#define GM_ETOK_EXCLUDE "\xff\xfc"
+/* The set node of n ids (any order, duplicates allowed; sorted and deduplicated here). */
+uint32_t gm_ebnf_add_token_ids(gm_ebnf *g, bool exclude, const uint32_t *ids, size_t n);
+/*
+ * Whether text[0..len) is a token id set; then *exclude, and *next is the
+ * offset of its first id (read them with gm_ebnf_token_ids_next).
+ */
+bool gm_ebnf_token_ids(const uint8_t *text, size_t len, bool *exclude, size_t *next);
+/* The id at *next (advanced past it); false at the end. */
+bool gm_ebnf_token_ids_next(const uint8_t *text, size_t len, size_t *next, uint32_t *id);
+
+/*
  * Rules. gm_ebnf_rule_get returns the index of the rule called name,
  * declaring it (body GM_EX_NONE) when new, or GM_EX_NONE when memory ran
  * out; gm_ebnf_rule_find only looks it up. A front end defines a rule by

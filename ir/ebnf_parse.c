@@ -37,8 +37,9 @@
  *     newline inside a literal or a class (XGrammar rejects it);
  *   - a lookahead assertion after a rule's body: `rule ::= body (= expr)`
  *     (note [lookahead assertions]);
- *   - Regex("pattern"): a regex (lexer/regex.h dialect, the lexer's parser)
- *     as an expression;
+ *   - Regex("pattern", json_string=b, flags="..."): a regex (lexer/regex.h
+ *     dialect, the lexer's parser) as an expression, its arguments as
+ *     XGrammar documents them (parse_regex_macro);
  *   - our own additions, needed so that gm_ebnf_print can write every IR:
  *     byte strings %"..." and byte classes %[...] / %[^...] whose \xNN
  *     (exactly two digits) and plain ASCII characters are raw bytes
@@ -50,12 +51,13 @@
  *     text up to and including the first one, which is s_i; the strings
  *     are literals or byte strings, not empty), valid UTF-8 unless
  *     bytes=1 is given, of at most n characters with max_chars=n.
- * Not taken from XGrammar, each GM_ERR_UNSUPPORTED naming it: TagDispatch,
- * TokenTagDispatch, Token(ids), ExcludeToken(ids) (token-id sets: the IR
- * names tokens by text), rule attributes name[max_tokens=..., capture=...],
- * class escapes \d \w \s (XGrammar rejects them too), Regex's named
- * arguments. Names are [A-Za-z0-9_-] in both dialects: XGrammar also allows
- * '.', which we keep as GBNF's any-character.
+ *   - XGrammar's Token(ids), ExcludeToken(ids), TokenTagDispatch(...) and
+ *     TagDispatch(...) (note [token macros]), Substring("chunk", ...)
+ *     (parse_substring_macro);
+ * Not taken from XGrammar, each GM_ERR_UNSUPPORTED naming it: rule
+ * attributes name[max_tokens=..., capture=...], class escapes \d \w \s
+ * (XGrammar rejects them too). Names are [A-Za-z0-9_-] in both dialects:
+ * XGrammar also allows '.', which we keep as GBNF's any-character.
  *
  * note [lookahead assertions]
  * `rule ::= body (= expr)` means: the rule matches a string s only where
@@ -74,6 +76,7 @@
 
 #include "base/utf8.h"
 #include "base/vec.h"
+#include "lexer/lexer.h"
 #include "lexer/utf8_ranges.h"
 
 typedef struct parser {
@@ -506,30 +509,110 @@ static gm_status read_count(parser *p, uint32_t *v)
     return GM_OK;
 }
 
-/* Regex("pattern") of the XGrammar dialect, pos after the name. */
+/* Whether the name text[off..off+n) is `word`. */
+static bool arg_is(const parser *p, size_t off, size_t n, const char *word)
+{
+    return strlen(word) == n && memcmp(p->text + off, word, n) == 0;
+}
+
+/*
+ * Regex("pattern", json_string=b, flags="...") of the XGrammar dialect, pos
+ * after the name. As XGrammar documents it: without flags the pattern is
+ * taken verbatim and '.' matches every code point; with flags, '.' leaves
+ * out '\n' unless "s" is given, "i" folds ASCII letters only, "u" is
+ * accepted and changes nothing. json_string=true leaves '"', '\\' and the
+ * control characters U+0000-U+001F out of every character the pattern
+ * matches (the body of a JSON string: GM_EBNF_RE_JSON_STRING).
+ */
 static gm_status parse_regex_macro(parser *p, size_t start)
 {
     p->pos++; /* ( */
     skip_space(p, true);
+    if (peek(p) == ')')
+        return error_at(p, GM_ERR_SYNTAX, p->pos, "Regex expects exactly one string argument");
     if (peek(p) != '"')
-        return unexpected(p, "a string literal: Regex(\"pattern\")");
+        return error_at(p, GM_ERR_SYNTAX, p->pos,
+                        "Regex pattern must be a string literal: Regex(\"pattern\")");
     size_t lit = p->pos;
     gm_status st = read_quoted(p, false);
     if (st)
         return st;
-    skip_space(p, true);
-    if (peek(p) == ',')
-        return error_at(p, GM_ERR_UNSUPPORTED, p->pos,
-                        "Regex(...) takes one argument here (named arguments such as json_string "
-                        "are not supported)");
-    if (peek(p) != ')')
-        return unexpected(p, "')' to close Regex(...)");
+    /* the pattern, kept while the named arguments are read (read_quoted reuses p->buf) */
+    uint8_t *pattern = gm_mem_alloc(p->m, p->buf.n + 1);
+    if (!pattern)
+        return nomem(p);
+    size_t plen = p->buf.n;
+    memcpy(pattern, p->buf.v, plen);
+    pattern[plen] = 0;
+    unsigned flags = GM_RE_DOTALL;
+    bool json = false, have_flags = false, have_json = false;
+    for (;;) {
+        skip_space(p, true);
+        if (peek(p) == ')')
+            break;
+        if (peek(p) != ',') {
+            st = unexpected(p, "',' or ')' in Regex(...)");
+            break;
+        }
+        p->pos++;
+        skip_space(p, true);
+        size_t at = p->pos, n = name_len(p, p->pos);
+        if (!n || (p->pos += n, skip_space(p, true), peek(p) != '=')) {
+            st = error_at(p, GM_ERR_SYNTAX, at, "Regex expects exactly one string argument "
+                          "(then the named arguments json_string= and flags=)");
+            break;
+        }
+        p->pos++;
+        skip_space(p, true);
+        size_t vat = p->pos;
+        if (arg_is(p, at, n, "json_string") && !have_json) {
+            size_t v = name_len(p, p->pos);
+            if (!arg_is(p, p->pos, v, "true") && !arg_is(p, p->pos, v, "false")) {
+                st = error_at(p, GM_ERR_SYNTAX, vat, "json_string must be a boolean (true or false)");
+                break;
+            }
+            json = v == 4;
+            have_json = true;
+            p->pos += v;
+        } else if (arg_is(p, at, n, "flags") && !have_flags) {
+            if (peek(p) != '"') {
+                st = error_at(p, GM_ERR_SYNTAX, vat, "flags must be a string, such as \"is\"");
+                break;
+            }
+            if ((st = read_quoted(p, false)))
+                break;
+            flags = 0;
+            for (size_t i = 0; i < p->buf.n && st == GM_OK; i++) {
+                uint8_t c = p->buf.v[i];
+                if (c == 'i')
+                    flags |= GM_RE_IGNORECASE | GM_RE_ASCII;
+                else if (c == 's')
+                    flags |= GM_RE_DOTALL;
+                else if (c != 'u')
+                    st = error_at(p, GM_ERR_SYNTAX, vat, "regular-expression flag '%c' is not "
+                                  "supported in Regex(...) (i, s and u are)", c >= 0x20 && c < 0x7f ? c : '?');
+            }
+            have_flags = true;
+        } else {
+            st = error_at(p, GM_ERR_SYNTAX, at, "Regex does not support the named argument "
+                          "%.*s%s (json_string= and flags= once each)", (int)n, p->text + at,
+                          arg_is(p, at, n, "json_string") || arg_is(p, at, n, "flags") ? " twice" : "");
+            break;
+        }
+        if (st)
+            break;
+    }
+    if (st) {
+        gm_mem_free(p->m, pattern);
+        return st;
+    }
     p->pos++;
     uint32_t node;
     gm_error rerr;
     gm_error_clear(&rerr);
-    const char *pattern = p->buf.n ? (const char *)p->buf.v : "";
-    st = gm_ebnf_add_regex(p->g, pattern, p->buf.n, 0, p->limits, &node, &rerr);
+    st = gm_ebnf_add_regex(p->g, (const char *)pattern, plen,
+                           flags | (json ? GM_EBNF_RE_JSON_STRING : 0), p->limits, &node, &rerr);
+    gm_mem_free(p->m, pattern);
     if (st == GM_ERR_NOMEM)
         return nomem(p);
     if (st)
@@ -613,8 +696,422 @@ static gm_status parse_until_macro(parser *p)
     return push(p, id);
 }
 
-static const char *const unsupported_macros[] = {"TagDispatch", "TokenTagDispatch", "Token",
-                                                 "ExcludeToken"};
+/* ---- XGrammar's dispatch and token macros ---------------------------------------- */
+
+/*
+ * note [token macros]
+ * Token(ids) and ExcludeToken(ids) are token id sets (ir/ebnf.h note
+ * [token id sets]); an empty ExcludeToken() is any token (gm_ebnf_print
+ * writes it for a TokenTagDispatch with neither triggers nor excludes).
+ * The dispatch macros are written out in the IR:
+ *   TokenTagDispatch((t1, r1), ..., excludes=(e...), loop_after_dispatch=b)
+ *     free = ExcludeToken(t... e...): any token but a trigger or an exclude;
+ *     b true (the default):  (free | Token(t1) r1 | ...)*
+ *     b false:               free* (Token(t1) r1 | ...)?
+ *   TagDispatch(("s1", r1), ..., excludes=("x"...), loop_after_dispatch=b)
+ *     with L = s1.. x.. and UNTIL of ir/ebnf.h note [until]:
+ *     b true:   (UNTIL(L, 1) r1 | ...)* UNTIL(L, none)
+ *     b false:  UNTIL(L, none) | UNTIL(L, 1) r1 | ...
+ * Triggers may not overlap the excludes (XGrammar's rule; GM_ERR_GRAMMAR).
+ */
+
+/* The arguments of a macro: positional tuples and named values, as XGrammar reads them. */
+typedef struct macro_arg {
+    size_t at;            /* offset in the text */
+    bool is_str;          /* a string (its bytes in strs[str]) or an integer / rule name */
+    uint32_t num;         /* integer value */
+    uint32_t str;         /* string index */
+    size_t name, nlen;    /* a rule name: offset and length (nlen 0: none) */
+} macro_arg;
+
+typedef struct macro_args {
+    GM_VEC(macro_arg) v;
+    GM_VEC(uint32_t) strs;   /* BYTES nodes of the strings */
+} macro_args;
+
+/* One value at pos (not a tuple): an integer, a string, a rule name, true or false. */
+static gm_status read_macro_value(parser *p, macro_args *a, const char *macro)
+{
+    macro_arg x = {.at = p->pos};
+    int c = peek(p);
+    gm_status st;
+    if (c >= '0' && c <= '9') {
+        uint64_t v = 0;
+        while (peek(p) >= '0' && peek(p) <= '9') {
+            if (v <= UINT32_MAX)
+                v = v * 10 + (uint64_t)(peek(p) - '0');
+            p->pos++;
+        }
+        if (v >= UINT32_MAX)
+            return error_at(p, GM_ERR_LIMIT, x.at, "token id %.*s in %s(...) is too large",
+                            (int)(p->pos - x.at), p->text + x.at, macro);
+        x.num = (uint32_t)v;
+    } else if (c == '"') {
+        if ((st = read_quoted(p, false)))
+            return st;
+        uint32_t node = p->buf.n ? gm_ebnf_add_bytes(p->g, p->buf.v, p->buf.n)
+                                 : gm_ebnf_add_empty(p->g);
+        if (node == GM_EX_NONE || gm_vec_push(p->m, &a->strs, node))
+            return nomem(p);
+        x.is_str = true;
+        x.str = (uint32_t)a->strs.n - 1;
+    } else if (name_len(p, p->pos)) {
+        x.name = p->pos;
+        x.nlen = name_len(p, p->pos);
+        p->pos += x.nlen;
+    } else {
+        char b[64];
+        snprintf(b, sizeof b, "a number, a string or a rule name in %s(...)", macro);
+        return unexpected(p, b);
+    }
+    if (gm_vec_push(p->m, &a->v, x))
+        return nomem(p);
+    return GM_OK;
+}
+
+/*
+ * A tuple ( v, v, ... ) at pos into a->v[first ..], its length in *n
+ * (trailing comma allowed, no nesting).
+ */
+static gm_status read_macro_tuple(parser *p, macro_args *a, const char *macro, size_t *n)
+{
+    size_t first = a->v.n;
+    p->pos++; /* ( */
+    for (;;) {
+        skip_space(p, true);
+        if (peek(p) == ')')
+            break;
+        gm_status st = read_macro_value(p, a, macro);
+        if (st)
+            return st;
+        skip_space(p, true);
+        if (peek(p) == ',') {
+            p->pos++;
+            continue;
+        }
+        if (peek(p) != ')') {
+            char b[64];
+            snprintf(b, sizeof b, "',' or ')' in a tuple of %s(...)", macro);
+            return unexpected(p, b);
+        }
+    }
+    p->pos++;
+    *n = a->v.n - first;
+    return GM_OK;
+}
+
+/* A rule reference named by a macro argument. */
+static uint32_t macro_rule_ref(parser *p, const macro_arg *x)
+{
+    uint32_t r = gm_ebnf_rule_get(p->g, p->text + x->name, x->nlen);
+    if (r == GM_EX_NONE || !grow_rule_arrays(p))
+        return GM_EX_NONE;
+    if (p->use_off.v[r] == SIZE_MAX)
+        p->use_off.v[r] = x->at;
+    return gm_ebnf_add_ref(p->g, r);
+}
+
+/* Token(ids) / ExcludeToken(ids), pos at '('. */
+static gm_status parse_token_macro(parser *p, bool exclude, size_t start)
+{
+    const char *macro = exclude ? "ExcludeToken" : "Token";
+    macro_args a = {0};
+    size_t n = 0;
+    gm_status st = read_macro_tuple(p, &a, macro, &n);
+    uint32_t *ids = NULL;
+    for (size_t i = 0; st == GM_OK && i < n; i++)
+        if (a.v.v[i].is_str || a.v.v[i].nlen)
+            st = error_at(p, GM_ERR_SYNTAX, a.v.v[i].at, "%s(...) takes token ids (integers)",
+                          macro);
+    if (st == GM_OK && n == 0 && !exclude)
+        st = error_at(p, GM_ERR_SYNTAX, start, "Token(...) needs at least one token id");
+    if (st == GM_OK && !(ids = gm_mem_alloc(p->m, (n ? n : 1) * sizeof *ids)))
+        st = nomem(p);
+    for (size_t i = 0; st == GM_OK && i < n; i++)
+        ids[i] = a.v.v[i].num;
+    if (st == GM_OK)
+        st = push(p, gm_ebnf_add_token_ids(p->g, exclude, ids, n));
+    gm_mem_free(p->m, ids);
+    gm_vec_free(p->m, &a.v);
+    gm_vec_free(p->m, &a.strs);
+    return st;
+}
+
+/*
+ * Substring("c0", "c1", ...), pos at '(': every run c_i c_i+1 ... c_j of
+ * whole chunks, and "". Helper rules R_i ::= c_i R_i+1 | c_i (R_n-1 ::= c_n-1)
+ * keep it linear in the chunks: the node is "" | R_0 | ... | R_n-1.
+ */
+static gm_status parse_substring_macro(parser *p, size_t start)
+{
+    GM_VEC(uint32_t) chunks = {0};
+    gm_status st = GM_OK;
+    p->pos++; /* ( */
+    for (bool first = true; st == GM_OK; first = false) {
+        skip_space(p, true);
+        if (first && peek(p) == ')')
+            break;
+        size_t at = p->pos, n = name_len(p, p->pos);
+        if (peek(p) == '"') {
+            if ((st = read_quoted(p, false)))
+                break;
+            uint32_t node = p->buf.n ? gm_ebnf_add_bytes(p->g, p->buf.v, p->buf.n)
+                                     : gm_ebnf_add_empty(p->g);
+            if (node == GM_EX_NONE || gm_vec_push(p->m, &chunks, node)) {
+                st = nomem(p);
+                break;
+            }
+        } else {
+            p->pos += n;
+            skip_space(p, true);
+            bool named = n && peek(p) == '=';
+            p->pos = at;
+            st = error_at(p, GM_ERR_SYNTAX, at, named ? "Substring() does not accept named arguments"
+                                                      : "Substring() arguments must be strings");
+            break;
+        }
+        skip_space(p, true);
+        if (peek(p) == ')')
+            break;
+        if (peek(p) != ',') {
+            st = unexpected(p, "',' or ')' in Substring(...)");
+            break;
+        }
+        p->pos++;
+    }
+    size_t n = chunks.n;
+    uint32_t *alts = NULL;
+    if (st == GM_OK) {
+        p->pos++; /* ) */
+        if (!(alts = gm_mem_alloc(p->m, (n + 1) * sizeof *alts)))
+            st = nomem(p);
+    }
+    if (st == GM_OK && (alts[0] = gm_ebnf_add_empty(p->g)) == GM_EX_NONE)
+        st = nomem(p);
+    /* R_i from the last chunk back */
+    uint32_t next = GM_EX_NONE;
+    for (size_t k = n; st == GM_OK && k-- > 0;) {
+        uint32_t r = gm_ebnf_fresh_rule(p->g, "Substring");
+        if (r == GM_EX_NONE || !grow_rule_arrays(p) || gm_vec_push(p->m, &p->defs, r)) {
+            st = nomem(p);
+            break;
+        }
+        p->def_off.v[r] = start;
+        p->use_off.v[r] = start;
+        uint32_t body = chunks.v[k];
+        if (next != GM_EX_NONE) {
+            uint32_t seq[2] = {chunks.v[k], next};
+            uint32_t alt[2] = {gm_ebnf_add_seq(p->g, seq, 2), chunks.v[k]};
+            body = alt[0] == GM_EX_NONE ? GM_EX_NONE : gm_ebnf_add_alt(p->g, alt, 2);
+        }
+        next = gm_ebnf_add_ref(p->g, r);
+        if (body == GM_EX_NONE || next == GM_EX_NONE) {
+            st = nomem(p);
+            break;
+        }
+        p->g->rules[r].body = body;
+        alts[k + 1] = next;
+    }
+    if (st == GM_OK)
+        st = push(p, gm_ebnf_add_alt(p->g, alts, n + 1));
+    gm_mem_free(p->m, alts);
+    gm_vec_free(p->m, &chunks);
+    return st;
+}
+
+/* Whether BYTES nodes u and w hold the same bytes. */
+static bool same_bytes(const gm_ebnf *g, uint32_t u, uint32_t w)
+{
+    const gm_ex *x = &g->nodes[u], *y = &g->nodes[w];
+    return x->count == y->count && !memcmp(g->bytes + x->first, g->bytes + y->first, x->count);
+}
+
+/* TagDispatch(...) (tokens false) or TokenTagDispatch(...) (tokens true), pos at '('. */
+static gm_status parse_dispatch_macro(parser *p, bool tokens)
+{
+    const char *macro = tokens ? "TokenTagDispatch" : "TagDispatch";
+    macro_args a = {0};
+    GM_VEC(size_t) pairs = {0};   /* index in a.v of each pair's first value */
+    size_t excl_first = 0, nexcl = 0;
+    bool loop = true;
+    gm_status st = GM_OK;
+    p->pos++; /* ( */
+    for (bool first = true; st == GM_OK; first = false) {
+        skip_space(p, true);
+        if (first && peek(p) == ')')
+            break;
+        size_t at = p->pos, n = name_len(p, p->pos);
+        if (peek(p) == '(') {
+            size_t k, base = a.v.n;
+            if ((st = read_macro_tuple(p, &a, macro, &k)))
+                break;
+            const macro_arg *x = &a.v.v[base];
+            if (k != 2 || x[0].is_str != !tokens || x[0].nlen || !x[1].nlen) {
+                st = error_at(p, GM_ERR_SYNTAX, at, "%s(...) takes pairs (%s, rule)", macro,
+                              tokens ? "token id" : "\"tag\"");
+                break;
+            }
+            if (!tokens && p->g->nodes[a.strs.v[x[0].str]].kind != GM_EX_BYTES) {
+                st = error_at(p, GM_ERR_SYNTAX, at, "the tags of TagDispatch(...) may not be empty");
+                break;
+            }
+            if (gm_vec_push(p->m, &pairs, base)) {
+                st = nomem(p);
+                break;
+            }
+        } else if (n) {
+            p->pos += n;
+            skip_space(p, true);
+            if (peek(p) != '=') {
+                st = unexpected(p, "'=' after a named argument");
+                break;
+            }
+            p->pos++;
+            skip_space(p, true);
+            if (arg_is(p, at, n, "excludes")) {
+                if (peek(p) != '(') {
+                    st = unexpected(p, "a tuple after excludes=");
+                    break;
+                }
+                excl_first = a.v.n;
+                if ((st = read_macro_tuple(p, &a, macro, &nexcl)))
+                    break;
+                for (size_t i = 0; i < nexcl && st == GM_OK; i++) {
+                    const macro_arg *x = &a.v.v[excl_first + i];
+                    if (x->is_str != !tokens || x->nlen ||
+                        (!tokens && p->g->nodes[a.strs.v[x->str]].kind != GM_EX_BYTES))
+                        st = error_at(p, GM_ERR_SYNTAX, x->at, "excludes= of %s(...) takes %s",
+                                      macro, tokens ? "token ids" : "non-empty strings");
+                }
+            } else if (arg_is(p, at, n, "loop_after_dispatch")) {
+                size_t v = name_len(p, p->pos);
+                if (!arg_is(p, p->pos, v, "true") && !arg_is(p, p->pos, v, "false")) {
+                    st = unexpected(p, "true or false after loop_after_dispatch=");
+                    break;
+                }
+                loop = v == 4;
+                p->pos += v;
+            } else {
+                st = error_at(p, GM_ERR_SYNTAX, at, "%s(...) takes excludes= and "
+                              "loop_after_dispatch=, not \"%.*s\"", macro, (int)n, p->text + at);
+                break;
+            }
+        } else {
+            st = unexpected(p, tokens ? "a pair (token id, rule) or a named argument"
+                                      : "a pair (\"tag\", rule) or a named argument");
+            break;
+        }
+        if (st)
+            break;
+        skip_space(p, true);
+        if (peek(p) == ')')
+            break;
+        if (peek(p) != ',') {
+            char b[64];
+            snprintf(b, sizeof b, "',' or ')' in %s(...)", macro);
+            st = unexpected(p, b);
+            break;
+        }
+        p->pos++;
+    }
+    if (st == GM_OK)
+        p->pos++; /* ) */
+    size_t npairs = pairs.n;
+    uint32_t *ids = NULL, *alts = NULL;
+    if (st == GM_OK && (!(ids = gm_mem_alloc(p->m, (npairs + nexcl + 1) * sizeof *ids)) ||
+                        !(alts = gm_mem_alloc(p->m, (npairs + 2) * sizeof *alts))))
+        st = nomem(p);
+    /* triggers and excludes must not overlap */
+    for (size_t i = 0; st == GM_OK && i < npairs; i++)
+        for (size_t j = 0; j < nexcl; j++) {
+            const macro_arg *t = &a.v.v[pairs.v[i]], *x = &a.v.v[excl_first + j];
+            bool same = tokens ? t->num == x->num
+                               : same_bytes(p->g, a.strs.v[t->str], a.strs.v[x->str]);
+            if (same) {
+                st = error_at(p, GM_ERR_GRAMMAR, x->at,
+                              "%s(...): a trigger may not also be excluded", macro);
+                break;
+            }
+        }
+    uint32_t node = GM_EX_NONE;
+    if (st == GM_OK && tokens) {
+        /* free = ExcludeToken(triggers, excludes) */
+        for (size_t i = 0; i < npairs; i++)
+            ids[i] = a.v.v[pairs.v[i]].num;
+        for (size_t j = 0; j < nexcl; j++)
+            ids[npairs + j] = a.v.v[excl_first + j].num;
+        uint32_t free_tok = gm_ebnf_add_token_ids(p->g, true, ids, npairs + nexcl);
+        size_t k = 0;
+        for (size_t i = 0; i < npairs && free_tok != GM_EX_NONE; i++) {
+            const macro_arg *x = &a.v.v[pairs.v[i]];
+            uint32_t seq[2] = {gm_ebnf_add_token_ids(p->g, false, &x->num, 1),
+                               macro_rule_ref(p, &x[1])};
+            if (seq[0] == GM_EX_NONE || seq[1] == GM_EX_NONE ||
+                (alts[k++] = gm_ebnf_add_seq(p->g, seq, 2)) == GM_EX_NONE)
+                free_tok = GM_EX_NONE;
+        }
+        if (free_tok != GM_EX_NONE && loop) {
+            alts[k++] = free_tok;
+            uint32_t alt = gm_ebnf_add_alt(p->g, alts, k);
+            node = alt == GM_EX_NONE ? alt : gm_ebnf_add_repeat(p->g, alt, 0, GM_EX_INF);
+        } else if (free_tok != GM_EX_NONE) {
+            uint32_t seq[2] = {gm_ebnf_add_repeat(p->g, free_tok, 0, GM_EX_INF), GM_EX_NONE};
+            uint32_t alt = k ? gm_ebnf_add_alt(p->g, alts, k) : gm_ebnf_add_empty(p->g);
+            seq[1] = k && alt != GM_EX_NONE ? gm_ebnf_add_repeat(p->g, alt, 0, 1) : alt;
+            if (seq[0] != GM_EX_NONE && seq[1] != GM_EX_NONE)
+                node = gm_ebnf_add_seq(p->g, seq, 2);
+        }
+        if (node == GM_EX_NONE)
+            st = nomem(p);
+    } else if (st == GM_OK) {
+        /* L = tags, then excludes */
+        for (size_t i = 0; i < npairs; i++)
+            ids[i] = a.strs.v[a.v.v[pairs.v[i]].str];
+        for (size_t j = 0; j < nexcl; j++)
+            ids[npairs + j] = a.strs.v[a.v.v[excl_first + j].str];
+        size_t nl = npairs + nexcl;
+        uint32_t none = nl ? gm_ebnf_add_until(p->g, ids, nl, GM_EX_NONE, 0, GM_EX_INF) : GM_EX_NONE;
+        if (!nl) {
+            /* no tags and no excludes: any text */
+            gm_cpset all = {0};
+            if (gm_cpset_add_range(p->m, &all, 0, GM_CP_MAX)) {
+                gm_cpset_free(p->m, &all);
+            } else {
+                uint32_t any = gm_ebnf_add_set(p->g, &all);
+                none = any == GM_EX_NONE ? any : gm_ebnf_add_repeat(p->g, any, 0, GM_EX_INF);
+            }
+        }
+        size_t k = 0;
+        for (size_t i = 0; i < npairs && none != GM_EX_NONE; i++) {
+            uint32_t seq[2] = {gm_ebnf_add_until(p->g, ids, nl, (uint32_t)i, 0, GM_EX_INF),
+                               macro_rule_ref(p, &a.v.v[pairs.v[i] + 1])};
+            if (seq[0] == GM_EX_NONE || seq[1] == GM_EX_NONE ||
+                (alts[k++] = gm_ebnf_add_seq(p->g, seq, 2)) == GM_EX_NONE)
+                none = GM_EX_NONE;
+        }
+        if (none != GM_EX_NONE && loop) {
+            uint32_t alt = k ? gm_ebnf_add_alt(p->g, alts, k) : GM_EX_NONE;
+            uint32_t seq[2] = {k && alt != GM_EX_NONE ? gm_ebnf_add_repeat(p->g, alt, 0, GM_EX_INF)
+                                                      : gm_ebnf_add_empty(p->g),
+                               none};
+            if (seq[0] != GM_EX_NONE)
+                node = gm_ebnf_add_seq(p->g, seq, 2);
+        } else if (none != GM_EX_NONE) {
+            alts[k++] = none;
+            node = gm_ebnf_add_alt(p->g, alts, k);
+        }
+        if (node == GM_EX_NONE)
+            st = nomem(p);
+    }
+    if (st == GM_OK)
+        st = push(p, node);
+    gm_mem_free(p->m, ids);
+    gm_mem_free(p->m, alts);
+    gm_vec_free(p->m, &pairs);
+    gm_vec_free(p->m, &a.v);
+    gm_vec_free(p->m, &a.strs);
+    return st;
+}
 
 /* A rule reference (or an XGrammar macro) at pos. */
 static gm_status parse_name_item(parser *p)
@@ -636,11 +1133,18 @@ static gm_status parse_name_item(parser *p)
                 return unexpected(p, "'(' after Until");
             return parse_until_macro(p);
         }
-        for (size_t i = 0; i < sizeof unsupported_macros / sizeof *unsupported_macros; i++)
-            if (strlen(unsupported_macros[i]) == n && memcmp(name, unsupported_macros[i], n) == 0)
-                return error_at(p, GM_ERR_UNSUPPORTED, start,
-                                "XGrammar's %s(...) is not supported in grammar text",
-                                unsupported_macros[i]);
+        bool tok = arg_is(p, start, n, "Token"), excl = arg_is(p, start, n, "ExcludeToken");
+        bool tagd = arg_is(p, start, n, "TagDispatch"), ttagd = arg_is(p, start, n, "TokenTagDispatch");
+        if (arg_is(p, start, n, "Substring")) {
+            if (!call)
+                return unexpected(p, "'(' after Substring");
+            return parse_substring_macro(p, start);
+        }
+        if (tok || excl || tagd || ttagd) {
+            if (!call)
+                return unexpected(p, "'(' after the macro's name");
+            return tok || excl ? parse_token_macro(p, excl, start) : parse_dispatch_macro(p, ttagd);
+        }
         p->pos = save;
     }
     uint32_t r = gm_ebnf_rule_get(p->g, name, n);

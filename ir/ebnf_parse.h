@@ -42,6 +42,9 @@ gm_status gm_ebnf_from_regex(gm_ebnf *g, const char *file, const char *pattern, 
  * *node is its root. For builders (JSON Schema's `pattern` and `format`).
  * Errors name the construct and its column in the pattern (err->column).
  */
+/* A gm_ebnf_add_regex flag beside GM_RE_*: no character the pattern matches is '"', '\\'
+   or a control character U+0000-U+001F (XGrammar's Regex(..., json_string=true)). */
+#define GM_EBNF_RE_JSON_STRING (1u << 16)
 gm_status gm_ebnf_add_regex(gm_ebnf *g, const char *pattern, size_t len, unsigned flags,
                             const gm_limits *limits, uint32_t *node, gm_error *err);
 

@@ -19,7 +19,15 @@ typedef struct rx_walk {
     uint32_t *memo;       /* [re->nnodes] IR node of each AST node, GM_EX_NONE until built */
     uint8_t *lit;         /* literal bytes being gathered */
     size_t nlit, lit_cap;
+    bool json;            /* GM_EBNF_RE_JSON_STRING: no '"', '\\' or control character */
+    bool lit_bad;         /* the literal being gathered holds one of those */
 } rx_walk;
+
+/* Whether code point cp is left out under GM_EBNF_RE_JSON_STRING. */
+static bool json_forbidden(uint32_t cp)
+{
+    return cp < 0x20 || cp == '"' || cp == '\\';
+}
 
 static uint32_t build(rx_walk *w, uint32_t node);
 
@@ -33,6 +41,8 @@ static bool lit_push(rx_walk *w, const gm_rx_node *n)
 {
     uint8_t u[4];
     int k = 1;
+    if (w->json && json_forbidden(n->cp))
+        w->lit_bad = true;
     if (n->kind == GM_RX_BYTE)
         u[0] = (uint8_t)n->cp;
     else
@@ -64,12 +74,13 @@ static uint32_t build_concat(rx_walk *w, const gm_rx_node *n)
         const gm_rx_node *k = &w->re->nodes[w->re->kids[n->first + i]];
         if (literal_unit(k)) {
             w->nlit = 0;
+            w->lit_bad = false;
             while (i < n->count && literal_unit(&w->re->nodes[w->re->kids[n->first + i]])) {
                 if (!lit_push(w, &w->re->nodes[w->re->kids[n->first + i]]))
                     goto out;
                 i++;
             }
-            id = gm_ebnf_add_bytes(w->g, w->lit, w->nlit);
+            id = w->lit_bad ? gm_ebnf_add_nothing(w->g) : gm_ebnf_add_bytes(w->g, w->lit, w->nlit);
         } else {
             id = build(w, w->re->kids[n->first + i]);
             i++;
@@ -82,6 +93,14 @@ static uint32_t build_concat(rx_walk *w, const gm_rx_node *n)
 out:
     gm_mem_free(m, ids);
     return id;
+}
+
+/* s less the characters json_forbidden names: s = not(not s + them). */
+static int remove_json_forbidden(gm_mem *m, gm_cpset *s)
+{
+    return gm_cpset_negate(m, s) || gm_cpset_add_range(m, s, 0, 0x1f) ||
+           gm_cpset_add_range(m, s, '"', '"') || gm_cpset_add_range(m, s, '\\', '\\') ||
+           gm_cpset_negate(m, s);
 }
 
 static uint32_t build(rx_walk *w, uint32_t node)
@@ -100,11 +119,15 @@ static uint32_t build(rx_walk *w, uint32_t node)
             break;
         }
         w->nlit = 0;
-        id = lit_push(w, n) ? gm_ebnf_add_bytes(g, w->lit, w->nlit) : GM_EX_NONE;
+        w->lit_bad = false;
+        id = !lit_push(w, n) ? GM_EX_NONE
+             : w->lit_bad    ? gm_ebnf_add_nothing(g)
+                             : gm_ebnf_add_bytes(g, w->lit, w->nlit);
         break;
     case GM_RX_SET: {
         gm_cpset s = {0};
-        if (gm_cpset_copy(g->mem, &s, &w->re->sets[n->set])) {
+        if (gm_cpset_copy(g->mem, &s, &w->re->sets[n->set]) ||
+            (w->json && remove_json_forbidden(g->mem, &s))) {
             gm_cpset_free(g->mem, &s);
             break;
         }
@@ -146,10 +169,11 @@ gm_status gm_ebnf_add_regex(gm_ebnf *g, const char *pattern, size_t len, unsigne
     gm_regex re;
     gm_regex_init(&re, m);
     *node = GM_EX_NONE;
-    gm_status st = gm_regex_parse(&re, &uc, pattern, len, flags & ~(unsigned)GM_RE_LARK_MATCH,
+    gm_status st = gm_regex_parse(&re, &uc, pattern, len,
+                                  flags & ~(unsigned)(GM_RE_LARK_MATCH | GM_EBNF_RE_JSON_STRING),
                                   limits, err);
     if (st == GM_OK) {
-        rx_walk w = {.g = g, .re = &re};
+        rx_walk w = {.g = g, .re = &re, .json = (flags & GM_EBNF_RE_JSON_STRING) != 0};
         w.memo = gm_mem_alloc(m, (re.nnodes ? re.nnodes : 1) * sizeof *w.memo);
         if (w.memo) {
             memset(w.memo, 0xff, re.nnodes * sizeof *w.memo);

@@ -4,7 +4,8 @@
 libgmcore_la_SOURCES += \
 	ir/ebnf.c ir/ebnf.h \
 	ir/ebnf_parse.c ir/ebnf_parse.h ir/ebnf_regex.c \
-	ir/ir_merge.c ir/ir_merge.h
+	ir/ir_merge.c ir/ir_merge.h \
+	ir/token_ids.c
 
 GM_TESTS += tests/test_ebnf
 tests_test_ebnf_SOURCES = tests/test_ebnf.c
@@ -24,3 +25,10 @@ GM_TESTS += tests/test_until
 tests_test_until_SOURCES = tests/test_until.c
 tests_test_until_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_until_LDADD = $(GM_TEST_LDADD)
+
+# XGrammar's token macros (Token, ExcludeToken, TokenTagDispatch) and TagDispatch in grammar
+# text, against the same grammars without token id sets.
+GM_TESTS += tests/test_token_sets
+tests_test_token_sets_SOURCES = tests/test_token_sets.c
+tests_test_token_sets_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_token_sets_LDADD = $(GM_TEST_LDADD)

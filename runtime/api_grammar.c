@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ir/ebnf_parse.h"
+#include "dispatch/ir_import.h"
 #include "base/file.h"
 #include "parser/bundled.h"
 #include "parser/contextual.h"
@@ -42,6 +43,10 @@ static gm_grammar *grammar_new(const gm_grammar_options *opts)
 
 static void grammar_free(gm_grammar *g)
 {
+    if (g->ir) {
+        gm_ebnf_free(g->ir);
+        gm_mem_free(&g->mem, g->ir);
+    }
     gm_blocks_free(g);
     gm_egrammar_destroy(g->eg);
     gm_ctx_lexers_destroy(g->ctx);
@@ -117,7 +122,19 @@ static gm_status build_earley(gm_grammar *g, const gm_ebnf *src, const gm_gramma
     gm_fcache *cache = opts && opts->cache ? opts->cache->rules : NULL;
     /* every caller had src checked with opts (gm_ebnf_parse, gm_ebnf_from_regex, and
        for gm_grammar_from_ebnf the compiler that made the IR) */
-    return gm_egrammar_build_checked(&g->mem, src, &lim, cache, &g->eg, err);
+    gm_status st = gm_egrammar_build_checked(&g->mem, src, &lim, cache, &g->eg, err);
+    if (st != GM_OK)
+        return st;
+    /* a copy of the IR, for gm_grammar_combine (api_combine.c) */
+    g->ir = gm_mem_alloc(&g->mem, sizeof *g->ir);
+    if (!g->ir)
+        return gm_mem_fail(&g->mem, err, "a grammar's IR");
+    gm_ebnf_init(g->ir, &g->mem);
+    uint32_t ref;
+    if ((st = gm_ebnf_import(g->ir, src, "", &ref, err)) != GM_OK)
+        return st;
+    g->ir->root = g->ir->nodes[ref].arg;
+    return GM_OK;
 }
 
 /* GBNF, EBNF or regex text -> IR -> automata. */

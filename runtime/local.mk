@@ -2,6 +2,7 @@
 libgmcore_la_SOURCES += \
 	runtime/api_compiled.c \
 	runtime/api_grammar.c \
+	runtime/api_combine.c \
 	runtime/api_vocab.c \
 	runtime/api_encode.c \
 	runtime/api_schema.c \
@@ -111,3 +112,9 @@ GM_TESTS += tests/test_draft_tree
 tests_test_draft_tree_SOURCES = tests/test_draft_tree.c
 tests_test_draft_tree_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_draft_tree_LDADD = $(GM_TEST_LDADD)
+
+# gm_grammar_combine (XGrammar's Grammar.union / Grammar.concat) against its parts.
+GM_TESTS += tests/test_combine
+tests_test_combine_SOURCES = tests/test_combine.c
+tests_test_combine_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_combine_LDADD = libgramask.la $(CMOCKA_LIBS)

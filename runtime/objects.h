@@ -58,6 +58,8 @@ struct gm_grammar {
     /* GM_ENGINE_EARLEY */
     gm_egrammar *eg;
     struct gm_gblocks *blocks; /* code blocks of eg's tags, or NULL (runtime/blocks.h) */
+    gm_ebnf *ir;              /* the IR eg was built from (owned; NULL when loaded from a
+                                 compiled file): what gm_grammar_combine joins */
 };
 
 struct gm_compiled {

@@ -40,7 +40,7 @@ from .tokenizer_info import VocabType
 from .structural_tag import StructuralTag, StructuralTagItem
 # XGrammar's module names, imported so that `import xgrammar` resolving to gramask finds
 # them as submodules of one package.
-from . import config, matcher, structural_tag, testing, tokenizer_info  # noqa: E402
+from . import config, kernels, matcher, structural_tag, testing, tokenizer_info  # noqa: E402
 
 __version__ = _core.version()
 

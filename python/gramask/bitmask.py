@@ -6,6 +6,7 @@ SGLang; int32 because old torch versions have no uint32).
 """
 
 import math
+import warnings
 from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
@@ -72,13 +73,41 @@ def apply_token_bitmask_inplace(logits: Any, bitmask: Any, *, vocab_size: Option
     columns are touched (default ``min(V, 32 * bitmask words)``), so padded logits keep
     their values as in XGrammar. ``indices``: the rows to mask (default all; then logits
     and bitmask must have as many rows). Runs in C without the GIL; both arrays must be
-    contiguous. Logits on a GPU (any torch device but the CPU) are masked there, with
-    torch operations (:func:`gramask.bitmask_torch.apply_token_bitmask_torch`: the bitmask
-    is copied to the device, never the logits to the host).
+    contiguous in their last dimension; rows may be strided (a view such as
+    ``logits[:, :V]``: masked through a contiguous copy, then copied back). Logits on a
+    GPU (any torch device but the CPU) are masked there, with torch operations
+    (:func:`gramask.bitmask_torch.apply_token_bitmask_torch`: the bitmask is copied to
+    the device, never the logits to the host).
+
+    As XGrammar, warns (UserWarning) when ``vocab_size`` is not given and the bitmask
+    covers fewer tokens than the logits have: the logits past ``32 * words`` are left
+    unmasked, and tokens there (padding ids) could be sampled.
     """
+    width, words = _last_dim(logits), _last_dim(bitmask)
+    if vocab_size is None and width is not None and words is not None and words * 32 < width:
+        warnings.warn(f"apply_token_bitmask_inplace: the bitmask covers {words * 32} tokens "
+                      f"and the logits have {width}: logits [{words * 32}, {width}) are left "
+                      "unmasked; pass vocab_size, or allocate the bitmask for the logits' width",
+                      UserWarning, stacklevel=2)
     dev = getattr(logits, "device", None)
     if dev is not None and getattr(dev, "type", "cpu") != "cpu":
         from .bitmask_torch import apply_token_bitmask_torch
         apply_token_bitmask_torch(logits, bitmask, vocab_size=vocab_size, indices=indices)
         return
+    torch = _torch() if type(logits).__module__.startswith("torch") else None
+    if torch is not None and isinstance(logits, torch.Tensor) and not logits.is_contiguous():
+        dense = logits.contiguous()
+        _core.apply_token_bitmask_inplace(dense, bitmask, vocab_size=vocab_size, indices=indices)
+        logits.copy_(dense)
+        return
+    if isinstance(logits, np.ndarray) and not logits.flags.c_contiguous:
+        dense = np.ascontiguousarray(logits)
+        _core.apply_token_bitmask_inplace(dense, bitmask, vocab_size=vocab_size, indices=indices)
+        logits[...] = dense
+        return
     _core.apply_token_bitmask_inplace(logits, bitmask, vocab_size=vocab_size, indices=indices)
+
+
+def _last_dim(a: Any) -> Optional[int]:
+    shape = getattr(a, "shape", None)
+    return int(shape[-1]) if shape is not None and len(shape) else None

@@ -275,6 +275,32 @@ class Grammar(HandleOwner):
                                                 reasoning=reasonings[reasoning]),
                        f"tools:{format}")
 
+    @staticmethod
+    def union(*grammars: "Grammar") -> "Grammar":
+        """XGrammar's ``Grammar.union``: a grammar matching what any of ``grammars``
+        matches. Their rules are copied under fresh names (in C, as one grammar IR); each
+        must run on the Earley engine (EBNF, GBNF, regex, JSON Schema, structural tag): a
+        Lark grammar raises :class:`UnsupportedError`."""
+        return Grammar._combine(grammars, False)
+
+    @staticmethod
+    def concat(*grammars: "Grammar") -> "Grammar":
+        """XGrammar's ``Grammar.concat``: a grammar matching what ``grammars`` match, one
+        after the other in order (see :meth:`union` for which grammars)."""
+        return Grammar._combine(grammars, True)
+
+    @staticmethod
+    def _combine(grammars: Any, concat: bool) -> "Grammar":
+        if len(grammars) == 1 and isinstance(grammars[0], (list, tuple)):
+            grammars = tuple(grammars[0])
+        if not grammars or not all(isinstance(g, Grammar) for g in grammars):
+            raise TypeError(f"Grammar.{'concat' if concat else 'union'} takes one or more "
+                            "Grammar objects")
+        kind = "concat" if concat else "union"
+        specs = [g._spec for g in grammars]
+        spec = {"from": kind, "grammars": specs} if all(specs) else None
+        return Grammar(_core.grammar_combine([g._handle for g in grammars], concat), kind, spec)
+
     def serialize_json(self) -> str:
         """The grammar as JSON text: how it was built (its source text or schema and
         the options), which :meth:`deserialize_json` builds again. Grammars made by
@@ -353,6 +379,8 @@ _SPEC_BUILDERS = {
     "ebnf": lambda d: Grammar.from_ebnf(d["text"], root_rule_name=d.get("root_rule_name", "root")),
     "regex": lambda d: Grammar.from_regex(d["text"]),
     "structural_tag": lambda d: Grammar.from_structural_tag(d["text"]),
+    "union": lambda d: Grammar.union(*[grammar_from_spec(g) for g in d["grammars"]]),
+    "concat": lambda d: Grammar.concat(*[grammar_from_spec(g) for g in d["grammars"]]),
     "json_schema": lambda d: Grammar.from_json_schema(
         d["schema"], any_whitespace=d["any_whitespace"], indent=d.get("indent"),
         separators=tuple(d["separators"]) if d.get("separators") else None,

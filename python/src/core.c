@@ -681,6 +681,44 @@ static PyObject *mod_grammar_from_structural_tag(PyObject *mod, PyObject *args, 
     return grammar_result(st, g, &w, &err);
 }
 
+/* XGrammar's Grammar.union / Grammar.concat (gm_grammar_combine): grammars, concat. */
+static PyObject *mod_grammar_combine(PyObject *mod, PyObject *args)
+{
+    PyObject *seq;
+    int concat;
+    if (!PyArg_ParseTuple(args, "Op:grammar_combine", &seq, &concat))
+        return NULL;
+    PyObject *fast = PySequence_Fast(seq, "grammar_combine: expected a sequence of grammars");
+    if (!fast)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    gm_grammar **gs = PyMem_Calloc(n ? (size_t)n : 1, sizeof *gs);
+    if (!gs) {
+        Py_DECREF(fast);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
+        if (!PyObject_TypeCheck(o, &gmpy_grammar_type)) {
+            PyMem_Free(gs);
+            Py_DECREF(fast);
+            return PyErr_Format(PyExc_TypeError, "grammar_combine: item %zd is not a grammar", i);
+        }
+        gs[i] = ((gmpy_grammar *)o)->g;
+    }
+    gm_grammar *g = NULL;
+    warning_list w = {0};
+    gm_error err;
+    gm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = gm_grammar_combine(gs, (size_t)n, concat ? GM_COMBINE_CONCAT : GM_COMBINE_UNION, NULL, &g,
+                            &err);
+    Py_END_ALLOW_THREADS
+    PyMem_Free(gs);
+    Py_DECREF(fast);
+    return grammar_result(st, g, &w, &err);
+}
+
 /* A grammar of one assistant turn with tool calls (gm_grammar_from_tools). */
 static PyObject *mod_grammar_from_tools(PyObject *mod, PyObject *args, PyObject *kw)
 {
@@ -1000,6 +1038,8 @@ static PyMethodDef module_methods[] = {
      METH_VARARGS | METH_KEYWORDS, "A grammar bundled with gramask."},
     {"grammar_from_json_schema", (PyCFunction)(void (*)(void))mod_grammar_from_json_schema,
      METH_VARARGS | METH_KEYWORDS, "A grammar from a JSON Schema's text."},
+    {"grammar_combine", (PyCFunction)mod_grammar_combine, METH_VARARGS,
+     "grammar_combine(grammars, concat): their union, or their concatenation in order"},
     {"grammar_from_structural_tag", (PyCFunction)(void (*)(void))mod_grammar_from_structural_tag,
      METH_VARARGS | METH_KEYWORDS, "A grammar from a structural tag's JSON text."},
     {"grammar_from_tools", (PyCFunction)(void (*)(void))mod_grammar_from_tools,

@@ -39,15 +39,40 @@ PYTHONPATH="$tmp/alias:$suite/stand-ins:$tmp/pyd:$b/python/lib"
 PYTHONDONTWRITEBYTECODE=1
 export PYTHONPATH PYTHONDONTWRITEBYTECODE
 cp -r "$suite/tests-python" "$tmp/tests"
-# XGrammar's tests/python/conftest.py is not in the copy; two files import its Hugging Face
-# token checks. Its stand-in: no token (as the transformers stand-in: no hub here).
+# XGrammar's tests/conftest.py is not in the copy; two files import its Hugging Face
+# token checks. Its stand-in: no token (as the transformers stand-in: no hub here). As
+# XGrammar's does without a token, it skips every test marked hf_token_required: some of
+# them read a module fixture that only a hub-loading test fills, and would fail on that
+# (KeyError) rather than skip. Like XGrammar's without pytest-run-parallel, it gives the
+# num_parallel_threads fixture as 1.
 [ -e "$tmp/tests/conftest.py" ] || cat > "$tmp/tests/conftest.py" <<'PY'
+import pytest
+
+
 def _hf_token_available():
     return False
 
 
 def _hf_token_explicitly_disabled(config=None):
     return True
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "hf_token_required: needs a Hugging Face hub token")
+    config.addinivalue_line("markers", "thread_unsafe: mark the test function as single-threaded")
+
+
+@pytest.fixture
+def num_parallel_threads():
+    # XGrammar's conftest, without pytest-run-parallel: one thread.
+    return 1
+
+
+def pytest_collection_modifyitems(config, items):
+    skip = pytest.mark.skip(reason="hub tokenizer: no Hugging Face token here")
+    for item in items:
+        if "hf_token_required" in item.keywords:
+            item.add_marker(skip)
 PY
 files=${GM_XGR_FILES:-$(cd "$tmp/tests" && ls test_*.py)}
 for f in $files; do echo "$f"; done | xargs -P "${GM_XGR_JOBS:-2}" -I{} sh -c \

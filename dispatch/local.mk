@@ -3,7 +3,7 @@
 libgmcore_la_SOURCES += \
 	dispatch/ir_import.c dispatch/ir_import.h \
 	dispatch/stag.c dispatch/stag.h dispatch/stag_internal.h \
-	dispatch/stag_xml.c \
+	dispatch/stag_xml.c dispatch/stag_shape.c \
 	dispatch/tools.c dispatch/tools.h \
 	dispatch/codeblocks.c dispatch/codeblocks.h
 

@@ -1101,7 +1101,8 @@ static uint32_t repeat_format(stag *c, const gm_jv *v)
         return GM_EX_NONE;
     if (min > max) {
         size_t mark = push_key(c, "max");
-        fail(c, mx, GM_ERR_FORMAT, "max %u is below min %u", max, min);
+        fail(c, mx, GM_ERR_FORMAT, "Repeat min must be <= max (max %u is below min %u)", max,
+             min);
         pop(c, mark);
         return GM_EX_NONE;
     }
@@ -1113,7 +1114,16 @@ static uint32_t format(stag *c, const gm_jv *v)
     if (c->status != GM_OK)
         return GM_EX_NONE;
     if (v->kind != GM_JV_OBJECT)
-        return fail(c, v, GM_ERR_FORMAT, "expected a format object with a \"type\"");
+        return fail(c, v, GM_ERR_FORMAT, "Format must be an object with a \"type\"");
+    const gm_jv *tv = member(v, "type");
+    if (!tv)
+        return fail(c, v, GM_ERR_FORMAT, "Invalid format: missing \"type\"");
+    if (tv->kind != GM_JV_STRING) {
+        size_t mark = push_key(c, "type");
+        fail(c, tv, GM_ERR_FORMAT, "Format's type must be a string");
+        pop(c, mark);
+        return GM_EX_NONE;
+    }
     if (++c->depth > MAX_DEPTH) {
         c->depth--;
         return fail(c, v, GM_ERR_LIMIT, "formats nested more than %d deep", MAX_DEPTH);
@@ -1139,7 +1149,8 @@ static uint32_t format(stag *c, const gm_jv *v)
     if (!type) {
         /* reported */
     } else if (!strcmp(t, "const_string")) {
-        const gm_jv *s = !known_keys(c, v, "a const_string", const_keys) ? NULL
+        const gm_jv *s = !known_keys(c, v, "a const_string", const_keys) ||
+                                 !gm_stag_shape(c, v, t) ? NULL
                          : member(v, "text") && !member(v, "value")
                              ? get_string(c, v, "text", true)
                              : get_string(c, v, "value", true);
@@ -1159,10 +1170,12 @@ static uint32_t format(stag *c, const gm_jv *v)
         if (known_keys(c, v, "a regex", regex_keys))
             node = regex(c, v);
     } else if (!strcmp(t, "sequence") || !strcmp(t, "or")) {
-        if (known_keys(c, v, t[0] == 's' ? "a sequence" : "an or", elements_keys))
+        if (known_keys(c, v, t[0] == 's' ? "a sequence" : "an or", elements_keys) &&
+            gm_stag_shape(c, v, t))
             node = elements(c, v, t[0] == 'o');
     } else if (!strcmp(t, "tag")) {
-        node = tag(c, v);
+        if (gm_stag_shape(c, v, t))
+            node = tag(c, v);
     } else if (!strcmp(t, "any_text")) {
         uint32_t ids[MAX_SPECIAL];
         size_t n = 0;
@@ -1181,23 +1194,25 @@ static uint32_t format(stag *c, const gm_jv *v)
         if (known_keys(c, v, "a dispatch", dispatch_keys))
             node = dispatch_format(c, v);
     } else if (!strcmp(t, "repeat")) {
-        if (known_keys(c, v, "a repeat", repeat_keys))
+        if (known_keys(c, v, "a repeat", repeat_keys) && gm_stag_shape(c, v, t))
             node = repeat_format(c, v);
     } else if (!strcmp(t, "lalr")) {
         fail(c, v, GM_ERR_FORMAT, "an lalr format is only allowed as the content of a tag "
              "(begin, content, end)");
     } else if (!strcmp(t, "triggered_tags")) {
-        if (known_keys(c, v, "a triggered_tags", triggered_keys))
+        if (known_keys(c, v, "a triggered_tags", triggered_keys) && gm_stag_shape(c, v, t))
             node = triggered_tags(c, v);
     } else if (!strcmp(t, "tags_with_separator")) {
-        if (known_keys(c, v, "a tags_with_separator", separator_keys))
+        if (known_keys(c, v, "a tags_with_separator", separator_keys) &&
+            gm_stag_shape(c, v, t))
             node = tags_with_separator(c, v);
     } else {
         size_t mark = push_key(c, "type");
-        fail(c, type, GM_ERR_UNSUPPORTED, "format type \"%s\" is not supported (gramask knows "
+        fail(c, type, GM_ERR_UNSUPPORTED, "Format type not recognized: %s (format type \"%s\" is not "
+             "supported; gramask knows "
              "const_string, json_schema, qwen_xml_parameter, grammar, regex, lalr, sequence, or, tag, token, "
              "any_text, optional, plus, star, repeat, dispatch, triggered_tags, "
-             "tags_with_separator)", t);
+             "tags_with_separator)", t, t);
         pop(c, mark);
     }
     c->depth--;
@@ -1224,7 +1239,7 @@ static bool add_special(stag *c, const char *s, size_t n, const gm_jv *at)
 static uint32_t document(stag *c, const gm_jv *root)
 {
     if (root->kind != GM_JV_OBJECT)
-        return fail(c, root, GM_ERR_FORMAT, "expected a structural tag object");
+        return fail(c, root, GM_ERR_FORMAT, "Structural tag must be an object");
     const gm_jv *specials = get_array(c, root, "special_tokens", false);
     for (uint32_t i = 0; specials && i < specials->n; i++) {
         const gm_jv *s = specials->u.items[i];
@@ -1251,8 +1266,18 @@ static uint32_t document(stag *c, const gm_jv *root)
         return GM_EX_NONE;
     const gm_jv *type = member(root, "type");
     bool wrapper = type && type->kind == GM_JV_STRING && !strcmp(type->u.s, "structural_tag");
+    if (!wrapper && member(root, "format")) {
+        size_t mark = push_key(c, "type");
+        fail(c, type ? type : root, GM_ERR_FORMAT,
+             "Structural tag's type must be a string \"structural_tag\"");
+        pop(c, mark);
+        return GM_EX_NONE;
+    }
     if (!wrapper)
         return format(c, root);
+    if (!member(root, "format") && !member(root, "structures") && !member(root, "triggers"))
+        return fail(c, root, GM_ERR_FORMAT, "Structural tag must have a format field (or the "
+                    "first version's \"structures\" and \"triggers\")");
     const gm_jv *f = member(root, "format");
     static const char *const wrapper_keys[] = {"type", "format", NULL};
     static const char *const first_keys[] = {"type", "structures", "triggers", NULL};
@@ -1291,6 +1316,8 @@ gm_status gm_stag_compile(gm_mem *m, const char *name, const char *json, size_t 
     if (opts && opts->limits.max_input_bytes)
         c->limits = opts->limits;
     gm_status st = gm_jdoc_parse(&c->doc, m, c->name, json, len, MAX_DEPTH * 4, &c->limits, err);
+    if (st == GM_ERR_SYNTAX)
+        gm_error_prefix(err, "Failed to parse JSON");
     if (st == GM_OK) {
         for (size_t k = 0; c->opts->special_tokens && k < c->opts->n_special_tokens; k++)
             if (!add_special(c, c->opts->special_tokens[k], strlen(c->opts->special_tokens[k]),

@@ -54,6 +54,10 @@ uint32_t gm_stag_free_text(stag *c, const uint32_t *ids, size_t n);
 uint32_t gm_stag_json_schema_text(stag *c, const char *json, size_t len,
                                   const gm_schema_options *so);
 
+/* stag_shape.c: whether the format v of type t has its required fields (note [format
+   shapes]); fails with XGrammar's wording if not. */
+bool gm_stag_shape(stag *c, const gm_jv *v, const char *t);
+
 /* stag_xml.c: the json_schema format v with an XML argument style (note [xml styles]). */
 uint32_t gm_stag_xml_schema(stag *c, const gm_jv *v, const gm_jv *schema, const char *style,
                             const gm_schema_options *so);

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -355,6 +356,19 @@ static const char *const any_text_keys[] = {"type", "excludes", "excluded_str", 
  */
 static bool text_budget(stag *c, const gm_jv *v, uint32_t *max_chars, bool *empty)
 {
+    static const char *const budgets[] = {"max_chars", "max_tokens"};
+    for (int i = 0; i < 2; i++) { /* XGrammar's range and wording */
+        const gm_jv *b = member(v, budgets[i]);
+        bool int32 = !b || b->kind == GM_JV_NULL ||
+                     (b->kind == GM_JV_NUMBER && b->n <= 10 && b->u.s[0] != '-' &&
+                      strspn(b->u.s, "0123456789") == b->n && strtoull(b->u.s, NULL, 10) <= INT32_MAX);
+        if (!int32) {
+            size_t mark = push_key(c, budgets[i]);
+            fail(c, b, GM_ERR_FORMAT, "%s must be a non-negative 32-bit integer", budgets[i]);
+            pop(c, mark);
+            return false;
+        }
+    }
     bool ok = true;
     *max_chars = get_count(c, v, "max_chars", GM_EX_INF, GM_EBNF_MAX_REPEAT, &ok);
     uint32_t max_tokens = get_count(c, v, "max_tokens", GM_EX_INF, INT32_MAX, &ok);

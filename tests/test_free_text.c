@@ -384,7 +384,7 @@ static void field_errors(void **state)
     refused(TAGF("{\"type\": \"any_text\", \"max_tokens\": 5}"), false, GM_ERR_UNSUPPORTED,
             "/content/max_tokens: a budget of 5 tokens is not supported");
     refused("{\"type\": \"any_text\", \"max_chars\": -1}", false, GM_ERR_FORMAT,
-            "/max_chars: expected a non-negative integer");
+            "/max_chars: max_chars must be a non-negative 32-bit integer");
     refused("{\"type\": \"any_text\", \"max_chars\": 5000000}", false, GM_ERR_LIMIT,
             "/max_chars: 5000000 is above");
     refused("{\"type\": \"any_text\", \"max_chars\": 3, \"free_text\": \"bytes\"}", false,

@@ -3,40 +3,19 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "base/utf8.h"
 #include "dispatch/ir_import.h"
+#include "dispatch/stag_internal.h"
 #include "ir/ir_merge.h"
 #include "ir/ebnf_parse.h"
 #include "earley/engine.h"
 #include "parser/bundled.h"
 #include "schema/json.h"
 #include "schema/schema.h"
-
-enum { MAX_DEPTH = 64, MAX_SPECIAL = 256 };
-
-typedef struct stag {
-    gm_mem *mem;
-    gm_ebnf *g;
-    gm_jdoc doc;
-    const char *name;
-    const gm_stag_options *opts;
-    gm_limits limits;
-    gm_error *err;
-    gm_status status;         /* the first error */
-    const char *special[MAX_SPECIAL];
-    size_t special_len[MAX_SPECIAL];
-    size_t nspecial;
-    uint32_t imports;         /* grammars imported so far (their rule prefixes) */
-    uint32_t depth;
-    uint32_t any_byte;        /* one byte, any: GM_EX_NONE until first needed */
-    uint32_t any_char;        /* one character (code point), any: GM_EX_NONE until needed */
-    uint32_t until_flags;     /* of every free text: 0 (valid UTF-8) or GM_UNTIL_BYTES */
-    char ptr[512];            /* JSON pointer of the value being compiled */
-    size_t ptr_len;
-} stag;
 
 /* ---- errors and JSON pointers -------------------------------------------- */
 
@@ -377,6 +356,19 @@ static const char *const any_text_keys[] = {"type", "excludes", "excluded_str", 
  */
 static bool text_budget(stag *c, const gm_jv *v, uint32_t *max_chars, uint32_t *max_tokens)
 {
+    static const char *const budgets[] = {"max_chars", "max_tokens"};
+    for (int i = 0; i < 2; i++) { /* XGrammar's range and wording */
+        const gm_jv *b = member(v, budgets[i]);
+        bool int32 = !b || b->kind == GM_JV_NULL ||
+                     (b->kind == GM_JV_NUMBER && b->n <= 10 && b->u.s[0] != '-' &&
+                      strspn(b->u.s, "0123456789") == b->n && strtoull(b->u.s, NULL, 10) <= INT32_MAX);
+        if (!int32) {
+            size_t mark = push_key(c, budgets[i]);
+            fail(c, b, GM_ERR_FORMAT, "%s must be a non-negative 32-bit integer", budgets[i]);
+            pop(c, mark);
+            return false;
+        }
+    }
     bool ok = true;
     *max_chars = get_count(c, v, "max_chars", GM_EX_INF, GM_EBNF_MAX_REPEAT, &ok);
     *max_tokens = get_count(c, v, "max_tokens", GM_EX_INF, INT32_MAX, &ok);
@@ -471,38 +463,12 @@ static uint32_t import(stag *c, const gm_ebnf *sub, char kind)
     return node;
 }
 
-static uint32_t json_schema(stag *c, const gm_jv *v)
+/* The JSON Schema json[0..len) as JSON under so, imported as one rule. */
+static uint32_t schema_text(stag *c, const char *json, size_t len, const gm_schema_options *so)
 {
-    const gm_jv *s = member(v, "json_schema");
-    if (!s)
-        s = member(v, "schema"); /* the first version's structures */
-    if (!s || (s->kind != GM_JV_OBJECT && s->kind != GM_JV_TRUE && s->kind != GM_JV_FALSE))
-        return fail(c, s ? s : v, GM_ERR_FORMAT, "expected a JSON Schema (an object or a boolean)"
-                                                 " in \"json_schema\"");
-    /* XGrammar's options of the content (the first version's structures have none) */
-    gm_schema_options so = c->opts->schema;
-    const gm_jv *style = member(v, "json_schema") ? get_string(c, v, "style", false) : NULL;
-    if (style && strcmp(style->u.s, "json")) {
-        size_t mark = push_key(c, "style");
-        fail(c, style, GM_ERR_UNSUPPORTED, "style \"%s\" is not supported (gramask writes "
-             "JSON: \"json\")", style->u.s);
-        pop(c, mark);
-    }
-    if (member(v, "json_schema")) {
-        so.any_order = get_bool(c, v, "any_order", so.any_order);
-        bool ok = true;
-        uint32_t ws = get_count(c, v, "max_whitespace_cnt", GM_EX_INF, 1u << 20, &ok);
-        if (ok && ws != GM_EX_INF) {
-            so.whitespace = GM_SCHEMA_WS_FLEXIBLE;
-            so.max_ws_run = ws;
-        }
-    }
-    if (c->status != GM_OK)
-        return GM_EX_NONE;
     gm_ebnf sub;
     gm_ebnf_init(&sub, c->mem);
-    gm_status st = gm_schema_compile(c->mem, c->name, c->doc.text + s->off, s->end - s->off,
-                                     &so, &sub, c->err);
+    gm_status st = gm_schema_compile(c->mem, c->name, json, len, so, &sub, c->err);
     uint32_t node = GM_EX_NONE;
     if (st == GM_OK) {
         node = import(c, &sub, 's');
@@ -518,6 +484,53 @@ static uint32_t json_schema(stag *c, const gm_jv *v)
     }
     gm_ebnf_free(&sub);
     return node;
+}
+
+/* json_schema {json_schema, style?, any_order?, max_whitespace_cnt?}; qwen_xml_parameter
+   {json_schema} is the same with style "qwen_xml" (XGrammar's older name). */
+static uint32_t json_schema(stag *c, const gm_jv *v, const char *fixed_style)
+{
+    const gm_jv *s = member(v, "json_schema");
+    if (!s && !fixed_style)
+        s = member(v, "schema"); /* the first version's structures */
+    if (!s || (s->kind != GM_JV_OBJECT && s->kind != GM_JV_TRUE && s->kind != GM_JV_FALSE))
+        return fail(c, s ? s : v, GM_ERR_FORMAT, "expected a JSON Schema (an object or a boolean)"
+                    " in \"json_schema\" (JSON schema format must have a json_schema field "
+                    "with a object or boolean value)");
+    /* XGrammar's options of the content (the first version's structures have none) */
+    gm_schema_options so = c->opts->schema;
+    const char *style = fixed_style;
+    const gm_jv *stv = member(v, "style");
+    if (!fixed_style && stv && member(v, "json_schema")) {
+        if (stv->kind != GM_JV_STRING || (strcmp(stv->u.s, "json") &&
+                                          !gm_stag_xml_style_known(stv->u.s))) {
+            size_t mark = push_key(c, "style");
+            fail(c, stv, GM_ERR_FORMAT, "style must be \"json\", \"qwen_xml\", "
+                 "\"minimax_xml\", \"deepseek_xml\", \"glm_xml\", \"cohere_xml\", or "
+                 "\"kimi_k3_xml\"");
+            pop(c, mark);
+        } else if (strcmp(stv->u.s, "json")) {
+            style = stv->u.s;
+        }
+    }
+    if (member(v, "json_schema") && !fixed_style) {
+        so.any_order = get_bool(c, v, "any_order", so.any_order);
+        bool ok = true;
+        uint32_t ws = get_count(c, v, "max_whitespace_cnt", GM_EX_INF, 1u << 20, &ok);
+        if (ok && ws != GM_EX_INF) {
+            so.whitespace = GM_SCHEMA_WS_FLEXIBLE;
+            so.max_ws_run = ws;
+        }
+    }
+    if (c->status != GM_OK)
+        return GM_EX_NONE;
+    if (style) {
+        size_t mark = push_key(c, "json_schema");
+        uint32_t node = gm_stag_xml_schema(c, v, s, style, &so);
+        pop(c, mark);
+        return node;
+    }
+    return schema_text(c, c->doc.text + s->off, s->end - s->off, &so);
 }
 
 static uint32_t grammar(stag *c, const gm_jv *v)
@@ -697,7 +710,7 @@ static uint32_t tag_after(stag *c, const gm_jv *v, uint32_t begin)
         return GM_EX_NONE;
     if (!content) {
         /* the first version's {begin, schema, end} */
-        uint32_t body = json_schema(c, v);
+        uint32_t body = json_schema(c, v, NULL);
         return seq3(c, begin, body, endn);
     }
     const gm_jv *ctype = get_string(c, content, "type", false);
@@ -1128,7 +1141,8 @@ static uint32_t repeat_format(stag *c, const gm_jv *v)
         return GM_EX_NONE;
     if (min > max) {
         size_t mark = push_key(c, "max");
-        fail(c, mx, GM_ERR_FORMAT, "max %u is below min %u", max, min);
+        fail(c, mx, GM_ERR_FORMAT, "Repeat min must be <= max (max %u is below min %u)", max,
+             min);
         pop(c, mark);
         return GM_EX_NONE;
     }
@@ -1140,7 +1154,16 @@ static uint32_t format(stag *c, const gm_jv *v)
     if (c->status != GM_OK)
         return GM_EX_NONE;
     if (v->kind != GM_JV_OBJECT)
-        return fail(c, v, GM_ERR_FORMAT, "expected a format object with a \"type\"");
+        return fail(c, v, GM_ERR_FORMAT, "Format must be an object with a \"type\"");
+    const gm_jv *tv = member(v, "type");
+    if (!tv)
+        return fail(c, v, GM_ERR_FORMAT, "Invalid format: missing \"type\"");
+    if (tv->kind != GM_JV_STRING) {
+        size_t mark = push_key(c, "type");
+        fail(c, tv, GM_ERR_FORMAT, "Format's type must be a string");
+        pop(c, mark);
+        return GM_EX_NONE;
+    }
     if (++c->depth > MAX_DEPTH) {
         c->depth--;
         return fail(c, v, GM_ERR_LIMIT, "formats nested more than %d deep", MAX_DEPTH);
@@ -1166,7 +1189,8 @@ static uint32_t format(stag *c, const gm_jv *v)
     if (!type) {
         /* reported */
     } else if (!strcmp(t, "const_string")) {
-        const gm_jv *s = !known_keys(c, v, "a const_string", const_keys) ? NULL
+        const gm_jv *s = !known_keys(c, v, "a const_string", const_keys) ||
+                                 !gm_stag_shape(c, v, t) ? NULL
                          : member(v, "text") && !member(v, "value")
                              ? get_string(c, v, "text", true)
                              : get_string(c, v, "value", true);
@@ -1174,7 +1198,11 @@ static uint32_t format(stag *c, const gm_jv *v)
             node = text_node(c, s->u.s, s->n);
     } else if (!strcmp(t, "json_schema")) {
         if (known_keys(c, v, "a json_schema", schema_keys))
-            node = json_schema(c, v);
+            node = json_schema(c, v, NULL);
+    } else if (!strcmp(t, "qwen_xml_parameter")) {
+        static const char *const qwen_keys[] = {"type", "json_schema", NULL};
+        if (known_keys(c, v, "a qwen_xml_parameter", qwen_keys))
+            node = json_schema(c, v, "qwen_xml");
     } else if (!strcmp(t, "grammar")) {
         if (known_keys(c, v, "a grammar", grammar_keys))
             node = grammar(c, v);
@@ -1182,10 +1210,12 @@ static uint32_t format(stag *c, const gm_jv *v)
         if (known_keys(c, v, "a regex", regex_keys))
             node = regex(c, v);
     } else if (!strcmp(t, "sequence") || !strcmp(t, "or")) {
-        if (known_keys(c, v, t[0] == 's' ? "a sequence" : "an or", elements_keys))
+        if (known_keys(c, v, t[0] == 's' ? "a sequence" : "an or", elements_keys) &&
+            gm_stag_shape(c, v, t))
             node = elements(c, v, t[0] == 'o');
     } else if (!strcmp(t, "tag")) {
-        node = tag(c, v);
+        if (gm_stag_shape(c, v, t))
+            node = tag(c, v);
     } else if (!strcmp(t, "any_text")) {
         uint32_t ids[MAX_SPECIAL];
         size_t n = 0;
@@ -1215,23 +1245,25 @@ static uint32_t format(stag *c, const gm_jv *v)
         if (known_keys(c, v, "a dispatch", dispatch_keys))
             node = dispatch_format(c, v);
     } else if (!strcmp(t, "repeat")) {
-        if (known_keys(c, v, "a repeat", repeat_keys))
+        if (known_keys(c, v, "a repeat", repeat_keys) && gm_stag_shape(c, v, t))
             node = repeat_format(c, v);
     } else if (!strcmp(t, "lalr")) {
         fail(c, v, GM_ERR_FORMAT, "an lalr format is only allowed as the content of a tag "
              "(begin, content, end)");
     } else if (!strcmp(t, "triggered_tags")) {
-        if (known_keys(c, v, "a triggered_tags", triggered_keys))
+        if (known_keys(c, v, "a triggered_tags", triggered_keys) && gm_stag_shape(c, v, t))
             node = triggered_tags(c, v);
     } else if (!strcmp(t, "tags_with_separator")) {
-        if (known_keys(c, v, "a tags_with_separator", separator_keys))
+        if (known_keys(c, v, "a tags_with_separator", separator_keys) &&
+            gm_stag_shape(c, v, t))
             node = tags_with_separator(c, v);
     } else {
         size_t mark = push_key(c, "type");
-        fail(c, type, GM_ERR_UNSUPPORTED, "format type \"%s\" is not supported (gramask knows "
-             "const_string, json_schema, grammar, regex, lalr, sequence, or, tag, token, "
+        fail(c, type, GM_ERR_UNSUPPORTED, "Format type not recognized: %s (format type \"%s\" is not "
+             "supported; gramask knows "
+             "const_string, json_schema, qwen_xml_parameter, grammar, regex, lalr, sequence, or, tag, token, "
              "any_text, optional, plus, star, repeat, dispatch, triggered_tags, "
-             "tags_with_separator)", t);
+             "tags_with_separator)", t, t);
         pop(c, mark);
     }
     c->depth--;
@@ -1258,7 +1290,7 @@ static bool add_special(stag *c, const char *s, size_t n, const gm_jv *at)
 static uint32_t document(stag *c, const gm_jv *root)
 {
     if (root->kind != GM_JV_OBJECT)
-        return fail(c, root, GM_ERR_FORMAT, "expected a structural tag object");
+        return fail(c, root, GM_ERR_FORMAT, "Structural tag must be an object");
     const gm_jv *specials = get_array(c, root, "special_tokens", false);
     for (uint32_t i = 0; specials && i < specials->n; i++) {
         const gm_jv *s = specials->u.items[i];
@@ -1285,8 +1317,18 @@ static uint32_t document(stag *c, const gm_jv *root)
         return GM_EX_NONE;
     const gm_jv *type = member(root, "type");
     bool wrapper = type && type->kind == GM_JV_STRING && !strcmp(type->u.s, "structural_tag");
+    if (!wrapper && member(root, "format")) {
+        size_t mark = push_key(c, "type");
+        fail(c, type ? type : root, GM_ERR_FORMAT,
+             "Structural tag's type must be a string \"structural_tag\"");
+        pop(c, mark);
+        return GM_EX_NONE;
+    }
     if (!wrapper)
         return format(c, root);
+    if (!member(root, "format") && !member(root, "structures") && !member(root, "triggers"))
+        return fail(c, root, GM_ERR_FORMAT, "Structural tag must have a format field (or the "
+                    "first version's \"structures\" and \"triggers\")");
     const gm_jv *f = member(root, "format");
     static const char *const wrapper_keys[] = {"type", "format", NULL};
     static const char *const first_keys[] = {"type", "structures", "triggers", NULL};
@@ -1325,6 +1367,8 @@ gm_status gm_stag_compile(gm_mem *m, const char *name, const char *json, size_t 
     if (opts && opts->limits.max_input_bytes)
         c->limits = opts->limits;
     gm_status st = gm_jdoc_parse(&c->doc, m, c->name, json, len, MAX_DEPTH * 4, &c->limits, err);
+    if (st == GM_ERR_SYNTAX)
+        gm_error_prefix(err, "Failed to parse JSON");
     if (st == GM_OK) {
         for (size_t k = 0; c->opts->special_tokens && k < c->opts->n_special_tokens; k++)
             if (!add_special(c, c->opts->special_tokens[k], strlen(c->opts->special_tokens[k]),
@@ -1356,4 +1400,33 @@ gm_status gm_stag_compile(gm_mem *m, const char *name, const char *json, size_t 
     gm_jdoc_free(&c->doc);
     gm_mem_free(m, c);
     return st;
+}
+
+/* ---- for the format modules (stag_internal.h) ----------------------------- */
+
+uint32_t gm_stag_fail(stag *c, const gm_jv *at, gm_status code, const char *fmt, ...)
+{
+    char msg[GM_ERROR_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return fail(c, at, code, "%s", msg);
+}
+
+uint32_t gm_stag_nomem(stag *c) { return nomem(c); }
+size_t gm_stag_push_key(stag *c, const char *key) { return push_key(c, key); }
+size_t gm_stag_push_index(stag *c, uint32_t i) { return push_index(c, i); }
+void gm_stag_pop(stag *c, size_t mark) { pop(c, mark); }
+uint32_t gm_stag_text(stag *c, const char *s, size_t n) { return text_node(c, s, n); }
+
+uint32_t gm_stag_free_text(stag *c, const uint32_t *ids, size_t n)
+{
+    return until(c, ids, n, GM_EX_NONE);
+}
+
+uint32_t gm_stag_json_schema_text(stag *c, const char *json, size_t len,
+                                  const gm_schema_options *so)
+{
+    return schema_text(c, json, len, so);
 }

@@ -384,7 +384,7 @@ static void field_errors(void **state)
     refused(TAGF("{\"type\": \"any_text\", \"max_tokens\": -5}"), false, GM_ERR_FORMAT,
             "/content/max_tokens: expected a non-negative integer");
     refused("{\"type\": \"any_text\", \"max_chars\": -1}", false, GM_ERR_FORMAT,
-            "/max_chars: expected a non-negative integer");
+            "/max_chars: max_chars must be a non-negative 32-bit integer");
     refused("{\"type\": \"any_text\", \"max_chars\": 5000000}", false, GM_ERR_LIMIT,
             "/max_chars: 5000000 is above");
     refused("{\"type\": \"any_text\", \"max_chars\": 3, \"free_text\": \"bytes\"}", false,
@@ -408,11 +408,12 @@ static void field_errors(void **state)
             "\"vlaue\": \"1\"}]]}",
             false, GM_ERR_FORMAT, "/rules/0/1/vlaue: unknown key");
     refused("{\"type\": \"repeat\", \"min\": 3, \"max\": 2, \"content\": " CONST "}", false,
-            GM_ERR_FORMAT, "/max: max 2 is below min 3");
+            GM_ERR_FORMAT, "/max: Repeat min must be <= max (max 2 is below min 3)");
     refused("{\"type\": \"token_dispatch\", \"rules\": []}", false, GM_ERR_UNSUPPORTED,
-            "/type: format type \"token_dispatch\" is not supported");
-    refused("{\"type\": \"json_schema\", \"json_schema\": {}, \"style\": \"qwen_xml\"}", false,
-            GM_ERR_UNSUPPORTED, "/style: style \"qwen_xml\" is not supported");
+            "/type: Format type not recognized: token_dispatch (format type \"token_dispatch\" "
+            "is not supported");
+    refused("{\"type\": \"json_schema\", \"json_schema\": {}, \"style\": \"yaml\"}", false,
+            GM_ERR_FORMAT, "/style: style must be \"json\", \"qwen_xml\"");
 }
 
 int main(void)

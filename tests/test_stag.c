@@ -228,14 +228,16 @@ static void errors(void **state)
         gm_status code;
         const char *msg;
     } cases[] = {
-        {"[1]", GM_ERR_FORMAT, "structural tag /: expected a structural tag object"},
+        {"[1]", GM_ERR_FORMAT, "structural tag /: Structural tag must be an object"},
         {"{\"type\": \"nope\"}", GM_ERR_UNSUPPORTED,
-         "structural tag /type: format type \"nope\" is not supported"},
-        {"{\"type\": \"qwen_xml_parameter\", \"json_schema\": {}}", GM_ERR_UNSUPPORTED,
-         "format type \"qwen_xml_parameter\" is not supported"},
+         "structural tag /type: Format type not recognized: nope (format type \"nope\" is not "
+         "supported"},
+        {"{\"type\": \"exclude_token\", \"exclude_tokens\": []}", GM_ERR_UNSUPPORTED,
+         "format type \"exclude_token\" is not supported"},
         {"{\"type\": \"structural_tag\", \"format\": {\"type\": \"sequence\", \"elements\": [\n"
          "  {\"type\": \"tag\", \"begin\": \"a\", \"end\": \"b\"}]}}",
-         GM_ERR_FORMAT, "t.json:2:3: structural tag /format/elements/0: missing \"content\""},
+         GM_ERR_FORMAT, "t.json:2:3: structural tag /format/elements/0: Tag format must have a "
+         "content field (missing \"content\")"},
         {"{\"type\": \"triggered_tags\", \"triggers\": [\"<f=\"], \"tags\": [{\"begin\": \"<g>\", "
          "\"content\": {\"type\": \"any_text\"}, \"end\": \"x\"}]}",
          GM_ERR_FORMAT, "structural tag /tags/0: the begin \"<g>\" starts with none of the "

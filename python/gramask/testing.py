@@ -7,6 +7,7 @@ structures: they raise :class:`UnsupportedError` saying so. ``_regex_to_ebnf`` r
 EBNF text with the same language (a ``Regex("...")`` rule), not XGrammar's expansion.
 """
 
+import json
 import time
 from typing import Any, List, Optional, Tuple, Union
 
@@ -25,14 +26,38 @@ def _no_printed_form(what: str) -> UnsupportedError:
 
 _SCHEMA_OPTIONS = ("any_whitespace", "indent", "separators", "strict_mode", "max_whitespace_cnt",
                    "any_order")
+_XML_STYLES = ("qwen_xml", "minimax_xml", "deepseek_xml", "glm_xml", "cohere_xml", "kimi_k3_xml")
 
 
-def _json_schema_to_ebnf(schema: Any, **options: Any) -> str:
-    """Compiles the schema first, so that a malformed or unsupported schema raises the
-    error ``Grammar.from_json_schema`` raises; a schema that compiles then raises
-    :class:`UnsupportedError`: gramask has no printed form of XGrammar's."""
-    Grammar.from_json_schema(schema, **{k: v for k, v in options.items() if k in _SCHEMA_OPTIONS})
-    raise _no_printed_form("_json_schema_to_ebnf")
+def _json_schema_to_ebnf(schema: Any, *, json_format: str = "json", any_order: bool = False,
+                         max_whitespace_cnt: Optional[int] = None, strict_mode: bool = True,
+                         **options: Any) -> Any:
+    """XGrammar prints the EBNF of a schema here. gramask has no such printed form: for
+    JSON it compiles the schema first, so that a malformed or unsupported schema raises the
+    error ``Grammar.from_json_schema`` raises, then raises :class:`UnsupportedError`. For
+    the XML tool-call formats (``json_format`` other than "json") it returns the
+    :class:`Grammar` of the structural tag's json_schema format with that style instead
+    (what the tests pass on to :func:`_is_grammar_accept_string`); its ``str`` is the
+    structural tag, not XGrammar's rules."""
+    if json_format not in _XML_STYLES:
+        opts = {k: v for k, v in options.items() if k in _SCHEMA_OPTIONS}
+        opts.update(any_order=any_order, strict_mode=strict_mode)
+        if max_whitespace_cnt is not None:
+            opts["max_whitespace_cnt"] = max_whitespace_cnt
+        Grammar.from_json_schema(schema, **opts)
+        raise _no_printed_form("_json_schema_to_ebnf")
+    if not strict_mode:
+        raise UnsupportedError("_json_schema_to_ebnf: an XML style with strict_mode=False "
+                               "(extra properties and items) is not supported")
+    if isinstance(schema, str):
+        schema = json.loads(schema)
+    elif isinstance(schema, type) and hasattr(schema, "model_json_schema"):
+        schema = schema.model_json_schema()
+    fmt = {"type": "json_schema", "json_schema": schema, "style": json_format,
+           "any_order": any_order}
+    if max_whitespace_cnt is not None:
+        fmt["max_whitespace_cnt"] = max_whitespace_cnt
+    return Grammar.from_structural_tag({"type": "structural_tag", "format": fmt})
 
 
 def _regex_to_ebnf(regex: str, with_rule_name: bool = True) -> str:

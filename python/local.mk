@@ -9,7 +9,8 @@ GM_PYTHON_PKG = \
 	python/gramask/grammar.py python/gramask/logits.py python/gramask/py.typed \
 	python/gramask/tokenizer.py python/gramask/tokenizer_info.py python/gramask/matcher.py \
 	python/gramask/testing.py python/gramask/config.py python/gramask/xgr_schema.py \
-	python/gramask/structural_tag.py
+	python/gramask/structural_tag.py python/gramask/builtin_structural_tag.py \
+	python/gramask/openai_tool_call_schema.py
 GM_PYTHON_FILES = $(GM_PYTHON_PKG) python/src/core.h python/src/core.c python/src/matcher.c \
 	python/src/arrays.c python/src/bench.c python/setup.py python/pyproject.toml python/README.md
 GM_PYTHON_TESTFILES = python/tests/conftest.py python/tests/test_api.py python/tests/test_masks.py \

@@ -15,7 +15,8 @@ GM_PYTHON_FILES = $(GM_PYTHON_PKG) python/src/core.h python/src/core.c python/sr
 	python/src/arrays.c python/src/bench.c python/setup.py python/pyproject.toml python/README.md
 GM_PYTHON_TESTFILES = python/tests/conftest.py python/tests/test_api.py python/tests/test_masks.py \
 	python/tests/test_misuse.py python/tests/test_messages.py python/tests/test_threads.py python/tests/test_memory.py \
-	python/tests/test_decode_example.py python/tests/test_stop_tokens.py
+	python/tests/test_decode_example.py python/tests/test_stop_tokens.py \
+	python/tests/test_builtin_structural_tag_models.py
 EXTRA_DIST += $(GM_PYTHON_FILES) $(GM_PYTHON_TESTFILES) python/tests/pytest.sh python/tests/pip_install.sh \
 	python/tests/xgrammar_suite.sh python/tests/xgrammar_expected_failures.txt examples/decode.py
 

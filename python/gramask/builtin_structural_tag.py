@@ -28,8 +28,10 @@ note [calls]
   auto      free text with calls dispatched on the family's trigger (a section wrapper
             holding one or more calls where the family has one); no tools: free text.
   required  at least one call: the section right away where the family has one
-            (after its fixed prefix), else triggered calls with at least one; free
-            text may follow the calls (a greedy model must be able to stop).
+            (after its fixed prefix, as XGrammar), else triggered calls with at least
+            one, free text allowed before the first (the templates render the content
+            before the calls; gramask's text_before_first) and after the calls (a
+            greedy model must be able to stop).
   forced    exactly the one tool: its call (in its section).
 Free text excludes the family's reasoning markers (exclude_special_tokens=True).
 """
@@ -181,8 +183,11 @@ class _Family:
         if self.section is None:
             if choice == "forced":
                 return tags[0]
+            if choice == "required":  # the templates put the content before the calls
+                return TriggeredTagsFormat(triggers=[self.trigger], tags=tags,
+                                           excludes=excludes, at_least_one=True,
+                                           stop_after_first=one, text_before_first=True)
             return TriggeredTagsFormat(triggers=[self.trigger], tags=tags, excludes=excludes,
-                                       at_least_one=choice == "required",
                                        stop_after_first=one)
         begin, end = self.section
         inner = TagsWithSeparatorFormat(tags=tags, separator=self.separator, at_least_one=True,
@@ -497,3 +502,43 @@ def get_model_structural_tag(model: str, tools: Optional[List[Any]] = None,
 
 
 get_builtin_structural_tag = get_model_structural_tag
+
+
+def special_tokens_of(texts: List[str], tokenizer_info: Any) -> List[str]:
+    """Those of the texts that are special tokens of the vocabulary: one id as the
+    tokenizer reads them, several when their text is read as plain text."""
+    out = []
+    for text in texts:
+        try:
+            if len(tokenizer_info.encode(text)) == 1 and \
+                    len(tokenizer_info.encode(text, special_as_text=True)) > 1:
+                out.append(text)
+        except Exception:  # a vocabulary without a tokenizer.json cannot encode: no specials
+            return []
+    return out
+
+
+def _drop_excluded(node: Any, specials: List[str]) -> Any:
+    """The JSON with the special tokens taken out of every excludes list: a special
+    token's id is never free text anyway (only where the grammar names it)."""
+    if isinstance(node, list):
+        return [_drop_excluded(v, specials) for v in node]
+    if not isinstance(node, dict):
+        return node
+    return {k: [x for x in v if x not in specials] if k == "excludes" and isinstance(v, list)
+            else _drop_excluded(v, specials) for k, v in node.items()}
+
+
+def with_special_tokens(tag: Any, doc: Dict[str, Any], tokenizer_info: Any) -> Dict[str, Any]:
+    """The structural tag's JSON doc for this vocabulary: the tag's
+    ``special_token_candidates`` that are special tokens there become
+    ``special_tokens`` (produced only as their ids; their text refused as text)."""
+    candidates = getattr(tag, "special_token_candidates", None)
+    if not candidates or "special_tokens" in doc:
+        return doc
+    specials = special_tokens_of(candidates, tokenizer_info)
+    if not specials:
+        return doc
+    doc = _drop_excluded(doc, specials)
+    doc["special_tokens"] = specials
+    return doc

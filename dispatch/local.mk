@@ -2,7 +2,8 @@
 # one Earley grammar (free text as UNTIL, note [until]).
 libgmcore_la_SOURCES += \
 	dispatch/ir_import.c dispatch/ir_import.h \
-	dispatch/stag.c dispatch/stag.h \
+	dispatch/stag.c dispatch/stag.h dispatch/stag_internal.h \
+	dispatch/stag_xml.c \
 	dispatch/tools.c dispatch/tools.h \
 	dispatch/tool_families.c dispatch/tool_families.h \
 	dispatch/codeblocks.c dispatch/codeblocks.h
@@ -18,6 +19,13 @@ GM_TESTS += tests/test_tool_families
 tests_test_tool_families_SOURCES = tests/test_tool_families.c
 tests_test_tool_families_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_tool_families_LDADD = $(GM_TEST_LDADD)
+
+# The XML argument styles of json_schema formats (qwen, minimax, deepseek, glm, cohere,
+# kimi_k3) against the reference recognizer.
+GM_TESTS += tests/test_stag_xml
+tests_test_stag_xml_SOURCES = tests/test_stag_xml.c
+tests_test_stag_xml_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_stag_xml_LDADD = $(GM_TEST_LDADD)
 
 # Agent turns from MaskBench's BFCL tools under every preset (gramask trace --tools).
 TESTS += tests/tool_traces_check.py

@@ -8,35 +8,13 @@
 #include "base/error.h"
 #include "base/utf8.h"
 #include "dispatch/ir_import.h"
+#include "dispatch/stag_internal.h"
 #include "ir/ir_merge.h"
 #include "ir/ebnf_parse.h"
 #include "earley/engine.h"
 #include "parser/bundled.h"
 #include "schema/json.h"
 #include "schema/schema.h"
-
-enum { MAX_DEPTH = 64, MAX_SPECIAL = 256 };
-
-typedef struct stag {
-    gm_mem *mem;
-    gm_ebnf *g;
-    gm_jdoc doc;
-    const char *name;
-    const gm_stag_options *opts;
-    gm_limits limits;
-    gm_error *err;
-    gm_status status;         /* the first error */
-    const char *special[MAX_SPECIAL];
-    size_t special_len[MAX_SPECIAL];
-    size_t nspecial;
-    uint32_t imports;         /* grammars imported so far (their rule prefixes) */
-    uint32_t depth;
-    uint32_t any_byte;        /* one byte, any: GM_EX_NONE until first needed */
-    uint32_t any_char;        /* one character (code point), any: GM_EX_NONE until needed */
-    uint32_t until_flags;     /* of every free text: 0 (valid UTF-8) or GM_UNTIL_BYTES */
-    char ptr[512];            /* JSON pointer of the value being compiled */
-    size_t ptr_len;
-} stag;
 
 /* ---- errors and JSON pointers -------------------------------------------- */
 
@@ -460,38 +438,12 @@ static uint32_t import(stag *c, const gm_ebnf *sub, char kind)
     return node;
 }
 
-static uint32_t json_schema(stag *c, const gm_jv *v)
+/* The JSON Schema json[0..len) as JSON under so, imported as one rule. */
+static uint32_t schema_text(stag *c, const char *json, size_t len, const gm_schema_options *so)
 {
-    const gm_jv *s = member(v, "json_schema");
-    if (!s)
-        s = member(v, "schema"); /* the first version's structures */
-    if (!s || (s->kind != GM_JV_OBJECT && s->kind != GM_JV_TRUE && s->kind != GM_JV_FALSE))
-        return fail(c, s ? s : v, GM_ERR_FORMAT, "expected a JSON Schema (an object or a boolean)"
-                                                 " in \"json_schema\"");
-    /* XGrammar's options of the content (the first version's structures have none) */
-    gm_schema_options so = c->opts->schema;
-    const gm_jv *style = member(v, "json_schema") ? get_string(c, v, "style", false) : NULL;
-    if (style && strcmp(style->u.s, "json")) {
-        size_t mark = push_key(c, "style");
-        fail(c, style, GM_ERR_UNSUPPORTED, "style \"%s\" is not supported (gramask writes "
-             "JSON: \"json\")", style->u.s);
-        pop(c, mark);
-    }
-    if (member(v, "json_schema")) {
-        so.any_order = get_bool(c, v, "any_order", so.any_order);
-        bool ok = true;
-        uint32_t ws = get_count(c, v, "max_whitespace_cnt", GM_EX_INF, 1u << 20, &ok);
-        if (ok && ws != GM_EX_INF) {
-            so.whitespace = GM_SCHEMA_WS_FLEXIBLE;
-            so.max_ws_run = ws;
-        }
-    }
-    if (c->status != GM_OK)
-        return GM_EX_NONE;
     gm_ebnf sub;
     gm_ebnf_init(&sub, c->mem);
-    gm_status st = gm_schema_compile(c->mem, c->name, c->doc.text + s->off, s->end - s->off,
-                                     &so, &sub, c->err);
+    gm_status st = gm_schema_compile(c->mem, c->name, json, len, so, &sub, c->err);
     uint32_t node = GM_EX_NONE;
     if (st == GM_OK) {
         node = import(c, &sub, 's');
@@ -507,6 +459,53 @@ static uint32_t json_schema(stag *c, const gm_jv *v)
     }
     gm_ebnf_free(&sub);
     return node;
+}
+
+/* json_schema {json_schema, style?, any_order?, max_whitespace_cnt?}; qwen_xml_parameter
+   {json_schema} is the same with style "qwen_xml" (XGrammar's older name). */
+static uint32_t json_schema(stag *c, const gm_jv *v, const char *fixed_style)
+{
+    const gm_jv *s = member(v, "json_schema");
+    if (!s && !fixed_style)
+        s = member(v, "schema"); /* the first version's structures */
+    if (!s || (s->kind != GM_JV_OBJECT && s->kind != GM_JV_TRUE && s->kind != GM_JV_FALSE))
+        return fail(c, s ? s : v, GM_ERR_FORMAT, "expected a JSON Schema (an object or a boolean)"
+                    " in \"json_schema\" (JSON schema format must have a json_schema field "
+                    "with a object or boolean value)");
+    /* XGrammar's options of the content (the first version's structures have none) */
+    gm_schema_options so = c->opts->schema;
+    const char *style = fixed_style;
+    const gm_jv *stv = member(v, "style");
+    if (!fixed_style && stv && member(v, "json_schema")) {
+        if (stv->kind != GM_JV_STRING || (strcmp(stv->u.s, "json") &&
+                                          !gm_stag_xml_style_known(stv->u.s))) {
+            size_t mark = push_key(c, "style");
+            fail(c, stv, GM_ERR_FORMAT, "style must be \"json\", \"qwen_xml\", "
+                 "\"minimax_xml\", \"deepseek_xml\", \"glm_xml\", \"cohere_xml\", or "
+                 "\"kimi_k3_xml\"");
+            pop(c, mark);
+        } else if (strcmp(stv->u.s, "json")) {
+            style = stv->u.s;
+        }
+    }
+    if (member(v, "json_schema") && !fixed_style) {
+        so.any_order = get_bool(c, v, "any_order", so.any_order);
+        bool ok = true;
+        uint32_t ws = get_count(c, v, "max_whitespace_cnt", GM_EX_INF, 1u << 20, &ok);
+        if (ok && ws != GM_EX_INF) {
+            so.whitespace = GM_SCHEMA_WS_FLEXIBLE;
+            so.max_ws_run = ws;
+        }
+    }
+    if (c->status != GM_OK)
+        return GM_EX_NONE;
+    if (style) {
+        size_t mark = push_key(c, "json_schema");
+        uint32_t node = gm_stag_xml_schema(c, v, s, style, &so);
+        pop(c, mark);
+        return node;
+    }
+    return schema_text(c, c->doc.text + s->off, s->end - s->off, &so);
 }
 
 static uint32_t grammar(stag *c, const gm_jv *v)
@@ -686,7 +685,7 @@ static uint32_t tag_after(stag *c, const gm_jv *v, uint32_t begin)
         return GM_EX_NONE;
     if (!content) {
         /* the first version's {begin, schema, end} */
-        uint32_t body = json_schema(c, v);
+        uint32_t body = json_schema(c, v, NULL);
         return seq3(c, begin, body, endn);
     }
     const gm_jv *ctype = get_string(c, content, "type", false);
@@ -1148,7 +1147,11 @@ static uint32_t format(stag *c, const gm_jv *v)
             node = text_node(c, s->u.s, s->n);
     } else if (!strcmp(t, "json_schema")) {
         if (known_keys(c, v, "a json_schema", schema_keys))
-            node = json_schema(c, v);
+            node = json_schema(c, v, NULL);
+    } else if (!strcmp(t, "qwen_xml_parameter")) {
+        static const char *const qwen_keys[] = {"type", "json_schema", NULL};
+        if (known_keys(c, v, "a qwen_xml_parameter", qwen_keys))
+            node = json_schema(c, v, "qwen_xml");
     } else if (!strcmp(t, "grammar")) {
         if (known_keys(c, v, "a grammar", grammar_keys))
             node = grammar(c, v);
@@ -1192,7 +1195,7 @@ static uint32_t format(stag *c, const gm_jv *v)
     } else {
         size_t mark = push_key(c, "type");
         fail(c, type, GM_ERR_UNSUPPORTED, "format type \"%s\" is not supported (gramask knows "
-             "const_string, json_schema, grammar, regex, lalr, sequence, or, tag, token, "
+             "const_string, json_schema, qwen_xml_parameter, grammar, regex, lalr, sequence, or, tag, token, "
              "any_text, optional, plus, star, repeat, dispatch, triggered_tags, "
              "tags_with_separator)", t);
         pop(c, mark);
@@ -1319,4 +1322,33 @@ gm_status gm_stag_compile(gm_mem *m, const char *name, const char *json, size_t 
     gm_jdoc_free(&c->doc);
     gm_mem_free(m, c);
     return st;
+}
+
+/* ---- for the format modules (stag_internal.h) ----------------------------- */
+
+uint32_t gm_stag_fail(stag *c, const gm_jv *at, gm_status code, const char *fmt, ...)
+{
+    char msg[GM_ERROR_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return fail(c, at, code, "%s", msg);
+}
+
+uint32_t gm_stag_nomem(stag *c) { return nomem(c); }
+size_t gm_stag_push_key(stag *c, const char *key) { return push_key(c, key); }
+size_t gm_stag_push_index(stag *c, uint32_t i) { return push_index(c, i); }
+void gm_stag_pop(stag *c, size_t mark) { pop(c, mark); }
+uint32_t gm_stag_text(stag *c, const char *s, size_t n) { return text_node(c, s, n); }
+
+uint32_t gm_stag_free_text(stag *c, const uint32_t *ids, size_t n)
+{
+    return until(c, ids, n, GM_EX_NONE);
+}
+
+uint32_t gm_stag_json_schema_text(stag *c, const char *json, size_t len,
+                                  const gm_schema_options *so)
+{
+    return schema_text(c, json, len, so);
 }

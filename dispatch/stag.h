@@ -15,7 +15,12 @@
  *     grammar {grammar}                  XGrammar EBNF text
  *     regex {pattern}                    Python re syntax (lexer/regex.h)
  *     json_schema {style?, any_order?, max_whitespace_cnt?}: style "json"
- *                                        only; the others set gm_schema_options
+ *                                        or an XML argument style (qwen_xml,
+ *                                        minimax_xml, deepseek_xml, glm_xml,
+ *                                        cohere_xml, kimi_k3_xml: note [xml
+ *                                        styles] in stag_xml.c); the others
+ *                                        set gm_schema_options
+ *     qwen_xml_parameter {json_schema}   json_schema with style qwen_xml
  *     sequence {elements}, or {elements}
  *     optional, plus, star {content}     content 0-1, 1+, 0+ times
  *     repeat {min, max, content}         min..max times (max -1: no bound)
@@ -65,7 +70,7 @@
  * end, free text again; the structure may end wherever free text may.
  * stop_after_first ends it after one tag; at_least_one requires one.
  * Refused with GM_ERR_UNSUPPORTED naming the type and its JSON pointer:
- * qwen_xml_parameter, exclude_token, any_tokens, token_dispatch,
+ * exclude_token, any_tokens, token_dispatch,
  * token_triggered_tags and any other type. Every error names the JSON pointer
  * and the line:column in the document.
  */

@@ -231,8 +231,8 @@ static void errors(void **state)
         {"[1]", GM_ERR_FORMAT, "structural tag /: expected a structural tag object"},
         {"{\"type\": \"nope\"}", GM_ERR_UNSUPPORTED,
          "structural tag /type: format type \"nope\" is not supported"},
-        {"{\"type\": \"qwen_xml_parameter\", \"json_schema\": {}}", GM_ERR_UNSUPPORTED,
-         "format type \"qwen_xml_parameter\" is not supported"},
+        {"{\"type\": \"exclude_token\", \"exclude_tokens\": []}", GM_ERR_UNSUPPORTED,
+         "format type \"exclude_token\" is not supported"},
         {"{\"type\": \"structural_tag\", \"format\": {\"type\": \"sequence\", \"elements\": [\n"
          "  {\"type\": \"tag\", \"begin\": \"a\", \"end\": \"b\"}]}}",
          GM_ERR_FORMAT, "t.json:2:3: structural tag /format/elements/0: missing \"content\""},

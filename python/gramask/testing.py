@@ -6,6 +6,7 @@ of a JSON Schema or a regex) have no counterpart in gramask, whose grammars comp
 other structures: they raise :class:`UnsupportedError` saying so.
 """
 
+import json
 import time
 from typing import Any, List, Optional, Tuple, Union
 
@@ -21,8 +22,31 @@ def _no_printed_form(what: str) -> UnsupportedError:
                             "internal representation)")
 
 
-def _json_schema_to_ebnf(schema: Any, **options: Any) -> str:
-    raise _no_printed_form("_json_schema_to_ebnf")
+_XML_STYLES = ("qwen_xml", "minimax_xml", "deepseek_xml", "glm_xml", "cohere_xml", "kimi_k3_xml")
+
+
+def _json_schema_to_ebnf(schema: Any, *, json_format: str = "json", any_order: bool = False,
+                         max_whitespace_cnt: Optional[int] = None, strict_mode: bool = True,
+                         **options: Any) -> Any:
+    """XGrammar prints the EBNF of a schema here. gramask has no such printed form; for the
+    XML tool-call formats (``json_format`` other than "json") it returns the
+    :class:`Grammar` of the structural tag's json_schema format with that style instead
+    (what the tests pass on to :func:`_is_grammar_accept_string`); its ``str`` is the
+    structural tag, not XGrammar's rules."""
+    if json_format not in _XML_STYLES:
+        raise _no_printed_form("_json_schema_to_ebnf")
+    if not strict_mode:
+        raise UnsupportedError("_json_schema_to_ebnf: an XML style with strict_mode=False "
+                               "(extra properties and items) is not supported")
+    if isinstance(schema, str):
+        schema = json.loads(schema)
+    elif isinstance(schema, type) and hasattr(schema, "model_json_schema"):
+        schema = schema.model_json_schema()
+    fmt = {"type": "json_schema", "json_schema": schema, "style": json_format,
+           "any_order": any_order}
+    if max_whitespace_cnt is not None:
+        fmt["max_whitespace_cnt"] = max_whitespace_cnt
+    return Grammar.from_structural_tag({"type": "structural_tag", "format": fmt})
 
 
 def _regex_to_ebnf(regex: str, with_rule_name: bool = True) -> str:

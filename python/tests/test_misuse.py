@@ -136,8 +136,8 @@ def test_constructor_misuse(json_sp32k):
         gm.Grammar.from_file("x.lark", format="yaml")
     with pytest.raises(gm.FormatError, match="expected at least one tag"):
         gm.Grammar.from_structural_tag([], ["<f="])
-    with pytest.raises(gm.UnsupportedError, match="format type \"qwen_xml_parameter\""):
-        gm.Grammar.from_structural_tag({"type": "qwen_xml_parameter", "json_schema": {}})
+    with pytest.raises(gm.UnsupportedError, match="format type \"token_dispatch\""):
+        gm.Grammar.from_structural_tag({"type": "token_dispatch", "rules": []})
     with pytest.raises(ValueError, match="unknown tool format"):
         gm.Grammar.from_tools([], "mistral")
     with pytest.raises(gm.ArgumentError, match="not one of the tools"):

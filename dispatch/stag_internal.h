@@ -1,0 +1,63 @@
+/*
+ * The structural-tag compiler's state and the helpers its format modules
+ * share (stag.c owns them; stag_xml.c writes the XML argument styles of a
+ * json_schema format with them). Not a public interface.
+ */
+#ifndef GM_DISPATCH_STAG_INTERNAL_H
+#define GM_DISPATCH_STAG_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "dispatch/stag.h"
+#include "ir/ebnf.h"
+#include "schema/json.h"
+
+enum { MAX_DEPTH = 64, MAX_SPECIAL = 256 };
+
+typedef struct stag {
+    gm_mem *mem;
+    gm_ebnf *g;
+    gm_jdoc doc;
+    const char *name;
+    const gm_stag_options *opts;
+    gm_limits limits;
+    gm_error *err;
+    gm_status status;         /* the first error */
+    const char *special[MAX_SPECIAL];
+    size_t special_len[MAX_SPECIAL];
+    size_t nspecial;
+    uint32_t imports;         /* grammars imported so far (their rule prefixes) */
+    uint32_t depth;
+    uint32_t any_byte;        /* one byte, any: GM_EX_NONE until first needed */
+    uint32_t any_char;        /* one character (code point), any: GM_EX_NONE until needed */
+    uint32_t until_flags;     /* of every free text: 0 (valid UTF-8) or GM_UNTIL_BYTES */
+    char ptr[512];            /* JSON pointer of the value being compiled */
+    size_t ptr_len;
+} stag;
+
+/* The first error, with the current JSON pointer; returns GM_EX_NONE. */
+uint32_t gm_stag_fail(stag *c, const gm_jv *at, gm_status code, const char *fmt, ...)
+    GM_PRINTF(4, 5);
+uint32_t gm_stag_nomem(stag *c);
+/* Appends "/key" (or "/i") to the pointer; gm_stag_pop goes back to the mark. */
+size_t gm_stag_push_key(stag *c, const char *key);
+size_t gm_stag_push_index(stag *c, uint32_t i);
+void gm_stag_pop(stag *c, size_t mark);
+/* Text with the document's special tokens as tokens (EMPTY for n = 0). */
+uint32_t gm_stag_text(stag *c, const char *s, size_t n);
+/* Free text containing none of the BYTES nodes ids[0..n) (note [until]). */
+uint32_t gm_stag_free_text(stag *c, const uint32_t *ids, size_t n);
+/* The JSON Schema json[0..len) as JSON text under the format's options. */
+uint32_t gm_stag_json_schema_text(stag *c, const char *json, size_t len,
+                                  const gm_schema_options *so);
+
+/* stag_xml.c: the json_schema format v with an XML argument style (note [xml styles]). */
+uint32_t gm_stag_xml_schema(stag *c, const gm_jv *v, const gm_jv *schema, const char *style,
+                            const gm_schema_options *so);
+/* Whether style names one of those styles. */
+bool gm_stag_xml_style_known(const char *style);
+
+#endif

@@ -1,0 +1,256 @@
+/*
+ * The XML argument styles of a json_schema format (dispatch/stag_xml.c,
+ * note [xml styles]) against their definition: each structural tag is
+ * compiled to the grammar IR and its language checked with the independent
+ * reference recognizer (tests/earley_ref): tool-call arguments as the
+ * models' templates render them must be sentences; wrong tags, wrong value
+ * types, missing required parameters and broken wrappers must not.
+ */
+#include "tests/testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/stag.h"
+#include "tests/earley_ref.h"
+
+typedef struct lang {
+    gm_mem mem;
+    gm_ebnf g;
+    gm_eref *r;
+} lang;
+
+/* {"type": "json_schema", "json_schema": schema, "style": style, extra} compiled. */
+static void compile(lang *l, const char *style, const char *schema, const char *extra)
+{
+    char json[4096];
+    snprintf(json, sizeof json, "{\"type\": \"structural_tag\", \"format\": {\"type\": "
+             "\"json_schema\", \"json_schema\": %s, \"style\": \"%s\"%s}}", schema, style,
+             extra ? extra : "");
+    gm_mem_init(&l->mem, NULL, 0);
+    gm_ebnf_init(&l->g, &l->mem);
+    gm_stag_options o = {0};
+    gm_schema_options_init_defaults(&o.schema);
+    gm_limits_init_defaults(&o.limits);
+    gm_error err;
+    if (gm_stag_compile(&l->mem, "t.json", json, strlen(json), &o, &l->g, &err))
+        fail_msg("compile: %s\n%s", err.message, json);
+    if (gm_eref_create(&l->g, &l->r, &err))
+        fail_msg("reference: %s", err.message);
+}
+
+static void release(lang *l)
+{
+    gm_eref_destroy(l->r);
+    gm_ebnf_free(&l->g);
+}
+
+static void expect(lang *l, const char *text, bool sentence)
+{
+    gm_eref_rollback(l->r, 0);
+    bool complete = gm_eref_feed(l->r, text, strlen(text)) && gm_eref_accepting(l->r);
+    if (complete != sentence)
+        fail_msg("'%s': complete %d, expected %d", text, complete, sentence);
+}
+
+static const char name_age[] =
+    "{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\"}, "
+    "\"age\": {\"type\": \"integer\"}}, \"required\": [\"name\", \"age\"]}";
+
+static void plain_styles(void **state)
+{
+    (void)state;
+    lang l;
+    compile(&l, "qwen_xml", name_age, NULL);
+    expect(&l, "<parameter=name>Bob</parameter><parameter=age>\t100\n</parameter>", true);
+    expect(&l, "\n<parameter=name> Bob\n</parameter>\n<parameter=age>100</parameter>\n", true);
+    expect(&l, "<parameter=name>a<b>c</b></parameter><parameter=age>1</parameter>", true);
+    expect(&l, "<parameter=name>Bob</parameter>", false);                      /* required */
+    expect(&l, "<parameter=age>1</parameter><parameter=name>B</parameter>", false); /* order */
+    expect(&l, "<parameter=name>Bob</parameter><parameter=age>\"1\"</parameter>", false);
+    expect(&l, "<parameter=name>B</parameter>x</parameter><parameter=age>1</parameter>", false);
+    expect(&l, "<parameter=name>B</parameter><parameter=age>1</parameter>"
+               "<parameter=x>1</parameter>", false); /* no additionalProperties: none */
+    release(&l);
+    compile(&l, "minimax_xml", name_age, NULL);
+    expect(&l, "<parameter name=\"name\">Bob</parameter><parameter name=\"age\">7</parameter>",
+           true);
+    expect(&l, "<parameter=name>Bob</parameter><parameter=age>7</parameter>", false);
+    release(&l);
+    compile(&l, "deepseek_xml", name_age, NULL);
+    expect(&l, "<\xef\xbd\x9c" "DSML\xef\xbd\x9cparameter name=\"name\" string=\"true\">Bob"
+               "</\xef\xbd\x9c" "DSML\xef\xbd\x9cparameter><\xef\xbd\x9c" "DSML\xef\xbd\x9c"
+               "parameter name=\"age\" string=\"false\">7</\xef\xbd\x9c" "DSML\xef\xbd\x9c"
+               "parameter>", true);
+    expect(&l, "<\xef\xbd\x9c" "DSML\xef\xbd\x9cparameter name=\"name\" string=\"yes\">Bob"
+               "</\xef\xbd\x9c" "DSML\xef\xbd\x9cparameter>", false);
+    release(&l);
+    compile(&l, "glm_xml", name_age, NULL);
+    expect(&l, "<arg_key>name</arg_key>\n<arg_value>Bob</arg_value>\n<arg_key>age</arg_key>"
+               "<arg_value>7</arg_value>", true);
+    expect(&l, "<arg_key>name</arg_key><arg_value>Bob</arg_value>", false);
+    release(&l);
+    /* the older name of the qwen_xml style */
+    gm_mem_init(&l.mem, NULL, 0);
+    gm_ebnf_init(&l.g, &l.mem);
+    char json[1024];
+    snprintf(json, sizeof json, "{\"type\": \"qwen_xml_parameter\", \"json_schema\": %s}",
+             name_age);
+    gm_error err;
+    assert_int_equal(gm_stag_compile(&l.mem, "t", json, strlen(json), NULL, &l.g, &err), GM_OK);
+    assert_int_equal(gm_eref_create(&l.g, &l.r, &err), GM_OK);
+    expect(&l, "<parameter=name>Bob</parameter><parameter=age>1</parameter>", true);
+    release(&l);
+}
+
+static void values(void **state)
+{
+    (void)state;
+    lang l;
+    compile(&l, "qwen_xml",
+            "{\"type\": \"object\", \"properties\": {"
+            "\"c\": {\"const\": \"red\"}, \"e\": {\"enum\": [\"a b\", 3]},"
+            "\"p\": {\"type\": \"string\", \"pattern\": \"^$|^https://x\\\\.com/\"},"
+            "\"o\": {\"type\": \"object\", \"properties\": {\"k\": {\"type\": \"boolean\"}}},"
+            "\"r\": {\"$ref\": \"#/$defs/N\"}, \"n\": {\"type\": [\"string\", \"null\"]}},"
+            "\"$defs\": {\"N\": {\"type\": \"array\", \"items\": {\"$ref\": \"#/$defs/I\"}},"
+            "\"I\": {\"type\": \"integer\"}}}", NULL);
+    expect(&l, "", true); /* nothing required */
+    expect(&l, "<parameter=c>red</parameter>", true);
+    expect(&l, "<parameter=c>\"red\"</parameter>", false); /* a const string is raw */
+    expect(&l, "<parameter=e>a b</parameter>", true);
+    expect(&l, "<parameter=e>3</parameter>", true);
+    expect(&l, "<parameter=e>4</parameter>", false);
+    expect(&l, "<parameter=p></parameter>", true);
+    expect(&l, "<parameter=p>https://x.com/</parameter>", true);
+    expect(&l, "<parameter=p>http://x.com/</parameter>", false);
+    expect(&l, "<parameter=o>{\"k\": true}</parameter>", true); /* nested values are JSON */
+    expect(&l, "<parameter=o>{\"k\": 1}</parameter>", false);
+    expect(&l, "<parameter=r>[1, 2]</parameter>", true);
+    expect(&l, "<parameter=r>[1, \"2\"]</parameter>", false);
+    expect(&l, "<parameter=n>null</parameter>", true);
+    expect(&l, "<parameter=n>any text</parameter>", true);
+    release(&l);
+    /* any_order: any order, keys and values checked, at least the required count */
+    compile(&l, "qwen_xml", name_age, ", \"any_order\": true");
+    expect(&l, "<parameter=age>1</parameter><parameter=name>B</parameter>", true);
+    expect(&l, "<parameter=age>1</parameter>", false);
+    expect(&l, "<parameter=age>x</parameter><parameter=name>B</parameter>", false);
+    release(&l);
+}
+
+static void cohere(void **state)
+{
+    (void)state;
+    lang l;
+    compile(&l, "cohere_xml",
+            "{\"type\": \"object\", \"properties\": {"
+            "\"config\": {\"type\": \"object\", \"properties\": {\"mode\": {\"type\": \"string\"},"
+            "\"on\": {\"type\": \"boolean\"}}, \"required\": [\"mode\"]},"
+            "\"items\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}},"
+            "\"v\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"integer\"}]}},"
+            "\"required\": [\"config\"]}", NULL);
+    expect(&l, "<cofl:value name=\"config\" type=\"dict\"><cofl:value name=\"mode\" type=\"raw\">"
+               "fast</cofl:value><cofl:value name=\"on\" type=\"json\">true</cofl:value>"
+               "</cofl:value><cofl:value name=\"items\" type=\"list\"><cofl:value type=\"raw\">a"
+               "</cofl:value><cofl:value type=\"raw\">b</cofl:value></cofl:value>", true);
+    expect(&l, "<cofl:value name=\"config\" type=\"json\">{\"mode\": \"x\"}</cofl:value>", false);
+    expect(&l, "<cofl:value name=\"config\" type=\"dict\"><cofl:value name=\"mode\" type=\"raw\">"
+               "x</cofl:value></cofl:value><cofl:value name=\"items\" type=\"list\">"
+               "<cofl:value name=\"0\" type=\"raw\">a</cofl:value></cofl:value>", false);
+    /* each alternative carries its own type */
+    const char *cfg = "<cofl:value name=\"config\" type=\"dict\"><cofl:value name=\"mode\" "
+                      "type=\"raw\">x</cofl:value></cofl:value>";
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s<cofl:value name=\"v\" type=\"raw\">hi</cofl:value>", cfg);
+    expect(&l, buf, true);
+    snprintf(buf, sizeof buf, "%s<cofl:value name=\"v\" type=\"json\">7</cofl:value>", cfg);
+    expect(&l, buf, true);
+    snprintf(buf, sizeof buf, "%s<cofl:value name=\"v\" type=\"json\">hi</cofl:value>", cfg);
+    expect(&l, buf, false);
+    release(&l);
+    /* a dict that contains itself through $ref */
+    compile(&l, "cohere_xml",
+            "{\"type\": \"object\", \"properties\": {\"root\": {\"$ref\": \"#/$defs/Node\"}},"
+            "\"$defs\": {\"Node\": {\"type\": \"object\", \"properties\": {\"name\": {\"type\": "
+            "\"string\"}, \"next\": {\"$ref\": \"#/$defs/Node\"}}, \"required\": [\"name\"]}}}",
+            NULL);
+    expect(&l, "<cofl:value name=\"root\" type=\"dict\"><cofl:value name=\"name\" type=\"raw\">a"
+               "</cofl:value><cofl:value name=\"next\" type=\"dict\"><cofl:value name=\"name\" "
+               "type=\"raw\">b</cofl:value></cofl:value></cofl:value>", true);
+    expect(&l, "<cofl:value name=\"root\" type=\"dict\"><cofl:value name=\"next\" type=\"dict\">"
+               "</cofl:value></cofl:value>", false);
+    release(&l);
+    /* additional keys are the identifiers that are not declared */
+    compile(&l, "cohere_xml",
+            "{\"type\": \"object\", \"properties\": {\"foo\": {\"type\": \"integer\"}},"
+            "\"additionalProperties\": {\"type\": \"string\"}}", NULL);
+    expect(&l, "<cofl:value name=\"fo\" type=\"raw\">x</cofl:value>", true);
+    expect(&l, "<cofl:value name=\"foox\" type=\"raw\">x</cofl:value>", true);
+    expect(&l, "<cofl:value name=\"foo\" type=\"raw\">x</cofl:value>", false);
+    expect(&l, "<cofl:value name=\"foo\" type=\"json\">1</cofl:value>", true);
+    release(&l);
+}
+
+static void kimi(void **state)
+{
+    (void)state;
+    lang l;
+    compile(&l, "kimi_k3_xml",
+            "{\"type\": \"object\", \"properties\": {\"a\\\"&b\": {\"type\": \"integer\"},"
+            "\"s\": {\"type\": \"string\"}}}", NULL);
+    expect(&l, "<|open|>argument key=\"a&quot;&amp;b\" type=\"number\"<|sep|>1"
+               "<|close|>argument<|sep|>", true);
+    expect(&l, "<|open|>argument key=\"a&quot;&amp;b\" type=\"integer\"<|sep|>1"
+               "<|close|>argument<|sep|>", false); /* the renderer writes number */
+    expect(&l, "<|open|>argument key=\"s\" type=\"string\"<|sep|>x<|close|>argument<|sep|>",
+           true);
+    expect(&l, "<|open|>argument key=\"s\" type=\"number\"<|sep|>1<|close|>argument<|sep|>",
+           false);
+    release(&l);
+    /* free-form keys (a schema that says nothing) take any of the types */
+    compile(&l, "kimi_k3_xml", "true", NULL);
+    expect(&l, "<|open|>argument key=\"free\" type=\"boolean\"<|sep|>true"
+               "<|close|>argument<|sep|>", true);
+    expect(&l, "<|open|>argument key=\"free\" type=\"bool\"<|sep|>true"
+               "<|close|>argument<|sep|>", false);
+    release(&l);
+}
+
+static void errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json, *pointer;
+    } cases[] = {
+        {"{\"type\": \"json_schema\", \"json_schema\": {}, \"style\": \"yaml_xml\"}",
+         "/style: style must be \"json\", \"qwen_xml\""},
+        {"{\"type\": \"qwen_xml_parameter\", \"json_schema\": {}, \"style\": \"qwen_xml\"}",
+         "/style: unknown key"},
+        {"{\"type\": \"json_schema\", \"style\": \"qwen_xml\", \"json_schema\": {\"properties\":"
+         " {\"a\": {\"$ref\": \"#/$defs/none\"}}}}", "$ref \"#/$defs/none\" points to nothing"},
+        {"{\"type\": \"json_schema\", \"style\": \"glm_xml\", \"json_schema\": {\"properties\":"
+         " {\"a\": {\"$ref\": \"other.json\"}}}}", "only local references"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        gm_mem mem;
+        gm_mem_init(&mem, NULL, 0);
+        gm_ebnf g;
+        gm_ebnf_init(&g, &mem);
+        gm_error err;
+        gm_status st = gm_stag_compile(&mem, "t", cases[i].json, strlen(cases[i].json), NULL, &g,
+                                       &err);
+        if (st == GM_OK || !strstr(err.message, cases[i].pointer))
+            fail_msg("case %zu: status %d, message '%s'", i, st, st ? err.message : "");
+        gm_ebnf_free(&g);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(plain_styles), cmocka_unit_test(values), cmocka_unit_test(cohere),
+        cmocka_unit_test(kimi),         cmocka_unit_test(errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

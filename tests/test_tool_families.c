@@ -160,9 +160,29 @@ static const family_case cases[] = {
      "<tool_call>{\"name\": \"get_date\", \"arguments\": {\"timezone\": \"UTC\"}}</tool_call>",
      "<tool_call>{\"name\": \"get_time\", \"arguments\": {}}</tool_call>",
      "<tool_call>{\"name\": \"get_time\", \"arguments\": {\"timezone\": \"UTC\"}}"},
+    /* XML arguments (json_schema styles, dispatch/stag_xml.c): strings raw */
+    {"qwen_3_coder", "Hmm.</think>\n\n",
+     "<tool_call>\n<function=get_weather>\n<parameter=location>\nBeijing\n</parameter>\n"
+     "</function>\n</tool_call>",
+     "<tool_call>\n<function=get_weather>\n<parameter=location>\nBeijing\n</parameter>\n"
+     "</function>\n</tool_call>\n<tool_call>\n<function=get_time>\n<parameter=timezone>\nUTC\n"
+     "</parameter>\n</function>\n</tool_call>",
+     "<tool_call>\n<function=get_date>\n<parameter=timezone>\nUTC\n</parameter>\n"
+     "</function>\n</tool_call>",
+     "<tool_call>\n<function=get_time>\n<parameter=tz>\nUTC\n</parameter>\n"
+     "</function>\n</tool_call>",
+     "<tool_call>\n<function=get_time>\n<parameter=timezone>\nUTC\n</parameter>\n"
+     "</tool_call>"},
+    {"glm_4_7", "Hmm.</think>",
+     "<tool_call>get_weather<arg_key>location</arg_key><arg_value>Beijing</arg_value></tool_call>",
+     "<tool_call>get_weather<arg_key>location</arg_key><arg_value>Beijing</arg_value></tool_call>"
+     "<tool_call>get_time<arg_key>timezone</arg_key><arg_value>UTC</arg_value></tool_call>",
+     "<tool_call>get_date<arg_key>timezone</arg_key><arg_value>UTC</arg_value></tool_call>",
+     "<tool_call>get_time<arg_key>zone</arg_key><arg_value>UTC</arg_value></tool_call>",
+     "<tool_call>get_time<arg_key>timezone</arg_key>UTC</arg_value></tool_call>"},
 };
 
-static void json_families(void **state)
+static void families_on_turns(void **state)
 {
     (void)state;
     char text[2048];
@@ -243,7 +263,7 @@ static void xml_families(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(json_families),
+        cmocka_unit_test(families_on_turns),
         cmocka_unit_test(xml_families),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

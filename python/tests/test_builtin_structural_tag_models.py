@@ -290,3 +290,50 @@ def test_json_family_texts(model, turn, ok):
     """By text (no tokenizer of these models here): the format and its breakages."""
     stag = get_model_structural_tag(model, tools=TOOLS, reasoning=False)
     assert _is_grammar_accept_string(xgr.Grammar.from_structural_tag(stag), turn) == ok
+
+
+# XML-argument families: strings raw, other types JSON, as their templates render them.
+XML_TURNS = {
+    "qwen_3_coder": ("<tool_call>\n<function=get_time>\n<parameter=timezone>\nUTC\n</parameter>\n"
+                     "</function>\n</tool_call>"),
+    "glm_4_7": "<tool_call>get_time<arg_key>timezone</arg_key><arg_value>UTC</arg_value></tool_call>",
+    "minimax": ('\n</think>\n\n\n\n<minimax:tool_call>\n<invoke name="get_time">\n'
+                '<parameter name="timezone">UTC</parameter>\n</invoke>\n</minimax:tool_call>'),
+    "deepseek_v3_2": ('\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_time">\n'
+                      '<｜DSML｜parameter name="timezone" string="true">UTC</｜DSML｜parameter>\n'
+                      '</｜DSML｜invoke>\n</｜DSML｜function_calls>'),
+}
+
+
+@pytest.mark.parametrize("model", sorted(XML_TURNS))
+def test_xml_family_texts(model):
+    # auto: the trigger commits to a call, so a broken call is not free text either
+    turn = XML_TURNS[model]
+    stag = get_model_structural_tag(model, tools=TOOLS, reasoning=False)
+    grammar = xgr.Grammar.from_structural_tag(stag)
+    assert _is_grammar_accept_string(grammar, turn)
+    assert not _is_grammar_accept_string(grammar, turn.replace("get_time", "get_tim"))
+    assert not _is_grammar_accept_string(grammar, turn.replace("timezone", "tz"))
+
+
+# The C presets (gramask tools --format FAMILY) and the Python builder agree on turns.
+C_TURNS = {
+    "qwen_3": ['<tool_call>\n{"name": "get_time", "arguments": {"timezone": "UTC"}}\n</tool_call>',
+               'Hi.<tool_call>\n{"name": "get_time", "arguments": {"timezone": 1}}\n</tool_call>',
+               "plain answer"],
+    "deepseek_v3_1": ["<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_time<｜tool▁sep｜>"
+                      '{"timezone": "UTC"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>', "text",
+                      "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{}"
+                      "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"],
+    "glm_4_7": [XML_TURNS["glm_4_7"], "text", XML_TURNS["glm_4_7"].replace("UTC<", "<")],
+}
+
+
+@pytest.mark.parametrize("model", sorted(C_TURNS))
+@pytest.mark.parametrize("choice", ["auto", "required"])
+def test_c_presets_agree_with_python(model, choice):
+    py = xgr.Grammar.from_structural_tag(get_model_structural_tag(
+        model, tools=TOOLS, tool_choice=choice, reasoning=False))
+    c = xgr.Grammar.from_tools(TOOLS, model, tool_choice=choice, reasoning="forbidden")
+    for turn in C_TURNS[model]:
+        assert _is_grammar_accept_string(py, turn) == _is_grammar_accept_string(c, turn), turn

@@ -411,8 +411,8 @@ static void field_errors(void **state)
             GM_ERR_FORMAT, "/max: max 2 is below min 3");
     refused("{\"type\": \"token_dispatch\", \"rules\": []}", false, GM_ERR_UNSUPPORTED,
             "/type: format type \"token_dispatch\" is not supported");
-    refused("{\"type\": \"json_schema\", \"json_schema\": {}, \"style\": \"qwen_xml\"}", false,
-            GM_ERR_UNSUPPORTED, "/style: style \"qwen_xml\" is not supported");
+    refused("{\"type\": \"json_schema\", \"json_schema\": {}, \"style\": \"yaml\"}", false,
+            GM_ERR_FORMAT, "/style: style must be \"json\", \"qwen_xml\"");
 }
 
 int main(void)

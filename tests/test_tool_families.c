@@ -260,11 +260,40 @@ static void xml_families(void **state)
     assert_null(gm_tool_family_name(GM_TOOLS_HARMONY));
 }
 
+/* An any_text exclude that is a prefix of its tag's end (Kimi K3's "<|close|>" before
+   "<|close|>think<|sep|>") keeps the end reachable: the text may not hold it, the end may. */
+static void exclude_prefix_of_end(void **state)
+{
+    (void)state;
+    static const char json[] =
+        "{\"type\": \"structural_tag\", \"format\": {\"type\": \"tag\", \"begin\": \"\", "
+        "\"content\": {\"type\": \"any_text\", \"excludes\": [\"<|close|>\", \"<|open|>\"]}, "
+        "\"end\": \"<|close|>think<|sep|>\"}}";
+    lang l;
+    gm_mem_init(&l.mem, NULL, 0);
+    gm_ebnf_init(&l.g, &l.mem);
+    gm_stag_options o = {0};
+    gm_schema_options_init_defaults(&o.schema);
+    gm_limits_init_defaults(&o.limits);
+    o.free_text_bytes = true;
+    gm_error err;
+    if (gm_stag_compile(&l.mem, "t.json", json, strlen(json), &o, &l.g, &err) ||
+        gm_eref_create(&l.g, &l.r, &err))
+        fail_msg("%s", err.message);
+    YES(&l, "Some reasoning.<|close|>think<|sep|>");
+    YES(&l, "<|close|>think<|sep|>");
+    NO(&l, "a<|close|>b<|close|>think<|sep|>");
+    NO(&l, "<|open|>x<|close|>think<|sep|>");
+    NO(&l, "a<|close|>thin");
+    release(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(families_on_turns),
         cmocka_unit_test(xml_families),
+        cmocka_unit_test(exclude_prefix_of_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

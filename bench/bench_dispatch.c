@@ -21,6 +21,8 @@
  *            first mask; cold (first grammar of a fresh vocabulary, median of
  *            R) and warm (the same vocabulary after other tool sets were
  *            compiled and decoded).
+ *   families the model-family presets (qwen_3, deepseek_*, kimi, ...): a
+ *            cold compile of 1, 8, 32 and 128 tools each.
  *   one tool changed: a set of 32 tools compiled and decoded, then the set
  *            with one tool replaced, compiled and its turns decoded once:
  *            against the same on a fresh vocabulary (no cross-grammar cache).
@@ -30,7 +32,7 @@
  * Wall times (CLOCK_MONOTONIC); the machine is shared (2 cores, other
  * sessions), the load average is printed.
  *
- * usage: bench_dispatch [--runs R] [--out FILE] [--only masks|compile|one|lazy]
+ * usage: bench_dispatch [--runs R] [--out FILE] [--only masks|compile|families|one|lazy]
  *                       [--format llama|llama-json|qwen|harmony]
  */
 #define _DEFAULT_SOURCE /* getloadavg */
@@ -313,6 +315,8 @@ static void make_turn(const fmt *f, tool *const *calls, const char *const *args,
         put(b, AT_TAG, " <|constrain|>json<|message|>");
         put(b, AT_CALL, args[0]);
         put(b, AT_TAG, "<|call|>");
+        break;
+    default: /* the model families: compiled only (families_section) */
         break;
     }
     b->at[b->n] = AT_TAG;
@@ -665,6 +669,69 @@ static void compile_section(const char *shared, pool *P, int runs)
     say("\n");
 }
 
+/*
+ * The model-family presets (dispatch/tool_families.h): a cold compile of 1, 8,
+ * 32 and 128 tools each, with the tokenizer of the family where one is at hand.
+ * A family whose argument style refuses a BFCL schema says so in its row.
+ */
+static void families_section(const char *shared, pool *P, int runs)
+{
+    static const size_t sizes[] = {1, 8, 32, 128};
+    static const fmt fams[] = {
+        {"qwen_3", GM_TOOLS_QWEN_3, "qwen3"},          {"qwen_3_coder", GM_TOOLS_QWEN_3_CODER, "qwen3"},
+        {"kimi", GM_TOOLS_KIMI, "llama3"},             {"deepseek_r1", GM_TOOLS_DEEPSEEK_R1, "deepseek_v3"},
+        {"deepseek_v3_1", GM_TOOLS_DEEPSEEK_V3_1, "deepseek_v3"},
+        {"deepseek_v3_2", GM_TOOLS_DEEPSEEK_V3_2, "deepseek_v3"},
+        {"glm_4_7", GM_TOOLS_GLM_4_7, "gemma3"},       {"minimax", GM_TOOLS_MINIMAX, "llama3"},
+        {"cohere", GM_TOOLS_COHERE, "llama3"},         {"exaone", GM_TOOLS_EXAONE, "gemma3"}};
+    say("### Compiling a model-family preset\n\n");
+    say("Cold (a freshly loaded vocabulary, no grammar cache), median of %d: "
+        "`gm_grammar_from_tools` + `gm_compiled_create` + the first mask, ms. Tokenizers: the "
+        "family's own where at hand (qwen3, deepseek_v3), else another of ../shared.\n\n", runs);
+    say("| family (tokenizer) | 1 tool | 8 tools | 32 tools | 128 tools |\n|---|---|---|---|---|\n");
+    for (size_t fi = 0; fi < sizeof fams / sizeof *fams; fi++) {
+        const fmt *f = &fams[fi];
+        if (skip_format(f->name))
+            continue;
+        say("| %s (%s) |", f->name, f->tokenizer);
+        for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+            size_t n = sizes[si];
+            if (n > P->n) {
+                say(" - |");
+                continue;
+            }
+            tool **set = malloc(n * sizeof *set);
+            for (size_t i = 0; i < n; i++)
+                set[i] = &P->t[i];
+            char *json = tools_json(set, n);
+            gm_tools_options o;
+            gm_tools_options_init_defaults(&o);
+            o.format = f->format;
+            gm_error err;
+            gm_grammar *g;
+            if (gm_grammar_from_tools(json, strlen(json), &o, &g, &err)) {
+                say(" refused: %s |", err.message);
+                free(json);
+                free(set);
+                continue;
+            }
+            gm_grammar_destroy(g);
+            free(json);
+            times cold[16];
+            for (int r = 0; r < runs; r++) {
+                gm_vocab *v = load_vocab(shared, f->tokenizer);
+                gm_compiled_destroy(compile(v, NULL, f, set, n, &cold[r]));
+                gm_vocab_destroy(v);
+            }
+            times mc = median(cold, runs);
+            say(" %.2f |", mc.grammar + mc.compile + mc.first);
+            free(set);
+        }
+        say("\n");
+    }
+    say("\n");
+}
+
 static void one_tool_section(const char *shared, pool *P, int runs)
 {
     enum { N = 32 };
@@ -828,7 +895,7 @@ int main(int argc, char **argv)
             only_format = argv[++i];
         else {
             fprintf(stderr, "usage: bench_dispatch [--runs R] [--out FILE] "
-                            "[--only masks|compile|one|lazy] [--format F]\n");
+                            "[--only masks|compile|families|one|lazy] [--format F]\n");
             return 2;
         }
     }
@@ -859,6 +926,8 @@ int main(int argc, char **argv)
         masks_section(shared, &P, runs);
     if (!only || !strcmp(only, "compile"))
         compile_section(shared, &P, runs);
+    if (!only || !strcmp(only, "families"))
+        families_section(shared, &P, runs);
     if (!only || !strcmp(only, "one"))
         one_tool_section(shared, &P, runs);
     if (!only || !strcmp(only, "lazy"))

@@ -15,7 +15,7 @@
 #include "dispatch/tools.h"
 
 static const char usage[] =
-    "--format llama|llama-json|qwen|harmony TOOLS.json [--tool-choice auto|required|none|NAME]\n"
+    "--format llama|llama-json|qwen|harmony|FAMILY TOOLS.json [--tool-choice auto|required|none|NAME]\n"
     "             [--no-parallel] [--reasoning allowed|forced|forbidden] [--grammar]\n"
     "  Prints the structural tag (XGrammar's JSON shape) that constrains one assistant turn\n"
     "  of the format with the tools of TOOLS.json (an OpenAI `tools` array, or an object with\n"
@@ -27,7 +27,12 @@ static const char usage[] =
     "    qwen        <tool_call>\\n{\"name\": ..., \"arguments\": {args}}\\n</tool_call>, after\n"
     "                <think>...</think> as --reasoning says (Qwen, Hermes)\n"
     "    harmony     gpt-oss: analysis and commentary messages, then a call ending with\n"
-    "                <|call|> or the final answer (then <|return|>)";
+    "                <|call|> or the final answer (then <|return|>)\n"
+    "  Model families, under XGrammar's names (its \"llama\" is llama-json here); the turn\n"
+    "  starts inside the reasoning block the prompt opened (--reasoning forbidden: closed):\n"
+    "    qwen_3 qwen_3_5 qwen_3_coder kimi deepseek_r1 deepseek_v3_1 deepseek_v3_2\n"
+    "    deepseek_v4 glm_4_7 minimax cohere exaone (XML arguments: qwen_3_5, qwen_3_coder,\n"
+    "    deepseek_v3_2, deepseek_v4, glm_4_7, minimax, cohere need the json_schema XML styles)";
 
 int gm_cmd_tools(int argc, char **argv)
 {

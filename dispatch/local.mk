@@ -5,6 +5,7 @@ libgmcore_la_SOURCES += \
 	dispatch/stag.c dispatch/stag.h dispatch/stag_internal.h \
 	dispatch/stag_xml.c dispatch/stag_shape.c \
 	dispatch/tools.c dispatch/tools.h \
+	dispatch/tool_families.c dispatch/tool_families.h \
 	dispatch/codeblocks.c dispatch/codeblocks.h
 
 # Structural tags and presets against the reference recognizer.
@@ -12,6 +13,12 @@ GM_TESTS += tests/test_stag
 tests_test_stag_SOURCES = tests/test_stag.c
 tests_test_stag_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_stag_LDADD = $(GM_TEST_LDADD)
+
+# The model-family presets (XGrammar's names) on template-rendered turns (reference recognizer).
+GM_TESTS += tests/test_tool_families
+tests_test_tool_families_SOURCES = tests/test_tool_families.c
+tests_test_tool_families_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_tool_families_LDADD = $(GM_TEST_LDADD)
 
 # The XML argument styles of json_schema formats (qwen, minimax, deepseek, glm, cohere,
 # kimi_k3) against the reference recognizer.

@@ -301,6 +301,33 @@ static uint32_t until_max(stag *c, const uint32_t *ids, size_t n, uint32_t which
     return u == GM_EX_NONE ? nomem(c) : u;
 }
 
+/*
+ * Free text up to and including the end ids[i] (text ends[i]), where ids[nends..n)
+ * are excluded strings. An excluded string that is a proper prefix of the end
+ * (Kimi K3's "<|close|>" before "<|close|>think<|sep|>") is excluded from the
+ * text, not from the end: the text stops at it, and the rest of the end follows.
+ */
+static uint32_t until_end(stag *c, const uint32_t *ids, size_t n, size_t nends, size_t i,
+                          const gm_jv *end, uint32_t max_chars)
+{
+    size_t best = SIZE_MAX;
+    for (size_t k = nends; k < n; k++) {
+        const gm_ex *x = &c->g->nodes[ids[k]];
+        if (x->count < end->n && !memcmp(c->g->bytes + x->first, end->u.s, x->count) &&
+            (best == SIZE_MAX || x->count < c->g->nodes[ids[best]].count))
+            best = k;
+    }
+    if (best == SIZE_MAX)
+        return until_max(c, ids, n, (uint32_t)i, max_chars);
+    uint32_t len = c->g->nodes[ids[best]].count;
+    uint32_t parts[2] = {until_max(c, ids, n, (uint32_t)best, max_chars),
+                         gm_ebnf_add_bytes(c->g, end->u.s + len, end->n - len)};
+    if (parts[0] == GM_EX_NONE)
+        return GM_EX_NONE;
+    uint32_t node = parts[1] == GM_EX_NONE ? GM_EX_NONE : gm_ebnf_add_seq(c->g, parts, 2);
+    return node == GM_EX_NONE ? nomem(c) : node;
+}
+
 static uint32_t until(stag *c, const uint32_t *ids, size_t n, uint32_t which)
 {
     return until_max(c, ids, n, which, GM_EX_INF);
@@ -766,7 +793,8 @@ static uint32_t tag_after(stag *c, const gm_jv *v, uint32_t begin)
         } else {
             uint32_t alts[MAX_ENDS];
             for (size_t i = 0; i < nends; i++)
-                if ((alts[i] = until_max(c, ids, n, (uint32_t)i, max_chars)) == GM_EX_NONE)
+                if ((alts[i] = until_end(c, ids, n, nends, i, ends[i], max_chars)) ==
+                    GM_EX_NONE)
                     return GM_EX_NONE;
             if ((body = gm_ebnf_add_alt(c->g, alts, nends)) == GM_EX_NONE)
                 return nomem(c);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "dispatch/tool_families.h"
 #include "schema/json.h"
 
 static const struct {
@@ -21,7 +22,7 @@ gm_tool_format gm_tool_format_named(const char *name)
     for (size_t k = 0; name && k < sizeof formats / sizeof *formats; k++)
         if (!strcmp(formats[k].name, name))
             return formats[k].format;
-    return (gm_tool_format)0;
+    return gm_tool_family_named(name);
 }
 
 const char *gm_tool_format_name(gm_tool_format f)
@@ -29,7 +30,7 @@ const char *gm_tool_format_name(gm_tool_format f)
     for (size_t k = 0; k < sizeof formats / sizeof *formats; k++)
         if (formats[k].format == f)
             return formats[k].name;
-    return "?";
+    return gm_tool_family_name(f) ? gm_tool_family_name(f) : "?";
 }
 
 static const char *const harmony_specials[] = {"<|start|>", "<|end|>",  "<|message|>",
@@ -274,6 +275,28 @@ static void put_harmony(preset *p)
     gm_strbuf_free(&earlier);
 }
 
+/* A model family's preset (dispatch/tool_families.h) over the selected tools. */
+static void put_family(preset *p)
+{
+    gm_family_tool *sel = gm_jdoc_alloc(&p->doc, (size_t)(p->ntools ? p->ntools : 1) *
+                                                     sizeof *sel);
+    if (!sel) {
+        p->out->failed = true;
+        return;
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < p->ntools; i++) {
+        const tool *t = &p->tools[i];
+        if (!selected(p, t))
+            continue;
+        sel[n++] = (gm_family_tool){t->name, t->name_len,
+                                    t->params ? p->doc.text + t->params->off : NULL,
+                                    t->params ? t->params->end - t->params->off : 0};
+    }
+    gm_family_turn turn = {sel, n, p->choice, p->parallel, p->reasoning};
+    gm_tool_family_put(p->format, &turn, p->out);
+}
+
 /* ---- reading the tools ---------------------------------------------------- */
 
 /*
@@ -411,7 +434,8 @@ gm_status gm_tools_structural_tag(gm_mem *m, const char *name, const char *tools
     p.format = opts->format;
     if (!gm_tool_format_name(p.format) || !strcmp(gm_tool_format_name(p.format), "?"))
         return gm_error_set(err, GM_ERR_ARGUMENT, "gm_tools_options.format: choose llama, "
-                                                  "llama-json, qwen or harmony");
+                                                  "llama-json, qwen, harmony or a model family "
+                                                  "(gramask tools --help)");
     gm_status st = gm_jdoc_parse(&p.doc, m, p.name, tools, len, 512, &opts->limits, err);
     if (st != GM_OK)
         return st;
@@ -485,6 +509,7 @@ gm_status gm_tools_structural_tag(gm_mem *m, const char *name, const char *tools
         break;
     case GM_TOOLS_QWEN: put_qwen(&p); break;
     case GM_TOOLS_HARMONY: put_harmony(&p); break;
+    default: put_family(&p); break;
     }
     gm_strbuf_puts(out, "}\n");
     if (out->failed)

@@ -720,7 +720,22 @@ typedef enum gm_tool_format {
     GM_TOOLS_LLAMA = 1,  /* <function=NAME>{args}</function> */
     GM_TOOLS_LLAMA_JSON, /* {"name": "NAME", "parameters": {args}} */
     GM_TOOLS_QWEN,       /* <tool_call>\n{"name": "NAME", "arguments": {args}}\n</tool_call> */
-    GM_TOOLS_HARMONY     /* gpt-oss: <|channel|>commentary to=functions.NAME ... <|call|> */
+    GM_TOOLS_HARMONY,    /* gpt-oss: <|channel|>commentary to=functions.NAME ... <|call|> */
+    /* Model families under XGrammar's names (get_model_structural_tag; XGrammar's "llama"
+       is GM_TOOLS_LLAMA_JSON): the turn starts inside the reasoning block the prompt
+       opened (dispatch/tool_families.h, note [tool families]). */
+    GM_TOOLS_QWEN_3,        /* qwen_3: <tool_call>\n{"name": ..., "arguments": ...}\n</tool_call> */
+    GM_TOOLS_QWEN_3_5,      /* qwen_3_5: <tool_call>\n<function=NAME>\n<parameter=K>... */
+    GM_TOOLS_QWEN_3_CODER,  /* qwen_3_coder: as qwen_3_5 */
+    GM_TOOLS_KIMI,          /* kimi (K2): <|tool_calls_section_begin|>... functions.NAME:N */
+    GM_TOOLS_DEEPSEEK_R1,   /* deepseek_r1 (and V3): <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME */
+    GM_TOOLS_DEEPSEEK_V3_1, /* deepseek_v3_1: <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{args} */
+    GM_TOOLS_DEEPSEEK_V3_2, /* deepseek_v3_2: <｜DSML｜function_calls> invokes */
+    GM_TOOLS_DEEPSEEK_V4,   /* deepseek_v4: <｜DSML｜tool_calls> invokes */
+    GM_TOOLS_GLM_4_7,       /* glm_4_7: <tool_call>NAME<arg_key>K</arg_key><arg_value>... */
+    GM_TOOLS_MINIMAX,       /* minimax: <minimax:tool_call>\n<invoke name="NAME">... */
+    GM_TOOLS_COHERE,        /* cohere: <cofl:tool_calls><cofl:tool_call id="N" name="NAME">... */
+    GM_TOOLS_EXAONE         /* exaone: <tool_call>{"name": ..., "arguments": ...}</tool_call> */
 } gm_tool_format;
 
 typedef enum gm_tool_choice {

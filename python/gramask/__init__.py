@@ -41,6 +41,7 @@ from .structural_tag import StructuralTag, StructuralTagItem
 # XGrammar's module names, imported so that `import xgrammar` resolving to gramask finds
 # them as submodules of one package.
 from . import config, kernels, matcher, structural_tag, testing, tokenizer_info  # noqa: E402
+from . import builtin_structural_tag, openai_tool_call_schema  # noqa: E402
 
 __version__ = _core.version()
 

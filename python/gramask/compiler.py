@@ -298,6 +298,9 @@ class GrammarCompiler:
         tag = structural_tag
         if hasattr(tag, "model_dump_json"):
             tag = json.loads(tag.model_dump_json())
+            # builtin_structural_tag's marker texts that are special tokens here
+            from .builtin_structural_tag import with_special_tokens
+            tag = with_special_tokens(structural_tag, tag, self._info)
         key = ("structural_tag", json.dumps(tag, sort_keys=True, default=str),
                None if triggers is None else tuple(triggers))
         return self._compiled(key, lambda: Grammar.from_structural_tag(tag, triggers))

@@ -254,6 +254,10 @@ class Grammar(HandleOwner):
                 ``<think>`` block, Harmony's analysis channel).
         """
         formats = {"llama": 1, "llama-json": 2, "qwen": 3, "harmony": 4}
+        # the model families (gramask tools --help; builtin_structural_tag has them too)
+        formats.update({f: 5 + k for k, f in enumerate((
+            "qwen_3", "qwen_3_5", "qwen_3_coder", "kimi", "deepseek_r1", "deepseek_v3_1",
+            "deepseek_v3_2", "deepseek_v4", "glm_4_7", "minimax", "cohere", "exaone"))})
         reasonings = {"allowed": 0, "forced": 1, "forbidden": 2}
         if format not in formats:
             raise ValueError(f"unknown tool format {format!r} (one of: {', '.join(formats)})")

@@ -52,7 +52,26 @@ def _format(name: str, type_name: str, doc: str) -> type:
 
 
 ConstStringFormat = _format("ConstStringFormat", "const_string", "A constant string (value).")
-JSONSchemaFormat = _format("JSONSchemaFormat", "json_schema", "JSON valid under json_schema.")
+
+
+class JSONSchemaFormat(Format):
+    """JSON valid under json_schema; ``style`` (how it is written), ``any_order`` and
+    ``max_whitespace_cnt`` read as in XGrammar, defaults not written to the JSON."""
+
+    type = "json_schema"
+
+    def __init__(self, **fields: Any) -> None:
+        self.style = "json"
+        self.any_order = False
+        self.max_whitespace_cnt = None
+        super().__init__(**fields)
+
+    def model_dump(self, **_: Any) -> Dict[str, Any]:
+        defaults = {"style": "json", "any_order": False, "max_whitespace_cnt": None}
+        return {k: v for k, v in super().model_dump().items()
+                if k not in defaults or v != defaults[k]}
+
+
 QwenXMLParameterFormat = _format("QwenXMLParameterFormat", "qwen_xml_parameter",
                                  "Qwen's XML tool-call parameters of json_schema.")
 AnyTextFormat = _format("AnyTextFormat", "any_text", "Any text (excludes, max_chars...).")

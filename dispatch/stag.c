@@ -17,68 +17,6 @@
 #include "schema/json.h"
 #include "schema/schema.h"
 
-/* ---- errors and JSON pointers -------------------------------------------- */
-
-static uint32_t fail(stag *c, const gm_jv *at, gm_status code, const char *fmt, ...)
-    GM_PRINTF(4, 5);
-static uint32_t fail(stag *c, const gm_jv *at, gm_status code, const char *fmt, ...)
-{
-    if (c->status != GM_OK)
-        return GM_EX_NONE;
-    c->status = code;
-    char msg[GM_ERROR_MESSAGE_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    gm_srcloc loc = at ? gm_jdoc_loc(&c->doc, at->off) : (gm_srcloc){c->name, 0, 0};
-    loc.file = c->name;
-    gm_error_set_at(c->err, code, loc, c->doc.text, c->doc.len, "structural tag %s: %s",
-                    c->ptr_len ? c->ptr : "/", msg);
-    return GM_EX_NONE;
-}
-
-static uint32_t nomem(stag *c)
-{
-    if (c->status == GM_OK)
-        c->status = gm_mem_fail(c->mem, c->err, "a structural tag's grammar");
-    return GM_EX_NONE;
-}
-
-/* Appends "/key" (escaped as RFC 6901 says); returns the length to pop back to. */
-static size_t push_key(stag *c, const char *key)
-{
-    size_t mark = c->ptr_len;
-    char buf[sizeof c->ptr];
-    size_t k = 0;
-    for (const char *p = key; *p && k + 3 < sizeof buf; p++) {
-        if (*p == '~' || *p == '/') {
-            buf[k++] = '~';
-            buf[k++] = *p == '~' ? '0' : '1';
-        } else {
-            buf[k++] = *p;
-        }
-    }
-    buf[k] = 0;
-    int n = snprintf(c->ptr + c->ptr_len, sizeof c->ptr - c->ptr_len, "/%s", buf);
-    if (n > 0)
-        c->ptr_len = c->ptr_len + (size_t)n < sizeof c->ptr ? c->ptr_len + (size_t)n
-                                                             : sizeof c->ptr - 1;
-    return mark;
-}
-
-static size_t push_index(stag *c, uint32_t i)
-{
-    char buf[16];
-    snprintf(buf, sizeof buf, "%u", i);
-    return push_key(c, buf);
-}
-
-static void pop(stag *c, size_t mark)
-{
-    c->ptr_len = mark;
-    c->ptr[mark] = 0;
-}
 
 /* ---- members ------------------------------------------------------------- */
 
@@ -90,9 +28,9 @@ static bool get_bool(stag *c, const gm_jv *obj, const char *key, bool dflt)
     if (!v)
         return dflt;
     if (v->kind != GM_JV_TRUE && v->kind != GM_JV_FALSE) {
-        size_t mark = push_key(c, key);
-        fail(c, v, GM_ERR_FORMAT, "expected true or false");
-        pop(c, mark);
+        size_t mark = gm_stag_push_key(c, key);
+        gm_stag_fail(c, v, GM_ERR_FORMAT, "expected true or false");
+        gm_stag_pop(c, mark);
         return dflt;
     }
     return v->kind == GM_JV_TRUE;
@@ -104,13 +42,13 @@ static const gm_jv *get_string(stag *c, const gm_jv *obj, const char *key, bool 
     const gm_jv *v = member(obj, key);
     if (!v) {
         if (required)
-            fail(c, obj, GM_ERR_FORMAT, "missing \"%s\"", key);
+            gm_stag_fail(c, obj, GM_ERR_FORMAT, "missing \"%s\"", key);
         return NULL;
     }
     if (v->kind != GM_JV_STRING) {
-        size_t mark = push_key(c, key);
-        fail(c, v, GM_ERR_FORMAT, "expected a string");
-        pop(c, mark);
+        size_t mark = gm_stag_push_key(c, key);
+        gm_stag_fail(c, v, GM_ERR_FORMAT, "expected a string");
+        gm_stag_pop(c, mark);
         return NULL;
     }
     return v;
@@ -121,13 +59,13 @@ static const gm_jv *get_array(stag *c, const gm_jv *obj, const char *key, bool r
     const gm_jv *v = member(obj, key);
     if (!v) {
         if (required)
-            fail(c, obj, GM_ERR_FORMAT, "missing \"%s\"", key);
+            gm_stag_fail(c, obj, GM_ERR_FORMAT, "missing \"%s\"", key);
         return NULL;
     }
     if (v->kind != GM_JV_ARRAY) {
-        size_t mark = push_key(c, key);
-        fail(c, v, GM_ERR_FORMAT, "expected an array");
-        pop(c, mark);
+        size_t mark = gm_stag_push_key(c, key);
+        gm_stag_fail(c, v, GM_ERR_FORMAT, "expected an array");
+        gm_stag_pop(c, mark);
         return NULL;
     }
     return v;
@@ -158,10 +96,10 @@ static bool known_keys(stag *c, const gm_jv *obj, const char *what, const char *
     list[0] = 0;
     for (const char *const *a = with_root; *a && n < sizeof list; a++)
         n += (size_t)snprintf(list + n, sizeof list - n, "%s\"%s\"", n ? ", " : "", *a);
-    size_t mark = push_key(c, m->key);
-    fail(c, m->value, GM_ERR_FORMAT, "unknown key \"%s\" in %s (it takes %s)", m->key, what,
+    size_t mark = gm_stag_push_key(c, m->key);
+    gm_stag_fail(c, m->value, GM_ERR_FORMAT, "unknown key \"%s\" in %s (it takes %s)", m->key, what,
          list);
-    pop(c, mark);
+    gm_stag_pop(c, mark);
     return false;
 }
 
@@ -175,7 +113,7 @@ static uint32_t get_count(stag *c, const gm_jv *obj, const char *key, uint32_t d
     const gm_jv *v = member(obj, key);
     if (!v || v->kind == GM_JV_NULL)
         return dflt;
-    size_t mark = push_key(c, key);
+    size_t mark = gm_stag_push_key(c, key);
     uint64_t x = 0;
     bool digits = v->kind == GM_JV_NUMBER && v->n > 0 && v->n <= 19;
     for (uint32_t i = 0; digits && i < v->n; i++) {
@@ -183,11 +121,11 @@ static uint32_t get_count(stag *c, const gm_jv *obj, const char *key, uint32_t d
         x = x * 10 + (uint64_t)(v->u.s[i] - '0');
     }
     if (!digits)
-        fail(c, v, GM_ERR_FORMAT, "expected a non-negative integer");
+        gm_stag_fail(c, v, GM_ERR_FORMAT, "expected a non-negative integer");
     else if (x > max)
-        fail(c, v, GM_ERR_LIMIT, "%llu is above gramask's limit of %u", (unsigned long long)x,
+        gm_stag_fail(c, v, GM_ERR_LIMIT, "%llu is above gramask's limit of %u", (unsigned long long)x,
              max);
-    pop(c, mark);
+    gm_stag_pop(c, mark);
     if (c->status != GM_OK)
         *ok = false;
     return c->status == GM_OK ? (uint32_t)x : dflt;
@@ -236,20 +174,20 @@ static uint32_t text_node(stag *c, const char *s, size_t n)
         if (i < n && k == SIZE_MAX)
             continue;
         if (np + 2 > sizeof parts / sizeof *parts)
-            return fail(c, NULL, GM_ERR_LIMIT, "a string with more than 30 special tokens");
+            return gm_stag_fail(c, NULL, GM_ERR_LIMIT, "a string with more than 30 special tokens");
         if (i > start && (parts[np++] = gm_ebnf_add_bytes(c->g, s + start, i - start)) ==
                              GM_EX_NONE)
-            return nomem(c);
+            return gm_stag_nomem(c);
         if (i == n)
             break;
         if ((parts[np++] = gm_ebnf_add_token(c->g, c->special[k], c->special_len[k])) ==
             GM_EX_NONE)
-            return nomem(c);
+            return gm_stag_nomem(c);
         i += c->special_len[k] - 1;
         start = i + 1;
     }
     uint32_t node = gm_ebnf_add_seq(c->g, parts, np);
-    return node == GM_EX_NONE ? nomem(c) : node;
+    return node == GM_EX_NONE ? gm_stag_nomem(c) : node;
 }
 
 static uint32_t string_member(stag *c, const gm_jv *obj, const char *key, bool required)
@@ -276,14 +214,14 @@ static uint32_t any_text(stag *c, uint32_t max)
         } else {
             gm_cpset set = {0};
             if (gm_cpset_add_range(c->mem, &set, 0, 0x10ffff))
-                return nomem(c);
+                return gm_stag_nomem(c);
             *one = gm_ebnf_add_set(c->g, &set);
         }
         if (*one == GM_EX_NONE)
-            return nomem(c);
+            return gm_stag_nomem(c);
     }
     uint32_t n = gm_ebnf_add_repeat(c->g, *one, 0, max);
-    return n == GM_EX_NONE ? nomem(c) : n;
+    return n == GM_EX_NONE ? gm_stag_nomem(c) : n;
 }
 
 /*
@@ -298,7 +236,7 @@ static uint32_t until_max(stag *c, const uint32_t *ids, size_t n, uint32_t which
     if (n == 0)
         return any_text(c, max_chars);
     uint32_t u = gm_ebnf_add_until(c->g, ids, n, which, c->until_flags, max_chars);
-    return u == GM_EX_NONE ? nomem(c) : u;
+    return u == GM_EX_NONE ? gm_stag_nomem(c) : u;
 }
 
 /*
@@ -325,12 +263,18 @@ static uint32_t until_end(stag *c, const uint32_t *ids, size_t n, size_t nends, 
     if (parts[0] == GM_EX_NONE)
         return GM_EX_NONE;
     uint32_t node = parts[1] == GM_EX_NONE ? GM_EX_NONE : gm_ebnf_add_seq(c->g, parts, 2);
-    return node == GM_EX_NONE ? nomem(c) : node;
+    return node == GM_EX_NONE ? gm_stag_nomem(c) : node;
 }
 
 static uint32_t until(stag *c, const uint32_t *ids, size_t n, uint32_t which)
 {
     return until_max(c, ids, n, which, GM_EX_INF);
+}
+
+/* until() for the format modules (stag_internal.h, note [format recursion]). */
+static uint32_t free_text_of(stag *c, const uint32_t *ids, size_t n)
+{
+    return until(c, ids, n, GM_EX_NONE);
 }
 
 /*
@@ -342,33 +286,33 @@ static bool excluded(stag *c, const gm_jv *obj, uint32_t *ids, size_t *n, size_t
 {
     const char *key = member(obj, "excludes") ? "excludes" : "excluded_str";
     if (member(obj, "excludes") && member(obj, "excluded_str")) {
-        size_t mark = push_key(c, "excluded_str");
-        fail(c, member(obj, "excluded_str"), GM_ERR_FORMAT,
+        size_t mark = gm_stag_push_key(c, "excluded_str");
+        gm_stag_fail(c, member(obj, "excluded_str"), GM_ERR_FORMAT,
              "\"excludes\" and \"excluded_str\" are the same list: give one");
-        pop(c, mark);
+        gm_stag_pop(c, mark);
         return false;
     }
     const gm_jv *arr = get_array(c, obj, key, false);
     if (!arr)
         return c->status == GM_OK;
-    size_t mark = push_key(c, key);
+    size_t mark = gm_stag_push_key(c, key);
     for (uint32_t i = 0; i < arr->n; i++) {
         const gm_jv *s = arr->u.items[i];
-        size_t m2 = push_index(c, i);
+        size_t m2 = gm_stag_push_index(c, i);
         if (s->kind != GM_JV_STRING || s->n == 0)
-            fail(c, s, GM_ERR_FORMAT, "expected a non-empty string");
+            gm_stag_fail(c, s, GM_ERR_FORMAT, "expected a non-empty string");
         else if (has_special(c, s->u.s, s->n))
-            fail(c, s, GM_ERR_UNSUPPORTED, "an excluded string cannot hold a special token "
+            gm_stag_fail(c, s, GM_ERR_UNSUPPORTED, "an excluded string cannot hold a special token "
                                            "(free text never contains one)");
         else if (*n == cap)
-            fail(c, s, GM_ERR_LIMIT, "more than %zu excluded strings and triggers", cap);
+            gm_stag_fail(c, s, GM_ERR_LIMIT, "more than %zu excluded strings and triggers", cap);
         else if ((ids[(*n)++] = gm_ebnf_add_bytes(c->g, s->u.s, s->n)) == GM_EX_NONE)
-            nomem(c);
-        pop(c, m2);
+            gm_stag_nomem(c);
+        gm_stag_pop(c, m2);
         if (c->status != GM_OK)
             break;
     }
-    pop(c, mark);
+    gm_stag_pop(c, mark);
     return c->status == GM_OK;
 }
 
@@ -390,9 +334,9 @@ static bool text_budget(stag *c, const gm_jv *v, uint32_t *max_chars, uint32_t *
                      (b->kind == GM_JV_NUMBER && b->n <= 10 && b->u.s[0] != '-' &&
                       strspn(b->u.s, "0123456789") == b->n && strtoull(b->u.s, NULL, 10) <= INT32_MAX);
         if (!int32) {
-            size_t mark = push_key(c, budgets[i]);
-            fail(c, b, GM_ERR_FORMAT, "%s must be a non-negative 32-bit integer", budgets[i]);
-            pop(c, mark);
+            size_t mark = gm_stag_push_key(c, budgets[i]);
+            gm_stag_fail(c, b, GM_ERR_FORMAT, "%s must be a non-negative 32-bit integer", budgets[i]);
+            gm_stag_pop(c, mark);
             return false;
         }
     }
@@ -402,10 +346,10 @@ static bool text_budget(stag *c, const gm_jv *v, uint32_t *max_chars, uint32_t *
     if (!ok)
         return false;
     if (*max_chars != GM_EX_INF && (c->until_flags & GM_UNTIL_BYTES)) {
-        size_t mark = push_key(c, "max_chars");
-        fail(c, member(v, "max_chars"), GM_ERR_FORMAT, "max_chars counts characters, and the "
+        size_t mark = gm_stag_push_key(c, "max_chars");
+        gm_stag_fail(c, member(v, "max_chars"), GM_ERR_FORMAT, "max_chars counts characters, and the "
              "free text here is bytes (\"free_text\": \"bytes\")");
-        pop(c, mark);
+        gm_stag_pop(c, mark);
         return false;
     }
     return true;
@@ -424,7 +368,7 @@ static uint32_t budget_region(stag *c, uint32_t body, uint32_t max_tokens)
     uint32_t r = gm_ebnf_fresh_rule(c->g, "any_text");
     uint32_t ref = r == GM_EX_NONE ? GM_EX_NONE : gm_ebnf_add_ref(c->g, r);
     if (ref == GM_EX_NONE)
-        return nomem(c);
+        return gm_stag_nomem(c);
     c->g->rules[r].body = body;
     c->g->rules[r].noinline = 1;
     c->g->rules[r].max_tokens = max_tokens;
@@ -441,7 +385,7 @@ static uint32_t seq3(stag *c, uint32_t a, uint32_t b, uint32_t d)
         return GM_EX_NONE;
     uint32_t ids[3] = {a, b, d};
     uint32_t n = gm_ebnf_add_seq(c->g, ids, 3);
-    return n == GM_EX_NONE ? nomem(c) : n;
+    return n == GM_EX_NONE ? gm_stag_nomem(c) : n;
 }
 
 /* The elements of an array member, each a format, into a SEQ or an ALT. */
@@ -450,29 +394,29 @@ static uint32_t elements(stag *c, const gm_jv *v, bool alternatives)
     const gm_jv *arr = get_array(c, v, "elements", true);
     if (!arr)
         return GM_EX_NONE;
-    size_t mark = push_key(c, "elements");
+    size_t mark = gm_stag_push_key(c, "elements");
     if (arr->n == 0) {
-        fail(c, arr, GM_ERR_FORMAT, "expected at least one element");
-        pop(c, mark);
+        gm_stag_fail(c, arr, GM_ERR_FORMAT, "expected at least one element");
+        gm_stag_pop(c, mark);
         return GM_EX_NONE;
     }
     uint32_t *ids = gm_mem_reallocarray(c->mem, NULL, arr->n, sizeof *ids);
     if (!ids)
-        return nomem(c);
+        return gm_stag_nomem(c);
     uint32_t node = GM_EX_NONE;
     for (uint32_t i = 0; i < arr->n; i++) {
-        size_t m2 = push_index(c, i);
+        size_t m2 = gm_stag_push_index(c, i);
         ids[i] = format(c, arr->u.items[i]);
-        pop(c, m2);
+        gm_stag_pop(c, m2);
         if (ids[i] == GM_EX_NONE)
             goto out;
     }
     node = alternatives ? gm_ebnf_add_alt(c->g, ids, arr->n) : gm_ebnf_add_seq(c->g, ids, arr->n);
     if (node == GM_EX_NONE)
-        nomem(c);
+        gm_stag_nomem(c);
 out:
     gm_mem_free(c->mem, ids);
-    pop(c, mark);
+    gm_stag_pop(c, mark);
     return node;
 }
 
@@ -521,7 +465,7 @@ static uint32_t json_schema(stag *c, const gm_jv *v, const char *fixed_style)
     if (!s && !fixed_style)
         s = member(v, "schema"); /* the first version's structures */
     if (!s || (s->kind != GM_JV_OBJECT && s->kind != GM_JV_TRUE && s->kind != GM_JV_FALSE))
-        return fail(c, s ? s : v, GM_ERR_FORMAT, "expected a JSON Schema (an object or a boolean)"
+        return gm_stag_fail(c, s ? s : v, GM_ERR_FORMAT, "expected a JSON Schema (an object or a boolean)"
                     " in \"json_schema\" (JSON schema format must have a json_schema field "
                     "with a object or boolean value)");
     /* XGrammar's options of the content (the first version's structures have none) */
@@ -531,11 +475,11 @@ static uint32_t json_schema(stag *c, const gm_jv *v, const char *fixed_style)
     if (!fixed_style && stv && member(v, "json_schema")) {
         if (stv->kind != GM_JV_STRING || (strcmp(stv->u.s, "json") &&
                                           !gm_stag_xml_style_known(stv->u.s))) {
-            size_t mark = push_key(c, "style");
-            fail(c, stv, GM_ERR_FORMAT, "style must be \"json\", \"qwen_xml\", "
+            size_t mark = gm_stag_push_key(c, "style");
+            gm_stag_fail(c, stv, GM_ERR_FORMAT, "style must be \"json\", \"qwen_xml\", "
                  "\"minimax_xml\", \"deepseek_xml\", \"glm_xml\", \"cohere_xml\", or "
                  "\"kimi_k3_xml\"");
-            pop(c, mark);
+            gm_stag_pop(c, mark);
         } else if (strcmp(stv->u.s, "json")) {
             style = stv->u.s;
         }
@@ -552,9 +496,9 @@ static uint32_t json_schema(stag *c, const gm_jv *v, const char *fixed_style)
     if (c->status != GM_OK)
         return GM_EX_NONE;
     if (style) {
-        size_t mark = push_key(c, "json_schema");
+        size_t mark = gm_stag_push_key(c, "json_schema");
         uint32_t node = gm_stag_xml_schema(c, v, s, style, &so);
-        pop(c, mark);
+        gm_stag_pop(c, mark);
         return node;
     }
     return schema_text(c, c->doc.text + s->off, s->end - s->off, &so);
@@ -613,16 +557,16 @@ static uint32_t lalr_block(stag *c, const gm_jv *tagv, const gm_jv *content, con
     if (c->status != GM_OK)
         return GM_EX_NONE;
     if (!gm_bundled_grammar(name->u.s, &(size_t){0}) || !strcmp(name->u.s, "common"))
-        return fail(c, name, GM_ERR_FORMAT, "\"%s\" is not a bundled grammar (json, python, "
+        return gm_stag_fail(c, name, GM_ERR_FORMAT, "\"%s\" is not a bundled grammar (json, python, "
                     "go, java, ...)", name->u.s);
     if (!begin->n || begin->n > GM_STAG_MAX_FENCE || has_special(c, begin->u.s, begin->n))
-        return fail(c, begin, GM_ERR_FORMAT, "the begin of a tag with lalr content must be "
+        return gm_stag_fail(c, begin, GM_ERR_FORMAT, "the begin of a tag with lalr content must be "
                     "text of 1 to %d bytes without special tokens", GM_STAG_MAX_FENCE);
     if (!end || !end->n || end->n > GM_STAG_MAX_FENCE || has_special(c, end->u.s, end->n))
-        return fail(c, end ? end : tagv, GM_ERR_FORMAT, "the end of a tag with lalr content "
+        return gm_stag_fail(c, end ? end : tagv, GM_ERR_FORMAT, "the end of a tag with lalr content "
                     "must be text of 1 to %d bytes without special tokens", GM_STAG_MAX_FENCE);
     if (name->n > GM_STAG_MAX_FENCE)
-        return fail(c, name, GM_ERR_FORMAT, "grammar name too long");
+        return gm_stag_fail(c, name, GM_ERR_FORMAT, "grammar name too long");
     uint8_t text[2 + 3 * (1 + GM_STAG_MAX_FENCE)];
     size_t n = 0;
     memcpy(text, GM_ESYM_EXTERNAL, 2);
@@ -634,7 +578,7 @@ static uint32_t lalr_block(stag *c, const gm_jv *tagv, const gm_jv *content, con
         n += parts[k]->n;
     }
     uint32_t node = gm_ebnf_add_token(c->g, text, n);
-    return node == GM_EX_NONE ? nomem(c) : node;
+    return node == GM_EX_NONE ? gm_stag_nomem(c) : node;
 }
 
 static const char *const tag_keys[] = {"type", "begin", "content", "end", NULL};
@@ -651,25 +595,25 @@ static uint32_t token_node(stag *c, const gm_jv *v)
     static const char *const token_keys[] = {"type", "token", NULL};
     const gm_jv *type = get_string(c, v, "type", true);
     if (type && strcmp(type->u.s, "token")) {
-        size_t mark = push_key(c, "type");
-        fail(c, type, GM_ERR_FORMAT, "expected a string or {\"type\": \"token\", ...}");
-        pop(c, mark);
+        size_t mark = gm_stag_push_key(c, "type");
+        gm_stag_fail(c, type, GM_ERR_FORMAT, "expected a string or {\"type\": \"token\", ...}");
+        gm_stag_pop(c, mark);
     }
     if (c->status != GM_OK || !known_keys(c, v, "a token", token_keys))
         return GM_EX_NONE;
     const gm_jv *t = member(v, "token");
     if (!t)
-        return fail(c, v, GM_ERR_FORMAT, "missing \"token\"");
-    size_t mark = push_key(c, "token");
+        return gm_stag_fail(c, v, GM_ERR_FORMAT, "missing \"token\"");
+    size_t mark = gm_stag_push_key(c, "token");
     uint32_t node = GM_EX_NONE;
     if (t->kind == GM_JV_NUMBER)
-        fail(c, t, GM_ERR_UNSUPPORTED, "a token id: gramask names a token by its text (give "
+        gm_stag_fail(c, t, GM_ERR_UNSUPPORTED, "a token id: gramask names a token by its text (give "
              "the special token's text, such as \"<|im_end|>\")");
     else if (t->kind != GM_JV_STRING || t->n == 0)
-        fail(c, t, GM_ERR_FORMAT, "expected the token's text");
+        gm_stag_fail(c, t, GM_ERR_FORMAT, "expected the token's text");
     else if ((node = gm_ebnf_add_token(c->g, t->u.s, t->n)) == GM_EX_NONE)
-        nomem(c);
-    pop(c, mark);
+        gm_stag_nomem(c);
+    gm_stag_pop(c, mark);
     return node;
 }
 
@@ -684,46 +628,46 @@ static uint32_t tag_after(stag *c, const gm_jv *v, uint32_t begin)
 {
     const gm_jv *content = member(v, "content");
     if (!content && !member(v, "schema"))
-        return fail(c, v, GM_ERR_FORMAT, "missing \"content\"");
+        return gm_stag_fail(c, v, GM_ERR_FORMAT, "missing \"content\"");
     if (!known_keys(c, v, content ? "a tag" : "a structure", content ? tag_keys : structure_keys))
         return GM_EX_NONE;
     const gm_jv *endv = member(v, "end");
     const gm_jv *ends[MAX_ENDS];
     size_t nends = 0;
     bool all_text = true; /* every end non-empty text without special tokens */
-    size_t emark = push_key(c, "end");
+    size_t emark = gm_stag_push_key(c, "end");
     if (!endv) {
         all_text = false;
     } else if (endv->kind == GM_JV_STRING) {
         ends[nends++] = endv;
     } else if (endv->kind == GM_JV_ARRAY && content) {
         if (endv->n == 0 || endv->n > MAX_ENDS)
-            fail(c, endv, GM_ERR_FORMAT, "expected 1 to %d end strings", MAX_ENDS);
+            gm_stag_fail(c, endv, GM_ERR_FORMAT, "expected 1 to %d end strings", MAX_ENDS);
         for (uint32_t i = 0; i < endv->n && c->status == GM_OK; i++) {
             if (endv->u.items[i]->kind != GM_JV_STRING) {
-                size_t m2 = push_index(c, i);
-                fail(c, endv->u.items[i], GM_ERR_FORMAT, "expected a string");
-                pop(c, m2);
+                size_t m2 = gm_stag_push_index(c, i);
+                gm_stag_fail(c, endv->u.items[i], GM_ERR_FORMAT, "expected a string");
+                gm_stag_pop(c, m2);
             }
             ends[nends++] = endv->u.items[i];
         }
     } else if (endv->kind == GM_JV_OBJECT && content) {
         all_text = false;
     } else {
-        fail(c, endv, GM_ERR_FORMAT, "expected a string%s", content ? ", a list of strings or "
+        gm_stag_fail(c, endv, GM_ERR_FORMAT, "expected a string%s", content ? ", a list of strings or "
                                                                "a token format" : "");
     }
     for (size_t i = 0; i < nends; i++)
         all_text = all_text && ends[i]->n && !has_special(c, ends[i]->u.s, ends[i]->n);
-    pop(c, emark);
+    gm_stag_pop(c, emark);
     if (c->status != GM_OK)
         return GM_EX_NONE;
     /* the end as a node: the one string, the alternatives, or the token */
     uint32_t endn = GM_EX_NONE;
     if (endv && endv->kind == GM_JV_OBJECT) {
-        emark = push_key(c, "end");
+        emark = gm_stag_push_key(c, "end");
         endn = token_node(c, endv);
-        pop(c, emark);
+        gm_stag_pop(c, emark);
     } else if (nends == 0) {
         endn = text_node(c, "", 0);
     } else {
@@ -731,7 +675,7 @@ static uint32_t tag_after(stag *c, const gm_jv *v, uint32_t begin)
         for (size_t i = 0; i < nends && c->status == GM_OK; i++)
             alts[i] = text_node(c, ends[i]->u.s, ends[i]->n);
         if (c->status == GM_OK && (endn = gm_ebnf_add_alt(c->g, alts, nends)) == GM_EX_NONE)
-            nomem(c);
+            gm_stag_nomem(c);
     }
     if (endn == GM_EX_NONE)
         return GM_EX_NONE;
@@ -741,7 +685,7 @@ static uint32_t tag_after(stag *c, const gm_jv *v, uint32_t begin)
         return seq3(c, begin, body, endn);
     }
     const gm_jv *ctype = get_string(c, content, "type", false);
-    size_t mark = push_key(c, "content");
+    size_t mark = gm_stag_push_key(c, "content");
     uint32_t body;
     if (ctype && !strcmp(ctype->u.s, "any_text") && all_text) {
         uint32_t ids[MAX_SPECIAL];
@@ -749,26 +693,26 @@ static uint32_t tag_after(stag *c, const gm_jv *v, uint32_t begin)
         uint32_t max_chars, max_tokens;
         if (!known_keys(c, content, "an any_text", any_text_keys) ||
             !text_budget(c, content, &max_chars, &max_tokens)) {
-            pop(c, mark);
+            gm_stag_pop(c, mark);
             return GM_EX_NONE;
         }
-        pop(c, mark);
+        gm_stag_pop(c, mark);
         for (size_t i = 0; i < nends; i++) {
             if (!(c->until_flags & GM_UNTIL_BYTES) && !valid_utf8(ends[i]->u.s, ends[i]->n)) {
-                size_t m2 = push_key(c, "end");
+                size_t m2 = gm_stag_push_key(c, "end");
                 if (endv->kind == GM_JV_ARRAY)
-                    push_index(c, (uint32_t)i);
-                fail(c, ends[i], GM_ERR_FORMAT, "the end of free text must be valid UTF-8 "
+                    gm_stag_push_index(c, (uint32_t)i);
+                gm_stag_fail(c, ends[i], GM_ERR_FORMAT, "the end of free text must be valid UTF-8 "
                      "(free text is; \"free_text\": \"bytes\" lifts that)");
-                pop(c, m2);
+                gm_stag_pop(c, m2);
                 return GM_EX_NONE;
             }
             if ((ids[n++] = gm_ebnf_add_bytes(c->g, ends[i]->u.s, ends[i]->n)) == GM_EX_NONE)
-                return nomem(c);
+                return gm_stag_nomem(c);
         }
-        mark = push_key(c, "content");
+        mark = gm_stag_push_key(c, "content");
         bool ok = excluded(c, content, ids, &n, MAX_SPECIAL);
-        pop(c, mark);
+        gm_stag_pop(c, mark);
         if (!ok)
             return GM_EX_NONE;
         /* the text and the first end itself: one UNTIL per end it may stop at */
@@ -781,15 +725,15 @@ static uint32_t tag_after(stag *c, const gm_jv *v, uint32_t begin)
                 uint32_t u = gm_ebnf_add_until(c->g, ids, n, (uint32_t)i,
                                                c->until_flags | GM_UNTIL_BEFORE, max_chars);
                 if (u == GM_EX_NONE)
-                    return nomem(c);
+                    return gm_stag_nomem(c);
                 if ((u = budget_region(c, u, max_tokens)) == GM_EX_NONE)
                     return GM_EX_NONE;
                 uint32_t pair[2] = {u, ids[i]};
                 if ((alts[i] = gm_ebnf_add_seq(c->g, pair, 2)) == GM_EX_NONE)
-                    return nomem(c);
+                    return gm_stag_nomem(c);
             }
             if ((body = gm_ebnf_add_alt(c->g, alts, nends)) == GM_EX_NONE)
-                return nomem(c);
+                return gm_stag_nomem(c);
         } else {
             uint32_t alts[MAX_ENDS];
             for (size_t i = 0; i < nends; i++)
@@ -797,26 +741,26 @@ static uint32_t tag_after(stag *c, const gm_jv *v, uint32_t begin)
                     GM_EX_NONE)
                     return GM_EX_NONE;
             if ((body = gm_ebnf_add_alt(c->g, alts, nends)) == GM_EX_NONE)
-                return nomem(c);
+                return gm_stag_nomem(c);
         }
         uint32_t ids2[2] = {begin, body};
         uint32_t node = gm_ebnf_add_seq(c->g, ids2, 2);
-        return node == GM_EX_NONE ? nomem(c) : node;
+        return node == GM_EX_NONE ? gm_stag_nomem(c) : node;
     }
     if (ctype && !strcmp(ctype->u.s, "lalr")) {
         if (endv && endv->kind != GM_JV_STRING) {
-            pop(c, mark);
-            size_t m2 = push_key(c, "end");
-            fail(c, endv, GM_ERR_FORMAT, "a tag with lalr content ends with one string");
-            pop(c, m2);
+            gm_stag_pop(c, mark);
+            size_t m2 = gm_stag_push_key(c, "end");
+            gm_stag_fail(c, endv, GM_ERR_FORMAT, "a tag with lalr content ends with one string");
+            gm_stag_pop(c, m2);
             return GM_EX_NONE;
         }
         body = lalr_block(c, v, content, endv);
-        pop(c, mark);
+        gm_stag_pop(c, mark);
         return seq3(c, begin, body, endn);
     }
     body = format(c, content);
-    pop(c, mark);
+    gm_stag_pop(c, mark);
     return seq3(c, begin, body, endn);
 }
 
@@ -825,9 +769,9 @@ static uint32_t tag(stag *c, const gm_jv *v)
     const gm_jv *b = member(v, "begin");
     uint32_t begin;
     if (b && b->kind == GM_JV_OBJECT) {
-        size_t mark = push_key(c, "begin");
+        size_t mark = gm_stag_push_key(c, "begin");
         begin = token_node(c, b);
-        pop(c, mark);
+        gm_stag_pop(c, mark);
     } else {
         begin = string_member(c, v, "begin", true);
     }
@@ -845,17 +789,17 @@ static const gm_jv *tag_list(stag *c, const gm_jv *v, const char *key)
         const gm_jv *type = t->kind == GM_JV_OBJECT ? member(t, "type") : NULL;
         if (t->kind != GM_JV_OBJECT || (type && (type->kind != GM_JV_STRING ||
                                                  strcmp(type->u.s, "tag")))) {
-            size_t mark = push_key(c, key);
-            push_index(c, i);
-            fail(c, t, GM_ERR_FORMAT, "expected a tag object {\"begin\", \"content\", \"end\"}");
-            pop(c, mark);
+            size_t mark = gm_stag_push_key(c, key);
+            gm_stag_push_index(c, i);
+            gm_stag_fail(c, t, GM_ERR_FORMAT, "expected a tag object {\"begin\", \"content\", \"end\"}");
+            gm_stag_pop(c, mark);
             return NULL;
         }
     }
     if (tags->n == 0) {
-        size_t mark = push_key(c, key);
-        fail(c, tags, GM_ERR_FORMAT, "expected at least one tag");
-        pop(c, mark);
+        size_t mark = gm_stag_push_key(c, key);
+        gm_stag_fail(c, tags, GM_ERR_FORMAT, "expected at least one tag");
+        gm_stag_pop(c, mark);
         return NULL;
     }
     return tags;
@@ -866,20 +810,20 @@ static uint32_t all_tags(stag *c, const gm_jv *tags, const char *key)
 {
     uint32_t *ids = gm_mem_reallocarray(c->mem, NULL, tags->n, sizeof *ids);
     if (!ids)
-        return nomem(c);
-    size_t mark = push_key(c, key);
+        return gm_stag_nomem(c);
+    size_t mark = gm_stag_push_key(c, key);
     uint32_t node = GM_EX_NONE;
     for (uint32_t i = 0; i < tags->n; i++) {
-        size_t m2 = push_index(c, i);
+        size_t m2 = gm_stag_push_index(c, i);
         ids[i] = tag(c, tags->u.items[i]);
-        pop(c, m2);
+        gm_stag_pop(c, m2);
         if (ids[i] == GM_EX_NONE)
             goto out;
     }
     if ((node = gm_ebnf_add_alt(c->g, ids, tags->n)) == GM_EX_NONE)
-        nomem(c);
+        gm_stag_nomem(c);
 out:
-    pop(c, mark);
+    gm_stag_pop(c, mark);
     gm_mem_free(c->mem, ids);
     return node;
 }
@@ -897,74 +841,74 @@ static uint32_t triggered(stag *c, const gm_jv *v, const gm_jv *trig_arr, const 
                           bool text_before_first)
 {
     uint32_t nt = trig_arr->n;
-    size_t tmark = push_key(c, "triggers");
+    size_t tmark = gm_stag_push_key(c, "triggers");
     if (nt == 0) {
-        fail(c, trig_arr, GM_ERR_FORMAT, "expected at least one trigger");
-        pop(c, tmark);
+        gm_stag_fail(c, trig_arr, GM_ERR_FORMAT, "expected at least one trigger");
+        gm_stag_pop(c, tmark);
         return GM_EX_NONE;
     }
     if (nt > MAX_SPECIAL) {
-        fail(c, trig_arr, GM_ERR_LIMIT, "more than %d triggers", MAX_SPECIAL);
-        pop(c, tmark);
+        gm_stag_fail(c, trig_arr, GM_ERR_LIMIT, "more than %d triggers", MAX_SPECIAL);
+        gm_stag_pop(c, tmark);
         return GM_EX_NONE;
     }
-    pop(c, tmark);
+    gm_stag_pop(c, tmark);
     trigger *tr = gm_mem_calloc(c->mem, nt, sizeof *tr);
     uint32_t *scratch = gm_mem_reallocarray(c->mem, NULL, (size_t)tags->n + 1, sizeof *scratch);
     uint32_t list[MAX_SPECIAL * 2];
     size_t nlist = 0;
     uint32_t node = GM_EX_NONE;
     if (!tr || !scratch) {
-        nomem(c);
+        gm_stag_nomem(c);
         goto out;
     }
     for (uint32_t j = 0; j < nt; j++) {
         const gm_jv *t = trig_arr->u.items[j];
-        size_t mark = push_key(c, "triggers");
-        push_index(c, j);
+        size_t mark = gm_stag_push_key(c, "triggers");
+        gm_stag_push_index(c, j);
         tr[j].v = t;
         if (t->kind != GM_JV_STRING || t->n == 0) {
-            fail(c, t, GM_ERR_FORMAT, "expected a non-empty string");
+            gm_stag_fail(c, t, GM_ERR_FORMAT, "expected a non-empty string");
         } else if (special_at(c, t->u.s, t->n) != SIZE_MAX) {
             tr[j].special = true;
         } else if (has_special(c, t->u.s, t->n)) {
-            fail(c, t, GM_ERR_UNSUPPORTED,
+            gm_stag_fail(c, t, GM_ERR_UNSUPPORTED,
                  "a trigger that starts with text may not hold a special token");
         } else if (!(c->until_flags & GM_UNTIL_BYTES) && !valid_utf8(t->u.s, t->n)) {
-            fail(c, t, GM_ERR_FORMAT, "a trigger must be valid UTF-8 (free text is; "
+            gm_stag_fail(c, t, GM_ERR_FORMAT, "a trigger must be valid UTF-8 (free text is; "
                  "\"free_text\": \"bytes\" lifts that)");
         } else {
             tr[j].until_index = (uint32_t)nlist;
             if ((list[nlist++] = gm_ebnf_add_bytes(c->g, t->u.s, t->n)) == GM_EX_NONE)
-                nomem(c);
+                gm_stag_nomem(c);
         }
-        pop(c, mark);
+        gm_stag_pop(c, mark);
         tr[j].tags = gm_mem_reallocarray(c->mem, NULL, tags->n, sizeof *tr[j].tags);
         if (!tr[j].tags)
-            nomem(c);
+            gm_stag_nomem(c);
         if (c->status != GM_OK)
             goto out;
     }
     if (!excluded(c, v, list, &nlist, sizeof list / sizeof *list))
         goto out;
     /* Each tag after the trigger its begin starts with. */
-    size_t kmark = push_key(c, tags_key);
+    size_t kmark = gm_stag_push_key(c, tags_key);
     for (uint32_t i = 0; i < tags->n; i++) {
         const gm_jv *t = tags->u.items[i];
-        size_t m2 = push_index(c, i);
+        size_t m2 = gm_stag_push_index(c, i);
         const gm_jv *begin = get_string(c, t, "begin", true);
         uint32_t which = UINT32_MAX;
         for (uint32_t j = 0; begin && j < nt && c->status == GM_OK; j++) {
             const gm_jv *tv = tr[j].v;
             if (tv->n <= begin->n && !memcmp(begin->u.s, tv->u.s, tv->n)) {
                 if (which != UINT32_MAX)
-                    fail(c, begin, GM_ERR_FORMAT, "the begin starts with two triggers, \"%s\" "
+                    gm_stag_fail(c, begin, GM_ERR_FORMAT, "the begin starts with two triggers, \"%s\" "
                          "and \"%s\"", tr[which].v->u.s, tv->u.s);
                 which = j;
             }
         }
         if (begin && which == UINT32_MAX)
-            fail(c, begin, GM_ERR_FORMAT, "the begin \"%s\" starts with none of the triggers",
+            gm_stag_fail(c, begin, GM_ERR_FORMAT, "the begin \"%s\" starts with none of the triggers",
                  begin->u.s);
         if (c->status == GM_OK) {
             size_t tl = tr[which].v->n;
@@ -973,13 +917,13 @@ static uint32_t triggered(stag *c, const gm_jv *v, const gm_jv *trig_arr, const 
             if (after != GM_EX_NONE)
                 tr[which].tags[tr[which].ntags++] = after;
         }
-        pop(c, m2);
+        gm_stag_pop(c, m2);
         if (c->status != GM_OK) {
-            pop(c, kmark);
+            gm_stag_pop(c, kmark);
             goto out;
         }
     }
-    pop(c, kmark);
+    gm_stag_pop(c, kmark);
     /* One dispatch per trigger: free text up to it, then one of its tags. */
     uint32_t nd = 0;
     for (uint32_t j = 0; j < nt; j++) {
@@ -990,7 +934,7 @@ static uint32_t triggered(stag *c, const gm_jv *v, const gm_jv *trig_arr, const 
                                       : gm_ebnf_add_empty(c->g);
         uint32_t alts = gm_ebnf_add_alt(c->g, tr[j].tags, tr[j].ntags);
         if (text == GM_EX_NONE || trig == GM_EX_NONE || alts == GM_EX_NONE) {
-            nomem(c);
+            gm_stag_nomem(c);
             goto out;
         }
         if ((scratch[nd++] = seq3(c, text, trig, alts)) == GM_EX_NONE)
@@ -999,12 +943,12 @@ static uint32_t triggered(stag *c, const gm_jv *v, const gm_jv *trig_arr, const 
     uint32_t dispatch = gm_ebnf_add_alt(c->g, scratch, nd);
     uint32_t rest_text = until(c, list, nlist, GM_EX_NONE);
     if (dispatch == GM_EX_NONE || rest_text == GM_EX_NONE) {
-        nomem(c);
+        gm_stag_nomem(c);
         goto out;
     }
     uint32_t loop = gm_ebnf_add_repeat(c->g, dispatch, 0, GM_EX_INF);
     if (loop == GM_EX_NONE) {
-        nomem(c);
+        gm_stag_nomem(c);
         goto out;
     }
     if (!at_least_one) {
@@ -1022,7 +966,7 @@ static uint32_t triggered(stag *c, const gm_jv *v, const gm_jv *trig_arr, const 
         node = stop_after_first ? first : seq3(c, first, loop, rest_text);
     }
     if (node == GM_EX_NONE && c->status == GM_OK)
-        nomem(c);
+        gm_stag_nomem(c);
 out:
     if (tr)
         for (uint32_t j = 0; j < nt; j++)
@@ -1069,7 +1013,7 @@ static uint32_t tags_with_separator(stag *c, const gm_jv *v)
         uint32_t ids[2] = {gm_ebnf_add_empty(c->g), node};
         node = ids[0] == GM_EX_NONE ? GM_EX_NONE : gm_ebnf_add_alt(c->g, ids, 2);
     }
-    return node == GM_EX_NONE ? nomem(c) : node;
+    return node == GM_EX_NONE ? gm_stag_nomem(c) : node;
 }
 
 /*
@@ -1084,49 +1028,49 @@ static uint32_t dispatch_format(stag *c, const gm_jv *v)
     bool loop = get_bool(c, v, "loop", true);
     if (!rules || c->status != GM_OK)
         return GM_EX_NONE;
-    size_t rmark = push_key(c, "rules");
+    size_t rmark = gm_stag_push_key(c, "rules");
     if (rules->n == 0 || rules->n > MAX_SPECIAL) {
-        fail(c, rules, GM_ERR_FORMAT, "expected 1 to %d rules", MAX_SPECIAL);
-        pop(c, rmark);
+        gm_stag_fail(c, rules, GM_ERR_FORMAT, "expected 1 to %d rules", MAX_SPECIAL);
+        gm_stag_pop(c, rmark);
         return GM_EX_NONE;
     }
     uint32_t ids[MAX_SPECIAL * 2], alts[MAX_SPECIAL];
     size_t n = 0;
     for (uint32_t i = 0; i < rules->n && c->status == GM_OK; i++) {
         const gm_jv *r = rules->u.items[i];
-        size_t m2 = push_index(c, i);
+        size_t m2 = gm_stag_push_index(c, i);
         const gm_jv *pat = r->kind == GM_JV_ARRAY && r->n == 2 ? r->u.items[0] : NULL;
         if (!pat || pat->kind != GM_JV_STRING || pat->n == 0)
-            fail(c, r, GM_ERR_FORMAT, "expected [pattern, format] with a non-empty pattern");
+            gm_stag_fail(c, r, GM_ERR_FORMAT, "expected [pattern, format] with a non-empty pattern");
         else if (has_special(c, pat->u.s, pat->n))
-            fail(c, pat, GM_ERR_UNSUPPORTED, "a dispatch pattern holding a special token (use "
+            gm_stag_fail(c, pat, GM_ERR_UNSUPPORTED, "a dispatch pattern holding a special token (use "
                  "triggered_tags, whose triggers may)");
         else if (!(c->until_flags & GM_UNTIL_BYTES) && !valid_utf8(pat->u.s, pat->n))
-            fail(c, pat, GM_ERR_FORMAT, "a pattern must be valid UTF-8");
+            gm_stag_fail(c, pat, GM_ERR_FORMAT, "a pattern must be valid UTF-8");
         else if ((ids[n++] = gm_ebnf_add_bytes(c->g, pat->u.s, pat->n)) == GM_EX_NONE)
-            nomem(c);
-        pop(c, m2);
+            gm_stag_nomem(c);
+        gm_stag_pop(c, m2);
     }
-    pop(c, rmark);
+    gm_stag_pop(c, rmark);
     if (c->status != GM_OK || !excluded(c, v, ids, &n, sizeof ids / sizeof *ids))
         return GM_EX_NONE;
     for (uint32_t i = 0; i < rules->n; i++) {
-        size_t m2 = push_key(c, "rules");
-        push_index(c, i);
-        push_index(c, 1);
+        size_t m2 = gm_stag_push_key(c, "rules");
+        gm_stag_push_index(c, i);
+        gm_stag_push_index(c, 1);
         uint32_t f = format(c, rules->u.items[i]->u.items[1]);
-        pop(c, m2);
+        gm_stag_pop(c, m2);
         uint32_t text = f == GM_EX_NONE ? GM_EX_NONE : until(c, ids, n, i);
         uint32_t pair[2] = {text, f};
         if (text == GM_EX_NONE)
             return GM_EX_NONE;
         if ((alts[i] = gm_ebnf_add_seq(c->g, pair, 2)) == GM_EX_NONE)
-            return nomem(c);
+            return gm_stag_nomem(c);
     }
     uint32_t one = gm_ebnf_add_alt(c->g, alts, rules->n);
     uint32_t rest = one == GM_EX_NONE ? GM_EX_NONE : until(c, ids, n, GM_EX_NONE);
     if (rest == GM_EX_NONE)
-        return c->status == GM_OK ? nomem(c) : GM_EX_NONE;
+        return c->status == GM_OK ? gm_stag_nomem(c) : GM_EX_NONE;
     uint32_t node;
     if (loop) {
         uint32_t more = gm_ebnf_add_repeat(c->g, one, 0, GM_EX_INF);
@@ -1136,7 +1080,7 @@ static uint32_t dispatch_format(stag *c, const gm_jv *v)
         uint32_t pair[2] = {rest, one};
         node = gm_ebnf_add_alt(c->g, pair, 2);
     }
-    return node == GM_EX_NONE ? nomem(c) : node;
+    return node == GM_EX_NONE ? gm_stag_nomem(c) : node;
 }
 
 /* The content of v, min..max times (optional, plus, star). */
@@ -1144,14 +1088,14 @@ static uint32_t repeated(stag *c, const gm_jv *v, uint32_t min, uint32_t max)
 {
     const gm_jv *content = member(v, "content");
     if (!content)
-        return fail(c, v, GM_ERR_FORMAT, "missing \"content\"");
-    size_t mark = push_key(c, "content");
+        return gm_stag_fail(c, v, GM_ERR_FORMAT, "missing \"content\"");
+    size_t mark = gm_stag_push_key(c, "content");
     uint32_t body = format(c, content);
-    pop(c, mark);
+    gm_stag_pop(c, mark);
     if (body == GM_EX_NONE)
         return GM_EX_NONE;
     uint32_t n = gm_ebnf_add_repeat(c->g, body, min, max);
-    return n == GM_EX_NONE ? nomem(c) : n;
+    return n == GM_EX_NONE ? gm_stag_nomem(c) : n;
 }
 
 /* repeat {min, max, content}: max -1 for no upper bound. */
@@ -1159,7 +1103,7 @@ static uint32_t repeat_format(stag *c, const gm_jv *v)
 {
     const gm_jv *mx = member(v, "max");
     if (!member(v, "min") || !mx)
-        return fail(c, v, GM_ERR_FORMAT, "a repeat needs \"min\" and \"max\"");
+        return gm_stag_fail(c, v, GM_ERR_FORMAT, "a repeat needs \"min\" and \"max\"");
     bool ok = true;
     uint32_t min = get_count(c, v, "min", 0, GM_EBNF_MAX_REPEAT, &ok);
     uint32_t max = mx->kind == GM_JV_NUMBER && !strcmp(mx->u.s, "-1")
@@ -1168,10 +1112,10 @@ static uint32_t repeat_format(stag *c, const gm_jv *v)
     if (!ok)
         return GM_EX_NONE;
     if (min > max) {
-        size_t mark = push_key(c, "max");
-        fail(c, mx, GM_ERR_FORMAT, "Repeat min must be <= max (max %u is below min %u)", max,
+        size_t mark = gm_stag_push_key(c, "max");
+        gm_stag_fail(c, mx, GM_ERR_FORMAT, "Repeat min must be <= max (max %u is below min %u)", max,
              min);
-        pop(c, mark);
+        gm_stag_pop(c, mark);
         return GM_EX_NONE;
     }
     return repeated(c, v, min, max);
@@ -1182,19 +1126,19 @@ static uint32_t format(stag *c, const gm_jv *v)
     if (c->status != GM_OK)
         return GM_EX_NONE;
     if (v->kind != GM_JV_OBJECT)
-        return fail(c, v, GM_ERR_FORMAT, "Format must be an object with a \"type\"");
+        return gm_stag_fail(c, v, GM_ERR_FORMAT, "Format must be an object with a \"type\"");
     const gm_jv *tv = member(v, "type");
     if (!tv)
-        return fail(c, v, GM_ERR_FORMAT, "Invalid format: missing \"type\"");
+        return gm_stag_fail(c, v, GM_ERR_FORMAT, "Invalid format: missing \"type\"");
     if (tv->kind != GM_JV_STRING) {
-        size_t mark = push_key(c, "type");
-        fail(c, tv, GM_ERR_FORMAT, "Format's type must be a string");
-        pop(c, mark);
+        size_t mark = gm_stag_push_key(c, "type");
+        gm_stag_fail(c, tv, GM_ERR_FORMAT, "Format's type must be a string");
+        gm_stag_pop(c, mark);
         return GM_EX_NONE;
     }
     if (++c->depth > MAX_DEPTH) {
         c->depth--;
-        return fail(c, v, GM_ERR_LIMIT, "formats nested more than %d deep", MAX_DEPTH);
+        return gm_stag_fail(c, v, GM_ERR_LIMIT, "formats nested more than %d deep", MAX_DEPTH);
     }
     const gm_jv *type = get_string(c, v, "type", true);
     uint32_t node = GM_EX_NONE;
@@ -1257,7 +1201,7 @@ static uint32_t format(stag *c, const gm_jv *v)
             if (max_tokens != GM_EX_INF && max_tokens && n == 0 &&
                 !(c->until_flags & GM_UNTIL_BYTES) &&
                 (ids[n++] = gm_ebnf_add_bytes(c->g, "\xff", 1)) == GM_EX_NONE)
-                nomem(c);
+                gm_stag_nomem(c);
             node = c->status != GM_OK ? GM_EX_NONE
                    : max_tokens == 0  ? text_node(c, "", 0)
                                       : budget_region(c, until_max(c, ids, n, GM_EX_NONE, max_chars),
@@ -1276,7 +1220,7 @@ static uint32_t format(stag *c, const gm_jv *v)
         if (known_keys(c, v, "a repeat", repeat_keys) && gm_stag_shape(c, v, t))
             node = repeat_format(c, v);
     } else if (!strcmp(t, "lalr")) {
-        fail(c, v, GM_ERR_FORMAT, "an lalr format is only allowed as the content of a tag "
+        gm_stag_fail(c, v, GM_ERR_FORMAT, "an lalr format is only allowed as the content of a tag "
              "(begin, content, end)");
     } else if (!strcmp(t, "triggered_tags")) {
         if (known_keys(c, v, "a triggered_tags", triggered_keys) && gm_stag_shape(c, v, t))
@@ -1286,13 +1230,13 @@ static uint32_t format(stag *c, const gm_jv *v)
             gm_stag_shape(c, v, t))
             node = tags_with_separator(c, v);
     } else {
-        size_t mark = push_key(c, "type");
-        fail(c, type, GM_ERR_UNSUPPORTED, "Format type not recognized: %s (format type \"%s\" is not "
+        size_t mark = gm_stag_push_key(c, "type");
+        gm_stag_fail(c, type, GM_ERR_UNSUPPORTED, "Format type not recognized: %s (format type \"%s\" is not "
              "supported; gramask knows "
              "const_string, json_schema, qwen_xml_parameter, grammar, regex, lalr, sequence, or, tag, token, "
              "any_text, optional, plus, star, repeat, dispatch, triggered_tags, "
              "tags_with_separator)", t, t);
-        pop(c, mark);
+        gm_stag_pop(c, mark);
     }
     c->depth--;
     return c->status == GM_OK ? node : GM_EX_NONE;
@@ -1303,11 +1247,11 @@ static uint32_t format(stag *c, const gm_jv *v)
 static bool add_special(stag *c, const char *s, size_t n, const gm_jv *at)
 {
     if (n == 0) {
-        fail(c, at, GM_ERR_FORMAT, "a special token's text is empty");
+        gm_stag_fail(c, at, GM_ERR_FORMAT, "a special token's text is empty");
         return false;
     }
     if (c->nspecial == MAX_SPECIAL) {
-        fail(c, at, GM_ERR_LIMIT, "more than %d special tokens", MAX_SPECIAL);
+        gm_stag_fail(c, at, GM_ERR_LIMIT, "more than %d special tokens", MAX_SPECIAL);
         return false;
     }
     c->special[c->nspecial] = s;
@@ -1318,17 +1262,17 @@ static bool add_special(stag *c, const char *s, size_t n, const gm_jv *at)
 static uint32_t document(stag *c, const gm_jv *root)
 {
     if (root->kind != GM_JV_OBJECT)
-        return fail(c, root, GM_ERR_FORMAT, "Structural tag must be an object");
+        return gm_stag_fail(c, root, GM_ERR_FORMAT, "Structural tag must be an object");
     const gm_jv *specials = get_array(c, root, "special_tokens", false);
     for (uint32_t i = 0; specials && i < specials->n; i++) {
         const gm_jv *s = specials->u.items[i];
-        size_t mark = push_key(c, "special_tokens");
-        push_index(c, i);
+        size_t mark = gm_stag_push_key(c, "special_tokens");
+        gm_stag_push_index(c, i);
         if (s->kind != GM_JV_STRING)
-            fail(c, s, GM_ERR_FORMAT, "expected a string");
+            gm_stag_fail(c, s, GM_ERR_FORMAT, "expected a string");
         else
             add_special(c, s->u.s, s->n, s);
-        pop(c, mark);
+        gm_stag_pop(c, mark);
     }
     const gm_jv *ft = get_string(c, root, "free_text", false);
     if (ft && !strcmp(ft->u.s, "bytes")) {
@@ -1336,26 +1280,26 @@ static uint32_t document(stag *c, const gm_jv *root)
     } else if (ft && !strcmp(ft->u.s, "utf8")) {
         c->until_flags = 0;
     } else if (ft) {
-        size_t mark = push_key(c, "free_text");
-        fail(c, ft, GM_ERR_FORMAT, "expected \"utf8\" (the default: free text stays valid "
+        size_t mark = gm_stag_push_key(c, "free_text");
+        gm_stag_fail(c, ft, GM_ERR_FORMAT, "expected \"utf8\" (the default: free text stays valid "
              "UTF-8) or \"bytes\" (any bytes)");
-        pop(c, mark);
+        gm_stag_pop(c, mark);
     }
     if (c->status != GM_OK)
         return GM_EX_NONE;
     const gm_jv *type = member(root, "type");
     bool wrapper = type && type->kind == GM_JV_STRING && !strcmp(type->u.s, "structural_tag");
     if (!wrapper && member(root, "format")) {
-        size_t mark = push_key(c, "type");
-        fail(c, type ? type : root, GM_ERR_FORMAT,
+        size_t mark = gm_stag_push_key(c, "type");
+        gm_stag_fail(c, type ? type : root, GM_ERR_FORMAT,
              "Structural tag's type must be a string \"structural_tag\"");
-        pop(c, mark);
+        gm_stag_pop(c, mark);
         return GM_EX_NONE;
     }
     if (!wrapper)
         return format(c, root);
     if (!member(root, "format") && !member(root, "structures") && !member(root, "triggers"))
-        return fail(c, root, GM_ERR_FORMAT, "Structural tag must have a format field (or the "
+        return gm_stag_fail(c, root, GM_ERR_FORMAT, "Structural tag must have a format field (or the "
                     "first version's \"structures\" and \"triggers\")");
     const gm_jv *f = member(root, "format");
     static const char *const wrapper_keys[] = {"type", "format", NULL};
@@ -1363,9 +1307,9 @@ static uint32_t document(stag *c, const gm_jv *root)
     if (!known_keys(c, root, "a structural_tag", f ? wrapper_keys : first_keys))
         return GM_EX_NONE;
     if (f) {
-        size_t mark = push_key(c, "format");
+        size_t mark = gm_stag_push_key(c, "format");
         uint32_t node = format(c, f);
-        pop(c, mark);
+        gm_stag_pop(c, mark);
         return node;
     }
     /* The first version: structures (begin, schema, end) and triggers. */
@@ -1385,6 +1329,9 @@ gm_status gm_stag_compile(gm_mem *m, const char *name, const char *json, size_t 
         return gm_mem_fail(m, err, "a structural tag compiler");
     c->mem = m;
     c->g = g;
+    c->text = text_node;
+    c->free_text = free_text_of;
+    c->json_schema_text = schema_text;
     c->name = name ? name : "structural tag";
     c->opts = opts ? opts : &none;
     c->err = err;
@@ -1406,7 +1353,7 @@ gm_status gm_stag_compile(gm_mem *m, const char *name, const char *json, size_t 
         if (root != GM_EX_NONE) {
             uint32_t r = gm_ebnf_rule_get(g, "root", 4);
             if (r == GM_EX_NONE) {
-                nomem(c);
+                gm_stag_nomem(c);
             } else {
                 g->rules[r].body = root;
                 g->rules[r].loc = (gm_srcloc){gm_ebnf_file(g, c->name), 1, 1};
@@ -1428,33 +1375,4 @@ gm_status gm_stag_compile(gm_mem *m, const char *name, const char *json, size_t 
     gm_jdoc_free(&c->doc);
     gm_mem_free(m, c);
     return st;
-}
-
-/* ---- for the format modules (stag_internal.h) ----------------------------- */
-
-uint32_t gm_stag_fail(stag *c, const gm_jv *at, gm_status code, const char *fmt, ...)
-{
-    char msg[GM_ERROR_MESSAGE_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return fail(c, at, code, "%s", msg);
-}
-
-uint32_t gm_stag_nomem(stag *c) { return nomem(c); }
-size_t gm_stag_push_key(stag *c, const char *key) { return push_key(c, key); }
-size_t gm_stag_push_index(stag *c, uint32_t i) { return push_index(c, i); }
-void gm_stag_pop(stag *c, size_t mark) { pop(c, mark); }
-uint32_t gm_stag_text(stag *c, const char *s, size_t n) { return text_node(c, s, n); }
-
-uint32_t gm_stag_free_text(stag *c, const uint32_t *ids, size_t n)
-{
-    return until(c, ids, n, GM_EX_NONE);
-}
-
-uint32_t gm_stag_json_schema_text(stag *c, const char *json, size_t len,
-                                  const gm_schema_options *so)
-{
-    return schema_text(c, json, len, so);
 }

@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gramask.h"
 #include "base/error.h"
-#include "dispatch/stag.h"
 #include "ir/ebnf.h"
 #include "schema/json.h"
 
@@ -22,7 +22,8 @@ typedef struct stag {
     gm_ebnf *g;
     gm_jdoc doc;
     const char *name;
-    const gm_stag_options *opts;
+    const struct gm_stag_options *opts; /* dispatch/stag.h (not included: stag.c includes
+                                           this file, so the header stays below it) */
     gm_limits limits;
     gm_error *err;
     gm_status status;         /* the first error */
@@ -36,9 +37,16 @@ typedef struct stag {
     uint32_t until_flags;     /* of every free text: 0 (valid UTF-8) or GM_UNTIL_BYTES */
     char ptr[512];            /* JSON pointer of the value being compiled */
     size_t ptr_len;
+    /* note [format recursion]: the formats of stag.c that the format modules build
+       on (stag_xml.c's values are JSON, its strings free text), set by stag.c; a
+       module calls them through here, so stag.c -> stag_xml.c -> stag_base.c one way */
+    uint32_t (*text)(struct stag *c, const char *s, size_t n);
+    uint32_t (*free_text)(struct stag *c, const uint32_t *ids, size_t n);
+    uint32_t (*json_schema_text)(struct stag *c, const char *json, size_t len,
+                                 const gm_schema_options *so);
 } stag;
 
-/* The first error, with the current JSON pointer; returns GM_EX_NONE. */
+/* stag_base.c: the first error, with the current JSON pointer; returns GM_EX_NONE. */
 uint32_t gm_stag_fail(stag *c, const gm_jv *at, gm_status code, const char *fmt, ...)
     GM_PRINTF(4, 5);
 uint32_t gm_stag_nomem(stag *c);
@@ -47,12 +55,21 @@ size_t gm_stag_push_key(stag *c, const char *key);
 size_t gm_stag_push_index(stag *c, uint32_t i);
 void gm_stag_pop(stag *c, size_t mark);
 /* Text with the document's special tokens as tokens (EMPTY for n = 0). */
-uint32_t gm_stag_text(stag *c, const char *s, size_t n);
+static inline uint32_t gm_stag_text(stag *c, const char *s, size_t n)
+{
+    return c->text(c, s, n);
+}
 /* Free text containing none of the BYTES nodes ids[0..n) (note [until]). */
-uint32_t gm_stag_free_text(stag *c, const uint32_t *ids, size_t n);
+static inline uint32_t gm_stag_free_text(stag *c, const uint32_t *ids, size_t n)
+{
+    return c->free_text(c, ids, n);
+}
 /* The JSON Schema json[0..len) as JSON text under the format's options. */
-uint32_t gm_stag_json_schema_text(stag *c, const char *json, size_t len,
-                                  const gm_schema_options *so);
+static inline uint32_t gm_stag_json_schema_text(stag *c, const char *json, size_t len,
+                                                const gm_schema_options *so)
+{
+    return c->json_schema_text(c, json, len, so);
+}
 
 /* stag_shape.c: whether the format v of type t has its required fields (note [format
    shapes]); fails with XGrammar's wording if not. */

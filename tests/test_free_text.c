@@ -382,7 +382,7 @@ static void field_errors(void **state)
 {
     (void)state;
     refused(TAGF("{\"type\": \"any_text\", \"max_tokens\": -5}"), false, GM_ERR_FORMAT,
-            "/content/max_tokens: expected a non-negative integer");
+            "/content/max_tokens: max_tokens must be a non-negative 32-bit integer");
     refused("{\"type\": \"any_text\", \"max_chars\": -1}", false, GM_ERR_FORMAT,
             "/max_chars: max_chars must be a non-negative 32-bit integer");
     refused("{\"type\": \"any_text\", \"max_chars\": 5000000}", false, GM_ERR_LIMIT,

@@ -795,6 +795,31 @@ static gm_status projection(gm_eengine *e, gm_escratch *w, gm_estate *s, gm_esta
     return GM_OK;
 }
 
+/*
+ * Item it of s moved over one symbol to automaton state `to`, added to the
+ * set being built: a repetition counts the move (and goes nowhere once
+ * full), a NULL origin (this set) becomes s's projection. 1 when an error
+ * was set (*st), 0 otherwise.
+ */
+static int advance(gm_eengine *e, gm_escratch *w, gm_estate *s, const gm_eitem *it,
+                   uint32_t to, gm_estate **self, gm_status *st, gm_error *err)
+{
+    const gm_egrammar *g = e->g;
+    uint32_t cnt = it->count;
+    if (g->rules[g->state_rule[it->state]].repeat) {
+        if (gm_eitem_rep_full(g, it))
+            return 0;
+        cnt |= 1;
+    }
+    gm_estate *o = it->origin;
+    if (!o) {
+        if (!*self && (*st = projection(e, w, s, self, err)) != GM_OK)
+            return 1;
+        o = *self;
+    }
+    return add_item(e, w, to, cnt, o, st, err) ? 1 : 0;
+}
+
 gm_status gm_eset_step(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t sym,
                        gm_estate **out, gm_error *err)
 {
@@ -834,22 +859,7 @@ gm_status gm_eset_step(gm_eengine *e, gm_escratch *w, gm_estate *s, uint32_t sym
                 if (g->toks[j].sym == sym - 256)
                     to = g->toks[j].to;
         }
-        if (to == GM_FSM_NONE)
-            continue;
-        uint32_t cnt = it->count;
-        const gm_frule *fr = &g->rules[g->state_rule[q]];
-        if (fr->repeat) {
-            if (gm_eitem_rep_full(g, it))
-                continue;
-            cnt |= 1;
-        }
-        gm_estate *o = it->origin;
-        if (!o) {
-            if (!self && (st = projection(e, w, s, &self, err)) != GM_OK)
-                return st;
-            o = self;
-        }
-        if (add_item(e, w, to, cnt, o, &st, err))
+        if (to != GM_FSM_NONE && advance(e, w, s, it, to, &self, &st, err))
             return st;
     }
     if (w->items.n != 0 &&
@@ -905,22 +915,8 @@ gm_status gm_eset_step_syms(gm_eengine *e, gm_escratch *w, gm_estate *s, const u
         if (!(g->state_flags[q] & GM_FS_TOKENS))
             continue;
         for (uint32_t j = g->tok_off[q]; j < g->tok_off[q + 1]; j++) {
-            if (!has_sym(syms, nsyms, g->toks[j].sym))
-                continue;
-            uint32_t cnt = it->count;
-            const gm_frule *fr = &g->rules[g->state_rule[q]];
-            if (fr->repeat) {
-                if (gm_eitem_rep_full(g, it))
-                    continue;
-                cnt |= 1;
-            }
-            gm_estate *o = it->origin;
-            if (!o) {
-                if (!self && (st = projection(e, w, s, &self, err)) != GM_OK)
-                    return st;
-                o = self;
-            }
-            if (add_item(e, w, g->toks[j].to, cnt, o, &st, err))
+            if (has_sym(syms, nsyms, g->toks[j].sym) &&
+                advance(e, w, s, it, g->toks[j].to, &self, &st, err))
                 return st;
         }
     }

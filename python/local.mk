@@ -32,7 +32,8 @@ GM_PYTHON_TESTFILES += python/tests/test_regex_text.py python/tests/test_xgr_tes
 GM_PYTHON_TESTFILES += python/tests/test_xgr_drop_in.py
 GM_PYTHON_TESTFILES += python/tests/test_builtin_structural_tag_models.py
 EXTRA_DIST += $(GM_PYTHON_FILES) $(GM_PYTHON_TESTFILES) python/tests/pytest.sh python/tests/pip_install.sh \
-	python/tests/xgrammar_suite.sh python/tests/xgrammar_expected_failures.txt examples/decode.py
+	python/tests/xgrammar_suite.sh python/tests/xgrammar_expected_failures.txt python/tests/xgrammar_reasons.py \
+	examples/decode.py
 
 python/lib/.built: $(GM_PYTHON_FILES:%=$(srcdir)/%) $(srcdir)/include/gramask.h libgramask.la
 	@rm -rf python/lib python/tmp && $(MKDIR_P) python/tmp

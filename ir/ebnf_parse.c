@@ -542,7 +542,8 @@ static gm_status parse_regex_macro(parser *p, size_t start)
     if (!pattern)
         return nomem(p);
     size_t plen = p->buf.n;
-    memcpy(pattern, p->buf.v, plen);
+    if (plen) /* an empty buffer may have no array yet */
+        memcpy(pattern, p->buf.v, plen);
     pattern[plen] = 0;
     unsigned flags = GM_RE_DOTALL;
     bool json = false, have_flags = false, have_json = false;

@@ -79,12 +79,7 @@ int gm_cmd_tools(int argc, char **argv)
     if (gm_file_read(&m, file, lim.max_input_bytes, &text, &len, &err) != GM_OK)
         return gm_cli_fail("tools", &err);
     gm_tools_options to;
-    gm_tools_options_init_defaults(&to);
-    to.format = lo.tool_format;
-    to.tool_choice = lo.tool_choice;
-    to.tool_name = lo.tool_name;
-    to.parallel = lo.parallel;
-    to.reasoning = lo.reasoning;
+    gm_cli_tools_options(&lo, &to);
     gm_strbuf out;
     gm_strbuf_init(&out, &m);
     int rc = 0;

@@ -258,6 +258,16 @@ static gm_status code_blocks_grammar(const char *list, gm_grammar **out, gm_erro
     return gm_grammar_from_code_blocks(langs, n, NULL, out, err);
 }
 
+void gm_cli_tools_options(const gm_cli_load_options *lo, gm_tools_options *to)
+{
+    gm_tools_options_init_defaults(to);
+    to->format = lo->tool_format;
+    to->tool_choice = lo->tool_choice;
+    to->tool_name = lo->tool_name;
+    to->parallel = lo->parallel;
+    to->reasoning = lo->reasoning;
+}
+
 /* The grammar the options name: GRAMMAR, --schema, --structural-tag, --tools or --code-blocks. */
 static gm_status make_grammar(const gm_cli_load_options *opts, gm_grammar **out, gm_error *err)
 {
@@ -289,12 +299,7 @@ static gm_status make_grammar(const gm_cli_load_options *opts, gm_grammar **out,
             return st;
         if (opts->tools) {
             gm_tools_options to;
-            gm_tools_options_init_defaults(&to);
-            to.format = opts->tool_format;
-            to.tool_choice = opts->tool_choice;
-            to.tool_name = opts->tool_name;
-            to.parallel = opts->parallel;
-            to.reasoning = opts->reasoning;
+            gm_cli_tools_options(opts, &to);
             st = gm_grammar_from_tools(text, len, &to, out, err);
         } else {
             st = gm_grammar_from_structural_tag(text, len, NULL, out, err);

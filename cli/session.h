@@ -114,6 +114,10 @@ gm_status gm_cli_load_cfg(gm_mem *m, const char *arg, const gm_grammar_options *
                           struct gm_cfg **out, gm_error *err);
 
 /* Returns 0, or prints the error as `gramask CMD: ...` and returns 1. */
+/* The tool-call options --format, --tool-choice, --no-parallel and --reasoning give
+   (the defaults for the rest), for every command that reads --tools. */
+void gm_cli_tools_options(const gm_cli_load_options *lo, gm_tools_options *to);
+
 int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli_session *s);
 void gm_cli_session_close(gm_cli_session *s);
 

@@ -97,12 +97,7 @@ gm_status gm_cli_triggers(const gm_cli_load_options *lo, gm_cli_words *out, gm_e
     gm_status st = gm_file_read(&m, path, lim.max_input_bytes, &text, &len, err);
     if (st == GM_OK && lo->tools) {
         gm_tools_options to;
-        gm_tools_options_init_defaults(&to);
-        to.format = lo->tool_format;
-        to.tool_choice = lo->tool_choice;
-        to.tool_name = lo->tool_name;
-        to.parallel = lo->parallel;
-        to.reasoning = lo->reasoning;
+        gm_cli_tools_options(lo, &to);
         st = gm_tools_structural_tag(&m, path, text, len, &to, &stag, err);
     }
     if (st == GM_OK) {

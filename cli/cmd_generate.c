@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "runtime/objects.h"
+#include "base/bitset.h"
 #include "base/utf8.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -161,6 +162,12 @@ static void swap_allowed(uint32_t *allowed, uint8_t *cls, size_t a, size_t b)
     cls[b] = c;
 }
 
+/* Whether a mask allows at most half the vocabulary: structure, not free content. */
+static bool narrow(const uint32_t *mask, size_t words, uint32_t nbits)
+{
+    return (size_t)gm_count_bits32(mask, words) * 2 <= nbits;
+}
+
 /*
  * Writes the plain text word[0..len) out token by token, each the longest
  * allowed token that is a prefix of what remains (special tokens never:
@@ -201,10 +208,7 @@ static int write_word(gm_matcher *m, const gm_vocab *v, const char *word, size_t
     if (pos == len) {
         if (gm_matcher_fill_mask(m, probe, words, err) != GM_OK)
             return -1;
-        size_t count = 0;
-        for (size_t w = 0; w < words; w++)
-            count += (size_t)__builtin_popcount(probe[w]);
-        if (count * 2 <= nbits)
+        if (narrow(probe, words, nbits))
             return (int)k;
     }
     if (k && gm_matcher_rollback(m, (uint32_t)k, err) != GM_OK)
@@ -273,10 +277,7 @@ static int leave_content(gm_matcher *m, const gm_vocab *v, const gm_cli_words *t
         if (gm_matcher_accept_token(m, t, err) != GM_OK ||
             gm_matcher_fill_mask(m, probe, words, err) != GM_OK)
             return -1;
-        size_t count = 0;
-        for (size_t w = 0; w < words; w++)
-            count += (size_t)__builtin_popcount(probe[w]);
-        if (count * 2 <= nbits) {
+        if (narrow(probe, words, nbits)) {
             seq[0] = t;
             return 1;
         }

@@ -68,7 +68,7 @@ int gm_cmd_tools(int argc, char **argv)
     if (!file)
         return gm_cli_bad_arg("tools", usage, "missing TOOLS.json");
     if (!lo.tool_format)
-        return gm_cli_bad_arg("tools", usage, "missing --format llama|llama-json|qwen|harmony");
+        return gm_cli_bad_arg("tools", usage, "missing --format llama|llama-json|qwen|harmony|FAMILY");
     gm_mem m;
     gm_mem_init(&m, NULL, 0);
     gm_limits lim;

@@ -334,7 +334,8 @@ int gm_cli_session_open(const char *cmd, const gm_cli_load_options *opts, gm_cli
         co.progress_ud = &progress;
     }
     if (opts->tools && !opts->tool_format) {
-        fprintf(stderr, "gramask %s: --tools needs --format llama|llama-json|qwen|harmony\n", cmd);
+        fprintf(stderr, "gramask %s: --tools needs --format llama|llama-json|qwen|harmony|FAMILY "
+                        "(gramask tools --help lists the families)\n", cmd);
         return 2;
     }
     gm_vocab_options vo;

@@ -65,7 +65,7 @@ void gm_cli_load_options_init(gm_cli_load_options *lo);
     "  GRAMMAR: a .lark, .gbnf, .ebnf or .regex file (--format overrides the extension),\n" \
     "  a bundled grammar name (json, go, java, python), or a .gmc compiled file; or\n" \
     "  --structural-tag FILE (XGrammar's structural tag JSON), or --tools FILE with\n" \
-    "  --format llama|llama-json|qwen|harmony [--tool-choice auto|required|none|NAME]\n" \
+    "  --format llama|llama-json|qwen|harmony|FAMILY [--tool-choice auto|required|none|NAME]\n" \
     "  [--no-parallel] [--reasoning allowed|forced|forbidden] (gramask tools --help); or\n" \
     "  --schema FILE.json, a JSON Schema compiled to a grammar (layout options as for gramask schema);\n" \
     "  or --code-blocks LANG,... (python,go,java,json): Markdown whose ```LANG code blocks are\n" \

@@ -259,14 +259,22 @@ static int utf8_status_need(const uint8_t *q, size_t n, size_t *need)
         return 1;
     if (n >= 4)
         return -1;
+    /*
+     * One, two or three more continuation bytes, drawn from the bounds of
+     * the continuation ranges of the Unicode standard's table 3-7 (80..BF,
+     * A0..BF, 80..9F, 90..BF, 80..8F): every range holds one of them, so a
+     * completion exists exactly when one made of them does. All 64 values
+     * per byte cost 2^18 decodes per prefix, which made a fuzz input with
+     * many Until states time out.
+     */
+    static const uint8_t cont[6] = {0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf};
     uint8_t t[4];
     memcpy(t, q, n);
-    /* one, two or three more continuation bytes */
     for (size_t k = 1; n + k <= 4; k++) {
-        size_t combos = (size_t)1 << (6 * k);
+        size_t combos = k == 1 ? 6 : k == 2 ? 36 : 216;
         for (size_t v = 0; v < combos; v++) {
-            for (size_t j = 0; j < k; j++)
-                t[n + j] = (uint8_t)(0x80 | ((v >> (6 * j)) & 0x3f));
+            for (size_t j = 0, w = v; j < k; j++, w /= 6)
+                t[n + j] = cont[w % 6];
             if (gm_utf8_decode(t, n + k, &cp) == n + k) {
                 *need = k;
                 return 0;
@@ -406,6 +414,12 @@ static uint32_t build_until(builder *b, const gm_ex *x)
         }
     /* the product, reachable states only */
     u8classes U = {.n = 1};
+    /* The UTF-8 step of a pending class and a byte, brute-forced once each:
+     * u8class_of costs 256 status checks of up to 2^18 completions, too much
+     * to repeat per state and byte (a fuzz input with many states timed out). */
+    int8_t ustep[16][256];
+    uint8_t unext[16][256];
+    memset(ustep, 2, sizeof ustep);
     ustate *st = NULL;
     size_t nst = 0, capst = 0;
     GROW(st, nst, capst);
@@ -420,17 +434,21 @@ static uint32_t build_until(builder *b, const gm_ex *x)
             to[c] = UINT32_MAX;
             uint32_t u2 = 0, cnt2 = cur.cnt;
             if (utf8) {
-                uint8_t q[5];
-                memcpy(q, U.c[cur.u].rep, U.c[cur.u].len);
-                size_t ql = cur.u ? U.c[cur.u].len : 0;
-                q[ql] = (uint8_t)c;
-                int us = utf8_status(q, ql + 1);
+                if (ustep[cur.u][c] == 2) {
+                    uint8_t q[5];
+                    memcpy(q, U.c[cur.u].rep, U.c[cur.u].len);
+                    size_t ql = cur.u ? U.c[cur.u].len : 0;
+                    q[ql] = (uint8_t)c;
+                    ustep[cur.u][c] = (int8_t)utf8_status(q, ql + 1);
+                    unext[cur.u][c] = ustep[cur.u][c] == 0 ? (uint8_t)u8class_of(&U, q, ql + 1) : 0;
+                }
+                int us = ustep[cur.u][c];
                 if (us < 0)
                     continue;
                 if (us == 1)
                     cnt2 += maxc != GM_EX_INF;
                 else
-                    u2 = u8class_of(&U, q, ql + 1);
+                    u2 = unext[cur.u][c];
                 if (cnt2 > cap)
                     continue;
             }

@@ -54,8 +54,13 @@ enum {
     TAG_LRTB = 0x4254524c,
     TAG_PROF = 0x464f5250,
     TAG_EARL = 0x4c524145, /* "EARL" */
-    TAG_CTXL = 0x4c585443  /* "CTXL" */
+    TAG_CTXL = 0x4c585443, /* "CTXL" */
+    TAG_TRIE = 0x45495254  /* "TRIE" */
 };
+
+/* Trie nodes go to the file as they lie in memory (note [mapped compiled files]). */
+_Static_assert(sizeof(gm_trie_node) == 16 && offsetof(gm_trie_node, byte) == 14,
+               "a trie node is 16 bytes in compiled files");
 
 /* ---- writing ------------------------------------------------------------- */
 
@@ -83,7 +88,7 @@ static void put_u32(writer *w, uint32_t x) { put(w, &x, 4); }
 /* Zeros up to a multiple of `align` bytes from the file's start. */
 static void pad(writer *w, size_t align)
 {
-    static const uint8_t zeros[8];
+    static const uint8_t zeros[16]; /* align is at most 16 (trie nodes) */
     put(w, zeros, (align - w->len % align) % align);
 }
 
@@ -108,6 +113,33 @@ static void put_vocab(writer *w, const gm_vocab_data *v)
     put(w, v->flags, v->size);
     put_u32(w, v->neos);
     put_array(w, v->eos, v->neos, 4);
+}
+
+/* The vocabulary's trie (vocab/trie.h), used in place when the file is mapped. */
+static void put_trie(writer *w, const gm_trie *t)
+{
+    put_u32(w, TAG_TRIE);
+    put_u32(w, t->nnodes);
+    put_u32(w, t->ntokens);
+    put_u32(w, t->max_depth);
+    gm_trie_node chunk[256];
+    size_t n = 0;
+    pad(w, sizeof *chunk);
+    memset(chunk, 0, sizeof chunk); /* the padding byte of each node is zero in the file */
+    for (uint32_t i = 0; i < t->nnodes; i++) {
+        gm_trie_node *to = &chunk[n++];
+        to->skip = t->nodes[i].skip;
+        to->tok_begin = t->nodes[i].tok_begin;
+        to->tok_end = t->nodes[i].tok_end;
+        to->depth = t->nodes[i].depth;
+        to->byte = t->nodes[i].byte;
+        if (n == sizeof chunk / sizeof *chunk) {
+            put(w, chunk, sizeof chunk);
+            n = 0;
+        }
+    }
+    put(w, chunk, n * sizeof *chunk);
+    put_array(w, t->tokens, t->ntokens, 4);
 }
 
 /* The transitions as 32-bit ids (the file's format, whatever the lexer keeps). */
@@ -263,6 +295,7 @@ static gm_status write_compiled(const gm_compiled *c, writer *w, gm_error *err)
     uint8_t header[GM_COMPILED_HEADER] = {0};
     put(w, header, sizeof header); /* filled at the end */
     put_vocab(w, c->vocab->data);
+    put_trie(w, c->vocab->trie);
     if (c->grammar->engine == GM_ENGINE_EARLEY) {
         gm_strbuf eb;
         gm_strbuf_init(&eb, w->mem);
@@ -545,6 +578,40 @@ static int read_vocab(reader *r, gm_vocab *v)
     for (uint32_t i = 0; i < d->neos; i++)
         if (d->eos[i] >= d->size || (i && d->eos[i] <= d->eos[i - 1]))
             return bad(r, "EOS ids out of range or unsorted");
+    return 0;
+}
+
+/* The TRIE section (put_trie), checked against the vocabulary (gm_trie_check). */
+static int read_trie(reader *r, gm_vocab *v)
+{
+    gm_mem *m = &v->mem;
+    if (expect_tag(r, TAG_TRIE, "missing vocabulary trie section"))
+        return -1;
+    gm_trie *t = gm_mem_calloc(m, 1, sizeof *t);
+    if (!t) {
+        gm_mem_fail(m, r->err, "a loaded vocabulary trie");
+        return r->bad = 1, -1;
+    }
+    v->trie = t;
+    t->mem = m;
+    t->nnodes = get_u32(r, "trie header");
+    t->ntokens = get_u32(r, "trie header");
+    uint32_t depth = get_u32(r, "trie header");
+    if (r->bad)
+        return -1;
+    if (t->nnodes == 0 || t->ntokens > v->data->size || depth > GM_VOCAB_MAX_TOKEN_BYTES)
+        return bad(r, "trie sizes out of range");
+    t->max_depth = (uint16_t)depth;
+    t->nodes = get_array(r, m, t->nnodes, sizeof *t->nodes, "trie nodes");
+    t->tokens = get_array(r, m, t->ntokens, 4, "trie tokens");
+    if (r->bad)
+        return -1;
+    const char *why;
+    gm_status st = gm_trie_check(t, v->data, m, &why, r->err);
+    if (st == GM_ERR_FORMAT)
+        return bad(r, why);
+    if (st != GM_OK)
+        return r->bad = 1, -1;
     return 0;
 }
 
@@ -1186,7 +1253,7 @@ static gm_status load(const uint8_t *b, size_t len, const char *path, gm_mapping
         goto fail;
     }
     uint32_t section = 0;
-    if (read_vocab(&r, v))
+    if (read_vocab(&r, v) || read_trie(&r, v))
         goto fail_read;
     if (r.left >= 4)
         memcpy(&section, r.p, 4);
@@ -1204,9 +1271,6 @@ static gm_status load(const uint8_t *b, size_t len, const char *path, gm_mapping
         if (read_ctx(&r, g))
             goto fail_read;
     }
-    st = gm_trie_build(&v->mem, v->data, &v->trie, err);
-    if (st != GM_OK)
-        goto fail;
     gm_compile_options co = opts ? *opts : (gm_compile_options){0};
     /* LALR: the profiles in the file come first, then what eager still lacks. */
     if (g->engine == GM_ENGINE_LALR)

@@ -222,6 +222,13 @@ static void put_lr(writer *w, const gm_lr_table *t)
     put_array(w, t->prod_len, t->nprods, 4);
     put_array(w, t->action, (size_t)t->nstates * t->nterms, 4);
     put_array(w, t->go, (size_t)t->nstates * t->nnonterms, 4);
+    /* The unit chains (note [unit chains]), used in place instead of built per process. */
+    put_u32(w, t->unit_row != NULL);
+    if (t->unit_row) {
+        put_array(w, t->unit_row, (size_t)t->nstates * t->nnonterms, 4);
+        put_u32(w, t->nunit_rows);
+        put_array(w, t->unit_go, (size_t)t->nunit_rows * t->nterms, 4);
+    }
 }
 
 static void put_tokset(writer *w, const gm_tokset *s, uint32_t nbits)
@@ -914,9 +921,27 @@ static int read_lr(reader *r, gm_grammar *g)
         return bad(r, "a reduction pops more states than a stack reaching it holds");
     /* Tables from a file might reduce in a cycle: guard every feed (lr.h, loop_guard). */
     t->loop_guard = t->nstates + 1;
-    if (gm_lr_unit_chains(t, r->err) != GM_OK)
-        return r->bad = 1, -1;
-    return 0;
+    uint32_t units = get_u32(r, "LR unit chains");
+    if (r->bad)
+        return -1;
+    if (units > 1)
+        return bad(r, "malformed LR unit chains");
+    if (!units)
+        return gm_lr_unit_chains(t, r->err) == GM_OK ? 0 : (r->bad = 1, -1);
+    t->unit_row = get_array(r, m, (size_t)t->nstates * t->nnonterms, 4, "LR unit-chain rows");
+    t->nunit_rows = get_u32(r, "LR unit chains");
+    if (r->bad)
+        return -1;
+    if (t->nunit_rows > (size_t)t->nstates * t->nnonterms)
+        return bad(r, "LR unit-chain rows out of range");
+    t->unit_go = get_array(r, m, (size_t)t->nunit_rows * t->nterms, 4, "LR unit chains");
+    if (r->bad)
+        return -1;
+    const char *why;
+    gm_status st = gm_lr_unit_chains_check(t, &why, r->err);
+    if (st == GM_ERR_FORMAT)
+        return bad(r, why);
+    return st == GM_OK ? 0 : (r->bad = 1, -1);
 }
 
 /* Whether terminal x (GM_LEX_NONE: none) is outside lexer set `set`. */

@@ -142,21 +142,36 @@ static void put_trie(writer *w, const gm_trie *t)
     put_array(w, t->tokens, t->ntokens, 4);
 }
 
-/* The transitions as 32-bit ids (the file's format, whatever the lexer keeps). */
+/*
+ * The transitions in the form the lexer keeps them (lexer/lexer.h, note
+ * [transition rows]), so a mapped file's lexers are used in place: form 0,
+ * the 32-bit table; form 1, the 16-bit rows (u32 count of base rows, 0
+ * when each state has its own, the rows, each state's row) and the patch
+ * cells (u32 comb size, 0 when none, each state's place in it, the comb).
+ */
 static void put_lexer_next(writer *w, const gm_lexer *lx)
 {
-    uint32_t chunk[1024];
-    size_t n = 0;
-    pad(w, 4);
-    for (uint32_t q = 0; q < lx->nstates; q++)
-        for (uint32_t c = 0; c < lx->nclasses; c++) {
-            chunk[n++] = gm_lexer_move(lx, q, c);
-            if (n == sizeof chunk / sizeof *chunk) {
-                put(w, chunk, n * 4);
-                n = 0;
-            }
-        }
-    put(w, chunk, n * 4);
+    put_u32(w, lx->next ? 0 : 1);
+    if (lx->next) {
+        put_array(w, lx->next, (size_t)lx->nstates * lx->nclasses, 4);
+        return;
+    }
+    uint32_t nrows = 0, ncomb = 0;
+    for (uint32_t q = 0; lx->row16 && q < lx->nstates; q++)
+        if (lx->row16[q] + 1u > nrows)
+            nrows = lx->row16[q] + 1u;
+    for (uint32_t q = 0; lx->patch && q < lx->nstates; q++)
+        if (lx->patch_at[q] + lx->nclasses > ncomb)
+            ncomb = lx->patch_at[q] + lx->nclasses;
+    put_u32(w, nrows);
+    put_array(w, lx->next16, (size_t)(nrows ? nrows : lx->nstates) * lx->nclasses, 2);
+    if (nrows)
+        put_array(w, lx->row16, lx->nstates, 2);
+    put_u32(w, ncomb);
+    if (ncomb) {
+        put_array(w, lx->patch_at, lx->nstates, 4);
+        put_array(w, lx->patch, ncomb, 4);
+    }
 }
 
 /* A lexer's tables and terminal names (the basic lexer's and each contextual one's). */
@@ -649,6 +664,44 @@ static int check_backtracking(reader *r, const gm_lexer *lx)
     return why ? bad(r, why) : 0;
 }
 
+/* The transitions put_lexer_next wrote; every state's row and comb place in range. */
+static int read_lexer_next(reader *r, gm_mem *m, gm_lexer *lx)
+{
+    uint32_t form = get_u32(r, "lexer transitions");
+    if (r->bad)
+        return -1;
+    if (form > 1 || (form == 1 && lx->nstates >= UINT16_MAX))
+        return bad(r, "malformed lexer transitions");
+    if (form == 0) {
+        lx->next = get_array(r, m, (size_t)lx->nstates * lx->nclasses, 4, "lexer transitions");
+        return r->bad ? -1 : 0;
+    }
+    uint32_t nrows = get_u32(r, "lexer transitions");
+    if (r->bad)
+        return -1;
+    if (nrows > lx->nstates)
+        return bad(r, "lexer transition rows out of range");
+    lx->next16 = get_array(r, m, (size_t)(nrows ? nrows : lx->nstates) * lx->nclasses, 2,
+                           "lexer transitions");
+    if (nrows)
+        lx->row16 = get_array(r, m, lx->nstates, 2, "lexer transition rows");
+    uint32_t ncomb = get_u32(r, "lexer transitions");
+    if (r->bad)
+        return -1;
+    if (ncomb && (!nrows || ncomb < lx->nclasses))
+        return bad(r, "malformed lexer transitions");
+    if (ncomb) {
+        lx->patch_at = get_array(r, m, lx->nstates, 4, "lexer transition patches");
+        lx->patch = get_array(r, m, ncomb, 4, "lexer transition patches");
+    }
+    if (r->bad)
+        return -1;
+    for (uint32_t q = 0; q < lx->nstates; q++)
+        if ((nrows && lx->row16[q] >= nrows) || (ncomb && lx->patch_at[q] > ncomb - lx->nclasses))
+            return bad(r, "lexer transition rows out of range");
+    return 0;
+}
+
 /* A lexer written by put_lexer_body, checked; *out is set first (the caller frees it). */
 static int read_lexer_body(reader *r, gm_mem *m, gm_lexer **out)
 {
@@ -673,7 +726,8 @@ static int read_lexer_body(reader *r, gm_mem *m, gm_lexer **out)
     for (int b = 0; b < 256; b++)
         if (lx->byte_class[b] >= lx->nclasses)
             return bad(r, "lexer byte class out of range");
-    lx->next = get_array(r, m, (size_t)lx->nstates * lx->nclasses, 4, "lexer transitions");
+    if (read_lexer_next(r, m, lx))
+        return -1;
     lx->accept = get_array(r, m, lx->nstates, 4, "lexer accepting terminals");
     lx->prod = get_array(r, m, (size_t)lx->nstates * lx->prod_words, 8, "lexer Prod sets");
     lx->ndfa = get_u32(r, "lexer header");
@@ -723,9 +777,14 @@ static int read_lexer_body(reader *r, gm_mem *m, gm_lexer **out)
         lx->terminals[t].ignored = flags & 1;
         lx->terminals[t].declared_only = (flags & 2) != 0;
     }
-    for (size_t i = 0; i < (size_t)lx->nstates * lx->nclasses; i++)
-        if (lx->next[i] != GM_LEX_DEAD && lx->next[i] >= lx->nstates)
-            return bad(r, "lexer transition to a state that does not exist");
+    for (uint32_t q = 0; q < lx->nstates; q++)
+        for (uint32_t c = 0; c < lx->nclasses; c++) {
+            uint32_t to = gm_lexer_move(lx, q, c);
+            if (to != GM_LEX_DEAD && to >= lx->nstates)
+                return bad(r, "lexer transition to a state that does not exist");
+            if (to == 0)
+                return bad(r, "a lexer transition re-enters the start state");
+        }
     for (uint32_t q = 0; q < lx->nstates; q++)
         if (lx->accept[q] != GM_LEX_NONE && lx->accept[q] >= lx->nterminals)
             return bad(r, "lexer state accepts a terminal that does not exist");
@@ -739,9 +798,6 @@ static int read_lexer_body(reader *r, gm_mem *m, gm_lexer **out)
             return bad(r, "lexer state accepts a terminal that does not exist");
     if (check_backtracking(r, lx))
         return -1;
-    for (size_t i = 0; i < (size_t)lx->nstates * lx->nclasses; i++)
-        if (lx->next[i] == 0)
-            return bad(r, "a lexer transition re-enters the start state");
     uint64_t tail = lx->nterminals % 64 ? ~(uint64_t)0 << (lx->nterminals % 64) : 0;
     for (uint32_t q = 0; q < lx->nstates && tail; q++)
         if (lx->prod[(size_t)q * lx->prod_words + lx->prod_words - 1] & tail)
@@ -1027,9 +1083,8 @@ static int read_ctx(reader *r, gm_grammar *g)
         atomic_store(&cl->lexers[k], lx); /* owned by cl now */
         if (fail || check_ctx_lexer(r, cl, k, lx, basic))
             return -1;
-        /* As a built contextual lexer keeps its rows (note [transition rows]). */
-        if (gm_lexer_patch_rows(lx, r->err) != GM_OK)
-            return r->bad = 1, -1;
+        /* Its rows are in the form the built lexer had (put_lexer_next): packing them
+           again would give each process a private copy. */
     }
     return 0;
 }

@@ -38,6 +38,7 @@
 #include "runtime/objects.h"
 #include "parser/contextual.h"
 #include "spanner/profile.h"
+#include "spanner/tokpool.h"
 #include "base/error.h"
 #include "base/file.h"
 #include "base/mapping.h"
@@ -55,7 +56,8 @@ enum {
     TAG_PROF = 0x464f5250,
     TAG_EARL = 0x4c524145, /* "EARL" */
     TAG_CTXL = 0x4c585443, /* "CTXL" */
-    TAG_TRIE = 0x45495254  /* "TRIE" */
+    TAG_TRIE = 0x45495254, /* "TRIE" */
+    TAG_FILT = 0x544c4946  /* "FILT" */
 };
 
 /* Trie nodes go to the file as they lie in memory (note [mapped compiled files]). */
@@ -285,6 +287,24 @@ static void put_profiles(writer *w, gm_spanner *sp)
 }
 
 /*
+ * The basic spanner's first-byte filters (note [first-byte split]), each
+ * built now if it was not yet, in the order of its split ids: a mapped
+ * file's processes use them in place instead of each building them.
+ */
+static gm_status put_filters(writer *w, gm_spanner *sp, gm_error *err)
+{
+    put_u32(w, TAG_FILT);
+    put_u32(w, sp->nsplit0);
+    for (uint32_t id = 0; id < sp->nsplit0; id++) {
+        const uint32_t *bits = gm_spanner_split0(sp, id, err);
+        if (!bits)
+            return err ? err->code : GM_ERR_NOMEM;
+        put_array(w, bits, GM_MASK_WORDS(sp->nbits), 4);
+    }
+    return GM_OK;
+}
+
+/*
  * The contextual lexers (note [contextual lexer]): every lexer is built
  * now (they are built lazily, and a loaded grammar has no cfg to build them
  * from), then written with the set of each LR state. The contextual
@@ -337,6 +357,9 @@ static gm_status write_compiled(const gm_compiled *c, writer *w, gm_error *err)
                 return st;
         }
         put_profiles(w, c->spanner);
+        gm_status st = put_filters(w, c->spanner, err);
+        if (st != GM_OK)
+            return st;
     }
     if (w->failed)
         return gm_mem_fail(w->mem, err, "the compiled file");
@@ -1219,6 +1242,30 @@ static int read_profiles(reader *r, gm_compiled *c)
     return 0;
 }
 
+/* The FILT section (put_filters): each filter checked to be its tokens, then adopted. */
+static int read_filters(reader *r, gm_compiled *c)
+{
+    gm_spanner *sp = c->spanner;
+    if (expect_tag(r, TAG_FILT, "missing first-byte filter section"))
+        return -1;
+    uint32_t n = get_u32(r, "first-byte filter count");
+    if (r->bad)
+        return -1;
+    if (n != sp->nsplit0)
+        return bad(r, "first-byte filters do not match the lexer");
+    for (uint32_t id = 0; id < n; id++) {
+        uint32_t *bits = get_array(r, &c->mem, GM_MASK_WORDS(sp->nbits), 4, "first-byte filter");
+        if (!bits)
+            return -1;
+        if (!gm_tokpool_filter_matches(sp->pool, sp->split0_filter[id], bits)) {
+            gm_mem_free(&c->mem, bits);
+            return bad(r, "a first-byte filter is not the tokens of its bytes");
+        }
+        gm_tokpool_filter_adopt(sp->pool, sp->split0_filter[id], bits);
+    }
+    return 0;
+}
+
 /* A zeroed object from the caller's allocator with its own gm_mem initialized in it. */
 static void *object_new_with(const gm_allocator *allocator, const gm_limits *limits, size_t size,
                              size_t mem_offset)
@@ -1360,7 +1407,7 @@ static gm_status load(const uint8_t *b, size_t len, const char *path, gm_mapping
         goto fail;
     if (map)
         gm_mem_borrow(&c->mem, map);
-    if (g->engine == GM_ENGINE_LALR && read_profiles(&r, c))
+    if (g->engine == GM_ENGINE_LALR && (read_profiles(&r, c) || read_filters(&r, c)))
         goto fail_read;
     if (g->ctx && opts && opts->eager &&
         (st = gm_ctx_spanners_build_all(c->ctx, opts->progress, opts->progress_ud, err)) != GM_OK)

@@ -1,13 +1,14 @@
 /*
  * What the processes that map one compiled file share (note [mapped
  * compiled files]): after gm_compiled_load, the vocabulary trie, the LR
- * unit chains and the lexers' 16-bit rows (the basic lexer's and every
- * contextual lexer's) lie in the mapping, not in memory the process
+ * unit chains, the lexers' 16-bit rows (the basic lexer's and every
+ * contextual lexer's) and the first-byte filters lie in the mapping, not in memory the process
  * allocated, and the loaded grammar holds a small part of what a copying
  * load holds. Each of those tables, corrupted behind a valid checksum, is
  * refused with GM_ERR_FORMAT naming what is wrong: the loader checks the
- * trie against the vocabulary, the unit chains against the parse tables
- * and every lexer move against the lexer's states. (That the masks of a
+ * trie against the vocabulary, the unit chains against the parse tables,
+ * every lexer move against the lexer's states and each filter against the
+ * trie. (That the masks of a
  * loaded file equal the original's, step by step, is test_compiled_bytes
  * and tests/compiled_trace.sh.)
  */
@@ -19,6 +20,7 @@
 
 #include "runtime/objects.h"
 #include "parser/contextual.h"
+#include "spanner/tokpool.h"
 
 typedef struct world {
     gm_vocab *vocab;
@@ -103,6 +105,10 @@ static void tables_in_place(void **state)
     assert_true(mapped(&loaded->grammar->mem, lr->unit_row));
     assert_true(mapped(&loaded->grammar->mem, lr->unit_go));
     lexer_in_place(&loaded->grammar->mem, loaded->grammar->lexer, "go");
+    const gm_spanner *sp = loaded->spanner;
+    assert_true(sp->nsplit0 > 0);
+    for (uint32_t id = 0; id < sp->nsplit0; id++)
+        assert_true(mapped(&loaded->mem, atomic_load(&sp->split0_filter[id]->bits)));
     /* The same tables as the original's, value for value. */
     const gm_trie *t0 = c->vocab->trie;
     assert_int_equal(t->nnodes, t0->nnodes);
@@ -268,6 +274,14 @@ static void lexer_cell_to_start(gm_compiled *c)
     lx->next16[(size_t)row * lx->nclasses + lx->byte_class['a']] = 0;
 }
 
+static void filter_bit(gm_compiled *c)
+{
+    gm_spanner *sp = c->spanner;
+    uint32_t *bits = atomic_load(&sp->split0_filter[sp->nsplit0 - 1]->bits);
+    assert_non_null(bits);
+    bits[0] ^= 1u << 5;
+}
+
 static void corrupt_tables_refused(void **state)
 {
     world *w = *state;
@@ -280,6 +294,7 @@ static void corrupt_tables_refused(void **state)
     expect_refused(w, unit_row_spurious, "LR unit-chain row");
     expect_refused(w, lexer_cell_out_of_range, "lexer transition to a state that does not exist");
     expect_refused(w, lexer_cell_to_start, "re-enters the start state");
+    expect_refused(w, filter_bit, "a first-byte filter is not the tokens of its bytes");
 }
 
 /* Every truncation inside the new sections is refused, never read past. */

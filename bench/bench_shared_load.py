@@ -137,9 +137,11 @@ def main():
         "",
         f"The loaded grammar reports {cmem / 1e6:.1f} MB copied, {mem / 1e6:.1f} MB mapped "
         "(gm_compiled_get_stats.memory_bytes: what the process allocated; the mapped "
-        "arrays are not counted). What stays per process when mapped: the vocabulary trie "
-        "and the first-byte filters (rebuilt at load), the lexer's 16-bit transitions, the "
-        "token-set pool's index, and the mask's own work.",
+        "arrays are not counted). The vocabulary trie, the LR unit chains, the lexers' "
+        "16-bit rows and the first-byte filters are the file's since format 9 (checked at "
+        "load, used in place); what stays per process when mapped: a record per token class "
+        "of the profiles and per distinct token set in the pool's index (the sets themselves "
+        "are mapped), and the mask's own work.",
     ]
     text = "\n".join(rows) + "\n"
     print(text)

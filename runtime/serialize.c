@@ -11,16 +11,25 @@
  *   u64 count then the elements, those of 4- and 8-byte elements after zero
  *   padding to a multiple of their size from the file's start (so a mapped
  *   file's arrays are used in place: note [mapped compiled files],
- *   base/mapping.h). VOCB (vocabulary), then for the LALR
- *   engine LEXR (lexing DFA and its backtracking states, lexer/lexer.h),
- *   LRTB (LALR tables), under the contextual lexer CTXL (each LR state's
+ *   base/mapping.h). VOCB (vocabulary), TRIE (its trie as vocab/trie.h
+ *   lays it out, 16-byte nodes), then for the LALR
+ *   engine LEXR (lexing DFA and its backtracking states, lexer/lexer.h; the
+ *   transitions in the form the lexer keeps them: 32-bit, or 16-bit rows
+ *   and patch cells), LRTB (LALR tables and their unit chains), under the
+ *   contextual lexer CTXL (each LR state's
  *   lexer set, then every contextual lexer as LEXR lays out a lexer, without
  *   the layers), PROF (the basic spanner's token-class profiles built so
- *   far; the contextual spanners' are rebuilt at load); for
+ *   far; the contextual spanners' are rebuilt at load), FILT (the basic
+ *   spanner's first-byte filters, all of them); for
  *   the Earley engine EARL (u64 length, then the rule automata as
- *   gm_egrammar_write lays them out; earley/engine.h). The trie, the
- *   first-byte filters and the Earley mask caches are rebuilt at load
- *   (lazily, or all of them with an eager load).
+ *   gm_egrammar_write lays them out; earley/engine.h). The derived tables
+ *   (trie, unit chains, lexer rows, filters) are in the file since format 9
+ *   so that the processes mapping it share them (bench/results/
+ *   shared_load.md), and each is checked against what it derives from
+ *   (gm_trie_check, gm_lr_unit_chains_check, every lexer move,
+ *   gm_tokpool_filter_matches) instead of trusted. The Earley mask caches
+ *   and the profiles' class records are rebuilt at load (lazily, or all of
+ *   them with an eager load).
  * Loading checks the header, the checksum, and then every count and index
  * against the arrays it points into, so a corrupt or hostile file fails with
  * GM_ERR_FORMAT instead of reading out of bounds.

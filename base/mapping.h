@@ -3,10 +3,11 @@
  *
  * note [mapped compiled files]
  * gm_compiled_load maps a compiled file (PROT_READ, MAP_PRIVATE) instead of
- * reading it, and the large arrays of the loaded vocabulary, tables and
- * token sets point into the mapping instead of being copied: processes that
- * load one file share its pages through the page cache (bench/results/
- * shared_load.md). The vocabulary, the grammar and the compiled grammar each
+ * reading it, and the large arrays of the loaded vocabulary, its trie,
+ * the lexers' rows, the parse tables and their unit chains, token sets and
+ * first-byte filters point into the mapping instead of being copied:
+ * processes that load one file share its pages through the page cache
+ * (bench/results/shared_load.md). The vocabulary, the grammar and the compiled grammar each
  * hold a reference (gm_mem.mapping) and drop it after freeing everything
  * else; their gm_mem treats pointers into the mapping as borrowed
  * (gm_mem_free skips them). The arrays are checked in place before use, as

@@ -115,6 +115,14 @@ static inline uint32_t gm_lr_goto_la(const gm_lr_table *t, uint32_t state, uint3
     return r == UINT32_MAX ? t->go[cell] : t->unit_go[(size_t)r * t->nterms + term];
 }
 
+/*
+ * Whether unit_row and unit_go (read from a compiled file) are what
+ * gm_lr_unit_chains makes of action and go, recomputed cell by cell without
+ * a second table: GM_OK; GM_ERR_FORMAT with *why (err untouched);
+ * GM_ERR_NOMEM (err filled). unit_row must be set.
+ */
+gm_status gm_lr_unit_chains_check(const gm_lr_table *t, const char **why, gm_error *err);
+
 /* Fills unit_row and unit_go from action and go (note [unit chains]). */
 gm_status gm_lr_unit_chains(gm_lr_table *t, gm_error *err);
 

@@ -45,6 +45,65 @@ static uint32_t unit_reduction(const gm_lr_table *t, uint32_t s, uint32_t term)
     return GM_LR_ARG(a);
 }
 
+/* Whether goto cell c enters a state with a unit reduction (a row of unit_go). */
+static bool has_chain(const gm_lr_table *t, size_t c)
+{
+    uint32_t g = t->go[c];
+    if (g == UINT32_MAX || g >= t->nstates)
+        return false;
+    for (uint32_t x = 0; x < t->nterms; x++)
+        if (unit_reduction(t, g, x) != UINT32_MAX)
+            return true;
+    return false;
+}
+
+/* The state goto cell c reaches on lookahead x once its unit reductions are done
+   (seen: nnonterms bytes of scratch). */
+static uint32_t chain_end(const gm_lr_table *t, size_t c, uint32_t x, uint8_t *seen)
+{
+    uint32_t p = (uint32_t)(c / t->nnonterms), a = (uint32_t)(c % t->nnonterms);
+    uint32_t s = t->go[c], u;
+    memset(seen, 0, t->nnonterms);
+    seen[a] = 1;
+    while ((u = unit_reduction(t, s, x)) != UINT32_MAX) {
+        uint32_t b = t->prod_lhs[u], g = gm_lr_goto_of(t, p, b);
+        if (b >= t->nnonterms || seen[b] || g == UINT32_MAX || g >= t->nstates)
+            return t->go[c]; /* a cycle (or a broken table): reduce one by one */
+        seen[b] = 1;
+        s = g;
+    }
+    return s;
+}
+
+gm_status gm_lr_unit_chains_check(const gm_lr_table *t, const char **why, gm_error *err)
+{
+    *why = NULL;
+    size_t ncells = (size_t)t->nstates * t->nnonterms;
+    uint8_t *seen = gm_mem_calloc(t->mem, t->nnonterms ? t->nnonterms : 1, 1);
+    if (!seen)
+        return gm_mem_fail(t->mem, err, "checking loaded LR unit chains");
+    uint32_t rows = 0;
+    for (size_t c = 0; c < ncells && !*why; c++) {
+        if (!has_chain(t, c)) {
+            if (t->unit_row[c] != UINT32_MAX)
+                *why = "LR unit-chain row where the goto has no unit reduction";
+            continue;
+        }
+        if (t->unit_row[c] != rows || rows >= t->nunit_rows) {
+            *why = "LR unit-chain rows out of order or missing";
+            continue;
+        }
+        const uint32_t *row = t->unit_go + (size_t)rows++ * t->nterms;
+        for (uint32_t x = 0; x < t->nterms && !*why; x++)
+            if (row[x] != chain_end(t, c, x, seen))
+                *why = "LR unit chain does not end where the tables say";
+    }
+    if (!*why && rows != t->nunit_rows)
+        *why = "more LR unit-chain rows than goto cells with unit reductions";
+    gm_mem_free(t->mem, seen);
+    return *why ? GM_ERR_FORMAT : GM_OK;
+}
+
 gm_status gm_lr_unit_chains(gm_lr_table *t, gm_error *err)
 {
     gm_mem *m = t->mem;
@@ -59,17 +118,8 @@ gm_status gm_lr_unit_chains(gm_lr_table *t, gm_error *err)
         goto nomem;
     /* Which goto targets have a unit reduction at all. */
     size_t rows = 0;
-    for (size_t c = 0; c < ncells; c++) {
-        t->unit_row[c] = UINT32_MAX;
-        uint32_t g = t->go[c];
-        if (g == UINT32_MAX || g >= t->nstates)
-            continue;
-        for (uint32_t x = 0; x < t->nterms; x++)
-            if (unit_reduction(t, g, x) != UINT32_MAX) {
-                t->unit_row[c] = (uint32_t)rows++;
-                break;
-            }
-    }
+    for (size_t c = 0; c < ncells; c++)
+        t->unit_row[c] = has_chain(t, c) ? (uint32_t)rows++ : UINT32_MAX;
     if (rows) {
         t->unit_go = gm_mem_reallocarray(m, NULL, rows * t->nterms, sizeof *t->unit_go);
         if (!t->unit_go)
@@ -79,24 +129,9 @@ gm_status gm_lr_unit_chains(gm_lr_table *t, gm_error *err)
     for (size_t c = 0; c < ncells; c++) {
         if (t->unit_row[c] == UINT32_MAX)
             continue;
-        uint32_t p = (uint32_t)(c / t->nnonterms), a0 = (uint32_t)(c % t->nnonterms);
         uint32_t *row = t->unit_go + (size_t)t->unit_row[c] * t->nterms;
-        for (uint32_t x = 0; x < t->nterms; x++) {
-            memset(seen, 0, t->nnonterms);
-            uint32_t a = a0, s = t->go[c], u;
-            seen[a] = 1;
-            while ((u = unit_reduction(t, s, x)) != UINT32_MAX) {
-                uint32_t b = t->prod_lhs[u], g = gm_lr_goto_of(t, p, b);
-                if (b >= t->nnonterms || seen[b] || g == UINT32_MAX || g >= t->nstates) {
-                    s = t->go[c]; /* a cycle (or a broken table): reduce one by one */
-                    break;
-                }
-                seen[b] = 1;
-                a = b;
-                s = g;
-            }
-            row[x] = s;
-        }
+        for (uint32_t x = 0; x < t->nterms; x++)
+            row[x] = chain_end(t, c, x, seen);
     }
     gm_mem_free(m, seen);
     return GM_OK;

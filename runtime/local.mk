@@ -62,6 +62,15 @@ GM_TESTS += tests/test_compiled_bytes
 tests_test_compiled_bytes_SOURCES = tests/test_compiled_bytes.c
 tests_test_compiled_bytes_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_compiled_bytes_LDADD = $(GM_TEST_LDADD)
+
+# Issue 35: the tables a mapped compiled file's processes share, and each refused corrupt.
+GM_TESTS += tests/test_compiled_shared
+tests_test_compiled_shared_SOURCES = tests/test_compiled_shared.c
+tests_test_compiled_shared_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_compiled_shared_LDADD = $(GM_TEST_LDADD)
+# ... and a loaded file's masks equal the fresh grammar's along corpus traces (../shared).
+TESTS += tests/compiled_trace.sh
+EXTRA_DIST += tests/compiled_trace.sh
 tests_test_mask_SOURCES = tests/test_mask.c
 tests_test_mask_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_mask_LDADD = $(GM_TEST_LDADD)

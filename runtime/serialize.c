@@ -11,16 +11,25 @@
  *   u64 count then the elements, those of 4- and 8-byte elements after zero
  *   padding to a multiple of their size from the file's start (so a mapped
  *   file's arrays are used in place: note [mapped compiled files],
- *   base/mapping.h). VOCB (vocabulary), then for the LALR
- *   engine LEXR (lexing DFA and its backtracking states, lexer/lexer.h),
- *   LRTB (LALR tables), under the contextual lexer CTXL (each LR state's
+ *   base/mapping.h). VOCB (vocabulary), TRIE (its trie as vocab/trie.h
+ *   lays it out, 16-byte nodes), then for the LALR
+ *   engine LEXR (lexing DFA and its backtracking states, lexer/lexer.h; the
+ *   transitions in the form the lexer keeps them: 32-bit, or 16-bit rows
+ *   and patch cells), LRTB (LALR tables and their unit chains), under the
+ *   contextual lexer CTXL (each LR state's
  *   lexer set, then every contextual lexer as LEXR lays out a lexer, without
  *   the layers), PROF (the basic spanner's token-class profiles built so
- *   far; the contextual spanners' are rebuilt at load); for
+ *   far; the contextual spanners' are rebuilt at load), FILT (the basic
+ *   spanner's first-byte filters, all of them); for
  *   the Earley engine EARL (u64 length, then the rule automata as
- *   gm_egrammar_write lays them out; earley/engine.h). The trie, the
- *   first-byte filters and the Earley mask caches are rebuilt at load
- *   (lazily, or all of them with an eager load).
+ *   gm_egrammar_write lays them out; earley/engine.h). The derived tables
+ *   (trie, unit chains, lexer rows, filters) are in the file since format 9
+ *   so that the processes mapping it share them (bench/results/
+ *   shared_load.md), and each is checked against what it derives from
+ *   (gm_trie_check, gm_lr_unit_chains_check, every lexer move,
+ *   gm_tokpool_filter_matches) instead of trusted. The Earley mask caches
+ *   and the profiles' class records are rebuilt at load (lazily, or all of
+ *   them with an eager load).
  * Loading checks the header, the checksum, and then every count and index
  * against the arrays it points into, so a corrupt or hostile file fails with
  * GM_ERR_FORMAT instead of reading out of bounds.
@@ -38,6 +47,7 @@
 #include "runtime/objects.h"
 #include "parser/contextual.h"
 #include "spanner/profile.h"
+#include "spanner/tokpool.h"
 #include "base/error.h"
 #include "base/file.h"
 #include "base/mapping.h"
@@ -54,8 +64,14 @@ enum {
     TAG_LRTB = 0x4254524c,
     TAG_PROF = 0x464f5250,
     TAG_EARL = 0x4c524145, /* "EARL" */
-    TAG_CTXL = 0x4c585443  /* "CTXL" */
+    TAG_CTXL = 0x4c585443, /* "CTXL" */
+    TAG_TRIE = 0x45495254, /* "TRIE" */
+    TAG_FILT = 0x544c4946  /* "FILT" */
 };
+
+/* Trie nodes go to the file as they lie in memory (note [mapped compiled files]). */
+_Static_assert(sizeof(gm_trie_node) == 16 && offsetof(gm_trie_node, byte) == 14,
+               "a trie node is 16 bytes in compiled files");
 
 /* ---- writing ------------------------------------------------------------- */
 
@@ -83,7 +99,7 @@ static void put_u32(writer *w, uint32_t x) { put(w, &x, 4); }
 /* Zeros up to a multiple of `align` bytes from the file's start. */
 static void pad(writer *w, size_t align)
 {
-    static const uint8_t zeros[8];
+    static const uint8_t zeros[16]; /* align is at most 16 (trie nodes) */
     put(w, zeros, (align - w->len % align) % align);
 }
 
@@ -110,21 +126,63 @@ static void put_vocab(writer *w, const gm_vocab_data *v)
     put_array(w, v->eos, v->neos, 4);
 }
 
-/* The transitions as 32-bit ids (the file's format, whatever the lexer keeps). */
+/* The vocabulary's trie (vocab/trie.h), used in place when the file is mapped. */
+static void put_trie(writer *w, const gm_trie *t)
+{
+    put_u32(w, TAG_TRIE);
+    put_u32(w, t->nnodes);
+    put_u32(w, t->ntokens);
+    put_u32(w, t->max_depth);
+    gm_trie_node chunk[256];
+    size_t n = 0;
+    pad(w, sizeof *chunk);
+    memset(chunk, 0, sizeof chunk); /* the padding byte of each node is zero in the file */
+    for (uint32_t i = 0; i < t->nnodes; i++) {
+        gm_trie_node *to = &chunk[n++];
+        to->skip = t->nodes[i].skip;
+        to->tok_begin = t->nodes[i].tok_begin;
+        to->tok_end = t->nodes[i].tok_end;
+        to->depth = t->nodes[i].depth;
+        to->byte = t->nodes[i].byte;
+        if (n == sizeof chunk / sizeof *chunk) {
+            put(w, chunk, sizeof chunk);
+            n = 0;
+        }
+    }
+    put(w, chunk, n * sizeof *chunk);
+    put_array(w, t->tokens, t->ntokens, 4);
+}
+
+/*
+ * The transitions in the form the lexer keeps them (lexer/lexer.h, note
+ * [transition rows]), so a mapped file's lexers are used in place: form 0,
+ * the 32-bit table; form 1, the 16-bit rows (u32 count of base rows, 0
+ * when each state has its own, the rows, each state's row) and the patch
+ * cells (u32 comb size, 0 when none, each state's place in it, the comb).
+ */
 static void put_lexer_next(writer *w, const gm_lexer *lx)
 {
-    uint32_t chunk[1024];
-    size_t n = 0;
-    pad(w, 4);
-    for (uint32_t q = 0; q < lx->nstates; q++)
-        for (uint32_t c = 0; c < lx->nclasses; c++) {
-            chunk[n++] = gm_lexer_move(lx, q, c);
-            if (n == sizeof chunk / sizeof *chunk) {
-                put(w, chunk, n * 4);
-                n = 0;
-            }
-        }
-    put(w, chunk, n * 4);
+    put_u32(w, lx->next ? 0 : 1);
+    if (lx->next) {
+        put_array(w, lx->next, (size_t)lx->nstates * lx->nclasses, 4);
+        return;
+    }
+    uint32_t nrows = 0, ncomb = 0;
+    for (uint32_t q = 0; lx->row16 && q < lx->nstates; q++)
+        if (lx->row16[q] + 1u > nrows)
+            nrows = lx->row16[q] + 1u;
+    for (uint32_t q = 0; lx->patch && q < lx->nstates; q++)
+        if (lx->patch_at[q] + lx->nclasses > ncomb)
+            ncomb = lx->patch_at[q] + lx->nclasses;
+    put_u32(w, nrows);
+    put_array(w, lx->next16, (size_t)(nrows ? nrows : lx->nstates) * lx->nclasses, 2);
+    if (nrows)
+        put_array(w, lx->row16, lx->nstates, 2);
+    put_u32(w, ncomb);
+    if (ncomb) {
+        put_array(w, lx->patch_at, lx->nstates, 4);
+        put_array(w, lx->patch, ncomb, 4);
+    }
 }
 
 /* A lexer's tables and terminal names (the basic lexer's and each contextual one's). */
@@ -190,6 +248,13 @@ static void put_lr(writer *w, const gm_lr_table *t)
     put_array(w, t->prod_len, t->nprods, 4);
     put_array(w, t->action, (size_t)t->nstates * t->nterms, 4);
     put_array(w, t->go, (size_t)t->nstates * t->nnonterms, 4);
+    /* The unit chains (note [unit chains]), used in place instead of built per process. */
+    put_u32(w, t->unit_row != NULL);
+    if (t->unit_row) {
+        put_array(w, t->unit_row, (size_t)t->nstates * t->nnonterms, 4);
+        put_u32(w, t->nunit_rows);
+        put_array(w, t->unit_go, (size_t)t->nunit_rows * t->nterms, 4);
+    }
 }
 
 static void put_tokset(writer *w, const gm_tokset *s, uint32_t nbits)
@@ -231,6 +296,24 @@ static void put_profiles(writer *w, gm_spanner *sp)
 }
 
 /*
+ * The basic spanner's first-byte filters (note [first-byte split]), each
+ * built now if it was not yet, in the order of its split ids: a mapped
+ * file's processes use them in place instead of each building them.
+ */
+static gm_status put_filters(writer *w, gm_spanner *sp, gm_error *err)
+{
+    put_u32(w, TAG_FILT);
+    put_u32(w, sp->nsplit0);
+    for (uint32_t id = 0; id < sp->nsplit0; id++) {
+        const uint32_t *bits = gm_spanner_split0(sp, id, err);
+        if (!bits)
+            return err ? err->code : GM_ERR_NOMEM;
+        put_array(w, bits, GM_MASK_WORDS(sp->nbits), 4);
+    }
+    return GM_OK;
+}
+
+/*
  * The contextual lexers (note [contextual lexer]): every lexer is built
  * now (they are built lazily, and a loaded grammar has no cfg to build them
  * from), then written with the set of each LR state. The contextual
@@ -263,6 +346,7 @@ static gm_status write_compiled(const gm_compiled *c, writer *w, gm_error *err)
     uint8_t header[GM_COMPILED_HEADER] = {0};
     put(w, header, sizeof header); /* filled at the end */
     put_vocab(w, c->vocab->data);
+    put_trie(w, c->vocab->trie);
     if (c->grammar->engine == GM_ENGINE_EARLEY) {
         gm_strbuf eb;
         gm_strbuf_init(&eb, w->mem);
@@ -282,6 +366,9 @@ static gm_status write_compiled(const gm_compiled *c, writer *w, gm_error *err)
                 return st;
         }
         put_profiles(w, c->spanner);
+        gm_status st = put_filters(w, c->spanner, err);
+        if (st != GM_OK)
+            return st;
     }
     if (w->failed)
         return gm_mem_fail(w->mem, err, "the compiled file");
@@ -548,6 +635,40 @@ static int read_vocab(reader *r, gm_vocab *v)
     return 0;
 }
 
+/* The TRIE section (put_trie), checked against the vocabulary (gm_trie_check). */
+static int read_trie(reader *r, gm_vocab *v)
+{
+    gm_mem *m = &v->mem;
+    if (expect_tag(r, TAG_TRIE, "missing vocabulary trie section"))
+        return -1;
+    gm_trie *t = gm_mem_calloc(m, 1, sizeof *t);
+    if (!t) {
+        gm_mem_fail(m, r->err, "a loaded vocabulary trie");
+        return r->bad = 1, -1;
+    }
+    v->trie = t;
+    t->mem = m;
+    t->nnodes = get_u32(r, "trie header");
+    t->ntokens = get_u32(r, "trie header");
+    uint32_t depth = get_u32(r, "trie header");
+    if (r->bad)
+        return -1;
+    if (t->nnodes == 0 || t->ntokens > v->data->size || depth > GM_VOCAB_MAX_TOKEN_BYTES)
+        return bad(r, "trie sizes out of range");
+    t->max_depth = (uint16_t)depth;
+    t->nodes = get_array(r, m, t->nnodes, sizeof *t->nodes, "trie nodes");
+    t->tokens = get_array(r, m, t->ntokens, 4, "trie tokens");
+    if (r->bad)
+        return -1;
+    const char *why;
+    gm_status st = gm_trie_check(t, v->data, m, &why, r->err);
+    if (st == GM_ERR_FORMAT)
+        return bad(r, why);
+    if (st != GM_OK)
+        return r->bad = 1, -1;
+    return 0;
+}
+
 /*
  * Backtracking states (lexer.h, note [lexer backtracking]): a break resumes
  * in a smaller state, and no chain of them is longer than a window can be,
@@ -575,6 +696,44 @@ static int check_backtracking(reader *r, const gm_lexer *lx)
     return why ? bad(r, why) : 0;
 }
 
+/* The transitions put_lexer_next wrote; every state's row and comb place in range. */
+static int read_lexer_next(reader *r, gm_mem *m, gm_lexer *lx)
+{
+    uint32_t form = get_u32(r, "lexer transitions");
+    if (r->bad)
+        return -1;
+    if (form > 1 || (form == 1 && lx->nstates >= UINT16_MAX))
+        return bad(r, "malformed lexer transitions");
+    if (form == 0) {
+        lx->next = get_array(r, m, (size_t)lx->nstates * lx->nclasses, 4, "lexer transitions");
+        return r->bad ? -1 : 0;
+    }
+    uint32_t nrows = get_u32(r, "lexer transitions");
+    if (r->bad)
+        return -1;
+    if (nrows > lx->nstates)
+        return bad(r, "lexer transition rows out of range");
+    lx->next16 = get_array(r, m, (size_t)(nrows ? nrows : lx->nstates) * lx->nclasses, 2,
+                           "lexer transitions");
+    if (nrows)
+        lx->row16 = get_array(r, m, lx->nstates, 2, "lexer transition rows");
+    uint32_t ncomb = get_u32(r, "lexer transitions");
+    if (r->bad)
+        return -1;
+    if (ncomb && (!nrows || ncomb < lx->nclasses))
+        return bad(r, "malformed lexer transitions");
+    if (ncomb) {
+        lx->patch_at = get_array(r, m, lx->nstates, 4, "lexer transition patches");
+        lx->patch = get_array(r, m, ncomb, 4, "lexer transition patches");
+    }
+    if (r->bad)
+        return -1;
+    for (uint32_t q = 0; q < lx->nstates; q++)
+        if ((nrows && lx->row16[q] >= nrows) || (ncomb && lx->patch_at[q] > ncomb - lx->nclasses))
+            return bad(r, "lexer transition rows out of range");
+    return 0;
+}
+
 /* A lexer written by put_lexer_body, checked; *out is set first (the caller frees it). */
 static int read_lexer_body(reader *r, gm_mem *m, gm_lexer **out)
 {
@@ -599,7 +758,8 @@ static int read_lexer_body(reader *r, gm_mem *m, gm_lexer **out)
     for (int b = 0; b < 256; b++)
         if (lx->byte_class[b] >= lx->nclasses)
             return bad(r, "lexer byte class out of range");
-    lx->next = get_array(r, m, (size_t)lx->nstates * lx->nclasses, 4, "lexer transitions");
+    if (read_lexer_next(r, m, lx))
+        return -1;
     lx->accept = get_array(r, m, lx->nstates, 4, "lexer accepting terminals");
     lx->prod = get_array(r, m, (size_t)lx->nstates * lx->prod_words, 8, "lexer Prod sets");
     lx->ndfa = get_u32(r, "lexer header");
@@ -649,9 +809,14 @@ static int read_lexer_body(reader *r, gm_mem *m, gm_lexer **out)
         lx->terminals[t].ignored = flags & 1;
         lx->terminals[t].declared_only = (flags & 2) != 0;
     }
-    for (size_t i = 0; i < (size_t)lx->nstates * lx->nclasses; i++)
-        if (lx->next[i] != GM_LEX_DEAD && lx->next[i] >= lx->nstates)
-            return bad(r, "lexer transition to a state that does not exist");
+    for (uint32_t q = 0; q < lx->nstates; q++)
+        for (uint32_t c = 0; c < lx->nclasses; c++) {
+            uint32_t to = gm_lexer_move(lx, q, c);
+            if (to != GM_LEX_DEAD && to >= lx->nstates)
+                return bad(r, "lexer transition to a state that does not exist");
+            if (to == 0)
+                return bad(r, "a lexer transition re-enters the start state");
+        }
     for (uint32_t q = 0; q < lx->nstates; q++)
         if (lx->accept[q] != GM_LEX_NONE && lx->accept[q] >= lx->nterminals)
             return bad(r, "lexer state accepts a terminal that does not exist");
@@ -665,9 +830,6 @@ static int read_lexer_body(reader *r, gm_mem *m, gm_lexer **out)
             return bad(r, "lexer state accepts a terminal that does not exist");
     if (check_backtracking(r, lx))
         return -1;
-    for (size_t i = 0; i < (size_t)lx->nstates * lx->nclasses; i++)
-        if (lx->next[i] == 0)
-            return bad(r, "a lexer transition re-enters the start state");
     uint64_t tail = lx->nterminals % 64 ? ~(uint64_t)0 << (lx->nterminals % 64) : 0;
     for (uint32_t q = 0; q < lx->nstates && tail; q++)
         if (lx->prod[(size_t)q * lx->prod_words + lx->prod_words - 1] & tail)
@@ -847,9 +1009,27 @@ static int read_lr(reader *r, gm_grammar *g)
         return bad(r, "a reduction pops more states than a stack reaching it holds");
     /* Tables from a file might reduce in a cycle: guard every feed (lr.h, loop_guard). */
     t->loop_guard = t->nstates + 1;
-    if (gm_lr_unit_chains(t, r->err) != GM_OK)
-        return r->bad = 1, -1;
-    return 0;
+    uint32_t units = get_u32(r, "LR unit chains");
+    if (r->bad)
+        return -1;
+    if (units > 1)
+        return bad(r, "malformed LR unit chains");
+    if (!units)
+        return gm_lr_unit_chains(t, r->err) == GM_OK ? 0 : (r->bad = 1, -1);
+    t->unit_row = get_array(r, m, (size_t)t->nstates * t->nnonterms, 4, "LR unit-chain rows");
+    t->nunit_rows = get_u32(r, "LR unit chains");
+    if (r->bad)
+        return -1;
+    if (t->nunit_rows > (size_t)t->nstates * t->nnonterms)
+        return bad(r, "LR unit-chain rows out of range");
+    t->unit_go = get_array(r, m, (size_t)t->nunit_rows * t->nterms, 4, "LR unit chains");
+    if (r->bad)
+        return -1;
+    const char *why;
+    gm_status st = gm_lr_unit_chains_check(t, &why, r->err);
+    if (st == GM_ERR_FORMAT)
+        return bad(r, why);
+    return st == GM_OK ? 0 : (r->bad = 1, -1);
 }
 
 /* Whether terminal x (GM_LEX_NONE: none) is outside lexer set `set`. */
@@ -935,9 +1115,8 @@ static int read_ctx(reader *r, gm_grammar *g)
         atomic_store(&cl->lexers[k], lx); /* owned by cl now */
         if (fail || check_ctx_lexer(r, cl, k, lx, basic))
             return -1;
-        /* As a built contextual lexer keeps its rows (note [transition rows]). */
-        if (gm_lexer_patch_rows(lx, r->err) != GM_OK)
-            return r->bad = 1, -1;
+        /* Its rows are in the form the built lexer had (put_lexer_next): packing them
+           again would give each process a private copy. */
     }
     return 0;
 }
@@ -1072,6 +1251,30 @@ static int read_profiles(reader *r, gm_compiled *c)
     return 0;
 }
 
+/* The FILT section (put_filters): each filter checked to be its tokens, then adopted. */
+static int read_filters(reader *r, gm_compiled *c)
+{
+    gm_spanner *sp = c->spanner;
+    if (expect_tag(r, TAG_FILT, "missing first-byte filter section"))
+        return -1;
+    uint32_t n = get_u32(r, "first-byte filter count");
+    if (r->bad)
+        return -1;
+    if (n != sp->nsplit0)
+        return bad(r, "first-byte filters do not match the lexer");
+    for (uint32_t id = 0; id < n; id++) {
+        uint32_t *bits = get_array(r, &c->mem, GM_MASK_WORDS(sp->nbits), 4, "first-byte filter");
+        if (!bits)
+            return -1;
+        if (!gm_tokpool_filter_matches(sp->pool, sp->split0_filter[id], bits)) {
+            gm_mem_free(&c->mem, bits);
+            return bad(r, "a first-byte filter is not the tokens of its bytes");
+        }
+        gm_tokpool_filter_adopt(sp->pool, sp->split0_filter[id], bits);
+    }
+    return 0;
+}
+
 /* A zeroed object from the caller's allocator with its own gm_mem initialized in it. */
 static void *object_new_with(const gm_allocator *allocator, const gm_limits *limits, size_t size,
                              size_t mem_offset)
@@ -1186,7 +1389,7 @@ static gm_status load(const uint8_t *b, size_t len, const char *path, gm_mapping
         goto fail;
     }
     uint32_t section = 0;
-    if (read_vocab(&r, v))
+    if (read_vocab(&r, v) || read_trie(&r, v))
         goto fail_read;
     if (r.left >= 4)
         memcpy(&section, r.p, 4);
@@ -1204,9 +1407,6 @@ static gm_status load(const uint8_t *b, size_t len, const char *path, gm_mapping
         if (read_ctx(&r, g))
             goto fail_read;
     }
-    st = gm_trie_build(&v->mem, v->data, &v->trie, err);
-    if (st != GM_OK)
-        goto fail;
     gm_compile_options co = opts ? *opts : (gm_compile_options){0};
     /* LALR: the profiles in the file come first, then what eager still lacks. */
     if (g->engine == GM_ENGINE_LALR)
@@ -1216,7 +1416,7 @@ static gm_status load(const uint8_t *b, size_t len, const char *path, gm_mapping
         goto fail;
     if (map)
         gm_mem_borrow(&c->mem, map);
-    if (g->engine == GM_ENGINE_LALR && read_profiles(&r, c))
+    if (g->engine == GM_ENGINE_LALR && (read_profiles(&r, c) || read_filters(&r, c)))
         goto fail_read;
     if (g->ctx && opts && opts->eager &&
         (st = gm_ctx_spanners_build_all(c->ctx, opts->progress, opts->progress_ud, err)) != GM_OK)

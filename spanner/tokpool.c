@@ -228,3 +228,38 @@ size_t gm_tokpool_bytes(gm_tokpool *f)
     pthread_mutex_unlock(&f->lock);
     return bytes;
 }
+
+/*
+ * Filters read from a compiled file (note [mapped compiled files]): the
+ * bitset is checked to be exactly the filter's tokens (every token of the
+ * trie under one of its first bytes set, and no other bit) without building
+ * one, then used as the filter's own, in place when the file is mapped.
+ */
+bool gm_tokpool_filter_matches(const gm_tokpool *f, const gm_filter *e, const uint32_t *bits)
+{
+    const gm_trie *tr = f->trie;
+    size_t expected = 0, set = 0;
+    for (uint32_t i = 1; i < tr->nnodes; i = tr->nodes[i].skip) {
+        uint8_t b = tr->nodes[i].byte;
+        if (!((e->bytes[b >> 3] >> (b & 7)) & 1))
+            continue;
+        uint32_t k0 = tr->nodes[i].tok_begin, k1 = tr->nodes[tr->nodes[i].skip - 1].tok_end;
+        for (uint32_t k = k0; k < k1; k++) {
+            uint32_t t = tr->tokens[k];
+            if (!((bits[t >> 5] >> (t & 31)) & 1))
+                return false;
+        }
+        expected += k1 - k0;
+    }
+    for (size_t w = 0; w < GM_MASK_WORDS(f->nbits); w++)
+        set += (size_t)__builtin_popcount(bits[w]);
+    return set == expected;
+}
+
+void gm_tokpool_filter_adopt(gm_tokpool *f, gm_filter *e, uint32_t *bits)
+{
+    uint32_t *expected = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&e->bits, &expected, bits, memory_order_acq_rel,
+                                                 memory_order_acquire))
+        gm_mem_free(f->mem, bits);
+}

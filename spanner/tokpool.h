@@ -73,6 +73,20 @@ gm_filter *gm_tokpool_filter(gm_tokpool *f, const uint8_t bytes[32], gm_error *e
 const uint32_t *gm_tokpool_filter_bits(gm_tokpool *f, gm_filter *e, gm_error *err);
 
 /*
+ * Whether bits (the vocabulary's size in bits, e.g. read from a compiled
+ * file) is exactly filter e's bitset: the tokens of the trie whose first
+ * byte e takes, no other bit. One pass over those tokens and the words.
+ */
+bool gm_tokpool_filter_matches(const gm_tokpool *f, const gm_filter *e, const uint32_t *bits);
+
+/*
+ * Makes bits (checked with gm_tokpool_filter_matches; from f->mem, or
+ * borrowed from a mapping f->mem borrows) e's bitset, unless e has one
+ * already (bits is then freed).
+ */
+void gm_tokpool_filter_adopt(gm_tokpool *f, gm_filter *e, uint32_t *bits);
+
+/*
  * The pooled copy of set (built from f->mem): an equal set in the same form
  * when there is one, else set itself. set is emptied either way (it belongs
  * to the pool, or was freed). NULL when memory ran out. Pooled sets live as

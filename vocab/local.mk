@@ -3,7 +3,7 @@
 # trie and token sets; needs only base/.
 libgmcore_la_SOURCES += \
 	vocab/ids_file.c vocab/ids_file.h \
-	vocab/trie.c vocab/trie.h \
+	vocab/trie.c vocab/trie_check.c vocab/trie.h \
 	vocab/vocab.c vocab/vocab.h vocab/vocab_data.c vocab/vocab_data.h \
 	vocab/hf_decoder.c vocab/hf_decoder.h \
 	vocab/json_skip.c vocab/json_skip.h vocab/json_keys.c vocab/json_keys.h \

@@ -36,6 +36,15 @@ typedef struct gm_trie {
 gm_status gm_trie_build(gm_mem *m, const gm_vocab_data *v, gm_trie **out, gm_error *err);
 void gm_trie_destroy(gm_trie *t);
 
+/*
+ * Whether t (read from a compiled file) is exactly the trie gm_trie_build
+ * makes of v (trie_check.c): GM_OK; GM_ERR_FORMAT with *why saying what is
+ * wrong (err untouched: the caller names the file); GM_ERR_NOMEM (err
+ * filled) when its scratch from m cannot be allocated.
+ */
+gm_status gm_trie_check(const gm_trie *t, const gm_vocab_data *v, gm_mem *m, const char **why,
+                        gm_error *err);
+
 /* The node of the byte string s[0..len), or UINT32_MAX when no token starts with it. */
 uint32_t gm_trie_find(const gm_trie *t, const uint8_t *s, size_t len);
 

@@ -13,10 +13,13 @@ static uint32_t find_symbol(const gm_cfg *g, const char *name)
     return NONE;
 }
 
-gm_status gm_ctypedef_create(gm_mem *m, const gm_cfg *g, const gm_lr_table *t, gm_ctypedef **out,
-                             gm_error *err)
+/* The layer's symbols in g; false when g lacks one of them. */
+typedef struct symbols {
+    uint32_t ident, tname, lb, rb, semi, decl, param, td, ds;
+} symbols;
+
+static bool find_symbols(const gm_cfg *g, symbols *y)
 {
-    *out = NULL;
     uint32_t ident = find_symbol(g, "IDENTIFIER"), tname = find_symbol(g, "TYPEDEF_NAME");
     uint32_t lb = find_symbol(g, "\"{\""), rb = find_symbol(g, "\"}\""), semi = find_symbol(g, "\";\"");
     uint32_t decl = find_symbol(g, "decl_name"), param = find_symbol(g, "param_name");
@@ -24,11 +27,30 @@ gm_status gm_ctypedef_create(gm_mem *m, const gm_cfg *g, const gm_lr_table *t, g
     uint32_t need[] = {ident, tname, lb, rb, semi, decl, param, td, ds};
     for (size_t i = 0; i < sizeof need / sizeof *need; i++)
         if (need[i] == NONE)
-            return GM_OK;
+            return false;
     if (ident >= g->nterminals || tname >= g->nterminals || lb >= g->nterminals || rb >= g->nterminals ||
         semi >= g->nterminals || decl < g->nterminals || param < g->nterminals || td < g->nterminals ||
         ds < g->nterminals)
+        return false;
+    *y = (symbols){ident, tname, lb, rb, semi, decl, param, td, ds};
+    return true;
+}
+
+bool gm_ctypedef_wanted(const gm_cfg *g)
+{
+    symbols y;
+    return find_symbols(g, &y);
+}
+
+gm_status gm_ctypedef_create(gm_mem *m, const gm_cfg *g, const gm_lr_table *t, gm_ctypedef **out,
+                             gm_error *err)
+{
+    *out = NULL;
+    symbols y;
+    if (!find_symbols(g, &y))
         return GM_OK;
+    uint32_t ident = y.ident, tname = y.tname, lb = y.lb, rb = y.rb, semi = y.semi;
+    uint32_t decl = y.decl, param = y.param, td = y.td, ds = y.ds;
     gm_ctypedef *c = gm_mem_calloc(m, 1, sizeof *c);
     if (!c)
         return gm_mem_fail(m, err, "the typedef-name layer");

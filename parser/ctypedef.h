@@ -29,14 +29,19 @@
  *    ends its scope with the loop); enumeration constants and the
  *    parameters of a prototype bind nothing; a binding starts when its name
  *    is shifted, not at the end of its declarator.
- *  - It runs in `gramask parse` (and tests) over one stream; the matcher's
- *    masks do not apply it yet (runtime/, spanner/): see README, C.
+ *  - It runs in `gramask parse` (and tests) over one stream. The matcher
+ *    does not apply it yet (the spanner would have to give the text of
+ *    each identifier a token completes, as it gives the width of a line
+ *    end, and the mask walk classify it on the real scopes), so
+ *    gm_compiled_create refuses a grammar that needs it (GM_ERR_UNSUPPORTED)
+ *    rather than give masks that treat typedef names as identifiers.
  *
  * Not thread-safe; one per stream.
  */
 #ifndef GM_PARSER_CTYPEDEF_H
 #define GM_PARSER_CTYPEDEF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -77,6 +82,9 @@ typedef struct gm_ctypedef {
 gm_status gm_ctypedef_create(gm_mem *m, const gm_cfg *g, const gm_lr_table *t, gm_ctypedef **out,
                              gm_error *err);
 void gm_ctypedef_destroy(gm_ctypedef *c);
+
+/* Whether grammar g has the symbols the layer works on (then it needs the layer). */
+bool gm_ctypedef_wanted(const gm_cfg *g);
 
 /* Back to an empty file scope. */
 void gm_ctypedef_reset(gm_ctypedef *c);

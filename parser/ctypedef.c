@@ -13,6 +13,30 @@ static uint32_t find_symbol(const gm_cfg *g, const char *name)
     return NONE;
 }
 
+/*
+ * What a name shifted into state `to` declares (note [typedef names]): 1 a
+ * decl_name, 2 a parameter (param_name, param_type_name), 0 nothing; -1
+ * when the state's kernel mixes such an item with others (the parser may
+ * still read the name as something else there, so binding it would guess).
+ */
+static int kind_of_state(const gm_cfg *g, const gm_lr_table *t, uint32_t to, uint32_t decl,
+                         uint32_t param, uint32_t ptype)
+{
+    int kind = 0, others = 0;
+    for (uint32_t k = t->kernel_off[to]; k < t->kernel_off[to + 1]; k++) {
+        uint32_t prod = t->kernel[k].prod;
+        uint32_t lhs = prod < t->nprods ? g->nterminals + t->prod_lhs[prod] : UINT32_MAX;
+        int kk = lhs == decl ? 1 : lhs == param || lhs == ptype ? 2 : 0;
+        if (kk && (t->prod_len[prod] != 1 || (kind && kind != kk)))
+            return -1;
+        if (kk)
+            kind = kk;
+        else
+            others = 1;
+    }
+    return kind && others ? -1 : kind;
+}
+
 /* The layer's symbols in g; false when g lacks one of them. */
 typedef struct symbols {
     uint32_t ident, tname, lb, rb, semi, decl, param, td, ds;
@@ -69,16 +93,16 @@ gm_status gm_ctypedef_create(gm_mem *m, const gm_cfg *g, const gm_lr_table *t, g
         gm_ctypedef_destroy(c);
         return gm_mem_fail(m, err, "the typedef-name layer");
     }
+    uint32_t ptype = find_symbol(g, "param_type_name");
     for (uint32_t s = 0; s < t->nstates; s++) {
-        bool d = gm_lr_goto_of(t, s, decl - g->nterminals) != NONE;
-        bool p = gm_lr_goto_of(t, s, param - g->nterminals) != NONE;
-        if (d && p) {
+        int kind = kind_of_state(g, t, s, decl, param, ptype);
+        if (kind < 0) {
             gm_ctypedef_destroy(c);
             return gm_error_set(err, GM_ERR_GRAMMAR,
-                                "typedef-name layer: LR state %u takes both a decl_name and a "
-                                "param_name, so a name shifted there cannot be told apart", s);
+                                "typedef-name layer: in LR state %u a name may be a declarator's "
+                                "name or something else, so it cannot be bound there", s);
         }
-        c->shift_kind[s] = d ? 1 : p ? 2 : 0;
+        c->shift_kind[s] = (uint8_t)kind;
     }
     gm_ctypedef_reset(c);
     *out = c;
@@ -181,9 +205,9 @@ gm_status gm_ctypedef_shifted(gm_ctypedef *c, const gm_lr_node *top, uint32_t te
         c->pending.n = 0;
         return GM_OK;
     }
-    if ((term != c->identifier && term != c->typedef_name) || !top->parent)
+    if (term != c->identifier && term != c->typedef_name)
         return GM_OK;
-    uint8_t kind = c->shift_kind[top->parent->state];
+    uint8_t kind = c->shift_kind[top->state];
     if (!kind)
         return GM_OK;
     uint32_t id;

@@ -6,12 +6,14 @@
  * ordinary, popped with their block) and turns an IDENTIFIER whose
  * innermost binding is a typedef into TYPEDEF_NAME before the parser gets
  * it. It learns bindings from the parser: after a name terminal is shifted,
- * the state it was shifted from says what the name is:
- *  - a state with a goto on `decl_name`: the name of a declaration's
+ * the state it entered says what the name is (its kernel items are all
+ * `decl_name: NAME .`, or all a parameter's name rule; a state that mixes
+ * them with other items is a grammar error, checked when the layer is made):
+ *  - `decl_name`: the name of a declaration's
  *    declarator; a typedef when the nearest specifier node below it on the
  *    stack was entered by `td_specifiers`, ordinary when by
  *    `declaration_specifiers`; bound in the current block;
- *  - a state with a goto on `param_name`: a parameter, ordinary, bound in
+ *  - `param_name` (or `param_type_name`): a parameter, ordinary, bound in
  *    the body of the function definition whose `{` comes next (the pending
  *    parameters are dropped at `;` and when the next declarator name
  *    comes);
@@ -64,8 +66,8 @@ typedef struct gm_ctypedef {
     const gm_lr_table *t;
     uint32_t identifier, typedef_name, lbrace, rbrace, semi; /* terminals */
     uint32_t td_specifiers, declaration_specifiers;         /* cfg symbol ids */
-    uint8_t *shift_kind;     /* [nstates] 1: a name shifted here is a decl_name,
-                                2: a param_name, 0: neither */
+    uint8_t *shift_kind;     /* [nstates] a name whose shift enters the state is 1: a
+                                decl_name, 2: a parameter's name, 0: neither */
     gm_intern names;
     uint32_t *innermost;     /* [names.count, grown] the innermost binding, or UINT32_MAX */
     size_t ninnermost;

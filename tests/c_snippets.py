@@ -41,6 +41,7 @@ SNIPPETS = [
     (True, "typedef int T; void g(int T); T y;"),
     (True, "typedef int T; void f(T); void g(T T) { (void)T; }"),
     (False, "typedef int T; void g(T T) { T x; }"),
+    (True, "typedef int T; void f(int (T)); T z; void g(int (*h)(T)) { T y = h(1); (void)y; }"),
     (True, "typedef int T; void g(int T); void h(void) { T z; (void)z; }"),
     # Members, tags and member access do not bind names.
     (True, "typedef int T; struct s { T T; }; T u;"),

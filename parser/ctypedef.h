@@ -27,8 +27,9 @@
  * whether).
  *
  * What it does not do (differences from a C compiler's scopes):
- *  - A declaration in a `for` header is bound in the enclosing block (C
- *    ends its scope with the loop); enumeration constants and the
+ *  - A declaration in a `for` header, and the parameter declarations of
+ *    an old-style definition, are bound in the enclosing block (C ends
+ *    their scope with the loop or the body); enumeration constants and the
  *    parameters of a prototype bind nothing; a binding starts when its name
  *    is shifted, not at the end of its declarator.
  *  - It runs in `gramask parse` (and tests) over one stream. The matcher

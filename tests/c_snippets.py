@@ -35,6 +35,8 @@ SNIPPETS = [
     (True, "typedef int T; void f(void) { T T; T = 1; }"),
     (False, "typedef int T; void f(void) { T T; T x; }"),
     (True, "typedef int T; void f(void) { long T = 2; T *= 3; }"),
+    (True, "typedef int T; void f(void) { long (T) = 1; T = 2; }"),
+    (True, "typedef int T; void f(void) { T (*T)[2] = 0; (void)T; }"),
     # Parameters: in scope in the body of a definition, not after a prototype.
     (True, "typedef int T; int f(int T) { return T * 2; }"),
     (False, "typedef int T; void f(int T) { T x; }"),

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #define NONE UINT32_MAX
+#define BLOCK 0x80u          /* shift_kind: a `{` entering the state opens a block */
+#define NOT_A_BLOCK UINT32_MAX /* blocks[]: a `{` that opened no block (struct, enum, initializer) */
 
 static uint32_t find_symbol(const gm_cfg *g, const char *name)
 {
@@ -15,18 +17,19 @@ static uint32_t find_symbol(const gm_cfg *g, const char *name)
 
 /*
  * What a name shifted into state `to` declares (note [typedef names]): 1 a
- * decl_name, 2 a parameter (param_name, param_type_name), 0 nothing; -1
+ * decl_name, 2 a parameter (param_name, param_type_name), 3 an enumeration
+ * constant (enumeration_constant), 0 nothing; -1
  * when the state's kernel mixes such an item with others (the parser may
  * still read the name as something else there, so binding it would guess).
  */
 static int kind_of_state(const gm_cfg *g, const gm_lr_table *t, uint32_t to, uint32_t decl,
-                         uint32_t param, uint32_t ptype)
+                         uint32_t param, uint32_t ptype, uint32_t enumc)
 {
     int kind = 0, others = 0;
     for (uint32_t k = t->kernel_off[to]; k < t->kernel_off[to + 1]; k++) {
         uint32_t prod = t->kernel[k].prod;
         uint32_t lhs = prod < t->nprods ? g->nterminals + t->prod_lhs[prod] : UINT32_MAX;
-        int kk = lhs == decl ? 1 : lhs == param || lhs == ptype ? 2 : 0;
+        int kk = lhs == decl ? 1 : lhs == param || lhs == ptype ? 2 : lhs == enumc ? 3 : 0;
         if (kk && (t->prod_len[prod] != 1 || (kind && kind != kk)))
             return -1;
         if (kk)
@@ -35,6 +38,17 @@ static int kind_of_state(const gm_cfg *g, const gm_lr_table *t, uint32_t to, uin
             others = 1;
     }
     return kind && others ? -1 : kind;
+}
+
+/* Whether state `to` is entered by the `{` of a compound_statement (a block). */
+static bool opens_block(const gm_lr_table *t, const gm_cfg *g, uint32_t to, uint32_t compound)
+{
+    for (uint32_t k = t->kernel_off[to]; k < t->kernel_off[to + 1]; k++) {
+        uint32_t prod = t->kernel[k].prod;
+        if (prod < t->nprods && g->nterminals + t->prod_lhs[prod] == compound && t->kernel[k].dot == 1)
+            return true;
+    }
+    return false;
 }
 
 /* The layer's symbols in g; false when g lacks one of them. */
@@ -94,8 +108,10 @@ gm_status gm_ctypedef_create(gm_mem *m, const gm_cfg *g, const gm_lr_table *t, g
         return gm_mem_fail(m, err, "the typedef-name layer");
     }
     uint32_t ptype = find_symbol(g, "param_type_name");
+    uint32_t enumc = find_symbol(g, "enumeration_constant");
+    uint32_t compound = find_symbol(g, "compound_statement");
     for (uint32_t s = 0; s < t->nstates; s++) {
-        int kind = kind_of_state(g, t, s, decl, param, ptype);
+        int kind = kind_of_state(g, t, s, decl, param, ptype, enumc);
         if (kind < 0) {
             gm_ctypedef_destroy(c);
             return gm_error_set(err, GM_ERR_GRAMMAR,
@@ -103,6 +119,8 @@ gm_status gm_ctypedef_create(gm_mem *m, const gm_cfg *g, const gm_lr_table *t, g
                                 "name or something else, so it cannot be bound there", s);
         }
         c->shift_kind[s] = (uint8_t)kind;
+        if (compound == NONE || opens_block(t, g, s, compound))
+            c->shift_kind[s] |= BLOCK;
     }
     gm_ctypedef_reset(c);
     *out = c;
@@ -180,8 +198,11 @@ gm_status gm_ctypedef_shifted(gm_ctypedef *c, const gm_lr_node *top, uint32_t te
                               const uint8_t *text, size_t len, gm_error *err)
 {
     if (term == c->lbrace) {
-        if (gm_vec_push(c->mem, &c->blocks, (uint32_t)c->bindings.n))
+        bool block = c->shift_kind[top->state] & BLOCK;
+        if (gm_vec_push(c->mem, &c->blocks, block ? (uint32_t)c->bindings.n : NOT_A_BLOCK))
             return gm_mem_fail(c->mem, err, "the typedef-name layer");
+        if (!block)
+            return GM_OK;
         size_t np = c->pending.n;
         c->pending.n = 0;
         for (size_t i = 0; i < np; i++) {
@@ -195,7 +216,7 @@ gm_status gm_ctypedef_shifted(gm_ctypedef *c, const gm_lr_node *top, uint32_t te
         if (!c->blocks.n)
             return GM_OK; /* the parser rejects an unmatched `}` anyway */
         uint32_t keep = c->blocks.v[--c->blocks.n];
-        while (c->bindings.n > keep) {
+        while (keep != NOT_A_BLOCK && c->bindings.n > keep) {
             const gm_ctypedef_binding *b = &c->bindings.v[--c->bindings.n];
             c->innermost[b->name] = b->prev;
         }
@@ -207,7 +228,7 @@ gm_status gm_ctypedef_shifted(gm_ctypedef *c, const gm_lr_node *top, uint32_t te
     }
     if (term != c->identifier && term != c->typedef_name)
         return GM_OK;
-    uint8_t kind = c->shift_kind[top->state];
+    uint8_t kind = c->shift_kind[top->state] & ~BLOCK;
     if (!kind)
         return GM_OK;
     uint32_t id;
@@ -216,6 +237,8 @@ gm_status gm_ctypedef_shifted(gm_ctypedef *c, const gm_lr_node *top, uint32_t te
     if (kind == 2)
         return gm_vec_push(c->mem, &c->pending, id) ? gm_mem_fail(c->mem, err, "the typedef-name layer")
                                                      : GM_OK;
+    if (kind == 3)
+        return bind(c, id, false, err);
     c->pending.n = 0;
     return bind(c, id, in_typedef(c, top->parent), err);
 }

@@ -17,9 +17,14 @@
  *    the body of the function definition whose `{` comes next (the pending
  *    parameters are dropped at `;` and when the next declarator name
  *    comes);
+ *  - `enumeration_constant`: an ordinary identifier, bound in the current
+ *    block;
  *  - anything else (members, tags, labels, uses) binds nothing.
- * `{` opens a block (with the pending parameters), `}` closes one; braces of
- * struct bodies and initializers open blocks that bind nothing.
+ * The `{` of a compound_statement (its shift enters a state with the item
+ * `compound_statement: "{" . ...`) opens a block, with the pending
+ * parameters; its `}` closes it. Other braces (struct and enum bodies,
+ * initializers) open none, so enumeration constants in a struct body are
+ * in the enclosing block, as in C.
  *
  * The layer is on for a grammar with the terminals IDENTIFIER, TYPEDEF_NAME
  * (%declare'd), "{", "}", ";" and the rules decl_name, param_name,
@@ -29,9 +34,9 @@
  * What it does not do (differences from a C compiler's scopes):
  *  - A declaration in a `for` header, and the parameter declarations of
  *    an old-style definition, are bound in the enclosing block (C ends
- *    their scope with the loop or the body); enumeration constants and the
- *    parameters of a prototype bind nothing; a binding starts when its name
- *    is shifted, not at the end of its declarator.
+ *    their scope with the loop or the body); the parameters of a
+ *    prototype bind nothing; a binding starts when its name is shifted,
+ *    not at the end of its declarator.
  *  - It runs in `gramask parse` (and tests) over one stream. The matcher
  *    does not apply it yet (the spanner would have to give the text of
  *    each identifier a token completes, as it gives the width of a line
@@ -68,7 +73,8 @@ typedef struct gm_ctypedef {
     uint32_t identifier, typedef_name, lbrace, rbrace, semi; /* terminals */
     uint32_t td_specifiers, declaration_specifiers;         /* cfg symbol ids */
     uint8_t *shift_kind;     /* [nstates] a name whose shift enters the state is 1: a
-                                decl_name, 2: a parameter's name, 0: neither */
+                                decl_name, 2: a parameter's name, 3: an enumeration
+                                constant, 0: none; | 0x80: a `{` entering it opens a block */
     gm_intern names;
     uint32_t *innermost;     /* [names.count, grown] the innermost binding, or UINT32_MAX */
     size_t ninnermost;

@@ -50,6 +50,11 @@ SNIPPETS = [
     (True, "typedef int T; struct s { int T; } v; T w; int g(void) { return v.T; }"),
     (True, "typedef int T; struct T { int a; }; struct T st; T n;"),
     (True, "typedef int T; enum E { A, B }; T e = A;"),
+    (True, "typedef int T; int f(void) { enum { T = 2 }; return T * 3; }"),
+    (False, "typedef int T; void f(void) { enum { T = 2 }; T x; }"),
+    (True, "typedef int T; void f(void) { { enum { T = 2 }; } T x; (void)x; }"),
+    (True, "typedef int T; int f(void) { struct s { enum { T } e; } v; (void)v; return T; }"),
+    (True, "typedef int T; void f(void) { int a[2] = { 1, 2 }; T x = a[0]; (void)x; }"),
     # K&R definitions.
     (True, "int f(a, b) int a; char *b; { return a + *b; }"),
     # GNU extensions of preprocessed text.

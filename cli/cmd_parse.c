@@ -17,6 +17,7 @@
 #include "parser/grammar.h"
 #include "parser/lr.h"
 #include "parser/postlex.h"
+#include "parser/ctypedef.h"
 #include "base/bitset.h"
 #include "base/file.h"
 #include "base/strbuf.h"
@@ -70,6 +71,7 @@ typedef struct parse_ctx {
     gm_error layer_err;
     gm_status failure;       /* allocation failure while feeding */
     gm_postlex_stream layers; /* semicolon insertion, indentation (parser/postlex.h) */
+    gm_ctypedef *typedefs;   /* C's typedef names (parser/ctypedef.h), or NULL */
     bool print;              /* --terminals */
     size_t shift;            /* bytes of the virtual line end before the file's text */
     size_t line_off;         /* --terminals: offset, line and line start of the last one printed */
@@ -108,6 +110,12 @@ static gm_status feed_all(parse_ctx *c, const uint32_t *terms, size_t n, const g
         gm_lr_node_release(c->mem, c->top);
         c->top = next;
         c->tokens++;
+        if (c->typedefs && gm_ctypedef_shifted(c->typedefs, c->top, terms[i],
+                                               (const uint8_t *)c->text + lx->start,
+                                               lx->end - lx->start, &c->layer_err) != GM_OK) {
+            c->failure = GM_ERR_NOMEM;
+            return GM_ERR_NOMEM;
+        }
         if (c->print)
             print_terminal(c, terms[i], terms[i] == lx->terminal ? lx->start : lx->end);
     }
@@ -121,6 +129,12 @@ static gm_status on_lexeme(void *ud, const gm_lexeme *lx)
         return GM_OK;
     const uint32_t *out;
     size_t n;
+    if (c->typedefs) {
+        /* The typedef-name layer (no other layer is on with it). */
+        uint32_t term = gm_ctypedef_classify(c->typedefs, lx->terminal,
+                                             (const uint8_t *)c->text + lx->start, lx->end - lx->start);
+        return feed_all(c, &term, 1, lx);
+    }
     if (gm_postlex_stream_feed(&c->layers, lx->terminal, (const uint8_t *)c->text + lx->start,
                                lx->end - lx->start, &out, &n, &c->layer_err) != GM_OK) {
         c->rejected = c->bad_indent = true;
@@ -172,6 +186,7 @@ typedef struct parse_tables {
     gm_limits limits;
     bool print;              /* --terminals */
     bool many;               /* several files: "FILE: " before OK and read errors */
+    gm_ctypedef *typedefs;   /* C's typedef-name layer, or NULL */
 } parse_tables;
 
 /*
@@ -247,6 +262,9 @@ static int parse_file(const parse_tables *pt, const char *fpath)
     c.line = 1;
     c.shift = shift;
     gm_postlex_stream_init(&c.layers, &g->postlex);
+    c.typedefs = pt->typedefs;
+    if (c.typedefs)
+        gm_ctypedef_reset(c.typedefs);
     c.top = gm_lr_stack_new(m);
     if (!c.top) {
         gm_mem_fail(m, &err, "the parse stack");
@@ -397,6 +415,7 @@ int gm_cmd_parse(int argc, char **argv)
     gm_lexer *lx = NULL;
     gm_lr_table *t = NULL;
     gm_ctx_lexers *ctx = NULL;
+    gm_ctypedef *typedefs = NULL;
     int rc = 1;
     size_t blen = 0;
     const char *bundled = strchr(gpath, '/') || strchr(gpath, '.') ? NULL
@@ -421,7 +440,11 @@ int gm_cmd_parse(int argc, char **argv)
         gm_cli_fail("parse", &err);
         goto done;
     }
-    parse_tables pt = {&m, g, lx, ctx, t, limits, print, nfiles > 1};
+    if (gm_ctypedef_create(&m, g, t, &typedefs, &err) != GM_OK) {
+        gm_cli_fail("parse", &err);
+        goto done;
+    }
+    parse_tables pt = {&m, g, lx, ctx, t, limits, print, nfiles > 1, typedefs};
     int bad = 0;
     for (int i = 0; i < nfiles; i++) {
         int r = parse_file(&pt, files[i]);
@@ -431,6 +454,7 @@ int gm_cmd_parse(int argc, char **argv)
     }
     rc = bad > 0;
 done:
+    gm_ctypedef_destroy(typedefs);
     gm_ctx_lexers_destroy(ctx);
     gm_lr_table_destroy(t);
     gm_lexer_destroy(lx);

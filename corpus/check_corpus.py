@@ -19,6 +19,7 @@ import os
 import re
 import subprocess
 import sys
+import tarfile
 import zipfile
 
 
@@ -208,6 +209,74 @@ def java_files(ctx):
 
 
 # ---------------------------------------------------------------------------
+# C: binutils 2.40 (binutils-source), preprocessed by gcc, checked by gcc
+
+C_TARBALL = "/usr/src/binutils/binutils-2.40.tar.xz"
+C_TOP = "binutils-2.40"
+C_SUFFIXES = (".c", ".h", ".def", ".inc")
+C_EVERY = 4          # every 4th .c file (sorted): the check stays under a minute on 2 cores
+
+
+def _c_preprocess(src, top, out):
+    """The file as `gcc -E -P -std=gnu11` emits it, when gcc accepts the result; else None."""
+    incs = ["-I" + os.path.dirname(src), "-I" + os.path.join(top, "include"),
+            "-I" + os.path.join(top, "bfd")]
+    r = subprocess.run(["gcc", "-E", "-P", "-std=gnu11", "-w"] + incs + [src, "-o", out],
+                       capture_output=True)
+    if r.returncode != 0:
+        return "preprocessor"
+    r = subprocess.run(["gcc", "-fsyntax-only", "-std=gnu11", "-w", out], capture_output=True)
+    if r.returncode != 0:
+        return "gcc -fsyntax-only"
+    return None
+
+
+def c_files(ctx):
+    """Extracts the tarball's C sources once (its size and time are the stamp), then
+    preprocesses every C_EVERY-th .c file; the corpus is the files gcc accepts."""
+    if not os.path.isfile(C_TARBALL):
+        sys.exit("check-corpus: %s is missing (Debian package binutils-source)" % C_TARBALL)
+    dest = os.path.join(ctx.workdir, "c")
+    src_root, pp_root = os.path.join(dest, "src"), os.path.join(dest, "pp")
+    st = os.stat(C_TARBALL)
+    stamp_path = os.path.join(dest, ".stamp")
+    stamp = "%d %d %d\n" % (st.st_size, int(st.st_mtime), C_EVERY)
+    try:
+        with open(stamp_path) as f:
+            fresh = f.read() == stamp
+    except OSError:
+        fresh = False
+    sources = []
+    if not fresh:
+        os.makedirs(pp_root, exist_ok=True)
+        with tarfile.open(C_TARBALL) as t:
+            members = [m for m in t.getmembers()
+                       if m.isfile() and m.name.endswith(C_SUFFIXES)
+                       and not os.path.isabs(m.name) and ".." not in m.name.split("/")]
+            t.extractall(src_root, members=members)
+    for dirpath, dirnames, filenames in os.walk(os.path.join(src_root, C_TOP)):
+        dirnames.sort()
+        sources += [os.path.join(dirpath, n) for n in sorted(filenames) if n.endswith(".c")]
+    sources = sorted(sources)[::C_EVERY]
+    top = os.path.join(src_root, C_TOP)
+    outs = [os.path.join(pp_root, os.path.relpath(s, top).replace("/", "_") + ".i") for s in sources]
+    if not fresh:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            why = list(pool.map(lambda so: _c_preprocess(so[0], top, so[1]), zip(sources, outs)))
+        for o, w in zip(outs, why):
+            if w and os.path.exists(o):
+                os.unlink(o)
+        with open(stamp_path, "w") as f:
+            f.write(stamp)
+    files = [o for o in outs if os.path.exists(o)]
+    desc = ("every %dth *.c file (sorted) of %s in %s, preprocessed by `gcc -E -P -std=gnu11` "
+            "(-I the file's folder, include/, bfd/); of %d, the %d that preprocess and that "
+            "`gcc -fsyntax-only -std=gnu11` accepts (%s)"
+            % (C_EVERY, C_TOP, C_TARBALL, len(sources), len(files), pp_root))
+    return sorted(files), desc
+
+
+# ---------------------------------------------------------------------------
 
 LANGUAGES = [
     Language("json", "json.lark", [], json_files, 100.0),
@@ -215,6 +284,7 @@ LANGUAGES = [
     Language("go", "go.lark", ["golang-1.19-src"], go_files, 98.0),
     Language("python", "python.lark", ["libpython3.11-stdlib"], python_files, 98.0),
     Language("java", "java.lark", ["openjdk-17-source"], java_files, 95.0),
+    Language("c", "c.lark", ["binutils-source", "gcc"], c_files, 99.0),
 ]
 
 

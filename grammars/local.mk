@@ -7,6 +7,7 @@ GM_BUNDLED_GRAMMARS += grammars/json_bounded.lark
 GM_BUNDLED_GRAMMARS += grammars/go.lark
 GM_BUNDLED_GRAMMARS += grammars/python.lark
 GM_BUNDLED_GRAMMARS += grammars/java.lark
+GM_BUNDLED_GRAMMARS += grammars/c.lark
 include grammars/java.mk
 
 EXTRA_DIST += $(GM_BUNDLED_GRAMMARS) grammars/embed.py
@@ -29,3 +30,9 @@ tests_test_python_LDADD = $(GM_TEST_LDADD)
 # the grammar against CPython's parser on mutated standard library files.
 TESTS += tests/python_tokens.py tests/python_mutations.py
 EXTRA_DIST += tests/python_tokens.py tests/python_mutations.py
+
+# The C grammar (grammars/c.lark) and its typedef-name layer (parser/ctypedef.h)
+# against gcc -fsyntax-only on snippets. Its corpus check is the c entry of
+# corpus/check_corpus.py (`make check-corpus`).
+TESTS += tests/c_snippets.py
+EXTRA_DIST += tests/c_snippets.py

@@ -7,6 +7,7 @@
 #include "runtime/objects.h"
 #include "base/mapping.h"
 #include "base/error.h"
+#include "parser/ctypedef.h"
 
 void gm_compile_options_init_defaults(gm_compile_options *opts)
 {
@@ -97,6 +98,11 @@ gm_status gm_compiled_create(gm_grammar *g, gm_vocab *v, const gm_compile_option
             c->ops = &gm_engine_blocks;
             st = compile_blocks(c, err);
         }
+    } else if (g->cfg && gm_ctypedef_wanted(g->cfg)) {
+        st = gm_error_set(err, GM_ERR_UNSUPPORTED,
+                          "the grammar needs the typedef-name layer (C's TYPEDEF_NAME, "
+                          "parser/ctypedef.h), which masks do not apply yet: they would treat "
+                          "every typedef name as an identifier (`gramask parse` applies it)");
     } else {
         c->ops = &gm_engine_lalr;
         st = gm_spanner_create(&c->mem, g->lexer, &g->postlex, g->lr, v->data, v->trie,

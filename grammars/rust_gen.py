@@ -84,11 +84,27 @@ def expr_levels():
     ]
     for v in "fns":
         w = "n" if v == "n" else "f"
-        out.append("?expr_%s: assign_%s | jump_%s | closure_%s" % (v, v, w, w))
+        out.append("?expr_%s: assign_%s | jump_%s | closure_%s | \"&\" closure_%s | \"&\" \"mut\" closure_%s"
+                   % (v, v, w, w, w, w))
         out.append("?assign_%s: range_%s | range_%s assign_op expr_%s" % (v, v, v, w))
         out.append("?range_%s: or_%s | or_%s \"..\" or_%s | or_%s \"..=\" or_%s | or_%s \"..\""
-                   " | \"..\" or_%s | \"..=\" or_%s | \"..\" | INT_DOTDOT or_%s | INT_DOTDOT"
-                   " | INT_DOTDOTEQ or_%s" % (v, v, v, w, v, w, v, w, w, w, w))
+                   " | \"..\" or_%s | \"..=\" or_%s | \"..\" | or_dd_%s or_%s | or_dd_%s"
+                   " | or_ddeq_%s or_%s" % (v, v, v, w, v, w, v, w, w, v, w, v, v, w))
+        # note [rust: numbers and dots]: the left side of a range whose last
+        # token is an integer fused with the `..` (`i + 1..n`)
+        for dd, term in (("dd", "INT_DOTDOT"), ("ddeq", "INT_DOTDOTEQ")):
+            for name, lower, ops in bins:
+                if name is None:
+                    out.append("cmp_%s_%s: bor_%s_%s | bor_%s cmp_op bor_%s_%s | bor_x_%s \"<\" bor_%s_%s"
+                               % (dd, v, dd, v, v, dd, w, v, dd, w))
+                    continue
+                left = lambda op: "%s_x_%s" % (name, v) if op == '"<<"' else "%s_%s" % (name, v)
+                alts = " | ".join("%s %s %s_%s_%s" % (left(op), op, lower, dd, w) for op in ops)
+                out.append("%s_%s_%s: %s_%s_%s | %s" % (name, dd, v, lower, dd, v, alts))
+            out.append("cast_%s_%s: %s | \"-\" cast_%s_%s | \"!\" cast_%s_%s | \"*\" cast_%s_%s"
+                       " | \"&\" cast_%s_%s | \"&\" \"mut\" cast_%s_%s | \"&&\" cast_%s_%s"
+                       " | \"&&\" \"mut\" cast_%s_%s"
+                       % ((dd, v, term) + (dd, w) * 7))
         for name, lower, ops in bins:
             if name is None:
                 out.append("?cmp_%s: bor_%s | bor_%s cmp_op bor_%s | bor_x_%s \"<\" bor_%s"
@@ -176,8 +192,10 @@ GRAMMAR = r"""// Rust 2021 edition for gramask: LALR(1), no conflicts.
 // them: *_c1 is a type (argument, parameter, bound) followed by one `>`,
 // *_c2 one followed by `>>`; a type whose own list ends in a *_c2 supplies
 // the `>` of the enclosing list (*_open2). `>>>` lexes as `>>` `>`.
-// Not covered: `>=` and `>>=` closing a list before `=` (`let x: Vec<u8>= v;`,
-// rustc splits them) and `<<` opening two (`<<T as A>::B as C>::D`).
+// `<<` opens a generic argument list whose first argument is a qualified
+// path type (`Vec<<T as Tr>::A>`: ga_1_lt). Not covered: `>=` and `>>=`
+// closing a list before `=` (`let x: Vec<u8>= v;`, rustc splits them), `<<`
+// opening two qualified paths (`<<T as A>::B as C>::D`).
 //
 // note [rust: expression variants]
 // note [rust: casts and <]
@@ -353,11 +371,10 @@ type_nb_core: "_" | "[" type "]" | "[" type ";" expr_f "]"
 impl_type: type_nb_core | "dyn" bounds
 type_cast: type_cast_path | "&" type_nb | "&" LIFETIME type_nb | "&" "mut" type_nb | "&" LIFETIME "mut" type_nb
          | "*" "const" type_nb | "*" "mut" type_nb | "(" ")" | "(" type ")" | "(" type "," ")" | "(" type "," types ")"
-         | "[" type "]" | "[" type ";" expr_f "]" | "_" | "!" | fn_ptr_noret | qpath_type
+         | "[" type "]" | "[" type ";" expr_f "]" | "_" | "!" | fn_ptr | qpath_type
 type_cast_path: tpath_p | tpath_p generic_args | tpath_p "::" generic_args
 
 fn_ptr: fn_ptr_head "(" fn_ptr_params ")" | fn_ptr_head "(" fn_ptr_params ")" "->" type_nb
-fn_ptr_noret: fn_ptr_head "(" fn_ptr_params ")"
 fn_ptr_head: "fn" | "unsafe" "fn" | abi_head "fn" | "unsafe" abi_head "fn"
 fn_ptr_params: | fn_ptr_param ("," fn_ptr_param)* ","?
 fn_ptr_param: outer_attr* type | outer_attr* ident ":" type | outer_attr* "_" ":" type | outer_attr* "..."
@@ -369,10 +386,15 @@ tpath_p: pseg | "::" pseg | tpath_p "::" pseg | tpath_g "::" pseg
 tpath_g: tpath_p generic_args | tpath_p "::" generic_args | tpath_p "(" fn_ptr_types ")"
 fn_ptr_types: | types
 qpath_type: qself "::" pseg | qpath_type "::" pseg | qpath_type generic_args | qpath_type "::" generic_args
-qself: "<" type_c1 | "<" type "as" type_path_c1
+qself: "<" qself_body
+qself_body: type_c1 | type "as" type_path_c1
 type_path_c1: type_path ">" | type_path_open2
 
-generic_args: "<" ">" | "<" ga_1
+generic_args: "<" ">" | "<" ga_1 | "<<" ga_1_lt
+// after `<<`: the first argument is a qualified path type whose `<` was the second `<`
+ga_1_lt: type_lt ">" | type_lt "," ">" | type_lt "," ga_1
+ga_2_lt: type_lt ">>" | type_lt "," ">>" | type_lt "," ga_2
+type_lt: qself_body "::" pseg | type_lt "::" pseg | type_lt generic_args | type_lt "::" generic_args
 ga_1: ga_elem_1 | ga_list "," ga_elem_1 | ga_list "," ">"
 ga_2: ga_elem_2 | ga_list "," ga_elem_2 | ga_list "," ">>"
 ga_list: ga_elem | ga_list "," ga_elem
@@ -390,14 +412,14 @@ type_nb_open2: type_path_open2 | "&" type_nb_open2 | "&" LIFETIME type_nb_open2 
           | "&&" "mut" type_nb_open2 | "&&" LIFETIME "mut" type_nb_open2
           | "*" "const" type_nb_open2 | "*" "mut" type_nb_open2 | "impl" bound_open2 | "dyn" bound_open2
           | fn_ptr_head "(" fn_ptr_params ")" "->" type_nb_open2 | qpath_type_open2
-type_path_open2: tpath_p "<" ga_2 | tpath_p "::" "<" ga_2
+type_path_open2: tpath_p "<" ga_2 | tpath_p "::" "<" ga_2 | tpath_p "<<" ga_2_lt | tpath_p "::" "<<" ga_2_lt
                | tpath_p "(" fn_ptr_types ")" "->" type_nb_open2
 qpath_type_open2: qpath_type "<" ga_2 | qpath_type "::" "<" ga_2
 
 // ---------------------------------------------------------------------------
 // Statements and blocks
 
-block: "{" inner_attr* stmt* "}" | "{" inner_attr* stmt* expr_s "}"
+block: "{" inner_attr* stmt* "}" | "{" inner_attr* stmt* outer_attr* expr_s "}"
 stmt: ";" | outer_attr* vis_item | outer_attr* macro_rules | outer_attr* let_stmt
     | outer_attr* expr_s ";" | outer_attr* blocklike
 let_stmt: "let" pattern let_type? let_init? ";"
@@ -435,7 +457,7 @@ dotop_tail: "." "await" | "." ident | "." INT | "." FLOAT | "." method "(" args 
 method: ident "::" generic_args
 args: | expr_f ("," expr_f)* ","?
 
-primary_common: literal | path_expr | qpath_expr | "(" ")" | "(" expr_f ")" | "(" expr_f "," ")"
+primary_common: literal | "_" | path_expr | qpath_expr | "(" ")" | "(" expr_f ")" | "(" expr_f "," ")"
               | "(" expr_f "," args_1 ")" | "[" "]" | "[" exprs_1 "]" | "[" expr_f ";" expr_f "]"
               | path_expr "!" "(" tts ")" | path_expr "!" "[" tts "]"
               | INT_DOT ident | INT_DOT method "(" args ")"
@@ -509,9 +531,9 @@ IDENT: /(?:r#)?[^\W\d]\w*/
 LIFETIME: /'[^\W\d]\w*/
 LIFETIME_QUOTE: /'[^\W\d]\w+'/
 CHAR: /'(?:[^'\\\n\r\t]|\\[nrt\\0'"]|\\x[0-7][0-9a-fA-F]|\\u\{[0-9a-fA-F_]{1,6}\})'/
-BYTE: /b'(?:[\x00-\x26\x28-\x5b\x5d-\x7f]|\\[nrt\\0'"]|\\x[0-9a-fA-F]{2})'/
+BYTE: /b'(?:[ -&(-\[\]-~]|\\[nrt\\0'"]|\\x[0-9a-fA-F]{2})'/
 STRING: /"(?:[^"\\]|\\[nrt\\0'"]|\\x[0-7][0-9a-fA-F]|\\u\{[0-9a-fA-F_]{1,6}\}|\\\r?\n)*"/
-BYTE_STRING: /b"(?:[\x00-\x21\x23-\x5b\x5d-\x7f]|\\[nrt\\0'"]|\\x[0-9a-fA-F]{2}|\\\r?\n)*"/
+BYTE_STRING: /b"(?:[\t\n\r -!#-\[\]-~]|\\[nrt\\0'"]|\\x[0-9a-fA-F]{2}|\\\r?\n)*"/
 RAW_STRING: /%(raw)s/
 RAW_BYTE_STRING: /%(rawb)s/
 INT: /(?:[0-9][0-9_]*|0x[0-9a-fA-F_]*[0-9a-fA-F][0-9a-fA-F_]*|0o[0-7_]*[0-7][0-7_]*|0b[01_]*[01][01_]*)(?:u8|u16|u32|u64|u128|usize|i8|i16|i32|i64|i128|isize)?/

@@ -171,10 +171,15 @@ GRAMMAR = r"""// Rust 2021 edition for gramask: LALR(1), no conflicts.
 // lexical error.
 //
 // note [rust: lifetimes and characters]
-// `'a` is a LIFETIME, `'a'` a CHAR: maximal munch takes the longer CHAR
-// when the closing quote is there. `'ab'` (rustc: error, a character
-// literal of two characters) lexes as the longer LIFETIME_QUOTE, a
-// terminal no rule uses, so it is rejected rather than lexed as `'ab` `'`.
+// `'a` is a LIFETIME, `'a'` a CHAR (`'\''`, `'\u{1F600}'`, `'é'` too):
+// maximal munch takes the longer CHAR when the closing quote is there, and
+// a LIFETIME never ends in `'`. `'ab'` (rustc: error, a character literal
+// of two characters) lexes as `'ab` and then a character literal that
+// starts at the second quote, so it is rejected unless that quote starts a
+// valid CHAR (`'ab' '` lexes as LIFETIME CHAR): no rule takes a CHAR right
+// after a LIFETIME, so this is accepted only inside a macro's token tree,
+// where rustc rejects it. (A terminal for `'ab'` that no rule uses would
+// not stay in the lexer: unused terminals are dropped.)
 //
 // note [rust: numbers and dots]
 // rustc lexes `1.` as a float unless a `.` or an identifier follows, so
@@ -529,7 +534,6 @@ ident: IDENT | "union" | "auto" | "default"
 
 IDENT: /(?:r#)?[^\W\d]\w*/
 LIFETIME: /'[^\W\d]\w*/
-LIFETIME_QUOTE: /'[^\W\d]\w+'/
 CHAR: /'(?:[^'\\\n\r\t]|\\[nrt\\0'"]|\\x[0-7][0-9a-fA-F]|\\u\{[0-9a-fA-F_]{1,6}\})'/
 BYTE: /b'(?:[ -&(-\[\]-~]|\\[nrt\\0'"]|\\x[0-9a-fA-F]{2})'/
 STRING: /"(?:[^"\\]|\\[nrt\\0'"]|\\x[0-7][0-9a-fA-F]|\\u\{[0-9a-fA-F_]{1,6}\}|\\\r?\n)*"/

@@ -1,0 +1,34 @@
+#!/bin/sh
+# The bundled Rust grammar along real tokenizations: `gramask trace` decodes
+# Rust files token by token with llama3 and qwen3 (as each encodes them) and
+# fails if a true next token is ever masked or EOS is refused at the end.
+# Files: tests/rust/*.rs (written here, the hard parts of grammars/rust.lark
+# together) and, when Debian's librust-*-dev crate sources are installed
+# (corpus/check_corpus.py installs them), every 100th *.rs file under
+# /usr/share/cargo/registry that the grammar parses. Skipped (77) without
+# the shared tokenizers.
+set -u
+src=${GM_SRCDIR:-.}
+g=${GM_BUILDDIR:-.}/gramask
+d=${GM_SHARED_DIR:-$src/../shared}
+[ -d "$d/tokenizers/llama3" ] || { echo "SKIP: no $d/tokenizers/llama3"; exit 77; }
+files=$(ls "$src"/tests/rust/*.rs)
+if [ -d /usr/share/cargo/registry ]; then
+    for f in $(find /usr/share/cargo/registry -name '*.rs' | LC_ALL=C sort | awk 'NR % 100 == 1'); do
+        "$g" parse rust "$f" >/dev/null 2>&1 && files="$files $f"
+    done
+fi
+fails=0
+for tok in llama3 qwen3; do
+    [ -d "$d/tokenizers/$tok" ] || continue
+    # shellcheck disable=SC2086
+    out=$("$g" trace rust --tokenizer "$d/tokenizers/$tok" --quiet --text $files 2>&1)
+    rc=$?
+    echo "$tok: $(echo "$out" | tail -2 | head -1)"
+    if [ $rc -ne 0 ]; then
+        echo "FAIL: trace with $tok (exit $rc):"
+        echo "$out" | grep -v ' all  yes ' | head -20
+        fails=$((fails + 1))
+    fi
+done
+exit $((fails > 0))

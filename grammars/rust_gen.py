@@ -46,10 +46,12 @@ def raw_string(prefix):
 
     With n hashes the body may hold '"' followed by fewer than n '#' and
     then anything but '#' or '"'; the first '"' followed by n '#' ends it."""
-    alts = [prefix + r'"[^"]*"']
+    # a carriage return only in a CRLF line end (rustc: "bare CR not allowed in raw string")
+    c, c2 = r'(?:[^"\r]|\r\n)', r'(?:[^"#\r]|\r\n)'
+    alts = [prefix + '"%s*"' % c]
     for n in range(1, RAW_HASHES + 1):
         q = '"#{0,%d}' % (n - 1)
-        alts.append(prefix + "#{%d}" % n + '"(?:[^"]|(?:%s)+[^"#])*(?:%s)*"#{%d}' % (q, q, n))
+        alts.append(prefix + "#{%d}" % n + '"(?:%s|(?:%s)+%s)*(?:%s)*"#{%d}' % (c, q, c2, q, n))
     return "(?:" + "|".join(alts) + ")"
 
 
@@ -159,6 +161,10 @@ GRAMMAR = r"""// Rust 2021 edition for gramask: LALR(1), no conflicts.
 // where the bound shows. Block doc comments (`/** */`, `/*! */`) are
 // comments here (they are attributes to rustc, allowed where attributes
 // are; this grammar takes them anywhere a comment may be).
+// A carriage return is taken in string literals, raw strings and line doc
+// comments only as part of a CRLF line end (rustc normalizes CRLF and rejects a
+// bare CR there; a doc comment's token then includes the `\r\n`); in block
+// doc comments a bare CR is taken (rustc rejects it).
 // Line doc comments are tokens: `///` (OUTER_DOC) is an outer attribute
 // and `//!` (INNER_DOC) an inner one, allowed exactly where `#[...]` and
 // `#![...]` are; `////` and `//` are comments.
@@ -536,8 +542,8 @@ IDENT: /(?:r#)?[^\W\d]\w*/
 LIFETIME: /'[^\W\d]\w*/
 CHAR: /'(?:[^'\\\n\r\t]|\\[nrt\\0'"]|\\x[0-7][0-9a-fA-F]|\\u\{[0-9a-fA-F_]{1,6}\})'/
 BYTE: /b'(?:[ -&(-\[\]-~]|\\[nrt\\0'"]|\\x[0-9a-fA-F]{2})'/
-STRING: /"(?:[^"\\]|\\[nrt\\0'"]|\\x[0-7][0-9a-fA-F]|\\u\{[0-9a-fA-F_]{1,6}\}|\\\r?\n)*"/
-BYTE_STRING: /b"(?:[\t\n\r -!#-\[\]-~]|\\[nrt\\0'"]|\\x[0-9a-fA-F]{2}|\\\r?\n)*"/
+STRING: /"(?:[^"\\\r]|\r\n|\\[nrt\\0'"]|\\x[0-7][0-9a-fA-F]|\\u\{[0-9a-fA-F_]{1,6}\}|\\\r?\n)*"/
+BYTE_STRING: /b"(?:[\t\n -!#-\[\]-~]|\r\n|\\[nrt\\0'"]|\\x[0-9a-fA-F]{2}|\\\r?\n)*"/
 RAW_STRING: /%(raw)s/
 RAW_BYTE_STRING: /%(rawb)s/
 INT: /(?:[0-9][0-9_]*|0x[0-9a-fA-F_]*[0-9a-fA-F][0-9a-fA-F_]*|0o[0-7_]*[0-7][0-7_]*|0b[01_]*[01][01_]*)(?:u8|u16|u32|u64|u128|usize|i8|i16|i32|i64|i128|isize)?/
@@ -545,8 +551,8 @@ FLOAT: /[0-9][0-9_]*\.[0-9][0-9_]*(?:[eE][+-]?[0-9_]*[0-9][0-9_]*)?(?:f32|f64)?|
 INT_DOT: /[0-9][0-9_]*\./
 INT_DOTDOT: /[0-9][0-9_]*\.\./
 INT_DOTDOTEQ: /[0-9][0-9_]*\.\.=/
-OUTER_DOC: /\/\/\/(?:[^\/\n][^\n]*)?/
-INNER_DOC: /\/\/![^\n]*/
+OUTER_DOC: /\/\/\/(?:[^\/\n\r][^\n\r]*)?(?:\r\n)?/
+INNER_DOC: /\/\/![^\n\r]*(?:\r\n)?/
 LINE_COMMENT: /\/\/(?:[^\/!\n][^\n]*)?|\/\/\/\/[^\n]*/
 BLOCK_COMMENT: /%(comment)s/
 WS: /[ \t\r\n\f\v]+/

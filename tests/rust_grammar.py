@@ -124,6 +124,13 @@ CASES = [
     (BAD, fn("let f = |x| -> u8 x;")),           # a closure with a return type needs a block
     (BAD, "fn f(x: &dyn A + B) {}\n"),
     (BAD, fn("let x = try!(y);")),               # `try` is a keyword in 2021
+    # carriage returns: CRLF line ends anywhere, a bare CR not in literals or doc comments
+    (OK, fn("/// doc\n  let s = \"a\nb\"; let r = r#\"x\ny\"#; // c\n").replace("\n", "\r\n")),
+    (OK, fn("let s = 1; // a bare \r in a comment")),
+    (BAD, fn("let s = \"a\rb\";")),
+    (BAD, fn("let s = r#\"a\rb\"#;")),
+    (BAD, fn("let s = b\"a\rb\";")),
+    (BAD, "/// a bare \r in a doc comment\nfn g() {}\n"),
 ]
 
 

@@ -3,3 +3,10 @@
 # (`make check-corpus`).
 TESTS += tests/rust_grammar.py tests/rust_trace.sh
 EXTRA_DIST += tests/rust_grammar.py tests/rust_trace.sh tests/rust grammars/rust_gen.py
+
+# Generated programs against rustc (slow: not in make check; see the script).
+check-rust-generate: gramask$(EXEEXT)
+	GM_SRCDIR='$(abs_top_srcdir)' GM_BUILDDIR='$(abs_top_builddir)' PYTHON3='$(PYTHON3)' \
+	  $(SHELL) $(srcdir)/tests/rust_generate.sh
+.PHONY: check-rust-generate
+EXTRA_DIST += tests/rust_generate.sh

@@ -31,4 +31,13 @@ for tok in llama3 qwen3; do
         fails=$((fails + 1))
     fi
 done
+# Code blocks in free text (TagDispatch): a ```rust block is constrained by rust.lark.
+out=$("$g" trace --code-blocks rust,python --tokenizer "$d/tokenizers/llama3" --quiet \
+      --text "$src/tests/rust/blocks.md" 2>&1) || { echo "FAIL: code blocks:"; echo "$out" | tail -5; fails=$((fails + 1)); }
+printf 'Text.\n\n```rust\nfn main() { /* /* */ }\n```\n' > "${TMPDIR:-/tmp}/rust_block_bad.$$.md"
+if "$g" trace --code-blocks rust --tokenizer "$d/tokenizers/llama3" --quiet \
+        --text "${TMPDIR:-/tmp}/rust_block_bad.$$.md" >/dev/null 2>&1; then
+    echo "FAIL: an unterminated nested comment in a rust code block was allowed"; fails=$((fails + 1))
+fi
+rm -f "${TMPDIR:-/tmp}/rust_block_bad.$$.md"
 exit $((fails > 0))

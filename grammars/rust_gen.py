@@ -204,9 +204,11 @@ GRAMMAR = r"""// Rust 2021 edition for gramask: LALR(1), no conflicts.
 // *_c2 one followed by `>>`; a type whose own list ends in a *_c2 supplies
 // the `>` of the enclosing list (*_open2). `>>>` lexes as `>>` `>`.
 // `<<` opens a generic argument list whose first argument is a qualified
-// path type (`Vec<<T as Tr>::A>`: ga_1_lt). Not covered: `>=` and `>>=`
+// path type (`Vec<<T as Tr>::A>`: ga_1_lt), and `<<` opens a qualified path
+// whose self type is one (`<<T as A>::B as C>::D`: qself_body_lt). Not covered: `>=` and `>>=`
 // closing a list before `=` (`let x: Vec<u8>= v;`, rustc splits them), `<<`
-// opening two qualified paths (`<<T as A>::B as C>::D`).
+// opening a generic list and a qualified path's
+// qualified self type at once (`X<<<T as A>::B as C>::D>`).
 //
 // note [rust: expression variants]
 // note [rust: casts and <]
@@ -372,6 +374,7 @@ type: type_nb_nd | "impl" bounds | "dyn" bounds
 type_np: type_nb_core | "!" | qpath_type | "impl" bounds | "dyn" bounds
 type_nb: type_nb_nd | "impl" bound | "dyn" bound
 type_nb_nd: type_nb_core | "!" | qpath_type | "(" ")" | "(" type ")" | "(" type "," ")" | "(" type "," types ")"
+          | "(" type_path "+" bounds ")"
 types: type ("," type)* ","?
 // what an impl header's type may be (not `!`, not a qualified path: `impl <` opens generics)
 type_nb_core: "_" | "[" type "]" | "[" type ";" expr_f "]"
@@ -397,8 +400,10 @@ tpath_p: pseg | "::" pseg | tpath_p "::" pseg | tpath_g "::" pseg
 tpath_g: tpath_p generic_args | tpath_p "::" generic_args | tpath_p "(" fn_ptr_types ")"
 fn_ptr_types: | types
 qpath_type: qself "::" pseg | qpath_type "::" pseg | qpath_type generic_args | qpath_type "::" generic_args
-qself: "<" qself_body
+qself: "<" qself_body | "<<" qself_body_lt
 qself_body: type_c1 | type "as" type_path_c1
+// `<<T as A>::B as C>::D`: the inner qualified path's `<` was the second `<`
+qself_body_lt: type_lt ">" | type_lt "as" type_path_c1
 type_path_c1: type_path ">" | type_path_open2
 
 generic_args: "<" ">" | "<" ga_1 | "<<" ga_1_lt
@@ -466,7 +471,9 @@ dotop: "?" | dotop_tail
 dotop_tail: "." "await" | "." ident | "." INT | "." FLOAT | "." method "(" args ")"
           | "." INT_DOT ident | "." INT_DOT method "(" args ")"
 method: ident "::" generic_args
-args: | expr_f ("," expr_f)* ","?
+args: | arg ("," arg)* ","?
+// rustc takes outer attributes on an argument (`f(#[inline] |x| x)`)
+arg: expr_f | outer_attr+ expr_f
 
 primary_common: literal | "_" | path_expr | qpath_expr | "(" ")" | "(" expr_f ")" | "(" expr_f "," ")"
               | "(" expr_f "," args_1 ")" | "[" "]" | "[" exprs_1 "]" | "[" expr_f ";" expr_f "]"

@@ -97,6 +97,8 @@ CASES = [
     (BAD, fn("let x: Vec<Vec<u8>>> = v;")),
     (BAD, fn("let x: Vec<Vec<u8> = v;")),
     (BAD, fn("let c = x as u32 < y;")),          # rustc: `<` opens u32's generic arguments
+    (OK, "fn h() where <<I as A>::B as C>::D: P, X: Extend<<<I as A>::B as C>::D> {}\n"),
+    (OK, "fn f(x: &(Error + Send)) { g(#[inline] |a| a); }\n"),
     # numbers and dots
     (OK, fn("for i in 0..n {} let a = &s[i + 1..]; let b = x.0.1; let c = t.0.len(); let d = 1.;")),
     (OK, fn("match c { 0..=9 => 1, 'a'..='z' => 2, -5..=-1 => 3, _ => 4 }")),

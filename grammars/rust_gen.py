@@ -231,13 +231,19 @@ GRAMMAR = r"""// Rust 2021 edition for gramask: LALR(1), no conflicts.
 //
 // Limits (rustc parse-only accepts them, this grammar does not): let-else
 // and let chains (not stable in 1.63), labeled blocks, `const` blocks,
-// `box` patterns and expressions, bare-trait-object types without `dyn`,
-// attributes on expressions other than statements, `pub (A, B)` tuple
-// fields whose type starts with `(`, half-open range patterns in slices
-// written `a..` before `]` are taken, `<<`/`>=`/`>>=` around generics (note
-// above), a qualified path type right after `impl`, shebang lines, C string
-// literals (Rust 1.77). Escapes in literals are checked by form, not
-// value (`'\u{D800}'` is taken).
+// `box` patterns and expressions, bare trait objects without `dyn` except
+// `(A + B)` in parentheses, attributes on expressions other than statements,
+// tail expressions and call arguments, `pub (A, B)` tuple fields whose type
+// starts with `(`, `>=`/`>>=` closing generics (note above), a qualified path
+// type right after `impl`, `impl ! {}`, `for<'a> fn(...)` pointer types,
+// `macro_rules` as an ordinary identifier, a block as the condition of
+// `if`/`while` (`if { c } {}`), literal suffixes other than the numeric
+// types (`1u256` in a token tree), reserved keywords (`try`, `box`, ...) as
+// names, shebang lines, C string literals (Rust 1.77). Taken where rustc
+// rejects them: `'ab' '` in a token tree (note [rust: lifetimes and
+// characters]), a bare CR in a block doc comment, escapes checked by form,
+// not value (`'\u{D800}'`), and what rustc rejects only after parsing (see
+// the top).
 
 start: inner_attr* item*
 

@@ -260,10 +260,10 @@ def rust_files(ctx):
         json.dump(cache, f, indent=0, sort_keys=True)
     accepted = [p for p in sample if cache[key(p)]]
     crates = sorted({os.path.relpath(p, RUST_REGISTRY).split(os.sep)[0] for p in found})
-    desc = ("every %s *.rs file (sorted by path) under %s (%s), %d of %d, of which "
+    desc = ("%s the *.rs files (sorted by path) under %s (%s), %d of %d, of which "
             "`RUSTC_BOOTSTRAP=1 %s --edition 2021 -Z parse-only` accepts %d (verdicts cached in "
             "%s; GM_RUST_CORPUS_STEP=1 takes every file)"
-            % ("%d-th" % RUST_STEP if RUST_STEP > 1 else "", RUST_REGISTRY, " ".join(crates),
+            % ("one in %d of" % RUST_STEP if RUST_STEP > 1 else "all", RUST_REGISTRY, " ".join(crates),
                len(sample), len(found), RUSTC, len(accepted), cache_path))
     return accepted, desc
 

@@ -9,6 +9,8 @@ GM_BUNDLED_GRAMMARS += grammars/python.lark
 GM_BUNDLED_GRAMMARS += grammars/java.lark
 GM_BUNDLED_GRAMMARS += grammars/c.lark
 include grammars/java.mk
+GM_BUNDLED_GRAMMARS += grammars/rust.lark
+include grammars/rust.mk
 
 EXTRA_DIST += $(GM_BUNDLED_GRAMMARS) grammars/embed.py
 nodist_libgmcore_la_SOURCES += grammars/bundled.c

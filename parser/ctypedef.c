@@ -5,6 +5,7 @@
 
 #define NONE UINT32_MAX
 #define BLOCK 0x80u          /* shift_kind: a `{` entering the state opens a block */
+#define BODY 0x40u           /* shift_kind: a `{` shifted from the state starts a function body */
 #define NOT_A_BLOCK UINT32_MAX /* blocks[]: a `{` that opened no block (struct, enum, initializer) */
 
 static uint32_t find_symbol(const gm_cfg *g, const char *name)
@@ -38,6 +39,19 @@ static int kind_of_state(const gm_cfg *g, const gm_lr_table *t, uint32_t to, uin
             others = 1;
     }
     return kind && others ? -1 : kind;
+}
+
+/* Whether state s has an item `function_definition: ... . compound_statement`. */
+static bool before_body(const gm_lr_table *t, const gm_cfg *g, uint32_t s, uint32_t fdef,
+                        uint32_t compound)
+{
+    for (uint32_t k = t->kernel_off[s]; k < t->kernel_off[s + 1]; k++) {
+        uint32_t prod = t->kernel[k].prod, dot = t->kernel[k].dot;
+        if (prod < t->nprods && g->prods[prod].lhs == fdef && dot < g->prods[prod].len &&
+            g->rhs[g->prods[prod].rhs + dot] == compound)
+            return true;
+    }
+    return false;
 }
 
 /* Whether state `to` is entered by the `{` of a compound_statement (a block). */
@@ -110,6 +124,7 @@ gm_status gm_ctypedef_create(gm_mem *m, const gm_cfg *g, const gm_lr_table *t, g
     uint32_t ptype = find_symbol(g, "param_type_name");
     uint32_t enumc = find_symbol(g, "enumeration_constant");
     uint32_t compound = find_symbol(g, "compound_statement");
+    uint32_t fdef = find_symbol(g, "function_definition");
     for (uint32_t s = 0; s < t->nstates; s++) {
         int kind = kind_of_state(g, t, s, decl, param, ptype, enumc);
         if (kind < 0) {
@@ -121,6 +136,8 @@ gm_status gm_ctypedef_create(gm_mem *m, const gm_cfg *g, const gm_lr_table *t, g
         c->shift_kind[s] = (uint8_t)kind;
         if (compound == NONE || opens_block(t, g, s, compound))
             c->shift_kind[s] |= BLOCK;
+        if (fdef == NONE || before_body(t, g, s, fdef, compound))
+            c->shift_kind[s] |= BODY;
     }
     gm_ctypedef_reset(c);
     *out = c;
@@ -199,11 +216,10 @@ gm_status gm_ctypedef_shifted(gm_ctypedef *c, const gm_lr_node *top, uint32_t te
 {
     if (term == c->lbrace) {
         bool block = c->shift_kind[top->state] & BLOCK;
+        bool body = block && top->parent && (c->shift_kind[top->parent->state] & BODY);
         if (gm_vec_push(c->mem, &c->blocks, block ? (uint32_t)c->bindings.n : NOT_A_BLOCK))
             return gm_mem_fail(c->mem, err, "the typedef-name layer");
-        if (!block)
-            return GM_OK;
-        size_t np = c->pending.n;
+        size_t np = body ? c->pending.n : 0;
         c->pending.n = 0;
         for (size_t i = 0; i < np; i++) {
             gm_status st = bind(c, c->pending.v[i], false, err);
@@ -228,7 +244,7 @@ gm_status gm_ctypedef_shifted(gm_ctypedef *c, const gm_lr_node *top, uint32_t te
     }
     if (term != c->identifier && term != c->typedef_name)
         return GM_OK;
-    uint8_t kind = c->shift_kind[top->state] & ~BLOCK;
+    uint8_t kind = c->shift_kind[top->state] & ~(BLOCK | BODY);
     if (!kind)
         return GM_OK;
     uint32_t id;

@@ -14,9 +14,10 @@
  *    stack was entered by `td_specifiers`, ordinary when by
  *    `declaration_specifiers`; bound in the current block;
  *  - `param_name` (or `param_type_name`): a parameter, ordinary, bound in
- *    the body of the function definition whose `{` comes next (the pending
- *    parameters are dropped at `;` and when the next declarator name
- *    comes);
+ *    the body of the function definition whose `{` comes next (a `{`
+ *    shifted from a state with the item `function_definition: ... .
+ *    compound_statement`); the pending parameters are dropped at any other
+ *    `{`, at `;` and when the next declarator name comes;
  *  - `enumeration_constant`: an ordinary identifier, bound in the current
  *    block;
  *  - anything else (members, tags, labels, uses) binds nothing.
@@ -74,7 +75,8 @@ typedef struct gm_ctypedef {
     uint32_t td_specifiers, declaration_specifiers;         /* cfg symbol ids */
     uint8_t *shift_kind;     /* [nstates] a name whose shift enters the state is 1: a
                                 decl_name, 2: a parameter's name, 3: an enumeration
-                                constant, 0: none; | 0x80: a `{` entering it opens a block */
+                                constant, 0: none; | 0x80: a `{` entering it opens a block;
+                                | 0x40: a `{` shifted from it starts a function body */
     gm_intern names;
     uint32_t *innermost;     /* [names.count, grown] the innermost binding, or UINT32_MAX */
     size_t ninnermost;

@@ -45,6 +45,7 @@ SNIPPETS = [
     (False, "typedef int T; void g(T T) { T x; }"),
     (True, "typedef int T; void f(int (T)); T z; void g(int (*h)(T)) { T y = h(1); (void)y; }"),
     (True, "typedef int T; void g(int T); void h(void) { T z; (void)z; }"),
+    (True, "typedef int T; void h(void *p) { if ((int (*)(int T))p) { T z = 0; (void)z; } }"),
     # Members, tags and member access do not bind names.
     (True, "typedef int T; struct s { T T; }; T u;"),
     (True, "typedef int T; struct s { int T; } v; T w; int g(void) { return v.T; }"),

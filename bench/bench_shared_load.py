@@ -6,8 +6,9 @@ Engines load one compiled grammar in every worker (tensor-parallel ranks, replic
 host). This compiles a large grammar eagerly (default: the bundled Go grammar for llama3,
 `gramask compile --eager`), starts N processes that each import gramask, load the .gmc
 (CompiledGrammar.load) and fill one mask, and sums their proportional set size
-(/proc/PID/smaps_rollup Pss: a page shared by k processes counts 1/k in each), against
-N processes that only import gramask and numpy. The difference, per process, is what one loaded
+(/proc/PID/smaps_rollup Pss: a page shared by k processes counts 1/k in each), their
+private and shared pages and the time CompiledGrammar.load takes, against N processes that
+only import gramask and numpy. The difference, per process, is what one loaded
 grammar costs each worker; with tables shared between processes (a read-only mapping of
 the file) it would fall towards the file's size divided by N.
 

@@ -5,9 +5,12 @@
 # `llama` target) from GM_SHARED_DIR/llama.cpp into _llama/ of the build tree,
 # once, then builds and runs the tests against it. `make bench-llama` (and
 # `make bench` when configured with llama) compares the per-token cost.
-LLAMA_INTEGRATION_SOURCES = integrations/llama/gramask-llama.c integrations/llama/gramask-llama.h
+LLAMA_INTEGRATION_SOURCES = integrations/llama/gramask-llama.c integrations/llama/gramask-llama.h \
+	integrations/llama/lazy_patterns.c integrations/llama/lazy_patterns.h \
+	integrations/llama/ecma_regex.c integrations/llama/ecma_regex.h
 LLAMA_TEST_SOURCES = integrations/llama/llama_util.c integrations/llama/llama_util.h
-LLAMA_TESTS = integrations/llama/test_llama_sampler integrations/llama/test_llama_diff
+LLAMA_TESTS = integrations/llama/test_llama_sampler integrations/llama/test_llama_diff \
+	integrations/llama/test_llama_trigger
 
 EXTRA_PROGRAMS += $(LLAMA_TESTS) integrations/llama/bench_llama
 integrations_llama_test_llama_sampler_SOURCES = integrations/llama/test_llama_sampler.c \
@@ -19,6 +22,10 @@ integrations_llama_test_llama_diff_SOURCES = integrations/llama/test_llama_diff.
 	$(LLAMA_INTEGRATION_SOURCES) $(LLAMA_TEST_SOURCES)
 integrations_llama_test_llama_diff_CPPFLAGS = $(integrations_llama_test_llama_sampler_CPPFLAGS)
 integrations_llama_test_llama_diff_LDADD = libgmcore.la $(LLAMA_LIBS) -lm
+integrations_llama_test_llama_trigger_SOURCES = integrations/llama/test_llama_trigger.c \
+	$(LLAMA_INTEGRATION_SOURCES) $(LLAMA_TEST_SOURCES)
+integrations_llama_test_llama_trigger_CPPFLAGS = $(integrations_llama_test_llama_sampler_CPPFLAGS)
+integrations_llama_test_llama_trigger_LDADD = libgmcore.la $(LLAMA_LIBS) -lm
 integrations_llama_bench_llama_SOURCES = integrations/llama/bench_llama.c \
 	$(LLAMA_INTEGRATION_SOURCES) $(LLAMA_TEST_SOURCES)
 integrations_llama_bench_llama_CPPFLAGS = $(integrations_llama_test_llama_sampler_CPPFLAGS)
@@ -26,7 +33,8 @@ integrations_llama_bench_llama_LDADD = libgmcore.la $(LLAMA_LIBS) -lm
 CLEANFILES += $(LLAMA_TESTS) integrations/llama/bench_llama
 EXTRA_DIST += integrations/llama/README.md integrations/llama/common-sampling.patch \
 	integrations/llama/bench_llama.c $(LLAMA_TEST_SOURCES) \
-	integrations/llama/test_llama_sampler.c integrations/llama/test_llama_diff.c
+	integrations/llama/test_llama_sampler.c integrations/llama/test_llama_diff.c \
+	integrations/llama/test_llama_trigger.c
 
 if GM_LLAMA
 lib_LTLIBRARIES += libgramask-llama.la

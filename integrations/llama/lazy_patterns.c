@@ -29,6 +29,7 @@
 #include "lazy_patterns.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,30 +41,21 @@
 
 enum { TOK_TEXT, TOK_EOG, TOK_SPECIAL, TOK_TRIGGER };
 
+/* A pattern, compiled (shared by a sampler and its clones). */
 typedef struct trig_pattern {
     char *text;
     er_prog *prog;
     er_dfa *dfa;
-    bool full;            /* ^...$: regex_match is tried first */
-    er_pike *search, *match;
-    er_pike *s_scratch, *m_scratch;
-    uint32_t state;       /* DFA state at the end of the buffer */
-    uint32_t **hits;      /* per DFA state: tokens after which a match is found (lazy) */
-    uint32_t *nhits;
-    bool *hits_done;
+    bool full; /* ^...$: regex_match is tried first */
 } trig_pattern;
 
-typedef struct lazy_sampler {
+/* What never changes after creation: shared by a sampler and its clones. */
+typedef struct lazy_shared {
+    atomic_int refs;
     const struct llama_vocab *vocab;
     gm_compiled *compiled;
-    gm_matcher *matcher; /* the grammar, once triggered */
-    gm_matcher *probe;   /* the grammar on the text a candidate token would start it with */
-    size_t probe_start, probe_len;
-    int probe_state;     /* 0 unset, 1 holds buf[probe_start..probe_len), -1 that was rejected */
     trig_pattern *pats;
     size_t n_pats;
-    llama_token *trig_tokens;
-    size_t n_trig;
     uint32_t n_vocab;
     size_t words;
     uint8_t *pieces;     /* all token pieces */
@@ -71,6 +63,25 @@ typedef struct lazy_sampler {
     uint8_t *kind;
     uint32_t *base_mask; /* while awaiting: text, EOG, trigger tokens the grammar starts with */
     uint32_t *grammar_start_mask;
+} lazy_shared;
+
+/* A pattern's state at the end of the buffer, and its cache of token lists. */
+typedef struct pattern_state {
+    er_pike *search, *match;
+    er_pike *s_scratch, *m_scratch;
+    uint32_t state;       /* DFA state */
+    uint32_t **hits;      /* per DFA state: tokens after which a match is found (lazy) */
+    uint32_t *nhits;
+    bool *hits_done;
+} pattern_state;
+
+typedef struct lazy_sampler {
+    lazy_shared *sh;
+    pattern_state *ps;   /* sh->n_pats */
+    gm_matcher *matcher; /* the grammar, once triggered */
+    gm_matcher *probe;   /* the grammar on the text a candidate token would start it with */
+    size_t probe_start, probe_len;
+    int probe_state;     /* 0 unset, 1 holds buf[probe_start..probe_len), -1 that was rejected */
     uint32_t *mask;
     uint32_t *seen, stamp;
     bool mask_valid, triggered, ended;
@@ -90,43 +101,25 @@ static void set_error(gm_error *err, gm_status code, const char *message)
     snprintf(err->message, sizeof err->message, "%s", message);
 }
 
-static void pattern_free(trig_pattern *p)
-{
-    if (p->hits)
-        for (uint32_t s = 0; s < er_dfa_states(p->dfa); s++)
-            free(p->hits[s]);
-    free(p->hits);
-    free(p->nhits);
-    free(p->hits_done);
-    er_pike_free(p->search);
-    er_pike_free(p->match);
-    er_pike_free(p->s_scratch);
-    er_pike_free(p->m_scratch);
-    er_dfa_free(p->dfa);
-    er_prog_free(p->prog);
-    free(p->text);
-}
+/* ---- shared data -------------------------------------------------------- */
 
-static void lazy_free(lazy_sampler *s)
+static void shared_release(lazy_shared *sh)
 {
-    if (!s)
+    if (!sh || atomic_fetch_sub(&sh->refs, 1) != 1)
         return;
-    for (size_t i = 0; i < s->n_pats; i++)
-        pattern_free(&s->pats[i]);
-    free(s->pats);
-    gm_matcher_destroy(s->matcher);
-    gm_matcher_destroy(s->probe);
-    gm_compiled_destroy(s->compiled);
-    free(s->trig_tokens);
-    free(s->pieces);
-    free(s->off);
-    free(s->kind);
-    free(s->base_mask);
-    free(s->grammar_start_mask);
-    free(s->mask);
-    free(s->seen);
-    free(s->buf);
-    free(s);
+    for (size_t i = 0; i < sh->n_pats; i++) {
+        er_dfa_free(sh->pats[i].dfa);
+        er_prog_free(sh->pats[i].prog);
+        free(sh->pats[i].text);
+    }
+    free(sh->pats);
+    gm_compiled_destroy(sh->compiled);
+    free(sh->pieces);
+    free(sh->off);
+    free(sh->kind);
+    free(sh->base_mask);
+    free(sh->grammar_start_mask);
+    free(sh);
 }
 
 static gm_status pattern_init(trig_pattern *p, const char *text, gm_error *err)
@@ -138,35 +131,211 @@ static gm_status pattern_init(trig_pattern *p, const char *text, gm_error *err)
         return GM_ERR_NOMEM;
     }
     memcpy(p->text, text, n + 1);
+    p->full = n >= 1 && text[0] == '^' && text[n - 1] == '$';
     gm_status st = er_compile(text, &p->prog, err);
     if (st == GM_OK)
         st = er_dfa_build(p->prog, text, MAX_DFA_STATES, &p->dfa, err);
-    if (st != GM_OK)
-        return st;
-    p->full = n >= 1 && text[0] == '^' && text[n - 1] == '$';
-    uint32_t ns = er_dfa_states(p->dfa);
-    p->search = er_pike_create(p->prog, false);
-    p->s_scratch = er_pike_create(p->prog, false);
-    if (p->full) {
-        p->match = er_pike_create(p->prog, true);
-        p->m_scratch = er_pike_create(p->prog, true);
+    return st;
+}
+
+/* The pieces as llama.cpp's grammar sees them, and their kinds (gm_llama_vocab_create's rule). */
+static gm_status read_pieces(lazy_shared *sh, const llama_token *tokens, size_t n_tokens,
+                             gm_error *err)
+{
+    const struct llama_vocab *vocab = sh->vocab;
+    size_t cap = 8 * (size_t)sh->n_vocab + 64, used = 0;
+    sh->pieces = malloc(cap);
+    char small[256];
+    for (uint32_t t = 0; sh->pieces && t < sh->n_vocab; t++) {
+        int32_t len = llama_token_to_piece(vocab, (llama_token)t, small, (int32_t)sizeof small, 0,
+                                           true);
+        char *big = NULL;
+        const char *src = small;
+        if (len < 0) {
+            big = malloc((size_t)-len);
+            if (!big) {
+                free(sh->pieces);
+                sh->pieces = NULL;
+                break;
+            }
+            len = llama_token_to_piece(vocab, (llama_token)t, big, -len, 0, true);
+            src = big;
+        }
+        if (len < 0)
+            len = 0;
+        if (used + (size_t)len > cap) {
+            size_t nc = 2 * (used + (size_t)len);
+            uint8_t *np = realloc(sh->pieces, nc);
+            if (!np) {
+                free(big);
+                free(sh->pieces);
+                sh->pieces = NULL;
+                break;
+            }
+            sh->pieces = np;
+            cap = nc;
+        }
+        memcpy(sh->pieces + used, src, (size_t)len);
+        used += (size_t)len;
+        sh->off[t + 1] = used;
+        enum llama_token_attr attr = llama_vocab_get_attr(vocab, (llama_token)t);
+        if (llama_vocab_is_eog(vocab, (llama_token)t))
+            sh->kind[t] = TOK_EOG;
+        else if (len <= 0 || src[0] == 0 ||
+                 (attr & (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_UNKNOWN |
+                          LLAMA_TOKEN_ATTR_UNUSED)))
+            sh->kind[t] = TOK_SPECIAL;
+        else
+            sh->kind[t] = TOK_TEXT;
+        free(big);
     }
-    p->hits = calloc(ns, sizeof *p->hits);
-    p->nhits = calloc(ns, sizeof *p->nhits);
-    p->hits_done = calloc(ns, sizeof *p->hits_done);
-    if (!p->search || !p->s_scratch || (p->full && (!p->match || !p->m_scratch)) || !p->hits ||
-        !p->nhits || !p->hits_done) {
-        set_error(err, GM_ERR_NOMEM, "out of memory reading a trigger pattern");
+    if (!sh->pieces) {
+        set_error(err, GM_ERR_NOMEM, "out of memory reading the llama_vocab");
         return GM_ERR_NOMEM;
     }
-    p->state = er_dfa_start(p->dfa);
+    for (size_t i = 0; i < n_tokens; i++)
+        sh->kind[tokens[i]] = TOK_TRIGGER;
+    for (uint32_t t = 0; t < sh->n_vocab; t++) {
+        bool on = sh->kind[t] == TOK_TEXT || sh->kind[t] == TOK_EOG ||
+                  (sh->kind[t] == TOK_TRIGGER &&
+                   (sh->grammar_start_mask[t / 32] >> (t % 32) & 1u));
+        if (on)
+            sh->base_mask[t / 32] |= 1u << (t % 32);
+    }
     return GM_OK;
 }
 
-static const uint8_t *piece(const lazy_sampler *s, uint32_t t, size_t *len)
+static lazy_shared *shared_create(const struct llama_vocab *vocab, gm_compiled *compiled,
+                                  const char *const *patterns, size_t n_patterns,
+                                  const llama_token *tokens, size_t n_tokens, gm_error *err)
 {
-    *len = s->off[t + 1] - s->off[t];
-    return s->pieces + s->off[t];
+    lazy_shared *sh = calloc(1, sizeof *sh);
+    if (!sh) {
+        set_error(err, GM_ERR_NOMEM, "out of memory creating a lazy sampler");
+        return NULL;
+    }
+    atomic_init(&sh->refs, 1);
+    sh->vocab = vocab;
+    sh->compiled = gm_compiled_retain(compiled);
+    sh->n_vocab = gm_compiled_vocab_size(compiled);
+    sh->words = gm_compiled_mask_words(compiled);
+    if (sh->n_vocab != (uint32_t)llama_vocab_n_tokens(vocab)) {
+        set_error(err, GM_ERR_ARGUMENT, "the compiled grammar's vocabulary is not the llama_vocab's");
+        shared_release(sh);
+        return NULL;
+    }
+    sh->pats = calloc(n_patterns ? n_patterns : 1, sizeof *sh->pats);
+    sh->off = calloc((size_t)sh->n_vocab + 1, sizeof *sh->off);
+    sh->kind = calloc(sh->n_vocab, sizeof *sh->kind);
+    sh->base_mask = calloc(sh->words, sizeof *sh->base_mask);
+    sh->grammar_start_mask = calloc(sh->words, sizeof *sh->grammar_start_mask);
+    gm_status st = GM_OK;
+    if (!sh->pats || !sh->off || !sh->kind || !sh->base_mask || !sh->grammar_start_mask) {
+        set_error(err, GM_ERR_NOMEM, "out of memory creating a lazy sampler");
+        st = GM_ERR_NOMEM;
+    }
+    for (size_t i = 0; st == GM_OK && i < n_patterns; i++) {
+        if (!patterns[i]) {
+            set_error(err, GM_ERR_ARGUMENT, "a NULL trigger pattern");
+            st = GM_ERR_ARGUMENT;
+            break;
+        }
+        sh->n_pats = i + 1;
+        st = pattern_init(&sh->pats[i], patterns[i], err);
+    }
+    gm_matcher *m = NULL;
+    if (st == GM_OK)
+        st = gm_matcher_create(compiled, NULL, &m, err);
+    if (st == GM_OK)
+        st = gm_matcher_fill_mask(m, sh->grammar_start_mask, sh->words, err);
+    gm_matcher_destroy(m);
+    if (st == GM_OK)
+        st = read_pieces(sh, tokens, n_tokens, err);
+    if (st != GM_OK) {
+        shared_release(sh);
+        return NULL;
+    }
+    return sh;
+}
+
+/* ---- one sampler ---------------------------------------------------------- */
+
+static void lazy_free(lazy_sampler *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; s->ps && i < s->sh->n_pats; i++) {
+        pattern_state *p = &s->ps[i];
+        if (p->hits)
+            for (uint32_t q = 0; q < er_dfa_states(s->sh->pats[i].dfa); q++)
+                free(p->hits[q]);
+        free(p->hits);
+        free(p->nhits);
+        free(p->hits_done);
+        er_pike_free(p->search);
+        er_pike_free(p->match);
+        er_pike_free(p->s_scratch);
+        er_pike_free(p->m_scratch);
+    }
+    free(s->ps);
+    gm_matcher_destroy(s->matcher);
+    gm_matcher_destroy(s->probe);
+    free(s->mask);
+    free(s->seen);
+    free(s->buf);
+    shared_release(s->sh);
+    free(s);
+}
+
+/* A sampler at the start over sh (its reference taken). */
+static lazy_sampler *lazy_new(lazy_shared *sh, gm_error *err)
+{
+    lazy_sampler *s = calloc(1, sizeof *s);
+    if (!s) {
+        shared_release(sh);
+        set_error(err, GM_ERR_NOMEM, "out of memory creating a lazy sampler");
+        return NULL;
+    }
+    s->sh = sh;
+    s->ps = calloc(sh->n_pats ? sh->n_pats : 1, sizeof *s->ps);
+    s->mask = calloc(sh->words, sizeof *s->mask);
+    s->seen = calloc(sh->n_vocab, sizeof *s->seen);
+    bool ok = s->ps && s->mask && s->seen;
+    for (size_t i = 0; ok && i < sh->n_pats; i++) {
+        const trig_pattern *t = &sh->pats[i];
+        pattern_state *p = &s->ps[i];
+        uint32_t ns = er_dfa_states(t->dfa);
+        p->search = er_pike_create(t->prog, false);
+        p->s_scratch = er_pike_create(t->prog, false);
+        if (t->full) {
+            p->match = er_pike_create(t->prog, true);
+            p->m_scratch = er_pike_create(t->prog, true);
+        }
+        p->hits = calloc(ns, sizeof *p->hits);
+        p->nhits = calloc(ns, sizeof *p->nhits);
+        p->hits_done = calloc(ns, sizeof *p->hits_done);
+        p->state = er_dfa_start(t->dfa);
+        ok = p->search && p->s_scratch && (!t->full || (p->match && p->m_scratch)) && p->hits &&
+             p->nhits && p->hits_done;
+    }
+    gm_status st = ok ? GM_OK : GM_ERR_NOMEM;
+    if (st == GM_OK)
+        st = gm_matcher_create(sh->compiled, NULL, &s->matcher, err);
+    if (st == GM_OK)
+        st = gm_matcher_create(sh->compiled, NULL, &s->probe, err);
+    if (st != GM_OK) {
+        if (st == GM_ERR_NOMEM)
+            set_error(err, GM_ERR_NOMEM, "out of memory creating a lazy sampler");
+        lazy_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static const uint8_t *piece(const lazy_shared *sh, uint32_t t, size_t *len)
+{
+    *len = sh->off[t + 1] - sh->off[t];
+    return sh->pieces + sh->off[t];
 }
 
 static uint32_t walk(const er_dfa *d, uint32_t q, const uint8_t *b, size_t n)
@@ -176,18 +345,21 @@ static uint32_t walk(const er_dfa *d, uint32_t q, const uint8_t *b, size_t n)
     return q;
 }
 
-/* The tokens after which p matches, from DFA state q (computed once per state). */
-static bool pattern_hits(const lazy_sampler *s, trig_pattern *p, uint32_t q)
+/* The tokens after which pattern i matches from DFA state q (listed once per state). */
+static bool pattern_hits(lazy_sampler *s, size_t i, uint32_t q)
 {
+    const lazy_shared *sh = s->sh;
+    pattern_state *p = &s->ps[i];
+    const er_dfa *d = sh->pats[i].dfa;
     if (p->hits_done[q])
         return true;
     uint32_t n = 0, cap = 0, *list = NULL;
-    for (uint32_t t = 0; t < s->n_vocab; t++) {
-        if (s->kind[t] != TOK_TEXT)
+    for (uint32_t t = 0; t < sh->n_vocab; t++) {
+        if (sh->kind[t] != TOK_TEXT)
             continue;
         size_t len;
-        const uint8_t *b = piece(s, t, &len);
-        if (!er_dfa_found(p->dfa, walk(p->dfa, q, b, len)))
+        const uint8_t *b = piece(sh, t, &len);
+        if (!er_dfa_found(d, walk(d, q, b, len)))
             continue;
         if (n == cap) {
             uint32_t nc = cap ? 2 * cap : 64;
@@ -210,9 +382,9 @@ static bool pattern_hits(const lazy_sampler *s, trig_pattern *p, uint32_t q)
 /* The first pattern that matches the buffer followed by b[0..n), or -1. */
 static long first_match(const lazy_sampler *s, const uint8_t *b, size_t n)
 {
-    for (size_t i = 0; i < s->n_pats; i++) {
-        const trig_pattern *p = &s->pats[i];
-        if (er_dfa_found(p->dfa, walk(p->dfa, p->state, b, n)))
+    for (size_t i = 0; i < s->sh->n_pats; i++) {
+        const er_dfa *d = s->sh->pats[i].dfa;
+        if (er_dfa_found(d, walk(d, s->ps[i].state, b, n)))
             return (long)i;
     }
     return -1;
@@ -221,9 +393,9 @@ static long first_match(const lazy_sampler *s, const uint8_t *b, size_t n)
 /* Where pattern i, matching the buffer followed by b[0..n), starts the grammar. */
 static size_t start_of(lazy_sampler *s, size_t i, const uint8_t *b, size_t n)
 {
-    trig_pattern *p = &s->pats[i];
+    pattern_state *p = &s->ps[i];
     size_t start = 0;
-    if (p->full) {
+    if (s->sh->pats[i].full) {
         er_pike_copy(p->m_scratch, p->match);
         er_pike_feed(p->m_scratch, b, n);
         if (er_pike_result(p->m_scratch, &start))
@@ -270,35 +442,36 @@ static bool grammar_takes(lazy_sampler *s, size_t start, const uint8_t *b, size_
 static bool token_ok(lazy_sampler *s, uint32_t t)
 {
     size_t n;
-    const uint8_t *b = piece(s, t, &n);
+    const uint8_t *b = piece(s->sh, t, &n);
     long i = first_match(s, b, n);
     if (i < 0)
         return true;
     size_t start = start_of(s, (size_t)i, b, n);
-    if (start == s->len)
-        return s->grammar_start_mask[t / 32] >> (t % 32) & 1u;
+    if (start == s->len) /* the whole token starts the grammar: its first mask says */
+        return s->sh->grammar_start_mask[t / 32] >> (t % 32) & 1u;
     return grammar_takes(s, start, b, n);
 }
 
 static void fill_mask(lazy_sampler *s)
 {
+    const lazy_shared *sh = s->sh;
     if (s->ended) {
-        memset(s->mask, 0, s->words * sizeof *s->mask);
+        memset(s->mask, 0, sh->words * sizeof *s->mask);
         return;
     }
     if (s->triggered) {
-        if (gm_matcher_fill_mask(s->matcher, s->mask, s->words, NULL) != GM_OK)
-            memset(s->mask, 0, s->words * sizeof *s->mask);
+        if (gm_matcher_fill_mask(s->matcher, s->mask, sh->words, NULL) != GM_OK)
+            memset(s->mask, 0, sh->words * sizeof *s->mask);
         return;
     }
-    memcpy(s->mask, s->base_mask, s->words * sizeof *s->mask);
+    memcpy(s->mask, sh->base_mask, sh->words * sizeof *s->mask);
     s->stamp++;
     s->probe_state = 0;
-    for (size_t i = 0; i < s->n_pats; i++) {
-        trig_pattern *p = &s->pats[i];
-        if (!pattern_hits(s, p, p->state)) { /* out of memory: look at every token */
-            for (uint32_t t = 0; t < s->n_vocab; t++)
-                if (s->kind[t] == TOK_TEXT && !token_ok(s, t))
+    for (size_t i = 0; i < sh->n_pats; i++) {
+        pattern_state *p = &s->ps[i];
+        if (!pattern_hits(s, i, p->state)) { /* out of memory: look at every token */
+            for (uint32_t t = 0; t < sh->n_vocab; t++)
+                if (sh->kind[t] == TOK_TEXT && !token_ok(s, t))
                     s->mask[t / 32] &= ~(1u << (t % 32));
             continue;
         }
@@ -340,8 +513,9 @@ static void append(lazy_sampler *s, const uint8_t *b, size_t n)
 static void lazy_accept(struct llama_sampler *smpl, llama_token token)
 {
     lazy_sampler *s = smpl->ctx;
+    const lazy_shared *sh = s->sh;
     s->mask_valid = false;
-    if (token < 0 || (uint32_t)token >= s->n_vocab || s->ended) {
+    if (token < 0 || (uint32_t)token >= sh->n_vocab || s->ended) {
         s->rejected++;
         return;
     }
@@ -351,7 +525,7 @@ static void lazy_accept(struct llama_sampler *smpl, llama_token token)
             s->rejected++;
         return;
     }
-    switch (s->kind[t]) {
+    switch (sh->kind[t]) {
     case TOK_EOG:
         s->ended = true;
         return;
@@ -371,7 +545,7 @@ static void lazy_accept(struct llama_sampler *smpl, llama_token token)
         break;
     }
     size_t n;
-    const uint8_t *b = piece(s, t, &n);
+    const uint8_t *b = piece(sh, t, &n);
     long i = first_match(s, b, n);
     if (i >= 0) {
         size_t start = start_of(s, (size_t)i, b, n);
@@ -391,9 +565,9 @@ static void lazy_accept(struct llama_sampler *smpl, llama_token token)
         s->len = 0;
         return;
     }
-    for (size_t k = 0; k < s->n_pats; k++) {
-        trig_pattern *p = &s->pats[k];
-        p->state = walk(p->dfa, p->state, b, n);
+    for (size_t k = 0; k < sh->n_pats; k++) {
+        pattern_state *p = &s->ps[k];
+        p->state = walk(sh->pats[k].dfa, p->state, b, n);
         er_pike_feed(p->search, b, n);
         if (p->match)
             er_pike_feed(p->match, b, n);
@@ -404,6 +578,7 @@ static void lazy_accept(struct llama_sampler *smpl, llama_token token)
 static void lazy_apply(struct llama_sampler *smpl, llama_token_data_array *cur_p)
 {
     lazy_sampler *s = smpl->ctx;
+    uint32_t nv = s->sh->n_vocab;
     if (!s->mask_valid) { /* note [one mask per step] in gramask-llama.c */
         fill_mask(s);
         s->mask_valid = true;
@@ -411,7 +586,7 @@ static void lazy_apply(struct llama_sampler *smpl, llama_token_data_array *cur_p
     }
     for (size_t i = 0; i < cur_p->size; i++) {
         llama_token id = cur_p->data[i].id;
-        if (id < 0 || (uint32_t)id >= s->n_vocab ||
+        if (id < 0 || (uint32_t)id >= nv ||
             !(s->mask[(uint32_t)id / 32] >> ((uint32_t)id % 32) & 1u))
             cur_p->data[i].logit = -INFINITY;
     }
@@ -424,9 +599,9 @@ static void lazy_reset(struct llama_sampler *smpl)
     s->triggered = s->ended = s->mask_valid = false;
     s->len = 0;
     s->probe_state = 0;
-    for (size_t i = 0; i < s->n_pats; i++) {
-        trig_pattern *p = &s->pats[i];
-        p->state = er_dfa_start(p->dfa);
+    for (size_t i = 0; i < s->sh->n_pats; i++) {
+        pattern_state *p = &s->ps[i];
+        p->state = er_dfa_start(s->sh->pats[i].dfa);
         er_pike_reset(p->search);
         if (p->match)
             er_pike_reset(p->match);
@@ -449,142 +624,23 @@ static struct llama_sampler_i lazy_iface = {
     .free = lazy_free_iface,
 };
 
-/* ---- creation ------------------------------------------------------------- */
-
-static lazy_sampler *lazy_new(const struct llama_vocab *vocab, gm_compiled *compiled,
-                              const char *const *patterns, size_t n_patterns,
-                              const llama_token *tokens, size_t n_tokens, gm_error *err)
-{
-    lazy_sampler *s = calloc(1, sizeof *s);
-    if (!s) {
-        set_error(err, GM_ERR_NOMEM, "out of memory creating a lazy sampler");
-        return NULL;
-    }
-    s->vocab = vocab;
-    s->compiled = gm_compiled_retain(compiled);
-    s->n_vocab = gm_compiled_vocab_size(compiled);
-    s->words = gm_compiled_mask_words(compiled);
-    gm_status st = GM_OK;
-    if (s->n_vocab != (uint32_t)llama_vocab_n_tokens(vocab)) {
-        set_error(err, GM_ERR_ARGUMENT, "the compiled grammar's vocabulary is not the llama_vocab's");
-        lazy_free(s);
-        return NULL;
-    }
-    s->pats = calloc(n_patterns ? n_patterns : 1, sizeof *s->pats);
-    s->trig_tokens = malloc((n_tokens ? n_tokens : 1) * sizeof *s->trig_tokens);
-    s->off = calloc((size_t)s->n_vocab + 1, sizeof *s->off);
-    s->kind = calloc(s->n_vocab, sizeof *s->kind);
-    s->base_mask = calloc(s->words, sizeof *s->base_mask);
-    s->grammar_start_mask = calloc(s->words, sizeof *s->grammar_start_mask);
-    s->mask = calloc(s->words, sizeof *s->mask);
-    s->seen = calloc(s->n_vocab, sizeof *s->seen);
-    if (!s->pats || !s->trig_tokens || !s->off || !s->kind || !s->base_mask ||
-        !s->grammar_start_mask || !s->mask || !s->seen) {
-        set_error(err, GM_ERR_NOMEM, "out of memory creating a lazy sampler");
-        lazy_free(s);
-        return NULL;
-    }
-    for (size_t i = 0; st == GM_OK && i < n_patterns; i++) {
-        if (!patterns[i]) {
-            set_error(err, GM_ERR_ARGUMENT, "a NULL trigger pattern");
-            st = GM_ERR_ARGUMENT;
-            break;
-        }
-        s->n_pats = i + 1;
-        st = pattern_init(&s->pats[i], patterns[i], err);
-    }
-    if (st == GM_OK)
-        st = gm_matcher_create(compiled, NULL, &s->matcher, err);
-    if (st == GM_OK)
-        st = gm_matcher_create(compiled, NULL, &s->probe, err);
-    if (st == GM_OK && gm_matcher_fill_mask(s->matcher, s->grammar_start_mask, s->words, err) != GM_OK)
-        st = err ? err->code : GM_ERR_STATE;
-    if (st != GM_OK) {
-        lazy_free(s);
-        return NULL;
-    }
-    memcpy(s->trig_tokens, tokens, n_tokens * sizeof *tokens);
-    s->n_trig = n_tokens;
-    /* The pieces as llama.cpp's grammar sees them (gm_llama_vocab_create's rule). */
-    size_t cap = 8 * (size_t)s->n_vocab + 64, used = 0;
-    s->pieces = malloc(cap);
-    char small[256];
-    for (uint32_t t = 0; s->pieces && t < s->n_vocab; t++) {
-        int32_t len = llama_token_to_piece(vocab, (llama_token)t, small, (int32_t)sizeof small, 0, true);
-        char *big = NULL;
-        const char *src = small;
-        if (len < 0) {
-            big = malloc((size_t)-len);
-            if (!big)
-                break;
-            len = llama_token_to_piece(vocab, (llama_token)t, big, -len, 0, true);
-            src = big;
-        }
-        if (len < 0)
-            len = 0;
-        if (used + (size_t)len > cap) {
-            size_t nc = 2 * (used + (size_t)len);
-            uint8_t *np = realloc(s->pieces, nc);
-            if (!np) {
-                free(big);
-                free(s->pieces);
-                s->pieces = NULL;
-                break;
-            }
-            s->pieces = np;
-            cap = nc;
-        }
-        memcpy(s->pieces + used, src, (size_t)len);
-        used += (size_t)len;
-        s->off[t + 1] = used;
-        free(big);
-        enum llama_token_attr attr = llama_vocab_get_attr(vocab, (llama_token)t);
-        if (llama_vocab_is_eog(vocab, (llama_token)t))
-            s->kind[t] = TOK_EOG;
-        else if (len <= 0 || src[0] == 0 ||
-                 (attr & (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_UNKNOWN |
-                          LLAMA_TOKEN_ATTR_UNUSED)))
-            s->kind[t] = TOK_SPECIAL;
-        else
-            s->kind[t] = TOK_TEXT;
-    }
-    if (!s->pieces) {
-        set_error(err, GM_ERR_NOMEM, "out of memory reading the llama_vocab");
-        lazy_free(s);
-        return NULL;
-    }
-    for (size_t i = 0; i < n_tokens; i++)
-        s->kind[tokens[i]] = TOK_TRIGGER;
-    for (uint32_t t = 0; t < s->n_vocab; t++) {
-        bool on = s->kind[t] == TOK_TEXT || s->kind[t] == TOK_EOG ||
-                  (s->kind[t] == TOK_TRIGGER && (s->grammar_start_mask[t / 32] >> (t % 32) & 1u));
-        if (on)
-            s->base_mask[t / 32] |= 1u << (t % 32);
-    }
-    return s;
-}
-
 struct llama_sampler *gm_llama_lazy_patterns_create(const struct llama_vocab *vocab,
                                                     gm_compiled *compiled,
                                                     const char *const *patterns, size_t n_patterns,
                                                     const llama_token *tokens, size_t n_tokens,
                                                     gm_error *err)
 {
-    lazy_sampler *s = lazy_new(vocab, compiled, patterns, n_patterns, tokens, n_tokens, err);
+    lazy_shared *sh =
+        shared_create(vocab, compiled, patterns, n_patterns, tokens, n_tokens, err);
+    lazy_sampler *s = sh ? lazy_new(sh, err) : NULL;
     return s ? llama_sampler_init(&lazy_iface, s) : NULL;
 }
 
 static struct llama_sampler *lazy_clone(const struct llama_sampler *smpl)
 {
     const lazy_sampler *s = smpl->ctx;
-    const char **texts = malloc((s->n_pats ? s->n_pats : 1) * sizeof *texts);
-    if (!texts)
-        return NULL;
-    for (size_t i = 0; i < s->n_pats; i++)
-        texts[i] = s->pats[i].text;
-    lazy_sampler *c = lazy_new(s->vocab, s->compiled, texts, s->n_pats, s->trig_tokens, s->n_trig,
-                               NULL);
-    free(texts);
+    atomic_fetch_add(&s->sh->refs, 1);
+    lazy_sampler *c = lazy_new(s->sh, NULL);
     if (!c)
         return NULL;
     gm_matcher *m = NULL;
@@ -597,13 +653,13 @@ static struct llama_sampler *lazy_clone(const struct llama_sampler *smpl)
     c->triggered = s->triggered;
     c->ended = s->ended;
     c->rejected = s->rejected;
-    c->len = 0;
-    append(c, s->buf ? s->buf : (const uint8_t *)"", s->len);
-    for (size_t i = 0; i < s->n_pats; i++) {
-        c->pats[i].state = s->pats[i].state;
-        er_pike_copy(c->pats[i].search, s->pats[i].search);
-        if (s->pats[i].match)
-            er_pike_copy(c->pats[i].match, s->pats[i].match);
+    if (s->len)
+        append(c, s->buf, s->len);
+    for (size_t i = 0; i < s->sh->n_pats; i++) {
+        c->ps[i].state = s->ps[i].state;
+        er_pike_copy(c->ps[i].search, s->ps[i].search);
+        if (s->ps[i].match)
+            er_pike_copy(c->ps[i].match, s->ps[i].match);
     }
     return llama_sampler_init(&lazy_iface, c);
 }

@@ -47,6 +47,25 @@ TESTS += $(LLAMA_TESTS)
 GM_BENCH += integrations/llama/bench_llama
 endif
 
+# test_ecma_regex compares ecma_regex.c with std::regex itself (ecma_oracle.cpp,
+# llama.cpp's find() over the C++ library): it needs a C++ compiler, as
+# llama.cpp does, so only check-llama builds and runs it.
+LLAMA_CXX = c++
+integrations/llama/test_ecma_regex: $(srcdir)/integrations/llama/test_ecma_regex.c \
+		$(srcdir)/integrations/llama/ecma_oracle.cpp $(srcdir)/integrations/llama/ecma_regex.c \
+		$(srcdir)/integrations/llama/ecma_regex.h libgmcore.la
+	@$(MKDIR_P) integrations/llama
+	$(LLAMA_CXX) -O1 -c -o integrations/llama/ecma_oracle.o $(srcdir)/integrations/llama/ecma_oracle.cpp
+	$(COMPILE) -I$(srcdir)/integrations/llama -c -o integrations/llama/test_ecma_regex.o \
+		$(srcdir)/integrations/llama/test_ecma_regex.c
+	$(COMPILE) -c -o integrations/llama/ecma_regex_oracle.o $(srcdir)/integrations/llama/ecma_regex.c
+	$(LIBTOOL) --tag=CC --mode=link $(CC) $(AM_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ \
+		integrations/llama/test_ecma_regex.o integrations/llama/ecma_regex_oracle.o \
+		integrations/llama/ecma_oracle.o libgmcore.la -lstdc++
+CLEANFILES += integrations/llama/test_ecma_regex integrations/llama/ecma_oracle.o \
+	integrations/llama/test_ecma_regex.o integrations/llama/ecma_regex_oracle.o
+EXTRA_DIST += integrations/llama/ecma_oracle.cpp integrations/llama/test_ecma_regex.c
+
 # llama.cpp built from the shared snapshot (out of tree: the snapshot may be read-only).
 LLAMA_SRC = $(GM_SHARED_DIR)/llama.cpp
 LLAMA_BUILD_DIR = _llama/build
@@ -67,9 +86,10 @@ $(LLAMA_BUILD_DIR)/bin/libllama.so:
 
 llama-build: $(LLAMA_BUILD_DIR)/bin/libllama.so
 
-check-llama: $(LLAMA_BUILD_DIR)/bin/libllama.so
+check-llama: $(LLAMA_BUILD_DIR)/bin/libllama.so integrations/llama/test_ecma_regex
 	rm -f $(LLAMA_TESTS)
 	$(MAKE) $(AM_MAKEFLAGS) $(LLAMA_LOCAL_MAKEFLAGS) $(LLAMA_TESTS)
+	@echo "== integrations/llama/test_ecma_regex"; ./integrations/llama/test_ecma_regex
 	@set -e; for t in $(LLAMA_TESTS); do echo "== $$t"; \
 	  GM_SHARED_DIR='$(GM_SHARED_DIR)' ./$$t; done
 

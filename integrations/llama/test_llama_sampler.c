@@ -598,44 +598,51 @@ static void test_lazy_token(const struct llama_vocab *v, const char *name)
     piece(v, trig, p, sizeof p);
     char grammar[512];
     snprintf(grammar, sizeof grammar, "root ::= <\"%s\"> \"{\" [a-z]+ \"}\"\n", p);
-    gm_error err;
-    struct llama_sampler *gs = gm_llama_sampler_init_lazy(v, grammar, "root", NULL, 0, &trig, 1, &err);
-    CHECK(gs != NULL, "%s: lazy token: %s", name, err.message);
-    if (!gs)
-        return;
-    llama_token_data *data = malloc((size_t)n * sizeof *data);
-    uint64_t rng = 9;
-    llama_token ids[64];
-    int32_t k = tokenize(v, "Free text, no trigger: <tool>", ids, 64);
-    for (int32_t i = 0; i < k; i++)
-        llama_sampler_accept(gs, ids[i]);
-    llama_token_data_array a = lu_random_candidates(data, n, &rng);
-    llama_sampler_apply(gs, &a);
-    CHECK(isfinite(data[trig].logit), "%s: the trigger token is allowed in free text", name);
-    unsigned free_allowed = 0;
-    for (int32_t t = 0; t < n; t++)
-        free_allowed += isfinite(data[t].logit);
-    llama_sampler_accept(gs, trig);
-    a = lu_random_candidates(data, n, &rng);
-    llama_sampler_apply(gs, &a);
-    unsigned after = 0, wrong = 0;
-    for (int32_t t = 0; t < n; t++) {
-        bool got = isfinite(data[t].logit);
-        int32_t pl = piece(v, t, p, sizeof p);
-        bool special = llama_vocab_get_attr(v, t) &
-                       (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_UNKNOWN | LLAMA_TOKEN_ATTR_UNUSED);
-        bool want = !special && !llama_vocab_is_eog(v, t) && pl >= 1 && p[0] == '{';
-        for (int32_t i = 1; want && i < pl; i++)
-            want = (p[i] >= 'a' && p[i] <= 'z') || (i == pl - 1 && p[i] == '}' && i > 1);
-        after += got;
-        wrong += got != want;
+    /* Both constructors: trigger words/tokens, and llama.cpp's patterns (with
+       one pattern that never matches here, so the token alone triggers). */
+    const char *never = "<never>";
+    for (int form = 0; form < 2; form++) {
+        gm_error err;
+        struct llama_sampler *gs =
+            form == 0 ? gm_llama_sampler_init_lazy(v, grammar, "root", NULL, 0, &trig, 1, &err)
+                      : gm_llama_sampler_init_lazy_patterns(v, grammar, "root", &never, 1, &trig, 1, &err);
+        CHECK(gs != NULL, "%s: lazy token (%s): %s", name, form ? "patterns" : "words", err.message);
+        if (!gs)
+            return;
+        llama_token_data *data = malloc((size_t)n * sizeof *data);
+        uint64_t rng = 9;
+        llama_token ids[64];
+        int32_t k = tokenize(v, "Free text, no trigger: <tool>", ids, 64);
+        for (int32_t i = 0; i < k; i++)
+            llama_sampler_accept(gs, ids[i]);
+        llama_token_data_array a = lu_random_candidates(data, n, &rng);
+        llama_sampler_apply(gs, &a);
+        CHECK(isfinite(data[trig].logit), "%s: the trigger token is allowed in free text", name);
+        unsigned free_allowed = 0;
+        for (int32_t t = 0; t < n; t++)
+            free_allowed += isfinite(data[t].logit);
+        llama_sampler_accept(gs, trig);
+        a = lu_random_candidates(data, n, &rng);
+        llama_sampler_apply(gs, &a);
+        unsigned after = 0, wrong = 0;
+        for (int32_t t = 0; t < n; t++) {
+            bool got = isfinite(data[t].logit);
+            int32_t pl = piece(v, t, p, sizeof p);
+            bool special = llama_vocab_get_attr(v, t) &
+                           (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_UNKNOWN | LLAMA_TOKEN_ATTR_UNUSED);
+            bool want = !special && !llama_vocab_is_eog(v, t) && pl >= 1 && p[0] == '{';
+            for (int32_t i = 1; want && i < pl; i++)
+                want = (p[i] >= 'a' && p[i] <= 'z') || (i == pl - 1 && p[i] == '}' && i > 1);
+            after += got;
+            wrong += got != want;
+        }
+        CHECK(wrong == 0 && after > 0, "%s: after the trigger token %u masks differ (%u allowed)", name,
+              wrong, after);
+        printf("%s: lazy trigger token %d (%s): %u tokens allowed before it, %u after\n", name, trig,
+               form ? "patterns" : "words", free_allowed, after);
+        free(data);
+        llama_sampler_free(gs);
     }
-    CHECK(wrong == 0 && after > 0, "%s: after the trigger token %u masks differ (%u allowed)", name,
-          wrong, after);
-    printf("%s: lazy trigger token %d: %u tokens allowed before it, %u after\n", name, trig,
-           free_allowed, after);
-    free(data);
-    llama_sampler_free(gs);
 }
 
 /* Whether the one token spelling text (lu_spell) survives smpl's apply. */

@@ -10,6 +10,13 @@
  * creating it and running the text left allocated, vocabulary included).
  * Vocabularies: GM_LLAMA_BENCH_VOCABS [llama-spm,deepseek-llm]; tokens per
  * grammar: GM_LLAMA_BENCH_TOKENS [400].
+ * Lazy: llama.cpp's lazy-pattern sampler against gramask's, with the Hermes 2
+ * Pro trigger pattern llama.cpp's chat code emits when thinking is forced
+ * open (test_llama_trigger.c), on reasoning of about GM_LLAMA_BENCH_TOKENS
+ * tokens and then </think> and a tool call: per
+ * token while awaiting the trigger (llama.cpp runs its regex over the whole
+ * text after each token; gramask's mask drops the tokens that would start
+ * the grammar wrongly) and overall.
  */
 #include <dirent.h>
 #include <malloc.h>
@@ -136,6 +143,76 @@ static void bench(const struct llama_vocab *vocab, const char *vname, const char
     free(ids);
 }
 
+static const char LAZY_PATTERN[] =
+    "^[\\s\\S]*?(</think>\\s*)\\s*((?:<tool_call>|<function|(?:```(?:json|xml)?\n\\s*)?"
+    "(?:<function_call>|<tools>|<xml><json>|<response>)?\\s*\\{\\s*\"name\"\\s*:\\s*\"(?:get_weather)\"))"
+    "[\\s\\S]*$";
+static const char LAZY_GRAMMAR[] =
+    "root ::= \"</think>\" [ \\n]* (\"<tool_call>\" [ \\n]*)? \"{\" [ \\n]* \"\\\"name\\\"\" [ \\n]* \":\" [ \\n]* "
+    "\"\\\"get_weather\\\"\" [ -~\\n]*\n";
+
+static void bench_lazy(const struct llama_vocab *vocab, const char *vname, int32_t max_tokens)
+{
+    int32_t nv = llama_vocab_n_tokens(vocab);
+    size_t cap = 64 * (size_t)max_tokens + 256;
+    char *text = malloc(cap);
+    llama_token *ids = malloc((4 * (size_t)max_tokens + 256) * sizeof *ids);
+    llama_token_data *data = malloc((size_t)nv * sizeof *data);
+    llama_token_data *fresh = malloc((size_t)nv * sizeof *fresh);
+    uint64_t rng = 5;
+    lu_random_candidates(fresh, nv, &rng);
+    /* Reasoning (thinking forced open), then </think> and the call. */
+    size_t len = 0;
+    const char *words[] = {"Let me ", "look that up ", "for you; ", "the city is ", "Paris. "};
+    for (unsigned i = 0; i < (unsigned)max_tokens / 3 && len + 32 < cap; i++)
+        len += (size_t)snprintf(text + len, cap - len, "%s", words[i % 5]);
+    size_t free_len = len;
+    (void)snprintf(text + len, cap - len, "%s",
+                   "</think>\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}");
+    int32_t n = lu_spell(vocab, text, ids, 4 * max_tokens + 256), n_free = 0;
+    for (size_t at = 0; n_free < n; n_free++) { /* the tokens that end within the reasoning */
+        char piece[256];
+        int32_t pl = llama_token_to_piece(vocab, ids[n_free], piece, sizeof piece, 0, true);
+        if (at + (size_t)(pl > 0 ? pl : 0) > free_len)
+            break;
+        at += (size_t)(pl > 0 ? pl : 0);
+    }
+    const char *pat = LAZY_PATTERN;
+    gm_error err;
+    size_t h0 = heap();
+    double c0 = now_ms();
+    struct llama_sampler *gs =
+        gm_llama_sampler_init_lazy_patterns(vocab, LAZY_GRAMMAR, "root", &pat, 1, NULL, 0, &err);
+    double created = now_ms() - c0;
+    result gf = {0}, ga = {0}, lf = {0}, la = {0};
+    bool gok = gs && run(gs, ids, n_free, nv, data, fresh, h0, &gf) &&
+               run(gs, ids + n_free, n - n_free, nv, data, fresh, h0, &ga);
+    if (!gs)
+        printf("  %s: lazy: %s\n", vname, err.message);
+    size_t h1 = heap();
+    struct llama_sampler *ls =
+        llama_sampler_init_grammar_lazy_patterns(vocab, LAZY_GRAMMAR, "root", &pat, 1, NULL, 0);
+    bool lok = ls && run(ls, ids, n_free, nv, data, fresh, h1, &lf) &&
+               run(ls, ids + n_free, n - n_free, nv, data, fresh, h1, &la);
+    if (gok && lok && gf.tokens && lf.tokens)
+        printf("| %s | lazy Hermes (thinking) | %u free tokens, then %u of the call | %.3f ms free, "
+               "%.2f ms call | %.3f ms free, %.3f ms call | | %.1f MiB | %.1f MiB (creation %.0f ms) |\n",
+               vname, gf.tokens, ga.tokens, lf.ms / lf.tokens, la.ms / (la.tokens ? la.tokens : 1),
+               gf.ms / gf.tokens, ga.ms / (ga.tokens ? ga.tokens : 1), la.bytes / 1048576.0,
+               ga.bytes / 1048576.0, created);
+    else
+        printf("| %s | lazy Hermes (thinking) | not accepted by both (gramask %d, llama.cpp %d) | | | | | |\n",
+               vname, gok, lok);
+    if (gs)
+        llama_sampler_free(gs);
+    if (ls)
+        llama_sampler_free(ls);
+    free(text);
+    free(ids);
+    free(data);
+    free(fresh);
+}
+
 int main(void)
 {
     lu_quiet_logs();
@@ -183,6 +260,7 @@ int main(void)
         const struct llama_vocab *vocab = llama_model_get_vocab(m);
         bench(vocab, v, "json.gbnf", json_g, json_texts, nj, max_tokens);
         bench(vocab, v, "c.gbnf", c_g, c_texts, 1, max_tokens);
+        bench_lazy(vocab, v, max_tokens);
         llama_model_free(m);
     }
     for (size_t i = 0; i < nj; i++)

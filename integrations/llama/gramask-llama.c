@@ -25,6 +25,8 @@
  */
 #include "gramask-llama.h"
 
+#include "lazy_patterns.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -410,249 +412,11 @@ struct llama_sampler *gm_llama_sampler_init_lazy(const struct llama_vocab *vocab
 
 /*
  * note [trigger patterns]
- * llama.cpp matches each trigger pattern (std::regex, ECMAScript) against the
- * whole text generated so far, after every token: regex_match when the
- * pattern is ^...$, regex_search otherwise; the grammar starts at the first
- * non-empty capture group, or at the match start. The free text is thus text
- * in which no pattern matches yet. That language is exactly Until(words) when
- * a pattern's trigger is a set of literal words found by search, which is the
- * form taken here, and every other form is refused:
- *     [^] [\s\S]*? ( w1 | w2 | ... ) [[\s\S]*] [$]     grammar at the group
- *     w1 | w2 | ...                                     grammar at the match
- * where each w is a non-empty literal: characters other than .^$|()*+?[]{}\
- * and the escapes \. \^ \$ \| \( \) \* \+ \? \[ \] \{ \} \\ \/ \- \n \r \t.
- * With ^, [\s\S]*? is required (else the words must start the output) and so
- * is [\s\S]* before $ (else they must end it). A greedy [\s\S]* before the
- * group would pick the last occurrence, . stops at line ends, and classes,
- * quantifiers or nested groups make the trigger a language that is not a
- * finite set of words: all refused, naming the construct and the pattern.
+ * llama.cpp's trigger patterns are followed exactly, whatever their form:
+ * lazy_patterns.c (note [lazy patterns]) keeps llama.cpp's own state (the
+ * text so far, matched at token ends) and ecma_regex.c reads the patterns
+ * as std::regex does (note [ecma dialect]: what is taken and refused).
  */
-#define ANY_LAZY "[\\s\\S]*?"
-#define ANY_GREEDY "[\\s\\S]*"
-
-typedef struct word_list {
-    char **words;
-    size_t *lens;
-    size_t n, cap;
-} word_list;
-
-static void word_list_free(word_list *w)
-{
-    for (size_t i = 0; i < w->n; i++)
-        free(w->words[i]);
-    free(w->words);
-    free(w->lens);
-}
-
-static gm_status refuse_pattern(gm_error *err, const char *pattern, size_t at, const char *why)
-{
-    char msg[sizeof err->message];
-    snprintf(msg, sizeof msg,
-             "trigger pattern \"%.80s\" at offset %zu: %s (gramask takes literal trigger words: "
-             "[\\s\\S]*?(w1|w2)[\\s\\S]*, optionally in ^...$, or w1|w2)",
-             pattern, at, why);
-    return set_error(err, GM_ERR_UNSUPPORTED, msg);
-}
-
-/* Appends the words of the alternation pattern[*pos..] up to ')' (group) or the end. */
-static gm_status parse_words(const char *pattern, size_t *pos, bool group, word_list *out,
-                             gm_error *err)
-{
-    size_t plen = strlen(pattern), i = *pos;
-    char *cur = malloc(plen + 1);
-    if (!cur)
-        return set_error(err, GM_ERR_NOMEM, "out of memory reading a trigger pattern");
-    size_t n = 0;
-    gm_status st = GM_OK;
-    for (;;) {
-        char c = pattern[i];
-        bool end = c == 0 || (group && c == ')');
-        if (end || c == '|') {
-            if (n == 0) {
-                st = refuse_pattern(err, pattern, i, "an empty alternative");
-                break;
-            }
-            if (out->n == out->cap) {
-                size_t ncap = out->cap ? 2 * out->cap : 4;
-                char **nw = realloc(out->words, ncap * sizeof *nw);
-                if (nw)
-                    out->words = nw;
-                size_t *nl = nw ? realloc(out->lens, ncap * sizeof *nl) : NULL;
-                if (!nl) {
-                    st = set_error(err, GM_ERR_NOMEM, "out of memory reading a trigger pattern");
-                    break;
-                }
-                out->lens = nl;
-                out->cap = ncap;
-            }
-            char *w = malloc(n);
-            if (!w) {
-                st = set_error(err, GM_ERR_NOMEM, "out of memory reading a trigger pattern");
-                break;
-            }
-            memcpy(w, cur, n);
-            out->words[out->n] = w;
-            out->lens[out->n++] = n;
-            n = 0;
-            if (end) {
-                if (c == 0 && group)
-                    st = refuse_pattern(err, pattern, i, "an unclosed group");
-                break;
-            }
-            i++;
-            continue;
-        }
-        if (c == '\\') {
-            char e = pattern[i + 1];
-            if (e && strchr(".^$|()*+?[]{}\\/-", e))
-                cur[n++] = e;
-            else if (e == 'n')
-                cur[n++] = '\n';
-            else if (e == 'r')
-                cur[n++] = '\r';
-            else if (e == 't')
-                cur[n++] = '\t';
-            else {
-                char why[96];
-                snprintf(why, sizeof why,
-                         "the escape \\%c (a class, anchor or code, not one literal character)",
-                         e ? e : ' ');
-                st = refuse_pattern(err, pattern, i, why);
-                break;
-            }
-            i += 2;
-            continue;
-        }
-        if (strchr(".^$()*+?[]{}", c)) {
-            st = refuse_pattern(err, pattern, i,
-                                c == '(' ? "a nested group"
-                                : c == '.' ? "'.' (not a literal; it stops at line ends)"
-                                           : "a regex operator inside the trigger words");
-            break;
-        }
-        cur[n++] = c;
-        i++;
-    }
-    free(cur);
-    *pos = i;
-    return st;
-}
-
-static bool has_prefix(const char *s, size_t at, const char *p)
-{
-    return strncmp(s + at, p, strlen(p)) == 0;
-}
-
-/* The literal trigger words of pattern (note [trigger patterns]), appended to out. */
-static gm_status pattern_words(const char *pattern, word_list *out, gm_error *err)
-{
-    size_t len = strlen(pattern), i = 0;
-    bool caret = len && pattern[0] == '^';
-    bool dollar = len > 1 && pattern[len - 1] == '$' && pattern[len - 2] != '\\';
-    if (caret)
-        i++;
-    bool any = has_prefix(pattern, i, ANY_LAZY);
-    if (any)
-        i += strlen(ANY_LAZY);
-    else if (has_prefix(pattern, i, ANY_GREEDY))
-        return refuse_pattern(err, pattern, i,
-                              "a greedy [\\s\\S]* before the trigger (it finds the last "
-                              "occurrence; use [\\s\\S]*?)");
-    if (caret && !any)
-        return refuse_pattern(err, pattern, i,
-                              "^ without [\\s\\S]*? (the trigger would have to start the output)");
-    if (!any) {
-        if (caret || dollar)
-            return refuse_pattern(err, pattern, 0, "an anchor around bare trigger words");
-        if (!len)
-            return refuse_pattern(err, pattern, 0, "an empty pattern");
-        size_t p = 0;
-        gm_status st = parse_words(pattern, &p, false, out, err);
-        return st;
-    }
-    if (pattern[i] != '(')
-        return refuse_pattern(err, pattern, i, "[\\s\\S]*? not followed by a capture group");
-    i++;
-    if (pattern[i] == '?')
-        return refuse_pattern(err, pattern, i, "a non-capturing or lookahead group");
-    gm_status st = parse_words(pattern, &i, true, out, err);
-    if (st != GM_OK)
-        return st;
-    i++; /* ')' */
-    size_t rest = len - i - (dollar ? 1 : 0);
-    if (rest == 0 && dollar)
-        return refuse_pattern(err, pattern, i,
-                              "$ right after the trigger (it would have to end the output)");
-    if (rest != 0 && !(rest == strlen(ANY_GREEDY) && has_prefix(pattern, i, ANY_GREEDY)))
-        return refuse_pattern(err, pattern, i, "text after the group other than [\\s\\S]*");
-    return GM_OK;
-}
-
-/*
- * Whether Until(words) then the grammar is llama.cpp's choice of where the
- * grammar starts (note [trigger patterns]); fills err when not.
- * Overlap: a free text ending inside an occurrence of a word u ("..<ab") and
- * the grammar starting with a word w there ("ab>...") would split the text
- * after llama.cpp's start: refused when a non-empty proper suffix of some u
- * and some w are one a prefix of the other.
- * Order: llama.cpp tries the patterns in turn and the first that matches
- * wins, even when a later one matches earlier in the text. With no overlap
- * that differs only when one token completes a word of a later pattern and
- * then holds a whole word of an earlier one: refused when a token can.
- */
-static gm_status check_words(const struct llama_vocab *vocab, const word_list *w,
-                             const size_t *pattern_of, gm_error *err)
-{
-    char msg[sizeof err->message];
-    for (size_t a = 0; a < w->n; a++)
-        for (size_t k = 1; k < w->lens[a]; k++) {
-            const char *y = w->words[a] + k;
-            size_t yl = w->lens[a] - k;
-            for (size_t b = 0; b < w->n; b++) {
-                size_t m = yl < w->lens[b] ? yl : w->lens[b];
-                if (memcmp(y, w->words[b], m) == 0) {
-                    snprintf(msg, sizeof msg,
-                             "trigger words \"%.*s\" and \"%.*s\" can overlap (a suffix of the first "
-                             "starts the second), so where the grammar starts would not be "
-                             "llama.cpp's",
-                             (int)(w->lens[a] > 60 ? 60 : w->lens[a]), w->words[a],
-                             (int)(w->lens[b] > 60 ? 60 : w->lens[b]), w->words[b]);
-                    return set_error(err, GM_ERR_UNSUPPORTED, msg);
-                }
-            }
-        }
-    if (w->n == 0 || pattern_of[w->n - 1] == pattern_of[0])
-        return GM_OK;
-    int32_t n = llama_vocab_n_tokens(vocab);
-    char buf[256];
-    for (int32_t t = 0; t < n; t++) {
-        int32_t pl = llama_token_to_piece(vocab, t, buf, (int32_t)sizeof buf, 0, true);
-        if (pl <= 0) /* a piece over 256 bytes is checked on its first 256 */
-            pl = pl < 0 ? (int32_t)sizeof buf : 0;
-        for (size_t a = 0; a < w->n; a++) /* a word of an earlier pattern at offset o >= 1 */
-            for (size_t o = 1; o + w->lens[a] <= (size_t)pl; o++) {
-                if (memcmp(buf + o, w->words[a], w->lens[a]) != 0)
-                    continue;
-                for (size_t b = 0; b < w->n; b++) { /* ... after a word of a later one ends */
-                    if (pattern_of[b] <= pattern_of[a])
-                        continue;
-                    for (size_t e = 1; e <= o; e++) {
-                        size_t m = e < w->lens[b] ? e : w->lens[b];
-                        if (memcmp(w->words[b] + w->lens[b] - m, buf + e - m, m) == 0) {
-                            snprintf(msg, sizeof msg,
-                                     "token %d can end trigger pattern %zu's word and then hold "
-                                     "pattern %zu's, which llama.cpp would start at (it tries the "
-                                     "patterns in order); pass them as one pattern w1|w2",
-                                     (int)t, pattern_of[b], pattern_of[a]);
-                            return set_error(err, GM_ERR_UNSUPPORTED, msg);
-                        }
-                    }
-                }
-            }
-    }
-    return GM_OK;
-}
-
 struct llama_sampler *gm_llama_sampler_init_lazy_patterns(
     const struct llama_vocab *vocab, const char *grammar_str, const char *root,
     const char *const *trigger_patterns, size_t n_trigger_patterns,
@@ -665,31 +429,23 @@ struct llama_sampler *gm_llama_sampler_init_lazy_patterns(
     }
     if (!check_trigger_tokens(vocab, trigger_tokens, n_trigger_tokens, err))
         return NULL;
-    word_list w = {0};
+    gm_grammar_options go;
+    gm_grammar_options_init_defaults(&go);
+    go.format = GM_FORMAT_EBNF;
+    go.start = root ? root : "root";
+    go.no_file_imports = true;
+    gm_grammar *g = NULL;
+    gm_vocab *v = NULL;
+    gm_compiled *c = NULL;
     struct llama_sampler *smpl = NULL;
-    gm_status st = GM_OK;
-    size_t *pattern_of = NULL, n_of = 0;
-    for (size_t i = 0; st == GM_OK && i < n_trigger_patterns; i++) {
-        st = trigger_patterns[i] ? pattern_words(trigger_patterns[i], &w, err)
-                                 : set_error(err, GM_ERR_ARGUMENT, "a NULL trigger pattern");
-        if (st == GM_OK && w.n > n_of) {
-            size_t *np = realloc(pattern_of, w.n * sizeof *np);
-            if (!np) {
-                st = set_error(err, GM_ERR_NOMEM, "out of memory reading a trigger pattern");
-                break;
-            }
-            pattern_of = np;
-            for (; n_of < w.n; n_of++)
-                pattern_of[n_of] = i;
-        }
-    }
-    if (st == GM_OK)
-        st = check_words(vocab, &w, pattern_of, err);
-    free(pattern_of);
-    if (st == GM_OK)
-        smpl = init_lazy_words(vocab, grammar_str, root, (const char *const *)w.words, w.lens,
-                               w.n, err);
-    word_list_free(&w);
+    if (gm_grammar_create(grammar_str, strlen(grammar_str), "grammar", &go, &g, err) == GM_OK &&
+        gm_llama_vocab_create(vocab, &v, err) == GM_OK &&
+        gm_compiled_create(g, v, NULL, &c, err) == GM_OK)
+        smpl = gm_llama_lazy_patterns_create(vocab, c, trigger_patterns, n_trigger_patterns,
+                                             trigger_tokens, n_trigger_tokens, err);
+    gm_compiled_destroy(c);
+    gm_vocab_destroy(v);
+    gm_grammar_destroy(g);
     return smpl;
 }
 
@@ -697,17 +453,21 @@ struct llama_sampler *gm_llama_sampler_init_lazy_patterns(
 
 int gm_llama_sampler_is_gramask(const struct llama_sampler *smpl)
 {
-    return smpl && smpl->iface == &sampler_iface;
+    return smpl && (smpl->iface == &sampler_iface || gm_llama_lazy_patterns_is(smpl));
 }
 
 uint64_t gm_llama_sampler_rejected(const struct llama_sampler *smpl)
 {
+    if (gm_llama_lazy_patterns_is(smpl))
+        return gm_llama_lazy_patterns_rejected(smpl);
     return gm_llama_sampler_is_gramask(smpl) ? ((const gm_llama_sampler *)smpl->ctx)->rejected
                                              : 0;
 }
 
 uint64_t gm_llama_sampler_masks_computed(const struct llama_sampler *smpl)
 {
+    if (gm_llama_lazy_patterns_is(smpl))
+        return gm_llama_lazy_patterns_masks(smpl);
     return gm_llama_sampler_is_gramask(smpl)
                ? ((const gm_llama_sampler *)smpl->ctx)->masks_computed
                : 0;

@@ -75,13 +75,17 @@ struct llama_sampler *gm_llama_sampler_init_lazy(const struct llama_vocab *vocab
 
 /*
  * llama_sampler_init_grammar_lazy_patterns's arguments: the trigger patterns
- * are llama.cpp's regexes, matched against the text generated so far, the
- * grammar starting at the first capture group or the match start (note
- * [trigger patterns] in gramask-llama.c). Only patterns whose trigger is a set
- * of literal words are taken, exactly: [\s\S]*?(w1|w2|...)[\s\S]*, also
- * inside ^...$ (llama.cpp's form of trigger words), and bare w1|w2|...; any
- * other form is refused with GM_ERR_UNSUPPORTED naming the pattern and the
- * construct. Then as gm_llama_sampler_init_lazy with those words.
+ * are llama.cpp's regexes (std::regex, ECMAScript), matched against the text
+ * generated so far after every token, tried in order, the grammar starting
+ * at the first non-empty capture group or the match start; trigger tokens
+ * start it with themselves. Followed exactly, whatever the pattern's form
+ * (note [lazy patterns] in lazy_patterns.c): while awaiting, a token is
+ * allowed unless it triggers and llama.cpp's grammar would fail on the text
+ * from the start; EOG may end the free text. Backreferences, lookaround,
+ * \b and a few constructs std::regex versions read differently are refused
+ * (note [ecma dialect] in ecma_regex.c: GM_ERR_UNSUPPORTED, GM_ERR_SYNTAX or
+ * GM_ERR_LIMIT, naming the pattern, the offset and the construct). The
+ * grammar is read in XGrammar's EBNF dialect, as for gm_llama_sampler_init_lazy.
  */
 struct llama_sampler *gm_llama_sampler_init_lazy_patterns(
     const struct llama_vocab *vocab, const char *grammar_str, const char *root,

@@ -5,9 +5,12 @@
 # `llama` target) from GM_SHARED_DIR/llama.cpp into _llama/ of the build tree,
 # once, then builds and runs the tests against it. `make bench-llama` (and
 # `make bench` when configured with llama) compares the per-token cost.
-LLAMA_INTEGRATION_SOURCES = integrations/llama/gramask-llama.c integrations/llama/gramask-llama.h
+LLAMA_INTEGRATION_SOURCES = integrations/llama/gramask-llama.c integrations/llama/gramask-llama.h \
+	integrations/llama/lazy_patterns.c integrations/llama/lazy_patterns.h \
+	integrations/llama/ecma_regex.c integrations/llama/ecma_regex.h
 LLAMA_TEST_SOURCES = integrations/llama/llama_util.c integrations/llama/llama_util.h
-LLAMA_TESTS = integrations/llama/test_llama_sampler integrations/llama/test_llama_diff
+LLAMA_TESTS = integrations/llama/test_llama_sampler integrations/llama/test_llama_diff \
+	integrations/llama/test_llama_trigger
 
 EXTRA_PROGRAMS += $(LLAMA_TESTS) integrations/llama/bench_llama
 integrations_llama_test_llama_sampler_SOURCES = integrations/llama/test_llama_sampler.c \
@@ -19,6 +22,10 @@ integrations_llama_test_llama_diff_SOURCES = integrations/llama/test_llama_diff.
 	$(LLAMA_INTEGRATION_SOURCES) $(LLAMA_TEST_SOURCES)
 integrations_llama_test_llama_diff_CPPFLAGS = $(integrations_llama_test_llama_sampler_CPPFLAGS)
 integrations_llama_test_llama_diff_LDADD = libgmcore.la $(LLAMA_LIBS) -lm
+integrations_llama_test_llama_trigger_SOURCES = integrations/llama/test_llama_trigger.c \
+	$(LLAMA_INTEGRATION_SOURCES) $(LLAMA_TEST_SOURCES)
+integrations_llama_test_llama_trigger_CPPFLAGS = $(integrations_llama_test_llama_sampler_CPPFLAGS)
+integrations_llama_test_llama_trigger_LDADD = libgmcore.la $(LLAMA_LIBS) -lm
 integrations_llama_bench_llama_SOURCES = integrations/llama/bench_llama.c \
 	$(LLAMA_INTEGRATION_SOURCES) $(LLAMA_TEST_SOURCES)
 integrations_llama_bench_llama_CPPFLAGS = $(integrations_llama_test_llama_sampler_CPPFLAGS)
@@ -26,7 +33,8 @@ integrations_llama_bench_llama_LDADD = libgmcore.la $(LLAMA_LIBS) -lm
 CLEANFILES += $(LLAMA_TESTS) integrations/llama/bench_llama
 EXTRA_DIST += integrations/llama/README.md integrations/llama/common-sampling.patch \
 	integrations/llama/bench_llama.c $(LLAMA_TEST_SOURCES) \
-	integrations/llama/test_llama_sampler.c integrations/llama/test_llama_diff.c
+	integrations/llama/test_llama_sampler.c integrations/llama/test_llama_diff.c \
+	integrations/llama/test_llama_trigger.c
 
 if GM_LLAMA
 lib_LTLIBRARIES += libgramask-llama.la
@@ -38,6 +46,25 @@ check_PROGRAMS += $(LLAMA_TESTS)
 TESTS += $(LLAMA_TESTS)
 GM_BENCH += integrations/llama/bench_llama
 endif
+
+# test_ecma_regex compares ecma_regex.c with std::regex itself (ecma_oracle.cpp,
+# llama.cpp's find() over the C++ library): it needs a C++ compiler, as
+# llama.cpp does, so only check-llama builds and runs it.
+LLAMA_CXX = c++
+integrations/llama/test_ecma_regex: $(srcdir)/integrations/llama/test_ecma_regex.c \
+		$(srcdir)/integrations/llama/ecma_oracle.cpp $(srcdir)/integrations/llama/ecma_regex.c \
+		$(srcdir)/integrations/llama/ecma_regex.h libgmcore.la
+	@$(MKDIR_P) integrations/llama
+	$(LLAMA_CXX) -O1 -c -o integrations/llama/ecma_oracle.o $(srcdir)/integrations/llama/ecma_oracle.cpp
+	$(COMPILE) -I$(srcdir)/integrations/llama -c -o integrations/llama/test_ecma_regex.o \
+		$(srcdir)/integrations/llama/test_ecma_regex.c
+	$(COMPILE) -c -o integrations/llama/ecma_regex_oracle.o $(srcdir)/integrations/llama/ecma_regex.c
+	$(LIBTOOL) --tag=CC --mode=link $(CC) $(AM_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ \
+		integrations/llama/test_ecma_regex.o integrations/llama/ecma_regex_oracle.o \
+		integrations/llama/ecma_oracle.o libgmcore.la -lstdc++
+CLEANFILES += integrations/llama/test_ecma_regex integrations/llama/ecma_oracle.o \
+	integrations/llama/test_ecma_regex.o integrations/llama/ecma_regex_oracle.o
+EXTRA_DIST += integrations/llama/ecma_oracle.cpp integrations/llama/test_ecma_regex.c
 
 # llama.cpp built from the shared snapshot (out of tree: the snapshot may be read-only).
 LLAMA_SRC = $(GM_SHARED_DIR)/llama.cpp
@@ -59,9 +86,10 @@ $(LLAMA_BUILD_DIR)/bin/libllama.so:
 
 llama-build: $(LLAMA_BUILD_DIR)/bin/libllama.so
 
-check-llama: $(LLAMA_BUILD_DIR)/bin/libllama.so
+check-llama: $(LLAMA_BUILD_DIR)/bin/libllama.so integrations/llama/test_ecma_regex
 	rm -f $(LLAMA_TESTS)
 	$(MAKE) $(AM_MAKEFLAGS) $(LLAMA_LOCAL_MAKEFLAGS) $(LLAMA_TESTS)
+	@echo "== integrations/llama/test_ecma_regex"; ./integrations/llama/test_ecma_regex
 	@set -e; for t in $(LLAMA_TESTS); do echo "== $$t"; \
 	  GM_SHARED_DIR='$(GM_SHARED_DIR)' ./$$t; done
 

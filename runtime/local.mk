@@ -3,6 +3,7 @@ libgmcore_la_SOURCES += \
 	runtime/api_compiled.c \
 	runtime/api_grammar.c \
 	runtime/api_combine.c \
+	runtime/api_link.c \
 	runtime/api_vocab.c \
 	runtime/api_encode.c \
 	runtime/api_schema.c \

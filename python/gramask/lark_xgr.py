@@ -14,7 +14,9 @@ line and a caret, raised as :class:`GrammarSyntaxError` / :class:`GrammarError`
 (both ``RuntimeError``). Rule attributes (``[lazy]``, ``[max_tokens=]``, ``suffix``,
 ``stop``, ``capture``, ``[temperature=]``, ``[max_chars=]``) are checked as XGrammar
 checks them; their meanings are not implemented yet, so a grammar using one is
-refused with :class:`UnsupportedError` naming it, never read without it.
+refused with :class:`UnsupportedError` naming it, never read without it. The one
+exception is ``[temperature=t]`` on the start rule alone: it holds for the whole
+output, so it is the grammar's temperature (``GrammarMatcher.temperature``).
 """
 
 import json
@@ -763,6 +765,11 @@ class _Parser:
         for e in self.ignores:
             self.check_expr(e, None)
         self.check_lazy()
+        for d in self.defs.values():
+            if "temperature" in d.attrs and any(
+                    r in self.defs and not self.defs[r].terminal for r in _refs(d.body)):
+                raise LarkDialectError(d.pos, "temperature is only supported on terminals and "
+                                       "subgrammars", _GRAMMAR)
         # terminal cycles
         state: Dict[str, int] = {}
 
@@ -875,6 +882,7 @@ class _Emitter:
         self.stack = stack
         self.nns = 0
         self.named_done: Dict[str, str] = {}
+        self.temperature: Optional[float] = None
 
     def grammar(self, p: _Parser, ns: str) -> str:
         """Emits p's rules under ns; returns the name of its start rule (with ignores)."""
@@ -888,6 +896,11 @@ class _Emitter:
                 body = self.expr(p.common, ns + "_c", p.common.defs[n].body, "", True)
                 self.rules.append(f"{ns}_c_{n} ::= {body}")
         for n, d in p.defs.items():
+            if ns == "L" and n == "start" and set(d.attrs) == {"temperature"}:
+                # on the start rule it holds for the whole output: the grammar's temperature
+                self.temperature = d.attrs["temperature"]
+                d = Definition(n, d.terminal, d.pos, {})
+                d.body = p.defs[n].body
             unsupported = [a for a in d.attrs if a != "capture" or d.attrs[a] is not True]
             if unsupported:
                 raise UnsupportedError(
@@ -1033,14 +1046,15 @@ def parse(text: str) -> _Parser:
 
 
 def to_ebnf(text: str, p: _Parser, named: Dict[str, Any],
-            tokenizer_info: Any) -> Tuple[str, List[Tuple[str, Any]]]:
-    """The EBNF of a parsed grammar and the grammars to link into its placeholders."""
+            tokenizer_info: Any) -> Tuple[str, List[Tuple[str, Any]], Optional[float]]:
+    """The EBNF of a parsed grammar, the grammars to link into its placeholders, and
+    the grammar's temperature (``start[temperature=t]``; None if none)."""
     em = _Emitter(named, tokenizer_info, ())
     try:
         start = em.grammar(p, "L")
     except LarkDialectError as e:
         raise located_error(text, e.pos, e.message, e.code) from None
-    return "\n".join([f"root ::= {start}"] + em.rules) + "\n", em.parts
+    return "\n".join([f"root ::= {start}"] + em.rules) + "\n", em.parts, em.temperature
 
 
 def _check_named(named: Any) -> Dict[str, Any]:
@@ -1074,26 +1088,29 @@ def from_xgrammar_lark(text: str, tokenizer_info: Any, named_grammars: Any) -> A
             return None
         except GramaskError:
             pass  # not LALR(1), or beyond gramask's Lark: XGrammar's reading below
-    ebnf, parts = to_ebnf(text, p, named, tokenizer_info)
-    return link(ebnf, parts, text)
+    ebnf, parts, temperature = to_ebnf(text, p, named, tokenizer_info)
+    return link(ebnf, parts, text, temperature)
 
 
-def link(ebnf: str, parts: List[Tuple[str, Any]], lark_text: str) -> Any:
+def link(ebnf: str, parts: List[Tuple[str, Any]], lark_text: str,
+         temperature: Optional[float] = None) -> Any:
     """The grammar of ebnf with each placeholder rule's body replaced by a grammar."""
     from . import _core
     from .grammar import Grammar
     spec = {"from": "lark_xgr", "text": ebnf, "lark": lark_text,
-            "parts": [[name, g._spec] for name, g in parts]}
+            "parts": [[name, g._spec] for name, g in parts], "temperature": temperature}
     if not parts:
         handle = _core.grammar_create(ebnf, None, format=_core.FORMAT_EBNF, start="root")
     else:
         main = _core.grammar_create(ebnf, None, format=_core.FORMAT_EBNF, start="root")
         handle = _core.grammar_link(main, [n for n, _ in parts], [g._handle for _, g in parts])
         main.close()
-    return Grammar(handle, "lark", spec)
+    g = Grammar(handle, "lark", spec)
+    g._temperature = temperature
+    return g
 
 
 def from_spec(spec: Dict[str, Any]) -> Any:
     from .grammar import grammar_from_spec
     parts = [(name, grammar_from_spec(s)) for name, s in spec.get("parts", [])]
-    return link(spec["text"], parts, spec.get("lark", ""))
+    return link(spec["text"], parts, spec.get("lark", ""), spec.get("temperature"))

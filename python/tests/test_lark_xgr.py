@@ -86,3 +86,22 @@ def test_errors_are_located(lark, message, where):
 def test_unimplemented_attributes_are_refused_not_ignored():
     with pytest.raises(gm.UnsupportedError, match="max_tokens"):
         gm.Grammar.from_lark('start: r\nr[max_tokens=3]: "a"+')
+
+
+def test_start_rule_temperature_is_the_grammars():
+    info = gm.TokenizerInfo(["a", "b", "</s>"], stop_token_ids=[2])
+    compiler = gm.GrammarCompiler(info)
+    hot = compiler.compile_grammar(gm.Grammar.from_lark('start[temperature=0.25]: "a"+'))
+    plain = compiler.compile_grammar(gm.Grammar.from_lark('start: "a"{1,}'))
+    m = gm.GrammarMatcher(hot, default_temperature=0.5)
+    assert m.temperature == 0.25 and m.accept_token(0) and m.temperature == 0.25
+    assert m.fork().temperature == 0.25
+    assert gm.GrammarMatcher(plain).temperature is None
+    assert gm.GrammarMatcher(plain, default_temperature=0.5).temperature == 0.5
+    with pytest.raises(gm.ArgumentError, match="finite non-negative"):
+        gm.GrammarMatcher(plain, default_temperature=-1.0)
+    again = gm.Grammar.deserialize_json(hot._grammar.serialize_json())
+    assert gm.GrammarMatcher(compiler.compile_grammar(again)).temperature == 0.25
+    # elsewhere than the start rule it is refused (not implemented), never dropped
+    with pytest.raises(gm.UnsupportedError, match="temperature"):
+        gm.Grammar.from_lark('start: "a" v\nv[temperature=0.5]: "b"')

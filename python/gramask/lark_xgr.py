@@ -338,8 +338,9 @@ class _Parser:
                 self.err(f"expected integer after {key}=")
             self.i = m.end()
             v = int(m.group(0))
-            if v < 0:
-                self.err(f"{key} must be non-negative", at)
+            if v < 0 or (v == 0 and key == "max_tokens"):
+                self.err(f"{key} must be {'positive' if key == 'max_tokens' else 'non-negative'}",
+                         at)
             return v
         if self.peek() == '"':
             s, _ = self.string()
@@ -814,10 +815,14 @@ class _Parser:
                 if r in self.defs and not self.defs[r].terminal:
                     raise LarkDialectError(d.pos, "terminal cannot reference rule (a [lazy] "
                                            f"rule's body is a terminal's: '{r}')", _GRAMMAR)
+            heads = [o for o in self.defs.values() if o.body[0] == "seq"
+                     and o.body[1] and o.body[1][0][:2] == ("name", d.name)]
+            for o in heads:
+                if o.name in repeated and "max_tokens" in o.attrs:
+                    raise LarkDialectError(o.pos, "max_tokens is not supported on rules consumed "
+                                           "by dynamic dispatch", _GRAMMAR)
             if d.body[0] == "regex":
-                heads = [o.name for o in self.defs.values() if o.body[0] == "seq"
-                         and o.body[1] and o.body[1][0][:2] == ("name", d.name)]
-                if not any(h in repeated for h in heads):
+                if not any(o.name in repeated for o in heads):
                     raise LarkDialectError(d.pos, "lazy regex suffix is only supported on a head "
                                            "used by dynamic dispatch", _GRAMMAR)
 

@@ -119,3 +119,9 @@ GM_TESTS += tests/test_combine
 tests_test_combine_SOURCES = tests/test_combine.c
 tests_test_combine_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_combine_LDADD = libgramask.la $(CMOCKA_LIBS)
+
+# gm_grammar_link (XGrammar's Lark dialect: %json, named grammars) against the same grammar written out.
+GM_TESTS += tests/test_link
+tests_test_link_SOURCES = tests/test_link.c
+tests_test_link_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_link_LDADD = libgramask.la $(CMOCKA_LIBS)

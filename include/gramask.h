@@ -828,6 +828,18 @@ GM_API gm_status gm_grammar_combine(gm_grammar *const *grammars, size_t n, gm_co
                                     const gm_grammar_options *opts, gm_grammar **out,
                                     gm_error *err);
 
+/*
+ * XGrammar's Lark dialect (%json, @name): one grammar made of `main` with
+ * the body of each rule names[i] replaced by a reference to the root of
+ * parts[i] (copied under fresh names). main and parts are grammars of the
+ * Earley engine built in this process (as for gm_grammar_combine); a name
+ * that is not a rule of main is GM_ERR_ARGUMENT. opts may be NULL.
+ */
+GM_API gm_status gm_grammar_link(const gm_grammar *main, const char *const *names,
+                                 gm_grammar *const *parts, size_t n,
+                                 const gm_grammar_options *opts, gm_grammar **out,
+                                 gm_error *err);
+
 #ifdef __cplusplus
 }
 #endif

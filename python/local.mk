@@ -18,6 +18,7 @@ GM_PYTHON_PKG += python/gramask/kernels/__init__.py
 GM_PYTHON_PKG += python/gramask/kernels/apply_token_bitmask_inplace_cpu.py
 GM_PYTHON_PKG += python/gramask/builtin_structural_tag.py
 GM_PYTHON_PKG += python/gramask/openai_tool_call_schema.py
+GM_PYTHON_PKG += python/gramask/lark_xgr.py
 GM_PYTHON_FILES = $(GM_PYTHON_PKG) python/src/core.h python/src/core.c python/src/matcher.c \
 	python/src/arrays.c python/src/bench.c python/setup.py python/pyproject.toml python/README.md
 GM_PYTHON_TESTFILES = python/tests/conftest.py python/tests/test_api.py python/tests/test_masks.py \
@@ -28,6 +29,7 @@ GM_PYTHON_TESTFILES = python/tests/conftest.py python/tests/test_api.py python/t
 GM_PYTHON_TESTFILES += python/tests/test_draft_tree.py python/tests/test_sglang.py
 GM_PYTHON_TESTFILES += python/tests/test_pickle.py
 GM_PYTHON_TESTFILES += python/tests/test_token_budget.py
+GM_PYTHON_TESTFILES += python/tests/test_lark_xgr.py
 GM_PYTHON_TESTFILES += python/tests/test_regex_text.py python/tests/test_xgr_testing.py
 GM_PYTHON_TESTFILES += python/tests/test_xgr_drop_in.py
 GM_PYTHON_TESTFILES += python/tests/test_builtin_structural_tag_models.py

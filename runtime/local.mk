@@ -3,6 +3,7 @@ libgmcore_la_SOURCES += \
 	runtime/api_compiled.c \
 	runtime/api_grammar.c \
 	runtime/api_combine.c \
+	runtime/api_link.c \
 	runtime/api_vocab.c \
 	runtime/api_encode.c \
 	runtime/api_schema.c \
@@ -127,3 +128,9 @@ GM_TESTS += tests/test_combine
 tests_test_combine_SOURCES = tests/test_combine.c
 tests_test_combine_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_combine_LDADD = libgramask.la $(CMOCKA_LIBS)
+
+# gm_grammar_link (XGrammar's Lark dialect: %json, named grammars) against the same grammar written out.
+GM_TESTS += tests/test_link
+tests_test_link_SOURCES = tests/test_link.c
+tests_test_link_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_link_LDADD = libgramask.la $(CMOCKA_LIBS)

@@ -68,12 +68,15 @@ class Grammar(HandleOwner):
     @staticmethod
     def from_lark(lark_string: str, *, tokenizer_info: Any = None, start: Optional[str] = None,
                   name: Optional[str] = None, lark_conflicts: bool = False,
-                  no_file_imports: bool = False, lexer: str = "basic") -> "Grammar":
+                  no_file_imports: bool = False, lexer: str = "basic",
+                  named_grammars: Optional[Dict[str, Any]] = None) -> "Grammar":
         """A grammar from Lark EBNF text.
 
         Args:
-            tokenizer_info: XGrammar's argument for token references in the text;
-                gramask's Lark front end has none, so it is accepted and unused.
+            tokenizer_info: names the tokens of ``<|name|>`` references (XGrammar's
+                dialect, below).
+            named_grammars: XGrammar's ``@name`` references: names to :class:`Grammar`
+                objects or Lark texts.
             start: the start rule (default ``start``).
             name: names the grammar in error messages and anchors relative imports.
             lark_conflicts: resolve LALR conflicts as Lark does (each one is reported in
@@ -83,8 +86,21 @@ class Grammar(HandleOwner):
             lexer: Lark's ``lexer=`` option: ``"basic"`` (the default: one lexer of every
                 terminal) or ``"contextual"`` (Lark's default for LALR: each lexeme is lexed
                 with the terminals the parser's state accepts); masks are exact under either.
+
+        Without gramask's own options (``start``, ``name``, ``lark_conflicts``,
+        ``no_file_imports``, ``lexer``) the text is XGrammar's Lark dialect
+        (``lark_xgr.py``): checked as XGrammar checks it (its located errors), kept on
+        the LALR engine when it is plain Lark that engine takes, otherwise read as
+        XGrammar reads it, character by character, on the Earley engine.
         """
         text = lark_string
+        gramask_options = (start is not None or name is not None or lark_conflicts
+                           or no_file_imports or lexer != "basic")
+        if not gramask_options:
+            from .lark_xgr import from_xgrammar_lark
+            g = from_xgrammar_lark(text, tokenizer_info, named_grammars)
+            if g is not None:
+                return g
         return Grammar(_core.grammar_create(text, name, format=_core.FORMAT_LARK, start=start,
                                             lark_conflicts=lark_conflicts,
                                             no_file_imports=no_file_imports, lexer=lexer),
@@ -377,6 +393,7 @@ _SPEC_BUILDERS = {
                                         lark_conflicts=d.get("lark_conflicts", False),
                                         no_file_imports=d.get("no_file_imports", False),
                                         lexer=d.get("lexer", "basic")),
+    "lark_xgr": lambda d: _lark_xgr_from_spec(d),
     "bundled": lambda d: Grammar.bundled(d["name"], start=d.get("start"),
                                          lexer=d.get("lexer", "basic")),
     "gbnf": lambda d: Grammar.from_gbnf(d["text"], root_rule_name=d.get("root_rule_name", "root")),
@@ -392,6 +409,11 @@ _SPEC_BUILDERS = {
         any_order=d.get("any_order", False), lenient=d.get("lenient", False),
         draft=d.get("draft")),
 }
+
+
+def _lark_xgr_from_spec(d: Dict[str, Any]) -> Grammar:
+    from .lark_xgr import from_spec
+    return from_spec(d)
 
 
 def grammar_from_spec(doc: Dict[str, Any]) -> Grammar:

@@ -37,7 +37,15 @@ class GrammarMatcher(_core.GrammarMatcher):
                  override_stop_tokens: Optional[Union[int, List[int]]] = None,
                  terminate_without_stop_token: bool = False,
                  max_rollback_tokens: int = -1,
-                 eos_after_end: bool = False) -> None:
+                 eos_after_end: bool = False,
+                 default_temperature: Optional[float] = None) -> None:
+        if default_temperature is not None:
+            t = float(default_temperature)
+            if not (t >= 0 and t != float("inf")):
+                from .errors import ArgumentError
+                raise ArgumentError(f"default_temperature must be a finite non-negative "
+                                    f"number, not {default_temperature!r}")
+            default_temperature = t
         if override_stop_tokens is not None:
             if isinstance(override_stop_tokens, int):
                 override_stop_tokens = [override_stop_tokens]
@@ -49,6 +57,18 @@ class GrammarMatcher(_core.GrammarMatcher):
                                  "_stop_tokens_chosen", False),
                          eos_after_end=bool(eos_after_end))
         self._terminate_without_stop = bool(terminate_without_stop_token)
+        grammar = getattr(compiled_grammar, "_grammar", None)
+        grammar_temperature = getattr(grammar, "_temperature", None)
+        self._temperature = (grammar_temperature if grammar_temperature is not None
+                             else default_temperature)
+
+    @property
+    def temperature(self) -> Optional[float]:
+        """XGrammar's sampling temperature at this point of the output: the grammar's
+        (``start[temperature=t]`` in its Lark dialect), else ``default_temperature``, else
+        None. gramask takes a temperature only on the start rule (it then holds for the
+        whole output); a grammar with one on another rule is refused when built."""
+        return self._temperature
 
     def is_terminated(self) -> bool:
         """Whether the stop token was accepted (with ``terminate_without_stop_token``:
@@ -66,6 +86,7 @@ class GrammarMatcher(_core.GrammarMatcher):
         """An independent copy in the same state."""
         copy = super().fork()
         copy._terminate_without_stop = self._terminate_without_stop
+        copy._temperature = self._temperature
         return copy
 
     def __deepcopy__(self, memo: Any) -> "GrammarMatcher":
@@ -90,14 +111,17 @@ class GrammarMatcher(_core.GrammarMatcher):
         linked twice, an index out of range, the root with a sibling) raises
         :class:`ArgumentError` naming the node. Returns False when ``time_threshold``
         seconds (> 0) ran out first (the root's row is always filled). ``temperatures``, if
-        given, is filled with -1 (no grammar temperature)."""
+        given (a 1-D float32 tensor or array, one entry per node), gets each node's
+        :attr:`temperature`, or -1 for a node whose path was refused or where there is
+        none."""
         completed = super()._fill_draft_tree(
             _int64_vector(retrieve_next_token, "retrieve_next_token"),
             _int64_vector(retrieve_next_sibling, "retrieve_next_sibling"),
             _int64_vector(draft_tokens, "draft_tokens"), token_bitmask,
             float(time_threshold), self._terminate_without_stop)
         if temperatures is not None:
-            temperatures.fill_(-1.0) if hasattr(temperatures, "fill_") else temperatures.fill(-1.0)
+            _fill_draft_temperatures(temperatures, self._temperature, retrieve_next_token,
+                                     retrieve_next_sibling, draft_tokens, token_bitmask)
         return completed
 
     def _debug_print_internal_state(self) -> str:
@@ -152,6 +176,67 @@ def _batch_accept_token(matchers: Sequence[GrammarMatcher], tokens: Sequence[int
     return [m.accept_token(t) for m, t in zip(matchers, tokens)]
 
 
+def _check_temperatures(temperatures: Any, n: Optional[int]) -> None:
+    dtype = str(getattr(temperatures, "dtype", ""))
+    shape = tuple(getattr(temperatures, "shape", ()))
+    if not dtype.endswith("float32") or len(shape) != 1 or (n is not None and shape[0] != n):
+        from .errors import ArgumentError
+        raise ArgumentError("the temperatures tensor must be a 1-D float32 tensor"
+                            + (f" of {n} entries" if n is not None else "")
+                            + f", not {dtype or type(temperatures).__name__} of shape {shape}")
+
+
+def _fill_draft_temperatures(temperatures: Any, temperature: Optional[float],
+                             next_token: Any, next_sibling: Any, draft_tokens: Any,
+                             bitmask: Any) -> None:
+    """Each node's temperature: the matcher's where the path to it was accepted (its
+    parent's row of the filled bitmask allows its token), -1 elsewhere."""
+    nexts = [int(x) for x in next_token]
+    sibs = [int(x) for x in next_sibling]
+    toks = [int(x) for x in draft_tokens]
+    n = len(toks)
+    _check_temperatures(temperatures, n)
+    t = -1.0 if temperature is None else temperature
+    values = [-1.0] * n
+    if n:
+        values[0] = t
+        stack = [0]
+        seen = {0}
+        while stack:
+            i = stack.pop()
+            c = nexts[i]
+            while 0 <= c < n and c not in seen:
+                seen.add(c)
+                word = int(bitmask[i][toks[c] // 32]) & 0xFFFFFFFF
+                if values[i] != -1.0 or (i == 0 and temperature is not None):
+                    if (word >> (toks[c] % 32)) & 1:
+                        values[c] = t
+                stack.append(c)
+                c = sibs[c]
+    for i, v in enumerate(values):
+        temperatures[i] = v
+
+
+def _batch_fill_temperature(matchers: Sequence[GrammarMatcher], temperatures: Any,
+                            indices: Optional[Sequence[int]] = None) -> None:
+    """XGrammar's: temperatures[indices[k]] (or [k]) gets matcher k's temperature, -1
+    where it has none."""
+    _check_temperatures(temperatures, None)
+    size = int(temperatures.shape[0])
+    from .errors import ArgumentError
+    if indices is None:
+        indices = list(range(len(matchers)))
+    elif len(indices) != len(matchers):
+        raise ArgumentError(f"the indices size ({len(indices)}) differs from the number of "
+                            f"matchers ({len(matchers)})")
+    for m, i in zip(matchers, indices):
+        if not 0 <= int(i) < size:
+            raise ArgumentError(f"index {i} is out of bounds of the temperatures tensor "
+                                f"({size} entries)")
+        t = m.temperature
+        temperatures[int(i)] = -1.0 if t is None else t
+
+
 class BatchGrammarMatcher(_core.BatchGrammarMatcher):
     """Many matchers at once, as XGrammar's ``BatchGrammarMatcher``: a pool of
     ``max_threads`` threads (``"auto"``: one per CPU) filling masks in parallel."""
@@ -160,6 +245,7 @@ class BatchGrammarMatcher(_core.BatchGrammarMatcher):
         super().__init__(-1 if max_threads == "auto" else int(max_threads))
 
     batch_accept_token = _ClassOrInstance(_batch_accept_token, "batch_accept_token")
+    batch_fill_temperature = staticmethod(_batch_fill_temperature)
 
     @staticmethod
     def batch_accept_string(matchers: Sequence[GrammarMatcher],

@@ -719,6 +719,61 @@ static PyObject *mod_grammar_combine(PyObject *mod, PyObject *args)
     return grammar_result(st, g, &w, &err);
 }
 
+/* XGrammar's Lark dialect (gm_grammar_link): main, placeholder rule names, grammars. */
+static PyObject *mod_grammar_link(PyObject *mod, PyObject *args)
+{
+    PyObject *main_o, *names_o, *parts_o;
+    if (!PyArg_ParseTuple(args, "O!OO:grammar_link", &gmpy_grammar_type, &main_o, &names_o,
+                          &parts_o))
+        return NULL;
+    PyObject *names = PySequence_Fast(names_o, "grammar_link: expected a sequence of names");
+    if (!names)
+        return NULL;
+    PyObject *parts = PySequence_Fast(parts_o, "grammar_link: expected a sequence of grammars");
+    if (!parts) {
+        Py_DECREF(names);
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(parts);
+    const char **ns = PyMem_Calloc(n ? (size_t)n : 1, sizeof *ns);
+    gm_grammar **gs = PyMem_Calloc(n ? (size_t)n : 1, sizeof *gs);
+    PyObject *res = NULL;
+    if (!ns || !gs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (PySequence_Fast_GET_SIZE(names) != n) {
+        PyErr_SetString(PyExc_ValueError, "grammar_link: as many names as grammars");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(parts, i);
+        if (!PyObject_TypeCheck(o, &gmpy_grammar_type)) {
+            PyErr_Format(PyExc_TypeError, "grammar_link: part %zd is not a grammar", i);
+            goto done;
+        }
+        gs[i] = ((gmpy_grammar *)o)->g;
+        ns[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(names, i));
+        if (!ns[i])
+            goto done;
+    }
+    gm_grammar *g = NULL;
+    warning_list w = {0};
+    gm_error err;
+    gm_status st;
+    const gm_grammar *mg = ((gmpy_grammar *)main_o)->g;
+    Py_BEGIN_ALLOW_THREADS
+    st = gm_grammar_link(mg, ns, gs, (size_t)n, NULL, &g, &err);
+    Py_END_ALLOW_THREADS
+    res = grammar_result(st, g, &w, &err);
+done:
+    PyMem_Free(ns);
+    PyMem_Free(gs);
+    Py_DECREF(names);
+    Py_DECREF(parts);
+    return res;
+}
+
 /* A grammar of one assistant turn with tool calls (gm_grammar_from_tools). */
 static PyObject *mod_grammar_from_tools(PyObject *mod, PyObject *args, PyObject *kw)
 {
@@ -1038,6 +1093,8 @@ static PyMethodDef module_methods[] = {
      METH_VARARGS | METH_KEYWORDS, "A grammar bundled with gramask."},
     {"grammar_from_json_schema", (PyCFunction)(void (*)(void))mod_grammar_from_json_schema,
      METH_VARARGS | METH_KEYWORDS, "A grammar from a JSON Schema's text."},
+    {"grammar_link", (PyCFunction)mod_grammar_link, METH_VARARGS,
+     "grammar_link(main, names, parts): main with rule names[i] replaced by parts[i]"},
     {"grammar_combine", (PyCFunction)mod_grammar_combine, METH_VARARGS,
      "grammar_combine(grammars, concat): their union, or their concatenation in order"},
     {"grammar_from_structural_tag", (PyCFunction)(void (*)(void))mod_grammar_from_structural_tag,

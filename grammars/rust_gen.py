@@ -30,7 +30,10 @@ def block_comment():
     body(k) is what follows an opening "/*" at nesting level k (k levels
     still allowed, itself included) up to and including its "*/"."""
     def unit(k):
-        alts = [r"[^*/]", r"\*+[^*/]", r"/+[^*/]"]
+        # a carriage return only in a CRLF line end: rustc rejects a bare CR in a
+        # block doc comment (`/** */`, `/*! */`), and the comments are one terminal
+        o = r"(?:[^*/\r]|\r\n)"
+        alts = [o, r"\*+" + o, r"/+" + o]
         if k > 1:
             alts.append(r"/+\*" + body(k - 1))
         return "(?:" + "|".join(alts) + ")"
@@ -163,8 +166,10 @@ GRAMMAR = r"""// Rust 2021 edition for gramask: LALR(1), no conflicts.
 // are; this grammar takes them anywhere a comment may be).
 // A carriage return is taken in string literals, raw strings and line doc
 // comments only as part of a CRLF line end (rustc normalizes CRLF and rejects a
-// bare CR there; a doc comment's token then includes the `\r\n`); in block
-// doc comments a bare CR is taken (rustc rejects it).
+// bare CR there; a doc comment's token then includes the `\r\n`). Block
+// comments are one terminal, doc comments or not, so none may hold a bare
+// CR: stricter than rustc for the non-doc ones, in exchange for never
+// allowing one in a doc comment.
 // Line doc comments are tokens: `///` (OUTER_DOC) is an outer attribute
 // and `//!` (INNER_DOC) an inner one, allowed exactly where `#[...]` and
 // `#![...]` are; `////` and `//` are comments.
@@ -247,7 +252,7 @@ GRAMMAR = r"""// Rust 2021 edition for gramask: LALR(1), no conflicts.
 // `if`/`while` (`if { c } {}`), literal suffixes other than the numeric
 // types (`1u256` in a token tree), reserved keywords (`try`, `box`, ...) as
 // names, shebang lines, C string literals (Rust 1.77). Taken where rustc
-// rejects them: a bare CR in a block doc comment, escapes checked by form,
+// rejects them: escapes checked by form,
 // not value (`'\u{D800}'`), and what rustc rejects only after parsing (see
 // the top).
 

@@ -142,6 +142,8 @@ CASES = [
     (BAD, fn("let s = r#\"a\rb\"#;")),
     (BAD, fn("let s = b\"a\rb\";")),
     (BAD, "/// a bare \r in a doc comment\nfn g() {}\n"),
+    (BAD, fn("/** a bare \r in a block doc comment */ let x = 1;")),
+    (OK, fn("/* a /* CRLF \r\n */ b */ let x = 1;")),
 ]
 
 

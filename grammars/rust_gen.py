@@ -30,7 +30,10 @@ def block_comment():
     body(k) is what follows an opening "/*" at nesting level k (k levels
     still allowed, itself included) up to and including its "*/"."""
     def unit(k):
-        alts = [r"[^*/]", r"\*+[^*/]", r"/+[^*/]"]
+        # a carriage return only in a CRLF line end: rustc rejects a bare CR in a
+        # block doc comment (`/** */`, `/*! */`), and the comments are one terminal
+        o = r"(?:[^*/\r]|\r\n)"
+        alts = [o, r"\*+" + o, r"/+" + o]
         if k > 1:
             alts.append(r"/+\*" + body(k - 1))
         return "(?:" + "|".join(alts) + ")"
@@ -163,8 +166,10 @@ GRAMMAR = r"""// Rust 2021 edition for gramask: LALR(1), no conflicts.
 // are; this grammar takes them anywhere a comment may be).
 // A carriage return is taken in string literals, raw strings and line doc
 // comments only as part of a CRLF line end (rustc normalizes CRLF and rejects a
-// bare CR there; a doc comment's token then includes the `\r\n`); in block
-// doc comments a bare CR is taken (rustc rejects it).
+// bare CR there; a doc comment's token then includes the `\r\n`). Block
+// comments are one terminal, doc comments or not, so none may hold a bare
+// CR: stricter than rustc for the non-doc ones, in exchange for never
+// allowing one in a doc comment.
 // Line doc comments are tokens: `///` (OUTER_DOC) is an outer attribute
 // and `//!` (INNER_DOC) an inner one, allowed exactly where `#[...]` and
 // `#![...]` are; `////` and `//` are comments.
@@ -180,12 +185,19 @@ GRAMMAR = r"""// Rust 2021 edition for gramask: LALR(1), no conflicts.
 // `'a` is a LIFETIME, `'a'` a CHAR (`'\''`, `'\u{1F600}'`, `'é'` too):
 // maximal munch takes the longer CHAR when the closing quote is there, and
 // a LIFETIME never ends in `'`. `'ab'` (rustc: error, a character literal
-// of two characters) lexes as `'ab` and then a character literal that
-// starts at the second quote, so it is rejected unless that quote starts a
-// valid CHAR (`'ab' '` lexes as LIFETIME CHAR): no rule takes a CHAR right
-// after a LIFETIME, so this is accepted only inside a macro's token tree,
-// where rustc rejects it. (A terminal for `'ab'` that no rule uses would
-// not stay in the lexer: unused terminals are dropped.)
+// of two characters) lexes as the longer LIFETIME_QUOTE, a lexical error
+// (note [rust: lexical errors]), not as `'ab` and a character literal.
+//
+// note [rust: lexical errors]
+// Some byte strings are errors to rustc's lexer although a shorter prefix
+// is a token: `'ab'`, and Rust 2021's reserved prefixes, an identifier or
+// keyword followed at once by `"`, `'` or `#` (`match"x"`, `break'a`, `a#b`,
+// `r'x'`; `b'x'`, `b"x"`, `r"x"`, `br"x"`, `r#"x"#` and `r#x` are literals
+// and raw identifiers, longer matches). Each has a terminal (LIFETIME_QUOTE,
+// RESERVED_PREFIX) that maximal munch prefers, taken by one rule only after
+// the %%declare'd _LEXICAL_ERROR, which the lexer never produces: so the
+// parser never shifts them, masks never allow them, and the terminals stay in
+// the lexer (a terminal no rule names is dropped from it).
 //
 // note [rust: numbers and dots]
 // rustc lexes `1.` as a float unless a `.` or an identifier follows, so
@@ -240,8 +252,7 @@ GRAMMAR = r"""// Rust 2021 edition for gramask: LALR(1), no conflicts.
 // `if`/`while` (`if { c } {}`), literal suffixes other than the numeric
 // types (`1u256` in a token tree), reserved keywords (`try`, `box`, ...) as
 // names, shebang lines, C string literals (Rust 1.77). Taken where rustc
-// rejects them: `'ab' '` in a token tree (note [rust: lifetimes and
-// characters]), a bare CR in a block doc comment, escapes checked by form,
+// rejects them: escapes checked by form,
 // not value (`'\u{D800}'`), and what rustc rejects only after parsing (see
 // the top).
 
@@ -538,7 +549,9 @@ range_bound: literal_pat | pat_path
 
 delim_tt: "(" tts ")" | "[" tts "]" | "{" tts "}"
 tts: tt*
-tt: delim_tt | tt_token
+tt: delim_tt | tt_token | lexical_error
+// note [rust: lexical errors]: never entered (_LEXICAL_ERROR is never lexed)
+lexical_error: _LEXICAL_ERROR LIFETIME_QUOTE | _LEXICAL_ERROR RESERVED_PREFIX
 tt_token: %(tt_tokens)s
 
 // ---------------------------------------------------------------------------
@@ -553,6 +566,8 @@ ident: IDENT | "union" | "auto" | "default"
 
 IDENT: /(?:r#)?[^\W\d]\w*/
 LIFETIME: /'[^\W\d]\w*/
+LIFETIME_QUOTE: /'[^\W\d]\w+'/
+RESERVED_PREFIX: /(?:r#)?[^\W\d]\w*["'#]/
 CHAR: /'(?:[^'\\\n\r\t]|\\[nrt\\0'"]|\\x[0-7][0-9a-fA-F]|\\u\{[0-9a-fA-F_]{1,6}\})'/
 BYTE: /b'(?:[ -&(-\[\]-~]|\\[nrt\\0'"]|\\x[0-9a-fA-F]{2})'/
 STRING: /"(?:[^"\\\r]|\r\n|\\[nrt\\0'"]|\\x[0-7][0-9a-fA-F]|\\u\{[0-9a-fA-F_]{1,6}\}|\\\r?\n)*"/
@@ -570,6 +585,7 @@ LINE_COMMENT: /\/\/(?:[^\/!\n][^\n]*)?|\/\/\/\/[^\n]*/
 BLOCK_COMMENT: /%(comment)s/
 WS: /[ \t\r\n\f\v]+/
 
+%%declare _LEXICAL_ERROR
 %%ignore WS
 %%ignore LINE_COMMENT
 %%ignore BLOCK_COMMENT

@@ -79,6 +79,14 @@ CASES = [
     (BAD, fn("let c = ''';")),
     (BAD, fn("let c = '';")),
     (BAD, "fn f<'1>() {}\n"),
+    (BAD, fn("m!('ab' ' ');")),                  # '\'ab\'' is an error even in a token tree
+    # Rust 2021 reserved prefixes: an identifier glued to " ' or #
+    (BAD, fn("break'a;")),
+    (BAD, fn("let x = match\"x\";")),
+    (BAD, fn("m!(a#b);")),
+    (BAD, fn("m!(r'x');")),
+    (BAD, fn("m!(_\"x\");")),
+    (OK, fn("m!(b'x' b\"x\" r\"x\" br\"x\" r#\"x\"# r#x br#\"x\"# a #b);")),
     # macros: any balanced token tree
     (OK, "foo!(a b c ; => $x:expr, #[x] 'a' 'b 1.5 \"s\" @ ~);\n"),
     (OK, "foo![(a [b {c}]) fn struct self];\n"),
@@ -134,6 +142,8 @@ CASES = [
     (BAD, fn("let s = r#\"a\rb\"#;")),
     (BAD, fn("let s = b\"a\rb\";")),
     (BAD, "/// a bare \r in a doc comment\nfn g() {}\n"),
+    (BAD, fn("/** a bare \r in a block doc comment */ let x = 1;")),
+    (OK, fn("/* a /* CRLF \r\n */ b */ let x = 1;")),
 ]
 
 

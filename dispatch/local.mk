@@ -5,7 +5,7 @@ libgmcore_la_SOURCES += \
 	dispatch/stag.c dispatch/stag.h dispatch/stag_internal.h \
 	dispatch/stag_base.c dispatch/stag_xml.c dispatch/stag_shape.c \
 	dispatch/tools.c dispatch/tools.h \
-	dispatch/tool_families.c dispatch/tool_families.h \
+	dispatch/tool_families.c dispatch/tool_families.h dispatch/tool_family_kimi_k3.c \
 	dispatch/codeblocks.c dispatch/codeblocks.h
 
 # Structural tags and presets against the reference recognizer.

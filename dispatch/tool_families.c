@@ -187,7 +187,7 @@ static void put_call(gm_strbuf *b, const family *fam, const gm_family_tool *t)
     gm_strbuf_puts(b, ", \"content\": ");
     if (index) {
         gm_strbuf_puts(b, "{\"type\": \"sequence\", \"elements\": [{\"type\": \"regex\", "
-                          "\"pattern\": \"\\\\d+\"}, {\"type\": \"const_string\", \"value\": ");
+                          "\"pattern\": \"[0-9]+\"}, {\"type\": \"const_string\", \"value\": ");
         put_text(b, index + 1, strlen(index + 1), t);
         gm_strbuf_puts(b, "}, ");
         put_schema(b, fam, t);

@@ -35,7 +35,7 @@ static void put_call(gm_strbuf *b, const gm_family_tool *t)
     gm_strbuf_puts(b, "{\"type\": \"tag\", \"begin\": \"" OPEN "call tool=\\\"");
     put_escaped(b, t->name, t->name_len);
     gm_strbuf_puts(b, "\\\" index=\\\"\", \"content\": {\"type\": \"sequence\", \"elements\": ["
-                      "{\"type\": \"regex\", \"pattern\": \"\\\\d+\"}, {\"type\": "
+                      "{\"type\": \"regex\", \"pattern\": \"[0-9]+\"}, {\"type\": "
                       "\"const_string\", \"value\": \"\\\"" SEP "\"}, {\"type\": "
                       "\"json_schema\", \"json_schema\": ");
     if (t->schema)

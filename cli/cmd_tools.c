@@ -31,8 +31,12 @@ static const char usage[] =
     "  Model families, under XGrammar's names (its \"llama\" is llama-json here); the turn\n"
     "  starts inside the reasoning block the prompt opened (--reasoning forbidden: closed):\n"
     "    qwen_3 qwen_3_5 qwen_3_coder kimi deepseek_r1 deepseek_v3_1 deepseek_v3_2\n"
-    "    deepseek_v4 glm_4_7 minimax cohere exaone (XML arguments: qwen_3_5, qwen_3_coder,\n"
-    "    deepseek_v3_2, deepseek_v4, glm_4_7, minimax, cohere need the json_schema XML styles)";
+    "    deepseek_v4 glm_4_7 minimax cohere exaone kimi_k3 kimi_k3_xml (XML arguments:\n"
+    "    qwen_3_5, qwen_3_coder, deepseek_v3_2, deepseek_v4, glm_4_7, minimax, cohere,\n"
+    "    kimi_k3 need the json_schema XML styles; kimi_k3 --reasoning forbidden: inside the\n"
+    "    response block). harmony also calls builtin tools ({\"type\": \"web_search_preview\",\n"
+    "    \"name\": \"browser.search\", \"parameters\": ...}, {\"type\": \"python\"}):\n"
+    "    <|channel|>commentary to=NAME code<|message|>ARGS<|call|>";
 
 int gm_cmd_tools(int argc, char **argv)
 {

@@ -17,6 +17,8 @@
  *   qwen_xml      <parameter=KEY>VALUE</parameter>
  *   minimax_xml   <parameter name="KEY">VALUE</parameter>
  *   deepseek_xml  <｜DSML｜parameter name="KEY" string="true|false">VALUE</｜DSML｜parameter>
+ *                 (string="true" for a string value, raw; "false" for JSON; either
+ *                 where the schema allows both)
  *   glm_xml       <arg_key>KEY</arg_key> <arg_value>VALUE</arg_value>
  *   kimi_k3_xml   <|open|>argument key="KEY" type="T"<|sep|>VALUE<|close|>argument<|sep|>
  *                 (KEY with & and " as &amp; &quot;; T the value's type as the
@@ -33,6 +35,7 @@
  * free text without the closing tag (it may hold any whitespace); with
  * one, text matching it (the pattern matched whole, as XGrammar does). A
  * const or enum string is its raw text, other constants their JSON text.
+ * No whitespace goes around a string's raw text (a parser would keep it).
  * Other values are JSON valid under their schema (schema/), whitespace
  * [ \n\t]* around them and between parameters. The parameters follow the
  * declared order, required ones present, optional ones skippable, then any
@@ -520,12 +523,43 @@ static const char *kimi_type(xg *x, const gm_jv *s)
     return t;
 }
 
+/*
+ * Whether every value of s is a string written raw: 1 (a string type, a
+ * string const, an enum of strings: the text is the string, so nothing may
+ * go around it, and DeepSeek's string attribute is "true"), 0 (no string:
+ * JSON, string="false"), -1 (either: alternatives, any value).
+ */
+static int raw_kind(xg *x, const gm_jv *s)
+{
+    s = s ? resolve(x, s) : NULL;
+    if (!s || s->kind != GM_JV_OBJECT || is_any(s) || get(s, "allOf"))
+        return -1;
+    const gm_jv *arr, *types;
+    if (options(s, &arr, &types))
+        return -1;
+    const gm_jv *k = get(s, "const"), *e = get(s, "enum");
+    if (k)
+        return k->kind == GM_JV_STRING;
+    if (e && e->kind == GM_JV_ARRAY && e->n) {
+        uint32_t strings = 0;
+        for (uint32_t i = 0; i < e->n; i++)
+            strings += e->u.items[i]->kind == GM_JV_STRING;
+        return strings == e->n ? 1 : strings == 0 ? 0 : -1;
+    }
+    const char *t = type_of(s);
+    return t ? !strcmp(t, "string") : -1;
+}
+
 /* The text between a key and its value (the style's key suffix). */
 static uint32_t key_suffix(xg *x, const gm_jv *s, bool declared)
 {
     if (x->st->kind == XS_DEEPSEEK) {
+        /* string="true" when the value is a string (DeepSeek's encoder writes it for str
+           values), "false" for JSON: a number written raw would parse as a string */
+        int raw = raw_kind(x, s);
         uint32_t tf[2] = {lit(x, "true"), lit(x, "false")};
-        uint32_t ids[3] = {lit(x, "\" string=\""), alt(x, tf, 2), lit(x, "\">")};
+        uint32_t ids[3] = {lit(x, "\" string=\""),
+                           raw == 1 ? tf[0] : raw == 0 ? tf[1] : alt(x, tf, 2), lit(x, "\">")};
         return seq(x, ids, 3);
     }
     if (x->st->kind == XS_KIMI) {
@@ -547,11 +581,12 @@ static uint32_t key_suffix(xg *x, const gm_jv *s, bool declared)
     return lit(x, x->st->key_suffix);
 }
 
-/* A value and the closing tag: raw text directly, anything else with whitespace around. */
-static uint32_t value_and_close(xg *x, uint32_t v)
+/* A value and the closing tag: raw text (a raw string, a string constant, raw: the
+   value is a string) directly, anything else with whitespace around. */
+static uint32_t value_and_close(xg *x, uint32_t v, bool raw)
 {
     uint32_t close = lit(x, x->st->suffix);
-    if (v == x->raw) {
+    if (v == x->raw || raw) {
         uint32_t ids[2] = {v, close};
         return seq(x, ids, 2);
     }
@@ -589,7 +624,7 @@ static uint32_t param(xg *x, const char *name, uint32_t key, const gm_jv *s)
         ids[n++] = lit(x, x->st->value_prefix);
     }
     static const gm_jv any = {.kind = GM_JV_TRUE};
-    ids[n++] = value_and_close(x, value(x, s ? s : &any));
+    ids[n++] = value_and_close(x, value(x, s ? s : &any), raw_kind(x, s) == 1);
     return seq(x, ids, n);
 }
 
@@ -641,7 +676,7 @@ static uint32_t cohere_param(xg *x, const char *name, uint32_t key, const gm_jv 
                 parts[np++] = lit(x, buf);
             }
             parts[np++] = lit(x, r ? " type=\"raw\">" : " type=\"json\">");
-            parts[np++] = value_and_close(x, alt(x, ids[r], k[r]));
+            parts[np++] = value_and_close(x, alt(x, ids[r], k[r]), r == 1);
             both[r] = seq(x, parts, np);
         }
         node = alt(x, both, 2);
@@ -662,7 +697,7 @@ static uint32_t cohere_param(xg *x, const char *name, uint32_t key, const gm_jv 
         snprintf(tbuf, sizeof tbuf, " type=\"%s\">", cohere_type(s, type));
         parts[np++] = lit(x, tbuf);
         uint32_t v = type ? typed_value(x, s, type) : value(x, s);
-        parts[np++] = value_and_close(x, v);
+        parts[np++] = value_and_close(x, v, !strcmp(cohere_type(s, type), "raw"));
         node = seq(x, parts, np);
     }
     x->depth--;

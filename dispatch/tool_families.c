@@ -75,6 +75,11 @@ static const family families[] = {
     {GM_TOOLS_EXAONE, "exaone", "<tool_call>{\"name\": \"" NAME "\", \"arguments\": ",
      "}</tool_call>", "<tool_call>", {NULL, NULL}, "", "", "json", "</think>", "\n\n", "",
      {THINK}, {0}},
+    /* Kimi K3's blocks are not one call format in free text: tool_family_kimi_k3.c */
+    {GM_TOOLS_KIMI_K3, "kimi_k3", NULL, NULL, NULL, {NULL, NULL}, NULL, NULL, NULL, NULL, NULL,
+     NULL, {0}, {0}},
+    {GM_TOOLS_KIMI_K3_XML, "kimi_k3_xml", NULL, NULL, NULL, {NULL, NULL}, NULL, NULL, NULL, NULL,
+     NULL, NULL, {0}, {0}},
 };
 
 static const family *family_of(gm_tool_format f)
@@ -182,7 +187,7 @@ static void put_call(gm_strbuf *b, const family *fam, const gm_family_tool *t)
     gm_strbuf_puts(b, ", \"content\": ");
     if (index) {
         gm_strbuf_puts(b, "{\"type\": \"sequence\", \"elements\": [{\"type\": \"regex\", "
-                          "\"pattern\": \"\\\\d+\"}, {\"type\": \"const_string\", \"value\": ");
+                          "\"pattern\": \"[0-9]+\"}, {\"type\": \"const_string\", \"value\": ");
         put_text(b, index + 1, strlen(index + 1), t);
         gm_strbuf_puts(b, "}, ");
         put_schema(b, fam, t);
@@ -265,6 +270,10 @@ void gm_tool_family_put(gm_tool_format f, const gm_family_turn *turn, gm_strbuf 
     const family *fam = family_of(f);
     if (!fam)
         return;
+    if (!fam->begin) {
+        gm_tool_family_put_kimi_k3(turn, b);
+        return;
+    }
     bool think = fam->think_end && turn->reasoning != GM_REASONING_FORBIDDEN;
     bool empty = fam->think_end && !think && fam->think_empty[0];
     if (think || empty)

@@ -25,6 +25,8 @@
  * reasoning markers. Arguments are JSON (style "json") or the family's XML
  * parameters (json_schema style qwen_xml, deepseek_xml, minimax_xml,
  * glm_xml, cohere_xml: compiled where dispatch/stag.c supports the style).
+ * Kimi K3 (kimi_k3, kimi_k3_xml) is a sequence of blocks rather than calls
+ * in free text: dispatch/tool_family_kimi_k3.c.
  */
 #ifndef GM_DISPATCH_TOOL_FAMILIES_H
 #define GM_DISPATCH_TOOL_FAMILIES_H
@@ -59,5 +61,8 @@ gm_tool_format gm_tool_family_named(const char *name);
 
 /* Appends the "format" value of the family's structural tag to out. */
 void gm_tool_family_put(gm_tool_format f, const gm_family_turn *turn, gm_strbuf *out);
+
+/* Kimi K3's (kimi_k3, kimi_k3_xml) "format" value (dispatch/tool_family_kimi_k3.c). */
+void gm_tool_family_put_kimi_k3(const gm_family_turn *turn, gm_strbuf *out);
 
 #endif

@@ -41,6 +41,7 @@ typedef struct tool {
     const char *name;         /* in the document's arena */
     uint32_t name_len;
     const gm_jv *params;      /* NULL: no parameters */
+    bool builtin;             /* a builtin tool (harmony: browser.search, python) */
 } tool;
 
 typedef struct preset {
@@ -228,6 +229,15 @@ static void put_harmony_end(preset *p)
             continue;
         gm_strbuf_puts(b, first ? "\n  " : ",\n  ");
         first = false;
+        if (t->builtin) {
+            /* a builtin tool: to=NAME, code arguments (XGrammar's harmony preset) */
+            gm_strbuf_puts(b, "{\"type\": \"tag\", \"begin\": ");
+            put_named(b, "<|channel|>commentary to=", t, " code<|message|>");
+            gm_strbuf_puts(b, ", \"content\": ");
+            put_schema(p, t);
+            gm_strbuf_puts(b, ", \"end\": \"<|call|>\"}");
+            continue;
+        }
         gm_strbuf_puts(b, "{\"type\": \"tag\", \"begin\": ");
         put_named(b, "<|channel|>commentary to=functions.", t, "");
         gm_strbuf_puts(b, ", \"content\": {\"type\": \"sequence\", \"elements\": ["
@@ -337,8 +347,16 @@ static gm_status read_tools(preset *p, const gm_jv *arr, const char *arr_ptr)
             return fail_at(p, t, ptr, "expected a tool object");
         const gm_jv *type = gm_jv_get(t, "type");
         const gm_jv *fn = gm_jv_get(t, "function");
-        if (type && (type->kind != GM_JV_STRING || strcmp(type->u.s, "function")))
-            return fail_at(p, type, ptr, "only tools of type \"function\" are supported");
+        if (type && type->kind != GM_JV_STRING)
+            return fail_at(p, type, ptr, "a tool's \"type\" must be a string");
+        bool builtin = type && strcmp(type->u.s, "function");
+        if (builtin && p->format != GM_TOOLS_HARMONY)
+            return fail_at(p, type, ptr, "a builtin tool (type \"%s\"): only the harmony "
+                                         "format calls builtin tools; others take tools of "
+                                         "type \"function\"", type->u.s);
+        if (builtin && fn)
+            return fail_at(p, fn, ptr, "a builtin tool (type \"%s\") takes \"name\" and "
+                                       "\"parameters\", not \"function\"", type->u.s);
         if (fn && fn->kind != GM_JV_OBJECT)
             return fail_at(p, fn, ptr, "\"function\" must be an object");
         const gm_jv *f = fn ? fn : t;
@@ -355,6 +373,8 @@ static gm_status read_tools(preset *p, const gm_jv *arr, const char *arr_ptr)
             return fail_at(p, strict, fptr, "\"strict\" must be true or false (gramask "
                                             "always keeps the arguments to the schema)");
         const gm_jv *name = gm_jv_get(f, "name");
+        if (builtin && !name)
+            name = type; /* the name the model writes: the type unless given */
         if (!name || name->kind != GM_JV_STRING || name->n == 0)
             return fail_at(p, name ? name : f, ptr, "a tool needs a non-empty \"name\" string");
         for (uint32_t k = 0; k < name->n; k++)
@@ -368,7 +388,7 @@ static gm_status read_tools(preset *p, const gm_jv *arr, const char *arr_ptr)
         const gm_jv *params = gm_jv_get(f, "parameters");
         if (params && params->kind != GM_JV_OBJECT && params->kind != GM_JV_TRUE)
             return fail_at(p, params, ptr, "\"parameters\" must be a JSON Schema object");
-        p->tools[i] = (tool){name->u.s, name->n, params};
+        p->tools[i] = (tool){name->u.s, name->n, params, builtin};
     }
     p->ntools = arr->n;
     return GM_OK;

@@ -735,7 +735,9 @@ typedef enum gm_tool_format {
     GM_TOOLS_GLM_4_7,       /* glm_4_7: <tool_call>NAME<arg_key>K</arg_key><arg_value>... */
     GM_TOOLS_MINIMAX,       /* minimax: <minimax:tool_call>\n<invoke name="NAME">... */
     GM_TOOLS_COHERE,        /* cohere: <cofl:tool_calls><cofl:tool_call id="N" name="NAME">... */
-    GM_TOOLS_EXAONE         /* exaone: <tool_call>{"name": ..., "arguments": ...}</tool_call> */
+    GM_TOOLS_EXAONE,        /* exaone: <tool_call>{"name": ..., "arguments": ...}</tool_call> */
+    GM_TOOLS_KIMI_K3,       /* kimi_k3: <|open|>call tool="NAME" index="N"<|sep|>... blocks */
+    GM_TOOLS_KIMI_K3_XML    /* kimi_k3_xml: as kimi_k3 */
 } gm_tool_format;
 
 typedef enum gm_tool_choice {

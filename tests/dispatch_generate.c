@@ -41,6 +41,7 @@
 #include "gramask.h"
 #include "base/file.h"
 #include "base/utf8.h"
+#include "dispatch/tools.h"
 #include "runtime/objects.h"
 
 enum { MAX_GOALS = 256, MAX_CAND = 4096 };
@@ -374,10 +375,7 @@ int main(int argc, char **argv)
     gm_tools_options o;
     gm_tools_options_init_defaults(&o);
     o.free_text_bytes = free_text_bytes;
-    static const char *const formats[] = {"llama", "llama-json", "qwen", "harmony"};
-    for (int k = 0; k < 4; k++)
-        if (!strcmp(format, formats[k]))
-            o.format = (gm_tool_format)(GM_TOOLS_LLAMA + k);
+    o.format = gm_tool_format_named(format); /* the four presets and the model families */
     if (!o.format)
         die("unknown --format", NULL);
     if (choice && !strcmp(choice, "auto"))

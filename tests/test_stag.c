@@ -384,7 +384,8 @@ static void preset_errors(void **state)
         const char *msg;
     } cases[] = {
         {"{\"tools\": 3}", "expected an array of tools"},
-        {"[{\"type\": \"retrieval\"}]", "tools /0: only tools of type \"function\""},
+        {"[{\"type\": \"retrieval\"}]", "tools /0: a builtin tool (type \"retrieval\"): only the "
+                                          "harmony format"},
         {"[{\"function\": {\"name\": \"a<b\"}}]", "angle brackets"},
         {"[{\"name\": \"a\"}, {\"name\": \"a\"}]", "two tools are named \"a\""},
         {"{\"tools\": [], \"tool_choice\": \"sometimes\"}", "/tool_choice: expected auto"},

@@ -130,6 +130,27 @@ static void values(void **state)
     expect(&l, "<parameter=r>[1, \"2\"]</parameter>", false);
     expect(&l, "<parameter=n>null</parameter>", true);
     expect(&l, "<parameter=n>any text</parameter>", true);
+    /* a string constant, an enum of strings, a patterned string: the raw text is the
+       string, so whitespace around it would change it (a parser keeps it: "\tred") */
+    expect(&l, "<parameter=c>\tred\n</parameter>", false);
+    expect(&l, "<parameter=p> https://x.com/</parameter>", false);
+    release(&l);
+    compile(&l, "minimax_xml", "{\"type\": \"object\", \"properties\": {\"s\": {\"enum\": "
+            "[\"Poor\", \"Good\"]}}}", NULL);
+    expect(&l, "<parameter name=\"s\">Poor</parameter>", true);
+    expect(&l, "<parameter name=\"s\">\n\nPoor </parameter>", false);
+    release(&l);
+    /* DeepSeek's string attribute says how the value is read: "true" for a string (raw),
+       "false" for JSON; a number written as a string would parse as "9" */
+    compile(&l, "deepseek_xml", name_age, NULL);
+    expect(&l, "<\xef\xbd\x9c" "DSML\xef\xbd\x9cparameter name=\"name\" string=\"false\">Bob"
+               "</\xef\xbd\x9c" "DSML\xef\xbd\x9cparameter><\xef\xbd\x9c" "DSML\xef\xbd\x9c"
+               "parameter name=\"age\" string=\"false\">7</\xef\xbd\x9c" "DSML\xef\xbd\x9c"
+               "parameter>", false);
+    expect(&l, "<\xef\xbd\x9c" "DSML\xef\xbd\x9cparameter name=\"name\" string=\"true\">Bob"
+               "</\xef\xbd\x9c" "DSML\xef\xbd\x9cparameter><\xef\xbd\x9c" "DSML\xef\xbd\x9c"
+               "parameter name=\"age\" string=\"true\">7</\xef\xbd\x9c" "DSML\xef\xbd\x9c"
+               "parameter>", false);
     release(&l);
     /* any_order: any order, keys and values checked, at least the required count */
     compile(&l, "qwen_xml", name_age, ", \"any_order\": true");

@@ -256,8 +256,191 @@ static void xml_families(void **state)
             fail_msg("%s: %s", xml[k][0], json);
         gm_strbuf_free(&st);
     }
-    assert_int_equal(gm_tool_format_named("kimi_k3"), 0); /* Python only (builtin_structural_tag) */
+    assert_int_equal(gm_tool_format_named("kimi_k3"), GM_TOOLS_KIMI_K3);
+    assert_int_equal(gm_tool_format_named("kimi_k3_xml"), GM_TOOLS_KIMI_K3_XML);
     assert_null(gm_tool_family_name(GM_TOOLS_HARMONY));
+}
+
+/*
+ * Kimi K3 (kimi_k3, kimi_k3_xml) on the turns of XGrammar's
+ * test_builtin_structural_tag.py (its kimi_k3 instances: the block layout of
+ * the model's renderer) and python/tests/test_builtin_structural_tag_models.py:
+ * the prompt opened the think block (reasoning allowed or forced) or the
+ * response block (forbidden), so the output starts inside it.
+ */
+#define K3_THINK "Some reasoning.<|close|>think<|sep|>"
+#define K3_EMPTY "<|open|>response<|sep|><|close|>response<|sep|>"
+#define K3_CALL(tool, n, args) \
+    "<|open|>call tool=\"" tool "\" index=\"" n "\"<|sep|>" args "<|close|>call<|sep|>"
+#define K3_ARG(key, type, value) \
+    "<|open|>argument key=\"" key "\" type=\"" type "\"<|sep|>" value "<|close|>argument<|sep|>"
+#define K3_TOOLS(calls) "<|open|>tools<|sep|>" calls "<|close|>tools<|sep|>"
+#define K3_END "<|close|>message<|sep|>"
+#define K3_WEATHER K3_CALL("get_weather", "1", K3_ARG("location", "string", "Beijing"))
+#define K3_TIME K3_CALL("get_time", "2", K3_ARG("timezone", "string", "UTC"))
+
+static void kimi_k3(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"kimi_k3", "kimi_k3_xml"};
+    for (size_t k = 0; k < 2; k++) {
+        lang l;
+        preset(&l, names[k], GM_TOOL_CHOICE_AUTO, NULL, -1, GM_REASONING_ALLOWED);
+        YES(&l, K3_THINK "<|open|>response<|sep|>Hello!<|close|>response<|sep|>" K3_END);
+        YES(&l, "<|close|>think<|sep|><|open|>response<|sep|>Hello!<|close|>response<|sep|>"
+                K3_END);
+        YES(&l, K3_THINK K3_EMPTY K3_TOOLS(K3_WEATHER) K3_END);
+        YES(&l, K3_THINK K3_EMPTY K3_TOOLS(K3_WEATHER K3_TIME) K3_END);
+        YES(&l, K3_THINK "<|open|>response<|sep|>Let me look.<|close|>response<|sep|>"
+                K3_TOOLS(K3_WEATHER K3_TIME) K3_END);
+        /* a raw string may hold a partial close marker */
+        YES(&l, K3_THINK K3_EMPTY K3_TOOLS(K3_CALL("get_weather", "1", K3_ARG(
+                    "location", "string", "a<|close|>argument text"))) K3_END);
+        /* the prompt sent the think block's opening marker */
+        NO(&l, "<|open|>think<|sep|>" K3_THINK K3_EMPTY K3_END);
+        NO(&l, K3_EMPTY K3_END);                                  /* think not closed */
+        NO(&l, K3_THINK K3_EMPTY K3_WEATHER K3_END);              /* call outside the section */
+        NO(&l, K3_THINK K3_EMPTY K3_TOOLS("") K3_END);            /* empty section */
+        NO(&l, K3_THINK K3_END);                                  /* no response block */
+        NO(&l, K3_THINK K3_EMPTY);                                /* no message end */
+        NO(&l, K3_THINK K3_EMPTY K3_TOOLS(K3_CALL("get_date", "1", "")) K3_END);
+        NO(&l, K3_THINK K3_EMPTY K3_TOOLS(K3_CALL("get_time", "1", K3_ARG("tz", "string", "UTC")))
+               K3_END);
+        NO(&l, K3_THINK K3_EMPTY K3_TOOLS(K3_CALL("get_time", "1", K3_ARG("timezone", "number",
+                                                                          "1"))) K3_END);
+        NO(&l, K3_THINK K3_EMPTY K3_TOOLS(K3_CALL("get_time", "", K3_ARG("timezone", "string",
+                                                                         "UTC"))) K3_END);
+        release(&l);
+        preset(&l, names[k], GM_TOOL_CHOICE_AUTO, NULL, -1, GM_REASONING_FORCED);
+        YES(&l, K3_THINK K3_EMPTY K3_TOOLS(K3_WEATHER) K3_END);
+        NO(&l, "<|close|>think<|sep|>" K3_EMPTY K3_TOOLS(K3_WEATHER) K3_END);
+        release(&l);
+        /* forbidden: the prompt opened the response block */
+        preset(&l, names[k], GM_TOOL_CHOICE_AUTO, NULL, -1, GM_REASONING_FORBIDDEN);
+        YES(&l, "Hello!<|close|>response<|sep|>" K3_END);
+        YES(&l, "<|close|>response<|sep|>" K3_TOOLS(K3_WEATHER K3_TIME) K3_END);
+        NO(&l, "<|open|>response<|sep|>Hello!<|close|>response<|sep|>" K3_END);
+        NO(&l, K3_THINK "Hello!<|close|>response<|sep|>" K3_END);
+        release(&l);
+        preset(&l, names[k], GM_TOOL_CHOICE_REQUIRED, NULL, -1, GM_REASONING_FORBIDDEN);
+        NO(&l, "Hello!<|close|>response<|sep|>" K3_END);
+        YES(&l, "<|close|>response<|sep|>" K3_TOOLS(K3_WEATHER) K3_END);
+        YES(&l, "<|close|>response<|sep|>" K3_TOOLS(K3_WEATHER K3_TIME) K3_END);
+        release(&l);
+        preset(&l, names[k], GM_TOOL_CHOICE_NAMED, "get_time", -1, GM_REASONING_FORBIDDEN);
+        YES(&l, "<|close|>response<|sep|>" K3_TOOLS(K3_TIME) K3_END);
+        NO(&l, "<|close|>response<|sep|>" K3_TOOLS(K3_WEATHER) K3_END);
+        release(&l);
+        preset(&l, names[k], GM_TOOL_CHOICE_NONE, NULL, -1, GM_REASONING_FORBIDDEN);
+        YES(&l, "Hello!<|close|>response<|sep|>" K3_END);
+        NO(&l, "<|close|>response<|sep|>" K3_TOOLS(K3_TIME) K3_END);
+        release(&l);
+        preset(&l, names[k], GM_TOOL_CHOICE_AUTO, NULL, 0, GM_REASONING_FORBIDDEN);
+        YES(&l, "<|close|>response<|sep|>" K3_TOOLS(K3_TIME) K3_END);
+        NO(&l, "<|close|>response<|sep|>" K3_TOOLS(K3_WEATHER K3_TIME) K3_END);
+        release(&l);
+    }
+}
+
+/*
+ * Harmony's builtin tools ({"type": "web_search_preview", "name": "browser.search"},
+ * python): `<|channel|>commentary to=NAME code<|message|>ARGS<|call|>`, as XGrammar's
+ * harmony preset and its test_harmony_builtin_tool_instance; not on the analysis
+ * channel, not as a function; other formats refuse builtin tools.
+ */
+static const char *const harmony_specials[] = {"<|start|>", "<|end|>", "<|message|>",
+                                               "<|channel|>", "<|constrain|>", "<|return|>",
+                                               "<|call|>"};
+
+/* As expect(), Harmony's markers fed as the special tokens they are. */
+static void expect_harmony(lang *l, const char *text, bool sentence)
+{
+    gm_eref_rollback(l->r, 0);
+    bool viable = true;
+    for (size_t i = 0, n = strlen(text); viable && i < n;) {
+        size_t k = 0, len = 0;
+        for (; k < sizeof harmony_specials / sizeof *harmony_specials; k++)
+            if (!strncmp(text + i, harmony_specials[k], len = strlen(harmony_specials[k])))
+                break;
+        if (k < sizeof harmony_specials / sizeof *harmony_specials) {
+            viable = gm_eref_feed_special(l->r, harmony_specials[k], len);
+            i += len;
+        } else {
+            viable = gm_eref_feed(l->r, text + i, 1);
+            i++;
+        }
+    }
+    bool complete = viable && gm_eref_accepting(l->r);
+    if (complete != sentence)
+        fail_msg("'%s': complete %d, expected %d", text, complete, sentence);
+}
+
+#define HYES(l, t) expect_harmony(l, t, true)
+#define HNO(l, t) expect_harmony(l, t, false)
+
+static void harmony_builtin_tools(void **state)
+{
+    (void)state;
+    static const char tools[] =
+        "[{\"type\": \"web_search_preview\", \"name\": \"browser.search\", \"parameters\": "
+        "{\"type\": \"object\", \"properties\": {\"query\": {\"type\": \"string\"}}, "
+        "\"required\": [\"query\"]}}, {\"type\": \"python\"},"
+        " {\"type\": \"function\", \"function\": {\"name\": \"get_time\"}}]";
+    gm_reasoning rs[] = {GM_REASONING_FORBIDDEN, GM_REASONING_ALLOWED};
+    for (size_t k = 0; k < 2; k++) {
+        lang l;
+        gm_mem_init(&l.mem, NULL, 0);
+        gm_tools_options o;
+        gm_tools_options_init_defaults(&o);
+        o.format = GM_TOOLS_HARMONY;
+        o.reasoning = rs[k];
+        gm_strbuf st;
+        gm_strbuf_init(&st, &l.mem);
+        gm_error err;
+        if (gm_tools_structural_tag(&l.mem, "tools.json", tools, strlen(tools), &o, &st, &err))
+            fail_msg("harmony: %s", err.message);
+        gm_ebnf_init(&l.g, &l.mem);
+        gm_stag_options so = {0};
+        gm_schema_options_init_defaults(&so.schema);
+        gm_limits_init_defaults(&so.limits);
+        so.free_text_bytes = true;
+        if (gm_stag_compile(&l.mem, "t.json", gm_strbuf_str(&st), st.n, &so, &l.g, &err) ||
+            gm_eref_create(&l.g, &l.r, &err))
+            fail_msg("harmony: %s\n%s", err.message, gm_strbuf_str(&st));
+        gm_strbuf_free(&st);
+        HYES(&l, "<|channel|>commentary to=browser.search code<|message|>{\"query\": \"weather\"}"
+                 "<|call|>");
+        HYES(&l, "<|channel|>commentary to=python code<|message|>{\"code\": \"1+1\"}<|call|>");
+        HYES(&l, "<|channel|>commentary to=functions.get_time <|constrain|>json<|message|>{}"
+                 "<|call|>");
+        HYES(&l, "<|channel|>final<|message|>It is sunny.");
+        HNO(&l, "<|channel|>analysis to=browser.search<|message|>{\"query\": \"weather\"}"
+                "<|call|>");
+        HNO(&l, "<|channel|>commentary to=browser.search code<|message|>{\"q\": \"weather\"}"
+                "<|call|>");
+        HNO(&l, "<|channel|>commentary to=functions.browser.search code<|message|>"
+                "{\"query\": \"weather\"}<|call|>");
+        HNO(&l, "<|channel|>commentary to=browser.open code<|message|>{}<|call|>");
+        if (rs[k] == GM_REASONING_ALLOWED)
+            HYES(&l, "<|channel|>analysis<|message|>Search.<|end|><|start|>assistant<|channel|>"
+                     "commentary to=browser.search code<|message|>{\"query\": \"w\"}<|call|>");
+        release(&l);
+    }
+    /* a builtin tool's name is its type unless given; other formats refuse it */
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_tools_options o;
+    gm_tools_options_init_defaults(&o);
+    o.format = GM_TOOLS_QWEN_3;
+    gm_strbuf st;
+    gm_strbuf_init(&st, &m);
+    gm_error err;
+    assert_int_equal(gm_tools_structural_tag(&m, "tools.json", tools, strlen(tools), &o, &st,
+                                             &err), GM_ERR_FORMAT);
+    if (!strstr(err.message, "tools /0: a builtin tool (type \"web_search_preview\"): only the "
+                             "harmony format"))
+        fail_msg("%s", err.message);
+    gm_strbuf_free(&st);
 }
 
 /* An any_text exclude that is a prefix of its tag's end (Kimi K3's "<|close|>" before
@@ -294,6 +477,8 @@ int main(void)
         cmocka_unit_test(families_on_turns),
         cmocka_unit_test(xml_families),
         cmocka_unit_test(exclude_prefix_of_end),
+        cmocka_unit_test(kimi_k3),
+        cmocka_unit_test(harmony_builtin_tools),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -244,7 +244,7 @@ def _indexed(begin_prefix: str, after_name: str, after_index: str,
     """A call whose begin holds the name then a decimal index (Kimi's ``:0``)."""
     return lambda name, args: TagFormat(
         begin=begin_prefix + name + after_name,
-        content=SequenceFormat(elements=[RegexFormat(pattern=r"\d+"),
+        content=SequenceFormat(elements=[RegexFormat(pattern=r"[0-9]+"),
                                          ConstStringFormat(value=after_index), args]),
         end=end)
 
@@ -319,7 +319,7 @@ _FAMILIES: Dict[str, _Family] = {
     "cohere": _Family(call=lambda name, args: TagFormat(
                           begin='<cofl:tool_call id="',
                           content=SequenceFormat(elements=[
-                              RegexFormat(pattern=r"\d+"),
+                              RegexFormat(pattern=r"[0-9]+"),
                               ConstStringFormat(value=f'" name="{name}">'), args]),
                           end="</cofl:tool_call>"),
                       trigger="<cofl:tool_calls>", style="cohere_xml",
@@ -337,7 +337,7 @@ def _kimi_k3(tools: List[FunctionToolParam], builtins: List[BuiltinToolParam], c
     excludes = o.excludes([open_, close])
     tags = [TagFormat(begin=f'{open_}call tool="{t.function.name}" index="',
                       content=SequenceFormat(elements=[
-                          RegexFormat(pattern=r"\d+"), ConstStringFormat(value=f'"{sep}'),
+                          RegexFormat(pattern=r"[0-9]+"), ConstStringFormat(value=f'"{sep}'),
                           o.schema(_parameters(t.function), "kimi_k3_xml")]),
                       end=f"{close}call{sep}") for t in tools]
     if choice in ("required", "forced") and not tags:

@@ -273,7 +273,8 @@ class Grammar(HandleOwner):
         # the model families (gramask tools --help; builtin_structural_tag has them too)
         formats.update({f: 5 + k for k, f in enumerate((
             "qwen_3", "qwen_3_5", "qwen_3_coder", "kimi", "deepseek_r1", "deepseek_v3_1",
-            "deepseek_v3_2", "deepseek_v4", "glm_4_7", "minimax", "cohere", "exaone"))})
+            "deepseek_v3_2", "deepseek_v4", "glm_4_7", "minimax", "cohere", "exaone", "kimi_k3",
+            "kimi_k3_xml"))})
         reasonings = {"allowed": 0, "forced": 1, "forbidden": 2}
         if format not in formats:
             raise ValueError(f"unknown tool format {format!r} (one of: {', '.join(formats)})")

@@ -785,7 +785,7 @@ static PyObject *mod_grammar_from_tools(PyObject *mod, PyObject *args, PyObject 
     if (!PyArg_ParseTupleAndKeywords(args, kw, "s#i|$izii:grammar_from_tools", kwlist, &text, &len,
                                      &format, &choice, &tool_name, &parallel, &reasoning))
         return NULL;
-    if (format < GM_TOOLS_LLAMA || format > GM_TOOLS_EXAONE || choice < GM_TOOL_CHOICE_DEFAULT ||
+    if (format < GM_TOOLS_LLAMA || format > GM_TOOLS_KIMI_K3_XML || choice < GM_TOOL_CHOICE_DEFAULT ||
         choice > GM_TOOL_CHOICE_NAMED || reasoning < GM_REASONING_ALLOWED ||
         reasoning > GM_REASONING_FORBIDDEN) {
         PyErr_SetString(PyExc_ValueError, "grammar_from_tools: an option is out of range");

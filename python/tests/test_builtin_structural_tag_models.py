@@ -326,6 +326,16 @@ C_TURNS = {
                       "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{}"
                       "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"],
     "glm_4_7": [XML_TURNS["glm_4_7"], "text", XML_TURNS["glm_4_7"].replace("UTC<", "<")],
+    # reasoning off: the prompt opened Kimi K3's response block
+    **{k3: ["Hi.<|close|>response<|sep|><|close|>message<|sep|>",
+            '<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool="get_time" index="1"'
+            '<|sep|><|open|>argument key="timezone" type="string"<|sep|>UTC<|close|>argument'
+            '<|sep|><|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|>',
+            '<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool="get_time" index="1"'
+            '<|sep|><|open|>argument key="timezone" type="number"<|sep|>1<|close|>argument'
+            '<|sep|><|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|>',
+            "<|open|>response<|sep|>Hi.<|close|>response<|sep|><|close|>message<|sep|>"]
+       for k3 in ("kimi_k3", "kimi_k3_xml")},
 }
 
 
@@ -337,3 +347,37 @@ def test_c_presets_agree_with_python(model, choice):
     c = xgr.Grammar.from_tools(TOOLS, model, tool_choice=choice, reasoning="forbidden")
     for turn in C_TURNS[model]:
         assert _is_grammar_accept_string(py, turn) == _is_grammar_accept_string(c, turn), turn
+
+
+# Harmony's builtin tools in C (gramask tools --format harmony) and Python: a call is
+# `<|channel|>commentary to=NAME code<|message|>ARGS<|call|>`, not on analysis.
+BROWSER = {"type": "web_search_preview", "name": "browser.search",
+           "parameters": {"type": "object", "properties": {"query": {"type": "string"}},
+                          "required": ["query"]}}
+HARMONY_BUILTIN_TURNS = [
+    ('<|channel|>commentary to=browser.search code<|message|>{"query": "weather"}<|call|>', True),
+    ('<|channel|>commentary to=browser.search code<|message|>{"q": "weather"}<|call|>', False),
+    ('<|channel|>analysis to=browser.search<|message|>{"query": "weather"}<|call|>', False),
+    ('<|channel|>commentary to=browser.open code<|message|>{"query": "weather"}<|call|>', False),
+]
+
+
+@pytest.mark.parametrize("turn,ok", HARMONY_BUILTIN_TURNS)
+def test_harmony_builtin_tools_c_and_python(turn, ok):
+    """Token by token with gpt-oss's tokenizer (the markers are its special tokens)."""
+    info = vocab("gptoss")
+    stag = get_model_structural_tag("harmony", tools=[BROWSER], reasoning=False)
+    assert decode_ok(stag, info, turn) == ok
+    compiled = xgr.GrammarCompiler(info, cache_enabled=False).compile_tools(
+        [BROWSER], "harmony", reasoning="forbidden")
+    m = xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
+    mask = xgr.allocate_token_bitmask(1, info.vocab_size)
+    accepted = True
+    for i in info.encode(turn):
+        m.fill_next_token_bitmask(mask)
+        allowed = bool((int(mask[0][i // 32]) >> (i % 32)) & 1)
+        assert allowed == m.accept_token(i)
+        if not allowed:
+            accepted = False
+            break
+    assert (accepted and m.is_terminated()) == ok

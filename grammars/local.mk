@@ -7,6 +7,7 @@ GM_BUNDLED_GRAMMARS += grammars/json_bounded.lark
 GM_BUNDLED_GRAMMARS += grammars/go.lark
 GM_BUNDLED_GRAMMARS += grammars/python.lark
 GM_BUNDLED_GRAMMARS += grammars/java.lark
+GM_BUNDLED_GRAMMARS += grammars/javascript.lark
 include grammars/java.mk
 
 EXTRA_DIST += $(GM_BUNDLED_GRAMMARS) grammars/embed.py

@@ -15,6 +15,7 @@ void gm_cfg_destroy(gm_cfg *g)
     gm_mem_free(m, g->postlex.try_before);
     gm_mem_free(m, g->postlex.nolex);
     gm_mem_free(m, g->postlex.glued);
+    gm_mem_free(m, g->postlex.renamed);
     gm_mem_free(m, g->postlex.bracket);
     if (g->names)
         for (uint32_t i = 0; i < g->nterminals + g->nnonterminals; i++)
@@ -78,6 +79,10 @@ void gm_cfg_dump(const gm_cfg *g, gm_strbuf *out)
             for (uint32_t i = 0; i < pl->nterminals; i++)
                 if (pl->try_before[i])
                     gm_strbuf_printf(out, " %s", g->names[i]);
+            gm_strbuf_puts(out, " rename");
+            for (uint32_t i = 0; i < pl->nterminals; i++)
+                if (pl->renamed[i] != GM_POSTLEX_NONE)
+                    gm_strbuf_printf(out, " %s %s", g->names[i], g->names[pl->renamed[i]]);
             gm_strbuf_puts(out, " nolex");
             for (uint32_t i = 0; i < pl->nterminals; i++)
                 if (pl->nolex[i])

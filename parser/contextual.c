@@ -10,6 +10,10 @@
 static bool own_term(const gm_cfg *g, const gm_lr_table *t, uint32_t s, uint32_t x)
 {
     const gm_postlex *pl = &g->postlex;
+    /* a terminal the layer renames after a line end, where its new name has an action */
+    if (pl->offending && pl->renamed[x] != GM_POSTLEX_NONE &&
+        GM_LR_KIND(gm_lr_action_of(t, s, pl->renamed[x])) != GM_LR_ERROR)
+        return true;
     return GM_LR_KIND(gm_lr_action_of(t, s, x)) != GM_LR_ERROR || g->terminals[x].ignored ||
            (pl->indentation && x == pl->newline) ||
            (pl->insertion && x < pl->nterminals && pl->at[x]);

@@ -99,6 +99,7 @@ typedef struct gm_lstmt {
     gm_lx *offending;        /* LX_SEQ or NULL: note [offending-token insertion] (postlex.h) */
     gm_lx *nolex;            /* LX_SEQ or NULL: terminals the rule adds to no contextual lexer */
     gm_lx *glued;            /* LX_SEQ or NULL: terminals nothing ignored may precede */
+    gm_lx *rename;           /* LX_SEQ or NULL: pairs FROM TO fed as TO after a line end */
 } gm_lstmt;
 
 typedef struct gm_lmodule {

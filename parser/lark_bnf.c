@@ -46,6 +46,10 @@
  * end) may precede: a parser state whose contextual lexer would take only
  * glued terminals lexes no %ignore'd or line-end terminal (JavaScript's
  * template text after a substitution's "}", which a comment must not eat).
+ * An optional `rename F1 T1 F2 T2 ...` list: after a line end the parser
+ * gets Ti in place of Fi (JavaScript's "no line terminator here" before
+ * postfix ++/-- and =>: the grammar takes the renamed terminal only where
+ * a line end may precede it).
  *
  * note [indent directive]
  * `%indent NL INDENT DEDENT OPEN CLOSE ...` turns on the indentation layer
@@ -161,6 +165,7 @@ typedef struct bnf {
     uint32_t *off_terms;     /* [insert->offending->n] (note [offending-token insertion]) */
     uint32_t *nolex_terms;   /* [insert->nolex->n] */
     uint32_t *glued_terms;   /* [insert->glued->n] */
+    uint32_t *rename_terms;  /* [insert->rename->n] pairs */
     const gm_lx *indent;     /* %indent items (LX_SEQ), or NULL (note [indent directive]) */
     bool indent_auto;        /* the items were made for a Lark PythonIndenter grammar */
     uint32_t *indent_terms;  /* [indent->n] terminal indices; UINT32_MAX: a skipped bracket */
@@ -1097,6 +1102,16 @@ static gm_status resolve_insert(bnf *B)
         for (uint32_t i = 0; s == GM_OK && i < st->glued->n; i++)
             s = insert_term(B, st->glued->kids[i], &B->glued_terms[i]);
     }
+    if (s == GM_OK && st->rename) {
+        B->rename_terms = gm_arena_array(B->a, st->rename->n, sizeof *B->rename_terms);
+        if (!B->rename_terms)
+            return nomem(B);
+        for (uint32_t i = 0; s == GM_OK && i < st->rename->n; i++) {
+            s = insert_term(B, st->rename->kids[i], &B->rename_terms[i]);
+            if (s == GM_OK && i % 2) /* a rename target may be in no rule: that rejects it */
+                B->t[B->rename_terms[i]].referenced = true;
+        }
+    }
     return s;
 }
 
@@ -1163,6 +1178,18 @@ static gm_status check_insert(bnf *B, const uint8_t *reach)
     if (st->nolex && !st->offending)
         return gm_lload_error(L, GM_ERR_GRAMMAR, st->nolex->loc,
                               "%%insert ... nolex needs an 'offending' list");
+    if (st->rename && (!st->offending || st->rename->n % 2))
+        return gm_lload_error(L, GM_ERR_GRAMMAR, st->rename->loc,
+                              "%%insert ... rename takes pairs FROM TO and needs an 'offending' "
+                              "list");
+    for (uint32_t i = 0; st->rename && i < st->rename->n; i++) {
+        const tinfo *t = &B->t[B->rename_terms[i]];
+        if (is_at[B->rename_terms[i]] || t->ignored || B->rename_terms[i] == B->ins_term)
+            return gm_lload_error(L, GM_ERR_GRAMMAR, st->rename->kids[i]->loc,
+                                  "%%insert ... rename %s: it never reaches the parser as "
+                                  "itself (a line end, %%ignore'd or the inserted terminal)",
+                                  t->name);
+    }
     for (uint32_t i = 0; st->offending && i < st->offending->n; i++) {
         const tinfo *t = &B->t[B->off_terms[i]];
         if (is_at[B->off_terms[i]] || t->ignored || B->off_terms[i] == B->ins_term)
@@ -1398,6 +1425,13 @@ static gm_status make_postlex(bnf *B, const uint32_t *tmap, gm_cfg *g)
         for (uint32_t i = 0; st->nolex && i < st->nolex->n; i++)
             if (tmap[B->nolex_terms[i]] != UINT32_MAX)
                 pl->nolex[tmap[B->nolex_terms[i]]] = 1;
+        pl->renamed = gm_mem_calloc(g->mem, g->nterminals, sizeof *pl->renamed);
+        if (!pl->renamed)
+            return GM_ERR_NOMEM;
+        for (uint32_t i = 0; i < g->nterminals; i++)
+            pl->renamed[i] = GM_POSTLEX_NONE;
+        for (uint32_t i = 0; st->rename && i + 1 < st->rename->n; i += 2)
+            pl->renamed[tmap[B->rename_terms[i]]] = tmap[B->rename_terms[i + 1]];
     }
     return GM_OK;
 }
@@ -1471,6 +1505,8 @@ static gm_status make_cfg(bnf *B, uint32_t start, const uint8_t *reach, gm_cfg *
             tused[B->after_terms[i]] = 1;
         for (uint32_t i = 0; B->insert->offending && i < B->insert->offending->n; i++)
             tused[B->off_terms[i]] = 1;
+        for (uint32_t i = 0; B->insert->rename && i < B->insert->rename->n; i++)
+            tused[B->rename_terms[i]] = 1;
     }
     uint32_t nt = 0, nn = 0;
     for (size_t i = 0; i < B->nt; i++)

@@ -292,11 +292,12 @@ insert_clauses:
         gm_lx **slot = !strcmp($2, "at") ? &$$->at : !strcmp($2, "after") ? &$$->after
                      : !strcmp($2, "offending") ? &$$->offending
                      : !strcmp($2, "nolex") ? &$$->nolex
-                     : !strcmp($2, "glued") ? &$$->glued : NULL;
+                     : !strcmp($2, "glued") ? &$$->glued
+                     : !strcmp($2, "rename") ? &$$->rename : NULL;
         if (!slot) {
             gm_lscan_error(S, GM_ERR_SYNTAX, LOC(@2),
-                           "unknown %%insert clause '%s' (expected at, after, offending, nolex "
-                           "or glued)", $2);
+                           "unknown %%insert clause '%s' (expected at, after, offending, nolex, "
+                           "glued or rename)", $2);
             YYABORT;
         }
         if (*slot) {

@@ -32,7 +32,10 @@
  * A terminal T fed while the bit is set, or listed after `offending`, goes
  * to the parser as the element GM_POSTLEX_TRY | T, which means: if the
  * parser cannot take T but can take the inserted terminal, feed the
- * inserted terminal first, then T. At end of input the same is tried
+ * inserted terminal first, then T. A `rename F T'` pair makes the layer
+ * feed T' in place of F after a line end (before the test), for the
+ * grammar's "no line terminator here" before a terminal. At end of input
+ * the same is tried
  * before $end. The decision is made by whoever holds the parser's stack
  * (the matcher's walk on its real and virtual stacks, runtime/layer.c; the
  * always-accepted tables when the anchored part of the stack decides it,
@@ -95,6 +98,8 @@ typedef struct gm_postlex {
     uint32_t nterminals;
     bool offending;          /* note [offending-token insertion] is on (with insertion) */
     uint8_t *try_before;     /* [nterminals] 1: always fed marked GM_POSTLEX_TRY ("}") */
+    uint32_t *renamed;       /* [nterminals] fed in its place after a line end, or
+                                GM_POSTLEX_NONE (with offending on) */
     uint8_t *nolex;          /* [nterminals] 1: never added to a contextual lexer for the
                                 rule (parser/contextual.c); only in a cfg, NULL when loaded */
     uint8_t *glued;          /* [nterminals] 1: nothing ignored may precede it (contextual.c);
@@ -147,9 +152,12 @@ static inline uint32_t gm_postlex_map(const gm_postlex *pl, uint32_t term, uint8
         *flag = pl->offending ? GM_POSTLEX_LINE_SEEN : 0;
         return n;
     }
-    bool try_it = pl->offending && ((*flag & GM_POSTLEX_LINE_SEEN) || pl->try_before[term]);
-    *out = try_it ? term | GM_POSTLEX_TRY : term;
+    bool line = pl->offending && (*flag & GM_POSTLEX_LINE_SEEN);
     *flag = pl->after[term];
+    if (line && pl->renamed[term] != GM_POSTLEX_NONE)
+        term = pl->renamed[term];
+    bool try_it = line || (pl->offending && pl->try_before[term]);
+    *out = try_it ? term | GM_POSTLEX_TRY : term;
     return 1;
 }
 

@@ -167,8 +167,10 @@ static void put_lexer(writer *w, const gm_lexer *lx, const gm_postlex *pl)
         put_u32(w, pl->insert);
         put(w, pl->at, lx->nterminals);
         put(w, pl->after, lx->nterminals);
-        if (pl->offending)
+        if (pl->offending) {
             put(w, pl->try_before, lx->nterminals);
+            put_array(w, pl->renamed, lx->nterminals, 4);
+        }
     }
     put_u32(w, pl->indentation);
     if (pl->indentation) {
@@ -701,10 +703,15 @@ static int read_lexer(reader *r, gm_grammar *g)
         pl->insert = get_u32(r, "post-lexing layer");
         pl->at = get_array(r, m, lx->nterminals, 1, "post-lexing layer");
         pl->after = get_array(r, m, lx->nterminals, 1, "post-lexing layer");
-        if (pl->offending)
+        if (pl->offending) {
             pl->try_before = get_array(r, m, lx->nterminals, 1, "post-lexing layer");
+            pl->renamed = get_array(r, m, lx->nterminals, 4, "post-lexing layer");
+        }
         if (r->bad)
             return -1;
+        for (uint32_t t = 0; pl->offending && t < lx->nterminals; t++)
+            if (pl->renamed[t] != GM_POSTLEX_NONE && pl->renamed[t] >= lx->nterminals)
+                return bad(r, "post-lexing layer renames to a terminal that does not exist");
         if (pl->insert >= lx->nterminals)
             return bad(r, "post-lexing layer inserts a terminal that does not exist");
         for (uint32_t t = 0; t < lx->nterminals; t++)

@@ -662,8 +662,9 @@ static void javascript_program(void **state)
     combo k = {"grammars/javascript.lark", LLAMA3, false, NULL};
     program_steps(&k, "'use strict'\nconst a = b\n(c)\nlet d = `x${a}//${ {e: 1}.e }`\n"
                       "if (a) return /r[/]/g.test(d) }\nx = y / 2 / z\nthrow e\n", false);
+    program_steps(&k, "x = (a)\n=> 1\n", false); /* no line end before => */
     program_steps(&k, "'use strict'\nconst a = b\n(c)\nlet d = `x${a}//${ {e: 1}.e }`\n"
-                      "function f() { if (a) return /r[/]/g.test(d) }\nx = y / 2 / z\n", true);
+                      "function f() { if (a) return /r[/]/g.test(d) }\nx = y / 2 / z\ni\n++j\n", true);
     random_walks(&k, 2, 25, 16);
 }
 

@@ -92,15 +92,31 @@ static void print_terminal(parse_ctx *c, uint32_t term, size_t off)
     printf("%u:%zu %s\n", c->line, off - c->line_start + 1, c->g->names[term]);
 }
 
+/* The inserted terminal, when note [offending-token insertion] inserts it before term. */
+static bool insert_before(const parse_ctx *c, uint32_t term)
+{
+    const gm_postlex *pl = &c->g->postlex;
+    return !gm_lr_can_feed(c->t, c->top, &term, 1) && gm_lr_can_feed(c->t, c->top, &pl->insert, 1);
+}
+
 static gm_status feed_all(parse_ctx *c, const uint32_t *terms, size_t n, const gm_lexeme *lx)
 {
     for (size_t i = 0; i < n; i++) {
+        uint32_t term = terms[i];
+        if (term & GM_POSTLEX_TRY) {
+            term &= ~GM_POSTLEX_TRY;
+            if (insert_before(c, term)) {
+                gm_status st = feed_all(c, &c->g->postlex.insert, 1, lx);
+                if (st != GM_OK)
+                    return st;
+            }
+        }
         gm_lr_node *next;
-        gm_status st = gm_lr_feed(c->t, c->mem, c->top, terms[i], &next);
+        gm_status st = gm_lr_feed(c->t, c->mem, c->top, term, &next);
         if (st == GM_ERR_REJECTED) {
             c->rejected = true;
             c->bad = *lx;
-            c->bad_term = terms[i];
+            c->bad_term = term;
             return GM_ERR_REJECTED;
         }
         if (st != GM_OK) {
@@ -117,7 +133,7 @@ static gm_status feed_all(parse_ctx *c, const uint32_t *terms, size_t n, const g
             return GM_ERR_NOMEM;
         }
         if (c->print)
-            print_terminal(c, terms[i], terms[i] == lx->terminal ? lx->start : lx->end);
+            print_terminal(c, term, term == lx->terminal ? lx->start : lx->end);
     }
     return GM_OK;
 }
@@ -282,6 +298,9 @@ static int parse_file(const parse_tables *pt, const char *fpath)
         gm_lexeme at = {0, len + shift, len + shift};
         gm_postlex_stream_end(&c.layers, &out, &n);
         st = feed_all(&c, out, n, &at);
+        if (st == GM_OK && g->postlex.offending && !gm_lr_accepts(t, c.top) &&
+            gm_lr_can_feed(t, c.top, &g->postlex.insert, 1))
+            st = feed_all(&c, &g->postlex.insert, 1, &at); /* note [offending-token insertion] */
     }
     if (c.failure) {
         gm_mem_fail(m, &err, "the parse stack");

@@ -34,8 +34,9 @@ class Ctx:
 
 
 class Language:
-    def __init__(self, name, grammar, packages, select, target):
+    def __init__(self, name, grammar, packages, select, target, parse_args=()):
         self.name = name
+        self.parse_args = list(parse_args)  # extra `gramask parse` options (--lexer=contextual)
         self.grammar = grammar        # file name in grammars/
         self.packages = packages      # Debian packages holding the sources
         self.select = select          # Ctx -> (sorted paths, description)
@@ -338,6 +339,39 @@ def rust_files(ctx):
 
 
 # ---------------------------------------------------------------------------
+# JavaScript: the npm CLI and its bundled dependencies as the nodejs package
+# installs them (npm packages' own sources, nobody here wrote them), every
+# JS_SAMPLE-th *.js file in path order (to keep `make check-corpus` within its
+# time budget), kept only when the oracle `node --check` accepts it.
+
+JS_ROOT = "/usr/lib/node_modules/npm"
+JS_SAMPLE = 10
+
+
+def node_accepts(path):
+    r = subprocess.run(["node", "--check", path], capture_output=True)
+    return r.returncode == 0
+
+
+def js_files(ctx):
+    if not os.path.isdir(JS_ROOT):
+        sys.exit("check-corpus: no npm sources in %s (Debian package nodejs)" % JS_ROOT)
+    files = []
+    for dirpath, dirnames, filenames in os.walk(JS_ROOT):
+        dirnames.sort()
+        files += [os.path.join(dirpath, n) for n in sorted(filenames) if n.endswith(".js")]
+    files = sorted(files)
+    sample = files[JS_SAMPLE - 1::JS_SAMPLE]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        keep = list(pool.map(node_accepts, sample))
+    chosen = [f for f, k in zip(sample, keep) if k]
+    desc = ("every %dth of the %d *.js files under %s (npm and its bundled dependencies, Debian "
+            "package nodejs) in path order, %d of those %d that `node --check` accepts"
+            % (JS_SAMPLE, len(files), JS_ROOT, len(chosen), len(sample)))
+    return chosen, desc
+
+
+# ---------------------------------------------------------------------------
 
 LANGUAGES = [
     Language("json", "json.lark", [], json_files, 100.0),
@@ -347,6 +381,8 @@ LANGUAGES = [
     Language("java", "java.lark", ["openjdk-17-source"], java_files, 95.0),
     Language("c", "c.lark", ["binutils-source", "gcc"], c_files, 99.0),
     Language("rust", "rust.lark", RUST_PACKAGES, rust_files, 99.0),
+    Language("javascript", "javascript.lark", ["nodejs"], js_files, 99.0,
+             parse_args=["--lexer=contextual"]),
 ]
 
 
@@ -374,10 +410,10 @@ def ensure_packages(pkgs, allow):
             sys.exit("check-corpus: apt-get could not install %s:\n%s" % (" ".join(missing), r.stderr))
 
 
-def parse_one(gramask, grammar, path):
+def parse_one(gramask, grammar, path, extra=()):
     """(ok, first error line) of one file."""
     try:
-        r = subprocess.run([gramask, "parse", grammar, path], capture_output=True, text=True,
+        r = subprocess.run([gramask, "parse", grammar, path] + list(extra), capture_output=True, text=True,
                            errors="replace", timeout=120)
     except subprocess.TimeoutExpired:
         return False, "%s: timeout (120 s)" % path
@@ -392,11 +428,11 @@ def parse_one(gramask, grammar, path):
     return False, what
 
 
-def parse_batch(gramask, grammar, paths):
+def parse_batch(gramask, grammar, paths, extra=()):
     """[(ok, first error line)] of several files, through one gramask parse (the grammar is
     built once); files without a result line of their own (a crash) are redone one by one."""
     try:
-        r = subprocess.run([gramask, "parse", grammar] + paths, capture_output=True, text=True,
+        r = subprocess.run([gramask, "parse", grammar] + paths + list(extra), capture_output=True, text=True,
                            errors="replace", timeout=600)
         lines = r.stdout.splitlines() if r.returncode in (0, 1) else []
     except subprocess.TimeoutExpired:
@@ -406,7 +442,7 @@ def parse_batch(gramask, grammar, paths):
         while k < len(lines) and not lines[k].startswith(p + ":"):
             k += 1
         if k == len(lines):
-            results.append(parse_one(gramask, grammar, p))
+            results.append(parse_one(gramask, grammar, p, extra))
             k = 0
             continue
         line = lines[k]
@@ -445,7 +481,8 @@ def main():
                 print("   %s" % f)
         batches = [files[i:i + BATCH] for i in range(0, len(files), BATCH)]
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            results = [res for b in pool.map(lambda b: parse_batch(args.gramask, grammar, b), batches)
+            results = [res for b in pool.map(lambda b: parse_batch(args.gramask, grammar, b, lang.parse_args),
+                                           batches)
                        for res in b]
         failing = [(f, why) for f, (ok, why) in zip(files, results) if not ok]
         good = len(files) - len(failing)

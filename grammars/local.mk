@@ -8,6 +8,7 @@ GM_BUNDLED_GRAMMARS += grammars/go.lark
 GM_BUNDLED_GRAMMARS += grammars/python.lark
 GM_BUNDLED_GRAMMARS += grammars/java.lark
 GM_BUNDLED_GRAMMARS += grammars/c.lark
+GM_BUNDLED_GRAMMARS += grammars/javascript.lark
 include grammars/java.mk
 GM_BUNDLED_GRAMMARS += grammars/rust.lark
 include grammars/rust.mk

@@ -12,6 +12,10 @@ void gm_cfg_destroy(gm_cfg *g)
     gm_mem *m = g->mem;
     gm_mem_free(m, g->postlex.at);
     gm_mem_free(m, g->postlex.after);
+    gm_mem_free(m, g->postlex.try_before);
+    gm_mem_free(m, g->postlex.nolex);
+    gm_mem_free(m, g->postlex.glued);
+    gm_mem_free(m, g->postlex.renamed);
     gm_mem_free(m, g->postlex.bracket);
     if (g->names)
         for (uint32_t i = 0; i < g->nterminals + g->nnonterminals; i++)
@@ -64,6 +68,26 @@ void gm_cfg_dump(const gm_cfg *g, gm_strbuf *out)
         for (uint32_t i = 0; i < pl->nterminals; i++)
             if (pl->after[i])
                 gm_strbuf_printf(out, " %s", g->names[i]);
+        if (pl->glued) {
+            gm_strbuf_puts(out, " glued");
+            for (uint32_t i = 0; i < pl->nterminals; i++)
+                if (pl->glued[i])
+                    gm_strbuf_printf(out, " %s", g->names[i]);
+        }
+        if (pl->offending) {
+            gm_strbuf_puts(out, " offending");
+            for (uint32_t i = 0; i < pl->nterminals; i++)
+                if (pl->try_before[i])
+                    gm_strbuf_printf(out, " %s", g->names[i]);
+            gm_strbuf_puts(out, " rename");
+            for (uint32_t i = 0; i < pl->nterminals; i++)
+                if (pl->renamed[i] != GM_POSTLEX_NONE)
+                    gm_strbuf_printf(out, " %s %s", g->names[i], g->names[pl->renamed[i]]);
+            gm_strbuf_puts(out, " nolex");
+            for (uint32_t i = 0; i < pl->nterminals; i++)
+                if (pl->nolex[i])
+                    gm_strbuf_printf(out, " %s", g->names[i]);
+        }
         gm_strbuf_putc(out, '\n');
     }
     gm_strbuf_printf(out, "%%rules %u\n", g->nprods);

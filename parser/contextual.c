@@ -6,6 +6,65 @@
 #include "base/error.h"
 #include "base/hash.h"
 
+/* Whether state s has an action on terminal x (or lexes it anyway). */
+static bool own_term(const gm_cfg *g, const gm_lr_table *t, uint32_t s, uint32_t x)
+{
+    const gm_postlex *pl = &g->postlex;
+    /* a terminal the layer renames after a line end, where its new name has an action */
+    if (pl->offending && pl->renamed[x] != GM_POSTLEX_NONE &&
+        GM_LR_KIND(gm_lr_action_of(t, s, pl->renamed[x])) != GM_LR_ERROR)
+        return true;
+    return GM_LR_KIND(gm_lr_action_of(t, s, x)) != GM_LR_ERROR || g->terminals[x].ignored ||
+           (pl->indentation && x == pl->newline) ||
+           (pl->insertion && x < pl->nterminals && pl->at[x]);
+}
+
+/*
+ * A set whose terminals that reach the parser are all `glued` (the
+ * %insert directive's list, lark_bnf.c) loses the %ignore'd and line-end
+ * ones: nothing may come between the previous terminal and a glued one.
+ */
+static void unglue(const gm_cfg *g, uint64_t *row)
+{
+    const gm_postlex *pl = &g->postlex;
+    bool any = false;
+    for (uint32_t x = 0; x < g->nterminals; x++) {
+        if (!((row[x >> 6] >> (x & 63)) & 1))
+            continue;
+        bool aside = g->terminals[x].ignored || (x < pl->nterminals && pl->at[x]);
+        if (!aside && !pl->glued[x])
+            return;
+        any |= !aside;
+    }
+    if (!any)
+        return;
+    for (uint32_t x = 0; x < g->nterminals; x++)
+        if (g->terminals[x].ignored || (x < pl->nterminals && pl->at[x]))
+            row[x >> 6] &= ~((uint64_t)1 << (x & 63));
+}
+
+/*
+ * note [offending-token insertion] (parser/postlex.h): a state that takes
+ * the inserted terminal must also lex what may follow it, or the token that
+ * triggers the insertion would not be lexed at all (`a` then a line
+ * starting with `const`). follow gets the terminals of every state right
+ * after the inserted terminal is shifted, less the `nolex` ones (a state
+ * where JavaScript's "/" is division must not lex a regular expression).
+ */
+static void insert_follow(const gm_cfg *g, const gm_lr_table *t, uint64_t *follow)
+{
+    const gm_postlex *pl = &g->postlex;
+    for (uint32_t s = 0; s < t->nstates; s++) {
+        gm_lr_action a = gm_lr_action_of(t, s, pl->insert);
+        if (GM_LR_KIND(a) != GM_LR_SHIFT)
+            continue;
+        uint32_t u = GM_LR_ARG(a);
+        for (uint32_t x = 0; x < g->nterminals; x++)
+            if (own_term(g, t, u, x) && !(pl->nolex && pl->nolex[x]))
+                follow[x >> 6] |= (uint64_t)1 << (x & 63);
+    }
+}
+
 gm_status gm_ctx_lexers_create(gm_mem *m, const gm_cfg *g, const gm_lr_table *t, bool lark,
                                const gm_limits *limits, gm_ctx_lexers **out, gm_error *err)
 {
@@ -24,23 +83,32 @@ gm_status gm_ctx_lexers_create(gm_mem *m, const gm_cfg *g, const gm_lr_table *t,
     gm_intern sets;
     gm_intern_init(&sets, m);
     uint64_t *row = gm_mem_calloc(m, c->words, sizeof *row);
+    uint64_t *follow = gm_mem_calloc(m, c->words, sizeof *follow);
     c->nstates_total = t->nstates;
     c->set_of = gm_mem_calloc(m, t->nstates ? t->nstates : 1, sizeof *c->set_of);
-    if (!row || !c->set_of)
+    if (!row || !follow || !c->set_of) {
+        gm_mem_free(m, follow);
         goto nomem;
+    }
     const gm_postlex *pl = &g->postlex;
+    if (pl->offending)
+        insert_follow(g, t, follow);
     for (uint32_t s = 0; s < t->nstates; s++) {
         memset(row, 0, c->words * sizeof *row);
-        for (uint32_t x = 0; x < n; x++) {
-            bool in = GM_LR_KIND(gm_lr_action_of(t, s, x)) != GM_LR_ERROR || g->terminals[x].ignored ||
-                      (pl->indentation && x == pl->newline) ||
-                      (pl->insertion && x < pl->nterminals && pl->at[x]);
-            if (in)
+        for (uint32_t x = 0; x < n; x++)
+            if (own_term(g, t, s, x))
                 row[x >> 6] |= (uint64_t)1 << (x & 63);
-        }
-        if (gm_intern_put(&sets, row, c->words * sizeof *row, &c->set_of[s], NULL))
+        if (pl->offending && GM_LR_KIND(gm_lr_action_of(t, s, pl->insert)) != GM_LR_ERROR)
+            for (uint32_t w = 0; w < c->words; w++)
+                row[w] |= follow[w];
+        if (pl->glued)
+            unglue(g, row);
+        if (gm_intern_put(&sets, row, c->words * sizeof *row, &c->set_of[s], NULL)) {
+            gm_mem_free(m, follow);
             goto nomem;
+        }
     }
+    gm_mem_free(m, follow);
     c->nsets = sets.count;
     c->sets = gm_mem_calloc(m, (size_t)c->nsets * c->words + 1, sizeof *c->sets);
     c->nstates_of = gm_mem_calloc(m, c->nsets + 1, sizeof *c->nstates_of);

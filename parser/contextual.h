@@ -7,7 +7,9 @@
  * it starts (the state after the previous terminals were fed, a post-
  * lexing layer's included). That lexer has the terminals with an action in
  * the state's row of the LALR table, the %ignore'd ones, the
- * indentation layer's line end (Lark's always_accept of its Indenter) and
+ * indentation layer's line end (Lark's always_accept of its Indenter), the
+ * terminals that may follow the semicolon layer's inserted terminal where the
+ * state takes it (note [offending-token insertion] in postlex.h), and
  * the semicolon layer's line-end terminals (which the parser never sees); in
  * Lark mode it is Lark's basic lexer over them (its own order, its own
  * string folding), so a keyword the state does not accept is a name there,

@@ -96,6 +96,10 @@ typedef struct gm_lstmt {
     gm_lx *insert;           /* the inserted terminal */
     gm_lx *at;               /* LX_SEQ of the line-end terminals */
     gm_lx *after;            /* LX_SEQ of the terminals that trigger insertion */
+    gm_lx *offending;        /* LX_SEQ or NULL: note [offending-token insertion] (postlex.h) */
+    gm_lx *nolex;            /* LX_SEQ or NULL: terminals the rule adds to no contextual lexer */
+    gm_lx *glued;            /* LX_SEQ or NULL: terminals nothing ignored may precede */
+    gm_lx *rename;           /* LX_SEQ or NULL: pairs FROM TO fed as TO after a line end */
 } gm_lstmt;
 
 typedef struct gm_lmodule {

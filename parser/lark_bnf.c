@@ -38,6 +38,18 @@
  * layer must see it), used in a rule, inserted or an `after` item; X must
  * be used by some rule (else inserting it could never parse). The
  * result is gm_cfg.postlex, with per-terminal flags over the cfg's ids.
+ * An optional `offending C...` list (terminal names or literals that reach
+ * the parser) turns on note [offending-token insertion]; with it, an
+ * optional `nolex D...` list names terminals that the rule never adds to a
+ * parser state's contextual lexer (parser/contextual.c). An optional
+ * `glued E...` list names terminals that nothing %ignore'd (and no line
+ * end) may precede: a parser state whose contextual lexer would take only
+ * glued terminals lexes no %ignore'd or line-end terminal (JavaScript's
+ * template text after a substitution's "}", which a comment must not eat).
+ * An optional `rename F1 T1 F2 T2 ...` list: after a line end the parser
+ * gets Ti in place of Fi (JavaScript's "no line terminator here" before
+ * postfix ++/-- and =>: the grammar takes the renamed terminal only where
+ * a line end may precede it).
  *
  * note [indent directive]
  * `%indent NL INDENT DEDENT OPEN CLOSE ...` turns on the indentation layer
@@ -150,6 +162,10 @@ typedef struct bnf {
     uint32_t ins_term;       /* the inserted terminal */
     uint32_t *at_terms;      /* [insert->at->n] */
     uint32_t *after_terms;   /* [insert->after->n] */
+    uint32_t *off_terms;     /* [insert->offending->n] (note [offending-token insertion]) */
+    uint32_t *nolex_terms;   /* [insert->nolex->n] */
+    uint32_t *glued_terms;   /* [insert->glued->n] */
+    uint32_t *rename_terms;  /* [insert->rename->n] pairs */
     const gm_lx *indent;     /* %indent items (LX_SEQ), or NULL (note [indent directive]) */
     bool indent_auto;        /* the items were made for a Lark PythonIndenter grammar */
     uint32_t *indent_terms;  /* [indent->n] terminal indices; UINT32_MAX: a skipped bracket */
@@ -1065,6 +1081,37 @@ static gm_status resolve_insert(bnf *B)
     }
     for (uint32_t i = 0; s == GM_OK && i < st->after->n; i++)
         s = insert_term(B, st->after->kids[i], &B->after_terms[i]);
+    if (s == GM_OK && st->offending) {
+        B->off_terms = gm_arena_array(B->a, st->offending->n, sizeof *B->off_terms);
+        if (!B->off_terms)
+            return nomem(B);
+        for (uint32_t i = 0; s == GM_OK && i < st->offending->n; i++)
+            s = insert_term(B, st->offending->kids[i], &B->off_terms[i]);
+    }
+    if (s == GM_OK && st->nolex) {
+        B->nolex_terms = gm_arena_array(B->a, st->nolex->n, sizeof *B->nolex_terms);
+        if (!B->nolex_terms)
+            return nomem(B);
+        for (uint32_t i = 0; s == GM_OK && i < st->nolex->n; i++)
+            s = insert_term(B, st->nolex->kids[i], &B->nolex_terms[i]);
+    }
+    if (s == GM_OK && st->glued) {
+        B->glued_terms = gm_arena_array(B->a, st->glued->n, sizeof *B->glued_terms);
+        if (!B->glued_terms)
+            return nomem(B);
+        for (uint32_t i = 0; s == GM_OK && i < st->glued->n; i++)
+            s = insert_term(B, st->glued->kids[i], &B->glued_terms[i]);
+    }
+    if (s == GM_OK && st->rename) {
+        B->rename_terms = gm_arena_array(B->a, st->rename->n, sizeof *B->rename_terms);
+        if (!B->rename_terms)
+            return nomem(B);
+        for (uint32_t i = 0; s == GM_OK && i < st->rename->n; i++) {
+            s = insert_term(B, st->rename->kids[i], &B->rename_terms[i]);
+            if (s == GM_OK && i % 2) /* a rename target may be in no rule: that rejects it */
+                B->t[B->rename_terms[i]].referenced = true;
+        }
+    }
     return s;
 }
 
@@ -1127,6 +1174,29 @@ static gm_status check_insert(bnf *B, const uint8_t *reach)
             return gm_lload_error(L, GM_ERR_GRAMMAR, st->after->kids[i]->loc,
                                   "%%insert ... after %s: it is %%ignore'd, so it never reaches "
                                   "the insertion layer", t->name);
+    }
+    if (st->nolex && !st->offending)
+        return gm_lload_error(L, GM_ERR_GRAMMAR, st->nolex->loc,
+                              "%%insert ... nolex needs an 'offending' list");
+    if (st->rename && (!st->offending || st->rename->n % 2))
+        return gm_lload_error(L, GM_ERR_GRAMMAR, st->rename->loc,
+                              "%%insert ... rename takes pairs FROM TO and needs an 'offending' "
+                              "list");
+    for (uint32_t i = 0; st->rename && i < st->rename->n; i++) {
+        const tinfo *t = &B->t[B->rename_terms[i]];
+        if (is_at[B->rename_terms[i]] || t->ignored || B->rename_terms[i] == B->ins_term)
+            return gm_lload_error(L, GM_ERR_GRAMMAR, st->rename->kids[i]->loc,
+                                  "%%insert ... rename %s: it never reaches the parser as "
+                                  "itself (a line end, %%ignore'd or the inserted terminal)",
+                                  t->name);
+    }
+    for (uint32_t i = 0; st->offending && i < st->offending->n; i++) {
+        const tinfo *t = &B->t[B->off_terms[i]];
+        if (is_at[B->off_terms[i]] || t->ignored || B->off_terms[i] == B->ins_term)
+            return gm_lload_error(L, GM_ERR_GRAMMAR, st->offending->kids[i]->loc,
+                                  "%%insert ... offending %s: it never reaches the parser as "
+                                  "itself (a line end, %%ignore'd or the inserted terminal)",
+                                  t->name);
     }
     return GM_OK;
 }
@@ -1330,10 +1400,39 @@ static gm_status make_postlex(bnf *B, const uint32_t *tmap, gm_cfg *g)
     pl->insertion = true;
     pl->nterminals = g->nterminals;
     pl->insert = tmap[B->ins_term];
+    if (st->glued) {
+        pl->glued = gm_mem_calloc(g->mem, g->nterminals, 1);
+        if (!pl->glued)
+            return GM_ERR_NOMEM;
+        for (uint32_t i = 0; i < st->glued->n; i++)
+            if (tmap[B->glued_terms[i]] != UINT32_MAX)
+                pl->glued[tmap[B->glued_terms[i]]] = 1;
+    }
     for (uint32_t i = 0; i < st->at->n; i++)
         pl->at[tmap[B->at_terms[i]]] = 1;
     for (uint32_t i = 0; i < st->after->n; i++)
         pl->after[tmap[B->after_terms[i]]] = 1;
+    if (st->offending) {
+        pl->offending = true;
+        pl->try_before = gm_mem_calloc(g->mem, g->nterminals, 1);
+        if (!pl->try_before)
+            return GM_ERR_NOMEM;
+        for (uint32_t i = 0; i < st->offending->n; i++)
+            pl->try_before[tmap[B->off_terms[i]]] = 1;
+        pl->nolex = gm_mem_calloc(g->mem, g->nterminals, 1);
+        if (!pl->nolex)
+            return GM_ERR_NOMEM;
+        for (uint32_t i = 0; st->nolex && i < st->nolex->n; i++)
+            if (tmap[B->nolex_terms[i]] != UINT32_MAX)
+                pl->nolex[tmap[B->nolex_terms[i]]] = 1;
+        pl->renamed = gm_mem_calloc(g->mem, g->nterminals, sizeof *pl->renamed);
+        if (!pl->renamed)
+            return GM_ERR_NOMEM;
+        for (uint32_t i = 0; i < g->nterminals; i++)
+            pl->renamed[i] = GM_POSTLEX_NONE;
+        for (uint32_t i = 0; st->rename && i + 1 < st->rename->n; i += 2)
+            pl->renamed[tmap[B->rename_terms[i]]] = tmap[B->rename_terms[i + 1]];
+    }
     return GM_OK;
 }
 
@@ -1404,6 +1503,10 @@ static gm_status make_cfg(bnf *B, uint32_t start, const uint8_t *reach, gm_cfg *
             tused[B->at_terms[i]] = 1;
         for (uint32_t i = 0; i < B->insert->after->n; i++)
             tused[B->after_terms[i]] = 1;
+        for (uint32_t i = 0; B->insert->offending && i < B->insert->offending->n; i++)
+            tused[B->off_terms[i]] = 1;
+        for (uint32_t i = 0; B->insert->rename && i < B->insert->rename->n; i++)
+            tused[B->rename_terms[i]] = 1;
     }
     uint32_t nt = 0, nn = 0;
     for (size_t i = 0; i < B->nt; i++)

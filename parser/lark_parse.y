@@ -283,15 +283,21 @@ stmt:
     }
   ;
 
-/* note [semicolon insertion] (parser/postlex.h): `at` and `after` lists, in either order. */
+/* note [semicolon insertion] (parser/postlex.h): `at` and `after` lists, in either order, and
+   optionally an `offending` list (note [offending-token insertion]). */
 insert_clauses:
     %empty { $$ = new_stmt(S, LS_INSERT, LOC(@$)); CHECK($$); }
   | insert_clauses RULE insert_list {
         $$ = $1;
-        gm_lx **slot = !strcmp($2, "at") ? &$$->at : !strcmp($2, "after") ? &$$->after : NULL;
+        gm_lx **slot = !strcmp($2, "at") ? &$$->at : !strcmp($2, "after") ? &$$->after
+                     : !strcmp($2, "offending") ? &$$->offending
+                     : !strcmp($2, "nolex") ? &$$->nolex
+                     : !strcmp($2, "glued") ? &$$->glued
+                     : !strcmp($2, "rename") ? &$$->rename : NULL;
         if (!slot) {
             gm_lscan_error(S, GM_ERR_SYNTAX, LOC(@2),
-                           "unknown %%insert clause '%s' (expected 'at' or 'after')", $2);
+                           "unknown %%insert clause '%s' (expected at, after, offending, nolex, "
+                           "glued or rename)", $2);
             YYABORT;
         }
         if (*slot) {

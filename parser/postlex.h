@@ -19,6 +19,32 @@
  * Comments that span lines must act as line ends: the grammar makes them a
  * terminal of their own that the directive also names (`at NEWLINE ML_COMMENT`).
  *
+ * note [offending-token insertion]
+ * JavaScript's automatic semicolon insertion inserts ";" before a token the
+ * parser cannot take when a line end precedes it, or when the token is "}"
+ * (and at end of input when the parser cannot end there), provided the
+ * parser can take the ";" there. That depends on the parser's stack, which
+ * a finite lexer state cannot hold. The grammar says
+ *     %insert ASI at NEWLINE ML_COMMENT after "return" ... offending "}"
+ * With an `offending` list the layer's state has a second bit, "a line end
+ * came since the last terminal fed" (set by every `at` terminal; the first
+ * bit and its forced insertion work as in note [semicolon insertion]).
+ * A terminal T fed while the bit is set, or listed after `offending`, goes
+ * to the parser as the element GM_POSTLEX_TRY | T, which means: if the
+ * parser cannot take T but can take the inserted terminal, feed the
+ * inserted terminal first, then T. A `rename F T'` pair makes the layer
+ * feed T' in place of F after a line end (before the test), for the
+ * grammar's "no line terminator here" before a terminal. At end of input
+ * the same is tried
+ * before $end. The decision is made by whoever holds the parser's stack
+ * (the matcher's walk on its real and virtual stacks, runtime/layer.c; the
+ * always-accepted tables when the anchored part of the stack decides it,
+ * spanner/accept.c; `gramask parse`), so masks stay exact: the lexer state
+ * carries the two bits (four flag values), the class sequences carry the
+ * marked elements, and nothing is guessed. The inserted terminal should be
+ * one of its own (not ";") so that the grammar can refuse insertions where
+ * ECMAScript does (an empty statement, the header of a for statement).
+ *
  * note [indentation]
  * Python's INDENT and DEDENT depend on a stack of indentation widths, which
  * no finite lexer state can hold. The grammar declares the layer with
@@ -54,6 +80,13 @@
 
 #define GM_POSTLEX_NONE UINT32_MAX
 
+/* A fed element marked "insert before it if the parser cannot take it"
+   (note [offending-token insertion]); terminal ids stay below it. */
+#define GM_POSTLEX_TRY 0x20000000u
+
+/* The flag bit of note [offending-token insertion]: a line end came since the last terminal. */
+#define GM_POSTLEX_LINE_SEEN 2u
+
 /* Widest indentation the layer tracks; wider lines count as this wide (saturating). */
 #define GM_INDENT_MAX_WIDTH 254
 
@@ -63,6 +96,14 @@ typedef struct gm_postlex {
     uint8_t *at;             /* [nterminals] 1: a line-end terminal (never fed itself) */
     uint8_t *after;          /* [nterminals] 1: sets the flag when fed */
     uint32_t nterminals;
+    bool offending;          /* note [offending-token insertion] is on (with insertion) */
+    uint8_t *try_before;     /* [nterminals] 1: always fed marked GM_POSTLEX_TRY ("}") */
+    uint32_t *renamed;       /* [nterminals] fed in its place after a line end, or
+                                GM_POSTLEX_NONE (with offending on) */
+    uint8_t *nolex;          /* [nterminals] 1: never added to a contextual lexer for the
+                                rule (parser/contextual.c); only in a cfg, NULL when loaded */
+    uint8_t *glued;          /* [nterminals] 1: nothing ignored may precede it (contextual.c);
+                                NULL when none, or when loaded */
 
     bool indentation;        /* note [indentation] is on */
     uint32_t newline;        /* the _NEWLINE terminal */
@@ -93,8 +134,9 @@ static inline uint32_t gm_postlex_width(const gm_postlex *pl, const uint8_t *lex
 
 /*
  * One terminal from the lexer (ignored ones are never passed here): writes
- * what the parser gets (0 or 1 terminal) to *out and returns how many;
- * updates *flag.
+ * what the parser gets (0 or 1 terminal, possibly marked GM_POSTLEX_TRY) to
+ * *out and returns how many; updates *flag (bit 0: the last terminal
+ * triggers insertion; GM_POSTLEX_LINE_SEEN with the offending rule on).
  */
 static inline uint32_t gm_postlex_map(const gm_postlex *pl, uint32_t term, uint8_t *flag,
                                       uint32_t *out)
@@ -105,20 +147,27 @@ static inline uint32_t gm_postlex_map(const gm_postlex *pl, uint32_t term, uint8
     }
     if (pl->at[term]) {
         uint32_t n = 0;
-        if (*flag)
+        if (*flag & 1)
             out[n++] = pl->insert;
-        *flag = 0;
+        *flag = pl->offending ? GM_POSTLEX_LINE_SEEN : 0;
         return n;
     }
-    *out = term;
+    bool line = pl->offending && (*flag & GM_POSTLEX_LINE_SEEN);
     *flag = pl->after[term];
+    if (line && pl->renamed[term] != GM_POSTLEX_NONE)
+        term = pl->renamed[term];
+    bool try_it = line || (pl->offending && pl->try_before[term]);
+    *out = try_it ? term | GM_POSTLEX_TRY : term;
     return 1;
 }
 
-/* What the parser gets at end of input before $end (0 or 1 terminal). */
+/*
+ * What the parser gets at end of input before $end (0 or 1 terminal); with
+ * the offending rule on, the insertion before $end is then still tried.
+ */
 static inline uint32_t gm_postlex_end(const gm_postlex *pl, uint8_t flag, uint32_t *out)
 {
-    if (pl && pl->insertion && flag) {
+    if (pl && pl->insertion && (flag & 1)) {
         *out = pl->insert;
         return 1;
     }

@@ -56,6 +56,8 @@ static void grammar_free(gm_grammar *g)
         /* Loaded from a compiled file: the layer's arrays are the grammar's own. */
         gm_mem_free(&g->mem, g->postlex.at);
         gm_mem_free(&g->mem, g->postlex.after);
+        gm_mem_free(&g->mem, g->postlex.try_before);
+        gm_mem_free(&g->mem, g->postlex.renamed);
         gm_mem_free(&g->mem, g->postlex.bracket);
     }
     gm_cfg_destroy(g->cfg);

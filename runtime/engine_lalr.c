@@ -315,7 +315,7 @@ static void lalr_expected(const gm_compiled *c, const gm_mstate *s, gm_strbuf *o
     gm_lr_node_retain(top);
     for (uint32_t k = 0; k < nemit && top; k++) {
         gm_lr_node *next = NULL;
-        if (gm_lr_feed(c->grammar->lr, cmem(c), top, emit[k], &next) != GM_OK)
+        if (gm_lr_feed(c->grammar->lr, cmem(c), top, emit[k] & ~GM_POSTLEX_TRY, &next) != GM_OK)
             next = NULL;
         gm_lr_node_release(cmem(c), top);
         top = next;
@@ -326,7 +326,7 @@ static void lalr_expected(const gm_compiled *c, const gm_mstate *s, gm_strbuf *o
     }
     put_viable(c, top, out);
     gm_strbuf_puts(out, " after the ");
-    put_term(out, c->grammar, emit[nemit - 1]);
+    put_term(out, c->grammar, emit[nemit - 1] & ~GM_POSTLEX_TRY);
     gm_strbuf_puts(out, " being lexed (or more of it)");
     gm_lr_node_release(cmem(c), top);
 }

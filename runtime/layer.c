@@ -31,9 +31,56 @@ static uint32_t vtop_width(const gm_vstack *vs)
     return vs->ibase ? vs->ibase->width : 0;
 }
 
+/*
+ * A saved virtual stack, to try a terminal and take the attempt back
+ * (note [offending-token insertion]): the overlay entries a failed feed's
+ * reductions may have overwritten, and the fields.
+ */
+typedef struct vsaved {
+    gm_vstack vs;
+    uint32_t ov[GM_LR_OVERLAY_MAX];
+} vsaved;
+
+static bool vsave(vsaved *s, const gm_vstack *vs)
+{
+    if (vs->n > GM_LR_OVERLAY_MAX)
+        return false;
+    s->vs = *vs;
+    memcpy(s->ov, vs->ov, (size_t)vs->n * sizeof *s->ov);
+    return true;
+}
+
+/* Back to the saved stack; what the attempt read below it still counts (low). */
+static void vrestore(gm_vstack *vs, const vsaved *s)
+{
+    uint32_t low = vs->low < s->vs.low ? vs->low : s->vs.low;
+    *vs = s->vs;
+    memcpy(vs->ov, s->ov, (size_t)s->vs.n * sizeof *s->ov);
+    vs->low = low < vs->n ? low : vs->n;
+}
+
+/*
+ * Element term | GM_POSTLEX_TRY: term, or the inserted terminal then term
+ * when the parser cannot take term (note [offending-token insertion]).
+ */
+static gm_vfeed vfeed_try(const gm_spanner *sp, gm_vstack *vs, uint32_t term)
+{
+    vsaved s;
+    if (!vsave(&s, vs))
+        return GM_VFEED_OVERFLOW;
+    gm_vfeed r = gm_vstack_feed(sp->lr, vs, term);
+    if (r != GM_VFEED_REJECTED)
+        return r;
+    vrestore(vs, &s);
+    r = gm_vstack_feed(sp->lr, vs, sp->postlex->insert);
+    return r == GM_VFEED_SHIFTED ? gm_vstack_feed(sp->lr, vs, term) : r;
+}
+
 int gm_layer_vfeed(const gm_spanner *sp, gm_vstack *vs, uint32_t elem, uint32_t rel_width)
 {
     const gm_lr_table *lr = sp->lr;
+    if (!(elem & GM_SEQ_LINE) && (elem & GM_POSTLEX_TRY))
+        return vfeed_try(sp, vs, elem & ~GM_POSTLEX_TRY);
     if (!(elem & GM_SEQ_LINE)) {
         gm_vfeed r = gm_vstack_feed(lr, vs, elem);
         if (r == GM_VFEED_SHIFTED && sp->postlex && sp->postlex->indentation)
@@ -85,12 +132,27 @@ int gm_layer_vviable(const gm_spanner *sp, const gm_vstack *vs, uint32_t elem, u
     tmp.ov = scratch;
     tmp.cap = cap;
     memcpy(scratch, vs->ov, (size_t)vs->n * sizeof *scratch);
-    gm_vfeed r = gm_vstack_feed(sp->lr, &tmp, elem);
+    gm_vfeed r = (elem & GM_POSTLEX_TRY) && !(elem & GM_SEQ_LINE)
+                     ? vfeed_try(sp, &tmp, elem & ~GM_POSTLEX_TRY)
+                     : gm_vstack_feed(sp->lr, &tmp, elem);
     return r == GM_VFEED_OVERFLOW ? -1 : r == GM_VFEED_SHIFTED;
 }
 
 int gm_layer_vend(const gm_spanner *sp, gm_vstack *vs)
 {
+    if (sp->postlex && sp->postlex->offending) {
+        /* note [offending-token insertion] before $end (the caller feeds $end) */
+        vsaved s;
+        if (!vsave(&s, vs))
+            return GM_VFEED_OVERFLOW;
+        gm_vfeed r = gm_vstack_feed(sp->lr, vs, sp->lr->eof);
+        vrestore(vs, &s);
+        if (r == GM_VFEED_ACCEPTED || r == GM_VFEED_OVERFLOW)
+            return r == GM_VFEED_OVERFLOW ? r : GM_VFEED_SHIFTED;
+        if (gm_vstack_feed(sp->lr, vs, sp->postlex->insert) != GM_VFEED_SHIFTED)
+            vrestore(vs, &s); /* $end fails on its own */
+        return GM_VFEED_SHIFTED;
+    }
     if (!sp->postlex || !sp->postlex->indentation)
         return GM_VFEED_SHIFTED;
     while (vtop_width(vs) > 0) {
@@ -121,6 +183,25 @@ gm_status gm_layer_feed(const gm_spanner *sp, gm_mem *m, gm_lr_node **stack, gm_
                         uint32_t elem, uint32_t rel_width)
 {
     const gm_lr_table *lr = sp->lr;
+    if (!(elem & GM_SEQ_LINE) && (elem & GM_POSTLEX_TRY)) {
+        /* note [offending-token insertion] */
+        uint32_t term = elem & ~GM_POSTLEX_TRY;
+        gm_status st = feed_real(lr, m, stack, term);
+        if (st != GM_ERR_REJECTED)
+            return st;
+        gm_lr_node *s = *stack;
+        gm_lr_node_retain(s);
+        st = feed_real(lr, m, &s, sp->postlex->insert);
+        if (st == GM_OK)
+            st = feed_real(lr, m, &s, term);
+        if (st != GM_OK) {
+            gm_lr_node_release(m, s);
+            return st;
+        }
+        gm_lr_node_release(m, *stack);
+        *stack = s;
+        return GM_OK;
+    }
     if (!(elem & GM_SEQ_LINE)) {
         gm_status st = feed_real(lr, m, stack, elem);
         if (st == GM_OK && sp->postlex && sp->postlex->indentation)

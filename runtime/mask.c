@@ -229,7 +229,8 @@ static gm_status class_big(walker *w, const gm_vstack *vs0, const gm_profile *p,
  * minus pops its shifted "-", pushes the operator's state and a new "-"),
  * feeding it once more pops and pushes the same: the walk does that
  * without looking at the tables. Line ends are not repeated this way (the
- * layer reads its own state), nor feeds that reach below the overlay.
+ * layer reads its own state), nor elements that may insert a terminal
+ * (note [offending-token insertion]), nor feeds that reach below the overlay.
  */
 enum { REPEAT_WINDOW = 8 };
 
@@ -262,7 +263,7 @@ static int walk_feed(walker *w, gm_vstack *vs, uint32_t e, uint32_t d, bool agai
         return GM_VFEED_SHIFTED;
     }
     rp->depth = UINT32_MAX;
-    if (!again || (e & GM_SEQ_LINE))
+    if (!again || (e & GM_SEQ_LINE) || (e & GM_POSTLEX_TRY))
         return gm_layer_vfeed(w->sp, vs, e, w->rel_width);
     uint32_t n0 = vs->n, in0 = vs->in, old[REPEAT_WINDOW];
     uint32_t saved = n0 < REPEAT_WINDOW ? n0 : REPEAT_WINDOW;

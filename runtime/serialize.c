@@ -219,11 +219,16 @@ static void put_lexer(writer *w, const gm_lexer *lx, const gm_postlex *pl)
 {
     put_u32(w, TAG_LEXR);
     put_lexer_body(w, lx);
-    put_u32(w, pl->insertion);
+    /* 1: semicolon insertion; 2: with note [offending-token insertion] (its list follows) */
+    put_u32(w, pl->insertion ? 1u + pl->offending : 0u);
     if (pl->insertion) {
         put_u32(w, pl->insert);
         put(w, pl->at, lx->nterminals);
         put(w, pl->after, lx->nterminals);
+        if (pl->offending) {
+            put(w, pl->try_before, lx->nterminals);
+            put_array(w, pl->renamed, lx->nterminals, 4);
+        }
     }
     put_u32(w, pl->indentation);
     if (pl->indentation) {
@@ -851,20 +856,28 @@ static int read_lexer(reader *r, gm_grammar *g)
     uint32_t insertion = get_u32(r, "post-lexing layer");
     if (r->bad)
         return -1;
-    if (insertion > 1)
+    if (insertion > 2)
         return bad(r, "malformed post-lexing layer");
     if (insertion) {
         pl->insertion = true;
+        pl->offending = insertion == 2;
         pl->nterminals = lx->nterminals;
         pl->insert = get_u32(r, "post-lexing layer");
         pl->at = get_array(r, m, lx->nterminals, 1, "post-lexing layer");
         pl->after = get_array(r, m, lx->nterminals, 1, "post-lexing layer");
+        if (pl->offending) {
+            pl->try_before = get_array(r, m, lx->nterminals, 1, "post-lexing layer");
+            pl->renamed = get_array(r, m, lx->nterminals, 4, "post-lexing layer");
+        }
         if (r->bad)
             return -1;
+        for (uint32_t t = 0; pl->offending && t < lx->nterminals; t++)
+            if (pl->renamed[t] != GM_POSTLEX_NONE && pl->renamed[t] >= lx->nterminals)
+                return bad(r, "post-lexing layer renames to a terminal that does not exist");
         if (pl->insert >= lx->nterminals)
             return bad(r, "post-lexing layer inserts a terminal that does not exist");
         for (uint32_t t = 0; t < lx->nterminals; t++)
-            if (pl->at[t] > 1 || pl->after[t] > 1)
+            if (pl->at[t] > 1 || pl->after[t] > 1 || (pl->offending && pl->try_before[t] > 1))
                 return bad(r, "malformed post-lexing layer");
     }
     uint32_t indentation = get_u32(r, "indentation layer");
@@ -1205,6 +1218,8 @@ static int read_profiles(reader *r, gm_compiled *c)
         for (uint32_t i = 0; i < nseq; i++) {
             uint32_t e = p->seqs[i];
             bool line = (e & GM_SEQ_LINE) != 0; /* an indentation line end and its width */
+            if (!line && (e & GM_POSTLEX_TRY) && c->grammar->postlex.offending)
+                e &= ~GM_POSTLEX_TRY; /* note [offending-token insertion] */
             if (line ? !c->grammar->postlex.indentation || GM_SEQ_WIDTH(e) > GM_INDENT_MAX_WIDTH
                      : e >= lx->nterminals || lx->terminals[e].ignored)
                 return bad(r, "profile sequence names a terminal the parser never sees");

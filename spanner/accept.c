@@ -55,6 +55,30 @@ static verdict afeed(const gm_lr_table *t, astack *a, uint32_t elem)
 }
 
 /*
+ * An element through the layers (afeed for terminals): a GM_POSTLEX_TRY one
+ * feeds the inserted terminal first when its terminal is rejected (note
+ * [offending-token insertion] in parser/postlex.h); a rejection on the
+ * anchored stack is a rejection on every stack with that anchor, so the
+ * choice is exact, and undecided (V_DEPEND) when the terminal is.
+ */
+static verdict lfeed(const gm_spanner *sp, astack *a, uint32_t elem)
+{
+    if ((elem & GM_SEQ_LINE) || !(elem & GM_POSTLEX_TRY))
+        return afeed(sp->lr, a, elem);
+    uint32_t term = elem & ~GM_POSTLEX_TRY;
+    astack saved;
+    saved.n = a->n;
+    memcpy(saved.st, a->st, (size_t)a->n * sizeof *a->st);
+    verdict v = afeed(sp->lr, a, term);
+    if (v != V_REJECT)
+        return v;
+    a->n = saved.n;
+    memcpy(a->st, saved.st, (size_t)saved.n * sizeof *a->st);
+    v = afeed(sp->lr, a, sp->postlex->insert);
+    return v == V_ACCEPT ? afeed(sp->lr, a, term) : v;
+}
+
+/*
  * The layer's open brackets along a sequence: exact, or at least `n` when
  * the entry's count was GM_ACCEPT_PARENS or more.
  */
@@ -100,7 +124,7 @@ static verdict prod_verdict(const gm_spanner *sp, const astack *a, uint32_t prod
         astack copy;
         copy.n = a->n;
         memcpy(copy.st, a->st, (size_t)a->n * sizeof *a->st);
-        verdict r = afeed(sp->lr, &copy, t);
+        verdict r = lfeed(sp, &copy, t);
         if (r == V_ACCEPT)
             return V_ACCEPT;
         if (r == V_DEPEND)
@@ -190,9 +214,9 @@ static bool classify(const gm_spanner *sp, const gm_profile *p, const uint32_t *
             uint32_t e = p->seqs[c->seq + d];
             if ((e & GM_SEQ_LINE) && joined(pc[to]))
                 continue; /* inside brackets the layer drops the line end */
-            v = afeed(sp->lr, &snap[to], e);
+            v = lfeed(sp, &snap[to], e);
             if (v == V_ACCEPT && bracket && !(e & GM_SEQ_LINE))
-                pc[to].n += bracket[e];
+                pc[to].n += bracket[e & ~GM_POSTLEX_TRY];
             /* The contextual lexer changes here (note [contextual masks] in
              * runtime/ctx_spanners.h): the group of classes sharing this prefix is decided
              * by its suffix profile. */

@@ -133,8 +133,9 @@ static gm_status layout_states(gm_spanner *sp, uint32_t strip_leading, gm_error 
 {
     const gm_lexer *lx = sp->lexer;
     const gm_postlex *pl = sp->postlex;
-    sp->nflags = pl && pl->insertion ? 2 : 1;
-    sp->flag_bits = sp->nflags == 2;
+    /* two flag bits with note [offending-token insertion] (postlex.h), else one */
+    sp->nflags = pl && pl->insertion ? (pl->offending ? 4 : 2) : 1;
+    sp->flag_bits = sp->nflags == 4 ? 2 : sp->nflags == 2;
     uint64_t nplain = (uint64_t)lx->nstates * sp->nflags, blocks = 0;
     if (nplain > UINT32_MAX / 4)
         return gm_error_set(err, GM_ERR_LIMIT, "too many lexer states for the token spanner");

@@ -29,7 +29,7 @@
  * The transducer the spanner composes with the vocabulary is the lexer
  * followed by the post-lexing layers (parser/postlex.h), and its states are:
  *   q < nlex: a lexer state with the layers' finite state: the semicolon
- *     flag (nflags values: 2 when insertion is on, else 1) and, for lexer
+ *     flag (nflags values: 2 when insertion is on, 4 with the offending rule, else 1) and, for lexer
  *     states whose lexeme can still become the indentation layer's
  *     _NEWLINE, the width of its last line so far (0..GM_INDENT_MAX_WIDTH).
  *     Width 0 (or no width) is state slot = lexer state * nflags + flag,
@@ -196,7 +196,7 @@ typedef struct gm_spanner {
     const gm_trie *trie;
     const gm_postlex *postlex; /* NULL when the grammar has no post-lexing layer */
     uint32_t nbits;          /* vocabulary size: bits of a mask */
-    uint32_t nflags;         /* semicolon-layer flag values (note [spanner states]) */
+    uint32_t nflags;         /* semicolon-layer flag values (note [spanner states]): 1, 2 or 4 */
     uint32_t flag_bits;      /* log2(nflags) */
     bool plain;              /* one flag and no widths: a state below nlex is its lexer state */
     uint32_t nplain;         /* lexer states * nflags: the width-0 states, each its slot */

@@ -18,7 +18,9 @@
  * lexers lex differently from the basic one (keywords that are names
  * elsewhere, longer operators the state does not accept, overlapping
  * number and name terminals), with an indentation layer and with semicolon
- * insertion, in gramask's and Lark's lexer modes.
+ * insertion (Go's, and JavaScript's offending-token rule, whose insertions
+ * the reference decides on its own LR stack), in gramask's and Lark's
+ * lexer modes.
  */
 #include "tests/testutil.h"
 
@@ -65,6 +67,31 @@ static int ref_feed(ref *r, ref_state *s, uint32_t t)
     return 1;
 }
 
+/*
+ * Element e of the layers (note [offending-token insertion] in
+ * parser/postlex.h): a marked terminal gets the inserted terminal first
+ * when the stack cannot take it and can take that.
+ */
+static int ref_feed_elem(ref *r, ref_state *s, uint32_t e)
+{
+    if (!(e & GM_POSTLEX_TRY))
+        return ref_feed(r, s, e);
+    uint32_t t = e & ~GM_POSTLEX_TRY, ins = r->c->grammar->postlex.insert;
+    if (!gm_lr_can_feed(r->lr, s->stack, &t, 1) && gm_lr_can_feed(r->lr, s->stack, &ins, 1) &&
+        !ref_feed(r, s, ins))
+        return 0;
+    return ref_feed(r, s, t);
+}
+
+/* Whether the stack takes element e (as ref_feed_elem feeds it). */
+static int ref_elem_viable(ref *r, const gm_lr_node *stack, uint32_t e)
+{
+    uint32_t t = e & ~GM_POSTLEX_TRY, two[2] = {r->c->grammar->postlex.insert, t};
+    if (gm_lr_can_feed(r->lr, stack, &t, 1))
+        return 1;
+    return (e & GM_POSTLEX_TRY) && gm_lr_can_feed(r->lr, stack, two, 2);
+}
+
 /* One lexed terminal through the layers to the parser. */
 static int ref_emit(ref *r, ref_state *s, uint32_t t)
 {
@@ -76,7 +103,7 @@ static int ref_emit(ref *r, ref_state *s, uint32_t t)
     if (gm_postlex_stream_feed(&s->layers, t, s->lexeme, s->lexlen, &out, &n, &err) != GM_OK)
         return 0;
     for (size_t i = 0; i < n; i++)
-        if (!ref_feed(r, s, out[i]))
+        if (!ref_feed_elem(r, s, out[i]))
             return 0;
     return 1;
 }
@@ -193,8 +220,10 @@ static int ref_pending_ok(ref *r, const ref_state *s)
         const uint32_t *out;
         size_t n;
         gm_error err;
-        if (gm_postlex_stream_feed(&layers, t, s->lexeme, s->lexlen, &out, &n, &err) == GM_OK &&
-            (n == 0 || gm_lr_can_feed(r->lr, s->stack, out, n)))
+        if (gm_postlex_stream_feed(&layers, t, s->lexeme, s->lexlen, &out, &n, &err) != GM_OK)
+            continue;
+        if (n == 1 && (out[0] & GM_POSTLEX_TRY) ? ref_elem_viable(r, s->stack, out[0])
+                                                : n == 0 || gm_lr_can_feed(r->lr, s->stack, out, n))
             return 1;
     }
     /* Or the lexeme falls back to its longest match and the rest is lexed again. */
@@ -228,6 +257,10 @@ static int ref_can_end(ref *r, const ref_state *s0)
         gm_postlex_stream_end(&s.layers, &out, &n);
     for (size_t i = 0; ok && i < n; i++)
         ok = ref_feed(r, &s, out[i]);
+    const gm_postlex *pl = &r->c->grammar->postlex;
+    if (ok && pl->offending && !gm_lr_accepts(r->lr, s.stack) &&
+        gm_lr_can_feed(r->lr, s.stack, &pl->insert, 1))
+        ok = ref_feed(r, &s, pl->insert); /* the insertion before $end */
     ok = ok && gm_lr_accepts(r->lr, s.stack);
     gm_lr_node_release(r->mem, s.stack);
     return ok;
@@ -589,6 +622,53 @@ static void semicolon_programs(void **state)
 }
 
 /*
+ * JavaScript's offending-token rule (parser/postlex.h, note [offending-token
+ * insertion]) on a small grammar: ASI goes before a terminal the parser
+ * cannot take after a line end, before "}", at the end, and always after
+ * "return" at a line end; "/" after an operand divides (REGEX is nolex).
+ */
+static const char asi_grammar[] =
+    "start: stmt*\n"
+    "stmt: expr _semi | \"return\" expr? _semi | \"{\" stmt* \"}\" | \";\"\n"
+    "    | \"if\" \"(\" expr \")\" stmt\n"
+    "_semi: \";\" | ASI\n"
+    "?expr: expr \"+\" atom | expr \"/\" atom | atom\n"
+    "?atom: NAME | REGEX | \"(\" expr \")\" | atom \"(\" expr? \")\"\n"
+    "NAME: /[a-z]+/\n"
+    "REGEX: /\\/[a-z]+\\//\n"
+    "NEWLINE: /\\n/\n"
+    "%declare ASI\n"
+    "%ignore \" \"\n"
+    "%insert ASI at NEWLINE after \"return\" offending \"}\" nolex REGEX\n";
+
+static void asi_programs(void **state)
+{
+    (void)state;
+    combo k = {asi_grammar, LLAMA3, false, NULL};
+    program_steps(&k, "a\nb\n(c)\nd /e/ f\n{ x }\nif (a) b\n/ c\nreturn\nx + y\n/re/\nq\n", true);
+    program_steps(&k, "a b\n", false);          /* no line end: no insertion */
+    program_steps(&k, "if (a)\n;\nif (b)\nc", true);
+    program_steps(&k, "if (a)\n}", false);      /* ASI would be an empty statement */
+    random_walks(&k, 3, 30, 14);
+    combo s = {asi_grammar, SP32K, false, NULL};
+    program_steps(&s, "x\n(y)(z)\n{ return\n}", true);
+    random_walks(&s, 3, 30, 15);
+}
+
+/* The bundled JavaScript grammar (note [js: semicolons] in grammars/javascript.lark). */
+static void javascript_program(void **state)
+{
+    (void)state;
+    combo k = {"grammars/javascript.lark", LLAMA3, false, NULL};
+    program_steps(&k, "'use strict'\nconst a = b\n(c)\nlet d = `x${a}//${ {e: 1}.e }`\n"
+                      "if (a) return /r[/]/g.test(d) }\nx = y / 2 / z\nthrow e\n", false);
+    program_steps(&k, "x = (a)\n=> 1\n", false); /* no line end before => */
+    program_steps(&k, "'use strict'\nconst a = b\n(c)\nlet d = `x${a}//${ {e: 1}.e }`\n"
+                      "function f() { if (a) return /r[/]/g.test(d) }\nx = y / 2 / z\ni\n++j\n", true);
+    random_walks(&k, 2, 25, 16);
+}
+
+/*
  * Lark mode's fallbacks (note [contextual fallbacks]): "1e" may fall back
  * to NUMBER, r"a to NAME, ".." to ".", and the window goes to the lexer of
  * the state after the fallback: after a NUMBER in an expression that one
@@ -924,6 +1004,8 @@ int main(void)
         cmocka_unit_test(expr_walks),
         cmocka_unit_test(indent_programs),
         cmocka_unit_test(semicolon_programs),
+        cmocka_unit_test(asi_programs),
+        cmocka_unit_test(javascript_program),
         cmocka_unit_test(fallback_programs),
         cmocka_unit_test(lark_lexer_walks),
         cmocka_unit_test(bad_lexer_kind),

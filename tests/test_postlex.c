@@ -241,6 +241,51 @@ static void insertion_and_no_layer(void **state)
     expect_stream(&pl, plain, COUNT(plain), "NAME NL ( NL");
 }
 
+/*
+ * note [offending-token insertion]: what gm_postlex_map hands the parser,
+ * worked out by hand. ":" stands for the inserted terminal, NL is the line
+ * end, ")" triggers the forced insertion, OUT is tried always (JavaScript's
+ * "}"), and "(" after a line end becomes IN (a rename).
+ */
+static void offending_marks(void **state)
+{
+    (void)state;
+    uint8_t at[NTERMS] = {[NL] = 1}, after[NTERMS] = {[RP] = 1}, try_before[NTERMS] = {[OUT] = 1};
+    uint32_t renamed[NTERMS];
+    for (int i = 0; i < NTERMS; i++)
+        renamed[i] = GM_POSTLEX_NONE;
+    renamed[LP] = IN;
+    gm_postlex pl;
+    memset(&pl, 0, sizeof pl);
+    pl.insertion = true;
+    pl.offending = true;
+    pl.insert = COLON;
+    pl.at = at;
+    pl.after = after;
+    pl.try_before = try_before;
+    pl.renamed = renamed;
+    pl.nterminals = NTERMS;
+    const uint32_t T = GM_POSTLEX_TRY;
+    const uint32_t in[] = {NAME, NL, NAME, OUT, NL, LP, LP, RP, NL, NAME, NL};
+    const uint32_t want[][2] = {{1, NAME}, {0, 0}, {1, NAME | T}, {1, OUT | T}, {0, 0},
+                                {1, IN | T}, {1, LP}, {1, RP}, {1, COLON}, {1, NAME | T}, {0, 0}};
+    uint8_t flag = 0;
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
+        uint32_t out = UINT32_MAX;
+        uint32_t n = gm_postlex_map(&pl, in[i], &flag, &out);
+        assert_int_equal(n, want[i][0]);
+        if (n)
+            assert_int_equal(out, want[i][1]);
+    }
+    /* the end: nothing forced (the parser's test before $end is the caller's) */
+    uint32_t out;
+    assert_int_equal(gm_postlex_end(&pl, flag, &out), 0);
+    flag = 0;
+    assert_int_equal(gm_postlex_map(&pl, RP, &flag, &out), 1);
+    assert_int_equal(gm_postlex_end(&pl, flag, &out), 1);
+    assert_int_equal(out, COLON);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -251,6 +296,7 @@ int main(void)
         cmocka_unit_test(wide_lines_saturate),
         cmocka_unit_test(deepest_stack),
         cmocka_unit_test(insertion_and_no_layer),
+        cmocka_unit_test(offending_marks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

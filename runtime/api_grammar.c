@@ -68,6 +68,17 @@ static void grammar_free(gm_grammar *g)
     gm_mapping_release(map);
 }
 
+/* Whether the post-lexing layer names terminals only a contextual lexer can treat so. */
+static bool needs_contextual(const gm_postlex *pl)
+{
+    if (pl->glued)
+        return true;
+    for (uint32_t t = 0; pl->nolex && t < pl->nterminals; t++)
+        if (pl->nolex[t])
+            return true;
+    return false;
+}
+
 /* Builds the lexer and the tables of a loaded cfg. */
 static gm_status build(gm_grammar *g, const gm_grammar_options *opts, gm_error *err)
 {
@@ -93,6 +104,13 @@ static gm_status build(gm_grammar *g, const gm_grammar_options *opts, gm_error *
     } else if (st == GM_OK && opts && opts->lexer != GM_LEXER_BASIC) {
         st = gm_error_set(err, GM_ERR_ARGUMENT, "gm_grammar_options.lexer %d is not a lexer",
                           (int)opts->lexer);
+    } else if (st == GM_OK && needs_contextual(&g->postlex)) {
+        /* The basic lexer cannot honour them: it would lex "/" of a division
+         * as a regular expression (javascript.lark), a wrong language. */
+        st = gm_error_set(err, GM_ERR_UNSUPPORTED,
+                          "the grammar's %%insert uses nolex or glued, which only the "
+                          "contextual lexer honours: build it with GM_LEXER_CONTEXTUAL "
+                          "(--lexer=contextual, lexer=\"contextual\")");
     }
     return st;
 }

@@ -50,9 +50,9 @@ has 'STRING' && has 'exit 0'; ok "lex: a bundled grammar's terminals" $?
 
 # javascript.lark's %insert has nolex and glued, which only the contextual lexer
 # honours: compiling it with the basic lexer is refused, not a wrong language.
-run compile javascript -o "$tmp/js.gmc"
+run compile javascript --tokenizer "$d/tokenizers/sp32k" -o "$tmp/js.gmc"
 has 'only the contextual lexer honours' && has 'exit 1'; ok "compile javascript with the basic lexer: refused" $?
-run compile javascript --lexer=contextual -o "$tmp/js.gmc"
+run compile javascript --lexer=contextual --tokenizer "$d/tokenizers/sp32k" -o "$tmp/js.gmc"
 has 'exit 0'; ok "compile javascript with the contextual lexer" $?
 
 finish

@@ -416,9 +416,14 @@ static uint32_t token_dispatch(stag *c, const gm_jv *v)
     if (!known(c, v, "a token_dispatch", keys))
         return GM_EX_NONE;
     const gm_jv *rules = member(v, "rules");
-    if (!rules || rules->kind != GM_JV_ARRAY || rules->n == 0)
-        return gm_stag_fail(c, v, GM_ERR_FORMAT, "TokenTagDispatch format must have a rules field "
-                            "with a non-empty array");
+    if (!rules || rules->kind != GM_JV_ARRAY || rules->n == 0) {
+        size_t mark = rules ? gm_stag_push_key(c, "rules") : 0;
+        gm_stag_fail(c, rules ? rules : v, GM_ERR_FORMAT, "TokenTagDispatch format must have a "
+                     "rules field with a non-empty array");
+        if (rules)
+            gm_stag_pop(c, mark);
+        return GM_EX_NONE;
+    }
     if (rules->n > MAX_TOKEN_IDS)
         return gm_stag_fail(c, rules, GM_ERR_LIMIT, "more than %d rules", MAX_TOKEN_IDS);
     bool loop = flag(c, v, "loop", true);

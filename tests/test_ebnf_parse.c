@@ -58,6 +58,7 @@ static const form_case forms[] = {
     {G, "root ::= \"\\x41B\"", "root ::= \"AB\"\n"},     /* GBNF: \x takes two digits */
     {X, "root ::= \"\\x41B\"", "root ::= \"\\u041B\"\n"}, /* XGrammar: as many as there are */
     {X, "root ::= \"\\'\\?\\a\\b\\f\\v\\0\\e\"", "root ::= \"'?\\u0007\\u0008\\u000C\\u000B\\u0000\\u001B\"\n"},
+    {X, "root ::= \"a\\/b\"", "root ::= \"a/b\"\n"},
     {G, "root ::= \"é\"", "root ::= \"\\u00E9\"\n"},
     {G, "root ::= \"a\nb\"", "root ::= \"a\\nb\"\n"},    /* llama.cpp reads raw newlines in literals */
     /* classes */

@@ -70,3 +70,15 @@ def test_lark_terminals_stay_python():
     """Terminals of Lark grammars are Python's re: the dialect's additions are errors there."""
     with pytest.raises(Exception, match=r"bad escape|incomplete escape"):
         xgr.Grammar.from_lark('start: A\nA: /\\u{41}/\n')
+
+
+def test_large_counts_against_python_re():
+    """A count above the lexer's default limit (1000) is read in Regex(...): the engine keeps
+    it as a counter. Python `re` decides the same strings."""
+    pattern = r"(ab){2,5000}c"
+    g = xgr.Grammar.from_ebnf('root ::= Regex("' + pattern + '")')
+    py = re.compile(pattern)
+    for n in (0, 1, 2, 3, 999, 1000, 1001, 4999, 5000, 5001):
+        for s in ("ab" * n + "c", "ab" * n):
+            assert _is_grammar_accept_string(g, s) == (py.fullmatch(s) is not None), (n, s[-4:])
+

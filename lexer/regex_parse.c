@@ -455,9 +455,9 @@ static esc_kind expr_escape(parser *ps, const token *t, uint32_t *cp)
             }
         }
         fail_at(ps, GM_ERR_UNSUPPORTED, t->start,
-                "unsupported construct: backreference \\%c%.*s (terminals are regular languages; "
-                "Backreference)",
-                (int)t->cp, (int)(ps->pos - start), (const char *)ps->p + start);
+                "unsupported construct: backreference \\%c%.*s (terminals are regular languages%s)",
+                (int)t->cp, (int)(ps->pos - start), (const char *)ps->p + start,
+                ps->xgr ? "; Backreference" : "");
         return ESC_ERROR;
     }
     if (t->cp < 128 && ascii_letter(t->cp)) {

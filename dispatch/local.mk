@@ -3,7 +3,7 @@
 libgmcore_la_SOURCES += \
 	dispatch/ir_import.c dispatch/ir_import.h \
 	dispatch/stag.c dispatch/stag.h dispatch/stag_internal.h \
-	dispatch/stag_base.c dispatch/stag_xml.c dispatch/stag_shape.c \
+	dispatch/stag_base.c dispatch/stag_xml.c dispatch/stag_shape.c dispatch/stag_token.c \
 	dispatch/tools.c dispatch/tools.h \
 	dispatch/tool_families.c dispatch/tool_families.h dispatch/tool_family_kimi_k3.c \
 	dispatch/codeblocks.c dispatch/codeblocks.h

@@ -586,9 +586,9 @@ static const char *const structure_keys[] = {"begin", "schema", "end", NULL};
 
 /* begin content end; any_text content stops at a text end (note [structural tags]). */
 /*
- * A token format {"type": "token", "token": TEXT}: the special token TEXT
- * (GM_EX_TOKEN, checked against the vocabulary when compiled). Token ids
- * are refused: the grammar names tokens by their text.
+ * A token format {"type": "token", "token": TEXT or ID}: the special token
+ * TEXT (GM_EX_TOKEN, checked against the vocabulary when compiled), or the
+ * token of that id (a token id set, ir/ebnf.h note [token id sets]).
  */
 static uint32_t token_node(stag *c, const gm_jv *v)
 {
@@ -606,10 +606,13 @@ static uint32_t token_node(stag *c, const gm_jv *v)
         return gm_stag_fail(c, v, GM_ERR_FORMAT, "missing \"token\"");
     size_t mark = gm_stag_push_key(c, "token");
     uint32_t node = GM_EX_NONE;
-    if (t->kind == GM_JV_NUMBER)
-        gm_stag_fail(c, t, GM_ERR_UNSUPPORTED, "a token id: gramask names a token by its text (give "
-             "the special token's text, such as \"<|im_end|>\")");
-    else if (t->kind != GM_JV_STRING || t->n == 0)
+    uint32_t id;
+    if (t->kind == GM_JV_NUMBER) {
+        /* by id: a token id set of one (note [token formats] in stag_token.c) */
+        if (gm_stag_token_id(c, t, &id) &&
+            (node = gm_ebnf_add_token_ids(c->g, false, &id, 1)) == GM_EX_NONE)
+            gm_stag_nomem(c);
+    } else if (t->kind != GM_JV_STRING || t->n == 0)
         gm_stag_fail(c, t, GM_ERR_FORMAT, "expected the token's text");
     else if ((node = gm_ebnf_add_token(c->g, t->u.s, t->n)) == GM_EX_NONE)
         gm_stag_nomem(c);
@@ -759,7 +762,11 @@ static uint32_t tag_after(stag *c, const gm_jv *v, uint32_t begin)
         gm_stag_pop(c, mark);
         return seq3(c, begin, body, endn);
     }
+    /* the token-level formats inside exclude a token end (note [token formats]) */
+    const gm_jv *outer_end = c->end_token;
+    c->end_token = endv && endv->kind == GM_JV_OBJECT ? endv : NULL;
     body = format(c, content);
+    c->end_token = outer_end;
     gm_stag_pop(c, mark);
     return seq3(c, begin, body, endn);
 }
@@ -896,7 +903,15 @@ static uint32_t triggered(stag *c, const gm_jv *v, const gm_jv *trig_arr, const 
     for (uint32_t i = 0; i < tags->n; i++) {
         const gm_jv *t = tags->u.items[i];
         size_t m2 = gm_stag_push_index(c, i);
-        const gm_jv *begin = get_string(c, t, "begin", true);
+        const gm_jv *begin = NULL;
+        if (member(t, "begin") && member(t, "begin")->kind == GM_JV_OBJECT) {
+            size_t m3 = gm_stag_push_key(c, "begin");
+            gm_stag_fail(c, member(t, "begin"), GM_ERR_FORMAT, "Tags in triggered_tags must "
+                 "have a string begin (a token begin belongs in token_triggered_tags)");
+            gm_stag_pop(c, m3);
+        } else {
+            begin = get_string(c, t, "begin", true);
+        }
         uint32_t which = UINT32_MAX;
         for (uint32_t j = 0; begin && j < nt && c->status == GM_OK; j++) {
             const gm_jv *tv = tr[j].v;
@@ -1213,6 +1228,8 @@ static uint32_t format(stag *c, const gm_jv *v)
             node = repeated(c, v, t[0] == 'p', t[0] == 'o' ? 1 : GM_EX_INF);
     } else if (!strcmp(t, "token")) {
         node = token_node(c, v);
+    } else if (gm_stag_token_level(t)) {
+        node = gm_stag_token_format(c, v, t);
     } else if (!strcmp(t, "dispatch")) {
         if (known_keys(c, v, "a dispatch", dispatch_keys))
             node = dispatch_format(c, v);
@@ -1235,7 +1252,8 @@ static uint32_t format(stag *c, const gm_jv *v)
              "supported; gramask knows "
              "const_string, json_schema, qwen_xml_parameter, grammar, regex, lalr, sequence, or, tag, token, "
              "any_text, optional, plus, star, repeat, dispatch, triggered_tags, "
-             "tags_with_separator)", t, t);
+             "tags_with_separator, exclude_token, any_tokens, token_triggered_tags, "
+             "token_dispatch)", t, t);
         gm_stag_pop(c, mark);
     }
     c->depth--;
@@ -1332,6 +1350,8 @@ gm_status gm_stag_compile(gm_mem *m, const char *name, const char *json, size_t 
     c->text = text_node;
     c->free_text = free_text_of;
     c->json_schema_text = schema_text;
+    c->format = format;
+    c->tag_after = tag_after;
     c->name = name ? name : "structural tag";
     c->opts = opts ? opts : &none;
     c->err = err;

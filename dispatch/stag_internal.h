@@ -44,6 +44,11 @@ typedef struct stag {
     uint32_t (*free_text)(struct stag *c, const uint32_t *ids, size_t n);
     uint32_t (*json_schema_text)(struct stag *c, const char *json, size_t len,
                                  const gm_schema_options *so);
+    /* and those stag_token.c builds on: a format; a tag's content and end after begin */
+    uint32_t (*format)(struct stag *c, const gm_jv *v);
+    uint32_t (*tag_after)(struct stag *c, const gm_jv *v, uint32_t begin);
+    const gm_jv *end_token;   /* the end of the innermost enclosing tag when it is a token
+                                 format, else NULL (note [token formats] in stag_token.c) */
 } stag;
 
 /* stag_base.c: the first error, with the current JSON pointer; returns GM_EX_NONE. */
@@ -80,5 +85,13 @@ uint32_t gm_stag_xml_schema(stag *c, const gm_jv *v, const gm_jv *schema, const 
                             const gm_schema_options *so);
 /* Whether style names one of those styles. */
 bool gm_stag_xml_style_known(const char *style);
+
+/* stag_token.c: the token-level formats (note [token formats]). */
+/* An integer token id at t; fails with XGrammar's wording if t is not one. */
+bool gm_stag_token_id(stag *c, const gm_jv *t, uint32_t *id);
+/* Whether type is exclude_token, any_tokens, token_triggered_tags or token_dispatch. */
+bool gm_stag_token_level(const char *type);
+/* The format v of such a type. */
+uint32_t gm_stag_token_format(stag *c, const gm_jv *v, const char *type);
 
 #endif

@@ -287,7 +287,7 @@ static gm_status read_char(parser *p, int where, uint32_t *cp)
     default: break;
     }
     if (p->xg) {
-        static const char plain[] = "'?";
+        static const char plain[] = "'?/"; /* \/ as JSON has it (XGrammar reads it so) */
         static const char ctrl[] = "abfv0e";
         static const uint32_t ctrl_cp[] = {7, 8, 12, 11, 0, 27};
         static const char cls[] = "^$.*+?()[]{}|/-";

@@ -169,9 +169,31 @@ gm_status gm_ebnf_add_regex(gm_ebnf *g, const char *pattern, size_t len, unsigne
     gm_regex re;
     gm_regex_init(&re, m);
     *node = GM_EX_NONE;
-    gm_status st = gm_regex_parse(&re, &uc, pattern, len,
-                                  flags & ~(unsigned)(GM_RE_LARK_MATCH | GM_EBNF_RE_JSON_STRING),
-                                  limits, err);
+    /* XGrammar's regex (lexer/regex_parse.c note [xgrammar regex]); a ^ that begins the
+       pattern and a $ that ends it hold wherever the whole text is matched, as here */
+    size_t lead = len && pattern[0] == '^';
+    size_t trail = 0;
+    if (len > lead && pattern[len - 1] == '$') {
+        size_t k = 0;
+        while (k + 1 < len - lead && pattern[len - 2 - k] == '\\')
+            k++;
+        trail = k % 2 == 0;
+    }
+    /* The default repetition limit guards the lexer's DFAs, which unroll counts; the
+       engine keeps a count here as a counter (note [repetition rules] in earley/fsm.h),
+       so under the default a count may go up to the IR's own bound, as in EBNF (XGrammar's
+       a{2,50000}). A limit set to anything else is kept. */
+    gm_limits lim, dflt;
+    gm_limits_init_defaults(&dflt);
+    gm_limits_resolve(&lim, limits);
+    if (lim.max_regex_repeat == dflt.max_regex_repeat)
+        lim.max_regex_repeat = GM_EBNF_MAX_REPEAT;
+    gm_status st = gm_regex_parse(&re, &uc, pattern + lead, len - lead - trail,
+                                  (flags & ~(unsigned)(GM_RE_LARK_MATCH | GM_EBNF_RE_JSON_STRING)) |
+                                      GM_RE_XGRAMMAR,
+                                  &lim, err);
+    if (st != GM_OK && err && err->column)
+        err->column += (uint32_t)lead;
     if (st == GM_OK) {
         rx_walk w = {.g = g, .re = &re, .json = (flags & GM_EBNF_RE_JSON_STRING) != 0};
         w.memo = gm_mem_alloc(m, (re.nnodes ? re.nnodes : 1) * sizeof *w.memo);

@@ -83,6 +83,8 @@ enum {
     GM_RE_LARK_MATCH = 1u << 6, /* no letter: the regex is a terminal, which means what re.match
                                    finds: lazy quantifiers and lookarounds are kept for the
                                    ordered determinizer (lexer/ordered.h); gm_lexer_build sets it */
+    GM_RE_XGRAMMAR = 1u << 7,   /* no letter: XGrammar's additions, \u{...} \cX \e (?<name>...)
+                                   (note [xgrammar regex] in regex_parse.c); ir/ebnf_regex.c sets it */
 };
 
 /*

@@ -36,6 +36,7 @@ typedef struct parser {
     gm_status st;
     uint32_t depth;
     bool lark;           /* GM_RE_LARK_MATCH: keep lookarounds and laziness (lexer/ordered.h) */
+    bool xgr;            /* GM_RE_XGRAMMAR: XGrammar's additions (note [xgrammar regex]) */
     GM_VEC(token) names; /* names of (?P<name>...) groups, for duplicates */
 } parser;
 
@@ -244,8 +245,12 @@ static bool hex_escape(parser *ps, const token *t, int n, uint32_t *cp)
         got++;
     }
     if (got != n) {
-        fail_at(ps, GM_ERR_SYNTAX, t->start, "incomplete escape \\%c%.*s", (int)t->cp, got,
-                (const char *)ps->p + t->end);
+        /* XGrammar's wording too, where its dialect is read */
+        fail_at(ps, GM_ERR_SYNTAX, t->start, "incomplete escape \\%c%.*s%s%c%s", (int)t->cp, got,
+                (const char *)ps->p + t->end, ps->xgr ? " (\\" : "", ps->xgr ? (int)t->cp : ' ',
+                !ps->xgr ? "" : n == 2 ? " must be followed by two hexadecimal digits)"
+                         : n == 4 ? " must be followed by four hexadecimal digits)"
+                                  : " must be followed by eight hexadecimal digits)");
         return false;
     }
     if (v > GM_CP_MAX) {
@@ -267,6 +272,43 @@ static bool is_digit(int c)
     return c >= '0' && c <= '9';
 }
 
+/*
+ * note [xgrammar regex]
+ * Where a regex is XGrammar's (GM_RE_XGRAMMAR: Regex(...) in EBNF, regex
+ * grammars and structural-tag regexes, all read by ir/ebnf_regex.c), its
+ * additions to Python's syntax, each an error in Python, are read as
+ * ECMAScript (which XGrammar follows) defines them: \u{h...} (1 to 6 hex
+ * digits, at most U+10FFFF), \cX (the control character X % 32, X an ASCII
+ * letter), \e (U+001B) and named groups (?<name>...) (a plain group, as
+ * (?P<name>...)). Terminals of Lark grammars stay Python's.
+ */
+
+/* \u{h...} after \u (pos at '{'). */
+static bool braced_hex(parser *ps, const token *t, uint32_t *cp)
+{
+    size_t open = ps->pos++;
+    uint32_t v = 0;
+    int got = 0;
+    while (hex_value(peek_byte(ps)) >= 0) {
+        if (v <= GM_CP_MAX)
+            v = v * 16 + (uint32_t)hex_value(peek_byte(ps));
+        ps->pos++;
+        got++;
+    }
+    if (got == 0 || !match_byte(ps, '}')) {
+        fail_at(ps, GM_ERR_SYNTAX, t->start, "incomplete escape \\u%.*s (\\u{ must be followed by "
+                "hexadecimal digits and '}')", (int)(ps->pos - open), (const char *)ps->p + open);
+        return false;
+    }
+    if (v > GM_CP_MAX) {
+        fail_at(ps, GM_ERR_SYNTAX, t->start, "escape \\u%.*s is beyond the Unicode range "
+                "(at most \\u{10FFFF})", (int)(ps->pos - open), (const char *)ps->p + open);
+        return false;
+    }
+    *cp = v;
+    return true;
+}
+
 /* What an escape denotes. */
 typedef enum esc_kind { ESC_LITERAL, ESC_CLASS, ESC_ERROR } esc_kind;
 
@@ -283,7 +325,27 @@ static esc_kind common_escape(parser *ps, const token *t, uint32_t *cp, bool *ha
     case 'v': *cp = '\v'; return ESC_LITERAL;
     case '\\': *cp = '\\'; return ESC_LITERAL;
     case 'x': return hex_escape(ps, t, 2, cp) ? ESC_LITERAL : ESC_ERROR;
-    case 'u': return hex_escape(ps, t, 4, cp) ? ESC_LITERAL : ESC_ERROR;
+    case 'u':
+        if (ps->xgr && peek_byte(ps) == '{')
+            return braced_hex(ps, t, cp) ? ESC_LITERAL : ESC_ERROR;
+        return hex_escape(ps, t, 4, cp) ? ESC_LITERAL : ESC_ERROR;
+    case 'c':
+    case 'e':
+        if (!ps->xgr) {
+            *handled = false;
+            return ESC_ERROR;
+        }
+        if (t->cp == 'e') {
+            *cp = 0x1b;
+            return ESC_LITERAL;
+        }
+        if (peek_byte(ps) < 0 || !ascii_letter((uint32_t)peek_byte(ps))) {
+            fail_at(ps, GM_ERR_SYNTAX, t->start, "bad escape \\c: \\c must be followed by an "
+                    "ASCII letter");
+            return ESC_ERROR;
+        }
+        *cp = (uint32_t)ps->p[ps->pos++] % 32;
+        return ESC_LITERAL;
     case 'U': return hex_escape(ps, t, 8, cp) ? ESC_LITERAL : ESC_ERROR;
     case 'N':
         fail_at(ps, GM_ERR_UNSUPPORTED, t->start,
@@ -344,10 +406,22 @@ static esc_kind expr_escape(parser *ps, const token *t, uint32_t *cp)
                 "unsupported construct: end-of-string anchor \\Z (a terminal matches a whole lexeme)");
         return ESC_ERROR;
     case 'b':
-        fail_at(ps, GM_ERR_UNSUPPORTED, t->start, "unsupported construct: word boundary \\b");
+        fail_at(ps, GM_ERR_UNSUPPORTED, t->start, "unsupported construct: word boundary \\b%s",
+                ps->xgr ? " (Word boundary assertion)" : "");
         return ESC_ERROR;
     case 'B':
-        fail_at(ps, GM_ERR_UNSUPPORTED, t->start, "unsupported construct: non-word boundary \\B");
+        fail_at(ps, GM_ERR_UNSUPPORTED, t->start, "unsupported construct: non-word boundary \\B%s",
+                ps->xgr ? " (Word boundary assertion)" : "");
+        return ESC_ERROR;
+    case 'p':
+    case 'P':
+    case 'k':
+        if (!ps->xgr)
+            break;
+        /* ECMAScript's \p{...} and \k<name>, which XGrammar refuses too (in its words) */
+        fail_at(ps, GM_ERR_UNSUPPORTED, t->start, t->cp == 'k'
+                ? "unsupported construct: backreference \\k (Backreference)"
+                : "unsupported construct: \\%c{...} (Unicode property escape)", (int)t->cp);
         return ESC_ERROR;
     default:
         break;
@@ -381,8 +455,9 @@ static esc_kind expr_escape(parser *ps, const token *t, uint32_t *cp)
             }
         }
         fail_at(ps, GM_ERR_UNSUPPORTED, t->start,
-                "unsupported construct: backreference \\%c%.*s (terminals are regular languages)",
-                (int)t->cp, (int)(ps->pos - start), (const char *)ps->p + start);
+                "unsupported construct: backreference \\%c%.*s (terminals are regular languages%s)",
+                (int)t->cp, (int)(ps->pos - start), (const char *)ps->p + start,
+                ps->xgr ? "; Backreference" : "");
         return ESC_ERROR;
     }
     if (t->cp < 128 && ascii_letter(t->cp)) {
@@ -708,6 +783,11 @@ static uint32_t parse_group(parser *ps, size_t open, unsigned *flags, int nested
                 look = GM_RX_BEHIND;
             } else if (match_byte(ps, '!')) {
                 look = GM_RX_NOT_BEHIND;
+            } else if (ps->xgr && !at_end(ps)) {
+                /* (?<name>...): a named group, as (?P<name>...) (note [xgrammar regex]) */
+                token name;
+                if (!group_name(ps, '>', &name))
+                    return UINT32_MAX;
             } else {
                 if (at_end(ps))
                     fail_at(ps, GM_ERR_SYNTAX, ps->pos, "unexpected end of pattern");
@@ -1038,6 +1118,7 @@ gm_status gm_regex_parse(gm_regex *re, gm_uclass *uc, const char *pattern, size_
     if ((flags & GM_RE_ASCII) && (flags & GM_RE_UNICODE))
         return fail_at(&ps, GM_ERR_SYNTAX, 0, "ASCII and UNICODE flags are incompatible");
     ps.lark = flags & GM_RE_LARK_MATCH;
+    ps.xgr = flags & GM_RE_XGRAMMAR;
     unsigned f = flags;
     uint32_t root = parse_alt(&ps, &f, 0);
     if (root != UINT32_MAX && !at_end(&ps))

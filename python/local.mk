@@ -19,6 +19,7 @@ GM_PYTHON_PKG += python/gramask/kernels/apply_token_bitmask_inplace_cpu.py
 GM_PYTHON_PKG += python/gramask/builtin_structural_tag.py
 GM_PYTHON_PKG += python/gramask/openai_tool_call_schema.py
 GM_PYTHON_PKG += python/gramask/lark_xgr.py
+GM_PYTHON_PKG += python/gramask/stag_tokens.py
 GM_PYTHON_FILES = $(GM_PYTHON_PKG) python/src/core.h python/src/core.c python/src/matcher.c \
 	python/src/arrays.c python/src/bench.c python/setup.py python/pyproject.toml python/README.md
 GM_PYTHON_TESTFILES = python/tests/conftest.py python/tests/test_api.py python/tests/test_masks.py \
@@ -33,6 +34,8 @@ GM_PYTHON_TESTFILES += python/tests/test_lark_xgr.py
 GM_PYTHON_TESTFILES += python/tests/test_regex_text.py python/tests/test_xgr_testing.py
 GM_PYTHON_TESTFILES += python/tests/test_xgr_drop_in.py
 GM_PYTHON_TESTFILES += python/tests/test_builtin_structural_tag_models.py
+GM_PYTHON_TESTFILES += python/tests/test_token_stag.py
+GM_PYTHON_TESTFILES += python/tests/test_xgr_regex.py
 EXTRA_DIST += $(GM_PYTHON_FILES) $(GM_PYTHON_TESTFILES) python/tests/pytest.sh python/tests/pip_install.sh \
 	python/tests/xgrammar_suite.sh python/tests/xgrammar_expected_failures.txt python/tests/xgrammar_reasons.py \
 	examples/decode.py

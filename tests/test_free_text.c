@@ -393,8 +393,8 @@ static void field_errors(void **state)
             GM_ERR_FORMAT, "the same list");
     refused("{\"type\": \"any_text\", \"free_text\": \"latin1\"}", false, GM_ERR_FORMAT,
             "/free_text: expected \"utf8\"");
-    refused("{\"type\": \"token\", \"token\": 7}", false, GM_ERR_UNSUPPORTED,
-            "/token: a token id");
+    refused("{\"type\": \"token\", \"token\": 1.5}", false, GM_ERR_FORMAT,
+            "/token: Token ID must be an integer");
     refused("{\"type\": \"tag\", \"begin\": \"<t>\", \"content\": " CONST ", \"end\": []}",
             false, GM_ERR_FORMAT, "/end: expected 1 to 64 end strings");
     refused("{\"type\": \"tag\", \"begin\": \"<t>\", \"content\": " CONST ", \"end\": [\"a\", 1]}",
@@ -409,9 +409,10 @@ static void field_errors(void **state)
             false, GM_ERR_FORMAT, "/rules/0/1/vlaue: unknown key");
     refused("{\"type\": \"repeat\", \"min\": 3, \"max\": 2, \"content\": " CONST "}", false,
             GM_ERR_FORMAT, "/max: Repeat min must be <= max (max 2 is below min 3)");
-    refused("{\"type\": \"token_dispatch\", \"rules\": []}", false, GM_ERR_UNSUPPORTED,
-            "/type: Format type not recognized: token_dispatch (format type \"token_dispatch\" "
-            "is not supported");
+    refused("{\"type\": \"token_dispatch\", \"rules\": []}", false, GM_ERR_FORMAT,
+            "/rules: TokenTagDispatch format must have a rules field with a non-empty array");
+    refused("{\"type\": \"token_dispatch\", \"rules\": [[\"<x>\", " CONST "]]}", false,
+            GM_ERR_FORMAT, "/rules/0/0: Token string resolution requires tokenizer_info");
     refused("{\"type\": \"json_schema\", \"json_schema\": {}, \"style\": \"yaml\"}", false,
             GM_ERR_FORMAT, "/style: style must be \"json\", \"qwen_xml\"");
 }

@@ -232,8 +232,8 @@ static void errors(void **state)
         {"{\"type\": \"nope\"}", GM_ERR_UNSUPPORTED,
          "structural tag /type: Format type not recognized: nope (format type \"nope\" is not "
          "supported"},
-        {"{\"type\": \"exclude_token\", \"exclude_tokens\": []}", GM_ERR_UNSUPPORTED,
-         "format type \"exclude_token\" is not supported"},
+        {"{\"type\": \"any_tokens\", \"exclude_tokens\": [\"x\"]}", GM_ERR_FORMAT,
+         "structural tag /exclude_tokens/0: Token string resolution requires tokenizer_info"},
         {"{\"type\": \"structural_tag\", \"format\": {\"type\": \"sequence\", \"elements\": [\n"
          "  {\"type\": \"tag\", \"begin\": \"a\", \"end\": \"b\"}]}}",
          GM_ERR_FORMAT, "t.json:2:3: structural tag /format/elements/0: Tag format must have a "

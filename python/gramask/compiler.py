@@ -301,6 +301,10 @@ class GrammarCompiler:
             # builtin_structural_tag's marker texts that are special tokens here
             from .builtin_structural_tag import with_special_tokens
             tag = with_special_tokens(structural_tag, tag, self._info)
+        if triggers is None:
+            # token-level formats name tokens by id: their texts resolved here (stag_tokens.py)
+            from .stag_tokens import resolve_token_texts
+            tag = resolve_token_texts(tag, self._info)
         key = ("structural_tag", json.dumps(tag, sort_keys=True, default=str),
                None if triggers is None else tuple(triggers))
         return self._compiled(key, lambda: Grammar.from_structural_tag(tag, triggers))

@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional, Tuple, Type, Union
 
 from . import _core
 from ._handle import HandleOwner
-from .errors import UnsupportedError
+from .errors import FormatError, UnsupportedError
 from .regex_text import strip_edge_anchors
 from .xgr_schema import strict_schema_text
 
@@ -245,8 +245,14 @@ class Grammar(HandleOwner):
         if hasattr(tag, "model_dump_json"):  # xgrammar.structural_tag's pydantic classes
             tag = tag.model_dump_json()
         text = tag if isinstance(tag, str) else json.dumps(tag)
-        return Grammar(_core.grammar_from_structural_tag(text), "structural_tag",
-                       {"from": "structural_tag", "text": text})
+        try:
+            handle = _core.grammar_from_structural_tag(text)
+        except FormatError as e:
+            # XGrammar's InvalidStructuralTagError begins so; engines match on it
+            e.message = "Invalid structural tag error: " + e.message
+            e.args = (e.message,)
+            raise
+        return Grammar(handle, "structural_tag", {"from": "structural_tag", "text": text})
 
     @staticmethod
     def from_tools(tools: Any, format: str, *, tool_choice: Any = None,

@@ -137,7 +137,7 @@ def test_constructor_misuse(json_sp32k):
         gm.Grammar.from_file("x.lark", format="yaml")
     with pytest.raises(gm.FormatError, match="expected at least one tag"):
         gm.Grammar.from_structural_tag([], ["<f="])
-    with pytest.raises(gm.UnsupportedError, match="format type \"token_dispatch\""):
+    with pytest.raises(gm.FormatError, match="/rules: TokenTagDispatch format must have a rules"):
         gm.Grammar.from_structural_tag({"type": "token_dispatch", "rules": []})
     with pytest.raises(ValueError, match="unknown tool format"):
         gm.Grammar.from_tools([], "mistral")

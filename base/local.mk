@@ -4,6 +4,7 @@ libgmcore_la_SOURCES += \
 	base/error.c base/error.h \
 	base/file.c base/file.h \
 	base/hash.c base/hash.h \
+	base/hex.h \
 	base/imap.c base/imap.h \
 	base/mapping.c base/mapping.h \
 	base/mem.c base/mem.h \

@@ -74,6 +74,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/hex.h"
 #include "base/utf8.h"
 #include "base/vec.h"
 #include "lexer/lexer.h"
@@ -207,17 +208,6 @@ static bool at_rule_start(parser *p)
     return yes;
 }
 
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /*
  * Reads `digits` hex digits at pos (digits 0: one or more, XGrammar's \x)
  * into *v. Returns false when they are missing or the value passes
@@ -227,8 +217,8 @@ static bool read_hex(parser *p, int digits, uint32_t *v)
 {
     uint64_t x = 0;
     int n = 0;
-    while ((digits == 0 || n < digits) && hexval(peek(p)) >= 0) {
-        x = x * 16 + (uint64_t)hexval(peek(p));
+    while ((digits == 0 || n < digits) && gm_hex_value(peek(p)) >= 0) {
+        x = x * 16 + (uint64_t)gm_hex_value(peek(p));
         if (x > 0xFFFFFFFFu)
             x = 0xFFFFFFFFu + 1ull; /* stays too large, without overflowing */
         p->pos++;

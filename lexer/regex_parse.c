@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/hex.h"
 #include "lexer/lexer.h"
 #include "lexer/utf8_ranges.h"
 #include "base/error.h"
@@ -223,24 +224,13 @@ static bool match_byte(parser *ps, int c)
     return false;
 }
 
-static int hex_value(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Reads exactly n hex digits after an escape \x \u \U; fails with Python's message otherwise. */
 static bool hex_escape(parser *ps, const token *t, int n, uint32_t *cp)
 {
     uint32_t v = 0;
     int got = 0;
-    while (got < n && hex_value(peek_byte(ps)) >= 0) {
-        v = v * 16 + (uint32_t)hex_value(peek_byte(ps));
+    while (got < n && gm_hex_value(peek_byte(ps)) >= 0) {
+        v = v * 16 + (uint32_t)gm_hex_value(peek_byte(ps));
         ps->pos++;
         got++;
     }
@@ -289,9 +279,9 @@ static bool braced_hex(parser *ps, const token *t, uint32_t *cp)
     size_t open = ps->pos++;
     uint32_t v = 0;
     int got = 0;
-    while (hex_value(peek_byte(ps)) >= 0) {
+    while (gm_hex_value(peek_byte(ps)) >= 0) {
         if (v <= GM_CP_MAX)
-            v = v * 16 + (uint32_t)hex_value(peek_byte(ps));
+            v = v * 16 + (uint32_t)gm_hex_value(peek_byte(ps));
         ps->pos++;
         got++;
     }

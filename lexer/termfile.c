@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "base/hex.h"
 #include "lexer/utf8_ranges.h"
 #include "base/error.h"
 #include "base/vec.h"
@@ -75,17 +76,6 @@ static gm_terminal_spec *find(gm_termfile *tf, const char *name, size_t n)
     return NULL;
 }
 
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* A "..." literal with Lark's escapes; the unescaped bytes go to *out (allocated). */
 static gm_status read_literal(tparser *p, char **out, size_t *outlen)
 {
@@ -121,7 +111,7 @@ static gm_status read_literal(tparser *p, char **out, size_t *outlen)
                 if (ndig) {
                     uint32_t v = 0;
                     for (int i = 0; i < ndig; i++) {
-                        int h = hexval(peek(p));
+                        int h = gm_hex_value(peek(p));
                         if (h < 0) {
                             gm_vec_free(m, &buf);
                             return syntax(p, p->pos, "bad escape in string literal");

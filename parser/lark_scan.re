@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/hex.h"
 #include "lexer/lexer.h"
 #include "parser/lark_parse.h"
 #include "parser/lark_state.h"
@@ -52,17 +53,6 @@ static void advance_lines(gm_lscan *s, const unsigned char *from, const unsigned
             s->line++;
             s->line_start = p + 1;
         }
-}
-
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 static size_t put_utf8(char *out, uint32_t cp)
@@ -141,8 +131,8 @@ static bool unescape(gm_lscan *s, const unsigned char *body, size_t n, bool is_r
         }
         uint32_t cp = 0;
         int got = 0;
-        while (got < digits && i + 2 + (size_t)got < n && hexval(body[i + 2 + got]) >= 0) {
-            cp = cp * 16 + (uint32_t)hexval(body[i + 2 + got]);
+        while (got < digits && i + 2 + (size_t)got < n && gm_hex_value(body[i + 2 + got]) >= 0) {
+            cp = cp * 16 + (uint32_t)gm_hex_value(body[i + 2 + got]);
             got++;
         }
         gm_srcloc at = loc_at(s, body + i);

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <utf8proc.h>
 
+#include "base/hex.h"
 #include "lexer/cpset.h"
 #include "base/error.h"
 #include "base/utf8.h"
@@ -303,17 +304,6 @@ static uint32_t next_char(parser *ps)
     return cp;
 }
 
-static int hexval(uint8_t c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* n hex digits at pos; -1 (pos unchanged) when absent. */
 static int64_t read_hex(parser *ps, int n)
 {
@@ -321,7 +311,7 @@ static int64_t read_hex(parser *ps, int n)
         return -1;
     int64_t v = 0;
     for (int i = 0; i < n; i++) {
-        int h = hexval(ps->p[ps->pos + i]);
+        int h = gm_hex_value(ps->p[ps->pos + i]);
         if (h < 0)
             return -1;
         v = v * 16 + h;
@@ -337,8 +327,8 @@ static uint32_t read_u_escape(parser *ps, size_t at)
         size_t save = ps->pos++;
         int64_t v = 0;
         size_t nd = 0;
-        while (!at_end(ps) && hexval(peek(ps)) >= 0) {
-            v = v * 16 + hexval(ps->p[ps->pos++]);
+        while (!at_end(ps) && gm_hex_value(peek(ps)) >= 0) {
+            v = v * 16 + gm_hex_value(ps->p[ps->pos++]);
             nd++;
             if (v > GM_CP_MAX)
                 break;

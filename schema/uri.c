@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
+
 typedef struct uri_parts {
     const char *scheme, *auth, *path, *query, *frag;
     size_t nscheme, nauth, npath, nquery, nfrag;
@@ -192,17 +194,6 @@ size_t gm_uri_strip_fragment(const char *uri, size_t len)
     return h ? (size_t)(h - uri) : len;
 }
 
-static int hexv(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 const gm_jv *gm_json_pointer(const gm_jv *root, const char *frag, size_t len, bool *bad_escape)
 {
     *bad_escape = false;
@@ -221,7 +212,7 @@ const gm_jv *gm_json_pointer(const gm_jv *root, const char *frag, size_t len, bo
         while (i < len && frag[i] != '/') {
             char c = frag[i++];
             if (c == '%') {
-                int h1 = i < len ? hexv(frag[i]) : -1, h2 = i + 1 < len ? hexv(frag[i + 1]) : -1;
+                int h1 = i < len ? gm_hex_value(frag[i]) : -1, h2 = i + 1 < len ? gm_hex_value(frag[i + 1]) : -1;
                 if (h1 < 0 || h2 < 0) {
                     *bad_escape = true;
                     return NULL;

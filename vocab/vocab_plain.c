@@ -6,18 +6,8 @@
 
 #include <string.h>
 
+#include "base/hex.h"
 #include "base/strbuf.h"
-
-static int hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 /* Does line [p, end) continue with exactly " word" at *p? Advances past it. */
 static bool take_word(const char **p, const char *end, const char *word)
@@ -105,7 +95,7 @@ gm_status gm_vocab_load_plain_(gm_mem *m, const char *name, const char *text, si
                 goto fail;
             }
             for (size_t i = 0; i < nh; i += 2) {
-                int hi = hexval((unsigned char)h[i]), lo = hexval((unsigned char)h[i + 1]);
+                int hi = gm_hex_value((unsigned char)h[i]), lo = gm_hex_value((unsigned char)h[i + 1]);
                 if (hi < 0 || lo < 0) {
                     st = gm_error_set_file(err, GM_ERR_FORMAT, name,
                                          "line %u (token %u), column %zu: '%c' is not a hex "

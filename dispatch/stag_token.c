@@ -151,6 +151,24 @@ static uint32_t id_set(stag *c, bool exclude, const uint32_t *ids, size_t n)
     return node == GM_EX_NONE ? gm_stag_nomem(c) : node;
 }
 
+/*
+ * v's member key as a non-empty array, or NULL after an error in XGrammar's
+ * words ("WHO must have a KEY field with a non-empty array"), at the member
+ * when it is there, else at v.
+ */
+static const gm_jv *nonempty_array(stag *c, const gm_jv *v, const char *key, const char *who)
+{
+    const gm_jv *a = member(v, key);
+    if (a && a->kind == GM_JV_ARRAY && a->n > 0)
+        return a;
+    size_t mark = a ? gm_stag_push_key(c, key) : 0;
+    gm_stag_fail(c, a ? a : v, GM_ERR_FORMAT, "%s must have a %s field with a non-empty array",
+                 who, key);
+    if (a)
+        gm_stag_pop(c, mark);
+    return NULL;
+}
+
 static bool known(stag *c, const gm_jv *v, const char *what, const char *const *keys)
 {
     /* the document's root also holds the options of the whole structural tag */
@@ -313,15 +331,9 @@ static uint32_t token_triggered_tags(stag *c, const gm_jv *v)
         gm_stag_pop(c, mark);
         return GM_EX_NONE;
     }
-    const gm_jv *tags = member(v, "tags");
-    if (!tags || tags->kind != GM_JV_ARRAY || tags->n == 0) {
-        size_t mark = tags ? gm_stag_push_key(c, "tags") : 0;
-        gm_stag_fail(c, tags ? tags : v, GM_ERR_FORMAT, "TokenTriggeredTagsFormat must have a "
-                     "tags field with a non-empty array");
-        if (tags)
-            gm_stag_pop(c, mark);
+    const gm_jv *tags = nonempty_array(c, v, "tags", "TokenTriggeredTagsFormat");
+    if (!tags)
         return GM_EX_NONE;
-    }
     bool at_least_one = flag(c, v, "at_least_one", false);
     bool stop_after_first = flag(c, v, "stop_after_first", false);
     if (c->status != GM_OK || !id_list(c, v, "exclude_tokens", false, excl, &nx) ||
@@ -415,15 +427,9 @@ static uint32_t token_dispatch(stag *c, const gm_jv *v)
     size_t nx = 0;
     if (!known(c, v, "a token_dispatch", keys))
         return GM_EX_NONE;
-    const gm_jv *rules = member(v, "rules");
-    if (!rules || rules->kind != GM_JV_ARRAY || rules->n == 0) {
-        size_t mark = rules ? gm_stag_push_key(c, "rules") : 0;
-        gm_stag_fail(c, rules ? rules : v, GM_ERR_FORMAT, "TokenTagDispatch format must have a "
-                     "rules field with a non-empty array");
-        if (rules)
-            gm_stag_pop(c, mark);
+    const gm_jv *rules = nonempty_array(c, v, "rules", "TokenTagDispatch format");
+    if (!rules)
         return GM_EX_NONE;
-    }
     if (rules->n > MAX_TOKEN_IDS)
         return gm_stag_fail(c, rules, GM_ERR_LIMIT, "more than %d rules", MAX_TOKEN_IDS);
     bool loop = flag(c, v, "loop", true);

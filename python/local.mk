@@ -21,7 +21,7 @@ GM_PYTHON_PKG += python/gramask/openai_tool_call_schema.py
 GM_PYTHON_PKG += python/gramask/lark_xgr.py
 GM_PYTHON_PKG += python/gramask/stag_tokens.py
 GM_PYTHON_FILES = $(GM_PYTHON_PKG) python/src/core.h python/src/core.c python/src/matcher.c \
-	python/src/arrays.c python/src/bench.c python/setup.py python/pyproject.toml python/README.md
+	python/src/arrays.c python/src/bench.c python/src/module.c python/setup.py python/pyproject.toml python/README.md
 GM_PYTHON_TESTFILES = python/tests/conftest.py python/tests/test_api.py python/tests/test_masks.py \
 	python/tests/test_misuse.py python/tests/test_messages.py python/tests/test_threads.py python/tests/test_memory.py \
 	python/tests/test_decode_example.py python/tests/test_stop_tokens.py \

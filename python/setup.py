@@ -73,7 +73,7 @@ setup(
     version=ver,
     ext_modules=[Extension(
         "gramask._core",
-        sources=["src/core.c", "src/matcher.c", "src/arrays.c", "src/bench.c"],
+        sources=["src/module.c", "src/core.c", "src/matcher.c", "src/arrays.c", "src/bench.c"],
         depends=["src/core.h"],
         include_dirs=incs,
         library_dirs=[libdir],

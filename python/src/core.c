@@ -1,7 +1,7 @@
 /*
- * gramask._core: the module, its exceptions, and the vocabulary, grammar
- * and compiled-grammar objects (the matcher and the batch are in
- * matcher.c, arrays in arrays.c). The Python package (gramask/) wraps these
+ * gramask._core's exceptions and its vocabulary, grammar and
+ * compiled-grammar objects (the module itself is module.c, the matcher and
+ * the batch matcher.c, arrays arrays.c). The Python package (gramask/) wraps these
  * in the classes users see; see note [python handles] in core.h.
  */
 #include "core.h" /* Python.h first, as Python requires */
@@ -11,14 +11,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef GMPY_DATA_DIRS
-#define GMPY_DATA_DIRS ""
-#endif
-
 /* gramask.errors.BY_STATUS: the exception class of each gm_status, by value. */
 static PyObject *error_classes;
 
 /* ---------------------------------------------------------------- errors */
+
+int gmpy_errors_load(void)
+{
+    PyObject *errors = PyImport_ImportModule("gramask.errors");
+    if (!errors)
+        return -1;
+    error_classes = PyObject_GetAttrString(errors, "BY_STATUS");
+    Py_DECREF(errors);
+    if (!error_classes || !PyTuple_Check(error_classes)) {
+        PyErr_SetString(PyExc_ImportError, "gramask.errors.BY_STATUS must be a tuple");
+        return -1;
+    }
+    return 0;
+}
 
 static PyObject *raise_with(gm_status code, const char *message, const char *file, unsigned line,
                             unsigned column)
@@ -1061,24 +1071,11 @@ PyTypeObject gmpy_compiled_type = {
     .tp_getset = compiled_getset,
 };
 
-/* ---------------------------------------------------------------- module */
+/* ------------------------------------------------------- module functions */
 
-static PyObject *mod_version(PyObject *mod, PyObject *unused)
-{
-    return PyUnicode_FromString(gm_version());
-}
-
-static PyObject *mod_status_name(PyObject *mod, PyObject *arg)
-{
-    long code = PyLong_AsLong(arg);
-    if (code == -1 && PyErr_Occurred())
-        return NULL;
-    return PyUnicode_FromString(gm_status_name((gm_status)code));
-}
-
-static PyMethodDef module_methods[] = {
-    {"version", mod_version, METH_NOARGS, "The C library's version."},
-    {"status_name", mod_status_name, METH_O, "The name of a gm_status code."},
+/* The vocabulary, grammar and compiled-grammar functions of the module
+ * (module.c adds them beside its own). */
+PyMethodDef gmpy_core_functions[] = {
     {"vocab_from_file", (PyCFunction)(void (*)(void))mod_vocab_from_file,
      METH_VARARGS | METH_KEYWORDS, "Loads a tokenizer.json (or a directory holding one)."},
     {"vocab_from_bytes", mod_vocab_from_bytes, METH_O,
@@ -1107,52 +1104,4 @@ static PyMethodDef module_methods[] = {
      "Loads a .gmc file."},
     {"compiled_from_bytes", (PyCFunction)(void (*)(void))mod_compiled_from_bytes,
      METH_VARARGS | METH_KEYWORDS, "A compiled grammar from the bytes to_bytes returned."},
-    {"apply_token_bitmask_inplace", (PyCFunction)(void (*)(void))gmpy_apply_token_bitmask_inplace,
-     METH_VARARGS | METH_KEYWORDS, "Sets the logits of masked tokens to -inf, in place."},
-    {"_bench_steps", gmpy_bench_steps, METH_VARARGS,
-     "_bench_steps(matcher, bitmask, ids) -> ns: a fill + accept loop in C (bench/bench_python.py)."},
     {NULL, NULL, 0, NULL}};
-
-static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "gramask._core", "The C library binding (see the gramask package).", -1,
-    module_methods, NULL, NULL, NULL, NULL};
-
-PyMODINIT_FUNC PyInit__core(void)
-{
-    PyTypeObject *types[] = {&gmpy_vocab_type, &gmpy_grammar_type, &gmpy_compiled_type,
-                             &gmpy_matcher_type, &gmpy_batch_type};
-    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
-        if (PyType_Ready(types[i]) < 0)
-            return NULL;
-    PyObject *errors = PyImport_ImportModule("gramask.errors");
-    if (!errors)
-        return NULL;
-    error_classes = PyObject_GetAttrString(errors, "BY_STATUS");
-    Py_DECREF(errors);
-    if (!error_classes || !PyTuple_Check(error_classes)) {
-        PyErr_SetString(PyExc_ImportError, "gramask.errors.BY_STATUS must be a tuple");
-        return NULL;
-    }
-    PyObject *m = PyModule_Create(&module_def);
-    if (!m)
-        return NULL;
-    const char *names[] = {"Vocab", "Grammar", "Compiled", "GrammarMatcher", "BatchGrammarMatcher"};
-    for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
-        Py_INCREF(types[i]);
-        if (PyModule_AddObject(m, names[i], (PyObject *)types[i]) < 0) {
-            Py_DECREF(types[i]);
-            Py_DECREF(m);
-            return NULL;
-        }
-    }
-    if (PyModule_AddStringConstant(m, "DATA_DIRS", GMPY_DATA_DIRS) < 0 ||
-        PyModule_AddIntConstant(m, "FORMAT_AUTO", GM_FORMAT_AUTO) < 0 ||
-        PyModule_AddIntConstant(m, "FORMAT_LARK", GM_FORMAT_LARK) < 0 ||
-        PyModule_AddIntConstant(m, "FORMAT_GBNF", GM_FORMAT_GBNF) < 0 ||
-        PyModule_AddIntConstant(m, "FORMAT_EBNF", GM_FORMAT_EBNF) < 0 ||
-        PyModule_AddIntConstant(m, "FORMAT_REGEX", GM_FORMAT_REGEX) < 0) {
-        Py_DECREF(m);
-        return NULL;
-    }
-    return m;
-}

@@ -26,6 +26,9 @@
 
 /* --- errors (core.c) --- */
 
+/* Reads gramask.errors.BY_STATUS, the exception class of each status (module init). */
+int gmpy_errors_load(void);
+
 /* Raises the exception class of err->code with err's message and location; returns NULL. */
 PyObject *gmpy_raise(const gm_error *err);
 /* Raises `cls` (a gramask exception) with a message; returns NULL. */
@@ -63,6 +66,9 @@ typedef struct gmpy_matcher {
     uint32_t *scratch;        /* one mask row (words), made on the first fill into a torch
                                  tensor read without DLPack (see matcher_fill); or NULL */
 } gmpy_matcher;
+
+/* The vocabulary, grammar and compiled-grammar functions of the module (core.c). */
+extern PyMethodDef gmpy_core_functions[];
 
 extern PyTypeObject gmpy_vocab_type;
 extern PyTypeObject gmpy_grammar_type;

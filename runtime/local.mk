@@ -127,10 +127,10 @@ tests_test_draft_tree_LDADD = $(GM_TEST_LDADD)
 GM_TESTS += tests/test_combine
 tests_test_combine_SOURCES = tests/test_combine.c
 tests_test_combine_CFLAGS = $(GM_TEST_CFLAGS)
-tests_test_combine_LDADD = libgramask.la $(CMOCKA_LIBS)
+tests_test_combine_LDADD = tests/libgmapitest.la libgramask.la $(CMOCKA_LIBS)
 
 # gm_grammar_link (XGrammar's Lark dialect: %json, named grammars) against the same grammar written out.
 GM_TESTS += tests/test_link
 tests_test_link_SOURCES = tests/test_link.c
 tests_test_link_CFLAGS = $(GM_TEST_CFLAGS)
-tests_test_link_LDADD = libgramask.la $(CMOCKA_LIBS)
+tests_test_link_LDADD = tests/libgmapitest.la libgramask.la $(CMOCKA_LIBS)

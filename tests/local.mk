@@ -7,6 +7,10 @@ check_LTLIBRARIES += tests/libgmtest.la
 tests_libgmtest_la_SOURCES = tests/testutil.c tests/testutil.h
 tests_libgmtest_la_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
+# Helpers for the tests that link only the public library (libgramask).
+check_LTLIBRARIES += tests/libgmapitest.la
+tests_libgmapitest_la_SOURCES = tests/apitest.c tests/apitest.h
+
 GM_TEST_LDADD = tests/libgmtest.la libgmcore.la $(CMOCKA_LIBS)
 GM_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 

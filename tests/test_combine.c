@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "gramask.h"
+#include "tests/apitest.h"
 
 static gm_vocab *vocab;
 
@@ -115,17 +116,8 @@ static int setup(void **state)
 {
     (void)state;
     static const char *const toks[] = {"a", "b", "c", "</s>"};
-    const uint8_t *bytes[4];
-    size_t lens[4];
-    bool special[4] = {false, false, false, true};
-    for (int i = 0; i < 4; i++) {
-        bytes[i] = (const uint8_t *)toks[i];
-        lens[i] = strlen(toks[i]);
-    }
-    uint32_t eos = 3;
     gm_error err;
-    return gm_vocab_create_from_tokens(bytes, lens, 4, special, &eos, 1, NULL, &vocab, &err) ? -1
-                                                                                              : 0;
+    return gm_apitest_vocab(toks, 4, 3, &vocab, &err) == GM_OK ? 0 : -1;
 }
 
 static int teardown(void **state)

@@ -372,6 +372,52 @@ def js_files(ctx):
 
 
 # ---------------------------------------------------------------------------
+# TypeScript: npm packages that ship their .ts sources, installed with the npm
+# client (Debian package nodejs) into the scratch directory at pinned
+# versions: rxjs (its src/ and dist/types/ .ts and .d.ts), type-fest (type-level
+# .d.ts) and typescript itself (lib/*.d.ts, and its parser, the oracle:
+# corpus/ts_oracle.js keeps a file when ts.createSourceFile reports no parse
+# diagnostic). Every TS_SAMPLE-th file in path order (the check's time budget).
+
+TS_PACKAGES = ["typescript@5.9.3", "rxjs@7.8.2", "type-fest@4.41.0"]
+TS_SAMPLE = int(os.environ.get("GM_TS_CORPUS_STEP", "2"))
+
+
+def ts_files(ctx):
+    root = os.path.join(ctx.workdir, "ts")
+    modules = os.path.join(root, "node_modules")
+    stamp = os.path.join(root, "installed")
+    want = " ".join(TS_PACKAGES)
+    if not os.path.isfile(stamp) or open(stamp).read() != want:
+        os.makedirs(root, exist_ok=True)
+        print("check-corpus: npm install %s into %s" % (want, root), flush=True)
+        r = subprocess.run(["npm", "install", "--prefix", root, "--no-audit", "--no-fund", "--ignore-scripts",
+                            "--no-save"] + TS_PACKAGES, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit("check-corpus: npm could not install %s:\n%s" % (want, r.stderr[-2000:]))
+        with open(stamp, "w") as f:
+            f.write(want)
+    files = []
+    for dirpath, dirnames, filenames in os.walk(modules):
+        dirnames.sort()
+        files += [os.path.join(dirpath, n) for n in sorted(filenames)
+                  if n.endswith(".ts") and not n.endswith((".d.mts", ".d.cts"))]
+    files = sorted(files)
+    sample = files[TS_SAMPLE - 1::TS_SAMPLE]
+    oracle = os.path.join(ctx.srcdir, "corpus", "ts_oracle.js")
+    r = subprocess.run(["node", oracle, os.path.abspath(os.path.join(modules, "typescript"))] + sample,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("check-corpus: %s failed:\n%s" % (oracle, r.stderr[-2000:]))
+    accepted = {line[3:] for line in r.stdout.splitlines() if line.startswith("OK ")}
+    chosen = [f for f in sample if f in accepted]
+    desc = ("every %dth of the %d *.ts files under %s (npm packages %s) in path order, %d of those %d that "
+            "TypeScript's parser accepts (ts.createSourceFile, no parse diagnostic; GM_TS_CORPUS_STEP=1 "
+            "takes every file)" % (TS_SAMPLE, len(files), modules, want, len(chosen), len(sample)))
+    return chosen, desc
+
+
+# ---------------------------------------------------------------------------
 
 LANGUAGES = [
     Language("json", "json.lark", [], json_files, 100.0),
@@ -382,6 +428,8 @@ LANGUAGES = [
     Language("c", "c.lark", ["binutils-source", "gcc"], c_files, 99.0),
     Language("rust", "rust.lark", RUST_PACKAGES, rust_files, 99.0),
     Language("javascript", "javascript.lark", ["nodejs"], js_files, 99.0,
+             parse_args=["--lexer=contextual"]),
+    Language("typescript", "typescript.lark", ["nodejs"], ts_files, 99.0,
              parse_args=["--lexer=contextual"]),
 ]
 

@@ -9,7 +9,7 @@ check-corpus: gramask$(EXEEXT)
 	  --srcdir '$(srcdir)' --shared '$(GM_SHARED_DIR)' --workdir _corpus \
 	  --jobs $(CHECK_CORPUS_JOBS) $(CHECK_CORPUS_FLAGS)
 .PHONY: check-corpus
-EXTRA_DIST += corpus/check_corpus.py
+EXTRA_DIST += corpus/check_corpus.py corpus/ts_oracle.js
 
 # The bundled grammars on small files (needs `gramask parse`).
 TESTS += tests/bundled_grammars.sh

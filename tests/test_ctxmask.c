@@ -668,6 +668,22 @@ static void javascript_program(void **state)
     random_walks(&k, 2, 25, 16);
 }
 
+/* The bundled TypeScript grammar: `>>` closing type arguments lexed as two
+ * `>` (note [ts: closing type arguments]), "<" and "[" after a line end
+ * ending an interface member (note [ts: line ends in types]), arrows with
+ * typed parameters, `as`, non-null `!`. */
+static void typescript_program(void **state)
+{
+    (void)state;
+    combo k = {"grammars/typescript.lark", LLAMA3, false, NULL};
+    program_steps(&k, "let a: Map<string, Array<Set<number>>> = new Map<K, V<W>>()\n"
+                      "interface I {\n  a: B\n  <T>(x: T): T\n  [k: string]: C\n}\n"
+                      "const f = (x: number, y?: A<B>): R => x as unknown as T[]\nz!.w\n", true);
+    program_steps(&k, "type A = B<C<D>>>;\n", false);
+    program_steps(&k, "interface I { a: B c: D }\n", false);
+    random_walks(&k, 2, 25, 17);
+}
+
 /*
  * Lark mode's fallbacks (note [contextual fallbacks]): "1e" may fall back
  * to NUMBER, r"a to NAME, ".." to ".", and the window goes to the lexer of
@@ -1006,6 +1022,7 @@ int main(void)
         cmocka_unit_test(semicolon_programs),
         cmocka_unit_test(asi_programs),
         cmocka_unit_test(javascript_program),
+        cmocka_unit_test(typescript_program),
         cmocka_unit_test(fallback_programs),
         cmocka_unit_test(lark_lexer_walks),
         cmocka_unit_test(bad_lexer_kind),

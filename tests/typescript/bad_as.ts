@@ -1,0 +1,1 @@
+let y = x as;

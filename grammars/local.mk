@@ -9,6 +9,7 @@ GM_BUNDLED_GRAMMARS += grammars/python.lark
 GM_BUNDLED_GRAMMARS += grammars/java.lark
 GM_BUNDLED_GRAMMARS += grammars/c.lark
 GM_BUNDLED_GRAMMARS += grammars/javascript.lark
+include grammars/javascript.mk
 include grammars/java.mk
 GM_BUNDLED_GRAMMARS += grammars/rust.lark
 include grammars/rust.mk

@@ -1438,9 +1438,10 @@ static int merge_rows(bench_cfg *c, suite *s)
         merged = json_array();
         json_object_set_new(meta, "merged", merged);
     }
-    json_array_append_new(merged, json_pack("{s:O, s:O, s:s, s:O, s:O, s:O}", "date",
+    json_array_append_new(merged, json_pack("{s:O, s:O, s:s, s:b, s:b, s:O, s:O, s:O}", "date",
                                             json_object_get(now, "date"), "commit",
                                             json_object_get(now, "commit"), "grammars", c->only,
+                                            "quick", c->quick, "callgrind", c->callgrind,
                                             "loadavg_min", json_object_get(now, "loadavg_min"),
                                             "loadavg_max", json_object_get(now, "loadavg_max"),
                                             "total_s", json_object_get(now, "total_s")));

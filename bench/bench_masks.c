@@ -9,12 +9,23 @@
  *
  * usage:
  *   bench_masks run [--quick] [--out DIR] [--shared DIR] [--commit TEXT]
- *                   [--grammar NAME=PATH[,lark][,corpus=LANG]]... [--no-callgrind]
+ *                   [--grammar NAME=[PATH][,lark][,contextual][,corpus=LANG][,files=LIST]]...
+ *                   [--no-callgrind] [--only NAME[,NAME...]]
  *   bench_masks report DIR              REPORT.md and plots from DIR/results.json
  *   bench_masks compare OLD.json NEW.json   figures of NEW > 20% worse than OLD
- *   bench_masks loop (--gmc FILE | --grammar G --tokenizer T [--lark] [--variant V])
+ *   bench_masks loop (--gmc FILE | --grammar G --tokenizer T [--lark] [--contextual]
+ *                    [--variant V])
  *                    --ids IDS.json      one untimed pass for callgrind
  *                                        (--toggle-collect=bm_fill_one)
+ *
+ * A --grammar without PATH is the bundled one of that NAME; `contextual`
+ * builds it with the contextual lexer (GM_LEXER_CONTEXTUAL; javascript
+ * needs it); `files=LIST` names a file listing source files (one path a
+ * line, # comments) that are encoded with each tokenizer (gm_vocab_encode)
+ * at the start of the run, for languages without ids in ../shared/corpus.
+ * --only runs just the Table 1 rows of the named grammars and merges them
+ * into OUT/results.json (their old rows replaced, every other row kept as
+ * it was), then rewrites REPORT.md: new rows without re-measuring the rest.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -44,6 +55,8 @@ typedef struct grammar_spec {
     char path[1024];          /* empty: bundled */
     char corpus[64];          /* corpus language folder */
     bool lark;                /* --conflicts=lark */
+    bool contextual;          /* GM_LEXER_CONTEXTUAL */
+    char files[1024];         /* list of source files to encode (empty: ids of the corpus) */
 } grammar_spec;
 
 typedef struct bench_cfg {
@@ -63,6 +76,7 @@ typedef struct bench_cfg {
     int ngrammars;
     bool present[MAX_GRAMMARS];
     char missing_why[MAX_GRAMMARS][256];
+    char only[512];           /* --only: comma-separated grammar names (empty: full suite) */
 } bench_cfg;
 
 static const char *const TOKENIZERS[] = {"sp32k", "llama3", "qwen3"};
@@ -76,7 +90,10 @@ static void tokenizer_dir(const bench_cfg *c, const char *tok, char *buf, size_t
 static void ids_path(const bench_cfg *c, const grammar_spec *g, const char *tok, char *buf,
                      size_t cap)
 {
-    bm_strf(buf, cap, "%s/corpus/%s/ids.%s.json", c->shared, g->corpus, tok);
+    if (g->files[0])
+        bm_strf(buf, cap, "%s/ids.%s.%s.json", c->tmp, g->name, tok); /* encode_files */
+    else
+        bm_strf(buf, cap, "%s/corpus/%s/ids.%s.json", c->shared, g->corpus, tok);
 }
 
 static gm_status load_grammar(const grammar_spec *g, gm_grammar **out, gm_error *err)
@@ -85,6 +102,8 @@ static gm_status load_grammar(const grammar_spec *g, gm_grammar **out, gm_error 
     gm_grammar_options_init_defaults(&o);
     if (g->lark)
         o.conflicts = GM_CONFLICTS_LARK;
+    if (g->contextual)
+        o.lexer = GM_LEXER_CONTEXTUAL;
     if (g->path[0])
         return gm_grammar_create_from_file(g->path, &o, out, err);
     return gm_grammar_create_bundled(g->name, &o, out, err);
@@ -148,7 +167,7 @@ __attribute__((noinline)) static gm_status bm_fill_one(gm_matcher *m, uint32_t *
 static int loop_main(int argc, char **argv)
 {
     const char *gmc = NULL, *gname = NULL, *tok = NULL, *ids = NULL;
-    bool lark = false;
+    bool lark = false, contextual = false;
     uint32_t variant = 0;
     size_t max_masks = SIZE_MAX, samples = 0;
     for (int i = 2; i < argc; i++) {
@@ -168,6 +187,8 @@ static int loop_main(int argc, char **argv)
             samples = (size_t)strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--lark"))
             lark = true;
+        else if (!strcmp(argv[i], "--contextual"))
+            contextual = true;
         else {
             fprintf(stderr, "bench_masks loop: bad argument %s\n", argv[i]);
             return 2;
@@ -191,6 +212,7 @@ static int loop_main(int argc, char **argv)
         grammar_spec gs;
         memset(&gs, 0, sizeof gs);
         gs.lark = lark;
+        gs.contextual = contextual;
         if (strchr(gname, '/') || strstr(gname, ".lark"))
             bm_strf(gs.path, sizeof gs.path, "%s", gname);
         else
@@ -494,6 +516,115 @@ static const variant_def VARIANTS[] = {
     {"full engine, lazy (cold caches, one pass)", "lazy (cold)", 2, 0},
 };
 enum { NVARIANTS = sizeof VARIANTS / sizeof VARIANTS[0] };
+
+/* A whole file's bytes (malloc'd, *len set), or NULL. */
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+        n += got;
+        if (n == cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    bool bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+/*
+ * The ids of the files a grammar's files= list names, encoded with the
+ * row's tokenizer by the project's own encoder (gm_vocab_encode, exact to
+ * Hugging Face's), written where ids_path finds them (format of
+ * ../shared/corpus). Runs in a child: the encoder's memory stays out of
+ * the rows' peak RSS.
+ */
+static json_t *encode_files(void *argp)
+{
+    row_arg *a = argp;
+    gm_error err;
+    gm_vocab *v = NULL;
+    json_t *arr = json_array();
+    size_t nfiles = 0, ntokens = 0;
+    char line[2048], out[1400];
+    FILE *list = fopen(a->g->files, "r");
+    if (!list) {
+        json_decref(arr);
+        return bm_error_json("%s: %s", a->g->files, strerror(errno));
+    }
+    if (load_vocab(a->cfg, a->tok, &v, &err) != GM_OK)
+        goto fail;
+    while (fgets(line, sizeof line, list)) {
+        line[strcspn(line, "\r\n")] = 0;
+        if (!line[0] || line[0] == '#')
+            continue;
+        size_t len = 0, n = 0;
+        uint32_t *ids = NULL;
+        char *text = read_all(line, &len);
+        if (!text) {
+            bm_strf(err.message, sizeof err.message, "%s (listed in %s): %s", line,
+                     a->g->files, strerror(errno));
+            goto fail;
+        }
+        gm_status st = gm_vocab_encode(v, text, len, NULL, &ids, &n, &err);
+        free(text);
+        if (st != GM_OK)
+            goto fail;
+        json_t *jids = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(jids, json_integer(ids[i]));
+        gm_vocab_free_ids(v, ids);
+        json_array_append_new(arr, json_pack("{s:s, s:o}", "file", line, "ids", jids));
+        nfiles++;
+        ntokens += n;
+    }
+    fclose(list);
+    list = NULL;
+    ids_path(a->cfg, a->g, a->tok, out, sizeof out);
+    if (json_dump_file(arr, out, 0)) {
+        bm_strf(err.message, sizeof err.message, "cannot write %s", out);
+        goto fail;
+    }
+    json_decref(arr);
+    gm_vocab_destroy(v);
+    char sum[128];
+    bm_strf(sum, sizeof sum, "%zu files, %zu tokens", nfiles, ntokens);
+    return json_pack("{s:s}", "summary", sum);
+fail:
+    if (list)
+        fclose(list);
+    json_decref(arr);
+    gm_vocab_destroy(v);
+    return bm_error_json("%s", err.message);
+}
+
+/* The files encode_files wrote. */
+static void remove_encoded(const bench_cfg *c)
+{
+    for (int gi = 0; gi < c->ngrammars; gi++)
+        for (size_t ti = 0; c->grammars[gi].files[0] && ti < sizeof TOKENIZERS / sizeof *TOKENIZERS;
+             ti++) {
+            char path[1400];
+            ids_path(c, &c->grammars[gi], TOKENIZERS[ti], path, sizeof path);
+            unlink(path);
+        }
+}
 
 /* The naive mask: every id through gm_matcher_validate_tokens. */
 static gm_status naive_mask(gm_matcher *m, uint32_t nbits, uint32_t *mask, gm_error *err)
@@ -1240,6 +1371,95 @@ static json_t *meta_json(const bench_cfg *c, const suite *s)
                      c->ablation_ir_masks);
 }
 
+/* Whether name is one of the comma-separated names of list. */
+static bool in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        size_t k = strcspn(p, ",");
+        if (k == n && !strncmp(p, name, n))
+            return true;
+        p += k + (p[k] == ',');
+    }
+    return false;
+}
+
+static bool row_is(const json_t *r, const char *kind, const char *tok)
+{
+    const char *k = json_string_value(json_object_get(r, "kind"));
+    const char *t = json_string_value(json_object_get(r, "tokenizer"));
+    return k && !strcmp(k, kind) && (!tok || (t && !strcmp(t, tok)));
+}
+
+/*
+ * --only: the new Table 1 rows into OUT/results.json. Rows of the named
+ * grammars are replaced; each new row goes after the last table row of its
+ * tokenizer (the table stays grouped); every other row and the meta of the
+ * run that measured them stay as they were, the meta gaining a "merged"
+ * entry (date, commit, grammars, load) for this run. Then REPORT.md again.
+ */
+static int merge_rows(bench_cfg *c, suite *s)
+{
+    remove_encoded(c);
+    rmdir(c->tmp);
+    char path[1200];
+    bm_strf(path, sizeof path, "%s/results.json", c->out);
+    json_error_t je;
+    json_t *results = json_load_file(path, 0, &je);
+    json_t *rows = json_object_get(results, "rows");
+    if (!json_is_array(rows)) {
+        fprintf(stderr, "bench_masks --only: %s: %s (run the full suite first)\n", path,
+                results ? "no rows" : je.text);
+        json_decref(results);
+        return 1;
+    }
+    json_t *kept = json_array();
+    size_t i;
+    json_t *r;
+    json_array_foreach(rows, i, r) {
+        const char *g = json_string_value(json_object_get(r, "grammar"));
+        if (!(row_is(r, "table", NULL) && g && in_list(c->only, g)))
+            json_array_append(kept, r);
+    }
+    json_array_foreach(s->rows, i, r) {
+        const char *tok = json_string_value(json_object_get(r, "tokenizer"));
+        size_t at = json_array_size(kept), k;
+        json_t *x;
+        json_array_foreach(kept, k, x)
+            if (row_is(x, "table", tok))
+                at = k + 1;
+        json_array_insert(kept, at, r);
+    }
+    json_object_set_new(results, "rows", kept);
+    json_t *meta = json_object_get(results, "meta");
+    json_t *now = meta_json(c, s);
+    json_t *merged = json_object_get(meta, "merged");
+    if (!json_is_array(merged)) {
+        merged = json_array();
+        json_object_set_new(meta, "merged", merged);
+    }
+    json_array_append_new(merged, json_pack("{s:O, s:O, s:s, s:b, s:b, s:O, s:O, s:O}", "date",
+                                            json_object_get(now, "date"), "commit",
+                                            json_object_get(now, "commit"), "grammars", c->only,
+                                            "quick", c->quick, "callgrind", c->callgrind,
+                                            "loadavg_min", json_object_get(now, "loadavg_min"),
+                                            "loadavg_max", json_object_get(now, "loadavg_max"),
+                                            "total_s", json_object_get(now, "total_s")));
+    json_decref(now);
+    json_decref(s->rows);
+    if (json_dump_file(results, path, JSON_INDENT(1) | JSON_REAL_PRECISION(6))) {
+        fprintf(stderr, "bench_masks: cannot write %s\n", path);
+        json_decref(results);
+        return 1;
+    }
+    fprintf(stderr, "bench_masks: merged the rows of %s into %s\n", c->only, path);
+    bm_strf(path, sizeof path, "%s/results.partial.json", c->out);
+    unlink(path);
+    int rc = bm_report_write(c->out, results);
+    json_decref(results);
+    return rc;
+}
+
 static int run_main(int argc, char **argv)
 {
     static bench_cfg cfg;
@@ -1259,16 +1479,19 @@ static int run_main(int argc, char **argv)
             bm_strf(c->out, sizeof c->out, "%s", argv[++i]);
         } else if (!strcmp(x, "--shared") && i + 1 < argc) {
             bm_strf(c->shared, sizeof c->shared, "%s", argv[++i]);
+        } else if (!strcmp(x, "--only") && i + 1 < argc) {
+            bm_strf(c->only, sizeof c->only, "%s", argv[++i]);
         } else if (!strcmp(x, "--commit") && i + 1 < argc) {
             c->commit = argv[++i];
         } else if (!strcmp(x, "--grammar") && i + 1 < argc && c->ngrammars < MAX_GRAMMARS) {
-            /* NAME=PATH[,lark][,corpus=LANG] */
+            /* NAME=[PATH][,lark][,contextual][,corpus=LANG][,files=LIST] */
             grammar_spec *g = &c->grammars[c->ngrammars++];
             char spec[1200];
             bm_strf(spec, sizeof spec, "%s", argv[++i]);
             char *eq = strchr(spec, '=');
             if (!eq) {
-                fprintf(stderr, "bench_masks: --grammar wants NAME=PATH[,lark][,corpus=LANG]\n");
+                fprintf(stderr, "bench_masks: --grammar wants "
+                                "NAME=[PATH][,lark][,contextual][,corpus=LANG][,files=LIST]\n");
                 return 2;
             }
             *eq = 0;
@@ -1282,10 +1505,18 @@ static int run_main(int argc, char **argv)
                 char *next = strchr(opt, ',');
                 if (next)
                     *next++ = 0;
-                if (!strcmp(opt, "lark"))
+                if (!strcmp(opt, "lark")) {
                     g->lark = true;
-                else if (!strncmp(opt, "corpus=", 7))
+                } else if (!strcmp(opt, "contextual")) {
+                    g->contextual = true;
+                } else if (!strncmp(opt, "corpus=", 7)) {
                     bm_strf(g->corpus, sizeof g->corpus, "%s", opt + 7);
+                } else if (!strncmp(opt, "files=", 6)) {
+                    bm_strf(g->files, sizeof g->files, "%s", opt + 6);
+                } else {
+                    fprintf(stderr, "bench_masks: --grammar %s: unknown option %s\n", g->name, opt);
+                    return 2;
+                }
                 opt = next;
             }
         } else {
@@ -1351,16 +1582,42 @@ static int run_main(int argc, char **argv)
     for (int k = 0; k < given && c->ngrammars < MAX_GRAMMARS; k++) {
         c->grammars[c->ngrammars] = extra[k];
         struct stat sb;
-        c->present[c->ngrammars] = stat(extra[k].path, &sb) == 0;
-        if (!c->present[c->ngrammars])
-            bm_strf(c->missing_why[c->ngrammars], sizeof c->missing_why[0], "%s: %s",
-                     extra[k].path, strerror(errno));
+        size_t len;
+        if (!extra[k].path[0]) {
+            c->present[c->ngrammars] = gm_bundled_grammar(extra[k].name, &len) != NULL;
+            if (!c->present[c->ngrammars])
+                bm_strf(c->missing_why[c->ngrammars], sizeof c->missing_why[0],
+                         "no bundled grammar %s in this build", extra[k].name);
+        } else {
+            c->present[c->ngrammars] = stat(extra[k].path, &sb) == 0;
+            if (!c->present[c->ngrammars])
+                bm_strf(c->missing_why[c->ngrammars], sizeof c->missing_why[0], "%s: %s",
+                         extra[k].path, strerror(errno));
+        }
         c->ngrammars++;
     }
 
     suite s = {c, json_array(), 1e9, -1, gm_clock_ns()};
     s.load_min = loadavg1();
     s.load_max = s.load_min;
+
+    /* --only: the named grammars' Table 1 rows, nothing else. */
+    if (c->only[0])
+        for (int gi = 0; gi < c->ngrammars; gi++)
+            c->present[gi] = c->present[gi] && in_list(c->only, c->grammars[gi].name);
+    /* Grammars with a files= list: their ids for every tokenizer, before any row needs them. */
+    for (int gi = 0; gi < c->ngrammars; gi++) {
+        if (!c->present[gi] || !c->grammars[gi].files[0])
+            continue;
+        for (size_t ti = 0; ti < sizeof TOKENIZERS / sizeof *TOKENIZERS; ti++) {
+            row_arg a = {.cfg = c, .tok = TOKENIZERS[ti], .g = &c->grammars[gi]};
+            json_t *o = bm_in_child(encode_files, &a);
+            const char *e = json_string_value(json_object_get(o, "error"));
+            fprintf(stderr, "encode %s x %s: %s\n", a.tok, a.g->name,
+                    e ? e : json_string_value(json_object_get(o, "summary")));
+            json_decref(o);
+        }
+    }
 
     /* 1. Table 1. */
     for (size_t ti = 0; ti < sizeof TOKENIZERS / sizeof *TOKENIZERS; ti++) {
@@ -1387,18 +1644,21 @@ static int run_main(int argc, char **argv)
                 bool src = json_object_get(o, "gmc_error") != NULL;
                 const char *from_gmc[] = {"--gmc", a.gmc, "--ids", ids, "--samples", "1000",
                                           NULL};
+                const char *flag1 = a.g->lark ? "--lark" : a.g->contextual ? "--contextual" : NULL;
+                const char *flag2 = a.g->lark && a.g->contextual ? "--contextual" : NULL;
                 const char *from_src[] = {"--grammar", a.g->path[0] ? a.g->path : a.g->name,
                                           "--tokenizer", tokdir, "--ids", ids, "--samples",
-                                          "1000", a.g->lark ? "--lark" : NULL, NULL};
+                                          "1000", flag1, flag2, NULL};
                 char cl[96];
                 bm_strf(cl, sizeof cl, "table-%s", a.g->name);
                 double ir = callgrind_ir(c, cl, src ? from_src : from_gmc);
                 if (ir > 0)
                     json_object_set_new(o, "ir_per_mask_1k", json_real(ir));
                 if (!c->quick) {
-                    from_gmc[4] = from_src[6] = NULL; /* the whole corpus */
-                    if (a.g->lark)
-                        from_src[6] = "--lark";
+                    from_gmc[4] = NULL; /* the whole corpus */
+                    from_src[6] = flag1;
+                    from_src[7] = flag2;
+                    from_src[8] = NULL;
                     ir = callgrind_ir(c, cl, src ? from_src : from_gmc);
                     if (ir > 0)
                         json_object_set_new(o, "ir_per_mask", json_real(ir));
@@ -1407,6 +1667,9 @@ static int run_main(int argc, char **argv)
             unlink(a.gmc);
         }
     }
+
+    if (c->only[0])
+        return merge_rows(c, &s);
 
     /* 2. Ablations on llama3: json and every code grammar. */
     const grammar_spec *abl[MAX_GRAMMARS];
@@ -1493,6 +1756,7 @@ static int run_main(int argc, char **argv)
         run_row(&s, "batch", measure_batch, &a, label);
     }
 
+    remove_encoded(c);
     rmdir(c->tmp);
     json_t *results = json_pack("{s:o, s:o}", "meta", meta_json(c, &s), "rows", s.rows);
     char path[1200];

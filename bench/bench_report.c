@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "parser/bundled.h"
+
 /* The seed paper's own figures (Park, Zhou, D'Antoni, "Flexible and Efficient
  * Grammar-Constrained Decoding", ICML 2025, Table 1, GreatGramma), as restated
  * in issues 4 and 7. */
@@ -593,6 +595,18 @@ int bm_report_write(const char *dir, json_t *results)
         fprintf(out, " — no rows for them, none faked.");
     }
     fprintf(out, "\n\n");
+    /* Rows measured later by `bench_masks run --only` (bench-only) and merged in. */
+    json_array_foreach(json_object_get(meta, "merged"), i, x)
+        fprintf(out,
+                "**Merged rows:** the Table 1 rows of %s come from a later run (`make "
+                "bench-only`) of %s, commit `%s`, %s, %s; load average %s to %s. The "
+                "conditions above are those of the other rows.\n\n",
+                str(x, "grammars"), str(x, "date"), str(x, "commit"),
+                json_is_true(json_object_get(x, "quick"))
+                    ? "quick (llama3 only, 2 preprocessing runs, 3 walks)"
+                    : "full",
+                json_is_true(json_object_get(x, "callgrind")) ? "with callgrind" : "no callgrind",
+                f(num(x, "loadavg_min"), 1), f(num(x, "loadavg_max"), 1));
 
     fprintf(out, "## 1. Tokenizer × grammar (the seed paper's Table 1 layout)\n\n");
     fprintf(out,
@@ -622,8 +636,9 @@ int bm_report_write(const char *dir, json_t *results)
     json_array_foreach(rows, i, r)
         if (is_kind(r, "table") && !json_is_null(json_object_get(r, "grammar"))) {
             const char *g = str(r, "grammar");
+            size_t len; /* bundled grammars (javascript, rust, ...) are no SynCode rows */
             syn += strcmp(g, "json") && strcmp(g, "go") && strcmp(g, "java") &&
-                   strcmp(g, "python");
+                   strcmp(g, "python") && !gm_bundled_grammar(g, &len);
         }
     if (!syn) {
         fprintf(out, "Their Table 1 rows come from bench/bench_syncode (issue 8), which `make "

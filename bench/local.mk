@@ -22,9 +22,16 @@ bench_bench_masks_SOURCES = bench/bench_masks.c bench/bench_util.c bench/bench_u
 	bench/bench_report.c bench/bench_report.h bench/bench_compare.c
 bench_bench_masks_LDADD = libgmcore.la -lm
 
-# Extra rows for bench_masks: NAME=PATH[,lark][,corpus=LANG] each (issue 8: the
-# SynCode grammars, e.g. python=$(GM_SHARED_DIR)/benchmarks/syncode-grammars/python.lark,lark).
+# Extra rows for bench_masks: NAME=[PATH][,lark][,contextual][,corpus=LANG][,files=LIST]
+# each (issue 8: the SynCode grammars, e.g.
+# python=$(GM_SHARED_DIR)/benchmarks/syncode-grammars/python.lark,lark).
 GM_BENCH_GRAMMARS =
+# Issue 38: the bundled javascript (contextual lexer) and rust grammars, whose corpora
+# (Debian packages' files listed in bench/data/*.files) are encoded with each tokenizer at
+# bench time; in `make bench` and `make bench-only`, not in bench-quick (javascript's
+# eager preprocessing alone takes about 40 s of CPU, past bench-quick's 2 minutes).
+GM_BENCH_LANGS = javascript=,contextual,files=$(abs_top_srcdir)/bench/data/javascript.files \
+	rust=,files=$(abs_top_srcdir)/bench/data/rust.files
 GM_BENCH_COMMIT = `git -C $(srcdir) describe --always --dirty 2>/dev/null || echo unknown`
 
 bench: $(GM_BENCH) bench/bench_masks
@@ -38,7 +45,7 @@ bench: $(GM_BENCH) bench/bench_masks
 	@echo "== bench/bench_masks (writes $(srcdir)/bench/results)"
 	@command -v gnuplot >/dev/null || echo "bench: gnuplot missing, no plots (apt-get install -y gnuplot-nox)"
 	./bench/bench_masks run --shared '$(GM_SHARED_DIR)' --out '$(srcdir)/bench/results' \
-	  --commit "$(GM_BENCH_COMMIT)" $(GM_BENCH_GRAMMARS:%=--grammar %)
+	  --commit "$(GM_BENCH_COMMIT)" $(GM_BENCH_GRAMMARS:%=--grammar %) $(GM_BENCH_LANGS:%=--grammar %)
 
 bench-quick: bench/bench_masks
 	@mkdir -p bench/results-quick
@@ -48,7 +55,15 @@ bench-quick: bench/bench_masks
 	  2>/dev/null || cp '$(srcdir)/bench/results/results.json' bench/results-quick/baseline.json \
 	  2>/dev/null || true
 	@./bench/bench_masks compare bench/results-quick/baseline.json bench/results-quick/results.json
-.PHONY: bench bench-quick
+# Only the Table 1 rows of the grammars in GM_BENCH_ONLY (default: the issue 38 languages),
+# merged into the committed bench/results (their old rows replaced, the others kept).
+GM_BENCH_ONLY = javascript,rust
+bench-only: bench/bench_masks
+	./bench/bench_masks run --only '$(GM_BENCH_ONLY)' --shared '$(GM_SHARED_DIR)' \
+	  --out '$(srcdir)/bench/results' --commit "$(GM_BENCH_COMMIT)" \
+	  $(GM_BENCH_GRAMMARS:%=--grammar %) $(GM_BENCH_LANGS:%=--grammar %)
+.PHONY: bench bench-quick bench-only
+EXTRA_DIST += bench/data/javascript.files bench/data/rust.files
 CLEANFILES += $(GM_BENCH) bench/bench_masks
 
 # Issue 8: Table 1 rows on SynCode's grammars as given (sp32k, llama3, qwen3).

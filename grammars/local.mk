@@ -11,6 +11,8 @@ GM_BUNDLED_GRAMMARS += grammars/c.lark
 GM_BUNDLED_GRAMMARS += grammars/javascript.lark
 GM_BUNDLED_GRAMMARS += grammars/typescript.lark
 include grammars/typescript.mk
+
+include grammars/javascript.mk
 include grammars/java.mk
 GM_BUNDLED_GRAMMARS += grammars/rust.lark
 include grammars/rust.mk

@@ -329,6 +329,13 @@ gm_status gm_blocks_attach(gm_grammar *g, const gm_grammar_options *opts, gm_err
             if (!strcmp(v[i].name, k->name))
                 k->inner = gm_grammar_retain(v[i].inner);
         gm_status st = k->inner ? GM_OK : gm_grammar_create_bundled(k->name, &go, &k->inner, err);
+        if (st == GM_ERR_UNSUPPORTED && !k->inner) {
+            /* A language only the contextual lexer lexes right (javascript.lark's
+             * %insert nolex/glued: `/` as division or a regex by parser state). */
+            gm_grammar_options gc = go;
+            gc.lexer = GM_LEXER_CONTEXTUAL;
+            st = gm_grammar_create_bundled(k->name, &gc, &k->inner, err);
+        }
         if (st != GM_OK)
             return st;
         b->n++;

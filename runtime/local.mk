@@ -134,3 +134,10 @@ GM_TESTS += tests/test_link
 tests_test_link_SOURCES = tests/test_link.c
 tests_test_link_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_link_LDADD = tests/libgmapitest.la libgramask.la $(CMOCKA_LIBS)
+
+# note [deeper anchors] (spanner/accept.h): Rust's nested token trees, masks with the
+# 8-state entries equal to those of the walk without entries (issue 38).
+GM_TESTS += tests/test_deep_anchor
+tests_test_deep_anchor_SOURCES = tests/test_deep_anchor.c
+tests_test_deep_anchor_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_deep_anchor_LDADD = $(GM_TEST_LDADD)

@@ -707,18 +707,25 @@ static gm_status walk_profile(walker *w, const gm_profile *p, const gm_vstack *v
     const gm_accept_entry *e = NULL;
     if (!(sp->variant & GM_VARIANT_NO_ACCEPT_CACHE)) {
         /* The top states, bottom first: the overlay's, then the real stack's. */
-        uint32_t top[GM_ANCHOR_STATES], n = 0;
+        uint32_t top[GM_ANCHOR_DEEP], n = 0;
         const gm_lr_node *node = vs0->base;
-        for (uint32_t i = vs0->n; i > 0 && n < GM_ANCHOR_STATES; i--)
+        for (uint32_t i = vs0->n; i > 0 && n < GM_ANCHOR_DEEP; i--)
             top[n++] = vs0->ov[i - 1];
-        for (; node && n < GM_ANCHOR_STATES; node = node->parent)
+        for (; node && n < GM_ANCHOR_DEEP; node = node->parent)
             top[n++] = node->state;
         for (uint32_t i = 0; i < n / 2; i++) {
             uint32_t x = top[i];
             top[i] = top[n - 1 - i];
             top[n - 1 - i] = x;
         }
-        e = gm_accept_entry_get(sp, p, top, n, vs0->parens);
+        uint32_t n4 = n < GM_ANCHOR_STATES ? n : GM_ANCHOR_STATES;
+        e = gm_accept_entry_get(sp, p, top + (n - n4), n4, vs0->parens);
+        /* note [deeper anchors] in spanner/accept.h */
+        if (e && n > n4 && e->ndep >= GM_ANCHOR_DEEPEN && e->ndep > e->nacc) {
+            const gm_accept_entry *deep = gm_accept_entry_get(sp, p, top, n, vs0->parens);
+            if (deep)
+                e = deep;
+        }
     }
     if (!e)
         return walk_classes(w, p, NULL, NULL, p->nclasses, vs0, err);

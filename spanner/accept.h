@@ -43,6 +43,22 @@
 
 /* States of the stack top an entry is keyed on. */
 #define GM_ANCHOR_STATES 4
+/*
+ * note [deeper anchors]
+ * When the entry on GM_ANCHOR_STATES states leaves most of a profile's classes
+ * context-dependent (GM_ANCHOR_DEEPEN of them at least, more than it accepts),
+ * the mask walk asks for the entry on up to GM_ANCHOR_DEEP top states instead:
+ * a reduction that pops more than the four known states is the usual cause
+ * (Rust's token trees: after `{ tts }` closes inside a macro's arguments,
+ * `delim_tt` pops three states and the tree list's `tts tt` two more, so every
+ * next token read below the anchor; rust.lark at llama3 walked ~3,800 classes
+ * on the real stack at such steps, 200 us). More known states only decide
+ * more classes (a verdict still never assumes what lies below them): masks
+ * are unchanged. Deeper entries are keyed by their state count like any
+ * other and are built only for such heavy profiles.
+ */
+#define GM_ANCHOR_DEEP 8
+#define GM_ANCHOR_DEEPEN 64
 /* Open-bracket counts entries tell apart: 0 .. GM_ACCEPT_PARENS - 1, and that many or more. */
 #define GM_ACCEPT_PARENS 3
 /* Hash buckets per profile (entry chains), and for all the suffix profiles a spanner
@@ -53,7 +69,7 @@
 typedef struct gm_accept_entry {
     struct gm_accept_entry *next; /* same bucket */
     const gm_profile *profile; /* whose entry (the suffix profiles share their buckets) */
-    uint32_t anchor[GM_ANCHOR_STATES]; /* bottom first; nanchor used */
+    uint32_t anchor[GM_ANCHOR_DEEP]; /* bottom first; nanchor used */
     uint32_t nanchor;         /* < GM_ANCHOR_STATES: the whole stack (its bottom is state 0) */
     uint32_t parens;          /* the layer's open brackets, at most GM_ACCEPT_PARENS (or more) */
     const gm_tokset *accepted; /* tokens of the always-accepted classes (pooled: note [shared

@@ -8,7 +8,8 @@
  * instances the calls' arguments.
  *
  *   masks    per format and tokenizer (llama and llama-json with llama3,
- *            qwen with qwen3, harmony with gptoss), 8 tools, turns of prose
+ *            qwen with qwen3, harmony with gptoss, the families deepseek_v3_1
+ *            with deepseek_v3 and exaone with gemma3), 8 tools, turns of prose
  *            and 1-3 calls encoded with the tokenizer (gm_vocab_encode):
  *            per-step fill_mask time by where the next byte is — free text
  *            (dispatching; also <think> and Harmony message text), inside a
@@ -55,7 +56,7 @@ static const char *only_format; /* --format: one format's rows */
 static bool skip_format(const char *name) { return only_format && strcmp(only_format, name); }
 
 /* Figures against the targets, for the summary (NaN: not measured). */
-enum { NFORMATS = 4 };
+enum { NFORMATS = 6 };
 static double target_free[NFORMATS], target_call[NFORMATS], target_c32[NFORMATS];
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -232,7 +233,11 @@ typedef struct fmt {
 static const fmt formats[] = {{"llama", GM_TOOLS_LLAMA, "llama3"},
                               {"llama-json", GM_TOOLS_LLAMA_JSON, "llama3"},
                               {"qwen", GM_TOOLS_QWEN, "qwen3"},
-                              {"harmony", GM_TOOLS_HARMONY, "gptoss"}};
+                              {"harmony", GM_TOOLS_HARMONY, "gptoss"},
+                              /* two families, for the free-text steps of the
+                                 deepseek_v3 and gemma3 vocabularies */
+                              {"deepseek_v3_1", GM_TOOLS_DEEPSEEK_V3_1, "deepseek_v3"},
+                              {"exaone", GM_TOOLS_EXAONE, "gemma3"}};
 
 /* Where the next byte of a turn is. */
 enum { AT_TEXT, AT_CALL, AT_TAG, AT_KINDS };
@@ -316,7 +321,32 @@ static void make_turn(const fmt *f, tool *const *calls, const char *const *args,
         put(b, AT_CALL, args[0]);
         put(b, AT_TAG, "<|call|>");
         break;
-    default: /* the model families: compiled only (families_section) */
+    case GM_TOOLS_DEEPSEEK_V3_1: /* inside the reasoning block the prompt opened */
+    case GM_TOOLS_EXAONE: {
+        bool ds = f->format == GM_TOOLS_DEEPSEEK_V3_1;
+        put(b, AT_TEXT, "The user asked for this; ");
+        put(b, AT_TEXT, text);
+        put(b, AT_TAG, ds ? "</think>" : "</think>\n\n");
+        put(b, AT_TEXT, "I will use the tools.\n");
+        if (ds)
+            put(b, AT_TAG, "<｜tool▁calls▁begin｜>");
+        for (size_t k = 0; k < ncalls; k++) {
+            if (ds)
+                snprintf(buf, sizeof buf, "<｜tool▁call▁begin｜>%s<｜tool▁sep｜>",
+                         calls[k]->name);
+            else
+                snprintf(buf, sizeof buf, "<tool_call>{\"name\": \"%s\", \"arguments\": ",
+                         calls[k]->name);
+            put(b, AT_TAG, buf);
+            put(b, AT_CALL, args[k]);
+            put(b, AT_TAG, ds ? "<｜tool▁call▁end｜>" : "}</tool_call>");
+        }
+        if (ds)
+            put(b, AT_TAG, "<｜tool▁calls▁end｜>");
+        put(b, AT_TEXT, "\nDone.");
+        break;
+    }
+    default: /* the other model families: compiled only (families_section) */
         break;
     }
     b->at[b->n] = AT_TAG;

@@ -439,7 +439,8 @@ static uint32_t schema_text(stag *c, const char *json, size_t len, const gm_sche
 {
     gm_ebnf sub;
     gm_ebnf_init(&sub, c->mem);
-    gm_status st = gm_schema_compile(c->mem, c->name, json, len, so, &sub, c->err);
+    gm_status st = gm_schema_compile_excluding(c->mem, c->name, json, len, so, c->json_exclude,
+                                               &sub, c->err);
     uint32_t node = GM_EX_NONE;
     if (st == GM_OK) {
         node = import(c, &sub, 's');

@@ -44,6 +44,8 @@ typedef struct stag {
     uint32_t (*free_text)(struct stag *c, const uint32_t *ids, size_t n);
     uint32_t (*json_schema_text)(struct stag *c, const char *json, size_t len,
                                  const gm_schema_options *so);
+    const char *json_exclude; /* text the free strings of that JSON avoid (an XML value's
+                                 closing tag, note [xml styles]), or NULL */
     /* and those stag_token.c builds on: a format; a tag's content and end after begin */
     uint32_t (*format)(struct stag *c, const gm_jv *v);
     uint32_t (*tag_after)(struct stag *c, const gm_jv *v, uint32_t begin);

@@ -529,6 +529,13 @@ static void or_stored(const gm_eengine *e, uint32_t *mask, uint8_t form, uint32_
             uint32_t zw = a[i] >> 5, z = 0;
             for (; w < zw; w++)
                 mask[w] = ~0u;
+            if ((a[i] & 31) == 0 && i + 31 < n && a[i + 31] == a[i] + 31) {
+                /* the whole word excluded (the ids ascend, distinct): a run of special
+                   tokens, 800 in DeepSeek V3's vocabulary, skipped a word at a time */
+                i += 32;
+                w++;
+                continue;
+            }
             for (; i < n && a[i] >> 5 == zw; i++)
                 z |= 1u << (a[i] & 31);
             mask[w++] |= ~z;

@@ -632,10 +632,18 @@ static void sctx_free(sctx *c)
 gm_status gm_schema_compile(gm_mem *m, const char *name, const char *json, size_t len,
                             const gm_schema_options *opts, gm_ebnf *g, gm_error *err)
 {
+    return gm_schema_compile_excluding(m, name, json, len, opts, NULL, g, err);
+}
+
+gm_status gm_schema_compile_excluding(gm_mem *m, const char *name, const char *json, size_t len,
+                                      const gm_schema_options *opts, const char *exclude,
+                                      gm_ebnf *g, gm_error *err)
+{
     sctx *c = gm_mem_calloc(m, 1, sizeof *c);
     if (!c)
         return gm_mem_fail(m, err, "a schema compiler");
     c->mem = m;
+    c->raw_exclude = exclude;
     c->g = g;
     c->err = err;
     gm_schema_options_resolve(&c->opts, opts);

@@ -42,6 +42,10 @@ uint32_t sc_key_sep(sctx *c);                              /* between a key and 
 /* ---- shared rules ---- */
 uint32_t sc_char(sctx *c);     /* one string character (note [string encoding]) */
 uint32_t sc_string(sctx *c);   /* any string */
+/* The characters of any string, without quotes: char*, or with c->raw_exclude the texts
+   that avoid it (exclude.c, note [excluded text]). */
+uint32_t sc_string_chars(sctx *c);
+uint32_t sc_excluding_chars(sctx *c);
 uint32_t sc_number(sctx *c);   /* any number */
 uint32_t sc_integer(sctx *c);  /* any integer (with an optional zero fraction when frac) */
 uint32_t sc_quoted(sctx *c, uint32_t body); /* "\"" body "\"" */

@@ -353,7 +353,7 @@ static uint32_t keys_except(objctx *o)
         gm_mem_free(c->mem, names);
         return c->key_set_rule.v[id];
     }
-    uint32_t free_rest = gm_irb_seq2(&c->b, gm_irb_repeat(&c->b, sc_char(c), 0, GM_EX_INF), gm_irb_lit(&c->b, "\""));
+    uint32_t free_rest = gm_irb_seq2(&c->b, sc_string_chars(c), gm_irb_lit(&c->b, "\""));
     uint32_t body = trie_node(c, names, 0, o->slots.n, 0, free_rest, 0);
     gm_mem_free(c->mem, names);
     uint32_t r = gm_irb_rule(&c->b, "key", gm_irb_seq2(&c->b, gm_irb_lit(&c->b, "\""), body));

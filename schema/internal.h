@@ -64,6 +64,7 @@ struct sctx {
     gm_error *err;
     gm_status st;
     uint32_t default_draft;
+    const char *raw_exclude; /* text no free string may hold (note [excluded text]), or NULL */
 
     /* per DOM value (index: gm_jv.id); synthesized schemas (synth.c) extend them */
     uint32_t nids, ids_cap;

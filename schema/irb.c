@@ -537,6 +537,11 @@ static uint32_t escapes(gm_irb *b, const gm_cpset *s)
     return r;
 }
 
+uint32_t gm_irb_json_escapes(gm_irb *b, const gm_cpset *s)
+{
+    return b->st == GM_OK ? escapes(b, s) : GM_EX_NONE;
+}
+
 uint32_t gm_irb_json_set(gm_irb *b, const gm_cpset *s)
 {
     if (b->st != GM_OK)

@@ -93,6 +93,8 @@ uint32_t gm_irb_json_set(gm_irb *b, const gm_cpset *s);
 uint32_t gm_irb_json_text(gm_irb *b, const char *s, size_t n);
 /* The spellings of the strings of a regex AST node (code points) inside a JSON string. */
 uint32_t gm_irb_json_regex(gm_irb *b, const gm_regex *re, uint32_t node);
+/* The escaped spellings (\X, \uXXXX) of the code points of s: a reference to their rule. */
+uint32_t gm_irb_json_escapes(gm_irb *b, const gm_cpset *s);
 /* The spellings of one character of any kind (the body of the shared `char` rule). */
 uint32_t gm_irb_json_char(gm_irb *b);
 

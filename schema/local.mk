@@ -13,7 +13,8 @@ libgmcore_la_SOURCES += \
 	schema/formats.c schema/formats.h \
 	schema/numrange.c schema/numrange.h \
 	schema/strdfa.c schema/strdfa.h \
-	schema/emit.h schema/rules.c schema/compile.c schema/emit_scalar.c schema/emit_struct.c
+	schema/emit.h schema/rules.c schema/compile.c schema/emit_scalar.c schema/emit_struct.c \
+	schema/exclude.c
 gramask_SOURCES += cli/cmd_schema.c cli/cmd_maskbench.c
 
 GM_TESTS += tests/test_schema_suite

@@ -133,9 +133,16 @@ uint32_t sc_quoted(sctx *c, uint32_t body)
     return gm_irb_seq3(&c->b, q, body, q);
 }
 
+uint32_t sc_string_chars(sctx *c)
+{
+    if (c->raw_exclude)
+        return sc_excluding_chars(c);
+    return gm_irb_repeat(&c->b, sc_char(c), 0, GM_EX_INF);
+}
+
 static uint32_t mk_string(sctx *c)
 {
-    return sc_quoted(c, gm_irb_repeat(&c->b, sc_char(c), 0, GM_EX_INF));
+    return sc_quoted(c, sc_string_chars(c));
 }
 
 uint32_t sc_string(sctx *c)

@@ -32,5 +32,13 @@ void gm_schema_options_resolve(gm_schema_options *dst, const gm_schema_options *
  */
 gm_status gm_schema_compile(gm_mem *m, const char *name, const char *json, size_t len,
                             const gm_schema_options *opts, gm_ebnf *g, gm_error *err);
+/*
+ * The same, where no string with free characters (any string, a free-form
+ * key) holds exclude in its text (note [excluded text] in exclude.c);
+ * exclude NULL for none.
+ */
+gm_status gm_schema_compile_excluding(gm_mem *m, const char *name, const char *json, size_t len,
+                                      const gm_schema_options *opts, const char *exclude,
+                                      gm_ebnf *g, gm_error *err);
 
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dispatch/stag.h"
+#include "schema/schema.h"
 #include "tests/earley_ref.h"
 
 typedef struct lang {
@@ -267,11 +268,106 @@ static void errors(void **state)
     }
 }
 
+/*
+ * A JSON value ends at the parameter's closing tag for a parser of the turn
+ * (note [excluded text] in schema/exclude.c): no string in it may hold the
+ * tag in its text, spelled with an escape it may.
+ */
+static void closing_tag_in_json(void **state)
+{
+    (void)state;
+    static const char schema[] =
+        "{\"type\": \"object\", \"properties\": {\"o\": {\"type\": \"object\"}, "
+        "\"l\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}}}";
+    lang l;
+    compile(&l, "qwen_xml", schema, NULL);
+    expect(&l, "<parameter=o>{\"k\": \"x</parameter>\"}</parameter>", false);
+    expect(&l, "<parameter=o>{\"x</parameter>\": 1}</parameter>", false);     /* a key */
+    expect(&l, "<parameter=o>{\"k\": [\"<</parameter>\"]}</parameter>", false); /* a restart */
+    expect(&l, "<parameter=l>[\"</parameter>\"]</parameter>", false);
+    expect(&l, "<parameter=o>{\"k\": \"x<\\/parameter>\"}</parameter>", true);
+    expect(&l, "<parameter=o>{\"k\": \"\\u003c/parameter>\"}</parameter>", true);
+    expect(&l, "<parameter=o>{\"k\": \"</paramete</parameter <<a>\"}</parameter>", true);
+    expect(&l, "<parameter=l>[\"</parameter\", \">\", \"<\"]</parameter>", true);
+    release(&l);
+    compile(&l, "glm_xml", schema, NULL);
+    expect(&l, "<arg_key>l</arg_key><arg_value>[\"a</arg_value>\"]</arg_value>", false);
+    expect(&l, "<arg_key>l</arg_key><arg_value>[\"a</arg_key></arg_value\"]</arg_value>",
+           true);
+    release(&l);
+    compile(&l, "deepseek_xml", schema, NULL);
+    expect(&l, "<\xef\xbd\x9c" "DSML\xef\xbd\x9cparameter name=\"l\" string=\"false\">[\"</"
+               "\xef\xbd\x9c" "DSML\xef\xbd\x9cparameter>\"]</\xef\xbd\x9c" "DSML\xef\xbd\x9c"
+               "parameter>", false);
+    expect(&l, "<\xef\xbd\x9c" "DSML\xef\xbd\x9cparameter name=\"l\" string=\"false\">[\"</"
+               "\xef\xbd\x9c" "DSML\xef\xbd\x9c\"]</\xef\xbd\x9c" "DSML\xef\xbd\x9c"
+               "parameter>", true);
+    release(&l);
+}
+
+/* Whether w occurs in s. */
+static bool holds(const char *s, const char *w)
+{
+    return strstr(s, w) != NULL;
+}
+
+/*
+ * gm_schema_compile_excluding against brute force: every string of up to 6
+ * units over an alphabet of the excluded text's characters, one other
+ * character and an escaped '<', as a string and as a key: a sentence iff its
+ * text does not hold the excluded text.
+ */
+static void excluded_text(void **state)
+{
+    (void)state;
+    static const char *const words[] = {"<ab>", "<a<", "<\xef\xbd\x9c>"};
+    static const char *const units[] = {"<", "a", "b", ">", "x", "\\u003c", "\xef\xbd\x9c"};
+    enum { NU = sizeof units / sizeof *units, LEN = 5 };
+    for (size_t wi = 0; wi < sizeof words / sizeof *words; wi++) {
+        for (int key = 0; key < 2; key++) {
+            const char *schema = key ? "{\"type\": \"object\"}" : "{\"type\": \"string\"}";
+            lang l;
+            gm_mem_init(&l.mem, NULL, 0);
+            gm_ebnf_init(&l.g, &l.mem);
+            gm_error err;
+            if (gm_schema_compile_excluding(&l.mem, "s", schema, strlen(schema), NULL,
+                                            words[wi], &l.g, &err))
+                fail_msg("compile: %s", err.message);
+            if (gm_eref_create(&l.g, &l.r, &err))
+                fail_msg("reference: %s", err.message);
+            for (size_t n = 0; n <= LEN; n++) {
+                size_t total = 1;
+                for (size_t i = 0; i < n; i++)
+                    total *= NU;
+                for (size_t code = 0; code < total; code++) {
+                    char body[64] = "", text[96];
+                    size_t c = code;
+                    for (size_t i = 0; i < n; i++, c /= NU)
+                        strcat(body, units[c % NU]);
+                    snprintf(text, sizeof text, key ? "{\"%s\": 1}" : "\"%s\"", body);
+                    expect(&l, text, !holds(body, words[wi]));
+                }
+            }
+            release(&l);
+        }
+    }
+    /* a text whose prefix ends as it begins is refused, not compiled wrong */
+    gm_mem mem;
+    gm_mem_init(&mem, NULL, 0);
+    gm_ebnf g;
+    gm_ebnf_init(&g, &mem);
+    gm_error err;
+    assert_int_equal(gm_schema_compile_excluding(&mem, "s", "{}", 2, NULL, "<a<b", &g, &err),
+                     GM_ERR_UNSUPPORTED);
+    gm_ebnf_free(&g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plain_styles), cmocka_unit_test(values), cmocka_unit_test(cohere),
         cmocka_unit_test(kimi),         cmocka_unit_test(errors),
+        cmocka_unit_test(closing_tag_in_json), cmocka_unit_test(excluded_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

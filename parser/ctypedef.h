@@ -62,6 +62,11 @@
 #include "parser/cfg.h"
 #include "parser/lr.h"
 
+/* shift_kind bits: a `{` entering the state opens a block; one shifted from it starts a
+   function body. The low bits are the kind of name its shift binds (1, 2, 3). */
+#define GM_CTYPEDEF_BLOCK 0x80u
+#define GM_CTYPEDEF_BODY 0x40u
+
 typedef struct gm_ctypedef_binding {
     uint32_t name;           /* interned name id */
     uint32_t is_type;        /* 1: typedef name, 0: ordinary identifier */
@@ -110,5 +115,8 @@ uint32_t gm_ctypedef_classify(const gm_ctypedef *c, uint32_t term, const uint8_t
  */
 gm_status gm_ctypedef_shifted(gm_ctypedef *c, const gm_lr_node *top, uint32_t term,
                               const uint8_t *text, size_t len, gm_error *err);
+
+/* Whether the declarator whose name was shifted from `from` belongs to a typedef. */
+bool gm_ctypedef_in_typedef(const gm_ctypedef *c, const gm_lr_node *from);
 
 #endif

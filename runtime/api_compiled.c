@@ -28,6 +28,7 @@ static void compiled_free(gm_compiled *c)
     gm_eengine_destroy(c->eengine);
     gm_ctx_spanners_destroy(c->ctx);
     gm_spanner_destroy(c->spanner);
+    gm_ctypedef_destroy(c->ctd);
     gm_grammar_destroy(c->grammar);
     gm_vocab_destroy(c->vocab);
     gm_realloc_fn fn = c->mem.fn;
@@ -98,15 +99,19 @@ gm_status gm_compiled_create(gm_grammar *g, gm_vocab *v, const gm_compile_option
             c->ops = &gm_engine_blocks;
             st = compile_blocks(c, err);
         }
-    } else if (g->cfg && gm_ctypedef_wanted(g->cfg)) {
+    } else if (g->cfg && gm_ctypedef_wanted(g->cfg) &&
+               (g->ctx || g->lexer->nstates != g->lexer->ndfa || g->postlex.insertion ||
+                g->postlex.indentation)) {
         st = gm_error_set(err, GM_ERR_UNSUPPORTED,
-                          "the grammar needs the typedef-name layer (C's TYPEDEF_NAME, "
-                          "parser/ctypedef.h), which masks do not apply yet: they would treat "
-                          "every typedef name as an identifier (`gramask parse` applies it)");
+                          "the typedef-name layer (C's TYPEDEF_NAME, parser/ctypedef.h) in masks "
+                          "needs the basic lexer without backtracking and no other post-lexing "
+                          "layer (runtime/cdecl.h)");
     } else {
         c->ops = &gm_engine_lalr;
         st = gm_spanner_create(&c->mem, g->lexer, &g->postlex, g->lr, v->data, v->trie,
                                &c->spanner, err);
+        if (st == GM_OK && g->cfg && gm_ctypedef_wanted(g->cfg))
+            st = gm_ctypedef_create(&c->mem, g->cfg, g->lr, &c->ctd, err);
         if (st == GM_OK && g->ctx)
             st = gm_ctx_spanners_create(&c->mem, g->ctx, &g->postlex, g->lr, v->data, v->trie,
                                         &c->ctx, err);

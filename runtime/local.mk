@@ -60,6 +60,12 @@ tests_test_ctxmask_SOURCES = tests/test_ctxmask.c
 tests_test_ctxmask_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_ctxmask_LDADD = $(GM_TEST_LDADD)
 GM_TESTS += tests/test_ctxmask
+
+# C's typedef-name layer in masks (runtime/cdecl.h) against a brute-force reference.
+tests_test_cmask_SOURCES = tests/test_cmask.c
+tests_test_cmask_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_cmask_LDADD = $(GM_TEST_LDADD)
+GM_TESTS += tests/test_cmask
 GM_TESTS += tests/test_compiled_bytes
 tests_test_compiled_bytes_SOURCES = tests/test_compiled_bytes.c
 tests_test_compiled_bytes_CFLAGS = $(GM_TEST_CFLAGS)

@@ -8,6 +8,7 @@
 #include "base/mapping.h"
 #include "base/error.h"
 #include "parser/ctypedef.h"
+#include "runtime/cdecl_index.h"
 
 void gm_compile_options_init_defaults(gm_compile_options *opts)
 {
@@ -29,6 +30,7 @@ static void compiled_free(gm_compiled *c)
     gm_ctx_spanners_destroy(c->ctx);
     gm_spanner_destroy(c->spanner);
     gm_ctypedef_destroy(c->ctd);
+    gm_cindex_destroy(c->cidx);
     gm_grammar_destroy(c->grammar);
     gm_vocab_destroy(c->vocab);
     gm_realloc_fn fn = c->mem.fn;
@@ -112,6 +114,8 @@ gm_status gm_compiled_create(gm_grammar *g, gm_vocab *v, const gm_compile_option
                                &c->spanner, err);
         if (st == GM_OK && g->cfg && gm_ctypedef_wanted(g->cfg))
             st = gm_ctypedef_create(&c->mem, g->cfg, g->lr, &c->ctd, err);
+        if (st == GM_OK && c->ctd)
+            st = gm_cindex_create(&c->mem, v->data, &c->cidx, err);
         if (st == GM_OK && g->ctx)
             st = gm_ctx_spanners_create(&c->mem, g->ctx, &g->postlex, g->lr, v->data, v->trie,
                                         &c->ctx, err);

@@ -3,7 +3,9 @@
 
 #include <string.h>
 
+#include "runtime/cdecl_index.h"
 #include "runtime/layer.h"
+#include "runtime/mask.h"
 #include "runtime/objects.h"
 #include "runtime/vstack.h"
 #include "base/error.h"
@@ -181,7 +183,8 @@ gm_status gm_cdecl_advance(const gm_compiled *c, const gm_mstate *from, const ui
     return GM_OK;
 }
 
-gm_status gm_cdecl_fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask, gm_error *err)
+/* Every token stepped with the layer (the reference path, and the fallback). */
+static gm_status fill_all(const gm_compiled *c, const gm_mstate *s, uint32_t *mask, gm_error *err)
 {
     const gm_vocab_data *v = c->vocab->data;
     uint32_t n = c->spanner->nbits;
@@ -203,4 +206,154 @@ gm_status gm_cdecl_fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask
         c->ops->release(c, &next);
     }
     return GM_OK;
+}
+
+/* The exceptions of note [typedef-name exceptions], at most EXC_MAX (else the fallback). */
+#define EXC_MAX 8192
+
+typedef struct exceptions {
+    uint32_t ids[EXC_MAX];
+    uint32_t n;
+    bool full;
+} exceptions;
+
+static void exc_add(exceptions *x, uint32_t id)
+{
+    if (x->n == EXC_MAX)
+        x->full = true;
+    else
+        x->ids[x->n++] = id;
+}
+
+/* Tokens with an occurrence (of a kind in kinds) equal to text, or open and a prefix of it. */
+static void exc_text(const gm_cindex *ix, exceptions *x, const uint8_t *text, size_t len,
+                     uint32_t kinds)
+{
+    for (size_t k = 1; k <= len && !x->full; k++) {
+        uint32_t n;
+        const uint32_t *e = gm_cindex_find(ix, text, k, &n);
+        for (uint32_t i = 0; i < n; i++)
+            if ((e[i] & kinds) && (k == len || (e[i] & GM_CIDX_OPEN)))
+                exc_add(x, e[i] & GM_CIDX_TOKEN);
+    }
+}
+
+static void collect(const gm_compiled *c, const gm_mstate *s, exceptions *x)
+{
+    const gm_cindex *ix = c->cidx;
+    const gm_cstate *cs = &s->lalr.layer.c;
+    const gm_cscope *p = cs->text;
+    bool other = !p && gm_spanner_pending(c->spanner, s->lalr.q);
+    uint32_t kinds = GM_CIDX_ANY | (other ? GM_CIDX_SUF : 0);
+    x->n = 0;
+    x->full = false;
+    for (uint32_t i = 0; i < ix->nself; i++)
+        exc_add(x, ix->self[i]);
+    for (uint32_t i = 0; p && i < ix->nleadlater; i++)
+        exc_add(x, ix->leadlater[i]);
+    if (p)
+        exc_text(ix, x, p->text, p->len, kinds);
+    for (const gm_cscope *n = cs->scope; n && !x->full; n = n->parent) {
+        if (!n->is_type)
+            continue;
+        exc_text(ix, x, n->text, n->len, kinds);
+        /* the pending identifier's leading run continuing it into this name */
+        if (p && n->len > p->len && !memcmp(n->text, p->text, p->len))
+            exc_text(ix, x, n->text + p->len, n->len - p->len, GM_CIDX_LEAD);
+    }
+}
+
+/*
+ * The pending identifier completes as a typedef name for the tokens whose
+ * first byte ends it (note [first-byte split]): their bits are the mask
+ * after it, lexed from the state after the break, on the stack and scopes
+ * after TYPEDEF_NAME.
+ */
+static gm_status split_typedef(const gm_compiled *c, const gm_mstate *s, uint32_t *mask,
+                               gm_error *err)
+{
+    gm_spanner *sp = c->spanner;
+    const gm_profile *prof = gm_spanner_profile(sp, s->lalr.q, err);
+    if (!prof)
+        return err->code;
+    if (prof->split0 == GM_SPANNER_NONE)
+        return GM_OK;
+    const uint32_t *f = gm_spanner_split0(sp, prof->split0, err);
+    if (!f)
+        return err->code;
+    size_t words = ((size_t)sp->nbits + 31) / 32;
+    gm_mem *mem = cmem(c);
+    gm_lr_node *fed = NULL;
+    gm_status st = gm_lr_feed(sp->lr, mem, s->lalr.stack, c->ctd->typedef_name, &fed);
+    if (st == GM_ERR_REJECTED) {
+        for (size_t w = 0; w < words; w++)
+            mask[w] &= ~f[w];
+        return GM_OK;
+    }
+    if (st != GM_OK)
+        return gm_error_set(err, st, "out of memory for the parser stack");
+    gm_mstate s2;
+    memset(&s2, 0, sizeof s2);
+    s2.lalr.q = prof->split0_next;
+    s2.lalr.stack = fed;
+    s2.lalr.layer.c = s->lalr.layer.c;
+    gm_cstate_retain(&s2.lalr.layer.c);
+    gm_cscope_release(mem, s2.lalr.layer.c.text);
+    s2.lalr.layer.c.text = NULL;
+    const gm_cscope *p = s->lalr.layer.c.text;
+    st = gm_cscope_shifted(c->ctd, mem, &s2.lalr.layer.c, fed, c->ctd->typedef_name, p->text, p->len,
+                           err);
+    uint32_t *m2 = st == GM_OK ? gm_mem_calloc(mem, words, sizeof *m2) : NULL;
+    if (st == GM_OK && !m2)
+        st = gm_mem_fail(mem, err, "a mask");
+    if (st == GM_OK)
+        st = gm_cdecl_fill(c, &s2, m2, err);
+    if (st == GM_OK)
+        for (size_t w = 0; w < words; w++)
+            mask[w] = (mask[w] & ~f[w]) | (m2[w] & f[w]);
+    gm_mem_free(mem, m2);
+    c->ops->release(c, &s2);
+    return st;
+}
+
+gm_status gm_cdecl_fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask, gm_error *err)
+{
+    if (!c->cidx)
+        return fill_all(c, s, mask, err);
+    gm_mask_state ms = {s->lalr.q, s->lalr.stack, &s->lalr.layer, NULL};
+    gm_status st = gm_mask_fill(c->spanner, &ms, mask, err);
+    if (st != GM_OK)
+        return st;
+    const gm_cscope *p = s->lalr.layer.c.text;
+    if (p && gm_cscope_classify(c->ctd, s->lalr.layer.c.scope, c->ctd->identifier, p->text, p->len) ==
+                 c->ctd->typedef_name &&
+        (st = split_typedef(c, s, mask, err)) != GM_OK)
+        return st;
+    exceptions *x = gm_mem_alloc(cmem(c), sizeof *x);
+    if (!x)
+        return gm_mem_fail(cmem(c), err, "a mask");
+    collect(c, s, x);
+    if (x->full) {
+        gm_mem_free(cmem(c), x);
+        return fill_all(c, s, mask, err);
+    }
+    const gm_vocab_data *v = c->vocab->data;
+    for (uint32_t i = 0; i < x->n && st == GM_OK; i++) {
+        uint32_t id = x->ids[i];
+        size_t len;
+        const uint8_t *bytes = gm_vocab_data_token(v, id, &len);
+        mask[id / 32] &= ~(1u << (id % 32));
+        if (!len || (v->flags[id] & (GM_TOK_SPECIAL | GM_TOK_PADDING)))
+            continue;
+        gm_mstate next;
+        st = gm_cdecl_advance(c, s, bytes, len, &next, err);
+        if (st == GM_OK) {
+            mask[id / 32] |= 1u << (id % 32);
+            c->ops->release(c, &next);
+        } else if (st == GM_ERR_REJECTED) {
+            st = GM_OK;
+        }
+    }
+    gm_mem_free(cmem(c), x);
+    return st;
 }

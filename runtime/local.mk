@@ -14,7 +14,7 @@ libgmcore_la_SOURCES += \
 	runtime/ctx_spanners.c runtime/ctx_spanners.h \
 	runtime/engine.h runtime/engine_lalr.c runtime/engine_earley.c runtime/engine_budget.c \
 	runtime/blocks.h runtime/engine_blocks.c \
-	runtime/cdecl.h runtime/engine_cdecl.c \
+	runtime/cdecl.h runtime/engine_cdecl.c runtime/cdecl_index.c runtime/cdecl_index.h \
 	runtime/indent.c runtime/indent.h \
 	runtime/layer.c runtime/layer.h \
 	runtime/mask.c runtime/mask.h \

@@ -209,16 +209,21 @@ static gm_status fill_all(const gm_compiled *c, const gm_mstate *s, uint32_t *ma
 }
 
 /* The exceptions of note [typedef-name exceptions], at most EXC_MAX (else the fallback). */
-#define EXC_MAX 8192
+#define EXC_MAX 32768
 
 typedef struct exceptions {
     uint32_t ids[EXC_MAX];
     uint32_t n;
     bool full;
+    uint32_t *seen;          /* a bit per token: already in ids */
 } exceptions;
 
 static void exc_add(exceptions *x, uint32_t id)
 {
+    uint32_t bit = 1u << (id % 32);
+    if (x->seen[id / 32] & bit)
+        return;
+    x->seen[id / 32] |= bit;
     if (x->n == EXC_MAX)
         x->full = true;
     else
@@ -330,9 +335,15 @@ gm_status gm_cdecl_fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask
         (st = split_typedef(c, s, mask, err)) != GM_OK)
         return st;
     exceptions *x = gm_mem_alloc(cmem(c), sizeof *x);
+    size_t words = ((size_t)c->spanner->nbits + 31) / 32;
+    if (x && !(x->seen = gm_mem_calloc(cmem(c), words, sizeof *x->seen))) {
+        gm_mem_free(cmem(c), x);
+        x = NULL;
+    }
     if (!x)
         return gm_mem_fail(cmem(c), err, "a mask");
     collect(c, s, x);
+    gm_mem_free(cmem(c), x->seen);
     if (x->full) {
         gm_mem_free(cmem(c), x);
         return fill_all(c, s, mask, err);

@@ -115,7 +115,7 @@ gm_status gm_compiled_create(gm_grammar *g, gm_vocab *v, const gm_compile_option
         if (st == GM_OK && g->cfg && gm_ctypedef_wanted(g->cfg))
             st = gm_ctypedef_create(&c->mem, g->cfg, g->lr, &c->ctd, err);
         if (st == GM_OK && c->ctd)
-            st = gm_cindex_create(&c->mem, v->data, &c->cidx, err);
+            st = gm_cindex_create(&c->mem, v->data, g->lexer, &c->cidx, err);
         if (st == GM_OK && g->ctx)
             st = gm_ctx_spanners_create(&c->mem, g->ctx, &g->postlex, g->lr, v->data, v->trie,
                                         &c->ctx, err);

@@ -41,13 +41,21 @@ void gm_cindex_destroy(gm_cindex *x)
     gm_mem_free(x->mem, x);
 }
 
-gm_status gm_cindex_create(gm_mem *m, const gm_vocab_data *v, gm_cindex **out, gm_error *err)
+gm_status gm_cindex_create(gm_mem *m, const gm_vocab_data *v, const gm_lexer *lx, gm_cindex **out,
+                           gm_error *err)
 {
     *out = NULL;
     gm_cindex *x = gm_mem_calloc(m, 1, sizeof *x);
     if (!x)
         return nomem(m, err);
     x->mem = m;
+    x->numbers[0] = x->numbers[1] = UINT32_MAX;
+    for (uint32_t t = 0; t < lx->nterminals; t++) {
+        if (!strcmp(lx->terminals[t].name, "INTEGER_CONSTANT"))
+            x->numbers[0] = t;
+        if (!strcmp(lx->terminals[t].name, "FLOATING_CONSTANT"))
+            x->numbers[1] = t;
+    }
     gm_intern_init(&x->texts, m);
     occ_vec all = {0};
     GM_VEC(uint32_t) self = {0}, leadlater = {0};

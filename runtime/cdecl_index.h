@@ -31,6 +31,7 @@
 #include "base/error.h"
 #include "base/hash.h"
 #include "base/mem.h"
+#include "lexer/lexer.h"
 #include "vocab/vocab.h"
 
 /* Entry bits: the token id, and what the occurrence is. */
@@ -50,9 +51,12 @@ typedef struct gm_cindex {
     uint32_t *leadlater;     /* tokens whose leading run completes inside them and that have
                                 another occurrence (exceptions when an identifier is pending) */
     uint32_t nleadlater;
+    uint32_t numbers[2];     /* the lexer's INTEGER_CONSTANT and FLOATING_CONSTANT, or
+                                UINT32_MAX: a pending number may end inside a letter run */
 } gm_cindex;
 
-gm_status gm_cindex_create(gm_mem *m, const gm_vocab_data *v, gm_cindex **out, gm_error *err);
+gm_status gm_cindex_create(gm_mem *m, const gm_vocab_data *v, const gm_lexer *lx, gm_cindex **out,
+                           gm_error *err);
 void gm_cindex_destroy(gm_cindex *x);
 
 /* The entries of occurrences with text[0..len): *n of them (NULL, 0 when none). */

@@ -243,19 +243,74 @@ static void exc_text(const gm_cindex *ix, exceptions *x, const uint8_t *text, si
     }
 }
 
+/*
+ * Whether token t, whose leading run completes the pending identifier p as
+ * p + run, has a later occurrence that is a prefix of (or equal to) p + run:
+ * only then can binding the completed name as a typedef name change how
+ * the token reads on.
+ */
+static bool leadlater_related(const gm_vocab_data *v, uint32_t t, const gm_cscope *p)
+{
+    size_t len, lead = 0;
+    const uint8_t *b = gm_vocab_data_token(v, t, &len);
+    while (lead < len && ident_byte(b[lead]))
+        lead++;
+    for (size_t i = lead; i < len; i++) {
+        if (!ident_byte(b[i]) || ident_byte(b[i - 1]))
+            continue;
+        /* every start inside this run (a digit-led run may hold one anywhere) */
+        size_t end = i;
+        while (end < len && ident_byte(b[end]))
+            end++;
+        for (size_t j = i; j < end; j++) {
+            size_t n = end - j, k = 0;
+            if (n > p->len + lead)
+                continue;
+            while (k < n && b[j + k] == (k < p->len ? p->text[k] : b[k - p->len]))
+                k++;
+            if (k == n)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Whether the lexeme pending in q is a number that a letter may continue (and that may then
+   end inside the letters: a suffix, note [typedef-name exceptions]). */
+static bool number_pending(const gm_compiled *c, uint32_t q)
+{
+    const gm_spanner *sp = c->spanner;
+    const gm_lexer *lx = sp->lexer;
+    if (!gm_spanner_pending(sp, q))
+        return false;
+    uint32_t dfa = gm_spanner_dfa(sp, q);
+    bool number = false;
+    for (int i = 0; i < 2; i++)
+        number |= c->cidx->numbers[i] != UINT32_MAX &&
+                  gm_lexer_can_produce(lx, dfa, c->cidx->numbers[i]);
+    if (!number)
+        return false;
+    for (unsigned b = 0; b < 256; b++)
+        if (((b | 0x20) >= 'a' && (b | 0x20) <= 'z') || b == '_' || b == '$')
+            if (gm_lexer_move(lx, dfa, lx->byte_class[b]) != GM_LEX_DEAD)
+                return true;
+    return false;
+}
+
 static void collect(const gm_compiled *c, const gm_mstate *s, exceptions *x)
 {
     const gm_cindex *ix = c->cidx;
     const gm_cstate *cs = &s->lalr.layer.c;
     const gm_cscope *p = cs->text;
-    bool other = !p && gm_spanner_pending(c->spanner, s->lalr.q);
+    bool other = number_pending(c, s->lalr.q);
     uint32_t kinds = GM_CIDX_ANY | (other ? GM_CIDX_SUF : 0);
     x->n = 0;
     x->full = false;
     for (uint32_t i = 0; i < ix->nself; i++)
         exc_add(x, ix->self[i]);
     for (uint32_t i = 0; p && i < ix->nleadlater; i++)
-        exc_add(x, ix->leadlater[i]);
+        if (leadlater_related(c->vocab->data, ix->leadlater[i], p))
+            exc_add(x, ix->leadlater[i]);
     if (p)
         exc_text(ix, x, p->text, p->len, kinds);
     for (const gm_cscope *n = cs->scope; n && !x->full; n = n->parent) {

@@ -91,6 +91,22 @@ bool gm_cscope_type_prefix(const gm_cscope *scope, const uint8_t *text, size_t l
     return false;
 }
 
+/*
+ * Whether an ordinary binding of text needs a node: only when a typedef
+ * binding of the same name is on the list (it may shadow it). Otherwise the
+ * name is an ordinary identifier whether it is bound or not, and stays so
+ * whatever is pushed later (a later binding comes first), so the lists hold
+ * the typedef names and the few ordinary names that shadow one: lookups
+ * walk those, not every declared name.
+ */
+static bool shadows(const gm_cscope *scope, const uint8_t *text, size_t len)
+{
+    for (const gm_cscope *n = scope; n; n = n->parent)
+        if (n->is_type && same(n, text, len))
+            return true;
+    return false;
+}
+
 /* Replaces *slot (one reference) by n (one reference). */
 static void put(gm_mem *m, gm_cscope **slot, gm_cscope *n)
 {
@@ -122,6 +138,8 @@ gm_status gm_cscope_shifted(const gm_ctypedef *td, gm_mem *m, gm_cstate *s, cons
         gm_cscope *scope = s->scope;
         gm_cscope_retain(scope);
         for (const gm_cscope *p = body ? s->pending : NULL; p; p = p->parent) {
+            if (!shadows(scope, p->text, p->len))
+                continue;
             gm_cscope *n = push(m, scope, p->text, p->len);
             gm_cscope_release(m, scope);
             if (!n) {
@@ -164,12 +182,14 @@ gm_status gm_cscope_shifted(const gm_ctypedef *td, gm_mem *m, gm_cstate *s, cons
         return GM_OK;
     }
     bool is_type = kind == 1 && gm_ctypedef_in_typedef(td, top->parent);
+    if (kind == 1)
+        put(m, &s->pending, NULL);
+    if (!is_type && !shadows(s->scope, text, len))
+        return GM_OK;
     gm_cscope *n = push(m, s->scope, text, len);
     if (!n)
         return nomem(m, err);
     n->is_type = is_type;
     put(m, &s->scope, n);
-    if (kind == 1)
-        put(m, &s->pending, NULL);
     return GM_OK;
 }

@@ -6,7 +6,9 @@
  * instead: reference-counted immutable lists, shared between forks and kept
  * in the rollback history like the LR stack. The state is four lists:
  *  - scope: the bindings in scope, innermost first (a name's first binding
- *    on the list decides it: typedef name or ordinary identifier);
+ *    on the list decides it: typedef name or ordinary identifier); an
+ *    ordinary binding is kept only when the name has a typedef binding on
+ *    the list (else it changes nothing: cscope.c, shadows());
  *  - blocks: one entry per open `{`, with the scope as it was when the `{`
  *    opened a block (its `}` goes back to it) or nothing (a struct, enum or
  *    initializer brace: its `}` keeps the bindings, as ctypedef.c does);
@@ -16,7 +18,8 @@
  *    whose class depends on its text), else NULL.
  * gm_cscope_shifted applies exactly the rules of gm_ctypedef_shifted, with
  * gm_ctypedef's tables (shift_kind, symbols), which it only reads. Lookups
- * walk the scope list (linear in the bindings in scope).
+ * walk the scope list, which keeps only typedef names and the ordinary
+ * names that shadow one (linear in those).
  */
 #ifndef GM_PARSER_CSCOPE_H
 #define GM_PARSER_CSCOPE_H

@@ -216,11 +216,20 @@ typedef struct exceptions {
     uint32_t n;
     bool full;
     uint32_t *seen;          /* a bit per token: already in ids */
+    uint32_t *must;          /* a bit per token: not only an open occurrence relates it */
 } exceptions;
 
-static void exc_add(exceptions *x, uint32_t id)
+/*
+ * Token id is an exception; must: other than by its open occurrence (a
+ * token related only by the identifier it leaves open reads its other
+ * identifiers as the walk did, so where the walk allowed it, IDENTIFIER
+ * fits the open one and it stays allowed: only a masked one is stepped).
+ */
+static void exc_add(exceptions *x, uint32_t id, bool must)
 {
     uint32_t bit = 1u << (id % 32);
+    if (must)
+        x->must[id / 32] |= bit;
     if (x->seen[id / 32] & bit)
         return;
     x->seen[id / 32] |= bit;
@@ -239,7 +248,7 @@ static void exc_text(const gm_cindex *ix, exceptions *x, const uint8_t *text, si
         const uint32_t *e = gm_cindex_find(ix, text, k, &n);
         for (uint32_t i = 0; i < n; i++)
             if ((e[i] & kinds) && (k == len || (e[i] & GM_CIDX_OPEN)))
-                exc_add(x, e[i] & GM_CIDX_TOKEN);
+                exc_add(x, e[i] & GM_CIDX_TOKEN, !(e[i] & GM_CIDX_OPEN));
     }
 }
 
@@ -307,10 +316,10 @@ static void collect(const gm_compiled *c, const gm_mstate *s, exceptions *x)
     x->n = 0;
     x->full = false;
     for (uint32_t i = 0; i < ix->nself; i++)
-        exc_add(x, ix->self[i]);
+        exc_add(x, ix->self[i], true);
     for (uint32_t i = 0; p && i < ix->nleadlater; i++)
         if (leadlater_related(c->vocab->data, ix->leadlater[i], p))
-            exc_add(x, ix->leadlater[i]);
+            exc_add(x, ix->leadlater[i], true);
     if (p)
         exc_text(ix, x, p->text, p->len, kinds);
     for (const gm_cscope *n = cs->scope; n && !x->full; n = n->parent) {
@@ -391,24 +400,28 @@ gm_status gm_cdecl_fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask
         return st;
     exceptions *x = gm_mem_alloc(cmem(c), sizeof *x);
     size_t words = ((size_t)c->spanner->nbits + 31) / 32;
-    if (x && !(x->seen = gm_mem_calloc(cmem(c), words, sizeof *x->seen))) {
+    if (x && !(x->seen = gm_mem_calloc(cmem(c), 2 * words, sizeof *x->seen))) {
         gm_mem_free(cmem(c), x);
         x = NULL;
     }
+    if (x)
+        x->must = x->seen + words;
     if (!x)
         return gm_mem_fail(cmem(c), err, "a mask");
     collect(c, s, x);
-    gm_mem_free(cmem(c), x->seen);
     if (x->full) {
+        gm_mem_free(cmem(c), x->seen);
         gm_mem_free(cmem(c), x);
         return fill_all(c, s, mask, err);
     }
     const gm_vocab_data *v = c->vocab->data;
     for (uint32_t i = 0; i < x->n && st == GM_OK; i++) {
-        uint32_t id = x->ids[i];
+        uint32_t id = x->ids[i], bit = 1u << (id % 32);
+        if (!(x->must[id / 32] & bit) && (mask[id / 32] & bit))
+            continue;
         size_t len;
         const uint8_t *bytes = gm_vocab_data_token(v, id, &len);
-        mask[id / 32] &= ~(1u << (id % 32));
+        mask[id / 32] &= ~bit;
         if (!len || (v->flags[id] & (GM_TOK_SPECIAL | GM_TOK_PADDING)))
             continue;
         gm_mstate next;
@@ -420,6 +433,7 @@ gm_status gm_cdecl_fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask
             st = GM_OK;
         }
     }
+    gm_mem_free(cmem(c), x->seen);
     gm_mem_free(cmem(c), x);
     return st;
 }

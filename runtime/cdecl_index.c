@@ -14,6 +14,14 @@ static bool ident_byte(uint8_t b)
 
 static bool digit(uint8_t b) { return b >= '0' && b <= '9'; }
 
+static bool has_typedef(const uint8_t *b, size_t len)
+{
+    for (size_t i = 0; i + 7 <= len; i++)
+        if (!memcmp(b + i, "typedef", 7))
+            return true;
+    return false;
+}
+
 typedef struct occ {
     uint32_t text;           /* interned id */
     uint32_t entry;
@@ -37,6 +45,7 @@ void gm_cindex_destroy(gm_cindex *x)
     gm_mem_free(x->mem, x->off);
     gm_mem_free(x->mem, x->entries);
     gm_mem_free(x->mem, x->self);
+    gm_mem_free(x->mem, x->self_td);
     gm_mem_free(x->mem, x->leadlater);
     gm_mem_free(x->mem, x);
 }
@@ -58,7 +67,7 @@ gm_status gm_cindex_create(gm_mem *m, const gm_vocab_data *v, const gm_lexer *lx
     }
     gm_intern_init(&x->texts, m);
     occ_vec all = {0};
-    GM_VEC(uint32_t) self = {0}, leadlater = {0};
+    GM_VEC(uint32_t) self = {0}, self_td = {0}, leadlater = {0};
     gm_status st = GM_OK;
     for (uint32_t t = 0; t < v->size && st == GM_OK; t++) {
         if (v->flags[t] & (GM_TOK_SPECIAL | GM_TOK_PADDING))
@@ -116,6 +125,8 @@ gm_status gm_cindex_create(gm_mem *m, const gm_vocab_data *v, const gm_lexer *lx
         }
         if (related && gm_vec_push(m, &self, t))
             st = nomem(m, err);
+        if (st == GM_OK && related && has_typedef(b, len) && gm_vec_push(m, &self_td, t))
+            st = nomem(m, err);
         if (st == GM_OK && lead_completes && after_lead && gm_vec_push(m, &leadlater, t))
             st = nomem(m, err);
     }
@@ -138,12 +149,16 @@ gm_status gm_cindex_create(gm_mem *m, const gm_vocab_data *v, const gm_lexer *lx
         x->off[0] = 0;
         x->self = self.v;
         x->nself = (uint32_t)self.n;
+        x->self_td = self_td.v;
+        x->nself_td = (uint32_t)self_td.n;
+        self_td.v = NULL;
         x->leadlater = leadlater.v;
         x->nleadlater = (uint32_t)leadlater.n;
         self.v = leadlater.v = NULL;
     }
     gm_vec_free(m, &all);
     gm_vec_free(m, &self);
+    gm_vec_free(m, &self_td);
     gm_vec_free(m, &leadlater);
     if (st != GM_OK) {
         gm_cindex_destroy(x);

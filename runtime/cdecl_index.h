@@ -46,10 +46,14 @@ typedef struct gm_cindex {
     gm_intern texts;         /* occurrence texts */
     uint32_t *off;           /* [texts.count + 1] entries of text i: entries[off[i], off[i+1]) */
     uint32_t *entries;
-    uint32_t *self;          /* tokens with two related occurrences (always exceptions) */
+    uint32_t *self;          /* tokens with two related occurrences (exceptions where a typedef
+                                declaration is under way, or with self_td) */
     uint32_t nself;
+    uint32_t *self_td;       /* those of them containing "typedef" (always exceptions) */
+    uint32_t nself_td;
     uint32_t *leadlater;     /* tokens whose leading run completes inside them and that have
-                                another occurrence (exceptions when an identifier is pending) */
+                                another occurrence (exceptions when an identifier is pending
+                                in a typedef declaration) */
     uint32_t nleadlater;
     uint32_t numbers[2];     /* the lexer's INTEGER_CONSTANT and FLOATING_CONSTANT, or
                                 UINT32_MAX: a pending number may end inside a letter run */

@@ -315,9 +315,15 @@ static void collect(const gm_compiled *c, const gm_mstate *s, exceptions *x)
     uint32_t kinds = GM_CIDX_ANY | (other ? GM_CIDX_SUF : 0);
     x->n = 0;
     x->full = false;
-    for (uint32_t i = 0; i < ix->nself; i++)
-        exc_add(x, ix->self[i], true);
-    for (uint32_t i = 0; p && i < ix->nleadlater; i++)
+    /* A name bound as a typedef name inside the token needs a typedef declaration: one
+       under way on the stack, or the keyword in the token (or completing p). */
+    bool td = p && p->len <= 7 && !memcmp(p->text, "typedef", p->len);
+    for (const gm_lr_node *n = s->lalr.stack; n && !td; n = n->parent)
+        td = c->spanner->lr->accessing[n->state] == c->ctd->td_specifiers;
+    const uint32_t *self = td ? ix->self : ix->self_td;
+    for (uint32_t i = 0, nself = td ? ix->nself : ix->nself_td; i < nself; i++)
+        exc_add(x, self[i], true);
+    for (uint32_t i = 0; p && td && i < ix->nleadlater; i++)
         if (leadlater_related(c->vocab->data, ix->leadlater[i], p))
             exc_add(x, ix->leadlater[i], true);
     if (p)

@@ -239,16 +239,52 @@ static void exc_add(exceptions *x, uint32_t id, bool must)
         x->ids[x->n++] = id;
 }
 
+/*
+ * A pending number (number_pending): an occurrence inside a token's leading
+ * run (GM_CIDX_SUF) starts an identifier only when the number's lexeme can
+ * take the run's bytes before it.
+ */
+typedef struct suf_ctx {
+    const gm_lexer *lx;
+    uint32_t dfa;            /* the number's lexer state */
+    const gm_vocab_data *v;
+} suf_ctx;
+
+/* Whether occurrence text[0..len) inside token t's leading run (open: at its end) may start
+   where the pending number ends. */
+static bool suf_possible(const suf_ctx *sc, uint32_t t, size_t len, bool open)
+{
+    size_t n;
+    const uint8_t *b = gm_vocab_data_token(sc->v, t, &n);
+    size_t lead = 0;
+    while (lead < n && ident_byte(b[lead]))
+        lead++;
+    if (lead < len)
+        return false;
+    size_t start = lead - len; /* complete and open occurrences both run to the run's end */
+    (void)open;
+    uint32_t q = sc->dfa;
+    for (size_t i = 0; i < start; i++)
+        if ((q = gm_lexer_move(sc->lx, q, sc->lx->byte_class[b[i]])) == GM_LEX_DEAD)
+            return false;
+    return true;
+}
+
 /* Tokens with an occurrence (of a kind in kinds) equal to text, or open and a prefix of it. */
 static void exc_text(const gm_cindex *ix, exceptions *x, const uint8_t *text, size_t len,
-                     uint32_t kinds)
+                     uint32_t kinds, const suf_ctx *sc)
 {
     for (size_t k = 1; k <= len && !x->full; k++) {
         uint32_t n;
         const uint32_t *e = gm_cindex_find(ix, text, k, &n);
-        for (uint32_t i = 0; i < n; i++)
-            if ((e[i] & kinds) && (k == len || (e[i] & GM_CIDX_OPEN)))
-                exc_add(x, e[i] & GM_CIDX_TOKEN, !(e[i] & GM_CIDX_OPEN));
+        for (uint32_t i = 0; i < n; i++) {
+            if (!(e[i] & kinds) || (k != len && !(e[i] & GM_CIDX_OPEN)))
+                continue;
+            if (!(e[i] & (kinds & ~GM_CIDX_SUF)) &&
+                !suf_possible(sc, e[i] & GM_CIDX_TOKEN, k, e[i] & GM_CIDX_OPEN))
+                continue;
+            exc_add(x, e[i] & GM_CIDX_TOKEN, !(e[i] & GM_CIDX_OPEN));
+        }
     }
 }
 
@@ -313,6 +349,8 @@ static void collect(const gm_compiled *c, const gm_mstate *s, exceptions *x)
     const gm_cscope *p = cs->text;
     bool other = number_pending(c, s->lalr.q);
     uint32_t kinds = GM_CIDX_ANY | (other ? GM_CIDX_SUF : 0);
+    suf_ctx sc = {c->spanner->lexer, other ? gm_spanner_dfa(c->spanner, s->lalr.q) : 0,
+                  c->vocab->data};
     x->n = 0;
     x->full = false;
     /* A name bound as a typedef name inside the token needs a typedef declaration: one
@@ -327,14 +365,14 @@ static void collect(const gm_compiled *c, const gm_mstate *s, exceptions *x)
         if (leadlater_related(c->vocab->data, ix->leadlater[i], p))
             exc_add(x, ix->leadlater[i], true);
     if (p)
-        exc_text(ix, x, p->text, p->len, kinds);
+        exc_text(ix, x, p->text, p->len, kinds, &sc);
     for (const gm_cscope *n = cs->scope; n && !x->full; n = n->parent) {
         if (!n->is_type)
             continue;
-        exc_text(ix, x, n->text, n->len, kinds);
+        exc_text(ix, x, n->text, n->len, kinds, &sc);
         /* the pending identifier's leading run continuing it into this name */
         if (p && n->len > p->len && !memcmp(n->text, p->text, p->len))
-            exc_text(ix, x, n->text + p->len, n->len - p->len, GM_CIDX_LEAD);
+            exc_text(ix, x, n->text + p->len, n->len - p->len, GM_CIDX_LEAD, &sc);
     }
 }
 

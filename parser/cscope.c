@@ -78,14 +78,34 @@ uint32_t gm_cscope_classify(const gm_ctypedef *td, const gm_cscope *scope, uint3
 
 bool gm_cscope_type_prefix(const gm_cscope *scope, const uint8_t *text, size_t len)
 {
+    /* A typedef node decides its name unless an ordinary node above it has the same text
+       (a typedef node above it with that text would have been found first). The list
+       keeps few ordinary nodes: remember those met so far, the first ORD_SEEN of them. */
+    enum { ORD_SEEN = 32 };
+    const gm_cscope *ord[ORD_SEEN];
+    size_t nord = 0;
+    bool all_seen = true;
     for (const gm_cscope *n = scope; n; n = n->parent) {
-        if (!n->is_type || n->len < len || memcmp(n->text, text, len))
+        if (!n->is_type) {
+            if (nord < ORD_SEEN)
+                ord[nord++] = n;
+            else
+                all_seen = false;
             continue;
-        /* n decides its name unless a binding above it shadows it */
-        const gm_cscope *k = scope;
-        while (k != n && !same(k, n->text, n->len))
-            k = k->parent;
-        if (k == n)
+        }
+        if (n->len < len || memcmp(n->text, text, len))
+            continue;
+        bool shadowed = false;
+        if (all_seen) {
+            for (size_t i = 0; i < nord && !shadowed; i++)
+                shadowed = same(ord[i], n->text, n->len);
+        } else {
+            const gm_cscope *k = scope;
+            while (k != n && !same(k, n->text, n->len))
+                k = k->parent;
+            shadowed = k != n;
+        }
+        if (!shadowed)
             return true;
     }
     return false;

@@ -38,12 +38,9 @@
  *    their scope with the loop or the body); the parameters of a
  *    prototype bind nothing; a binding starts when its name is shifted,
  *    not at the end of its declarator.
- *  - It runs in `gramask parse` (and tests) over one stream. The matcher
- *    does not apply it yet (the spanner would have to give the text of
- *    each identifier a token completes, as it gives the width of a line
- *    end, and the mask walk classify it on the real scopes), so
- *    gm_compiled_create refuses a grammar that needs it (GM_ERR_UNSUPPORTED)
- *    rather than give masks that treat typedef names as identifiers.
+ *  - It runs in `gramask parse` (and tests) over one stream. Matchers
+ *    apply the same rules on persistent scopes (parser/cscope.h) with this
+ *    object's tables (runtime/cdecl.h, note [typedef-name masks]).
  *
  * Not thread-safe; one per stream.
  */

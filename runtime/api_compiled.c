@@ -59,6 +59,10 @@ static gm_status compile_blocks(gm_compiled *c, gm_error *err)
             gm_error_prefix(err, "code block %s", gb->v[i].name);
             return st;
         }
+        if (c->inner[i]->ctd) /* engine_blocks.c walks the inner spanner without the layer */
+            return gm_error_set(err, GM_ERR_UNSUPPORTED,
+                                "code block %s: C's typedef-name layer (runtime/cdecl.h) is not "
+                                "applied in code blocks yet", gb->v[i].name);
     }
     return gm_cblocks_create(c, err);
 }

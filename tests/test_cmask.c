@@ -15,7 +15,7 @@
  * approximation gets wrong (`T * x;` after `typedef int T;` against `a * b;`,
  * shadowing in inner blocks and by parameters, typedef names declared and
  * used in one declaration list, enumeration constants) and of random walks
- * after typedef declarations.
+ * after typedef declarations; after rollbacks and in a clone too.
  */
 #include "tests/testutil.h"
 
@@ -363,6 +363,21 @@ static void program(gm_compiled *c, const char *text, bool valid, int walks, int
         if (w == 0 && valid) {
             assert_true(gm_matcher_is_accepting(m));
             assert_true(ref_can_end(&r));
+            /* Persistent scopes: a clone, then rollback to each third of the program, agree
+               with a reference that decoded only that far (the clone keeps the end). */
+            gm_matcher *keep;
+            assert_int_equal(gm_matcher_clone(m, &keep, &err), GM_OK);
+            for (size_t back = n / 3; back && back < n; back += n / 3) {
+                assert_int_equal(gm_matcher_rollback(m, n / 3, &err), GM_OK);
+                ref r2;
+                ref_init(&r2, c);
+                for (size_t j = 0; j < n - back; j++)
+                    ref_append(&r2, ids[j]);
+                compare_step(&r2, m, "after rollback", n - back);
+                ref_free(&r2);
+            }
+            compare_step(&r, keep, "the clone", n);
+            gm_matcher_destroy(keep);
         } else if (w == 0) {
             assert_true(i < n);
         }

@@ -376,6 +376,9 @@ static void collect(const gm_compiled *c, const gm_mstate *s, exceptions *x)
     }
 }
 
+static gm_status fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask, const uint32_t *only,
+                      gm_error *err);
+
 /*
  * The pending identifier completes as a typedef name for the tokens whose
  * first byte ends it (note [first-byte split]): their bits are the mask
@@ -420,7 +423,7 @@ static gm_status split_typedef(const gm_compiled *c, const gm_mstate *s, uint32_
     if (st == GM_OK && !m2)
         st = gm_mem_fail(mem, err, "a mask");
     if (st == GM_OK)
-        st = gm_cdecl_fill(c, &s2, m2, err);
+        st = fill(c, &s2, m2, f, err); /* only the tokens of the filter are kept */
     if (st == GM_OK)
         for (size_t w = 0; w < words; w++)
             mask[w] = (mask[w] & ~f[w]) | (m2[w] & f[w]);
@@ -430,6 +433,13 @@ static gm_status split_typedef(const gm_compiled *c, const gm_mstate *s, uint32_
 }
 
 gm_status gm_cdecl_fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask, gm_error *err)
+{
+    return fill(c, s, mask, NULL, err);
+}
+
+/* The mask of s; only: when not NULL, the bits outside it may be wrong (not stepped). */
+static gm_status fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask, const uint32_t *only,
+                      gm_error *err)
 {
     if (!c->cidx)
         return fill_all(c, s, mask, err);
@@ -461,7 +471,7 @@ gm_status gm_cdecl_fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask
     const gm_vocab_data *v = c->vocab->data;
     for (uint32_t i = 0; i < x->n && st == GM_OK; i++) {
         uint32_t id = x->ids[i], bit = 1u << (id % 32);
-        if (!(x->must[id / 32] & bit) && (mask[id / 32] & bit))
+        if ((!(x->must[id / 32] & bit) && (mask[id / 32] & bit)) || (only && !(only[id / 32] & bit)))
             continue;
         size_t len;
         const uint8_t *bytes = gm_vocab_data_token(v, id, &len);

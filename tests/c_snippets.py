@@ -71,6 +71,10 @@ SNIPPETS = [
     (True, "struct s { int a[3]; }; unsigned long o = __builtin_offsetof(struct s, a[1]);"),
     (True, "_Static_assert(sizeof(int) == 4, \"int\"); _Alignas(8) char c; _Thread_local int t;"),
     (True, "int g(int x) { return _Generic(x, int: 1, default: 0); }"),
+    # A lone carriage return ends a line for gcc: not inside a literal or a line comment.
+    (False, "char *s = \"a\rb\";"),
+    (True, "int x; // note\r"),
+    (False, "int x; // note\rint y"),
     (False, "int f(void) { return 1 }"),
     (False, "int x = ;"),
 ]

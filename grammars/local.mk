@@ -16,6 +16,7 @@ include grammars/javascript.mk
 include grammars/java.mk
 GM_BUNDLED_GRAMMARS += grammars/rust.lark
 include grammars/rust.mk
+include grammars/c.mk
 
 EXTRA_DIST += $(GM_BUNDLED_GRAMMARS) grammars/embed.py
 nodist_libgmcore_la_SOURCES += grammars/bundled.c

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #define NONE UINT32_MAX
-#define BLOCK 0x80u          /* shift_kind: a `{` entering the state opens a block */
-#define BODY 0x40u           /* shift_kind: a `{` shifted from the state starts a function body */
+#define BLOCK GM_CTYPEDEF_BLOCK
+#define BODY GM_CTYPEDEF_BODY
 #define NOT_A_BLOCK UINT32_MAX /* blocks[]: a `{` that opened no block (struct, enum, initializer) */
 
 static uint32_t find_symbol(const gm_cfg *g, const char *name)
@@ -198,8 +198,7 @@ static gm_status bind(gm_ctypedef *c, uint32_t id, bool is_type, gm_error *err)
     return GM_OK;
 }
 
-/* Whether the declarator whose name was shifted from `from` belongs to a typedef. */
-static bool in_typedef(const gm_ctypedef *c, const gm_lr_node *from)
+bool gm_ctypedef_in_typedef(const gm_ctypedef *c, const gm_lr_node *from)
 {
     for (const gm_lr_node *n = from; n; n = n->parent) {
         uint32_t sym = c->t->accessing[n->state];
@@ -256,5 +255,5 @@ gm_status gm_ctypedef_shifted(gm_ctypedef *c, const gm_lr_node *top, uint32_t te
     if (kind == 3)
         return bind(c, id, false, err);
     c->pending.n = 0;
-    return bind(c, id, in_typedef(c, top->parent), err);
+    return bind(c, id, gm_ctypedef_in_typedef(c, top->parent), err);
 }

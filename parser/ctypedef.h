@@ -38,12 +38,9 @@
  *    their scope with the loop or the body); the parameters of a
  *    prototype bind nothing; a binding starts when its name is shifted,
  *    not at the end of its declarator.
- *  - It runs in `gramask parse` (and tests) over one stream. The matcher
- *    does not apply it yet (the spanner would have to give the text of
- *    each identifier a token completes, as it gives the width of a line
- *    end, and the mask walk classify it on the real scopes), so
- *    gm_compiled_create refuses a grammar that needs it (GM_ERR_UNSUPPORTED)
- *    rather than give masks that treat typedef names as identifiers.
+ *  - It runs in `gramask parse` (and tests) over one stream. Matchers
+ *    apply the same rules on persistent scopes (parser/cscope.h) with this
+ *    object's tables (runtime/cdecl.h, note [typedef-name masks]).
  *
  * Not thread-safe; one per stream.
  */
@@ -61,6 +58,11 @@
 #include "base/vec.h"
 #include "parser/cfg.h"
 #include "parser/lr.h"
+
+/* shift_kind bits: a `{` entering the state opens a block; one shifted from it starts a
+   function body. The low bits are the kind of name its shift binds (1, 2, 3). */
+#define GM_CTYPEDEF_BLOCK 0x80u
+#define GM_CTYPEDEF_BODY 0x40u
 
 typedef struct gm_ctypedef_binding {
     uint32_t name;           /* interned name id */
@@ -110,5 +112,8 @@ uint32_t gm_ctypedef_classify(const gm_ctypedef *c, uint32_t term, const uint8_t
  */
 gm_status gm_ctypedef_shifted(gm_ctypedef *c, const gm_lr_node *top, uint32_t term,
                               const uint8_t *text, size_t len, gm_error *err);
+
+/* Whether the declarator whose name was shifted from `from` belongs to a typedef. */
+bool gm_ctypedef_in_typedef(const gm_ctypedef *c, const gm_lr_node *from);
 
 #endif

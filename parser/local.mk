@@ -10,7 +10,7 @@ libgmcore_la_SOURCES += \
 	parser/lark_pattern.c parser/lark_pattern.h parser/bundled.h \
 	parser/lark_bnf.c parser/lark_load.c parser/lark_load.h parser/lark_terminals.c \
 	parser/postlex.c parser/postlex.h parser/contextual.c parser/contextual.h \
-	parser/ctypedef.c parser/ctypedef.h
+	parser/ctypedef.c parser/ctypedef.h parser/cscope.c parser/cscope.h
 
 nodist_libgmcore_la_SOURCES += parser/lark_parse.c parser/lark_parse.h parser/lark_scan.c
 BUILT_SOURCES += parser/lark_parse.c parser/lark_parse.h parser/lark_scan.c

@@ -8,6 +8,7 @@
 #include "base/mapping.h"
 #include "base/error.h"
 #include "parser/ctypedef.h"
+#include "runtime/cdecl_index.h"
 
 void gm_compile_options_init_defaults(gm_compile_options *opts)
 {
@@ -28,6 +29,8 @@ static void compiled_free(gm_compiled *c)
     gm_eengine_destroy(c->eengine);
     gm_ctx_spanners_destroy(c->ctx);
     gm_spanner_destroy(c->spanner);
+    gm_ctypedef_destroy(c->ctd);
+    gm_cindex_destroy(c->cidx);
     gm_grammar_destroy(c->grammar);
     gm_vocab_destroy(c->vocab);
     gm_realloc_fn fn = c->mem.fn;
@@ -56,6 +59,10 @@ static gm_status compile_blocks(gm_compiled *c, gm_error *err)
             gm_error_prefix(err, "code block %s", gb->v[i].name);
             return st;
         }
+        if (c->inner[i]->ctd) /* engine_blocks.c walks the inner spanner without the layer */
+            return gm_error_set(err, GM_ERR_UNSUPPORTED,
+                                "code block %s: C's typedef-name layer (runtime/cdecl.h) is not "
+                                "applied in code blocks yet", gb->v[i].name);
     }
     return gm_cblocks_create(c, err);
 }
@@ -98,15 +105,21 @@ gm_status gm_compiled_create(gm_grammar *g, gm_vocab *v, const gm_compile_option
             c->ops = &gm_engine_blocks;
             st = compile_blocks(c, err);
         }
-    } else if (g->cfg && gm_ctypedef_wanted(g->cfg)) {
+    } else if (g->cfg && gm_ctypedef_wanted(g->cfg) &&
+               (g->ctx || g->lexer->nstates != g->lexer->ndfa || g->postlex.insertion ||
+                g->postlex.indentation)) {
         st = gm_error_set(err, GM_ERR_UNSUPPORTED,
-                          "the grammar needs the typedef-name layer (C's TYPEDEF_NAME, "
-                          "parser/ctypedef.h), which masks do not apply yet: they would treat "
-                          "every typedef name as an identifier (`gramask parse` applies it)");
+                          "the typedef-name layer (C's TYPEDEF_NAME, parser/ctypedef.h) in masks "
+                          "needs the basic lexer without backtracking and no other post-lexing "
+                          "layer (runtime/cdecl.h)");
     } else {
         c->ops = &gm_engine_lalr;
         st = gm_spanner_create(&c->mem, g->lexer, &g->postlex, g->lr, v->data, v->trie,
                                &c->spanner, err);
+        if (st == GM_OK && g->cfg && gm_ctypedef_wanted(g->cfg))
+            st = gm_ctypedef_create(&c->mem, g->cfg, g->lr, &c->ctd, err);
+        if (st == GM_OK && c->ctd)
+            st = gm_cindex_create(&c->mem, v->data, g->lexer, &c->cidx, err);
         if (st == GM_OK && g->ctx)
             st = gm_ctx_spanners_create(&c->mem, g->ctx, &g->postlex, g->lr, v->data, v->trie,
                                         &c->ctx, err);

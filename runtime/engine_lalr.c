@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "runtime/cdecl.h"
 #include "runtime/ctx_spanners.h"
 #include "runtime/mask.h"
 #include "runtime/objects.h"
@@ -43,6 +44,7 @@ static gm_status lalr_start(const gm_compiled *c, gm_mstate *s, gm_error *err)
 {
     s->lalr.layer.indents = NULL;
     s->lalr.layer.parens = 0;
+    memset(&s->lalr.layer.c, 0, sizeof s->lalr.layer.c);
     s->lalr.win.n = 0;
     s->lalr.stack = gm_lr_stack_new(cmem(c));
     if (!s->lalr.stack)
@@ -67,6 +69,7 @@ static void lalr_retain(const gm_mstate *s)
 {
     gm_lr_node_retain(s->lalr.stack);
     gm_indent_retain(s->lalr.layer.indents);
+    gm_cstate_retain(&s->lalr.layer.c);
 }
 
 static void lalr_release(const gm_compiled *c, gm_mstate *s)
@@ -75,6 +78,7 @@ static void lalr_release(const gm_compiled *c, gm_mstate *s)
     gm_indent_release(cmem(c), s->lalr.layer.indents);
     s->lalr.stack = NULL;
     s->lalr.layer.indents = NULL;
+    gm_cstate_release(cmem(c), &s->lalr.layer.c);
 }
 
 static gm_mask_state mask_state(const gm_mstate *s)
@@ -107,6 +111,8 @@ static int ctx_feed(void *ud, const gm_spanner *sp, uint32_t elem, uint32_t *top
 static gm_status advance(const gm_compiled *c, const gm_mstate *from, const uint8_t *bytes,
                          size_t len, gm_mstate *to, gm_error *err)
 {
+    if (c->ctd)
+        return gm_cdecl_advance(c, from, bytes, len, to, err);
     gm_mem *mem = cmem(c);
     uint32_t q = from->lalr.q;
     gm_lr_node *stack = from->lalr.stack;
@@ -186,6 +192,8 @@ static gm_status lalr_step_bytes(const gm_compiled *c, gm_mscratch *w, const gm_
 
 static bool lalr_can_end(const gm_compiled *c, const gm_mstate *s)
 {
+    if (c->ctd)
+        return gm_cdecl_can_end(c, s);
     gm_mask_state ms = mask_state(s);
     if (c->ctx)
         return gm_mask_can_end_ctx(c->ctx, &ms);
@@ -197,6 +205,8 @@ static gm_status lalr_fill_mask(const gm_compiled *c, gm_mscratch *w, const gm_m
 {
     (void)w;
     (void)words;
+    if (c->ctd)
+        return gm_cdecl_fill(c, s, mask, err);
     gm_mask_state ms = mask_state(s);
     if (c->ctx)
         return gm_mask_fill_ctx(c->ctx, &ms, mask, err);

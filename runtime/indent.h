@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "base/mem.h"
+#include "parser/cscope.h"
 
 /* A level of the indentation width stack; NULL stands for the bottom level 0. */
 typedef struct gm_indent {
@@ -27,6 +28,7 @@ gm_indent *gm_indent_push(gm_mem *m, gm_indent *parent, uint32_t width);
 typedef struct gm_layer_state {
     gm_indent *indents;       /* one reference (NULL: just level 0) */
     int32_t parens;
+    gm_cstate c;              /* C's typedef names (parser/cscope.h); all NULL for other grammars */
 } gm_layer_state;
 
 #endif

@@ -14,6 +14,7 @@ libgmcore_la_SOURCES += \
 	runtime/ctx_spanners.c runtime/ctx_spanners.h \
 	runtime/engine.h runtime/engine_lalr.c runtime/engine_earley.c runtime/engine_budget.c \
 	runtime/blocks.h runtime/engine_blocks.c \
+	runtime/cdecl.h runtime/engine_cdecl.c runtime/cdecl_index.c runtime/cdecl_index.h \
 	runtime/indent.c runtime/indent.h \
 	runtime/layer.c runtime/layer.h \
 	runtime/mask.c runtime/mask.h \
@@ -59,6 +60,12 @@ tests_test_ctxmask_SOURCES = tests/test_ctxmask.c
 tests_test_ctxmask_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_ctxmask_LDADD = $(GM_TEST_LDADD)
 GM_TESTS += tests/test_ctxmask
+
+# C's typedef-name layer in masks (runtime/cdecl.h) against a brute-force reference.
+tests_test_cmask_SOURCES = tests/test_cmask.c
+tests_test_cmask_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_cmask_LDADD = $(GM_TEST_LDADD)
+GM_TESTS += tests/test_cmask
 GM_TESTS += tests/test_compiled_bytes
 tests_test_compiled_bytes_SOURCES = tests/test_compiled_bytes.c
 tests_test_compiled_bytes_CFLAGS = $(GM_TEST_CFLAGS)

@@ -73,6 +73,9 @@ struct gm_compiled {
     struct gm_cblocks *cblocks; /* when the grammar has code blocks (runtime/blocks.h) */
     struct gm_compiled **inner; /* with code blocks: each block's grammar compiled (owned) */
     struct gm_ctx_spanners *ctx; /* the grammar's contextual lexer: a spanner per lexer */
+    struct gm_ctypedef *ctd;  /* C's typedef-name layer's tables (runtime/engine_cdecl.c), or
+                                 NULL; only read (its own stream state is unused) */
+    struct gm_cindex *cidx;   /* with ctd: its exception index (runtime/cdecl_index.h) */
 };
 
 /*

@@ -348,6 +348,9 @@ static gm_status put_ctx(writer *w, gm_ctx_lexers *cl, gm_error *err)
 /* The whole file (header and payload) into w->buf. */
 static gm_status write_compiled(const gm_compiled *c, writer *w, gm_error *err)
 {
+    if (c->ctd) /* a loaded grammar has no cfg to build the layer's tables from */
+        return gm_error_set(err, GM_ERR_UNSUPPORTED, "saving a compiled grammar with the "
+                            "typedef-name layer (C): compile it from the grammar instead");
     uint8_t header[GM_COMPILED_HEADER] = {0};
     put(w, header, sizeof header); /* filled at the end */
     put_vocab(w, c->vocab->data);

@@ -1,0 +1,493 @@
+/* The LALR engine's steps with C's typedef-name layer (runtime/cdecl.h, note [typedef-name masks]). */
+#include "runtime/cdecl.h"
+
+#include <string.h>
+
+#include "runtime/cdecl_index.h"
+#include "runtime/layer.h"
+#include "runtime/mask.h"
+#include "runtime/objects.h"
+#include "runtime/vstack.h"
+#include "base/error.h"
+
+#define REGION 256
+
+static gm_mem *cmem(const gm_compiled *c) { return (gm_mem *)&c->mem; }
+
+static bool ident_byte(uint8_t b)
+{
+    return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || b == '_' ||
+           b == '$';
+}
+
+/* The text of a pending lexeme while it is all identifier bytes. */
+typedef struct ctext {
+    uint8_t buf[GM_CSCOPE_MAX_NAME];
+    size_t len;
+    bool ident;              /* every byte so far is an identifier byte */
+} ctext;
+
+static void vs_init(gm_vstack *vs, const gm_lr_node *stack, uint32_t *buf)
+{
+    memset(vs, 0, sizeof *vs);
+    vs->base = stack;
+    vs->ov = buf;
+    vs->cap = REGION;
+}
+
+/* Whether terminal term can come next on stack (1), not (0), unknown (-1: overlay full). */
+static int term_viable(const gm_lr_table *lr, const gm_lr_node *stack, uint32_t term)
+{
+    uint32_t buf[REGION];
+    gm_vstack vs;
+    vs_init(&vs, stack, buf);
+    gm_vfeed r = gm_vstack_feed(lr, &vs, term);
+    return r == GM_VFEED_OVERFLOW ? -1 : r == GM_VFEED_SHIFTED;
+}
+
+/* Whether the pending lexeme of q (with text t, NULL when not identifier bytes) can still
+   become something the stack takes (note [typedef-name masks]). */
+static bool pending_viable(const gm_compiled *c, uint32_t q, const gm_lr_node *stack,
+                           const gm_cscope *scope, const uint8_t *text, size_t len, bool ident)
+{
+    const gm_spanner *sp = c->spanner;
+    const gm_ctypedef *td = c->ctd;
+    uint32_t prod = gm_spanner_prod(sp, q);
+    if (sp->prod_ignored[prod])
+        return true;
+    for (uint32_t k = sp->prod_off[prod]; k < sp->prod_off[prod + 1]; k++) {
+        uint32_t e = sp->prod_terms[k];
+        if (term_viable(sp->lr, stack, e) != 0) /* unknown counts as viable: the step decides */
+            return true;
+        if (e == td->identifier && ident && gm_cscope_type_prefix(scope, text, len) &&
+            term_viable(sp->lr, stack, td->typedef_name) != 0)
+            return true;
+    }
+    return false;
+}
+
+static bool can_end(const gm_compiled *c, uint32_t q, const gm_lr_node *stack, const gm_cstate *cs)
+{
+    const gm_spanner *sp = c->spanner;
+    uint32_t emit[GM_SPANNER_MAX_EMIT], nemit, after, buf[REGION];
+    if (!gm_spanner_finish(sp, q, emit, &nemit, &after))
+        return false;
+    gm_vstack vs;
+    vs_init(&vs, stack, buf);
+    const uint8_t *text = cs->text ? cs->text->text : NULL;
+    size_t len = cs->text ? cs->text->len : 0;
+    for (uint32_t k = 0; k < nemit; k++) {
+        uint32_t term = emit[k];
+        if (term == c->ctd->identifier && cs->text)
+            term = gm_cscope_classify(c->ctd, cs->scope, term, text, len);
+        if (gm_vstack_feed(sp->lr, &vs, term) != GM_VFEED_SHIFTED)
+            return false;
+    }
+    return gm_vstack_feed(sp->lr, &vs, sp->lr->eof) == GM_VFEED_ACCEPTED;
+}
+
+bool gm_cdecl_can_end(const gm_compiled *c, const gm_mstate *s)
+{
+    return can_end(c, s->lalr.q, s->lalr.stack, &s->lalr.layer.c);
+}
+
+/* Feeds one element with the lexeme text t on the real stack and scopes. */
+static gm_status feed(const gm_compiled *c, gm_lr_node **stack, gm_layer_state *ls, uint32_t term,
+                      const ctext *t, gm_error *err)
+{
+    const gm_ctypedef *td = c->ctd;
+    if (term == td->identifier) {
+        if (!t->ident)
+            return gm_error_set(err, GM_ERR_STATE, "typedef-name layer: an identifier whose text was not kept");
+        term = gm_cscope_classify(td, ls->c.scope, term, t->buf, t->len);
+    }
+    gm_status st = gm_layer_feed(c->spanner, cmem(c), stack, ls, term, 0);
+    if (st != GM_OK)
+        return st;
+    return gm_cscope_shifted(td, cmem(c), &ls->c, *stack, term, t->buf, t->ident ? t->len : 0, err);
+}
+
+gm_status gm_cdecl_advance(const gm_compiled *c, const gm_mstate *from, const uint8_t *bytes,
+                           size_t len, gm_mstate *to, gm_error *err)
+{
+    gm_mem *mem = cmem(c);
+    const gm_spanner *sp = c->spanner;
+    uint32_t q = from->lalr.q;
+    gm_lr_node *stack = from->lalr.stack;
+    gm_layer_state ls = from->lalr.layer;
+    gm_lr_node_retain(stack);
+    gm_indent_retain(ls.indents);
+    gm_cstate_retain(&ls.c);
+    ctext t;
+    t.len = 0;
+    t.ident = ls.c.text != NULL || !gm_spanner_pending(sp, q);
+    if (ls.c.text) {
+        memcpy(t.buf, ls.c.text->text, ls.c.text->len);
+        t.len = ls.c.text->len;
+    }
+    gm_status st = GM_OK;
+    for (size_t i = 0; i < len && st == GM_OK; i++) {
+        uint8_t b = bytes[i];
+        uint32_t next = q, emitted[GM_SPANNER_MAX_EMIT], nemitted = 0;
+        /* A lexeme starts at b when none is pending or b ends the pending one (an ignored
+           lexeme ends without an element: the lexer's move says it). */
+        bool fresh = !gm_spanner_pending(sp, q) ||
+                     gm_lexer_move(sp->lexer, gm_spanner_dfa(sp, q), sp->lexer->byte_class[b]) ==
+                         GM_LEX_DEAD;
+        if (!gm_spanner_step(sp, q, b, &next, emitted, &nemitted)) {
+            st = GM_ERR_REJECTED;
+            break;
+        }
+        for (uint32_t k = 0; st == GM_OK && k < nemitted; k++)
+            st = feed(c, &stack, &ls, emitted[k], &t, err);
+        if (nemitted || fresh) {
+            t.len = 0;
+            t.ident = true;
+        }
+        if (t.ident && ident_byte(b) && gm_spanner_pending(sp, next)) {
+            if (t.len == sizeof t.buf)
+                st = gm_error_set(err, GM_ERR_LIMIT, "an identifier longer than %d bytes",
+                                  GM_CSCOPE_MAX_NAME);
+            else
+                t.buf[t.len++] = b;
+        } else {
+            t.ident = false;
+        }
+        q = next;
+    }
+    if (st == GM_OK) {
+        gm_cscope *text = NULL;
+        if (t.ident && gm_spanner_pending(sp, q) && !(text = gm_cscope_text(mem, t.buf, t.len)))
+            st = gm_mem_fail(mem, err, "the typedef-name layer of a matcher");
+        gm_cscope_release(mem, ls.c.text);
+        ls.c.text = text;
+    }
+    if (st == GM_OK) {
+        bool ident = ls.c.text != NULL || !gm_spanner_pending(sp, q);
+        if (!pending_viable(c, q, stack, ls.c.scope, t.buf, ident ? t.len : 0, ident) &&
+            !can_end(c, q, stack, &ls.c))
+            st = GM_ERR_REJECTED;
+    }
+    if (st != GM_OK) {
+        gm_lr_node_release(mem, stack);
+        gm_indent_release(mem, ls.indents);
+        gm_cstate_release(mem, &ls.c);
+        if (st == GM_ERR_NOMEM)
+            gm_error_set(err, st, "out of memory for the parser stack");
+        return st;
+    }
+    to->lalr.q = q;
+    to->lalr.stack = stack;
+    to->lalr.layer = ls;
+    memset(&to->lalr.win, 0, sizeof to->lalr.win);
+    return GM_OK;
+}
+
+/* Every token stepped with the layer (the reference path, and the fallback). */
+static gm_status fill_all(const gm_compiled *c, const gm_mstate *s, uint32_t *mask, gm_error *err)
+{
+    const gm_vocab_data *v = c->vocab->data;
+    uint32_t n = c->spanner->nbits;
+    memset(mask, 0, ((size_t)n + 31) / 32 * sizeof *mask);
+    for (uint32_t id = 0; id < n; id++) {
+        if (v->flags[id] & (GM_TOK_SPECIAL | GM_TOK_PADDING))
+            continue;
+        size_t len;
+        const uint8_t *bytes = gm_vocab_data_token(v, id, &len);
+        if (!len)
+            continue;
+        gm_mstate next;
+        gm_status st = gm_cdecl_advance(c, s, bytes, len, &next, err);
+        if (st == GM_ERR_REJECTED)
+            continue;
+        if (st != GM_OK)
+            return st;
+        mask[id / 32] |= 1u << (id % 32);
+        c->ops->release(c, &next);
+    }
+    return GM_OK;
+}
+
+/* The exceptions of note [typedef-name exceptions], at most EXC_MAX (else the fallback). */
+#define EXC_MAX 32768
+
+typedef struct exceptions {
+    uint32_t ids[EXC_MAX];
+    uint32_t n;
+    bool full;
+    uint32_t *seen;          /* a bit per token: already in ids */
+    uint32_t *must;          /* a bit per token: not only an open occurrence relates it */
+} exceptions;
+
+/*
+ * Token id is an exception; must: other than by its open occurrence (a
+ * token related only by the identifier it leaves open reads its other
+ * identifiers as the walk did, so where the walk allowed it, IDENTIFIER
+ * fits the open one and it stays allowed: only a masked one is stepped).
+ */
+static void exc_add(exceptions *x, uint32_t id, bool must)
+{
+    uint32_t bit = 1u << (id % 32);
+    if (must)
+        x->must[id / 32] |= bit;
+    if (x->seen[id / 32] & bit)
+        return;
+    x->seen[id / 32] |= bit;
+    if (x->n == EXC_MAX)
+        x->full = true;
+    else
+        x->ids[x->n++] = id;
+}
+
+/*
+ * A pending number (number_pending): an occurrence inside a token's leading
+ * run (GM_CIDX_SUF) starts an identifier only when the number's lexeme can
+ * take the run's bytes before it.
+ */
+typedef struct suf_ctx {
+    const gm_lexer *lx;
+    uint32_t dfa;            /* the number's lexer state */
+    const gm_vocab_data *v;
+} suf_ctx;
+
+/* Whether occurrence text[0..len) inside token t's leading run (open: at its end) may start
+   where the pending number ends. */
+static bool suf_possible(const suf_ctx *sc, uint32_t t, size_t len, bool open)
+{
+    size_t n;
+    const uint8_t *b = gm_vocab_data_token(sc->v, t, &n);
+    size_t lead = 0;
+    while (lead < n && ident_byte(b[lead]))
+        lead++;
+    if (lead < len)
+        return false;
+    size_t start = lead - len; /* complete and open occurrences both run to the run's end */
+    (void)open;
+    uint32_t q = sc->dfa;
+    for (size_t i = 0; i < start; i++)
+        if ((q = gm_lexer_move(sc->lx, q, sc->lx->byte_class[b[i]])) == GM_LEX_DEAD)
+            return false;
+    return true;
+}
+
+/* Tokens with an occurrence (of a kind in kinds) equal to text, or open and a prefix of it. */
+static void exc_text(const gm_cindex *ix, exceptions *x, const uint8_t *text, size_t len,
+                     uint32_t kinds, const suf_ctx *sc)
+{
+    for (size_t k = 1; k <= len && !x->full; k++) {
+        uint32_t n;
+        const uint32_t *e = gm_cindex_find(ix, text, k, &n);
+        for (uint32_t i = 0; i < n; i++) {
+            if (!(e[i] & kinds) || (k != len && !(e[i] & GM_CIDX_OPEN)))
+                continue;
+            if (!(e[i] & (kinds & ~GM_CIDX_SUF)) &&
+                !suf_possible(sc, e[i] & GM_CIDX_TOKEN, k, e[i] & GM_CIDX_OPEN))
+                continue;
+            exc_add(x, e[i] & GM_CIDX_TOKEN, !(e[i] & GM_CIDX_OPEN));
+        }
+    }
+}
+
+/*
+ * Whether token t, whose leading run completes the pending identifier p as
+ * p + run, has a later occurrence that is a prefix of (or equal to) p + run:
+ * only then can binding the completed name as a typedef name change how
+ * the token reads on.
+ */
+static bool leadlater_related(const gm_vocab_data *v, uint32_t t, const gm_cscope *p)
+{
+    size_t len, lead = 0;
+    const uint8_t *b = gm_vocab_data_token(v, t, &len);
+    while (lead < len && ident_byte(b[lead]))
+        lead++;
+    for (size_t i = lead; i < len; i++) {
+        if (!ident_byte(b[i]) || ident_byte(b[i - 1]))
+            continue;
+        /* every start inside this run (a digit-led run may hold one anywhere) */
+        size_t end = i;
+        while (end < len && ident_byte(b[end]))
+            end++;
+        for (size_t j = i; j < end; j++) {
+            size_t n = end - j, k = 0;
+            if (n > p->len + lead)
+                continue;
+            while (k < n && b[j + k] == (k < p->len ? p->text[k] : b[k - p->len]))
+                k++;
+            if (k == n)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Whether the lexeme pending in q is a number that a letter may continue (and that may then
+   end inside the letters: a suffix, note [typedef-name exceptions]). */
+static bool number_pending(const gm_compiled *c, uint32_t q)
+{
+    const gm_spanner *sp = c->spanner;
+    const gm_lexer *lx = sp->lexer;
+    if (!gm_spanner_pending(sp, q))
+        return false;
+    uint32_t dfa = gm_spanner_dfa(sp, q);
+    bool number = false;
+    for (int i = 0; i < 2; i++)
+        number |= c->cidx->numbers[i] != UINT32_MAX &&
+                  gm_lexer_can_produce(lx, dfa, c->cidx->numbers[i]);
+    if (!number)
+        return false;
+    for (unsigned b = 0; b < 256; b++)
+        if (((b | 0x20) >= 'a' && (b | 0x20) <= 'z') || b == '_' || b == '$')
+            if (gm_lexer_move(lx, dfa, lx->byte_class[b]) != GM_LEX_DEAD)
+                return true;
+    return false;
+}
+
+static void collect(const gm_compiled *c, const gm_mstate *s, exceptions *x)
+{
+    const gm_cindex *ix = c->cidx;
+    const gm_cstate *cs = &s->lalr.layer.c;
+    const gm_cscope *p = cs->text;
+    bool other = number_pending(c, s->lalr.q);
+    uint32_t kinds = GM_CIDX_ANY | (other ? GM_CIDX_SUF : 0);
+    suf_ctx sc = {c->spanner->lexer, other ? gm_spanner_dfa(c->spanner, s->lalr.q) : 0,
+                  c->vocab->data};
+    x->n = 0;
+    x->full = false;
+    /* A name bound as a typedef name inside the token needs a typedef declaration: one
+       under way on the stack, or the keyword in the token (or completing p). */
+    bool td = p && p->len <= 7 && !memcmp(p->text, "typedef", p->len);
+    for (const gm_lr_node *n = s->lalr.stack; n && !td; n = n->parent)
+        td = c->spanner->lr->accessing[n->state] == c->ctd->td_specifiers;
+    const uint32_t *self = td ? ix->self : ix->self_td;
+    for (uint32_t i = 0, nself = td ? ix->nself : ix->nself_td; i < nself; i++)
+        exc_add(x, self[i], true);
+    for (uint32_t i = 0; p && td && i < ix->nleadlater; i++)
+        if (leadlater_related(c->vocab->data, ix->leadlater[i], p))
+            exc_add(x, ix->leadlater[i], true);
+    if (p)
+        exc_text(ix, x, p->text, p->len, kinds, &sc);
+    for (const gm_cscope *n = cs->scope; n && !x->full; n = n->parent) {
+        if (!n->is_type)
+            continue;
+        exc_text(ix, x, n->text, n->len, kinds, &sc);
+        /* the pending identifier's leading run continuing it into this name */
+        if (p && n->len > p->len && !memcmp(n->text, p->text, p->len))
+            exc_text(ix, x, n->text + p->len, n->len - p->len, GM_CIDX_LEAD, &sc);
+    }
+}
+
+static gm_status fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask, const uint32_t *only,
+                      gm_error *err);
+
+/*
+ * The pending identifier completes as a typedef name for the tokens whose
+ * first byte ends it (note [first-byte split]): their bits are the mask
+ * after it, lexed from the state after the break, on the stack and scopes
+ * after TYPEDEF_NAME.
+ */
+static gm_status split_typedef(const gm_compiled *c, const gm_mstate *s, uint32_t *mask,
+                               gm_error *err)
+{
+    gm_spanner *sp = c->spanner;
+    const gm_profile *prof = gm_spanner_profile(sp, s->lalr.q, err);
+    if (!prof)
+        return err->code;
+    if (prof->split0 == GM_SPANNER_NONE)
+        return GM_OK;
+    const uint32_t *f = gm_spanner_split0(sp, prof->split0, err);
+    if (!f)
+        return err->code;
+    size_t words = ((size_t)sp->nbits + 31) / 32;
+    gm_mem *mem = cmem(c);
+    gm_lr_node *fed = NULL;
+    gm_status st = gm_lr_feed(sp->lr, mem, s->lalr.stack, c->ctd->typedef_name, &fed);
+    if (st == GM_ERR_REJECTED) {
+        for (size_t w = 0; w < words; w++)
+            mask[w] &= ~f[w];
+        return GM_OK;
+    }
+    if (st != GM_OK)
+        return gm_error_set(err, st, "out of memory for the parser stack");
+    gm_mstate s2;
+    memset(&s2, 0, sizeof s2);
+    s2.lalr.q = prof->split0_next;
+    s2.lalr.stack = fed;
+    s2.lalr.layer.c = s->lalr.layer.c;
+    gm_cstate_retain(&s2.lalr.layer.c);
+    gm_cscope_release(mem, s2.lalr.layer.c.text);
+    s2.lalr.layer.c.text = NULL;
+    const gm_cscope *p = s->lalr.layer.c.text;
+    st = gm_cscope_shifted(c->ctd, mem, &s2.lalr.layer.c, fed, c->ctd->typedef_name, p->text, p->len,
+                           err);
+    uint32_t *m2 = st == GM_OK ? gm_mem_calloc(mem, words, sizeof *m2) : NULL;
+    if (st == GM_OK && !m2)
+        st = gm_mem_fail(mem, err, "a mask");
+    if (st == GM_OK)
+        st = fill(c, &s2, m2, f, err); /* only the tokens of the filter are kept */
+    if (st == GM_OK)
+        for (size_t w = 0; w < words; w++)
+            mask[w] = (mask[w] & ~f[w]) | (m2[w] & f[w]);
+    gm_mem_free(mem, m2);
+    c->ops->release(c, &s2);
+    return st;
+}
+
+gm_status gm_cdecl_fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask, gm_error *err)
+{
+    return fill(c, s, mask, NULL, err);
+}
+
+/* The mask of s; only: when not NULL, the bits outside it may be wrong (not stepped). */
+static gm_status fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask, const uint32_t *only,
+                      gm_error *err)
+{
+    if (!c->cidx)
+        return fill_all(c, s, mask, err);
+    gm_mask_state ms = {s->lalr.q, s->lalr.stack, &s->lalr.layer, NULL};
+    gm_status st = gm_mask_fill(c->spanner, &ms, mask, err);
+    if (st != GM_OK)
+        return st;
+    const gm_cscope *p = s->lalr.layer.c.text;
+    if (p && gm_cscope_classify(c->ctd, s->lalr.layer.c.scope, c->ctd->identifier, p->text, p->len) ==
+                 c->ctd->typedef_name &&
+        (st = split_typedef(c, s, mask, err)) != GM_OK)
+        return st;
+    exceptions *x = gm_mem_alloc(cmem(c), sizeof *x);
+    size_t words = ((size_t)c->spanner->nbits + 31) / 32;
+    if (x && !(x->seen = gm_mem_calloc(cmem(c), 2 * words, sizeof *x->seen))) {
+        gm_mem_free(cmem(c), x);
+        x = NULL;
+    }
+    if (x)
+        x->must = x->seen + words;
+    if (!x)
+        return gm_mem_fail(cmem(c), err, "a mask");
+    collect(c, s, x);
+    if (x->full) {
+        gm_mem_free(cmem(c), x->seen);
+        gm_mem_free(cmem(c), x);
+        return fill_all(c, s, mask, err);
+    }
+    const gm_vocab_data *v = c->vocab->data;
+    for (uint32_t i = 0; i < x->n && st == GM_OK; i++) {
+        uint32_t id = x->ids[i], bit = 1u << (id % 32);
+        if ((!(x->must[id / 32] & bit) && (mask[id / 32] & bit)) || (only && !(only[id / 32] & bit)))
+            continue;
+        size_t len;
+        const uint8_t *bytes = gm_vocab_data_token(v, id, &len);
+        mask[id / 32] &= ~bit;
+        if (!len || (v->flags[id] & (GM_TOK_SPECIAL | GM_TOK_PADDING)))
+            continue;
+        gm_mstate next;
+        st = gm_cdecl_advance(c, s, bytes, len, &next, err);
+        if (st == GM_OK) {
+            mask[id / 32] |= 1u << (id % 32);
+            c->ops->release(c, &next);
+        } else if (st == GM_ERR_REJECTED) {
+            st = GM_OK;
+        }
+    }
+    gm_mem_free(cmem(c), x->seen);
+    gm_mem_free(cmem(c), x);
+    return st;
+}

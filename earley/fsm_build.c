@@ -156,6 +156,13 @@ static const char *rule_name(builder *b, uint32_t r)
                                                   : "(repetition)";
 }
 
+/* The capture label of r's source rule, or NULL (note [captures] in earley/capture.c). */
+static const char *rule_capture(builder *b, uint32_t r)
+{
+    const orule *o = &b->rules.v[r];
+    return o->src != GM_EX_NONE ? b->src->rules[o->src].capture : NULL;
+}
+
 /* ---- which rules are inlined --------------------------------------------- */
 
 /* The rules referenced by the body of r (DAG walk with a visit stamp). */
@@ -1550,6 +1557,7 @@ static gm_status assemble(builder *b, gm_egrammar *g)
                 ntoks += hi - (lo > SYM_TOK ? lo : SYM_TOK) + 1;
         }
         names += strlen(rule_name(b, r)) + 8;
+        names += rule_capture(b, r) ? strlen(rule_capture(b, r)) + 1 : 0;
     }
     if (nstates > UINT32_MAX / 2)
         return b->st = gm_error_set(b->err, GM_ERR_LIMIT, "too many automaton states");
@@ -1630,6 +1638,14 @@ static gm_status assemble(builder *b, gm_egrammar *g)
         }
         g->names[nm + len] = 0;
         nm += (uint32_t)len + 1;
+        fr->capture = GM_EX_INF;
+        if (rule_capture(b, r)) {
+            /* its label after its name (note [captures] in earley/capture.c) */
+            size_t clen = strlen(rule_capture(b, r));
+            memcpy(g->names + nm, rule_capture(b, r), clen + 1);
+            fr->capture = nm;
+            nm += (uint32_t)clen + 1;
+        }
         for (uint32_t s = 0; s < d->nstates; s++) {
             uint32_t gs = base + s;
             g->state_rule[gs] = r;

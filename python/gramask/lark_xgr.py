@@ -906,19 +906,21 @@ class _Emitter:
                 self.temperature = d.attrs["temperature"]
                 d = Definition(n, d.terminal, d.pos, {})
                 d.body = p.defs[n].body
-            unsupported = [a for a in d.attrs if a != "capture" or d.attrs[a] is not True]
+            unsupported = [a for a in d.attrs if a != "capture"]
             if unsupported:
                 raise UnsupportedError(
                     f"rule attribute '{unsupported[0]}' of XGrammar's Lark dialect (rule "
                     f"'{n}') is not implemented by gramask yet", _GRAMMAR + 1)
-            if d.attrs:
-                raise UnsupportedError(f"rule attribute 'capture' (rule '{n}') is not "
-                                       "implemented by gramask yet", _GRAMMAR + 1)
+            attrs = ""
+            if "capture" in d.attrs:
+                # the label is the Lark rule's name unless given (earley/capture.c)
+                label = n if d.attrs["capture"] is True else d.attrs["capture"]
+                attrs = f'[capture="{label}"]'
             if d.body[0] == "common":
                 body = f"{ns}_c_{d.body[1]}"
             else:
                 body = self.expr(p, ns, d.body, "" if d.terminal else ign, d.terminal)
-            self.rules.append(f"{ns}_{n} ::= {body}")
+            self.rules.append(f"{ns}_{n}{attrs} ::= {body}")
         start = f"{ns}_start"
         if ign and p.options["allow_initial_skip"]:
             start = f"{ign} {start}"

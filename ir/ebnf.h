@@ -122,6 +122,8 @@ typedef struct gm_ebnf_rule {
                             GM_EX_INF; only on noinline rules whose body is an UNTIL */
     char *capture;      /* XGrammar's capture name (note [captures] in earley/capture.c),
                            owned, or NULL; only on noinline rules */
+    uint8_t lazy;       /* XGrammar's `rule[lazy]` (note [lazy rules] in earley/fsm_build.c):
+                           only its shortest matches; only on noinline rules */
 } gm_ebnf_rule;
 
 typedef struct gm_ebnf {

@@ -1296,11 +1296,13 @@ static gm_status parse_alternates(parser *p, bool nested)
 
 /*
  * XGrammar's rule attributes after a rule's name: `name[capture]` or
- * `name[capture="label"]` (note [captures] in earley/capture.c); *capture
+ * `name[capture="label"]` (note [captures] in earley/capture.c), `lazy`
+ * (note [lazy rules] in earley/fsm_build.c), comma-separated; *capture
  * gets the label (the rule's name when none), owned by the caller, also on
  * error. Other attributes are refused, naming the attribute.
  */
-static gm_status parse_rule_attrs(parser *p, size_t start, size_t n, char **capture)
+static gm_status parse_rule_attrs(parser *p, size_t start, size_t n, char **capture,
+                                  bool *lazy)
 {
     size_t open = p->pos++; /* '[' */
     for (;;) {
@@ -1340,9 +1342,15 @@ static gm_status parse_rule_attrs(parser *p, size_t start, size_t n, char **capt
             }
             if (!(*capture = gm_mem_strndup(p->m, label, llen)))
                 return nomem(p);
+        } else if (k == 4 && memcmp(p->text + at, "lazy", 4) == 0) {
+            if (*lazy)
+                return error_at(p, GM_ERR_SYNTAX, at, "lazy attribute is specified more than once");
+            p->pos += k;
+            *lazy = true;
         } else {
             return error_at(p, GM_ERR_UNSUPPORTED, open,
-                            "rule attributes %.*s[...] other than capture are not supported "
+                            "rule attributes %.*s[...] other than capture and lazy are not "
+                            "supported "
                             "(here '%.*s')",
                             (int)n, p->text + start, (int)(k ? k : 1), p->text + at);
         }
@@ -1371,22 +1379,26 @@ static gm_status parse_rule(parser *p)
     p->pos += n;
     skip_space(p, false);
     char *capture = NULL;
+    bool lazy = false;
     if (p->xg && peek(p) == '[') {
-        gm_status ast = parse_rule_attrs(p, start, n, &capture);
+        gm_status ast = parse_rule_attrs(p, start, n, &capture, &lazy);
         if (ast) {
             gm_mem_free(p->m, capture);
             return ast;
         }
     }
-    if (capture) {
+    if (capture || lazy) {
         /* before any error below, so that the rule owns it */
         uint32_t cr = gm_ebnf_rule_get(p->g, p->text + start, n);
         if (cr == GM_EX_NONE) {
             gm_mem_free(p->m, capture);
             return nomem(p);
         }
-        gm_mem_free(p->m, p->g->rules[cr].capture);
-        p->g->rules[cr].capture = capture;
+        if (capture) {
+            gm_mem_free(p->m, p->g->rules[cr].capture);
+            p->g->rules[cr].capture = capture;
+        }
+        p->g->rules[cr].lazy = lazy;
         p->g->rules[cr].noinline = 1;
     }
     if (p->len - p->pos < 3 || memcmp(p->text + p->pos, "::=", 3) != 0)

@@ -32,6 +32,7 @@ GM_PYTHON_TESTFILES += python/tests/test_pickle.py
 GM_PYTHON_TESTFILES += python/tests/test_token_budget.py
 GM_PYTHON_TESTFILES += python/tests/test_lark_xgr.py
 GM_PYTHON_TESTFILES += python/tests/test_captures.py
+GM_PYTHON_TESTFILES += python/tests/test_lazy.py
 GM_PYTHON_TESTFILES += python/tests/test_regex_text.py python/tests/test_xgr_testing.py
 GM_PYTHON_TESTFILES += python/tests/test_xgr_drop_in.py
 GM_PYTHON_TESTFILES += python/tests/test_builtin_structural_tag_models.py

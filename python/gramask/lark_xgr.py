@@ -23,6 +23,7 @@ import json
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
+from . import lark_dispatch
 from .errors import GrammarError, GrammarSyntaxError, UnsupportedError
 
 _SYNTAX, _GRAMMAR = 3, 4
@@ -937,7 +938,23 @@ class _Emitter:
             for n in p.common.order:
                 body = self.expr(p.common, ns + "_c", p.common.defs[n].body, "", True)
                 self.rules.append(f"{ns}_c_{n} ::= {body}")
+        consumed = lark_dispatch.heads(p)
+        for n, by in consumed.items():
+            users = [o.name for o in p.defs.values() if n in _refs(o.body)
+                     and o.name not in (by, n) and consumed.get(o.name) != by]
+            if users:
+                raise UnsupportedError(
+                    f"rule '{n}' is consumed by the dynamic dispatch of '{by}' and also used "
+                    f"by '{users[0]}': not implemented by gramask yet", _GRAMMAR + 1)
+            for key in ("capture", "max_tokens"):
+                if key in p.defs[n].attrs and not p.defs[n].attrs.get("lazy"):
+                    raise LarkDialectError(p.defs[n].pos, f"{key} is not supported on rules "
+                                           "consumed by dynamic dispatch", _GRAMMAR)
         for n, d in p.defs.items():
+            if n in consumed:
+                # written into its dispatcher's TagDispatch (lark_dispatch.py)
+                self.rules.append(f'{ns}_{n} ::= ""')
+                continue
             if ns == "L" and n == "start" and set(d.attrs) == {"temperature"}:
                 # on the start rule it holds for the whole output: the grammar's temperature
                 self.temperature = d.attrs["temperature"]
@@ -964,7 +981,10 @@ class _Emitter:
                 # %ignore goes after it, not inside
                 attrs.append("lazy")
             attrs = f"[{', '.join(attrs)}]" if attrs else ""
-            if d.body[0] == "common":
+            disp = None if d.terminal else lark_dispatch.emit(self, p, ns, d, ign)
+            if disp is not None:
+                body = disp
+            elif d.body[0] == "common":
                 body = f"{ns}_c_{d.body[1]}"
             else:
                 body = self.expr(p, ns, d.body, "" if d.terminal or lazy else ign, d.terminal)

@@ -360,4 +360,19 @@ static inline bool gm_eitem_rep_full(const gm_egrammar *g, const gm_eitem *it)
            (it->count >> 1) >= fr->rep_max;
 }
 
+/*
+ * Whether `it` completes a rule that has a capture label: such items stay
+ * in their set even when they can do nothing more (note [captures] in
+ * earley/capture.c).
+ */
+static inline bool gm_eitem_captured(const gm_egrammar *g, const gm_eitem *it)
+{
+    const gm_frule *fr = &g->rules[g->state_rule[it->state]];
+    if (fr->capture == GM_EX_INF)
+        return false;
+    if (fr->repeat)
+        return (g->state_flags[it->state] & GM_FS_REP_START) && (it->count >> 1) >= fr->rep_min;
+    return (g->state_flags[it->state] & GM_FS_ACCEPT) != 0;
+}
+
 #endif

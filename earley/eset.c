@@ -721,12 +721,18 @@ static gm_status closure(gm_eengine *e, gm_escratch *w, gm_error *err)
 }
 
 /* Whether an item can still do something in a later set (note [earley pruning]). */
-static bool item_alive(const gm_egrammar *g, const gm_eitem *it)
+static bool item_live(const gm_egrammar *g, const gm_eitem *it)
 {
     uint8_t f = g->state_flags[it->state];
     if (gm_eitem_rep_full(g, it))
         return false;
     return (f & (GM_FS_WAITS | GM_FS_TOKENS | GM_FS_SCANS)) != 0;
+}
+
+/* Live, or a completed captured rule, which stays to be read by earley/capture.c. */
+static bool item_alive(const gm_egrammar *g, const gm_eitem *it)
+{
+    return item_live(g, it) || gm_eitem_captured(g, it);
 }
 
 /* Prunes, sorts and interns w's items as a set with w->flags | extra. */
@@ -735,15 +741,23 @@ static gm_status finish(gm_eengine *e, gm_escratch *w, uint8_t extra, gm_estate 
 {
     const gm_egrammar *g = e->g;
     size_t n = w->items.n;
+    size_t live = n;
     if (!(e->variant & GM_EVARIANT_NO_PRUNING)) {
         size_t k = 0;
-        for (size_t i = 0; i < n; i++)
-            if (item_alive(g, &w->items.v[i]))
+        live = 0;
+        for (size_t i = 0; i < n; i++) {
+            /* a kept captured completion alone keeps no output going */
+            if (item_live(g, &w->items.v[i])) {
                 w->items.v[k++] = w->items.v[i];
+                live++;
+            } else if (gm_eitem_captured(g, &w->items.v[i])) {
+                w->items.v[k++] = w->items.v[i];
+            }
+        }
         n = w->items.n = k;
     }
     uint8_t flags = w->flags | extra;
-    if (n == 0 && !(flags & (GM_ES_ACCEPTING | GM_ES_ESCAPED))) {
+    if (live == 0 && !(flags & (GM_ES_ACCEPTING | GM_ES_ESCAPED))) {
         *out = NULL;
         return GM_OK;
     }

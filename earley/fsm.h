@@ -59,6 +59,8 @@ typedef struct gm_frule {
     uint32_t name;        /* offset of its NUL-terminated name in names */
     uint32_t max_tokens;  /* token budget of an occurrence, GM_EX_INF for none (note
                              [token budgets] in ir/ebnf.h; runtime/engine_budget.c) */
+    uint32_t capture;     /* offset of its capture label in names, GM_EX_INF for none
+                             (note [captures] in earley/capture.c) */
     uint64_t follow[4];   /* bytes that may follow a completion of the rule (a superset) */
 } gm_frule;
 

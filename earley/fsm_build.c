@@ -156,6 +156,13 @@ static const char *rule_name(builder *b, uint32_t r)
                                                   : "(repetition)";
 }
 
+/* The capture label of r's source rule, or NULL (note [captures] in earley/capture.c). */
+static const char *rule_capture(builder *b, uint32_t r)
+{
+    const orule *o = &b->rules.v[r];
+    return o->src != GM_EX_NONE ? b->src->rules[o->src].capture : NULL;
+}
+
 /* ---- which rules are inlined --------------------------------------------- */
 
 /* The rules referenced by the body of r (DAG walk with a visit stamp). */
@@ -939,6 +946,45 @@ static gm_status minimize(builder *b, rdfa *d)
     return GM_OK;
 }
 
+/*
+ * note [lazy rules]
+ * XGrammar's `rule[lazy]` on a terminal-like rule (its body reads bytes
+ * only once its callees are inlined: no rule references, no special
+ * tokens): each occurrence ends at its first possible end, so the rule's
+ * language is L' = { w in L : no proper prefix of w is in L } ("ab" |
+ * "abc" reads "ab" only; [a-z]+ one letter; [a-z]* only ""). On the
+ * rule's DFA that is: accepting states lose their outgoing edges, then
+ * what no longer leads anywhere is trimmed. It changes the language, so it
+ * is part of the rule's key (rule_key: the rule automata cache, equal
+ * rules) and keeps the rule out of inlining (noinline, set by the parser)
+ * and merging (ir/ir_merge.c); masks, the mask caches and their keys
+ * follow from the automaton itself. A body that reads rules or special
+ * tokens is GM_ERR_GRAMMAR naming the rule ("not terminal-like", as
+ * XGrammar says).
+ */
+static gm_status make_lazy(builder *b, orule *o)
+{
+    rdfa *d = &o->dfa;
+    const gm_ebnf_rule *sr = &b->src->rules[o->src];
+    bool refs = o->repeat;
+    for (size_t j = 0; j < d->off[d->nstates] && !refs; j++)
+        refs = d->edges[j].hi >= SYM_REF;
+    if (refs)
+        return b->st = gm_error_set_at(b->err, GM_ERR_GRAMMAR, sr->loc, NULL, 0,
+                                       "rule %s[lazy]: its body is not terminal-like (it reads "
+                                       "other rules or special tokens)", sr->name);
+    size_t k = 0;
+    for (uint32_t s = 0; s < d->nstates; s++) {
+        uint32_t from = d->off[s], to = d->off[s + 1];
+        d->off[s] = (uint32_t)k;
+        if (!(d->flags[s] & GM_FS_ACCEPT))
+            for (uint32_t j = from; j < to; j++)
+                d->edges[k++] = d->edges[j];
+    }
+    d->off[d->nstates] = (uint32_t)k;
+    return trim(b, d, 0, GM_FS_ACCEPT);
+}
+
 /* Repetition rule: a fresh start (a copy of the start's edges, no incoming
    edges), accepting states become iteration ends (note [repetition rules]). */
 static gm_status make_repeat(builder *b, orule *o)
@@ -1159,7 +1205,9 @@ static int rule_key(builder *b, uint32_t r)
 {
     b->key.n = b->lrefs.n = b->ltoks.n = 0;
     uint32_t body = b->rules.v[r].body;
-    if (key_push(b, KEY_VERSION) || key_push(b, b->rules.v[r].repeat) ||
+    /* a lazy rule's automaton is not its body's (note [lazy rules]) */
+    uint32_t lazy = b->rules.v[r].src != GM_EX_NONE && b->src->rules[b->rules.v[r].src].lazy;
+    if (key_push(b, KEY_VERSION) || key_push(b, b->rules.v[r].repeat | lazy << 1) ||
         key_push(b, b->lim.max_nfa_states) || key_push(b, b->lim.max_dfa_states) ||
         key_push(b, b->no_tail))
         return -1;
@@ -1518,6 +1566,8 @@ static gm_status build_rule_once(builder *b, uint32_t r)
     o = &b->rules.v[r];
     if (o->repeat && make_repeat(b, o))
         return b->st;
+    if (o->src != GM_EX_NONE && b->src->rules[o->src].lazy && make_lazy(b, o))
+        return b->st;
     if (o->dfa.nstates == 0) {
         gm_srcloc loc = {0};
         if (o->src != GM_EX_NONE)
@@ -1550,6 +1600,7 @@ static gm_status assemble(builder *b, gm_egrammar *g)
                 ntoks += hi - (lo > SYM_TOK ? lo : SYM_TOK) + 1;
         }
         names += strlen(rule_name(b, r)) + 8;
+        names += rule_capture(b, r) ? strlen(rule_capture(b, r)) + 1 : 0;
     }
     if (nstates > UINT32_MAX / 2)
         return b->st = gm_error_set(b->err, GM_ERR_LIMIT, "too many automaton states");
@@ -1630,6 +1681,14 @@ static gm_status assemble(builder *b, gm_egrammar *g)
         }
         g->names[nm + len] = 0;
         nm += (uint32_t)len + 1;
+        fr->capture = GM_EX_INF;
+        if (rule_capture(b, r)) {
+            /* its label after its name (note [captures] in earley/capture.c) */
+            size_t clen = strlen(rule_capture(b, r));
+            memcpy(g->names + nm, rule_capture(b, r), clen + 1);
+            fr->capture = nm;
+            nm += (uint32_t)clen + 1;
+        }
         for (uint32_t s = 0; s < d->nstates; s++) {
             uint32_t gs = base + s;
             g->state_rule[gs] = r;

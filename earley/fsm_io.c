@@ -5,7 +5,7 @@
  *
  *   "GMEG" version nrules root nstates nclasses nrefs ntoks ntokens
  *   names_len text_len, byte_class[256] (bytes), per rule (first nstates
- *   start rep_min rep_max repeat name max_tokens), state flags (bytes), transitions
+ *   start rep_min rep_max repeat name max_tokens capture), state flags (bytes), transitions
  *   [nstates * nclasses], ref_off[nstates + 1], refs (sym to)*, tok_off,
  *   toks, tok_text_off[ntokens + 1], token text (bytes), names (bytes).
  *
@@ -20,8 +20,8 @@
 #include "base/error.h"
 
 #define MAGIC "GMEG"
-/* 2: rules carry max_tokens (note [token budgets] in ir/ebnf.h) */
-enum { VERSION = 2 };
+/* 2: rules carry max_tokens (note [token budgets] in ir/ebnf.h); 3: and capture */
+enum { VERSION = 3 };
 
 static void put32(gm_strbuf *o, uint32_t x)
 {
@@ -53,6 +53,7 @@ void gm_egrammar_write(const gm_egrammar *g, gm_strbuf *o)
         put32(o, fr->repeat);
         put32(o, fr->name);
         put32(o, fr->max_tokens);
+        put32(o, fr->capture);
     }
     for (uint32_t s = 0; s < g->nstates; s++) {
         char f = (char)(g->state_flags[s] & (GM_FS_ACCEPT | GM_FS_ITER_END | GM_FS_REP_START));
@@ -158,7 +159,8 @@ static gm_status check(gm_egrammar *g, gm_error *err)
     for (uint32_t r = 0; r < g->nrules; r++) {
         gm_frule *fr = &g->rules[r];
         if (fr->first != at || fr->nstates == 0 || fr->nstates > ns - at ||
-            fr->start != fr->first || fr->repeat > 1 || fr->name >= g->names_len)
+            fr->start != fr->first || fr->repeat > 1 || fr->name >= g->names_len ||
+            (fr->capture != GM_EX_INF && fr->capture >= g->names_len))
             return corrupt(err, "rule table");
         if (fr->repeat ? fr->rep_max == 0 || (fr->rep_max != GM_EX_INF && fr->rep_min > fr->rep_max)
                        : fr->rep_min || fr->rep_max)
@@ -254,8 +256,8 @@ gm_status gm_egrammar_read(gm_mem *m, const uint8_t *p, size_t len, size_t *used
         return corrupt(err, "bad magic");
     uint32_t version = get32(&r);
     if (version < VERSION && version > 0)
-        return corrupt(err, "written by an older gramask (rule automata version 1, this "
-                       "one reads 2): recompile the grammar");
+        return corrupt(err, "written by an older gramask (an older rule automata version, this "
+                       "one reads 3): recompile the grammar");
     if (version != VERSION)
         return corrupt(err, "unknown version");
     uint32_t nrules = get32(&r), root = get32(&r), nstates = get32(&r), nclasses = get32(&r);
@@ -310,6 +312,7 @@ gm_status gm_egrammar_read(gm_mem *m, const uint8_t *p, size_t len, size_t *used
         fr->repeat = (uint8_t)(rep > 1 ? 2 : rep);
         fr->name = get32(&r);
         fr->max_tokens = get32(&r);
+        fr->capture = get32(&r);
         if (fr->max_tokens != GM_EX_INF && fr->repeat) {
             st = corrupt(err, "a repetition rule with a token budget");
             goto fail;

@@ -601,6 +601,24 @@ GM_API gm_status gm_matcher_clone(const gm_matcher *m, gm_matcher **out, gm_erro
 /* Back to the start of a sequence (also clears a failure). */
 GM_API void gm_matcher_reset(gm_matcher *m);
 
+/*
+ * Captures (XGrammar's `rule[capture]` and `rule[capture="label"]`, Earley
+ * grammars): the spans of the accepted output where a captured rule
+ * completed, in the order the completions happened. deduplicate: each
+ * occurrence (label, start) once, its longest completion; otherwise every
+ * completion (a rule of /[0-9]+/ completes after each digit). Masks record
+ * nothing; rollback, reset and clone carry the list along. *out (matcher
+ * owned, *n entries; text points into the matcher's copy of the output) is
+ * valid until the matcher's next call. A grammar without captures gives 0.
+ */
+typedef struct gm_capture {
+    const char *label;        /* NUL-terminated */
+    const uint8_t *text;      /* output[start .. start + len) */
+    size_t start, len;
+} gm_capture;
+GM_API gm_status gm_matcher_captures(gm_matcher *m, bool deduplicate, const gm_capture **out,
+                                     size_t *n, gm_error *err);
+
 /* Whether EOS would be allowed now. */
 GM_API bool gm_matcher_is_accepting(const gm_matcher *m);
 /* Whether EOS has been accepted. */

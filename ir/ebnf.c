@@ -37,8 +37,10 @@ void gm_ebnf_free(gm_ebnf *g)
     gm_mem *m = g->mem;
     for (uint32_t i = 0; i < g->nsets; i++)
         gm_cpset_free(m, &g->sets[i]);
-    for (uint32_t i = 0; i < g->nrules; i++)
+    for (uint32_t i = 0; i < g->nrules; i++) {
         gm_mem_free(m, g->rules[i].name);
+        gm_mem_free(m, g->rules[i].capture);
+    }
     for (uint32_t i = 0; i < g->nfiles; i++)
         gm_mem_free(m, g->files[i]);
     ebnf_index *ix = g->index;
@@ -1150,8 +1152,22 @@ static void print_rule(const printer *p, uint32_t r)
         return;
     }
     gm_strbuf_puts(b, printed_name(p, r));
-    if (rule->max_tokens != GM_EX_INF)  /* XGrammar's spelling (note [token budgets]) */
-        gm_strbuf_printf(b, "[max_tokens=%u]", rule->max_tokens);
+    /* XGrammar's spelling, one bracket (notes [token budgets], [captures], [lazy rules]) */
+    const char *sep = "[";
+    if (rule->max_tokens != GM_EX_INF) {
+        gm_strbuf_printf(b, "%smax_tokens=%u", sep, rule->max_tokens);
+        sep = ", ";
+    }
+    if (rule->capture) { /* a name of letters, digits and '_' */
+        gm_strbuf_printf(b, "%scapture=\"%s\"", sep, rule->capture);
+        sep = ", ";
+    }
+    if (rule->lazy) {
+        gm_strbuf_printf(b, "%slazy", sep);
+        sep = ", ";
+    }
+    if (sep[0] == ',')
+        gm_strbuf_putc(b, ']');
     gm_strbuf_puts(b, " ::= ");
     print_node(p, rule->body, 0);
     if (rule->lookahead != GM_EX_NONE) {

@@ -120,6 +120,10 @@ typedef struct gm_ebnf_rule {
     uint8_t noinline;   /* never inlined into its users (note [rule inlining] in fsm_build.c) */
     uint32_t max_tokens; /* token budget of each occurrence (note [token budgets]), or
                             GM_EX_INF; only on noinline rules whose body is an UNTIL */
+    char *capture;      /* XGrammar's capture name (note [captures] in earley/capture.c),
+                           owned, or NULL; only on noinline rules */
+    uint8_t lazy;       /* XGrammar's `rule[lazy]` (note [lazy rules] in earley/fsm_build.c):
+                           only its shortest matches; only on noinline rules */
 } gm_ebnf_rule;
 
 typedef struct gm_ebnf {

@@ -1294,6 +1294,80 @@ static gm_status parse_alternates(parser *p, bool nested)
     return st ? st : reduce(p, base, true);
 }
 
+/*
+ * XGrammar's rule attributes after a rule's name: `name[capture]` or
+ * `name[capture="label"]` (note [captures] in earley/capture.c), `lazy`
+ * (note [lazy rules] in earley/fsm_build.c), comma-separated; *capture
+ * gets the label (the rule's name when none), owned by the caller, also on
+ * error. Other attributes are refused, naming the attribute.
+ */
+static gm_status parse_rule_attrs(parser *p, size_t start, size_t n, char **capture,
+                                  bool *lazy)
+{
+    size_t open = p->pos++; /* '[' */
+    for (;;) {
+        skip_space(p, false);
+        size_t at = p->pos, k = name_len(p, p->pos);
+        if (k == 7 && memcmp(p->text + at, "capture", 7) == 0) {
+            if (*capture)
+                return error_at(p, GM_ERR_SYNTAX, at,
+                                "capture attribute is specified more than once");
+            p->pos += k;
+            skip_space(p, false);
+            const char *label = p->text + start;
+            size_t llen = n;
+            if (peek(p) == '=') {
+                p->pos++;
+                skip_space(p, false);
+                if (peek(p) != '"')
+                    return unexpected(p, "a string literal after capture=");
+                size_t q = ++p->pos;
+                while (p->pos < p->len && p->text[p->pos] != '"' && p->text[p->pos] != '\n')
+                    p->pos++;
+                if (peek(p) != '"')
+                    return error_at(p, GM_ERR_SYNTAX, q - 1, "unterminated capture name");
+                label = p->text + q;
+                llen = p->pos - q;
+                p->pos++;
+                if (llen == 0)
+                    return error_at(p, GM_ERR_SYNTAX, q, "capture name must not be empty");
+                for (size_t i = 0; i < llen; i++) {
+                    unsigned char c = (unsigned char)label[i];
+                    if (!(c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+                          (c >= 'A' && c <= 'Z')))
+                        return error_at(p, GM_ERR_SYNTAX, q + i,
+                                        "capture name must only contain letters, digits and "
+                                        "'_'");
+                }
+            }
+            if (!(*capture = gm_mem_strndup(p->m, label, llen)))
+                return nomem(p);
+        } else if (k == 4 && memcmp(p->text + at, "lazy", 4) == 0) {
+            if (*lazy)
+                return error_at(p, GM_ERR_SYNTAX, at, "lazy attribute is specified more than once");
+            p->pos += k;
+            *lazy = true;
+        } else {
+            return error_at(p, GM_ERR_UNSUPPORTED, open,
+                            "rule attributes %.*s[...] other than capture and lazy are not "
+                            "supported "
+                            "(here '%.*s')",
+                            (int)n, p->text + start, (int)(k ? k : 1), p->text + at);
+        }
+        skip_space(p, false);
+        if (peek(p) == ',') {
+            p->pos++;
+            continue;
+        }
+        if (peek(p) == ']') {
+            p->pos++;
+            skip_space(p, false);
+            return GM_OK;
+        }
+        return unexpected(p, "',' or ']' in the rule's attributes");
+    }
+}
+
 static gm_status parse_rule(parser *p)
 {
     size_t start = p->pos, n = name_len(p, p->pos);
@@ -1304,10 +1378,29 @@ static gm_status parse_rule(parser *p)
     }
     p->pos += n;
     skip_space(p, false);
-    if (p->xg && peek(p) == '[')
-        return error_at(p, GM_ERR_UNSUPPORTED, p->pos,
-                        "rule attributes %.*s[...] (max_tokens, capture) are not supported",
-                        (int)n, p->text + start);
+    char *capture = NULL;
+    bool lazy = false;
+    if (p->xg && peek(p) == '[') {
+        gm_status ast = parse_rule_attrs(p, start, n, &capture, &lazy);
+        if (ast) {
+            gm_mem_free(p->m, capture);
+            return ast;
+        }
+    }
+    if (capture || lazy) {
+        /* before any error below, so that the rule owns it */
+        uint32_t cr = gm_ebnf_rule_get(p->g, p->text + start, n);
+        if (cr == GM_EX_NONE) {
+            gm_mem_free(p->m, capture);
+            return nomem(p);
+        }
+        if (capture) {
+            gm_mem_free(p->m, p->g->rules[cr].capture);
+            p->g->rules[cr].capture = capture;
+        }
+        p->g->rules[cr].lazy = lazy;
+        p->g->rules[cr].noinline = 1;
+    }
     if (p->len - p->pos < 3 || memcmp(p->text + p->pos, "::=", 3) != 0)
         return unexpected(p, "'::=' after the rule name");
     p->pos += 3;

@@ -19,6 +19,7 @@ GM_PYTHON_PKG += python/gramask/kernels/apply_token_bitmask_inplace_cpu.py
 GM_PYTHON_PKG += python/gramask/builtin_structural_tag.py
 GM_PYTHON_PKG += python/gramask/openai_tool_call_schema.py
 GM_PYTHON_PKG += python/gramask/lark_xgr.py
+GM_PYTHON_PKG += python/gramask/lark_dispatch.py
 GM_PYTHON_PKG += python/gramask/stag_tokens.py
 GM_PYTHON_FILES = $(GM_PYTHON_PKG) python/src/core.h python/src/core.c python/src/matcher.c \
 	python/src/arrays.c python/src/bench.c python/src/module.c python/setup.py python/pyproject.toml python/README.md
@@ -31,6 +32,9 @@ GM_PYTHON_TESTFILES += python/tests/test_draft_tree.py python/tests/test_sglang.
 GM_PYTHON_TESTFILES += python/tests/test_pickle.py
 GM_PYTHON_TESTFILES += python/tests/test_token_budget.py
 GM_PYTHON_TESTFILES += python/tests/test_lark_xgr.py
+GM_PYTHON_TESTFILES += python/tests/test_captures.py
+GM_PYTHON_TESTFILES += python/tests/test_lazy.py
+GM_PYTHON_TESTFILES += python/tests/test_lark_dispatch.py
 GM_PYTHON_TESTFILES += python/tests/test_regex_text.py python/tests/test_xgr_testing.py
 GM_PYTHON_TESTFILES += python/tests/test_xgr_drop_in.py
 GM_PYTHON_TESTFILES += python/tests/test_builtin_structural_tag_models.py

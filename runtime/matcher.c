@@ -11,6 +11,7 @@
 #include "runtime/engine.h"
 #include "runtime/matcher_walk.h"
 #include "runtime/objects.h"
+#include "earley/capture.h"
 #include "base/error.h"
 #include "base/vec.h"
 
@@ -30,6 +31,9 @@ struct gm_matcher {
     uint32_t max_rollback;
     GM_VEC(history) hist;
     bool eos_after_end;       /* gm_matcher_options.eos_after_end */
+    gm_ecapture *cap;         /* captured rules' completions, or NULL when the grammar has
+                                 none (note [captures] in earley/capture.c) */
+    GM_VEC(gm_capture) caps;  /* gm_matcher_captures' answer */
 };
 
 static gm_mem *mem_of(const gm_matcher *m) { return &m->compiled->mem; }
@@ -86,6 +90,11 @@ gm_status gm_matcher_create(gm_compiled *c, const gm_matcher_options *opts, gm_m
         gm_mem_free(&c->mem, m);
         return st;
     }
+    if (c->eengine && gm_eengine_has_captures(c->eengine) &&
+        (st = gm_ecapture_create(c->eengine, &m->cap, err)) != GM_OK) {
+        gm_matcher_destroy(m);
+        return st;
+    }
     *out = m;
     return GM_OK;
 }
@@ -97,6 +106,8 @@ void gm_matcher_destroy(gm_matcher *m)
     gm_compiled *c = m->compiled;
     release_history(m, 0);
     gm_vec_free(&c->mem, &m->hist);
+    gm_ecapture_destroy(m->cap);
+    gm_vec_free(&c->mem, &m->caps);
     m->ops->release(c, &m->s);
     m->ops->free_scratch(c, &m->w);
     gm_mem_free(&c->mem, m);
@@ -119,6 +130,8 @@ void gm_matcher_reset(gm_matcher *m)
     m->s = fresh;
     m->terminated = false;
     m->failed = false;
+    if (m->cap)
+        gm_ecapture_reset(m->cap);
 }
 
 static gm_status check_usable(const gm_matcher *m, const char *fn, gm_error *err)
@@ -248,7 +261,15 @@ gm_status gm_matcher_accept_token(gm_matcher *m, uint32_t token, gm_error *err)
         explain(st, err, "gm_matcher_accept_token", token);
         return st == GM_ERR_REJECTED || st == GM_ERR_STATE ? st : fail(m, err);
     }
-    return commit(m, &to, terminated, err);
+    if ((st = commit(m, &to, terminated, err)) != GM_OK || !m->cap)
+        return st;
+    size_t len = 0;
+    const uint8_t *text = NULL;
+    if (!is_eos(m->compiled->vocab->data, token))
+        text = gm_vocab_data_token(m->compiled->vocab->data, token, &len);
+    if (gm_ecapture_step(m->cap, token, text, len, err) != GM_OK)
+        return fail(m, err);
+    return GM_OK;
 }
 
 gm_status gm_matcher_accept_bytes(gm_matcher *m, const uint8_t *bytes, size_t len, gm_error *err)
@@ -269,7 +290,11 @@ gm_status gm_matcher_accept_bytes(gm_matcher *m, const uint8_t *bytes, size_t le
         gm_error_prefix(err, "gm_matcher_accept_bytes");
         return fail(m, err);
     }
-    return commit(m, &to, false, err);
+    if ((st = commit(m, &to, false, err)) != GM_OK || !m->cap)
+        return st;
+    if (gm_ecapture_step(m->cap, UINT32_MAX, bytes, len, err) != GM_OK)
+        return fail(m, err);
+    return GM_OK;
 }
 
 gm_status gm_matcher_validate_tokens(gm_matcher *m, const uint32_t *tokens, size_t n,
@@ -329,6 +354,8 @@ gm_status gm_matcher_rollback(gm_matcher *m, size_t n, gm_error *err)
     m->terminated = h->terminated;
     m->failed = false;
     release_history(m, m->hist.n - n);
+    if (m->cap)
+        gm_ecapture_rollback(m->cap, n);
     return GM_OK;
 }
 
@@ -361,6 +388,13 @@ gm_status gm_matcher_clone(const gm_matcher *m, gm_matcher **out, gm_error *err)
         c->ops->retain(&c->hist.v[i].s);
     }
     c->hist.n = m->hist.n;
+    if (m->cap) {
+        st = gm_ecapture_clone(m->cap, &c->cap, err);
+        if (st != GM_OK) {
+            gm_matcher_destroy(c);
+            return st;
+        }
+    }
     *out = c;
     return GM_OK;
 }
@@ -510,3 +544,29 @@ gm_status gm_matcher_pos_fill_(gm_matcher *m, const gm_mpos *p, uint32_t *mask, 
 uint32_t gm_matcher_vocab_size_(const gm_matcher *m) { return m->compiled->vocab->data->size; }
 
 gm_mem *gm_matcher_mem_(const gm_matcher *m) { return mem_of(m); }
+
+gm_status gm_matcher_captures(gm_matcher *m, bool deduplicate, const gm_capture **out,
+                              size_t *n, gm_error *err)
+{
+    if (!m || !out || !n)
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_matcher_captures: NULL argument");
+    *out = NULL;
+    *n = 0;
+    if (!m->cap)
+        return GM_OK;
+    const gm_ecap_event *ev;
+    size_t nev, olen;
+    gm_status st = gm_ecapture_events(m->cap, deduplicate, &ev, &nev, err);
+    if (st != GM_OK)
+        return st;
+    const uint8_t *output = gm_ecapture_output(m->cap, &olen);
+    if (gm_vec_reserve(mem_of(m), &m->caps, nev + 1))
+        return gm_mem_fail(mem_of(m), err, "captures");
+    for (size_t i = 0; i < nev; i++)
+        m->caps.v[i] = (gm_capture){gm_ecapture_label(m->cap, ev[i].label), output + ev[i].start,
+                                    ev[i].start, ev[i].end - ev[i].start};
+    m->caps.n = nev;
+    *out = m->caps.v;
+    *n = nev;
+    return GM_OK;
+}

@@ -95,11 +95,12 @@ gm_status gm_compiled_load_buffer(const uint8_t *data, size_t len, const char *n
 /* The checksum a compiled file's header holds for its payload. */
 uint64_t gm_compiled_checksum(const uint8_t *payload, size_t len);
 /* The format version compiled files are written and read in (serialize.c). */
-#define GM_COMPILED_FORMAT 9 /* 7: EOS ids are special (never text); 8: contextual lexers,
+#define GM_COMPILED_FORMAT 10 /* 7: EOS ids are special (never text); 8: contextual lexers,
                                 aligned arrays (mapped files), Earley rules carry max_tokens
                                 (note [token budgets] in ir/ebnf.h); 9: the vocabulary trie
                                 (TRIE) and what else a mapped file's processes would each
-                                build at load (note [mapped compiled files]) */
+                                build at load (note [mapped compiled files]); 10: Earley
+                                rules carry capture labels (earley/capture.c) */
 #define GM_COMPILED_HEADER 40
 /* The header of a compiled file of the current format in front of payload[0..len). */
 void gm_compiled_header(uint8_t header[GM_COMPILED_HEADER], const uint8_t *payload, size_t len);

@@ -23,6 +23,7 @@ import json
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
+from . import lark_dispatch
 from .errors import GrammarError, GrammarSyntaxError, UnsupportedError
 
 _SYNTAX, _GRAMMAR = 3, 4
@@ -821,7 +822,7 @@ class _Parser:
                 if o.name in repeated and "max_tokens" in o.attrs:
                     raise LarkDialectError(o.pos, "max_tokens is not supported on rules consumed "
                                            "by dynamic dispatch", _GRAMMAR)
-            if d.body[0] == "regex":
+            if d.body[0] == "regex" and _any_text_prefix(d.body[1], d.body[2]):
                 if not any(o.name in repeated for o in heads):
                     raise LarkDialectError(d.pos, "lazy regex suffix is only supported on a head "
                                            "used by dynamic dispatch", _GRAMMAR)
@@ -840,6 +841,43 @@ class _Parser:
             if d is not None and d.terminal and not self.defs[n].terminal:
                 raise LarkDialectError(e[2], f"terminal '{d.name}' cannot reference rule '{n}'",
                                        _GRAMMAR)
+
+
+def _any_text_prefix(pattern: str, flags: str) -> bool:
+    """Whether a regex reads any text first, then its suffix (`/(\\n|.)*<call>/`): as a
+    [lazy] body that is a dispatch trigger, not a shortest match."""
+    heads = ["(\\n|.)*", "(.|\\n)*", "[\\s\\S]*", "[\\S\\s]*", "[^]*"]
+    if "s" in flags:
+        heads.append(".*")
+    return any(pattern.startswith(h) for h in heads)
+
+
+def _dispatch_form(p: Any, d: Any) -> bool:
+    """Whether lazy rule d is XGrammar's dynamic dispatch rather than a shortest match:
+    the first item of a rule that is repeated (`tool: head ...` with `tool*`), or a body
+    of a terminal and then a literal (`head[lazy]: TEXT "<end>"`, a TagDispatch trigger)."""
+    repeated = set()
+
+    def reps(e: Any, inside: bool) -> None:
+        k = e[0]
+        if k in ("seq", "alt"):
+            for x in e[1]:
+                reps(x, inside)
+        elif k == "rep":
+            reps(e[1], inside or e[3] is None)
+        elif k == "name" and inside:
+            repeated.add(e[1])
+
+    for o in p.defs.values():
+        if o.body[0] != "common":
+            reps(o.body, False)
+    for o in p.defs.values():
+        if (o.body[0] == "seq" and o.body[1] and o.body[1][0][:2] == ("name", d.name)
+                and o.name in repeated):
+            return True
+    b = d.body
+    return (b[0] == "seq" and len(b[1]) == 2 and b[1][0][0] == "name"
+            and b[1][0][1] in p.defs and p.defs[b[1][0][1]].terminal and b[1][1][0] == "lit")
 
 
 def _refs(e: Any) -> List[str]:
@@ -900,25 +938,57 @@ class _Emitter:
             for n in p.common.order:
                 body = self.expr(p.common, ns + "_c", p.common.defs[n].body, "", True)
                 self.rules.append(f"{ns}_c_{n} ::= {body}")
+        consumed = lark_dispatch.heads(p)
+        for n, by in consumed.items():
+            users = [o.name for o in p.defs.values() if n in _refs(o.body)
+                     and o.name not in (by, n) and consumed.get(o.name) != by]
+            if users:
+                raise UnsupportedError(
+                    f"rule '{n}' is consumed by the dynamic dispatch of '{by}' and also used "
+                    f"by '{users[0]}': not implemented by gramask yet", _GRAMMAR + 1)
+            for key in ("capture", "max_tokens"):
+                if key in p.defs[n].attrs and not p.defs[n].attrs.get("lazy"):
+                    raise LarkDialectError(p.defs[n].pos, f"{key} is not supported on rules "
+                                           "consumed by dynamic dispatch", _GRAMMAR)
         for n, d in p.defs.items():
+            if n in consumed:
+                # written into its dispatcher's TagDispatch (lark_dispatch.py)
+                self.rules.append(f'{ns}_{n} ::= ""')
+                continue
             if ns == "L" and n == "start" and set(d.attrs) == {"temperature"}:
                 # on the start rule it holds for the whole output: the grammar's temperature
                 self.temperature = d.attrs["temperature"]
                 d = Definition(n, d.terminal, d.pos, {})
                 d.body = p.defs[n].body
-            unsupported = [a for a in d.attrs if a != "capture" or d.attrs[a] is not True]
+            unsupported = [a for a in d.attrs if a not in ("capture", "lazy")]
             if unsupported:
                 raise UnsupportedError(
                     f"rule attribute '{unsupported[0]}' of XGrammar's Lark dialect (rule "
                     f"'{n}') is not implemented by gramask yet", _GRAMMAR + 1)
-            if d.attrs:
-                raise UnsupportedError(f"rule attribute 'capture' (rule '{n}') is not "
-                                       "implemented by gramask yet", _GRAMMAR + 1)
-            if d.body[0] == "common":
+            lazy = bool(d.attrs.get("lazy"))
+            if lazy and _dispatch_form(p, d):
+                raise UnsupportedError(
+                    f"rule attribute 'lazy' on a head of dynamic dispatch (rule '{n}': free "
+                    "text up to its trigger, as a TagDispatch) is not implemented by gramask "
+                    "yet", _GRAMMAR + 1)
+            attrs = []
+            if "capture" in d.attrs:
+                # the label is the Lark rule's name unless given (earley/capture.c)
+                label = n if d.attrs["capture"] is True else d.attrs["capture"]
+                attrs.append(f'capture="{label}"')
+            if lazy:
+                # its shortest matches (note [lazy rules] in earley/fsm_build.c); a lexeme:
+                # %ignore goes after it, not inside
+                attrs.append("lazy")
+            attrs = f"[{', '.join(attrs)}]" if attrs else ""
+            disp = None if d.terminal else lark_dispatch.emit(self, p, ns, d, ign)
+            if disp is not None:
+                body = disp
+            elif d.body[0] == "common":
                 body = f"{ns}_c_{d.body[1]}"
             else:
-                body = self.expr(p, ns, d.body, "" if d.terminal else ign, d.terminal)
-            self.rules.append(f"{ns}_{n} ::= {body}")
+                body = self.expr(p, ns, d.body, "" if d.terminal or lazy else ign, d.terminal)
+            self.rules.append(f"{ns}_{n}{attrs} ::= {body}")
         start = f"{ns}_start"
         if ign and p.options["allow_initial_skip"]:
             start = f"{ign} {start}"
@@ -965,7 +1035,8 @@ class _Emitter:
             return self.lexeme(f'Regex({_lit(e[1])}, flags="{flags}")', ign)
         if k == "name":
             d = p.defs[e[1]]
-            return self.lexeme(f"{ns}_{e[1]}", ign) if d.terminal else f"{ns}_{e[1]}"
+            lexeme = d.terminal or bool(d.attrs.get("lazy"))
+            return self.lexeme(f"{ns}_{e[1]}", ign) if lexeme else f"{ns}_{e[1]}"
         if k == "substring":
             chunks = [c for c in e[1] if c]
             body = "Substring(" + ", ".join(_lit(c) for c in chunks) + ")" if chunks else '""'

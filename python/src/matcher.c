@@ -485,6 +485,37 @@ static PyObject *matcher_is_terminated(gmpy_matcher *self, PyObject *unused)
     return m ? PyBool_FromLong(gm_matcher_is_terminated(m)) : NULL;
 }
 
+/* XGrammar's get_captures(deduplicate=True): [(label, bytes)] (note [captures] in
+   earley/capture.c). */
+static PyObject *matcher_get_captures(gmpy_matcher *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"deduplicate", NULL};
+    int dedup = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:get_captures", kwlist, &dedup))
+        return NULL;
+    gm_matcher *m = gmpy_matcher_handle(self);
+    if (!m)
+        return NULL;
+    gm_error err = {0};
+    const gm_capture *caps;
+    size_t n;
+    if (gm_matcher_captures(m, dedup != 0, &caps, &n, &err) != GM_OK)
+        return gmpy_raise(&err);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    if (!list)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        PyObject *t = Py_BuildValue("(sy#)", caps[i].label, (const char *)caps[i].text,
+                                    (Py_ssize_t)caps[i].len);
+        if (!t) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, t);
+    }
+    return list;
+}
+
 static PyObject *matcher_is_accepting(gmpy_matcher *self, PyObject *unused)
 {
     gm_matcher *m = gmpy_matcher_handle(self);
@@ -606,6 +637,10 @@ static PyMethodDef matcher_methods[] = {
      "find_jump_forward_bytes() -> bytes: find_jump_forward_string() as raw bytes, uncut."},
     {"is_terminated", (PyCFunction)matcher_is_terminated, METH_NOARGS,
      "is_terminated() -> bool: whether EOS has been accepted."},
+    {"get_captures", (PyCFunction)(void (*)(void))matcher_get_captures,
+     METH_VARARGS | METH_KEYWORDS,
+     "get_captures(deduplicate=True) -> list[(str, bytes)]: the spans where captured rules "
+     "completed in the accepted output."},
     {"is_accepting", (PyCFunction)matcher_is_accepting, METH_NOARGS,
      "is_accepting() -> bool: whether EOS would be allowed now (the text is complete)."},
     {"reset", (PyCFunction)matcher_reset, METH_NOARGS,

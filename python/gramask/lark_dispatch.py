@@ -1,0 +1,158 @@
+"""XGrammar's dynamic dispatch in its Lark dialect, written as EBNF's TagDispatch.
+
+`start: (foo | bar)* tail` where each of foo, bar begins with a [lazy] head that is free
+text up to a trigger (`foo_head[lazy]: TEXT "<foo>"` or `/(\\n|.)*<foo>/`) and tail is
+free text: the output is free text in which each trigger dispatches to the rest of its
+rule, and free text resumes after it; no trigger occurs in the free text otherwise. That is
+TagDispatch(("<foo>", foo_rest), ("<bar>", bar_rest)) (ir/ebnf_parse.c note [token
+macros]; rules sharing a trigger become one alternative). A grammar that is only
+`start: head` with such a head is its non-looping form: free text without the trigger, or
+up to and including its first occurrence.
+"""
+
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+_ANY_TEXT = {"(\\n|.)*", "(.|\\n)*", "[\\s\\S]*", "[\\S\\s]*"}
+
+
+def _any_text(p: Any, e: Any) -> bool:
+    """Whether e (a name of a terminal, or a regex) reads any text."""
+    seen = set()
+    while e[0] == "name" and e[1] in p.defs and p.defs[e[1]].terminal and e[1] not in seen:
+        seen.add(e[1])
+        e = p.defs[e[1]].body
+    if e[0] != "regex":
+        return False
+    return e[1] in _ANY_TEXT or (e[1] == ".*" and "s" in e[2])
+
+
+def _regex_literal(text: str) -> Optional[str]:
+    """The string a regex without metacharacters matches (escapes undone), or None."""
+    out = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text):
+            n = text[i + 1]
+            if n in "nrt":
+                out.append({"n": "\n", "r": "\r", "t": "\t"}[n])
+            elif not n.isalnum():
+                out.append(n)
+            else:
+                return None
+            i += 2
+            continue
+        if c in ".^$*+?{}[]()|\\":
+            return None
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def head_trigger(p: Any, d: Any) -> Optional[str]:
+    """The trigger of a [lazy] head (free text, then a string), or None."""
+    b = d.body
+    if b[0] == "seq" and len(b[1]) == 2 and b[1][1][0] == "lit" and not b[1][1][2] \
+            and _any_text(p, b[1][0]) and b[1][1][1]:
+        return b[1][1][1]
+    if b[0] == "regex" and "i" not in b[2]:
+        for h in sorted(_ANY_TEXT | ({".*"} if "s" in b[2] else set()), key=len, reverse=True):
+            if b[1].startswith(h):
+                lit = _regex_literal(b[1][len(h):])
+                return lit or None
+    return None
+
+
+def _tail_is_text(p: Any, e: Any) -> bool:
+    if e[0] == "name" and e[1] in p.defs and not p.defs[e[1]].terminal:
+        e = p.defs[e[1]].body
+    return _any_text(p, e)
+
+
+def match(p: Any, d: Any) -> Optional[Tuple[bool, List[Tuple[str, str, List[Any]]]]]:
+    """Whether rule d is a dynamic dispatch: (loop, [(trigger, rule name, rest items)]).
+    loop: `(a | b)* tail`; not loop: d is `head` alone (the root)."""
+    b = d.body
+    if b[0] == "name" and b[1] in p.defs and p.defs[b[1]].attrs.get("lazy"):
+        t = head_trigger(p, p.defs[b[1]])
+        if t is not None and d.name == "start":
+            return False, [(t, b[1], [])]
+        return None
+    if not (b[0] == "seq" and len(b[1]) == 2 and b[1][0][0] == "rep" and b[1][0][2] == 0
+            and b[1][0][3] is None and _tail_is_text(p, b[1][1])):
+        return None
+    x = b[1][0][1]
+    names = [x] if x[0] == "name" else (x[1] if x[0] == "alt" else [])
+    tags = []
+    for n in names:
+        if n[0] != "name" or n[1] not in p.defs:
+            return None
+        o = p.defs[n[1]]
+        ob = o.body
+        if o.terminal or ob[0] != "seq" or not ob[1] or ob[1][0][0] != "name":
+            return None
+        h = p.defs.get(ob[1][0][1])
+        if h is None or not h.attrs.get("lazy"):
+            return None
+        t = head_trigger(p, h)
+        if t is None:
+            return None
+        tags.append((t, o.name, ob[1][1:]))
+    return (True, tags) if tags else None
+
+
+def heads(p: Any) -> Dict[str, str]:
+    """The rules a dispatch consumes: head rules and the rules they begin -> the
+    dispatching rule."""
+    out = {}
+    for d in p.defs.values():
+        if d.terminal or d.body[0] == "common":
+            continue
+        m = match(p, d)
+        if m is None:
+            continue
+        for _, name, _ in m[1]:
+            out[name] = d.name
+            if m[0]:  # the rule begins with its head
+                out[p.defs[name].body[1][0][1]] = d.name
+    return out
+
+
+def emit(em: Any, p: Any, ns: str, d: Any, ign: str) -> Optional[str]:
+    """The TagDispatch body of rule d, adding its helper rules to em.rules; None when d
+    is not a dispatch."""
+    m = match(p, d)
+    if m is None:
+        return None
+    loop, tags = m
+    by_trigger: Dict[str, List[str]] = {}
+    for t, name, rest in tags:
+        if rest:
+            body = " ".join(em.expr(p, ns, x, ign, False) for x in rest)
+        else:
+            body = '""'
+        by_trigger.setdefault(t, []).append(body)
+    parts = []
+    for k, (t, bodies) in enumerate(by_trigger.items()):
+        rule = f"{ns}_{d.name}_tag{k}"
+        em.rules.append(f"{rule} ::= " + " | ".join(f"({x})" for x in bodies))
+        parts.append(f"({_str(t)}, {rule})")
+    opt = "" if loop else ", loop_after_dispatch=false"
+    return "TagDispatch(" + ", ".join(parts) + opt + ")"
+
+
+def _str(s: str) -> str:
+    out = ['"']
+    for ch in s:
+        o = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 0x20 <= o < 0x7F:
+            out.append(ch)
+        elif o <= 0xFFFF:
+            out.append("\\u%04x" % o)
+        else:
+            out.append("\\U%08x" % o)
+    out.append('"')
+    return "".join(out)

@@ -6,7 +6,8 @@
  * top level), each written with every key the library writes for it. Each
  * loads as it is (the vocabulary loader, which reads no normalizer, still
  * checks its keys), and with one key added is refused naming that key's
- * path. The real tokenizers of ../shared load.
+ * path. The real tokenizers of ../shared load. tokenizer_config.json and
+ * generation_config.json are free-form, with the keys gramask reads type-checked.
  */
 #include "tests/testutil.h"
 
@@ -133,6 +134,34 @@ static void put(char *buf, size_t cap, const char *s, const char *with)
     snprintf(buf, cap, "%.*s%s%s", (int)(at - s), s, with, at + 1);
 }
 
+/* Loads a directory holding tokenizer.json = doc and, when given, tokenizer_config.json
+   and generation_config.json. */
+static gm_status load_files(const char *doc, const char *config, const char *gen, gm_error *err)
+{
+    const char *names[] = {"tokenizer.json", "tokenizer_config.json", "generation_config.json"};
+    const char *texts[] = {doc, config, gen};
+    char dir[] = "/tmp/gm_hf_keys_XXXXXX", path[3][96];
+    assert_non_null(mkdtemp(dir));
+    for (int i = 0; i < 3; i++) {
+        snprintf(path[i], sizeof path[i], "%s/%s", dir, names[i]);
+        if (!texts[i])
+            continue;
+        FILE *f = fopen(path[i], "w");
+        assert_non_null(f);
+        fputs(texts[i], f);
+        fclose(f);
+    }
+    gm_vocab_options opts;
+    gm_vocab_options_init_defaults(&opts);
+    gm_vocab *v = NULL;
+    gm_status st = gm_vocab_create_from_file(dir, &opts, &v, err);
+    gm_vocab_destroy(v);
+    for (int i = 0; i < 3; i++)
+        unlink(path[i]);
+    rmdir(dir);
+    return st;
+}
+
 /* Loads the tokenizer.json made of case c (bogus: with the unknown key). */
 static gm_status load_case(const kind_case *c, bool bogus, gm_error *err)
 {
@@ -150,22 +179,7 @@ static gm_status load_case(const kind_case *c, bool bogus, gm_error *err)
         o += (size_t)snprintf(doc + o, sizeof doc - o, ", \"%s\": %s", slots[i],
                               !strcmp(c->slot, slots[i]) ? obj : dflt[i]);
     snprintf(doc + o, sizeof doc - o, ", \"decoder\": {\"type\": \"ByteLevel\"}}");
-    /* a Unigram model has ids 0 and 1 too, so the default added token (id 2) fits */
-    char dir[] = "/tmp/gm_hf_keys_XXXXXX", path[64];
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/tokenizer.json", dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(doc, f);
-    fclose(f);
-    gm_vocab_options opts;
-    gm_vocab_options_init_defaults(&opts);
-    gm_vocab *v = NULL;
-    gm_status st = gm_vocab_create_from_file(dir, &opts, &v, err);
-    gm_vocab_destroy(v);
-    unlink(path);
-    rmdir(dir);
-    return st;
+    return load_files(doc, NULL, NULL, err);
 }
 
 static void every_kind(void **state)
@@ -209,6 +223,43 @@ static void unknown_types(void **state)
     }
 }
 
+/*
+ * tokenizer_config.json and generation_config.json are free-form: keys gramask does not
+ * read load (models add their own), while a key it reads with a wrong type is an error
+ * naming the file and the key.
+ */
+static void config_files(void **state)
+{
+    (void)state;
+    static const char tok[] =
+        "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": []}, "
+        "\"added_tokens\": [{\"id\": 2, \"content\": \"</s>\", \"special\": true}], "
+        "\"decoder\": {\"type\": \"ByteLevel\"}}";
+    static const struct {
+        const char *config, *gen, *want; /* want NULL: loads */
+    } cfg[] = {
+        {"{\"eos_token\": \"</s>\", \"my_model_key\": [1, {\"x\": 2}], \"model_max_length\": 1e30}",
+         "{\"eos_token_id\": [2], \"do_sample\": true, \"temperature\": 0.6}", NULL},
+        {"{\"eos_token\": 2}", NULL, "tokenizer_config.json: eos_token: expected a string"},
+        {"{\"eos_token\": {\"content\": 2}}", NULL, "tokenizer_config.json: eos_token"},
+        {"{\"added_tokens_decoder\": [2]}", NULL,
+         "tokenizer_config.json: added_tokens_decoder: not an object"},
+        {"{\"added_tokens_decoder\": {\"2\": {\"content\": \"</s>\", \"special\": \"yes\"}}}", NULL,
+         "added_tokens_decoder[\"2\"]: expected"},
+        {NULL, "{\"eos_token_id\": \"</s>\"}", "generation_config.json: eos_token_id: expected"},
+        {NULL, "{\"eos_token_id\": [2, 1.5]}", "generation_config.json: eos_token_id: expected"},
+        {NULL, "[2]", "generation_config.json: expected a JSON object"},
+    };
+    for (size_t k = 0; k < sizeof cfg / sizeof *cfg; k++) {
+        gm_error err;
+        gm_status st = load_files(tok, cfg[k].config, cfg[k].gen, &err);
+        if (!cfg[k].want ? st != GM_OK
+                           : st != GM_ERR_FORMAT || !strstr(err.message, cfg[k].want))
+            fail_msg("case %zu: %s: %s (want %s)", k, gm_status_name(st),
+                     st == GM_OK ? "loaded" : err.message, cfg[k].want ? cfg[k].want : "ok");
+    }
+}
+
 /* The real tokenizers load with the checks (their vocabularies; test_tokenizer_keys loads
    them with the encoder). */
 static void real_tokenizers(void **state)
@@ -234,6 +285,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_kind),
         cmocka_unit_test(unknown_types),
+        cmocka_unit_test(config_files),
         cmocka_unit_test(real_tokenizers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

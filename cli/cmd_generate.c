@@ -152,6 +152,27 @@ static size_t best_closer(const gm_vocab *v, const uint32_t *allowed, const uint
     return best;
 }
 
+/* The index of the best closer (close_score) of all the CLOSE tokens of allowed[0..n),
+   ties broken by a random starting point; SIZE_MAX when there is none. */
+static size_t best_closer_all(const gm_vocab *v, const uint32_t *allowed, const uint8_t *cls,
+                              size_t n, uint64_t *rng)
+{
+    size_t best = SIZE_MAX, start = n ? next_random(rng) % n : 0;
+    int best_score = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = (start + i) % n, len;
+        if (cls[j] != CLOSE)
+            continue;
+        const uint8_t *b = gm_vocab_token(v, allowed[j], &len);
+        int sc = close_score(b, len);
+        if (best == SIZE_MAX || sc < best_score) {
+            best = j;
+            best_score = sc;
+        }
+    }
+    return best;
+}
+
 static void swap_allowed(uint32_t *allowed, uint8_t *cls, size_t a, size_t b)
 {
     uint32_t x = allowed[a];
@@ -548,8 +569,13 @@ int gm_cmd_generate(int argc, char **argv)
                 while (!ncls[c]) /* rounding at the top end */
                     c--;
                 size_t pick = next_random(&rng) % ncls[c], j = 0;
+                /* past a third of the budget, the best closer of all (an open schema's
+                   object, where most closers open another member, ends at its first
+                   chance); before, of a few */
                 if (c == CLOSE && !run)
-                    j = best_closer(s.vocab, allowed, cls, 0, n, CLOSE, 4, &rng);
+                    j = ntok * 3 >= max_tokens ? best_closer_all(s.vocab, allowed, cls, n, &rng)
+                                               : best_closer(s.vocab, allowed, cls, 0, n, CLOSE, 4,
+                                                             &rng);
                 else
                     j = SIZE_MAX;
                 for (size_t i = 0; j == SIZE_MAX; i++)

@@ -152,6 +152,27 @@ static size_t best_closer(const gm_vocab *v, const uint32_t *allowed, const uint
     return best;
 }
 
+/* The index of the best closer (close_score) of all the CLOSE tokens of allowed[0..n),
+   ties broken by a random starting point; SIZE_MAX when there is none. */
+static size_t best_closer_all(const gm_vocab *v, const uint32_t *allowed, const uint8_t *cls,
+                              size_t n, uint64_t *rng)
+{
+    size_t best = SIZE_MAX, start = n ? next_random(rng) % n : 0;
+    int best_score = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = (start + i) % n, len;
+        if (cls[j] != CLOSE)
+            continue;
+        const uint8_t *b = gm_vocab_token(v, allowed[j], &len);
+        int sc = close_score(b, len);
+        if (best == SIZE_MAX || sc < best_score) {
+            best = j;
+            best_score = sc;
+        }
+    }
+    return best;
+}
+
 static void swap_allowed(uint32_t *allowed, uint8_t *cls, size_t a, size_t b)
 {
     uint32_t x = allowed[a];
@@ -169,6 +190,25 @@ static bool narrow(const uint32_t *mask, size_t words, uint32_t nbits)
 }
 
 /*
+ * Whether the mask after a candidate way out of free content shows it led
+ * out: narrow (structure), or the text may now end where it could not
+ * before (`</think>` of a reasoning block followed by optional calls: free
+ * text again, but the turn can finish).
+ */
+static bool led_out(const gm_vocab *v, const uint32_t *probe, size_t words, uint32_t nbits,
+                    bool eos_before)
+{
+    if (narrow(probe, words, nbits))
+        return true;
+    const uint32_t *eos;
+    size_t neos = gm_vocab_eos_ids(v, &eos);
+    for (size_t e = 0; e < neos && !eos_before; e++)
+        if (eos[e] / 32 < words && (probe[eos[e] / 32] >> (eos[e] % 32)) & 1)
+            return true;
+    return false;
+}
+
+/*
  * Writes the plain text word[0..len) out token by token, each the longest
  * allowed token that is a prefix of what remains (special tokens never:
  * the text is plain), and keeps it when the mask after it is narrow: a
@@ -177,8 +217,8 @@ static bool narrow(const uint32_t *mask, size_t words, uint32_t nbits)
  * word could not be written or led nowhere, -1 on an error (err).
  */
 static int write_word(gm_matcher *m, const gm_vocab *v, const char *word, size_t len,
-                      uint32_t *probe, size_t words, uint32_t nbits, uint32_t *seq, size_t cap,
-                      gm_error *err)
+                      uint32_t *probe, size_t words, uint32_t nbits, bool eos_before,
+                      uint32_t *seq, size_t cap, gm_error *err)
 {
     size_t k = 0, pos = 0;
     while (pos < len && k < cap) {
@@ -208,7 +248,7 @@ static int write_word(gm_matcher *m, const gm_vocab *v, const char *word, size_t
     if (pos == len) {
         if (gm_matcher_fill_mask(m, probe, words, err) != GM_OK)
             return -1;
-        if (narrow(probe, words, nbits))
+        if (led_out(v, probe, words, nbits, eos_before))
             return (int)k;
     }
     if (k && gm_matcher_rollback(m, (uint32_t)k, err) != GM_OK)
@@ -231,12 +271,14 @@ static int write_word(gm_matcher *m, const gm_vocab *v, const char *word, size_t
  */
 static int leave_content(gm_matcher *m, const gm_vocab *v, const gm_cli_words *trig,
                          uint32_t *allowed, uint8_t *cls, size_t n, uint32_t *probe, size_t words,
-                         uint32_t nbits, uint64_t *rng, uint32_t *seq, size_t cap, gm_error *err)
+                         uint32_t nbits, bool eos_before, uint64_t *rng, uint32_t *seq,
+                         size_t cap, gm_error *err)
 {
     /* the trigger words, from a random one on */
     for (size_t i = 0, first = trig->n ? next_random(rng) % trig->n : 0; i < trig->n; i++) {
         size_t w = (first + i) % trig->n;
-        int got = write_word(m, v, trig->words[w], trig->lens[w], probe, words, nbits, seq, cap, err);
+        int got = write_word(m, v, trig->words[w], trig->lens[w], probe, words, nbits, eos_before,
+                             seq, cap, err);
         if (got)
             return got;
     }
@@ -277,7 +319,7 @@ static int leave_content(gm_matcher *m, const gm_vocab *v, const gm_cli_words *t
         if (gm_matcher_accept_token(m, t, err) != GM_OK ||
             gm_matcher_fill_mask(m, probe, words, err) != GM_OK)
             return -1;
-        if (narrow(probe, words, nbits)) {
+        if (led_out(v, probe, words, nbits, eos_before)) {
             seq[0] = t;
             return 1;
         }
@@ -518,7 +560,7 @@ int gm_cmd_generate(int argc, char **argv)
             if (readable && run && (ntok * 2 >= max_tokens || next_random(&rng) % 100 < 20 * run)) {
                 size_t cap = max_tokens - ntok < 64 ? (size_t)(max_tokens - ntok) : 64;
                 int got = leave_content(m, s.vocab, &trig, allowed, cls, n, probe, words, nbits,
-                                        &rng, seq, cap, &err);
+                                        eos_ok, &rng, seq, cap, &err);
                 if (got < 0) {
                     rc = gm_cli_fail("generate", &err);
                     break;
@@ -548,8 +590,13 @@ int gm_cmd_generate(int argc, char **argv)
                 while (!ncls[c]) /* rounding at the top end */
                     c--;
                 size_t pick = next_random(&rng) % ncls[c], j = 0;
+                /* past a third of the budget, the best closer of all (an open schema's
+                   object, where most closers open another member, ends at its first
+                   chance); before, of a few */
                 if (c == CLOSE && !run)
-                    j = best_closer(s.vocab, allowed, cls, 0, n, CLOSE, 4, &rng);
+                    j = ntok * 3 >= max_tokens ? best_closer_all(s.vocab, allowed, cls, n, &rng)
+                                               : best_closer(s.vocab, allowed, cls, 0, n, CLOSE, 4,
+                                                             &rng);
                 else
                     j = SIZE_MAX;
                 for (size_t i = 0; j == SIZE_MAX; i++)

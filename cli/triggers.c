@@ -5,6 +5,13 @@
  * purpose: a trigger of plain text spans several tokens, and no single
  * token of it narrows the mask (free text may hold `<function` as well as
  * anything else), so trying tokens one at a time never finds it.
+ *
+ * The same holds for every other way out of free text: the end strings of
+ * the grammar's free-text regions (UNTIL nodes, note [until] in ir/ebnf.h),
+ * such as a tag's end (`</think>`) or the end of an XML-style argument
+ * (`\n</parameter>` of qwen_xml, `</arg_value>` of glm_xml). They are
+ * collected from the compiled structural tag too, so readable sampling can
+ * finish those turns.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +20,9 @@
 #include "base/strbuf.h"
 #include "cli/session.h"
 #include "cli/triggers.h"
+#include "dispatch/stag.h"
 #include "dispatch/tools.h"
+#include "ir/ebnf.h"
 #include "schema/json.h"
 
 static int push_word(gm_cli_words *w, const char *s, size_t n)
@@ -69,6 +78,25 @@ static int collect(const gm_jv *v, gm_cli_words *w, unsigned depth)
     return 0;
 }
 
+/* The end strings of every UNTIL node of g (its ways out of free text). */
+static int collect_until_ends(const gm_ebnf *g, gm_cli_words *w)
+{
+    for (uint32_t i = 0; i < g->nnodes; i++) {
+        const gm_ex *x = &g->nodes[i];
+        if (x->kind != GM_EX_UNTIL)
+            continue;
+        for (uint32_t k = 0; k < x->count; k++) {
+            const gm_ex *e = &g->nodes[g->kids[x->first + k]];
+            /* one byte (a JSON string's closing quote) is one token: the closers of
+               readable sampling find it, and write it where it ends most */
+            if (e->kind == GM_EX_BYTES && e->count > 1 &&
+                push_word(w, (const char *)g->bytes + e->first, e->count))
+                return -1;
+        }
+    }
+    return 0;
+}
+
 void gm_cli_words_free(gm_cli_words *w)
 {
     for (size_t i = 0; i < w->n; i++)
@@ -109,6 +137,21 @@ gm_status gm_cli_triggers(const gm_cli_load_options *lo, gm_cli_words *out, gm_e
         gm_cli_words_free(out);
         st = gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory collecting trigger words", path);
     }
+    gm_ebnf g;
+    gm_ebnf_init(&g, &m);
+    if (st == GM_OK) {
+        const char *json = lo->tools ? gm_strbuf_str(&stag) : text;
+        size_t jlen = lo->tools ? strlen(json) : len;
+        gm_tools_options to; /* the schema options the session compiled with */
+        gm_cli_tools_options(lo, &to);
+        gm_stag_options so = {NULL, 0, to.schema, lo->tools ? to.limits : lim, false};
+        st = gm_stag_compile(&m, path, json, jlen, &so, &g, err);
+    }
+    if (st == GM_OK && collect_until_ends(&g, out)) {
+        gm_cli_words_free(out);
+        st = gm_error_set(err, GM_ERR_NOMEM, "%s: out of memory collecting end strings", path);
+    }
+    gm_ebnf_free(&g);
     gm_jdoc_free(&doc);
     gm_strbuf_free(&stag);
     if (text)

@@ -17,7 +17,8 @@ typedef struct gm_cli_words {
 } gm_cli_words;
 
 /* The distinct strings of every "triggers" array of the structural tag lo
-   names (none for other grammars). */
+   names, and the end strings (two bytes or more) of its free-text regions
+   (none for other grammars). */
 gm_status gm_cli_triggers(const gm_cli_load_options *lo, gm_cli_words *out, gm_error *err);
 void gm_cli_words_free(gm_cli_words *w);
 

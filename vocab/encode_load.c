@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "vocab/encoder.h"
+#include "vocab/hf_keys.h"
 #include "vocab/json_keys.h"
 #include "vocab/json_skip.h"
 #include "base/file.h"
@@ -1107,6 +1108,8 @@ gm_status gm_encoder_load_json(gm_mem *m, const char *name, const char *text, si
     merges_read mr;
     memset(&mr, 0, sizeof mr);
     gm_status st = parse_file(&L, text, len, &mr);
+    if (st == GM_OK) /* note [tokenizer.json keys] in hf_keys.c */
+        st = gm_hf_check_keys(L.root, L.name, err);
     json_t *model = json_object_get(L.root, "model");
     if (st == GM_OK)
         st = read_model(&L, model);

@@ -5,7 +5,7 @@ libgmcore_la_SOURCES += \
 	vocab/ids_file.c vocab/ids_file.h \
 	vocab/trie.c vocab/trie_check.c vocab/trie.h \
 	vocab/vocab.c vocab/vocab.h vocab/vocab_data.c vocab/vocab_data.h \
-	vocab/hf_decoder.c vocab/hf_decoder.h \
+	vocab/hf_decoder.c vocab/hf_decoder.h vocab/hf_keys.c vocab/hf_keys.h \
 	vocab/json_skip.c vocab/json_skip.h vocab/json_keys.c vocab/json_keys.h \
 	vocab/json_vocab.c vocab/json_vocab.h \
 	vocab/vocab_hf.c vocab/vocab_hf.h \
@@ -32,6 +32,13 @@ GM_TESTS += tests/test_tokenizer_keys
 tests_test_tokenizer_keys_SOURCES = tests/test_tokenizer_keys.c
 tests_test_tokenizer_keys_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_tokenizer_keys_LDADD = $(GM_TEST_LDADD)
+
+# Every object kind of tokenizer.json (each type of Hugging Face's tokenizers)
+# refuses one unknown key, naming its path (vocab/hf_keys.c).
+GM_TESTS += tests/test_hf_keys
+tests_test_hf_keys_SOURCES = tests/test_hf_keys.c
+tests_test_hf_keys_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_hf_keys_LDADD = $(GM_TEST_LDADD)
 
 # The independent python3 reference for the four real vocabularies and tries;
 # `gramask vocab` end to end.

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "vocab/hf_decoder.h"
+#include "vocab/hf_keys.h"
 #include "vocab/json_keys.h"
 #include "vocab/json_skip.h"
 #include "vocab/json_vocab.h"
@@ -586,6 +587,8 @@ gm_status gm_vocab_load_json_(gm_mem *m, const char *name, const char *text, siz
     if (st == GM_OK && config_text)
         st = parse_json(&L, cname, config_text, config_len,
                         JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &H.croot);
+    if (st == GM_OK) /* every object's keys, also those only the encoder reads */
+        st = gm_hf_check_keys(H.root, name, err);
     if (st == GM_OK)
         st = read_model(&H);
     if (st == GM_OK) {

@@ -96,7 +96,12 @@ class TokenizerInfo(HandleOwner):
         """Loads a Hugging Face ``tokenizer.json``, or a directory holding one (its
         ``tokenizer_config.json`` gives the EOS token). ``stop_token_ids`` adds EOS ids;
         ``vocab_size`` pads to the model's vocabulary size. Raises :class:`FileError` or
-        :class:`FormatError` naming the file and what is wrong."""
+        :class:`FormatError` naming the file and what is wrong. Every object of
+        ``tokenizer.json`` takes exactly the keys Hugging Face's tokenizers writes for its
+        type: an unknown key is a :class:`FormatError` naming its path.
+        ``tokenizer_config.json`` and ``generation_config.json`` are free-form (models
+        add their own keys, which are ignored); the keys read there (``eos_token``,
+        ``added_tokens_decoder``, ``eos_token_id``) are type-checked."""
         return cls._wrap(_core.vocab_from_file(path, vocab_size, stop_token_ids))
 
     @classmethod

@@ -61,6 +61,10 @@ _ATTR_NAMES = ("lazy", "capture", "max_tokens", "max_chars", "temperature", "suf
                "stop_capture")
 _CAPTURE_NAME = re.compile(r"[A-Za-z0-9_]+\Z")
 _MAX_TOKEN_RANGE = 1000000
+# Escapes of a "..." literal that Lark reads as a backslash and the letter ("\\b" is two
+# characters there) and XGrammar as one character (a backspace): a literal holding one is
+# XGrammar's, so the grammar is read as XGrammar reads it (Earley), not by the LALR engine.
+_NOT_LARKS_ESCAPES = "b/'0va"
 
 
 class LarkDialectError(Exception):
@@ -563,6 +567,8 @@ class _Parser:
                 if e in simple:
                     out.append(simple[e])
                     j += 2
+                    if e in _NOT_LARKS_ESCAPES:
+                        self.extended = True
                 elif e in "xuU":
                     n = {"x": 2, "u": 4, "U": 8}[e]
                     h = t[j + 2:j + 2 + n]
@@ -634,7 +640,7 @@ class _Parser:
             if re.search(rx, pattern):
                 self.err(msg, at)
         try:
-            re.compile(pattern.replace("\\u{", "\\x{").replace("\\x{", "x{"))
+            re.compile(_python_form(pattern))
         except re.error as e:
             self.err(f"failed to compile regular expression: {e}", at)
 
@@ -851,6 +857,39 @@ def _refs(e: Any) -> List[str]:
     if k == "name":
         return [e[1]]
     return []
+
+
+def _python_form(pattern: str) -> str:
+    """The pattern with XGrammar's additions to Python's regex syntax (each an error in
+    Python; lexer/regex_parse.c note [xgrammar regex]) written as Python writes them, so
+    that re.compile checks the rest: \\cX as the control character's \\xNN, (?<name> as
+    (?P<name>, \\e as \\x1b; \\u{...} and \\x{...} become plain text (the C parser checks
+    their digits). The grammar itself keeps XGrammar's text."""
+    out = []
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < n:
+            e = pattern[i + 1]
+            if e == "c" and i + 2 < n and pattern[i + 2].isascii() and pattern[i + 2].isalpha():
+                out.append("\\x%02x" % (ord(pattern[i + 2]) % 32))
+                i += 3
+            elif e == "e":
+                out.append("\\x1b")
+                i += 2
+            elif e in "ux" and i + 2 < n and pattern[i + 2] == "{":
+                out.append("x{")
+                i += 3
+            else:
+                out.append(pattern[i:i + 2])
+                i += 2
+        elif pattern.startswith("(?<", i) and i + 3 < n and pattern[i + 3] not in "=!":
+            out.append("(?P<")
+            i += 3
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
 
 
 # ---- EBNF output

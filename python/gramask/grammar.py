@@ -396,10 +396,11 @@ def deserialized_json(text: str, kind: str) -> Dict[str, Any]:
 
 
 _SPEC_BUILDERS = {
-    "lark": lambda d: Grammar.from_lark(d["text"], start=d.get("start"), name=d.get("name"),
+    "lark": lambda d: gramask_lark(d["text"]) if d.get("lark_reading") else (
+        Grammar.from_lark(d["text"], start=d.get("start"), name=d.get("name"),
                                         lark_conflicts=d.get("lark_conflicts", False),
                                         no_file_imports=d.get("no_file_imports", False),
-                                        lexer=d.get("lexer", "basic")),
+                                        lexer=d.get("lexer", "basic"))),
     "lark_xgr": lambda d: _lark_xgr_from_spec(d),
     "bundled": lambda d: Grammar.bundled(d["name"], start=d.get("start"),
                                          lexer=d.get("lexer", "basic")),
@@ -416,6 +417,23 @@ _SPEC_BUILDERS = {
         any_order=d.get("any_order", False), lenient=d.get("lenient", False),
         draft=d.get("draft")),
 }
+
+
+def gramask_lark(text: str, **options: Any) -> Grammar:
+    """GrammarCompiler.compile_lark's grammar, gramask's own Lark: as Grammar.from_lark,
+    except that plain Lark that the LALR engine takes keeps Lark's reading where XGrammar's
+    differs (%ignore before the first lexeme, a literal's "\\b": lark_xgr._lark_reads_it_so),
+    as compile_lark read it before from_lark became XGrammar's."""
+    if (any(options.get(k) for k in ("start", "name", "lark_conflicts", "no_file_imports"))
+            or options.get("lexer", "basic") != "basic"):
+        return Grammar.from_lark(text, **options)
+    from .lark_xgr import from_xgrammar_lark
+    g = from_xgrammar_lark(text, options.get("tokenizer_info"), options.get("named_grammars"),
+                           exact=False)
+    if g is not None:
+        return g
+    return Grammar(_core.grammar_create(text, None, format=_core.FORMAT_LARK), "lark:<text>",
+                   {"from": "lark", "text": text, "lark_reading": True})
 
 
 def _lark_xgr_from_spec(d: Dict[str, Any]) -> Grammar:

@@ -62,8 +62,8 @@ _ATTR_NAMES = ("lazy", "capture", "max_tokens", "max_chars", "temperature", "suf
 _CAPTURE_NAME = re.compile(r"[A-Za-z0-9_]+\Z")
 _MAX_TOKEN_RANGE = 1000000
 # Escapes of a "..." literal that Lark reads as a backslash and the letter ("\\b" is two
-# characters there) and XGrammar as one character (a backspace): a literal holding one is
-# XGrammar's, so the grammar is read as XGrammar reads it (Earley), not by the LALR engine.
+# characters there) and XGrammar as one character (a backspace): from_lark reads a grammar
+# with one as XGrammar does (Earley), not with the LALR engine (_lark_reads_it_so).
 _NOT_LARKS_ESCAPES = "b/'0va"
 
 
@@ -121,6 +121,7 @@ class _Parser:
         self.options: Dict[str, bool] = {"allow_initial_skip": False}
         self.imports: List[Tuple[str, str, int]] = []  # (common name, local name, pos)
         self.extended = False  # uses XGrammar's extensions: must run on the Earley engine
+        self.lark_escapes = False  # a literal escape Lark reads otherwise (_NOT_LARKS_ESCAPES)
 
     def err(self, message: str, pos: Optional[int] = None, code: int = _SYNTAX):
         raise LarkDialectError(self.base + (self.i if pos is None else pos), message, code)
@@ -568,7 +569,7 @@ class _Parser:
                     out.append(simple[e])
                     j += 2
                     if e in _NOT_LARKS_ESCAPES:
-                        self.extended = True
+                        self.lark_escapes = True
                 elif e in "xuU":
                     n = {"x": 2, "u": 4, "U": 8}[e]
                     h = t[j + 2:j + 2 + n]
@@ -1118,15 +1119,18 @@ def _check_named(named: Any) -> Dict[str, Any]:
     return named
 
 
-def from_xgrammar_lark(text: str, tokenizer_info: Any, named_grammars: Any) -> Any:
+def from_xgrammar_lark(text: str, tokenizer_info: Any, named_grammars: Any,
+                      exact: bool = True) -> Any:
     """Grammar.from_lark without gramask's own options: None when the text is plain Lark
-    that the LALR engine takes (the caller builds it there), else the Earley grammar."""
+    that the LALR engine takes (the caller builds it there), else the Earley grammar.
+    exact (from_lark): only where XGrammar's reading is Lark's (_lark_reads_it_so);
+    GrammarCompiler.compile_lark, gramask's own, passes False: plain Lark stays Lark's."""
     from . import _core
     from .errors import GramaskError
     from .grammar import Grammar
     named = _check_named(named_grammars)
     p = parse(text)
-    if not p.extended and not named:
+    if not p.extended and not named and (not exact or _lark_reads_it_so(p)):
         try:
             _core.grammar_create(text, None, format=_core.FORMAT_LARK).close()
             return None
@@ -1134,6 +1138,14 @@ def from_xgrammar_lark(text: str, tokenizer_info: Any, named_grammars: Any) -> A
             pass  # not LALR(1), or beyond gramask's Lark: XGrammar's reading below
     ebnf, parts, temperature = to_ebnf(text, p, named, tokenizer_info)
     return link(ebnf, parts, text, temperature)
+
+
+def _lark_reads_it_so(p: _Parser) -> bool:
+    """Whether Lark's reading of a plain Lark text (the LALR engine's) is XGrammar's as far
+    as the text shows: no %ignore (Lark skips ignored text before the first lexeme too,
+    XGrammar only after each lexeme unless allow_initial_skip: " ab" is Lark's, not
+    XGrammar's) and no literal escape that Lark reads as two characters ("\\b")."""
+    return not p.ignores and not p.lark_escapes
 
 
 def link(ebnf: str, parts: List[Tuple[str, Any]], lark_text: str,

@@ -150,3 +150,48 @@ def test_structural_tag_type_defaults_to_structural_tag():
     # and the wrapper's other keys are still checked
     with pytest.raises(xgr.FormatError, match="formt|unknown"):
         xgr.Grammar.from_structural_tag({"format": fmt, "formt": 1})
+
+
+# (Lark grammar with %ignore, its language under XGrammar's reading in Python's re)
+IGNORE_CASES = [
+    ('%ignore " "\nstart: "a" B\nB: "b"+', r"a *b+ *"),
+    ('%ignore /[ _]+/\nstart: "a" "b"', r"a[ _]*b[ _]*"),
+    ('%ignore " "\nstart: item+\nitem: "a" | "b"', r"(?:[ab] *)+"),
+]
+
+
+@pytest.mark.parametrize("lark, regex", IGNORE_CASES)
+def test_ignore_is_xgrammars_no_initial_skip(lark, regex):
+    """XGrammar inserts %ignore after each lexeme, never before the first (unless
+    allow_initial_skip); Lark also skips it at the start. from_lark is XGrammar's."""
+    g = xgr.Grammar.from_lark(lark)
+    assert g.engine == "earley"
+    py = re.compile(regex)
+    verdicts = set()
+    for s in strings("ab _", 4):
+        want = py.fullmatch(s) is not None
+        verdicts.add(want)
+        assert _is_grammar_accept_string(g, s) == want, (lark, s)
+    assert verdicts == {True, False}
+    # gramask's own Lark front end (any of its options) is Lark's: the start may skip
+    own = xgr.Grammar.from_lark(lark, start="start")
+    assert own.engine == "lalr"
+    assert _is_grammar_accept_string(own, " ab")
+    assert not _is_grammar_accept_string(g, " ab")
+
+
+def test_compile_lark_keeps_larks_reading():
+    """GrammarCompiler.compile_lark is gramask's own Lark: plain Lark stays on the LALR
+    engine with Lark's reading (%ignore also before the first lexeme, "\\b" two
+    characters), through serialization too; from_lark is XGrammar's."""
+    comp = xgr.GrammarCompiler(xgr.TokenizerInfo([]), cache_enabled=False)
+    for text, lark_only, xgr_only in [('%ignore " "\nstart: "a" "b"', " ab", None),
+                                      ('start: "x\\b"', "x\\b", "x\b")]:
+        own = comp.compile_lark(text)
+        assert own.grammar.engine == "lalr"
+        again = xgr.Grammar.deserialize_json(own.grammar.serialize_json())
+        theirs = xgr.Grammar.from_lark(text)
+        for g, accepts in [(own.grammar, True), (again, True), (theirs, False)]:
+            assert _is_grammar_accept_string(g, lark_only) == accepts, (text, g)
+            if xgr_only is not None:
+                assert _is_grammar_accept_string(g, xgr_only) == (not accepts), (text, g)

@@ -306,8 +306,10 @@ class Grammar(HandleOwner):
     def union(*grammars: "Grammar") -> "Grammar":
         """XGrammar's ``Grammar.union``: a grammar matching what any of ``grammars``
         matches. Their rules are copied under fresh names (in C, as one grammar IR); each
-        must run on the Earley engine (EBNF, GBNF, regex, JSON Schema, structural tag): a
-        Lark grammar raises :class:`UnsupportedError`."""
+        must run on the Earley engine (EBNF, GBNF, regex, JSON Schema, structural tag,
+        XGrammar's Lark: a :meth:`from_lark` grammar on the LALR engine is read as XGrammar
+        reads it there); gramask's own Lark (its options, ``compile_lark``) raises
+        :class:`UnsupportedError`."""
         return Grammar._combine(grammars, False)
 
     @staticmethod
@@ -326,7 +328,9 @@ class Grammar(HandleOwner):
         kind = "concat" if concat else "union"
         specs = [g._spec for g in grammars]
         spec = {"from": kind, "grammars": specs} if all(specs) else None
-        return Grammar(_core.grammar_combine([g._handle for g in grammars], concat), kind, spec)
+        from .lark_xgr import as_earley
+        parts = [as_earley(g) for g in grammars]  # kept alive while combined
+        return Grammar(_core.grammar_combine([g._handle for g in parts], concat), kind, spec)
 
     def serialize_json(self) -> str:
         """The grammar as JSON text: how it was built (its source text or schema and

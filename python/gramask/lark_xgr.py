@@ -1140,6 +1140,21 @@ def from_xgrammar_lark(text: str, tokenizer_info: Any, named_grammars: Any,
     return link(ebnf, parts, text, temperature)
 
 
+def as_earley(g: Any) -> Any:
+    """For Grammar.union/concat, which combine grammars of the Earley engine: a grammar
+    that Grammar.from_lark (XGrammar's API, no gramask option) kept on the LALR engine, as
+    XGrammar reads its text there; any other grammar, itself (gramask's own Lark keeps
+    Lark's reading, which only the LALR engine has: the C library refuses to combine it)."""
+    spec = getattr(g, "_spec", None) or {}
+    own = any(spec.get(k) for k in ("start", "name", "lark_conflicts", "no_file_imports",
+                                    "lark_reading"))
+    if spec.get("from") != "lark" or own or spec.get("lexer", "basic") != "basic":
+        return g
+    text = spec["text"]
+    ebnf, parts, temperature = to_ebnf(text, parse(text), {}, None)
+    return link(ebnf, parts, text, temperature)
+
+
 def _lark_reads_it_so(p: _Parser) -> bool:
     """Whether Lark's reading of a plain Lark text (the LALR engine's) is XGrammar's as far
     as the text shows: no %ignore (Lark skips ignored text before the first lexeme too,

@@ -195,3 +195,26 @@ def test_compile_lark_keeps_larks_reading():
             assert _is_grammar_accept_string(g, lark_only) == accepts, (text, g)
             if xgr_only is not None:
                 assert _is_grammar_accept_string(g, xgr_only) == (not accepts), (text, g)
+
+
+def test_union_concat_of_from_lark_grammars():
+    """Grammar.union/concat combine Earley grammars: a from_lark grammar that stayed on
+    the LALR engine joins as XGrammar reads it (compared with Python re; serialized too)."""
+    left = xgr.Grammar.from_lark('start: "a" | "b"')
+    right = xgr.Grammar.from_lark("start: /[0-9]+/")
+    assert left.engine == "lalr" and right.engine == "lalr"
+    ebnf = xgr.Grammar.from_ebnf('root ::= "x"')
+    for g, regex in [(xgr.Grammar.union(left, right, ebnf), r"a|b|[0-9]+|x"),
+                     (xgr.Grammar.concat(left, right), r"[ab][0-9]+"),
+                     (xgr.Grammar.concat(ebnf, left), r"x[ab]")]:
+        again = xgr.Grammar.deserialize_json(g.serialize_json())
+        verdicts = set()
+        for s in strings("ab1x", 3):
+            want = re.fullmatch(regex, s) is not None
+            verdicts.add(want)
+            assert _is_grammar_accept_string(g, s) == want, (regex, s)
+            assert _is_grammar_accept_string(again, s) == want, (regex, s)
+        assert verdicts == {True, False}
+    # gramask's own Lark (its options, compile_lark) has Lark's reading: not combined
+    with pytest.raises(xgr.UnsupportedError, match="Lark grammar"):
+        xgr.Grammar.union(xgr.Grammar.from_lark('start: "a"', start="start"), ebnf)

@@ -90,8 +90,10 @@ class Grammar(HandleOwner):
         Without gramask's own options (``start``, ``name``, ``lark_conflicts``,
         ``no_file_imports``, ``lexer``) the text is XGrammar's Lark dialect
         (``lark_xgr.py``): checked as XGrammar checks it (its located errors), kept on
-        the LALR engine when it is plain Lark that engine takes, otherwise read as
-        XGrammar reads it, character by character, on the Earley engine.
+        the LALR engine when it is plain Lark that engine takes and Lark reads as XGrammar
+        does (no ``%ignore``, no literal escape such as ``"\\b"`` that Lark reads as two
+        characters), otherwise read as XGrammar reads it, character by character, on the
+        Earley engine. :meth:`GrammarCompiler.compile_lark` keeps Lark's reading.
         """
         text = lark_string
         gramask_options = (start is not None or name is not None or lark_conflicts

@@ -1307,7 +1307,10 @@ static uint32_t document(stag *c, const gm_jv *root)
     if (c->status != GM_OK)
         return GM_EX_NONE;
     const gm_jv *type = member(root, "type");
-    bool wrapper = type && type->kind == GM_JV_STRING && !strcmp(type->u.s, "structural_tag");
+    /* XGrammar's StructuralTag has type="structural_tag" by default: {"format": ...}
+       without a type is the wrapper (a format always names its type) */
+    bool wrapper = type ? type->kind == GM_JV_STRING && !strcmp(type->u.s, "structural_tag")
+                        : member(root, "format") != NULL;
     if (!wrapper && member(root, "format")) {
         size_t mark = gm_stag_push_key(c, "type");
         gm_stag_fail(c, type ? type : root, GM_ERR_FORMAT,

@@ -602,7 +602,8 @@ static gm_status parse_regex_macro(parser *p, size_t start)
     gm_error rerr;
     gm_error_clear(&rerr);
     st = gm_ebnf_add_regex(p->g, (const char *)pattern, plen,
-                           flags | (json ? GM_EBNF_RE_JSON_STRING : 0), p->limits, &node, &rerr);
+                           flags | GM_RE_XGR_FOLD_ASCII | (json ? GM_EBNF_RE_JSON_STRING : 0),
+                           p->limits, &node, &rerr);
     gm_mem_free(p->m, pattern);
     if (st == GM_ERR_NOMEM)
         return nomem(p);

@@ -85,6 +85,8 @@ enum {
                                    ordered determinizer (lexer/ordered.h); gm_lexer_build sets it */
     GM_RE_XGRAMMAR = 1u << 7,   /* no letter: XGrammar's additions, \u{...} \cX \e (?<name>...)
                                    (note [xgrammar regex] in regex_parse.c); ir/ebnf_regex.c sets it */
+    GM_RE_XGR_FOLD_ASCII = 1u << 8, /* no letter: a leading (?i) folds ASCII letters only, as the
+                                       i flag of XGrammar's Regex(...) does; ir/ebnf_parse.c sets it */
 };
 
 /*

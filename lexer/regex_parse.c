@@ -38,6 +38,7 @@ typedef struct parser {
     uint32_t depth;
     bool lark;           /* GM_RE_LARK_MATCH: keep lookarounds and laziness (lexer/ordered.h) */
     bool xgr;            /* GM_RE_XGRAMMAR: XGrammar's additions (note [xgrammar regex]) */
+    bool fold_ascii;     /* GM_RE_XGR_FOLD_ASCII: a global (?i) means flags="i" (ASCII) */
     GM_VEC(token) names; /* names of (?P<name>...) groups, for duplicates */
 } parser;
 
@@ -466,6 +467,19 @@ static void show_token(const parser *ps, const token *t, char *buf, size_t cap)
     snprintf(buf, cap, "%.*s", (int)(t->end - t->start), (const char *)ps->p + t->start);
 }
 
+/*
+ * In XGrammar's dialect (ECMAScript's reading) a ']' right after '[' or '[^'
+ * closes the class: [] is the empty class and [^] any character, and XGrammar
+ * refuses both; Python reads that ']' as a literal ([]a] is ']' or 'a'). The
+ * two readings of the same text differ, so the dialect refuses it too, with
+ * XGrammar's words.
+ */
+static void empty_class_error(parser *ps, size_t open, bool negate)
+{
+    fail_at(ps, GM_ERR_SYNTAX, open, "empty character class %s (Empty character class is not "
+            "allowed in XGrammar's regex dialect; write \\] for a literal ']')", negate ? "[^]" : "[]");
+}
+
 static uint32_t parse_class(parser *ps, size_t open, unsigned flags)
 {
     gm_mem *m = ps->re->mem;
@@ -484,6 +498,10 @@ static uint32_t parse_class(parser *ps, size_t open, unsigned flags)
         }
         if (!t1.escaped && t1.cp == ']' && nitems > 0)
             break;
+        if (!t1.escaped && t1.cp == ']' && ps->xgr) {
+            empty_class_error(ps, open, negate);
+            goto out;
+        }
         uint32_t c1 = t1.cp;
         esc_kind k1 = ESC_LITERAL;
         if (t1.escaped && (k1 = class_escape(ps, &t1, &c1)) == ESC_ERROR)
@@ -659,6 +677,20 @@ static int parse_flags(parser *ps, int c, size_t open, unsigned *add, unsigned *
     return 0;
 }
 
+/*
+ * XGrammar documents a leading (?i) in Regex(...) as its flags="i": ASCII
+ * letters fold, nothing else (Regex("(?i)Σ") does not match "σ"), so
+ * there (GM_RE_XGR_FOLD_ASCII) it brings GM_RE_ASCII, as flags="i" does in
+ * ir/ebnf_parse.c, unless the pattern or the flags choose a type already.
+ * Elsewhere (from_regex, Lark terminals) (?i) stays Python's Unicode folding.
+ */
+static unsigned xgr_inline_fold(const parser *ps, unsigned add, unsigned flags)
+{
+    if (ps->fold_ascii && (add & GM_RE_IGNORECASE) && !(add & TYPE_FLAGS) && !(flags & TYPE_FLAGS))
+        return GM_RE_ASCII;
+    return 0;
+}
+
 /* Reads a group name up to terminator (Python's getuntil + checkgroupname); false on error. */
 static bool group_name(parser *ps, int terminator, token *name)
 {
@@ -808,6 +840,7 @@ static uint32_t parse_group(parser *ps, size_t open, unsigned *flags, int nested
                         fail_at(ps, GM_ERR_SYNTAX, open, "ASCII and UNICODE flags are incompatible");
                         return UINT32_MAX;
                     }
+                    add |= xgr_inline_fold(ps, add, *flags);
                     *flags |= add;
                     *skip = true;
                     return UINT32_MAX;
@@ -1109,6 +1142,7 @@ gm_status gm_regex_parse(gm_regex *re, gm_uclass *uc, const char *pattern, size_
         return fail_at(&ps, GM_ERR_SYNTAX, 0, "ASCII and UNICODE flags are incompatible");
     ps.lark = flags & GM_RE_LARK_MATCH;
     ps.xgr = flags & GM_RE_XGRAMMAR;
+    ps.fold_ascii = flags & GM_RE_XGR_FOLD_ASCII;
     unsigned f = flags;
     uint32_t root = parse_alt(&ps, &f, 0);
     if (root != UINT32_MAX && !at_end(&ps))

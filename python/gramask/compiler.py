@@ -8,8 +8,8 @@ from typing import Any, Dict, Hashable, List, Optional, Tuple, Union
 from . import _core
 from ._handle import HandleOwner
 from .errors import DeserializeFormatError, UnsupportedError
-from .grammar import (Grammar, JSONSchema, PathLike, deserialized_json, schema_text,
-                      serialized_json)
+from .grammar import (Grammar, JSONSchema, PathLike, deserialized_json, gramask_lark,
+                      schema_text, serialized_json)
 from .tokenizer import TokenizerInfo
 
 
@@ -240,7 +240,7 @@ class GrammarCompiler:
         key = ("lark", text, options.get("start"), bool(options.get("lark_conflicts")),
                options.get("name"), bool(options.get("no_file_imports")),
                options.get("lexer", "basic"))
-        return self._compiled(key, lambda: Grammar.from_lark(text, **options))
+        return self._compiled(key, lambda: gramask_lark(text, **options))
 
     def compile_file(self, path: PathLike, **options: Any) -> CompiledGrammar:
         """Compiles a grammar file (options of :meth:`Grammar.from_file`). Cached by path

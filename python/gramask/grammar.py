@@ -90,8 +90,10 @@ class Grammar(HandleOwner):
         Without gramask's own options (``start``, ``name``, ``lark_conflicts``,
         ``no_file_imports``, ``lexer``) the text is XGrammar's Lark dialect
         (``lark_xgr.py``): checked as XGrammar checks it (its located errors), kept on
-        the LALR engine when it is plain Lark that engine takes, otherwise read as
-        XGrammar reads it, character by character, on the Earley engine.
+        the LALR engine when it is plain Lark that engine takes and Lark reads as XGrammar
+        does (no ``%ignore``, no literal escape such as ``"\\b"`` that Lark reads as two
+        characters), otherwise read as XGrammar reads it, character by character, on the
+        Earley engine. :meth:`GrammarCompiler.compile_lark` keeps Lark's reading.
         """
         text = lark_string
         gramask_options = (start is not None or name is not None or lark_conflicts
@@ -306,8 +308,10 @@ class Grammar(HandleOwner):
     def union(*grammars: "Grammar") -> "Grammar":
         """XGrammar's ``Grammar.union``: a grammar matching what any of ``grammars``
         matches. Their rules are copied under fresh names (in C, as one grammar IR); each
-        must run on the Earley engine (EBNF, GBNF, regex, JSON Schema, structural tag): a
-        Lark grammar raises :class:`UnsupportedError`."""
+        must run on the Earley engine (EBNF, GBNF, regex, JSON Schema, structural tag,
+        XGrammar's Lark: a :meth:`from_lark` grammar on the LALR engine is read as XGrammar
+        reads it there); gramask's own Lark (its options, ``compile_lark``) raises
+        :class:`UnsupportedError`."""
         return Grammar._combine(grammars, False)
 
     @staticmethod
@@ -326,7 +330,9 @@ class Grammar(HandleOwner):
         kind = "concat" if concat else "union"
         specs = [g._spec for g in grammars]
         spec = {"from": kind, "grammars": specs} if all(specs) else None
-        return Grammar(_core.grammar_combine([g._handle for g in grammars], concat), kind, spec)
+        from .lark_xgr import as_earley
+        parts = [as_earley(g) for g in grammars]  # kept alive while combined
+        return Grammar(_core.grammar_combine([g._handle for g in parts], concat), kind, spec)
 
     def serialize_json(self) -> str:
         """The grammar as JSON text: how it was built (its source text or schema and
@@ -396,10 +402,11 @@ def deserialized_json(text: str, kind: str) -> Dict[str, Any]:
 
 
 _SPEC_BUILDERS = {
-    "lark": lambda d: Grammar.from_lark(d["text"], start=d.get("start"), name=d.get("name"),
+    "lark": lambda d: gramask_lark(d["text"]) if d.get("lark_reading") else (
+        Grammar.from_lark(d["text"], start=d.get("start"), name=d.get("name"),
                                         lark_conflicts=d.get("lark_conflicts", False),
                                         no_file_imports=d.get("no_file_imports", False),
-                                        lexer=d.get("lexer", "basic")),
+                                        lexer=d.get("lexer", "basic"))),
     "lark_xgr": lambda d: _lark_xgr_from_spec(d),
     "bundled": lambda d: Grammar.bundled(d["name"], start=d.get("start"),
                                          lexer=d.get("lexer", "basic")),
@@ -416,6 +423,23 @@ _SPEC_BUILDERS = {
         any_order=d.get("any_order", False), lenient=d.get("lenient", False),
         draft=d.get("draft")),
 }
+
+
+def gramask_lark(text: str, **options: Any) -> Grammar:
+    """GrammarCompiler.compile_lark's grammar, gramask's own Lark: as Grammar.from_lark,
+    except that plain Lark that the LALR engine takes keeps Lark's reading where XGrammar's
+    differs (%ignore before the first lexeme, a literal's "\\b": lark_xgr._lark_reads_it_so),
+    as compile_lark read it before from_lark became XGrammar's."""
+    if (any(options.get(k) for k in ("start", "name", "lark_conflicts", "no_file_imports"))
+            or options.get("lexer", "basic") != "basic"):
+        return Grammar.from_lark(text, **options)
+    from .lark_xgr import from_xgrammar_lark
+    g = from_xgrammar_lark(text, options.get("tokenizer_info"), options.get("named_grammars"),
+                           exact=False)
+    if g is not None:
+        return g
+    return Grammar(_core.grammar_create(text, None, format=_core.FORMAT_LARK), "lark:<text>",
+                   {"from": "lark", "text": text, "lark_reading": True})
 
 
 def _lark_xgr_from_spec(d: Dict[str, Any]) -> Grammar:

@@ -62,6 +62,10 @@ _ATTR_NAMES = ("lazy", "capture", "max_tokens", "max_chars", "temperature", "suf
                "stop_capture")
 _CAPTURE_NAME = re.compile(r"[A-Za-z0-9_]+\Z")
 _MAX_TOKEN_RANGE = 1000000
+# Escapes of a "..." literal that Lark reads as a backslash and the letter ("\\b" is two
+# characters there) and XGrammar as one character (a backspace): from_lark reads a grammar
+# with one as XGrammar does (Earley), not with the LALR engine (_lark_reads_it_so).
+_NOT_LARKS_ESCAPES = "b/'0va"
 
 
 class LarkDialectError(Exception):
@@ -118,6 +122,7 @@ class _Parser:
         self.options: Dict[str, bool] = {"allow_initial_skip": False}
         self.imports: List[Tuple[str, str, int]] = []  # (common name, local name, pos)
         self.extended = False  # uses XGrammar's extensions: must run on the Earley engine
+        self.lark_escapes = False  # a literal escape Lark reads otherwise (_NOT_LARKS_ESCAPES)
 
     def err(self, message: str, pos: Optional[int] = None, code: int = _SYNTAX):
         raise LarkDialectError(self.base + (self.i if pos is None else pos), message, code)
@@ -564,6 +569,8 @@ class _Parser:
                 if e in simple:
                     out.append(simple[e])
                     j += 2
+                    if e in _NOT_LARKS_ESCAPES:
+                        self.lark_escapes = True
                 elif e in "xuU":
                     n = {"x": 2, "u": 4, "U": 8}[e]
                     h = t[j + 2:j + 2 + n]
@@ -635,7 +642,7 @@ class _Parser:
             if re.search(rx, pattern):
                 self.err(msg, at)
         try:
-            re.compile(pattern.replace("\\u{", "\\x{").replace("\\x{", "x{"))
+            re.compile(_python_form(pattern))
         except re.error as e:
             self.err(f"failed to compile regular expression: {e}", at)
 
@@ -889,6 +896,39 @@ def _refs(e: Any) -> List[str]:
     if k == "name":
         return [e[1]]
     return []
+
+
+def _python_form(pattern: str) -> str:
+    """The pattern with XGrammar's additions to Python's regex syntax (each an error in
+    Python; lexer/regex_parse.c note [xgrammar regex]) written as Python writes them, so
+    that re.compile checks the rest: \\cX as the control character's \\xNN, (?<name> as
+    (?P<name>, \\e as \\x1b; \\u{...} and \\x{...} become plain text (the C parser checks
+    their digits). The grammar itself keeps XGrammar's text."""
+    out = []
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < n:
+            e = pattern[i + 1]
+            if e == "c" and i + 2 < n and pattern[i + 2].isascii() and pattern[i + 2].isalpha():
+                out.append("\\x%02x" % (ord(pattern[i + 2]) % 32))
+                i += 3
+            elif e == "e":
+                out.append("\\x1b")
+                i += 2
+            elif e in "ux" and i + 2 < n and pattern[i + 2] == "{":
+                out.append("x{")
+                i += 3
+            else:
+                out.append(pattern[i:i + 2])
+                i += 2
+        elif pattern.startswith("(?<", i) and i + 3 < n and pattern[i + 3] not in "=!":
+            out.append("(?P<")
+            i += 3
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
 
 
 # ---- EBNF output
@@ -1150,15 +1190,18 @@ def _check_named(named: Any) -> Dict[str, Any]:
     return named
 
 
-def from_xgrammar_lark(text: str, tokenizer_info: Any, named_grammars: Any) -> Any:
+def from_xgrammar_lark(text: str, tokenizer_info: Any, named_grammars: Any,
+                      exact: bool = True) -> Any:
     """Grammar.from_lark without gramask's own options: None when the text is plain Lark
-    that the LALR engine takes (the caller builds it there), else the Earley grammar."""
+    that the LALR engine takes (the caller builds it there), else the Earley grammar.
+    exact (from_lark): only where XGrammar's reading is Lark's (_lark_reads_it_so);
+    GrammarCompiler.compile_lark, gramask's own, passes False: plain Lark stays Lark's."""
     from . import _core
     from .errors import GramaskError
     from .grammar import Grammar
     named = _check_named(named_grammars)
     p = parse(text)
-    if not p.extended and not named:
+    if not p.extended and not named and (not exact or _lark_reads_it_so(p)):
         try:
             _core.grammar_create(text, None, format=_core.FORMAT_LARK).close()
             return None
@@ -1166,6 +1209,29 @@ def from_xgrammar_lark(text: str, tokenizer_info: Any, named_grammars: Any) -> A
             pass  # not LALR(1), or beyond gramask's Lark: XGrammar's reading below
     ebnf, parts, temperature = to_ebnf(text, p, named, tokenizer_info)
     return link(ebnf, parts, text, temperature)
+
+
+def as_earley(g: Any) -> Any:
+    """For Grammar.union/concat, which combine grammars of the Earley engine: a grammar
+    that Grammar.from_lark (XGrammar's API, no gramask option) kept on the LALR engine, as
+    XGrammar reads its text there; any other grammar, itself (gramask's own Lark keeps
+    Lark's reading, which only the LALR engine has: the C library refuses to combine it)."""
+    spec = getattr(g, "_spec", None) or {}
+    own = any(spec.get(k) for k in ("start", "name", "lark_conflicts", "no_file_imports",
+                                    "lark_reading"))
+    if spec.get("from") != "lark" or own or spec.get("lexer", "basic") != "basic":
+        return g
+    text = spec["text"]
+    ebnf, parts, temperature = to_ebnf(text, parse(text), {}, None)
+    return link(ebnf, parts, text, temperature)
+
+
+def _lark_reads_it_so(p: _Parser) -> bool:
+    """Whether Lark's reading of a plain Lark text (the LALR engine's) is XGrammar's as far
+    as the text shows: no %ignore (Lark skips ignored text before the first lexeme too,
+    XGrammar only after each lexeme unless allow_initial_skip: " ab" is Lark's, not
+    XGrammar's) and no literal escape that Lark reads as two characters ("\\b")."""
+    return not p.ignores and not p.lark_escapes
 
 
 def link(ebnf: str, parts: List[Tuple[str, Any]], lark_text: str,

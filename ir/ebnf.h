@@ -119,7 +119,9 @@ typedef struct gm_ebnf_rule {
     gm_srcloc loc;      /* where it is defined (loc.file points into the grammar's files) */
     uint8_t noinline;   /* never inlined into its users (note [rule inlining] in fsm_build.c) */
     uint32_t max_tokens; /* token budget of each occurrence (note [token budgets]), or
-                            GM_EX_INF; only on noinline rules whose body is an UNTIL */
+                            GM_EX_INF; only on noinline rules whose automaton reads bytes
+                            alone (gm_fsm_check_budgets): any_text's region, or XGrammar's
+                            r[max_tokens=N] (note [rule attributes] in ebnf_parse.c) */
 } gm_ebnf_rule;
 
 typedef struct gm_ebnf {

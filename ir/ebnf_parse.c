@@ -55,7 +55,7 @@
  *     TagDispatch(...) (note [token macros]), Substring("chunk", ...)
  *     (parse_substring_macro);
  * Not taken from XGrammar, each GM_ERR_UNSUPPORTED naming it: rule
- * attributes name[max_tokens=..., capture=...], class escapes \d \w \s
+ * attributes other than max_tokens (note [rule attributes]), class escapes \d \w \s
  * (XGrammar rejects them too). Names are [A-Za-z0-9_-] in both dialects:
  * XGrammar also allows '.', which we keep as GBNF's any-character.
  *
@@ -1294,6 +1294,65 @@ static gm_status parse_alternates(parser *p, bool nested)
     return st ? st : reduce(p, base, true);
 }
 
+/*
+ * note [rule attributes]
+ * XGrammar writes a rule's attributes between its name and `::=`:
+ * name[max_tokens=N, ...] ::= body. Taken here: max_tokens=N (1 <= N <=
+ * 2^31-1), the token budget of each occurrence of the rule (ir/ebnf.h note
+ * [token budgets]); the engine takes it on a rule whose body, once its
+ * references are inlined, is bytes only, and refuses it elsewhere
+ * (gm_fsm_check_budgets). Any other attribute (max_chars, temperature,
+ * lazy, capture, suffix, stop, ...) is GM_ERR_UNSUPPORTED naming it and
+ * the rule: never read and dropped, since most of them change the masks.
+ * pos is at '['; on return it is after ']'.
+ */
+static gm_status parse_rule_attrs(parser *p, size_t name_off, size_t name_n,
+                                  uint32_t *max_tokens)
+{
+    p->pos++; /* [ */
+    for (;;) {
+        skip_space(p, true);
+        size_t at = p->pos, n = name_len(p, p->pos);
+        if (n == 0)
+            return unexpected(p, "an attribute name in the rule attributes [...]");
+        p->pos += n;
+        skip_space(p, true);
+        if (!arg_is(p, at, n, "max_tokens"))
+            return error_at(p, GM_ERR_UNSUPPORTED, at,
+                            "rule attribute %.*s of rule '%.*s' is not supported", (int)n,
+                            p->text + at, (int)name_n, p->text + name_off);
+        if (*max_tokens != GM_EX_INF)
+            return error_at(p, GM_ERR_SYNTAX, at, "max_tokens is given twice for rule '%.*s'",
+                            (int)name_n, p->text + name_off);
+        if (peek(p) != '=')
+            return unexpected(p, "'=' after max_tokens");
+        p->pos++;
+        skip_space(p, true);
+        size_t num = p->pos;
+        uint64_t x = 0;
+        if (peek(p) < '0' || peek(p) > '9')
+            return unexpected(p, "a number after max_tokens=");
+        while (peek(p) >= '0' && peek(p) <= '9') {
+            if (x <= INT32_MAX)
+                x = x * 10 + (uint64_t)(peek(p) - '0');
+            p->pos++;
+        }
+        if (x > INT32_MAX)
+            return error_at(p, GM_ERR_LIMIT, num, "max_tokens above %d", INT32_MAX);
+        if (x == 0)
+            return error_at(p, GM_ERR_SYNTAX, num, "max_tokens must be positive");
+        *max_tokens = (uint32_t)x;
+        skip_space(p, true);
+        if (peek(p) == ']')
+            break;
+        if (peek(p) != ',')
+            return unexpected(p, "',' or ']' in the rule attributes [...]");
+        p->pos++;
+    }
+    p->pos++;
+    return GM_OK;
+}
+
 static gm_status parse_rule(parser *p)
 {
     size_t start = p->pos, n = name_len(p, p->pos);
@@ -1304,10 +1363,13 @@ static gm_status parse_rule(parser *p)
     }
     p->pos += n;
     skip_space(p, false);
-    if (p->xg && peek(p) == '[')
-        return error_at(p, GM_ERR_UNSUPPORTED, p->pos,
-                        "rule attributes %.*s[...] (max_tokens, capture) are not supported",
-                        (int)n, p->text + start);
+    uint32_t max_tokens = GM_EX_INF;
+    if (p->xg && peek(p) == '[') {
+        gm_status ast = parse_rule_attrs(p, start, n, &max_tokens);
+        if (ast)
+            return ast;
+        skip_space(p, false);
+    }
     if (p->len - p->pos < 3 || memcmp(p->text + p->pos, "::=", 3) != 0)
         return unexpected(p, "'::=' after the rule name");
     p->pos += 3;
@@ -1347,6 +1409,10 @@ static gm_status parse_rule(parser *p)
     }
     p->g->rules[r].body = body;
     p->g->rules[r].lookahead = la;
+    if (max_tokens != GM_EX_INF) {
+        p->g->rules[r].max_tokens = max_tokens;
+        p->g->rules[r].noinline = 1; /* a region keeps its items (note [token budgets]) */
+    }
     int c = peek(p);
     if (c < 0)
         return GM_OK;

@@ -906,6 +906,11 @@ class _Emitter:
                 self.temperature = d.attrs["temperature"]
                 d = Definition(n, d.terminal, d.pos, {})
                 d.body = p.defs[n].body
+            head = self.budget_head(ns, n, d)
+            if head != f"{ns}_{n}":
+                d = Definition(n, d.terminal, d.pos,
+                               {a: v for a, v in d.attrs.items() if a != "max_tokens"})
+                d.body = p.defs[n].body
             unsupported = [a for a in d.attrs if a != "capture" or d.attrs[a] is not True]
             if unsupported:
                 raise UnsupportedError(
@@ -918,11 +923,20 @@ class _Emitter:
                 body = f"{ns}_c_{d.body[1]}"
             else:
                 body = self.expr(p, ns, d.body, "" if d.terminal else ign, d.terminal)
-            self.rules.append(f"{ns}_{n} ::= {body}")
+            self.rules.append(f"{head} ::= {body}")
         start = f"{ns}_start"
         if ign and p.options["allow_initial_skip"]:
             start = f"{ign} {start}"
         return start
+
+    @staticmethod
+    def budget_head(ns: str, n: str, d: "Definition") -> str:
+        """The rule's EBNF name, with XGrammar's ``[max_tokens=N]`` when d has it: the token
+        budget of each occurrence, which gramask's EBNF takes as it is (note [rule
+        attributes] in ir/ebnf_parse.c)."""
+        if "max_tokens" in d.attrs:
+            return f"{ns}_{n}[max_tokens={d.attrs['max_tokens']}]"
+        return f"{ns}_{n}"
 
     def lexeme(self, text: str, ign: str) -> str:
         return f"({text} {ign})" if ign else text

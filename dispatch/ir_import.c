@@ -138,6 +138,8 @@ gm_status gm_ebnf_import(gm_ebnf *dst, const gm_ebnf *src, const char *prefix, u
         dst->rules[im.rule_map[r]].loc = sr->loc;
         dst->rules[im.rule_map[r]].noinline = sr->noinline;
         dst->rules[im.rule_map[r]].max_tokens = sr->max_tokens;
+        dst->rules[im.rule_map[r]].has_temperature = sr->has_temperature;
+        dst->rules[im.rule_map[r]].temperature = sr->temperature;
         if (sr->loc.file)
             dst->rules[im.rule_map[r]].loc.file = gm_ebnf_file(dst, sr->loc.file);
     }

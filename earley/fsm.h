@@ -59,6 +59,8 @@ typedef struct gm_frule {
     uint32_t name;        /* offset of its NUL-terminated name in names */
     uint32_t max_tokens;  /* token budget of an occurrence, GM_EX_INF for none (note
                              [token budgets] in ir/ebnf.h; runtime/engine_budget.c) */
+    float temperature;    /* XGrammar's r[temperature=t], < 0 for none (note [rule
+                             temperatures] in earley/temperature.c) */
     uint64_t follow[4];   /* bytes that may follow a completion of the rule (a superset) */
 } gm_frule;
 

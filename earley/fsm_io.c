@@ -5,7 +5,8 @@
  *
  *   "GMEG" version nrules root nstates nclasses nrefs ntoks ntokens
  *   names_len text_len, byte_class[256] (bytes), per rule (first nstates
- *   start rep_min rep_max repeat name max_tokens), state flags (bytes), transitions
+ *   start rep_min rep_max repeat name max_tokens, and in version 3 temperature as
+ *   float bits), state flags (bytes), transitions
  *   [nstates * nclasses], ref_off[nstates + 1], refs (sym to)*, tok_off,
  *   toks, tok_text_off[ntokens + 1], token text (bytes), names (bytes).
  *
@@ -14,14 +15,25 @@
  * rule derives a string), so a corrupt payload is GM_ERR_FORMAT, never a
  * crash or a wrong mask.
  */
+#include <float.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "earley/fsm.h"
 #include "base/error.h"
 
 #define MAGIC "GMEG"
-/* 2: rules carry max_tokens (note [token budgets] in ir/ebnf.h) */
-enum { VERSION = 2 };
+/* 2: rules carry max_tokens (note [token budgets] in ir/ebnf.h); 3: and a temperature
+   (note [rule temperatures] in earley/temperature.c), written only by a grammar that has
+   one, so that every other payload stays version 2 and compiled files keep their format */
+enum { VERSION = 2, VERSION_TEMPERATURE = 3 };
+
+static uint32_t float_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
 
 static void put32(gm_strbuf *o, uint32_t x)
 {
@@ -32,7 +44,10 @@ static void put32(gm_strbuf *o, uint32_t x)
 void gm_egrammar_write(const gm_egrammar *g, gm_strbuf *o)
 {
     gm_strbuf_append(o, MAGIC, 4);
-    put32(o, VERSION);
+    bool temps = false;
+    for (uint32_t r = 0; r < g->nrules; r++)
+        temps |= g->rules[r].temperature >= 0;
+    put32(o, temps ? VERSION_TEMPERATURE : VERSION);
     put32(o, g->nrules);
     put32(o, g->root);
     put32(o, g->nstates);
@@ -53,6 +68,8 @@ void gm_egrammar_write(const gm_egrammar *g, gm_strbuf *o)
         put32(o, fr->repeat);
         put32(o, fr->name);
         put32(o, fr->max_tokens);
+        if (temps)
+            put32(o, float_bits(fr->temperature));
     }
     for (uint32_t s = 0; s < g->nstates; s++) {
         char f = (char)(g->state_flags[s] & (GM_FS_ACCEPT | GM_FS_ITER_END | GM_FS_REP_START));
@@ -256,7 +273,7 @@ gm_status gm_egrammar_read(gm_mem *m, const uint8_t *p, size_t len, size_t *used
     if (version < VERSION && version > 0)
         return corrupt(err, "written by an older gramask (rule automata version 1, this "
                        "one reads 2): recompile the grammar");
-    if (version != VERSION)
+    if (version != VERSION && version != VERSION_TEMPERATURE)
         return corrupt(err, "unknown version");
     uint32_t nrules = get32(&r), root = get32(&r), nstates = get32(&r), nclasses = get32(&r);
     uint32_t nrefs = get32(&r), ntoks = get32(&r), ntokens = get32(&r);
@@ -310,6 +327,19 @@ gm_status gm_egrammar_read(gm_mem *m, const uint8_t *p, size_t len, size_t *used
         fr->repeat = (uint8_t)(rep > 1 ? 2 : rep);
         fr->name = get32(&r);
         fr->max_tokens = get32(&r);
+        fr->temperature = -1.0f;
+        if (version == VERSION_TEMPERATURE) {
+            uint32_t bits = get32(&r);
+            memcpy(&fr->temperature, &bits, 4);
+            /* none (< 0) or finite: never a NaN, which no comparison would catch */
+            if (!(fr->temperature < 0 || fr->temperature <= FLT_MAX) ||
+                (fr->temperature >= 0 && fr->repeat)) {
+                st = corrupt(err, "a rule temperature");
+                goto fail;
+            }
+            if (fr->temperature < 0)
+                fr->temperature = -1.0f;
+        }
         if (fr->max_tokens != GM_EX_INF && fr->repeat) {
             st = corrupt(err, "a repetition rule with a token budget");
             goto fail;

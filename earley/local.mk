@@ -15,7 +15,8 @@ libgmcore_la_SOURCES += \
 	earley/xcache.c earley/xkey.c earley/closed.c earley/fsm_minimize.c earley/fsm_minimize.h \
 	earley/fsm_det.c earley/fsm_det.h \
 	earley/fsm_cache.c earley/fsm_cache.h \
-	earley/budget.c
+	earley/budget.c \
+	earley/temperature.c
 
 GM_TESTS += tests/test_earley
 tests_test_earley_SOURCES = tests/test_earley.c

@@ -1141,6 +1141,35 @@ static void print_node(const printer *p, uint32_t id, int ctx)
         gm_strbuf_putc(b, ')');
 }
 
+/* The shortest text of t that reads back as the same float. */
+static void print_float(gm_strbuf *b, float t)
+{
+    char buf[48];
+    for (int prec = 1; prec <= 9; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, (double)t);
+        if (strtof(buf, NULL) == t)
+            break;
+    }
+    gm_strbuf_puts(b, buf);
+}
+
+/* XGrammar's attribute block name[a, b] (note [rule attributes] in ebnf_parse.c). */
+static void print_rule_attrs(const gm_ebnf_rule *rule, gm_strbuf *b)
+{
+    const char *sep = "[";
+    if (rule->max_tokens != GM_EX_INF) { /* note [token budgets] */
+        gm_strbuf_printf(b, "%smax_tokens=%u", sep, rule->max_tokens);
+        sep = ", ";
+    }
+    if (rule->has_temperature) {
+        gm_strbuf_printf(b, "%stemperature=", sep);
+        print_float(b, rule->temperature);
+        sep = ", ";
+    }
+    if (sep[0] == ',')
+        gm_strbuf_putc(b, ']');
+}
+
 static void print_rule(const printer *p, uint32_t r)
 {
     const gm_ebnf_rule *rule = &p->g->rules[r];
@@ -1150,8 +1179,7 @@ static void print_rule(const printer *p, uint32_t r)
         return;
     }
     gm_strbuf_puts(b, printed_name(p, r));
-    if (rule->max_tokens != GM_EX_INF)  /* XGrammar's spelling (note [token budgets]) */
-        gm_strbuf_printf(b, "[max_tokens=%u]", rule->max_tokens);
+    print_rule_attrs(rule, b);
     gm_strbuf_puts(b, " ::= ");
     print_node(p, rule->body, 0);
     if (rule->lookahead != GM_EX_NONE) {

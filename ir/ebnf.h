@@ -122,6 +122,11 @@ typedef struct gm_ebnf_rule {
                             GM_EX_INF; only on noinline rules whose automaton reads bytes
                             alone (gm_fsm_check_budgets): any_text's region, or XGrammar's
                             r[max_tokens=N] (note [rule attributes] in ebnf_parse.c) */
+    uint8_t has_temperature; /* XGrammar's r[temperature=t]: sampling temperature while
+                                the output is inside an occurrence (note [rule
+                                temperatures] in earley/temperature.c); only on noinline
+                                rules; changes no mask */
+    float temperature;       /* finite, >= 0, when has_temperature */
 } gm_ebnf_rule;
 
 typedef struct gm_ebnf {

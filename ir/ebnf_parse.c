@@ -55,7 +55,7 @@
  *     TagDispatch(...) (note [token macros]), Substring("chunk", ...)
  *     (parse_substring_macro);
  * Not taken from XGrammar, each GM_ERR_UNSUPPORTED naming it: rule
- * attributes other than max_tokens (note [rule attributes]), class escapes \d \w \s
+ * attributes other than max_tokens and temperature (note [rule attributes]), class escapes \d \w \s
  * (XGrammar rejects them too). Names are [A-Za-z0-9_-] in both dialects:
  * XGrammar also allows '.', which we keep as GBNF's any-character.
  *
@@ -71,7 +71,9 @@
  */
 #include "ir/ebnf_parse.h"
 
+#include <float.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/hex.h"
@@ -1297,17 +1299,47 @@ static gm_status parse_alternates(parser *p, bool nested)
 /*
  * note [rule attributes]
  * XGrammar writes a rule's attributes between its name and `::=`:
- * name[max_tokens=N, ...] ::= body. Taken here: max_tokens=N (1 <= N <=
- * 2^31-1), the token budget of each occurrence of the rule (ir/ebnf.h note
- * [token budgets]); the engine takes it on a rule whose body, once its
- * references are inlined, is bytes only, and refuses it elsewhere
- * (gm_fsm_check_budgets). Any other attribute (max_chars, temperature,
- * lazy, capture, suffix, stop, ...) is GM_ERR_UNSUPPORTED naming it and
- * the rule: never read and dropped, since most of them change the masks.
- * pos is at '['; on return it is after ']'.
+ * name[max_tokens=N, temperature=t] ::= body. Taken here:
+ *   max_tokens=N (1 <= N <= 2^31-1): the token budget of each occurrence
+ *     of the rule (ir/ebnf.h note [token budgets]); the engine takes it on
+ *     a rule whose body, once its references are inlined, reads bytes
+ *     alone, and refuses it elsewhere (gm_fsm_check_budgets);
+ *   temperature=t (a finite number >= 0): the sampling temperature while
+ *     the output is inside the rule (earley/temperature.c); no mask changes.
+ * Each at most once. Any other attribute (max_chars, lazy, capture,
+ * suffix, stop, ...) is GM_ERR_UNSUPPORTED naming it and the rule: never
+ * read and dropped, since most of them change the masks. pos is at '['; on
+ * return it is after ']'.
  */
-static gm_status parse_rule_attrs(parser *p, size_t name_off, size_t name_n,
-                                  uint32_t *max_tokens)
+typedef struct rule_attrs {
+    uint32_t max_tokens;      /* GM_EX_INF: none */
+    bool has_temperature;
+    float temperature;
+} rule_attrs;
+
+/* temperature=t's number at pos: digits, '.', an exponent (XGrammar's float forms). */
+static gm_status read_temperature(parser *p, float *t)
+{
+    size_t num = p->pos, n = 0;
+    char buf[64];
+    while (p->pos < p->len && n + 1 < sizeof buf &&
+           strchr("0123456789.eE+-", p->text[p->pos]) && p->text[p->pos]) {
+        buf[n++] = p->text[p->pos];
+        p->pos++;
+    }
+    buf[n] = 0;
+    char *end = NULL;
+    double x = n ? strtod(buf, &end) : 0;
+    if (n == 0 || *end)
+        return error_at(p, GM_ERR_SYNTAX, num, "expected a number after temperature=");
+    if (!(x >= 0 && x <= FLT_MAX))
+        return error_at(p, GM_ERR_SYNTAX, num,
+                        "temperature must be a finite non-negative number, not %s", buf);
+    *t = (float)x;
+    return GM_OK;
+}
+
+static gm_status parse_rule_attrs(parser *p, size_t name_off, size_t name_n, rule_attrs *a)
 {
     p->pos++; /* [ */
     for (;;) {
@@ -1317,31 +1349,39 @@ static gm_status parse_rule_attrs(parser *p, size_t name_off, size_t name_n,
             return unexpected(p, "an attribute name in the rule attributes [...]");
         p->pos += n;
         skip_space(p, true);
-        if (!arg_is(p, at, n, "max_tokens"))
+        bool tokens = arg_is(p, at, n, "max_tokens"), temp = arg_is(p, at, n, "temperature");
+        if (!tokens && !temp)
             return error_at(p, GM_ERR_UNSUPPORTED, at,
                             "rule attribute %.*s of rule '%.*s' is not supported", (int)n,
                             p->text + at, (int)name_n, p->text + name_off);
-        if (*max_tokens != GM_EX_INF)
-            return error_at(p, GM_ERR_SYNTAX, at, "max_tokens is given twice for rule '%.*s'",
-                            (int)name_n, p->text + name_off);
+        if (tokens ? a->max_tokens != GM_EX_INF : a->has_temperature)
+            return error_at(p, GM_ERR_SYNTAX, at, "%.*s is given twice for rule '%.*s'",
+                            (int)n, p->text + at, (int)name_n, p->text + name_off);
         if (peek(p) != '=')
-            return unexpected(p, "'=' after max_tokens");
+            return unexpected(p, tokens ? "'=' after max_tokens" : "'=' after temperature");
         p->pos++;
         skip_space(p, true);
-        size_t num = p->pos;
-        uint64_t x = 0;
-        if (peek(p) < '0' || peek(p) > '9')
-            return unexpected(p, "a number after max_tokens=");
-        while (peek(p) >= '0' && peek(p) <= '9') {
-            if (x <= INT32_MAX)
-                x = x * 10 + (uint64_t)(peek(p) - '0');
-            p->pos++;
+        gm_status st;
+        if (temp) {
+            if ((st = read_temperature(p, &a->temperature)))
+                return st;
+            a->has_temperature = true;
+        } else {
+            size_t num = p->pos;
+            uint64_t x = 0;
+            if (peek(p) < '0' || peek(p) > '9')
+                return unexpected(p, "a number after max_tokens=");
+            while (peek(p) >= '0' && peek(p) <= '9') {
+                if (x <= INT32_MAX)
+                    x = x * 10 + (uint64_t)(peek(p) - '0');
+                p->pos++;
+            }
+            if (x > INT32_MAX)
+                return error_at(p, GM_ERR_LIMIT, num, "max_tokens above %d", INT32_MAX);
+            if (x == 0)
+                return error_at(p, GM_ERR_SYNTAX, num, "max_tokens must be positive");
+            a->max_tokens = (uint32_t)x;
         }
-        if (x > INT32_MAX)
-            return error_at(p, GM_ERR_LIMIT, num, "max_tokens above %d", INT32_MAX);
-        if (x == 0)
-            return error_at(p, GM_ERR_SYNTAX, num, "max_tokens must be positive");
-        *max_tokens = (uint32_t)x;
         skip_space(p, true);
         if (peek(p) == ']')
             break;
@@ -1363,9 +1403,9 @@ static gm_status parse_rule(parser *p)
     }
     p->pos += n;
     skip_space(p, false);
-    uint32_t max_tokens = GM_EX_INF;
+    rule_attrs attrs = {GM_EX_INF, false, 0};
     if (p->xg && peek(p) == '[') {
-        gm_status ast = parse_rule_attrs(p, start, n, &max_tokens);
+        gm_status ast = parse_rule_attrs(p, start, n, &attrs);
         if (ast)
             return ast;
         skip_space(p, false);
@@ -1409,9 +1449,12 @@ static gm_status parse_rule(parser *p)
     }
     p->g->rules[r].body = body;
     p->g->rules[r].lookahead = la;
-    if (max_tokens != GM_EX_INF) {
-        p->g->rules[r].max_tokens = max_tokens;
-        p->g->rules[r].noinline = 1; /* a region keeps its items (note [token budgets]) */
+    if (attrs.max_tokens != GM_EX_INF || attrs.has_temperature) {
+        /* a region keeps its items (notes [token budgets], [rule temperatures]) */
+        p->g->rules[r].max_tokens = attrs.max_tokens;
+        p->g->rules[r].has_temperature = attrs.has_temperature;
+        p->g->rules[r].temperature = attrs.temperature;
+        p->g->rules[r].noinline = 1;
     }
     int c = peek(p);
     if (c < 0)

@@ -85,6 +85,9 @@ static const form_case forms[] = {
     /* XGrammar's rule attributes (note [rule attributes] in ir/ebnf_parse.c) */
     {X, "root ::= r \">\"\nr [ max_tokens = 7 ] ::= [a-z]*", "root ::= r \">\"\nr[max_tokens=7] ::= [a-z]*\n"},
     {X, "root[max_tokens=2147483647] ::= \"a\"", "root[max_tokens=2147483647] ::= \"a\"\n"},
+    {X, "root[temperature=0.6, max_tokens=2] ::= [a-z]*", "root[max_tokens=2, temperature=0.6] ::= [a-z]*\n"},
+    {X, "root ::= v\nv[temperature=1e-2] ::= \"x\"", "root ::= v\nv[temperature=0.01] ::= \"x\"\n"},
+    {X, "root ::= v\nv[temperature=0] ::= \"x\"", "root ::= v\nv[temperature=0] ::= \"x\"\n"},
     /* special tokens */
     {G, "root ::= <|channel|> \"x\" <think>", "root ::= <|channel|> \"x\" <think>\n"},
     {X, "root ::= <\"[INST]\"> <\"\\xFF\">", "root ::= <\"[INST]\"> <\"\\xFF\">\n"},
@@ -182,6 +185,10 @@ static const err_case errors[] = {
     {X, "root[max_tokens] ::= \"a\"", GM_ERR_SYNTAX, "expected '=' after max_tokens", 1, 16},
     {X, "root[max_tokens=2 ::= \"a\"", GM_ERR_SYNTAX, "expected ',' or ']'", 1, 19},
     {X, "root[] ::= \"a\"", GM_ERR_SYNTAX, "expected an attribute name", 1, 6},
+    {X, "root[temperature=-0.1] ::= \"a\"", GM_ERR_SYNTAX, "temperature must be a finite non-negative number", 1, 18},
+    {X, "root[temperature=1e999] ::= \"a\"", GM_ERR_SYNTAX, "temperature must be a finite non-negative number", 1, 18},
+    {X, "root[temperature=abc] ::= \"a\"", GM_ERR_SYNTAX, "expected a number after temperature=", 1, 18},
+    {X, "root[temperature=1, temperature=2] ::= \"a\"", GM_ERR_SYNTAX, "temperature is given twice", 1, 21},
     {X, "root ::= Regex(\"a(b\")", GM_ERR_SYNTAX, "in Regex(...) at column 2 of the pattern: missing ), unterminated subpattern", 1, 16},
     {X, "root ::= Regex(\"a\\\\1\")", GM_ERR_UNSUPPORTED, "backreference", 1, 16},
     {X, "root ::= Regex(\"a\", foo=true)", GM_ERR_SYNTAX, "does not support the named argument foo", 1, 21},

@@ -904,12 +904,10 @@ class _Emitter:
             if ns == "L" and n == "start" and set(d.attrs) == {"temperature"}:
                 # on the start rule it holds for the whole output: the grammar's temperature
                 self.temperature = d.attrs["temperature"]
-                d = Definition(n, d.terminal, d.pos, {})
-                d.body = p.defs[n].body
-            head = self.budget_head(ns, n, d)
+            head = self.attr_head(ns, n, d)
             if head != f"{ns}_{n}":
-                d = Definition(n, d.terminal, d.pos,
-                               {a: v for a, v in d.attrs.items() if a != "max_tokens"})
+                d = Definition(n, d.terminal, d.pos, {a: v for a, v in d.attrs.items()
+                                                      if a not in ("max_tokens", "temperature")})
                 d.body = p.defs[n].body
             unsupported = [a for a in d.attrs if a != "capture" or d.attrs[a] is not True]
             if unsupported:
@@ -930,13 +928,17 @@ class _Emitter:
         return start
 
     @staticmethod
-    def budget_head(ns: str, n: str, d: "Definition") -> str:
-        """The rule's EBNF name, with XGrammar's ``[max_tokens=N]`` when d has it: the token
-        budget of each occurrence, which gramask's EBNF takes as it is (note [rule
-        attributes] in ir/ebnf_parse.c)."""
+    def attr_head(ns: str, n: str, d: "Definition") -> str:
+        """The rule's EBNF name, with XGrammar's ``[max_tokens=N, temperature=t]`` for those
+        of d's attributes: the token budget of each occurrence and the sampling temperature
+        inside it, which gramask's EBNF takes as they are (note [rule attributes] in
+        ir/ebnf_parse.c)."""
+        attrs = []
         if "max_tokens" in d.attrs:
-            return f"{ns}_{n}[max_tokens={d.attrs['max_tokens']}]"
-        return f"{ns}_{n}"
+            attrs.append(f"max_tokens={d.attrs['max_tokens']}")
+        if "temperature" in d.attrs:
+            attrs.append(f"temperature={d.attrs['temperature']!r}")
+        return f"{ns}_{n}[{', '.join(attrs)}]" if attrs else f"{ns}_{n}"
 
     def lexeme(self, text: str, ign: str) -> str:
         return f"({text} {ign})" if ign else text

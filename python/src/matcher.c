@@ -485,6 +485,20 @@ static PyObject *matcher_is_terminated(gmpy_matcher *self, PyObject *unused)
     return m ? PyBool_FromLong(gm_matcher_is_terminated(m)) : NULL;
 }
 
+static PyObject *matcher_rule_temperature(gmpy_matcher *self, PyObject *unused)
+{
+    gm_matcher *m = gmpy_matcher_handle(self);
+    if (!m)
+        return NULL;
+    float hi, lo;
+    gm_error err;
+    if (gm_matcher_temperature(m, &hi, &lo, &err) != GM_OK)
+        return gmpy_raise(&err);
+    if (hi < 0)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(dd)", (double)hi, (double)lo);
+}
+
 static PyObject *matcher_is_accepting(gmpy_matcher *self, PyObject *unused)
 {
     gm_matcher *m = gmpy_matcher_handle(self);
@@ -606,6 +620,10 @@ static PyMethodDef matcher_methods[] = {
      "find_jump_forward_bytes() -> bytes: find_jump_forward_string() as raw bytes, uncut."},
     {"is_terminated", (PyCFunction)matcher_is_terminated, METH_NOARGS,
      "is_terminated() -> bool: whether EOS has been accepted."},
+    {"rule_temperature", (PyCFunction)matcher_rule_temperature, METH_NOARGS,
+     "rule_temperature() -> (float, float) | None: the next token's rule temperature\n"
+     "(XGrammar's name[temperature=t]): the largest and smallest where readings of the\n"
+     "output disagree; None where no rule with one is open."},
     {"is_accepting", (PyCFunction)matcher_is_accepting, METH_NOARGS,
      "is_accepting() -> bool: whether EOS would be allowed now (the text is complete)."},
     {"reset", (PyCFunction)matcher_reset, METH_NOARGS,

@@ -140,6 +140,7 @@ gm_status gm_ebnf_import(gm_ebnf *dst, const gm_ebnf *src, const char *prefix, u
         dst->rules[im.rule_map[r]].max_tokens = sr->max_tokens;
         dst->rules[im.rule_map[r]].has_temperature = sr->has_temperature;
         dst->rules[im.rule_map[r]].temperature = sr->temperature;
+        dst->rules[im.rule_map[r]].max_chars = sr->max_chars;
         if (sr->loc.file)
             dst->rules[im.rule_map[r]].loc.file = gm_ebnf_file(dst, sr->loc.file);
     }

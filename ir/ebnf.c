@@ -267,6 +267,7 @@ uint32_t gm_ebnf_rule_get(gm_ebnf *g, const char *name, size_t len)
     r->body = GM_EX_NONE;
     r->lookahead = GM_EX_NONE;
     r->max_tokens = GM_EX_INF;
+    r->max_chars = GM_EX_INF;
     return id;
 }
 
@@ -1159,6 +1160,10 @@ static void print_rule_attrs(const gm_ebnf_rule *rule, gm_strbuf *b)
     const char *sep = "[";
     if (rule->max_tokens != GM_EX_INF) { /* note [token budgets] */
         gm_strbuf_printf(b, "%smax_tokens=%u", sep, rule->max_tokens);
+        sep = ", ";
+    }
+    if (rule->max_chars != GM_EX_INF) { /* note [rule max_chars] in ebnf_max_chars.c */
+        gm_strbuf_printf(b, "%smax_chars=%u", sep, rule->max_chars);
         sep = ", ";
     }
     if (rule->has_temperature) {

@@ -127,6 +127,9 @@ typedef struct gm_ebnf_rule {
                                 temperatures] in earley/temperature.c); only on noinline
                                 rules; changes no mask */
     float temperature;       /* finite, >= 0, when has_temperature */
+    uint32_t max_chars;      /* XGrammar's r[max_chars=n], or GM_EX_INF: already applied
+                                to the body (note [rule max_chars] in ebnf_max_chars.c),
+                                kept for printing */
 } gm_ebnf_rule;
 
 typedef struct gm_ebnf {

@@ -55,7 +55,7 @@
  *     TagDispatch(...) (note [token macros]), Substring("chunk", ...)
  *     (parse_substring_macro);
  * Not taken from XGrammar, each GM_ERR_UNSUPPORTED naming it: rule
- * attributes other than max_tokens and temperature (note [rule attributes]), class escapes \d \w \s
+ * attributes other than max_tokens, max_chars and temperature (note [rule attributes]), class escapes \d \w \s
  * (XGrammar rejects them too). Names are [A-Za-z0-9_-] in both dialects:
  * XGrammar also allows '.', which we keep as GBNF's any-character.
  *
@@ -70,6 +70,7 @@
  * mask that allows a token the assertion forbids is a wrong answer.
  */
 #include "ir/ebnf_parse.h"
+#include "ir/ebnf_max_chars.h"
 
 #include <float.h>
 #include <stdio.h>
@@ -1306,13 +1307,17 @@ static gm_status parse_alternates(parser *p, bool nested)
  *     alone, and refuses it elsewhere (gm_fsm_check_budgets);
  *   temperature=t (a finite number >= 0): the sampling temperature while
  *     the output is inside the rule (earley/temperature.c); no mask changes.
- * Each at most once. Any other attribute (max_chars, lazy, capture,
+ *   max_chars=n (0 <= n <= 2^31-1): each occurrence holds at most n
+ *     characters where it can end (note [rule max_chars] in
+ *     ebnf_max_chars.c: a rewrite of the body, on the forms it names).
+ * Each at most once. Any other attribute (lazy, capture,
  * suffix, stop, ...) is GM_ERR_UNSUPPORTED naming it and the rule: never
  * read and dropped, since most of them change the masks. pos is at '['; on
  * return it is after ']'.
  */
 typedef struct rule_attrs {
     uint32_t max_tokens;      /* GM_EX_INF: none */
+    uint32_t max_chars;       /* GM_EX_INF: none */
     bool has_temperature;
     float temperature;
 } rule_attrs;
@@ -1350,15 +1355,21 @@ static gm_status parse_rule_attrs(parser *p, size_t name_off, size_t name_n, rul
         p->pos += n;
         skip_space(p, true);
         bool tokens = arg_is(p, at, n, "max_tokens"), temp = arg_is(p, at, n, "temperature");
-        if (!tokens && !temp)
+        bool chars = arg_is(p, at, n, "max_chars");
+        if (!tokens && !temp && !chars)
             return error_at(p, GM_ERR_UNSUPPORTED, at,
                             "rule attribute %.*s of rule '%.*s' is not supported", (int)n,
                             p->text + at, (int)name_n, p->text + name_off);
-        if (tokens ? a->max_tokens != GM_EX_INF : a->has_temperature)
+        if (tokens ? a->max_tokens != GM_EX_INF
+                   : chars ? a->max_chars != GM_EX_INF : a->has_temperature)
             return error_at(p, GM_ERR_SYNTAX, at, "%.*s is given twice for rule '%.*s'",
                             (int)n, p->text + at, (int)name_n, p->text + name_off);
-        if (peek(p) != '=')
-            return unexpected(p, tokens ? "'=' after max_tokens" : "'=' after temperature");
+        const char *what = tokens ? "max_tokens" : chars ? "max_chars" : "temperature";
+        if (peek(p) != '=') {
+            char buf[40];
+            snprintf(buf, sizeof buf, "'=' after %s", what);
+            return unexpected(p, buf);
+        }
         p->pos++;
         skip_space(p, true);
         gm_status st;
@@ -1369,18 +1380,21 @@ static gm_status parse_rule_attrs(parser *p, size_t name_off, size_t name_n, rul
         } else {
             size_t num = p->pos;
             uint64_t x = 0;
-            if (peek(p) < '0' || peek(p) > '9')
-                return unexpected(p, "a number after max_tokens=");
+            if (peek(p) < '0' || peek(p) > '9') {
+                char buf[40];
+                snprintf(buf, sizeof buf, "a number after %s=", what);
+                return unexpected(p, buf);
+            }
             while (peek(p) >= '0' && peek(p) <= '9') {
                 if (x <= INT32_MAX)
                     x = x * 10 + (uint64_t)(peek(p) - '0');
                 p->pos++;
             }
             if (x > INT32_MAX)
-                return error_at(p, GM_ERR_LIMIT, num, "max_tokens above %d", INT32_MAX);
-            if (x == 0)
+                return error_at(p, GM_ERR_LIMIT, num, "%s above %d", what, INT32_MAX);
+            if (x == 0 && tokens)
                 return error_at(p, GM_ERR_SYNTAX, num, "max_tokens must be positive");
-            a->max_tokens = (uint32_t)x;
+            *(tokens ? &a->max_tokens : &a->max_chars) = (uint32_t)x;
         }
         skip_space(p, true);
         if (peek(p) == ']')
@@ -1403,7 +1417,7 @@ static gm_status parse_rule(parser *p)
     }
     p->pos += n;
     skip_space(p, false);
-    rule_attrs attrs = {GM_EX_INF, false, 0};
+    rule_attrs attrs = {GM_EX_INF, GM_EX_INF, false, 0};
     if (p->xg && peek(p) == '[') {
         gm_status ast = parse_rule_attrs(p, start, n, &attrs);
         if (ast)
@@ -1456,6 +1470,7 @@ static gm_status parse_rule(parser *p)
         p->g->rules[r].temperature = attrs.temperature;
         p->g->rules[r].noinline = 1;
     }
+    p->g->rules[r].max_chars = attrs.max_chars; /* applied once all rules are read */
     int c = peek(p);
     if (c < 0)
         return GM_OK;
@@ -1532,6 +1547,15 @@ static gm_status parse_all(parser *p, const char *root)
     if (undef != GM_EX_NONE)
         return error_at(p, GM_ERR_GRAMMAR, worst, "rule '%s' is not defined", p->g->rules[undef].name);
     set_locations(p);
+    for (uint32_t i = 0; i < p->g->nrules; i++) {
+        if (p->g->rules[i].max_chars == GM_EX_INF || p->g->rules[i].body == GM_EX_NONE)
+            continue;
+        const char *why;
+        if ((st = gm_ebnf_limit_chars(p->g, i, &why)) == GM_ERR_NOMEM)
+            return nomem(p);
+        if (st)
+            return error_at(p, st, p->def_off.v[i], "rule '%s': %s", p->g->rules[i].name, why);
+    }
     uint32_t r = gm_ebnf_rule_find(p->g, root, strlen(root));
     if (r == GM_EX_NONE || p->def_off.v[r] == SIZE_MAX)
         return gm_error_set_at(p->err, GM_ERR_GRAMMAR, (gm_srcloc){p->file, 0, 0}, NULL, 0,

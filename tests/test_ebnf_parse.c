@@ -88,6 +88,11 @@ static const form_case forms[] = {
     {X, "root[temperature=0.6, max_tokens=2] ::= [a-z]*", "root[max_tokens=2, temperature=0.6] ::= [a-z]*\n"},
     {X, "root ::= v\nv[temperature=1e-2] ::= \"x\"", "root ::= v\nv[temperature=0.01] ::= \"x\"\n"},
     {X, "root ::= v\nv[temperature=0] ::= \"x\"", "root ::= v\nv[temperature=0] ::= \"x\"\n"},
+    /* note [rule max_chars]: the body rewritten, a fixed point */
+    {X, "root ::= r \">\"\nr[max_chars=2] ::= t\nt ::= (\"\\n\" | [^\\n])*", "root ::= r \">\"\nr[max_chars=2] ::= (\"\\n\" | [^\\n]){0,2}\nt ::= (\"\\n\" | [^\\n])*\n"},
+    {X, "root[max_chars=3] ::= [a-z]{4,9}", "root[max_chars=3] ::= [a-z]{4}\n"},
+    {X, "root[max_chars=0] ::= [a-z]*", "root[max_chars=0] ::= [a-z]{0}\n"},
+    {X, "root[max_chars=2, max_tokens=5] ::= \"ab\" | \"c\"", "root[max_tokens=5, max_chars=2] ::= \"ab\" | \"c\"\n"},
     /* special tokens */
     {G, "root ::= <|channel|> \"x\" <think>", "root ::= <|channel|> \"x\" <think>\n"},
     {X, "root ::= <\"[INST]\"> <\"\\xFF\">", "root ::= <\"[INST]\"> <\"\\xFF\">\n"},
@@ -177,7 +182,10 @@ static const err_case errors[] = {
     {X, "root ::= TagDispatch((\"<a>\", b))", GM_ERR_GRAMMAR, "rule 'b' is not defined", 1, 30},
     {X, "root ::= Token()", GM_ERR_SYNTAX, "Token(...) needs at least one token id", 1, 10},
     {X, "root ::= Token(1, x)", GM_ERR_SYNTAX, "Token(...) takes token ids", 1, 19},
-    {X, "root[max_chars=3] ::= \"a\"", GM_ERR_UNSUPPORTED, "rule attribute max_chars of rule 'root' is not supported", 1, 6},
+    {X, "root[foo=3] ::= \"a\"", GM_ERR_UNSUPPORTED, "rule attribute foo of rule 'root' is not supported", 1, 6},
+    {X, "root ::= r\nr[max_chars=3] ::= \"x\" [a-z]*", GM_ERR_UNSUPPORTED, "rule 'r': max_chars is supported on a rule whose body is a repetition", 2, 1},
+    {X, "root[max_chars=2000000] ::= [a]*", GM_ERR_LIMIT, "rule 'root': max_chars on a repetition is at most 1000000", 1, 1},
+    {X, "root[max_chars=1, max_chars=1] ::= [a]*", GM_ERR_SYNTAX, "max_chars is given twice", 1, 19},
     {X, "root[lazy, max_tokens=3] ::= \"a\"", GM_ERR_UNSUPPORTED, "rule attribute lazy of rule 'root'", 1, 6},
     {X, "root[max_tokens=0] ::= \"a\"", GM_ERR_SYNTAX, "max_tokens must be positive", 1, 17},
     {X, "root[max_tokens=2147483648] ::= \"a\"", GM_ERR_LIMIT, "max_tokens above 2147483647", 1, 17},

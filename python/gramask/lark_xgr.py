@@ -907,7 +907,8 @@ class _Emitter:
             head = self.attr_head(ns, n, d)
             if head != f"{ns}_{n}":
                 d = Definition(n, d.terminal, d.pos, {a: v for a, v in d.attrs.items()
-                                                      if a not in ("max_tokens", "temperature")})
+                                                      if a not in ("max_tokens", "max_chars",
+                                                                   "temperature")})
                 d.body = p.defs[n].body
             unsupported = [a for a in d.attrs if a != "capture" or d.attrs[a] is not True]
             if unsupported:
@@ -929,13 +930,15 @@ class _Emitter:
 
     @staticmethod
     def attr_head(ns: str, n: str, d: "Definition") -> str:
-        """The rule's EBNF name, with XGrammar's ``[max_tokens=N, temperature=t]`` for those
-        of d's attributes: the token budget of each occurrence and the sampling temperature
-        inside it, which gramask's EBNF takes as they are (note [rule attributes] in
-        ir/ebnf_parse.c)."""
+        """The rule's EBNF name, with XGrammar's ``[max_tokens=N, max_chars=n,
+        temperature=t]`` for those of d's attributes: the token budget of each occurrence,
+        its character bound and the sampling temperature inside it, which gramask's EBNF
+        takes as they are (note [rule attributes] in ir/ebnf_parse.c)."""
         attrs = []
         if "max_tokens" in d.attrs:
             attrs.append(f"max_tokens={d.attrs['max_tokens']}")
+        if "max_chars" in d.attrs:
+            attrs.append(f"max_chars={d.attrs['max_chars']}")
         if "temperature" in d.attrs:
             attrs.append(f"temperature={d.attrs['temperature']!r}")
         return f"{ns}_{n}[{', '.join(attrs)}]" if attrs else f"{ns}_{n}"

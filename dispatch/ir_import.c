@@ -142,6 +142,10 @@ gm_status gm_ebnf_import(gm_ebnf *dst, const gm_ebnf *src, const char *prefix, u
         if (sr->capture && !(dst->rules[im.rule_map[r]].capture =
                                  gm_mem_strndup(m, sr->capture, strlen(sr->capture))))
             goto nomem;
+
+        dst->rules[im.rule_map[r]].has_temperature = sr->has_temperature;
+        dst->rules[im.rule_map[r]].temperature = sr->temperature;
+        dst->rules[im.rule_map[r]].max_chars = sr->max_chars;
         if (sr->loc.file)
             dst->rules[im.rule_map[r]].loc.file = gm_ebnf_file(dst, sr->loc.file);
     }

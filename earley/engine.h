@@ -189,6 +189,14 @@ gm_status gm_estate_fill_mask(gm_eengine *e, gm_escratch *w, gm_estate *s, uint3
 gm_status gm_estate_forced_bytes(gm_eengine *e, gm_escratch *w, gm_estate *s, uint8_t *buf,
                                  size_t cap, size_t *len, gm_error *err);
 
+/*
+ * The temperature of the next token at s (note [rule temperatures] in
+ * earley/temperature.c): *hi the largest of the scanning items' innermost
+ * rule temperatures, *lo the smallest; both < 0 when none has one.
+ */
+gm_status gm_estate_temperature(gm_eengine *e, const gm_estate *s, float *hi, float *lo,
+                                gm_error *err);
+
 /* ---- token budgets (note [token budgets] in ir/ebnf.h, earley/budget.c) ---- */
 
 /*

@@ -61,6 +61,8 @@ typedef struct gm_frule {
                              [token budgets] in ir/ebnf.h; runtime/engine_budget.c) */
     uint32_t capture;     /* offset of its capture label in names, GM_EX_INF for none
                              (note [captures] in earley/capture.c) */
+    float temperature;    /* XGrammar's r[temperature=t], < 0 for none (note [rule
+                             temperatures] in earley/temperature.c) */
     uint64_t follow[4];   /* bytes that may follow a completion of the rule (a superset) */
 } gm_frule;
 

@@ -333,7 +333,8 @@ static gm_status choose_inlining(builder *b)
         uint32_t r = order[i];
         if (r == g->root || recursive[r] || g->rules[r].body == GM_EX_NONE ||
             g->rules[r].lookahead != GM_EX_NONE || g->rules[r].noinline ||
-            g->rules[r].max_tokens != GM_EX_INF) /* a region keeps its items */
+            /* a region keeps its items */
+            g->rules[r].max_tokens != GM_EX_INF || g->rules[r].has_temperature)
             continue;
         if (node_size(b, g->rules[r].body, 0) <= INLINE_MAX_NODES) {
             b->inl[r] = 1;
@@ -603,7 +604,7 @@ static bool tail_call(const builder *b, uint32_t r, bool at_end)
 {
     const gm_ebnf_rule *sr = &b->src->rules[r];
     return at_end && !b->no_tail && b->recursive[r] && !sr->noinline &&
-           sr->max_tokens == GM_EX_INF && sr->body != GM_EX_NONE &&
+           sr->max_tokens == GM_EX_INF && !sr->has_temperature && sr->body != GM_EX_NONE &&
            sr->body < b->src->nnodes;
 }
 
@@ -1667,6 +1668,10 @@ static gm_status assemble(builder *b, gm_egrammar *g)
         fr->rep_max = o->rep_max;
         fr->max_tokens = o->src != GM_EX_NONE && !o->repeat ? b->src->rules[o->src].max_tokens
                                                             : GM_EX_INF;
+        fr->temperature = o->src != GM_EX_NONE && !o->repeat &&
+                                  b->src->rules[o->src].has_temperature
+                              ? b->src->rules[o->src].temperature
+                              : -1.0f;
         /* x nullable by bytes alone: min is 0 (gm_fsm_finish also catches
            x nullable through references). */
         if (o->repeat && o->x_nullable)

@@ -5,7 +5,8 @@
  *
  *   "GMEG" version nrules root nstates nclasses nrefs ntoks ntokens
  *   names_len text_len, byte_class[256] (bytes), per rule (first nstates
- *   start rep_min rep_max repeat name max_tokens capture), state flags (bytes), transitions
+ *   start rep_min rep_max repeat name max_tokens capture temperature-as-float-bits),
+ *   state flags (bytes), transitions
  *   [nstates * nclasses], ref_off[nstates + 1], refs (sym to)*, tok_off,
  *   toks, tok_text_off[ntokens + 1], token text (bytes), names (bytes).
  *
@@ -14,14 +15,24 @@
  * rule derives a string), so a corrupt payload is GM_ERR_FORMAT, never a
  * crash or a wrong mask.
  */
+#include <float.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "earley/fsm.h"
 #include "base/error.h"
 
 #define MAGIC "GMEG"
-/* 2: rules carry max_tokens (note [token budgets] in ir/ebnf.h); 3: and capture */
-enum { VERSION = 3 };
+/* 2: rules carry max_tokens (note [token budgets] in ir/ebnf.h); 3: and capture; 4: and
+   a temperature (note [rule temperatures] in earley/temperature.c; < 0 for none) */
+enum { VERSION = 4 };
+
+static uint32_t float_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
 
 static void put32(gm_strbuf *o, uint32_t x)
 {
@@ -54,6 +65,7 @@ void gm_egrammar_write(const gm_egrammar *g, gm_strbuf *o)
         put32(o, fr->name);
         put32(o, fr->max_tokens);
         put32(o, fr->capture);
+        put32(o, float_bits(fr->temperature));
     }
     for (uint32_t s = 0; s < g->nstates; s++) {
         char f = (char)(g->state_flags[s] & (GM_FS_ACCEPT | GM_FS_ITER_END | GM_FS_REP_START));
@@ -257,7 +269,7 @@ gm_status gm_egrammar_read(gm_mem *m, const uint8_t *p, size_t len, size_t *used
     uint32_t version = get32(&r);
     if (version < VERSION && version > 0)
         return corrupt(err, "written by an older gramask (an older rule automata version, this "
-                       "one reads 3): recompile the grammar");
+                       "one reads 4): recompile the grammar");
     if (version != VERSION)
         return corrupt(err, "unknown version");
     uint32_t nrules = get32(&r), root = get32(&r), nstates = get32(&r), nclasses = get32(&r);
@@ -313,6 +325,16 @@ gm_status gm_egrammar_read(gm_mem *m, const uint8_t *p, size_t len, size_t *used
         fr->name = get32(&r);
         fr->max_tokens = get32(&r);
         fr->capture = get32(&r);
+        uint32_t bits = get32(&r);
+        memcpy(&fr->temperature, &bits, 4);
+        /* none (< 0) or finite: never a NaN, which no comparison would catch */
+        if (!(fr->temperature < 0 || fr->temperature <= FLT_MAX) ||
+            (fr->temperature >= 0 && fr->repeat)) {
+            st = corrupt(err, "a rule temperature");
+            goto fail;
+        }
+        if (fr->temperature < 0)
+            fr->temperature = -1.0f;
         if (fr->max_tokens != GM_EX_INF && fr->repeat) {
             st = corrupt(err, "a repetition rule with a token budget");
             goto fail;

@@ -16,7 +16,8 @@ libgmcore_la_SOURCES += \
 	earley/fsm_det.c earley/fsm_det.h \
 	earley/fsm_cache.c earley/fsm_cache.h \
 	earley/budget.c \
-	earley/capture.c earley/capture.h
+	earley/capture.c earley/capture.h \
+	earley/temperature.c
 
 GM_TESTS += tests/test_earley
 tests_test_earley_SOURCES = tests/test_earley.c

@@ -625,6 +625,17 @@ GM_API bool gm_matcher_is_accepting(const gm_matcher *m);
 GM_API bool gm_matcher_is_terminated(const gm_matcher *m);
 
 /*
+ * XGrammar's rule temperatures (name[temperature=t] in its EBNF): the
+ * sampling temperature for the next token, that of the innermost rule with
+ * one inside which the next token may be read. Where the output so far
+ * reads more than one way and they disagree, *hi is the largest and *lo
+ * the smallest; both are -1 where no rule with a temperature is open (the
+ * caller's default applies) and after EOS. Changes nothing.
+ */
+GM_API gm_status gm_matcher_temperature(const gm_matcher *m, float *hi, float *lo,
+                                        gm_error *err);
+
+/*
  * Jump-forward decoding: the longest byte string that every allowed
  * continuation starts with, written to buf (at most cap bytes, *len set).
  * Does not change the state.

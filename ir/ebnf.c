@@ -269,6 +269,7 @@ uint32_t gm_ebnf_rule_get(gm_ebnf *g, const char *name, size_t len)
     r->body = GM_EX_NONE;
     r->lookahead = GM_EX_NONE;
     r->max_tokens = GM_EX_INF;
+    r->max_chars = GM_EX_INF;
     return id;
 }
 
@@ -1143,6 +1144,47 @@ static void print_node(const printer *p, uint32_t id, int ctx)
         gm_strbuf_putc(b, ')');
 }
 
+/* The shortest text of t that reads back as the same float. */
+static void print_float(gm_strbuf *b, float t)
+{
+    char buf[48];
+    for (int prec = 1; prec <= 9; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, (double)t);
+        if (strtof(buf, NULL) == t)
+            break;
+    }
+    gm_strbuf_puts(b, buf);
+}
+
+/* XGrammar's attribute block name[a, b] (note [rule attributes] in ebnf_parse.c). */
+static void print_rule_attrs(const gm_ebnf_rule *rule, gm_strbuf *b)
+{
+    const char *sep = "[";
+    if (rule->max_tokens != GM_EX_INF) { /* note [token budgets] */
+        gm_strbuf_printf(b, "%smax_tokens=%u", sep, rule->max_tokens);
+        sep = ", ";
+    }
+    if (rule->max_chars != GM_EX_INF) { /* note [rule max_chars] in ebnf_max_chars.c */
+        gm_strbuf_printf(b, "%smax_chars=%u", sep, rule->max_chars);
+        sep = ", ";
+    }
+    if (rule->has_temperature) {
+        gm_strbuf_printf(b, "%stemperature=", sep);
+        print_float(b, rule->temperature);
+        sep = ", ";
+    }
+    if (rule->capture) { /* a name of letters, digits and '_' (note [captures]) */
+        gm_strbuf_printf(b, "%scapture=\"%s\"", sep, rule->capture);
+        sep = ", ";
+    }
+    if (rule->lazy) { /* note [lazy rules] in earley/fsm_build.c */
+        gm_strbuf_printf(b, "%slazy", sep);
+        sep = ", ";
+    }
+    if (sep[0] == ',')
+        gm_strbuf_putc(b, ']');
+}
+
 static void print_rule(const printer *p, uint32_t r)
 {
     const gm_ebnf_rule *rule = &p->g->rules[r];
@@ -1152,22 +1194,7 @@ static void print_rule(const printer *p, uint32_t r)
         return;
     }
     gm_strbuf_puts(b, printed_name(p, r));
-    /* XGrammar's spelling, one bracket (notes [token budgets], [captures], [lazy rules]) */
-    const char *sep = "[";
-    if (rule->max_tokens != GM_EX_INF) {
-        gm_strbuf_printf(b, "%smax_tokens=%u", sep, rule->max_tokens);
-        sep = ", ";
-    }
-    if (rule->capture) { /* a name of letters, digits and '_' */
-        gm_strbuf_printf(b, "%scapture=\"%s\"", sep, rule->capture);
-        sep = ", ";
-    }
-    if (rule->lazy) {
-        gm_strbuf_printf(b, "%slazy", sep);
-        sep = ", ";
-    }
-    if (sep[0] == ',')
-        gm_strbuf_putc(b, ']');
+    print_rule_attrs(rule, b);
     gm_strbuf_puts(b, " ::= ");
     print_node(p, rule->body, 0);
     if (rule->lookahead != GM_EX_NONE) {

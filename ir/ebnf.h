@@ -119,7 +119,17 @@ typedef struct gm_ebnf_rule {
     gm_srcloc loc;      /* where it is defined (loc.file points into the grammar's files) */
     uint8_t noinline;   /* never inlined into its users (note [rule inlining] in fsm_build.c) */
     uint32_t max_tokens; /* token budget of each occurrence (note [token budgets]), or
-                            GM_EX_INF; only on noinline rules whose body is an UNTIL */
+                            GM_EX_INF; only on noinline rules whose automaton reads bytes
+                            alone (gm_fsm_check_budgets): any_text's region, or XGrammar's
+                            r[max_tokens=N] (note [rule attributes] in ebnf_parse.c) */
+    uint8_t has_temperature; /* XGrammar's r[temperature=t]: sampling temperature while
+                                the output is inside an occurrence (note [rule
+                                temperatures] in earley/temperature.c); only on noinline
+                                rules; changes no mask */
+    float temperature;       /* finite, >= 0, when has_temperature */
+    uint32_t max_chars;      /* XGrammar's r[max_chars=n], or GM_EX_INF: already applied
+                                to the body (note [rule max_chars] in ebnf_max_chars.c),
+                                kept for printing */
     char *capture;      /* XGrammar's capture name (note [captures] in earley/capture.c),
                            owned, or NULL; only on noinline rules */
     uint8_t lazy;       /* XGrammar's `rule[lazy]` (note [lazy rules] in earley/fsm_build.c):

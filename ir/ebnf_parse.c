@@ -55,7 +55,7 @@
  *     TagDispatch(...) (note [token macros]), Substring("chunk", ...)
  *     (parse_substring_macro);
  * Not taken from XGrammar, each GM_ERR_UNSUPPORTED naming it: rule
- * attributes name[max_tokens=..., capture=...], class escapes \d \w \s
+ * attributes other than max_tokens, max_chars and temperature (note [rule attributes]), class escapes \d \w \s
  * (XGrammar rejects them too). Names are [A-Za-z0-9_-] in both dialects:
  * XGrammar also allows '.', which we keep as GBNF's any-character.
  *
@@ -70,8 +70,11 @@
  * mask that allows a token the assertion forbids is a wrong answer.
  */
 #include "ir/ebnf_parse.h"
+#include "ir/ebnf_max_chars.h"
 
+#include <float.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/hex.h"
@@ -1296,77 +1299,173 @@ static gm_status parse_alternates(parser *p, bool nested)
 }
 
 /*
- * XGrammar's rule attributes after a rule's name: `name[capture]` or
- * `name[capture="label"]` (note [captures] in earley/capture.c), `lazy`
- * (note [lazy rules] in earley/fsm_build.c), comma-separated; *capture
- * gets the label (the rule's name when none), owned by the caller, also on
- * error. Other attributes are refused, naming the attribute.
+ * note [rule attributes]
+ * XGrammar writes a rule's attributes between its name and `::=`:
+ * name[max_tokens=N, temperature=t] ::= body. Taken here:
+ *   max_tokens=N (1 <= N <= 2^31-1): the token budget of each occurrence
+ *     of the rule (ir/ebnf.h note [token budgets]); the engine takes it on
+ *     a rule whose body, once its references are inlined, reads bytes
+ *     alone, and refuses it elsewhere (gm_fsm_check_budgets);
+ *   temperature=t (a finite number >= 0): the sampling temperature while
+ *     the output is inside the rule (earley/temperature.c); no mask changes.
+ *   max_chars=n (0 <= n <= 2^31-1): each occurrence holds at most n
+ *     characters where it can end (note [rule max_chars] in
+ *     ebnf_max_chars.c: a rewrite of the body, on the forms it names).
+ *   capture or capture="label" (letters, digits, '_'; the rule's name when
+ *     none): the rule's spans are reported (note [captures] in
+ *     earley/capture.c); no mask changes;
+ *   lazy: only each occurrence's shortest matches (note [lazy rules] in
+ *     earley/fsm_build.c).
+ * Each at most once. Any other attribute (suffix, stop, ...) is
+ * GM_ERR_UNSUPPORTED naming it and the rule: never read and dropped, since
+ * most of them change the masks. pos is at '['; on return it is after ']'.
+ * The capture label is owned by the caller, also on error.
  */
-static gm_status parse_rule_attrs(parser *p, size_t start, size_t n, char **capture,
-                                  bool *lazy)
+typedef struct rule_attrs {
+    uint32_t max_tokens;      /* GM_EX_INF: none */
+    uint32_t max_chars;       /* GM_EX_INF: none */
+    bool has_temperature;
+    float temperature;
+    char *capture;            /* NULL: none */
+    bool lazy;
+} rule_attrs;
+
+/* capture's optional ="label" at pos (the rule's name when absent) into a->capture. */
+static gm_status read_capture(parser *p, size_t name_off, size_t name_n, rule_attrs *a)
 {
-    size_t open = p->pos++; /* '[' */
-    for (;;) {
-        skip_space(p, false);
-        size_t at = p->pos, k = name_len(p, p->pos);
-        if (k == 7 && memcmp(p->text + at, "capture", 7) == 0) {
-            if (*capture)
-                return error_at(p, GM_ERR_SYNTAX, at,
-                                "capture attribute is specified more than once");
-            p->pos += k;
-            skip_space(p, false);
-            const char *label = p->text + start;
-            size_t llen = n;
-            if (peek(p) == '=') {
-                p->pos++;
-                skip_space(p, false);
-                if (peek(p) != '"')
-                    return unexpected(p, "a string literal after capture=");
-                size_t q = ++p->pos;
-                while (p->pos < p->len && p->text[p->pos] != '"' && p->text[p->pos] != '\n')
-                    p->pos++;
-                if (peek(p) != '"')
-                    return error_at(p, GM_ERR_SYNTAX, q - 1, "unterminated capture name");
-                label = p->text + q;
-                llen = p->pos - q;
-                p->pos++;
-                if (llen == 0)
-                    return error_at(p, GM_ERR_SYNTAX, q, "capture name must not be empty");
-                for (size_t i = 0; i < llen; i++) {
-                    unsigned char c = (unsigned char)label[i];
-                    if (!(c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-                          (c >= 'A' && c <= 'Z')))
-                        return error_at(p, GM_ERR_SYNTAX, q + i,
-                                        "capture name must only contain letters, digits and "
-                                        "'_'");
-                }
-            }
-            if (!(*capture = gm_mem_strndup(p->m, label, llen)))
-                return nomem(p);
-        } else if (k == 4 && memcmp(p->text + at, "lazy", 4) == 0) {
-            if (*lazy)
-                return error_at(p, GM_ERR_SYNTAX, at, "lazy attribute is specified more than once");
-            p->pos += k;
-            *lazy = true;
-        } else {
-            return error_at(p, GM_ERR_UNSUPPORTED, open,
-                            "rule attributes %.*s[...] other than capture and lazy are not "
-                            "supported "
-                            "(here '%.*s')",
-                            (int)n, p->text + start, (int)(k ? k : 1), p->text + at);
+    const char *label = p->text + name_off;
+    size_t llen = name_n;
+    if (peek(p) == '=') {
+        p->pos++;
+        skip_space(p, true);
+        if (peek(p) != '"')
+            return unexpected(p, "a string literal after capture=");
+        size_t q = ++p->pos;
+        while (p->pos < p->len && p->text[p->pos] != '"' && p->text[p->pos] != '\n')
+            p->pos++;
+        if (peek(p) != '"')
+            return error_at(p, GM_ERR_SYNTAX, q - 1, "unterminated capture name");
+        label = p->text + q;
+        llen = p->pos - q;
+        p->pos++;
+        if (llen == 0)
+            return error_at(p, GM_ERR_SYNTAX, q, "capture name must not be empty");
+        for (size_t i = 0; i < llen; i++) {
+            unsigned char c = (unsigned char)label[i];
+            if (!(c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+                  (c >= 'A' && c <= 'Z')))
+                return error_at(p, GM_ERR_SYNTAX, q + i,
+                                "capture name must only contain letters, digits and '_'");
         }
-        skip_space(p, false);
-        if (peek(p) == ',') {
+    }
+    if (!(a->capture = gm_mem_strndup(p->m, label, llen)))
+        return nomem(p);
+    return GM_OK;
+}
+
+/* temperature=t's number at pos: digits, '.', an exponent (XGrammar's float forms). */
+static gm_status read_temperature(parser *p, float *t)
+{
+    size_t num = p->pos, n = 0;
+    char buf[64];
+    while (p->pos < p->len && n + 1 < sizeof buf &&
+           strchr("0123456789.eE+-", p->text[p->pos]) && p->text[p->pos]) {
+        buf[n++] = p->text[p->pos];
+        p->pos++;
+    }
+    buf[n] = 0;
+    char *end = NULL;
+    double x = n ? strtod(buf, &end) : 0;
+    if (n == 0 || *end)
+        return error_at(p, GM_ERR_SYNTAX, num, "expected a number after temperature=");
+    if (!(x >= 0 && x <= FLT_MAX))
+        return error_at(p, GM_ERR_SYNTAX, num,
+                        "temperature must be a finite non-negative number, not %s", buf);
+    *t = (float)x;
+    return GM_OK;
+}
+
+static gm_status parse_rule_attrs(parser *p, size_t name_off, size_t name_n, rule_attrs *a)
+{
+    p->pos++; /* [ */
+    for (;;) {
+        skip_space(p, true);
+        size_t at = p->pos, n = name_len(p, p->pos);
+        if (n == 0)
+            return unexpected(p, "an attribute name in the rule attributes [...]");
+        p->pos += n;
+        skip_space(p, true);
+        if (arg_is(p, at, n, "capture") || arg_is(p, at, n, "lazy")) {
+            bool cap = arg_is(p, at, n, "capture");
+            if (cap ? a->capture != NULL : a->lazy)
+                return error_at(p, GM_ERR_SYNTAX, at, "%s attribute is specified more than once",
+                                cap ? "capture" : "lazy");
+            gm_status st = GM_OK;
+            if (cap)
+                st = read_capture(p, name_off, name_n, a);
+            else
+                a->lazy = true;
+            if (st)
+                return st;
+            skip_space(p, true);
+            if (peek(p) == ']')
+                break;
+            if (peek(p) != ',')
+                return unexpected(p, "',' or ']' in the rule attributes [...]");
             p->pos++;
             continue;
         }
-        if (peek(p) == ']') {
-            p->pos++;
-            skip_space(p, false);
-            return GM_OK;
+        bool tokens = arg_is(p, at, n, "max_tokens"), temp = arg_is(p, at, n, "temperature");
+        bool chars = arg_is(p, at, n, "max_chars");
+        if (!tokens && !temp && !chars)
+            return error_at(p, GM_ERR_UNSUPPORTED, at,
+                            "rule attribute %.*s of rule '%.*s' is not supported", (int)n,
+                            p->text + at, (int)name_n, p->text + name_off);
+        if (tokens ? a->max_tokens != GM_EX_INF
+                   : chars ? a->max_chars != GM_EX_INF : a->has_temperature)
+            return error_at(p, GM_ERR_SYNTAX, at, "%.*s is given twice for rule '%.*s'",
+                            (int)n, p->text + at, (int)name_n, p->text + name_off);
+        const char *what = tokens ? "max_tokens" : chars ? "max_chars" : "temperature";
+        if (peek(p) != '=') {
+            char buf[40];
+            snprintf(buf, sizeof buf, "'=' after %s", what);
+            return unexpected(p, buf);
         }
-        return unexpected(p, "',' or ']' in the rule's attributes");
+        p->pos++;
+        skip_space(p, true);
+        gm_status st;
+        if (temp) {
+            if ((st = read_temperature(p, &a->temperature)))
+                return st;
+            a->has_temperature = true;
+        } else {
+            size_t num = p->pos;
+            uint64_t x = 0;
+            if (peek(p) < '0' || peek(p) > '9') {
+                char buf[40];
+                snprintf(buf, sizeof buf, "a number after %s=", what);
+                return unexpected(p, buf);
+            }
+            while (peek(p) >= '0' && peek(p) <= '9') {
+                if (x <= INT32_MAX)
+                    x = x * 10 + (uint64_t)(peek(p) - '0');
+                p->pos++;
+            }
+            if (x > INT32_MAX)
+                return error_at(p, GM_ERR_LIMIT, num, "%s above %d", what, INT32_MAX);
+            if (x == 0 && tokens)
+                return error_at(p, GM_ERR_SYNTAX, num, "max_tokens must be positive");
+            *(tokens ? &a->max_tokens : &a->max_chars) = (uint32_t)x;
+        }
+        skip_space(p, true);
+        if (peek(p) == ']')
+            break;
+        if (peek(p) != ',')
+            return unexpected(p, "',' or ']' in the rule attributes [...]");
+        p->pos++;
     }
+    p->pos++;
+    return GM_OK;
 }
 
 static gm_status parse_rule(parser *p)
@@ -1379,27 +1478,27 @@ static gm_status parse_rule(parser *p)
     }
     p->pos += n;
     skip_space(p, false);
-    char *capture = NULL;
-    bool lazy = false;
+    rule_attrs attrs = {GM_EX_INF, GM_EX_INF, false, 0, NULL, false};
     if (p->xg && peek(p) == '[') {
-        gm_status ast = parse_rule_attrs(p, start, n, &capture, &lazy);
+        gm_status ast = parse_rule_attrs(p, start, n, &attrs);
         if (ast) {
-            gm_mem_free(p->m, capture);
+            gm_mem_free(p->m, attrs.capture);
             return ast;
         }
+        skip_space(p, false);
     }
-    if (capture || lazy) {
+    if (attrs.capture || attrs.lazy) {
         /* before any error below, so that the rule owns it */
         uint32_t cr = gm_ebnf_rule_get(p->g, p->text + start, n);
         if (cr == GM_EX_NONE) {
-            gm_mem_free(p->m, capture);
+            gm_mem_free(p->m, attrs.capture);
             return nomem(p);
         }
-        if (capture) {
+        if (attrs.capture) {
             gm_mem_free(p->m, p->g->rules[cr].capture);
-            p->g->rules[cr].capture = capture;
+            p->g->rules[cr].capture = attrs.capture;
         }
-        p->g->rules[cr].lazy = lazy;
+        p->g->rules[cr].lazy = attrs.lazy;
         p->g->rules[cr].noinline = 1;
     }
     if (p->len - p->pos < 3 || memcmp(p->text + p->pos, "::=", 3) != 0)
@@ -1441,6 +1540,14 @@ static gm_status parse_rule(parser *p)
     }
     p->g->rules[r].body = body;
     p->g->rules[r].lookahead = la;
+    if (attrs.max_tokens != GM_EX_INF || attrs.has_temperature) {
+        /* a region keeps its items (notes [token budgets], [rule temperatures]) */
+        p->g->rules[r].max_tokens = attrs.max_tokens;
+        p->g->rules[r].has_temperature = attrs.has_temperature;
+        p->g->rules[r].temperature = attrs.temperature;
+        p->g->rules[r].noinline = 1;
+    }
+    p->g->rules[r].max_chars = attrs.max_chars; /* applied once all rules are read */
     int c = peek(p);
     if (c < 0)
         return GM_OK;
@@ -1517,6 +1624,15 @@ static gm_status parse_all(parser *p, const char *root)
     if (undef != GM_EX_NONE)
         return error_at(p, GM_ERR_GRAMMAR, worst, "rule '%s' is not defined", p->g->rules[undef].name);
     set_locations(p);
+    for (uint32_t i = 0; i < p->g->nrules; i++) {
+        if (p->g->rules[i].max_chars == GM_EX_INF || p->g->rules[i].body == GM_EX_NONE)
+            continue;
+        const char *why;
+        if ((st = gm_ebnf_limit_chars(p->g, i, &why)) == GM_ERR_NOMEM)
+            return nomem(p);
+        if (st)
+            return error_at(p, st, p->def_off.v[i], "rule '%s': %s", p->g->rules[i].name, why);
+    }
     uint32_t r = gm_ebnf_rule_find(p->g, root, strlen(root));
     if (r == GM_EX_NONE || p->def_off.v[r] == SIZE_MAX)
         return gm_error_set_at(p->err, GM_ERR_GRAMMAR, (gm_srcloc){p->file, 0, 0}, NULL, 0,

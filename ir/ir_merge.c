@@ -58,7 +58,8 @@ static bool fixed(const gm_ebnf *g, uint32_t r)
     /* a budget belongs to its rule's occurrences (note [token budgets]): never merged */
     return g->rules[r].body == GM_EX_NONE || g->rules[r].lookahead != GM_EX_NONE ||
            g->rules[r].max_tokens != GM_EX_INF || g->rules[r].capture ||
-           g->rules[r].lazy;
+           g->rules[r].lazy || g->rules[r].has_temperature ||
+           g->rules[r].max_chars != GM_EX_INF;
 }
 
 static uint32_t nkids(const gm_ex *x)

@@ -75,6 +75,10 @@ typedef struct gm_engine_ops {
                               uint8_t *buf, size_t cap, size_t *len, gm_error *err);
     /* What may come next, in words (runtime/diagnose.h); NULL: the engine cannot say. */
     void (*expected)(const gm_compiled *c, const gm_mstate *s, struct gm_strbuf *out);
+    /* The next token's rule temperatures (gm_matcher_temperature; note [rule
+       temperatures] in earley/temperature.c); NULL: the engine has none. */
+    gm_status (*temperature)(const gm_compiled *c, const gm_mstate *s, float *hi, float *lo,
+                             gm_error *err);
 } gm_engine_ops;
 
 extern const gm_engine_ops gm_engine_lalr;

@@ -85,6 +85,12 @@ static void budget_expected(const gm_compiled *c, const gm_mstate *s, gm_strbuf 
     gm_ebstate_describe(c->eengine, s->budget, out);
 }
 
+static gm_status budget_temperature(const gm_compiled *c, const gm_mstate *s, float *hi,
+                                    float *lo, gm_error *err)
+{
+    return gm_estate_temperature(c->eengine, gm_ebstate_set(s->budget), hi, lo, err);
+}
+
 const gm_engine_ops gm_engine_budget = {
     .kind = GM_ENGINE_EARLEY,
     .new_scratch = budget_new_scratch,
@@ -98,4 +104,5 @@ const gm_engine_ops gm_engine_budget = {
     .fill_mask = budget_fill_mask,
     .forced_bytes = budget_forced_bytes,
     .expected = budget_expected,
+    .temperature = budget_temperature,
 };

@@ -134,6 +134,12 @@ static void earley_expected(const gm_compiled *c, const gm_mstate *s, gm_strbuf 
     gm_escratch_destroy(c->eengine, w);
 }
 
+static gm_status earley_temperature(const gm_compiled *c, const gm_mstate *s, float *hi,
+                                    float *lo, gm_error *err)
+{
+    return gm_estate_temperature(c->eengine, s->earley, hi, lo, err);
+}
+
 const gm_engine_ops gm_engine_earley = {
     .kind = GM_ENGINE_EARLEY,
     .new_scratch = earley_new_scratch,
@@ -147,4 +153,5 @@ const gm_engine_ops gm_engine_earley = {
     .fill_mask = earley_fill_mask,
     .forced_bytes = earley_forced_bytes,
     .expected = earley_expected,
+    .temperature = earley_temperature,
 };

@@ -103,6 +103,11 @@ GM_TESTS += tests/test_api_earley
 tests_test_api_earley_SOURCES = tests/test_api_earley.c
 tests_test_api_earley_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_api_earley_LDADD = libgramask.la $(CMOCKA_LIBS)
+
+GM_TESTS += tests/test_rule_temperature
+tests_test_rule_temperature_SOURCES = tests/test_rule_temperature.c
+tests_test_rule_temperature_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_rule_temperature_LDADD = libgramask.la $(CMOCKA_LIBS) -lm
 TESTS += tests/cli_earley.sh
 EXTRA_DIST += tests/cli_earley.sh
 

@@ -481,6 +481,21 @@ gm_status gm_matcher_forced_bytes(gm_matcher *m, uint8_t *buf, size_t cap, size_
     return st;
 }
 
+/* XGrammar's rule temperatures here (note [rule temperatures] in earley/temperature.c). */
+gm_status gm_matcher_temperature(const gm_matcher *m, float *hi, float *lo, gm_error *err)
+{
+    if (!hi || !lo)
+        return gm_error_set(err, GM_ERR_ARGUMENT, "gm_matcher_temperature: NULL argument");
+    *hi = *lo = -1.0f;
+    gm_status st = check_usable(m, "gm_matcher_temperature", err);
+    if (st != GM_OK || m->terminated || !m->ops->temperature)
+        return st;
+    st = m->ops->temperature(m->compiled, &m->s, hi, lo, err);
+    if (st != GM_OK)
+        gm_error_prefix(err, "gm_matcher_temperature");
+    return st;
+}
+
 gm_status gm_matcher_expected_(const gm_matcher *m, gm_strbuf *out)
 {
     if (!m->ops->expected)

@@ -100,7 +100,8 @@ uint64_t gm_compiled_checksum(const uint8_t *payload, size_t len);
                                 (note [token budgets] in ir/ebnf.h); 9: the vocabulary trie
                                 (TRIE) and what else a mapped file's processes would each
                                 build at load (note [mapped compiled files]); 10: Earley
-                                rules carry capture labels (earley/capture.c) */
+                                rules carry capture labels (earley/capture.c) and
+                                temperatures (earley/temperature.c) */
 #define GM_COMPILED_HEADER 40
 /* The header of a compiled file of the current format in front of payload[0..len). */
 void gm_compiled_header(uint8_t header[GM_COMPILED_HEADER], const uint8_t *payload, size_t len);

@@ -998,7 +998,11 @@ class _Emitter:
             if ns == "L" and n == "start" and set(d.attrs) == {"temperature"}:
                 # on the start rule it holds for the whole output: the grammar's temperature
                 self.temperature = d.attrs["temperature"]
-                d = Definition(n, d.terminal, d.pos, {})
+            head = self.attr_head(ns, n, d)
+            if head != f"{ns}_{n}":
+                d = Definition(n, d.terminal, d.pos, {a: v for a, v in d.attrs.items()
+                                                      if a not in ("max_tokens", "max_chars",
+                                                                   "temperature")})
                 d.body = p.defs[n].body
             unsupported = [a for a in d.attrs if a not in ("capture", "lazy")]
             if unsupported:
@@ -1028,11 +1032,29 @@ class _Emitter:
                 body = f"{ns}_c_{d.body[1]}"
             else:
                 body = self.expr(p, ns, d.body, "" if d.terminal or lazy else ign, d.terminal)
-            self.rules.append(f"{ns}_{n}{attrs} ::= {body}")
+            if attrs:
+                # one bracket: the budget and temperature of attr_head, then capture and lazy
+                head = head[:-1] + ", " + attrs[1:] if head.endswith("]") else head + attrs
+            self.rules.append(f"{head} ::= {body}")
         start = f"{ns}_start"
         if ign and p.options["allow_initial_skip"]:
             start = f"{ign} {start}"
         return start
+
+    @staticmethod
+    def attr_head(ns: str, n: str, d: "Definition") -> str:
+        """The rule's EBNF name, with XGrammar's ``[max_tokens=N, max_chars=n,
+        temperature=t]`` for those of d's attributes: the token budget of each occurrence,
+        its character bound and the sampling temperature inside it, which gramask's EBNF
+        takes as they are (note [rule attributes] in ir/ebnf_parse.c)."""
+        attrs = []
+        if "max_tokens" in d.attrs:
+            attrs.append(f"max_tokens={d.attrs['max_tokens']}")
+        if "max_chars" in d.attrs:
+            attrs.append(f"max_chars={d.attrs['max_chars']}")
+        if "temperature" in d.attrs:
+            attrs.append(f"temperature={d.attrs['temperature']!r}")
+        return f"{ns}_{n}[{', '.join(attrs)}]" if attrs else f"{ns}_{n}"
 
     def lexeme(self, text: str, ign: str) -> str:
         return f"({text} {ign})" if ign else text

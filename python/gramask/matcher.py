@@ -7,7 +7,10 @@ the XGrammar-shaped API costs nothing per step (bench/bench_python.py measures i
 """
 
 import array
+import sys
 from typing import Any, List, Optional, Sequence, Union
+
+import numpy as np
 
 from . import _core
 from .bitmask import (allocate_token_bitmask, apply_token_bitmask_inplace, get_bitmask_shape,
@@ -64,11 +67,22 @@ class GrammarMatcher(_core.GrammarMatcher):
 
     @property
     def temperature(self) -> Optional[float]:
-        """XGrammar's sampling temperature at this point of the output: the grammar's
-        (``start[temperature=t]`` in its Lark dialect), else ``default_temperature``, else
-        None. gramask takes a temperature only on the start rule (it then holds for the
-        whole output); a grammar with one on another rule is refused when built."""
-        return self._temperature
+        """XGrammar's sampling temperature at this point of the output: that of the
+        innermost rule with a ``[temperature=t]`` inside which the next token may be read
+        (the largest where readings of the output disagree, which is reported once on
+        stderr, as XGrammar does), else the grammar's (``start[temperature=t]`` in its Lark
+        dialect), else ``default_temperature``, else None."""
+        rule = self.rule_temperature()
+        if rule is None:
+            return self._temperature
+        # the rule's number as written: the shortest decimal of the C library's float
+        hi, lo = (float(str(np.float32(x))) for x in rule)
+        if hi != lo and not getattr(self, "_temperature_warned", False):
+            self._temperature_warned = True
+            sys.stderr.write("Multiple active grammar paths specify different temperatures "
+                             f"({lo:g} to {hi:g}); using the maximum, {hi:g}\n")
+            sys.stderr.flush()
+        return hi
 
     def is_terminated(self) -> bool:
         """Whether the stop token was accepted (with ``terminate_without_stop_token``:
@@ -120,7 +134,7 @@ class GrammarMatcher(_core.GrammarMatcher):
             _int64_vector(draft_tokens, "draft_tokens"), token_bitmask,
             float(time_threshold), self._terminate_without_stop)
         if temperatures is not None:
-            _fill_draft_temperatures(temperatures, self._temperature, retrieve_next_token,
+            _fill_draft_temperatures(temperatures, self, retrieve_next_token,
                                      retrieve_next_sibling, draft_tokens, token_bitmask)
         return completed
 
@@ -186,32 +200,42 @@ def _check_temperatures(temperatures: Any, n: Optional[int]) -> None:
                             + f", not {dtype or type(temperatures).__name__} of shape {shape}")
 
 
-def _fill_draft_temperatures(temperatures: Any, temperature: Optional[float],
+def _fill_draft_temperatures(temperatures: Any, root: "GrammarMatcher",
                              next_token: Any, next_sibling: Any, draft_tokens: Any,
                              bitmask: Any) -> None:
-    """Each node's temperature: the matcher's where the path to it was accepted (its
-    parent's row of the filled bitmask allows its token), -1 elsewhere."""
+    """Each node's temperature: the matcher's :attr:`temperature` after the path to it
+    where that path was accepted (its parent's row of the filled bitmask allows its
+    token), -1 elsewhere. Rule temperatures (``name[temperature=t]``) differ from node to
+    node, so each accepted node is stepped to on a fork of its parent."""
     nexts = [int(x) for x in next_token]
     sibs = [int(x) for x in next_sibling]
     toks = [int(x) for x in draft_tokens]
     n = len(toks)
     _check_temperatures(temperatures, n)
-    t = -1.0 if temperature is None else temperature
+
+    def value(m: "GrammarMatcher") -> float:
+        t = m.temperature
+        return -1.0 if t is None else t
+
     values = [-1.0] * n
     if n:
-        values[0] = t
-        stack = [0]
+        values[0] = value(root)
+        stack = [(0, root)]
         seen = {0}
         while stack:
-            i = stack.pop()
+            i, m = stack.pop()
             c = nexts[i]
             while 0 <= c < n and c not in seen:
                 seen.add(c)
                 word = int(bitmask[i][toks[c] // 32]) & 0xFFFFFFFF
-                if values[i] != -1.0 or (i == 0 and temperature is not None):
-                    if (word >> (toks[c] % 32)) & 1:
-                        values[c] = t
-                stack.append(c)
+                child = None
+                if m is not None and (word >> (toks[c] % 32)) & 1:
+                    child = m.fork()
+                    if child.accept_token(toks[c]):
+                        values[c] = value(child)
+                    else:
+                        child = None
+                stack.append((c, child))
                 c = sibs[c]
     for i, v in enumerate(values):
         temperatures[i] = v

@@ -516,6 +516,20 @@ static PyObject *matcher_get_captures(gmpy_matcher *self, PyObject *args, PyObje
     return list;
 }
 
+static PyObject *matcher_rule_temperature(gmpy_matcher *self, PyObject *unused)
+{
+    gm_matcher *m = gmpy_matcher_handle(self);
+    if (!m)
+        return NULL;
+    float hi, lo;
+    gm_error err;
+    if (gm_matcher_temperature(m, &hi, &lo, &err) != GM_OK)
+        return gmpy_raise(&err);
+    if (hi < 0)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(dd)", (double)hi, (double)lo);
+}
+
 static PyObject *matcher_is_accepting(gmpy_matcher *self, PyObject *unused)
 {
     gm_matcher *m = gmpy_matcher_handle(self);
@@ -641,6 +655,10 @@ static PyMethodDef matcher_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "get_captures(deduplicate=True) -> list[(str, bytes)]: the spans where captured rules "
      "completed in the accepted output."},
+    {"rule_temperature", (PyCFunction)matcher_rule_temperature, METH_NOARGS,
+     "rule_temperature() -> (float, float) | None: the next token's rule temperature\n"
+     "(XGrammar's name[temperature=t]): the largest and smallest where readings of the\n"
+     "output disagree; None where no rule with one is open."},
     {"is_accepting", (PyCFunction)matcher_is_accepting, METH_NOARGS,
      "is_accepting() -> bool: whether EOS would be allowed now (the text is complete)."},
     {"reset", (PyCFunction)matcher_reset, METH_NOARGS,

@@ -63,12 +63,13 @@ void gm_cli_load_options_init(gm_cli_load_options *lo);
     "             [--schema FILE.json [--compact|--indent[=N]] [--any-order] [--lenient] [--draft=D]]"
 #define GM_CLI_GRAMMAR_HELP \
     "  GRAMMAR: a .lark, .gbnf, .ebnf or .regex file (--format overrides the extension),\n" \
-    "  a bundled grammar name (json, go, java, python), or a .gmc compiled file; or\n" \
+    "  a bundled grammar name (json, go, java, python, rust, c,\n" \
+    "  javascript and typescript with --lexer=contextual), or a .gmc compiled file; or\n" \
     "  --structural-tag FILE (XGrammar's structural tag JSON), or --tools FILE with\n" \
     "  --format llama|llama-json|qwen|harmony|FAMILY [--tool-choice auto|required|none|NAME]\n" \
     "  [--no-parallel] [--reasoning allowed|forced|forbidden] (gramask tools --help); or\n" \
     "  --schema FILE.json, a JSON Schema compiled to a grammar (layout options as for gramask schema);\n" \
-    "  or --code-blocks LANG,... (python,go,java,json): Markdown whose ```LANG code blocks are\n" \
+    "  or --code-blocks LANG,... (bundled names but c): Markdown whose ```LANG code blocks are\n" \
     "  constrained by the bundled grammars (README, code blocks).\n" \
     "  --quiet: no progress line while tables are built (shown only on a terminal).\n" \
     "  Options take their value as --opt V or --opt=V; -- ends the options.\n" \

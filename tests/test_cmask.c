@@ -304,29 +304,6 @@ static gm_compiled *compile_c(gm_vocab **v, gm_grammar **g)
     return c;
 }
 
-/* Greedy longest-match tokenization of text over the vocabulary's ordinary tokens. */
-static size_t greedy_tokens(const gm_vocab_data *v, const char *text, uint32_t *ids, size_t cap)
-{
-    size_t len = strlen(text), pos = 0, n = 0;
-    while (pos < len && n < cap) {
-        uint32_t best = UINT32_MAX;
-        size_t best_len = 0;
-        for (uint32_t t = 0; t < v->size; t++) {
-            size_t tl;
-            const uint8_t *b = gm_vocab_data_token(v, t, &tl);
-            if (v->flags[t] & (GM_TOK_SPECIAL | GM_TOK_PADDING | GM_TOK_EOS) || tl <= best_len ||
-                tl > len - pos || memcmp(b, text + pos, tl))
-                continue;
-            best = t;
-            best_len = tl;
-        }
-        assert_true(best != UINT32_MAX);
-        ids[n++] = best;
-        pos += best_len;
-    }
-    return n;
-}
-
 /*
  * Decodes a program (greedily tokenized, a space first: sp32k strips the
  * text's first space) comparing at every step, then `walks` random walks of
@@ -339,7 +316,7 @@ static void program(gm_compiled *c, const char *text, bool valid, int walks, int
     char buf[1024];
     snprintf(buf, sizeof buf, " %s", text);
     uint32_t ids[512];
-    size_t n = greedy_tokens(c->vocab->data, buf, ids, 512);
+    size_t n = gm_test_greedy_tokens(c->vocab->data, buf, ids, 512);
     gm_error err;
     for (int w = 0; w <= walks; w++) {
         ref r;

@@ -401,29 +401,6 @@ static void destroy_all(gm_compiled *c, gm_grammar *g, gm_vocab *v)
     gm_vocab_destroy(v);
 }
 
-/* Greedy longest-match tokenization of text over the vocabulary's ordinary tokens. */
-static size_t greedy_tokens(const gm_vocab_data *v, const char *text, uint32_t *ids, size_t cap)
-{
-    size_t len = strlen(text), pos = 0, n = 0;
-    while (pos < len && n < cap) {
-        uint32_t best = UINT32_MAX;
-        size_t best_len = 0;
-        for (uint32_t t = 0; t < v->size; t++) {
-            size_t tl;
-            const uint8_t *b = gm_vocab_data_token(v, t, &tl);
-            if (v->flags[t] & (GM_TOK_SPECIAL | GM_TOK_PADDING | GM_TOK_EOS) || tl <= best_len ||
-                tl > len - pos || memcmp(b, text + pos, tl))
-                continue;
-            best = t;
-            best_len = tl;
-        }
-        assert_true(best != UINT32_MAX);
-        ids[n++] = best;
-        pos += best_len;
-    }
-    return n;
-}
-
 /*
  * Decodes a program token by token, comparing at every step; `valid`: the
  * program is in the language (under the contextual lexer), else decoding
@@ -435,7 +412,7 @@ static void program_steps(const combo *k, const char *program, bool valid)
     gm_grammar *g;
     gm_compiled *c = compile(k, &v, &g);
     uint32_t ids[512];
-    size_t n = greedy_tokens(c->vocab->data, program, ids, 512);
+    size_t n = gm_test_greedy_tokens(c->vocab->data, program, ids, 512);
     gm_error err;
     ref r;
     ref_init(&r, c);

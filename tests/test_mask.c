@@ -693,29 +693,6 @@ static void expr_sp32k_walks(void **state)
     random_walks(&k, 6, 15, 3);
 }
 
-/* Greedy longest-match tokenization of text over the vocabulary's ordinary tokens. */
-static size_t greedy_tokens(const gm_vocab_data *v, const char *text, uint32_t *ids, size_t cap)
-{
-    size_t len = strlen(text), pos = 0, n = 0;
-    while (pos < len && n < cap) {
-        uint32_t best = UINT32_MAX;
-        size_t best_len = 0;
-        for (uint32_t t = 0; t < v->size; t++) {
-            size_t tl;
-            const uint8_t *b = gm_vocab_data_token(v, t, &tl);
-            if (v->flags[t] & (GM_TOK_SPECIAL | GM_TOK_PADDING | GM_TOK_EOS) || tl <= best_len ||
-                tl > len - pos || memcmp(b, text + pos, tl))
-                continue;
-            best = t;
-            best_len = tl;
-        }
-        assert_true(best != UINT32_MAX);
-        ids[n++] = best;
-        pos += best_len;
-    }
-    return n;
-}
-
 /* Decodes a program token by token, comparing with the reference at every step. */
 static void program_steps(const combo *k, const char *program)
 {
@@ -723,7 +700,7 @@ static void program_steps(const combo *k, const char *program)
     gm_grammar *g;
     gm_compiled *c = compile(k, &v, &g);
     uint32_t ids[512];
-    size_t n = greedy_tokens(c->vocab->data, program, ids, 512);
+    size_t n = gm_test_greedy_tokens(c->vocab->data, program, ids, 512);
     gm_error err;
     ref r;
     ref_init(&r, c);
@@ -792,7 +769,7 @@ static void variants_agree(void **state)
     uint32_t *a = calloc(words, 4), *b = calloc(words, 4);
     const char *program = "x = f(1, \"two\") * (y + 3.5);\nif (x) { z = x; } else { z = 0; }\n";
     uint32_t ids[256];
-    size_t n = greedy_tokens(v->data, program, ids, 256);
+    size_t n = gm_test_greedy_tokens(v->data, program, ids, 256);
     for (size_t vi = 0; vi < sizeof variants / sizeof variants[0]; vi++) {
         gm_compiled *c;
         assert_int_equal(gm_compiled_create(g, v, NULL, &c, &err), GM_OK);

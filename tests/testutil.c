@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vocab/vocab_data.h"
+
 static const char *join(char *buf, size_t cap, const char *env, const char *fallback,
                         const char *rel)
 {
@@ -126,4 +128,26 @@ uint64_t gm_test_rand(uint64_t *seed)
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
+}
+
+size_t gm_test_greedy_tokens(const gm_vocab_data *v, const char *text, uint32_t *ids, size_t cap)
+{
+    size_t len = strlen(text), pos = 0, n = 0;
+    while (pos < len && n < cap) {
+        uint32_t best = UINT32_MAX;
+        size_t best_len = 0;
+        for (uint32_t t = 0; t < v->size; t++) {
+            size_t tl;
+            const uint8_t *b = gm_vocab_data_token(v, t, &tl);
+            if (v->flags[t] & (GM_TOK_SPECIAL | GM_TOK_PADDING | GM_TOK_EOS) || tl <= best_len ||
+                tl > len - pos || memcmp(b, text + pos, tl))
+                continue;
+            best = t;
+            best_len = tl;
+        }
+        assert_true(best != UINT32_MAX);
+        ids[n++] = best;
+        pos += best_len;
+    }
+    return n;
 }

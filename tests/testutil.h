@@ -49,4 +49,13 @@ typedef struct gm_test_failing_alloc {
 void *gm_test_failing_realloc(void *ud, void *ptr, size_t size);
 gm_allocator gm_test_failing_allocator(gm_test_failing_alloc *state);
 
+/*
+ * Greedy longest-match tokenization of text over v's ordinary tokens (not
+ * special, padding or EOS) into ids[0..cap); returns how many. Fails the
+ * test where no token matches.
+ */
+struct gm_vocab_data;
+size_t gm_test_greedy_tokens(const struct gm_vocab_data *v, const char *text, uint32_t *ids,
+                             size_t cap);
+
 #endif

@@ -137,12 +137,13 @@ def emit(em: Any, p: Any, ns: str, d: Any, ign: str) -> Optional[str]:
     for k, (t, bodies) in enumerate(by_trigger.items()):
         rule = f"{ns}_{d.name}_tag{k}"
         em.rules.append(f"{rule} ::= " + " | ".join(f"({x})" for x in bodies))
-        parts.append(f"({_str(t)}, {rule})")
+        parts.append(f"({ebnf_literal(t)}, {rule})")
     opt = "" if loop else ", loop_after_dispatch=false"
     return "TagDispatch(" + ", ".join(parts) + opt + ")"
 
 
-def _str(s: str) -> str:
+def ebnf_literal(s: str) -> str:
+    """s as an EBNF string literal: ASCII as is, other characters as \\u / \\U escapes."""
     out = ['"']
     for ch in s:
         o = ord(ch)

@@ -801,21 +801,7 @@ class _Parser:
         """XGrammar's checks of [lazy] rules: a body like a terminal's, and a regex body
         (its suffix is the trigger) only on a head that dynamic dispatch uses: the first
         item of a rule that is repeated."""
-        repeated = set()
-
-        def reps(e: Any, inside: bool) -> None:
-            k = e[0]
-            if k in ("seq", "alt"):
-                for x in e[1]:
-                    reps(x, inside)
-            elif k == "rep":
-                reps(e[1], inside or e[3] is None)
-            elif k == "name" and inside:
-                repeated.add(e[1])
-
-        for d in self.defs.values():
-            if d.body[0] != "common":
-                reps(d.body, False)
+        repeated = _repeated_names(self)
         for d in self.defs.values():
             if not d.attrs.get("lazy"):
                 continue
@@ -859,10 +845,8 @@ def _any_text_prefix(pattern: str, flags: str) -> bool:
     return any(pattern.startswith(h) for h in heads)
 
 
-def _dispatch_form(p: Any, d: Any) -> bool:
-    """Whether lazy rule d is XGrammar's dynamic dispatch rather than a shortest match:
-    the first item of a rule that is repeated (`tool: head ...` with `tool*`), or a body
-    of a terminal and then a literal (`head[lazy]: TEXT "<end>"`, a TagDispatch trigger)."""
+def _repeated_names(p: Any) -> set:
+    """The names p's rules use inside an unbounded repetition (`tool*`, `(a b)+`)."""
     repeated = set()
 
     def reps(e: Any, inside: bool) -> None:
@@ -878,6 +862,14 @@ def _dispatch_form(p: Any, d: Any) -> bool:
     for o in p.defs.values():
         if o.body[0] != "common":
             reps(o.body, False)
+    return repeated
+
+
+def _dispatch_form(p: Any, d: Any) -> bool:
+    """Whether lazy rule d is XGrammar's dynamic dispatch rather than a shortest match:
+    the first item of a rule that is repeated (`tool: head ...` with `tool*`), or a body
+    of a terminal and then a literal (`head[lazy]: TEXT "<end>"`, a TagDispatch trigger)."""
+    repeated = _repeated_names(p)
     for o in p.defs.values():
         if (o.body[0] == "seq" and o.body[1] and o.body[1][0][:2] == ("name", d.name)
                 and o.name in repeated):
@@ -933,20 +925,8 @@ def _python_form(pattern: str) -> str:
 
 # ---- EBNF output
 
-def _lit(s: str) -> str:
-    out = ['"']
-    for ch in s:
-        o = ord(ch)
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif 0x20 <= o < 0x7F:
-            out.append(ch)
-        elif o <= 0xFFFF:
-            out.append("\\u%04x" % o)
-        else:
-            out.append("\\U%08x" % o)
-    out.append('"')
-    return "".join(out)
+# an EBNF string literal of s (shared with the TagDispatch triggers of lark_dispatch)
+_lit = lark_dispatch.ebnf_literal
 
 
 def _cp(ch: str) -> str:

@@ -9,4 +9,4 @@ check-js-generate: gramask$(EXEEXT)
 	GM_SRCDIR='$(abs_top_srcdir)' GM_BUILDDIR='$(abs_top_builddir)' PYTHON3='$(PYTHON3)' \
 	  $(SHELL) $(srcdir)/tests/js_generate.sh
 .PHONY: check-js-generate
-EXTRA_DIST += tests/js_generate.sh
+EXTRA_DIST += tests/js_generate.sh tests/finished_programs.py

@@ -25,17 +25,7 @@ grep -q '^start: translation_unit$' "$work/c1.lark" || { echo "FAIL: start rule 
     --max-tokens 80 --eos-prob 0.5 --quiet --out "$work/gen.jsonl" 2>"$work/gen.log" \
     || { cat "$work/gen.log"; echo "FAIL: gramask generate (a dead end?)"; exit 1; }
 tail -1 "$work/gen.log"
-"$py" - "$work/gen.jsonl" "$work/p" <<'PY'
-import json, os, sys
-os.makedirs(sys.argv[2])
-k = 0
-for line in open(sys.argv[1], encoding="utf-8", errors="surrogateescape"):
-    rec = json.loads(line)
-    if rec["finished"]:
-        with open(os.path.join(sys.argv[2], "g%05d.c" % k), "wb") as f:
-            f.write(rec["text"].encode("utf-8", "surrogateescape"))
-        k += 1
-PY
+"$py" "$src/tests/finished_programs.py" "$work/gen.jsonl" "$work/p" c
 ok=0 bad=0
 for f in "$work"/p/*.c; do
     [ -e "$f" ] || continue

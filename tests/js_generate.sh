@@ -28,17 +28,7 @@ grep -q '^start: HASHBANG? items module_item$' "$work/js1.lark" || { echo "FAIL:
     -n "$n" --max-tokens 80 --eos-prob 0.5 --quiet --out "$work/gen.jsonl" 2>"$work/gen.log" \
     || { cat "$work/gen.log"; echo "FAIL: gramask generate (a dead end?)"; exit 1; }
 tail -1 "$work/gen.log"
-"$py" - "$work/gen.jsonl" "$work/p" <<'PY'
-import json, os, sys
-os.makedirs(sys.argv[2])
-k = 0
-for line in open(sys.argv[1], encoding="utf-8", errors="surrogateescape"):
-    rec = json.loads(line)
-    if rec["finished"]:
-        with open(os.path.join(sys.argv[2], "g%05d.js" % k), "wb") as f:
-            f.write(rec["text"].encode("utf-8", "surrogateescape"))
-        k += 1
-PY
+"$py" "$src/tests/finished_programs.py" "$work/gen.jsonl" "$work/p" js
 ok=0 bad=0 mod=0 known=0
 early='Invalid left-hand side|has already been declared|Duplicate parameter|Undefined label|Illegal (break|continue)|Label .* has already|strict mode|Invalid regular expression|Octal|Delete of an unqualified|Unexpected eval or arguments|Illegal .super.|.super. keyword unexpected|Getter must not|Setter must have|Invalid destructuring|Rest element must be last|Illegal .use strict.|Invalid shorthand property initializer|Classes may not have|Unexpected reserved word|Illegal return|await is only valid|Private field .* must be declared|Invalid optional chain|Duplicate export'
 for f in "$work"/p/*.js; do

@@ -41,6 +41,7 @@ GM_PYTHON_TESTFILES += python/tests/test_builtin_structural_tag_models.py
 GM_PYTHON_TESTFILES += python/tests/test_token_stag.py
 GM_PYTHON_TESTFILES += python/tests/test_xgr_regex.py
 GM_PYTHON_TESTFILES += python/tests/test_xgr_front_end_gaps.py
+GM_PYTHON_TESTFILES += python/tests/test_serialized_keys.py
 
 GM_PYTHON_TESTFILES += python/tests/test_rule_max_tokens.py python/tests/test_rule_temperature.py \
 	python/tests/test_rule_max_chars.py

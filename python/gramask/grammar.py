@@ -384,6 +384,30 @@ def serialized_json(kind: str, body: Dict[str, Any]) -> str:
                       ensure_ascii=False, separators=(",", ":"))
 
 
+# The members each serialized object may have (issue 32: an unknown key is an error
+# naming it, never dropped): the envelope of each kind, and each grammar spec's by "from".
+_ENVELOPE_KEYS = {
+    "grammar": {"kind", "spec", "__VERSION__"},
+    "tokenizer_info": {"kind", "decoded_vocab", "vocab_type", "add_prefix_space",
+                       "stop_token_ids", "special_token_ids", "vocab_size", "__VERSION__"},
+    "compiled_grammar": {"kind", "grammar", "tokenizer_info", "__VERSION__"},
+}
+_SPEC_KEYS = {
+    "lark": {"text", "start", "name", "lark_conflicts", "no_file_imports", "lexer",
+             "lark_reading"},
+    "lark_xgr": {"text", "lark", "parts", "temperature"},
+    "bundled": {"name", "start", "lexer"},
+    "gbnf": {"text", "root_rule_name"},
+    "ebnf": {"text", "root_rule_name"},
+    "regex": {"text"},
+    "structural_tag": {"text"},
+    "union": {"grammars"},
+    "concat": {"grammars"},
+    "json_schema": {"schema", "any_whitespace", "indent", "separators", "strict_mode",
+                    "max_whitespace_run", "any_order", "lenient", "draft"},
+}
+
+
 def deserialized_json(text: str, kind: str) -> Dict[str, Any]:
     from .errors import DeserializeFormatError, DeserializeVersionError, InvalidJSONError
     try:
@@ -398,6 +422,9 @@ def deserialized_json(text: str, kind: str) -> Dict[str, Any]:
                                       f"{SERIALIZATION_VERSION!r}")
     if doc.get("kind") != kind:
         raise DeserializeFormatError(f"not a serialized {kind} (kind {doc.get('kind')!r})")
+    for k in doc:
+        if k not in _ENVELOPE_KEYS[kind]:
+            raise DeserializeFormatError(f"/{k}: unknown key {k!r} in a serialized {kind}")
     return doc
 
 
@@ -450,6 +477,11 @@ def _lark_xgr_from_spec(d: Dict[str, Any]) -> Grammar:
 def grammar_from_spec(doc: Dict[str, Any]) -> Grammar:
     from .errors import DeserializeFormatError
     spec = doc.get("spec") if "spec" in doc else doc
+    if isinstance(spec, dict) and spec.get("from") in _SPEC_KEYS:
+        for k in spec:
+            if k != "from" and k not in _SPEC_KEYS[spec["from"]]:
+                raise DeserializeFormatError(f"/spec/{k}: unknown key {k!r} in a serialized "
+                                             f"{spec['from']} grammar")
     try:
         return _SPEC_BUILDERS[spec["from"]](spec)
     except (KeyError, TypeError) as e:

@@ -188,6 +188,12 @@ class TokenizerInfo(HandleOwner):
                                 metadata: str) -> "TokenizerInfo":
         """A vocabulary from its strings and :meth:`dump_metadata`'s JSON."""
         meta = json.loads(metadata)
+        unknown = [k for k in meta if k not in ("vocab_type", "vocab_size", "add_prefix_space",
+                                                "stop_token_ids")]
+        if unknown:
+            raise ValueError(f"/{unknown[0]}: unknown key {unknown[0]!r} in the tokenizer "
+                             "metadata (dump_metadata writes vocab_type, vocab_size, "
+                             "add_prefix_space, stop_token_ids)")
         return TokenizerInfo(encoded_vocab, VocabType(meta["vocab_type"]),
                              vocab_size=meta.get("vocab_size"),
                              stop_token_ids=meta.get("stop_token_ids"),

@@ -77,7 +77,7 @@ static uint64_t most_chars(const gm_ebnf *g, uint32_t node, uint8_t *seen, uint3
     }
     case GM_EX_REPEAT: {
         uint64_t k = most_chars(g, g->kids[x->first], seen, depth + 1);
-        if (k == 0)
+        if (k == 0 || x->max == 0) /* x{0}: only the empty string */
             return 0;
         if (x->max == GM_EX_INF || k == MANY)
             return MANY;

@@ -78,14 +78,19 @@ static void td_save(const gm_ctypedef *td, td_saved *s)
 
 static void td_restore(gm_ctypedef *td, td_saved *s)
 {
-    /* the vectors only grow between save and restore, so the saved contents fit */
-    memcpy(td->bindings.v, s->bindings, s->nbindings * sizeof *s->bindings);
+    /* the vectors only grow between save and restore, so the saved contents fit (an
+       empty one may still be NULL: memcpy must not see it) */
+    if (s->nbindings)
+        memcpy(td->bindings.v, s->bindings, s->nbindings * sizeof *s->bindings);
     td->bindings.n = s->nbindings;
-    memcpy(td->blocks.v, s->blocks, s->nblocks * sizeof *s->blocks);
+    if (s->nblocks)
+        memcpy(td->blocks.v, s->blocks, s->nblocks * sizeof *s->blocks);
     td->blocks.n = s->nblocks;
-    memcpy(td->pending.v, s->pending, s->npending * sizeof *s->pending);
+    if (s->npending)
+        memcpy(td->pending.v, s->pending, s->npending * sizeof *s->pending);
     td->pending.n = s->npending;
-    memcpy(td->innermost, s->innermost, s->ninnermost * sizeof *s->innermost);
+    if (s->ninnermost)
+        memcpy(td->innermost, s->innermost, s->ninnermost * sizeof *s->innermost);
     for (size_t i = s->ninnermost; i < td->ninnermost; i++)
         td->innermost[i] = NONE;
     free(s->bindings);

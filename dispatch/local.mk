@@ -45,7 +45,7 @@ tests_dispatch_generate_SOURCES = tests/dispatch_generate.c
 tests_dispatch_generate_CFLAGS = $(GM_TEST_CFLAGS)
 tests_dispatch_generate_LDADD = libgmcore.la
 TESTS += tests/dispatch_generate_check.py
-EXTRA_DIST += tests/dispatch_generate_check.py
+EXTRA_DIST += tests/dispatch_generate_check.py tests/turn_parse.py
 
 # Random turns under the model-family presets, parsed back as each family's shape, the
 # calls validated with python3-jsonschema, 200 finished turns a family at least (issue 37).

@@ -29,6 +29,7 @@ import jsonschema
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tool_traces  # noqa: E402
+from turn_parse import Bad, expect, json_at  # noqa: E402
 
 TOKENIZER = {"llama": "llama3", "llama-json": "llama3", "qwen": "qwen3", "harmony": "gptoss"}
 
@@ -45,41 +46,6 @@ RUNS = [
     ("harmony", ["--reasoning", "forbidden", "--tool-choice", "required"]),
     ("harmony", ["--tool-choice", "NAMED"]), ("harmony", ["--tool-choice", "none"]),
 ]
-
-
-class Bad(Exception):
-    pass
-
-
-def no_duplicates(pairs):
-    keys = [k for k, _ in pairs]
-    if len(keys) != len(set(keys)):
-        raise Bad("duplicate member in %r" % keys)
-    return dict(pairs)
-
-
-DECODER = json.JSONDecoder(object_pairs_hook=no_duplicates)
-
-
-def json_at(b, i):
-    """The JSON value starting at b[i] (no whitespace before it) and the index past it."""
-    s = b[i:].decode("utf-8", "surrogateescape")
-    try:
-        v, k = DECODER.raw_decode(s)
-    except ValueError as e:
-        raise Bad("arguments are not JSON: %s: %r" % (e, b[i:i + 80]))
-    used = s[:k].encode("utf-8", "surrogateescape")
-    try:
-        used.decode("utf-8")
-    except UnicodeDecodeError:
-        raise Bad("arguments are not UTF-8: %r" % used[:80])
-    return v, i + len(used)
-
-
-def expect(b, i, lit):
-    if not b.startswith(lit, i):
-        raise Bad("expected %r at %d, found %r" % (lit, i, b[i:i + 40]))
-    return i + len(lit)
 
 
 def name_until(b, i, stop):

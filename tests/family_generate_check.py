@@ -28,6 +28,7 @@ import jsonschema
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tool_traces  # noqa: E402
+from turn_parse import DECODER, Bad, expect, json_at, utf8  # noqa: E402
 
 NAME, INDEX, ARGS = object(), object(), object()
 DS = ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>")
@@ -81,39 +82,6 @@ WS = b" \n\t"
 STATS = {"closing tag inside a JSON value": 0}
 
 
-class Bad(Exception):
-    pass
-
-
-def no_duplicates(pairs):
-    keys = [k for k, _ in pairs]
-    if len(keys) != len(set(keys)):
-        raise Bad("duplicate member in %r" % keys)
-    return dict(pairs)
-
-
-DECODER = json.JSONDecoder(object_pairs_hook=no_duplicates)
-
-
-def utf8(b):
-    try:
-        return b.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise Bad("not UTF-8 (%s): %r" % (e.reason, b[:80]))
-
-
-def json_at(b, i):
-    """The JSON value at b[i] and the index past it (strict UTF-8)."""
-    s = b[i:].decode("utf-8", "surrogateescape")
-    try:
-        v, k = DECODER.raw_decode(s)
-    except ValueError as e:
-        raise Bad("arguments are not JSON: %s: %r" % (e, b[i:i + 80]))
-    used = s[:k].encode("utf-8", "surrogateescape")
-    utf8(used)
-    return v, i + len(used)
-
-
 def json_whole(b):
     s = utf8(b).strip(" \n\t")
     try:
@@ -123,13 +91,6 @@ def json_whole(b):
     if k != len(s):
         raise Bad("text after a JSON value: %r" % s[k:k + 40])
     return v
-
-
-def expect(b, i, lit):
-    lit = lit.encode() if isinstance(lit, str) else lit
-    if not b.startswith(lit, i):
-        raise Bad("expected %r at %d, found %r" % (lit, i, b[i:i + 40]))
-    return i + len(lit)
 
 
 def skip_ws(b, i):

@@ -22,4 +22,24 @@ for tok in llama3 qwen3; do
         fails=$((fails + 1))
     fi
 done
+# What the layer cannot do yet is refused with a clear error, never done without it:
+# saving a compiled C grammar (a loaded one could not rebuild the layer) and C in
+# code blocks of free text (that engine walks the inner grammar without the layer).
+w=$(mktemp -d)
+trap 'rm -rf "$w"' EXIT
+refused() { # refused WHAT PATTERN COMMAND...
+    what=$1 pat=$2; shift 2
+    if out=$("$@" 2>&1); then
+        echo "FAIL: $what was not refused"; fails=$((fails + 1))
+    elif ! echo "$out" | grep -q "$pat"; then
+        echo "FAIL: $what: unclear error: $out"; fails=$((fails + 1))
+    elif echo "$out" | grep -qi "sanitizer\|segmentation\|abort"; then
+        echo "FAIL: $what crashed: $out"; fails=$((fails + 1))
+    else
+        echo "refused as it should: $what: $(echo "$out" | head -1)"
+    fi
+}
+printf 'Code:\n```c\nint x;\n```\n' > "$w/blocks.md"
+refused "saving compiled C" "typedef" "$g" compile c --tokenizer "$d/tokenizers/llama3" -o "$w/c.gmc"
+refused "C in code blocks" "typedef-name layer" "$g" trace --code-blocks c --tokenizer "$d/tokenizers/llama3" --quiet --text "$w/blocks.md"
 [ "$fails" -eq 0 ]

@@ -188,16 +188,24 @@ class TokenizerInfo(HandleOwner):
                                 metadata: str) -> "TokenizerInfo":
         """A vocabulary from its strings and :meth:`dump_metadata`'s JSON."""
         meta = json.loads(metadata)
-        unknown = [k for k in meta if k not in ("vocab_type", "vocab_size", "add_prefix_space",
-                                                "stop_token_ids")]
+        # prepend_space_in_tokenization: XGrammar's older name of add_prefix_space, which
+        # metadata written by its earlier versions (and its own tests) still carry
+        known = ("vocab_type", "vocab_size", "add_prefix_space", "stop_token_ids",
+                 "prepend_space_in_tokenization")
+        unknown = [k for k in meta if k not in known]
         if unknown:
             raise ValueError(f"/{unknown[0]}: unknown key {unknown[0]!r} in the tokenizer "
                              "metadata (dump_metadata writes vocab_type, vocab_size, "
                              "add_prefix_space, stop_token_ids)")
+        old = meta.get("prepend_space_in_tokenization")
+        prefix = meta.get("add_prefix_space", old if old is not None else False)
+        if old is not None and bool(old) != bool(prefix):
+            raise ValueError("the tokenizer metadata's add_prefix_space and its older name "
+                             "prepend_space_in_tokenization disagree")
         return TokenizerInfo(encoded_vocab, VocabType(meta["vocab_type"]),
                              vocab_size=meta.get("vocab_size"),
                              stop_token_ids=meta.get("stop_token_ids"),
-                             add_prefix_space=meta.get("add_prefix_space", False))
+                             add_prefix_space=prefix)
 
     def serialize_json(self) -> str:
         """The vocabulary as JSON text (every token's bytes and the metadata), which

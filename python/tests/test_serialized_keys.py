@@ -66,3 +66,15 @@ def test_metadata_unknown_key():
     meta["stop_tokens_ids"] = [2]
     with pytest.raises(ValueError, match="stop_tokens_ids"):
         xgr.TokenizerInfo.from_vocab_and_metadata(["a", "b", "</s>"], json.dumps(meta))
+
+
+def test_metadata_older_prefix_space_name():
+    # XGrammar's earlier dump_metadata wrote prepend_space_in_tokenization
+    # (its tests still do): the same meaning as add_prefix_space
+    meta = {"vocab_type": 0, "vocab_size": 3, "prepend_space_in_tokenization": True,
+            "stop_token_ids": [2]}
+    back = xgr.TokenizerInfo.from_vocab_and_metadata(["a", "b", "</s>"], json.dumps(meta))
+    assert back.add_prefix_space is True
+    meta["add_prefix_space"] = False
+    with pytest.raises(ValueError, match="disagree"):
+        xgr.TokenizerInfo.from_vocab_and_metadata(["a", "b", "</s>"], json.dumps(meta))

@@ -17,9 +17,10 @@
  * the answer is the largest temperature, as XGrammar's; the smallest is
  * returned too, so a caller can say that they disagree.
  */
-#include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
+#include "base/vec.h"
 #include "earley/eengine.h"
 
 typedef struct visit {
@@ -27,72 +28,26 @@ typedef struct visit {
     uint32_t item;
 } visit;
 
+/* The (set, item) pairs seen, interned by their bytes (no padding in the key),
+   and the stack of those still to visit. */
 typedef struct walk {
     gm_mem *mem;
-    visit *seen;              /* open addressing, set == NULL: empty */
-    size_t cap, n;
-    visit *stack;
-    size_t nstack, stack_cap;
+    gm_intern seen;
+    GM_VEC(visit) stack;
     bool oom;
 } walk;
 
-static size_t slot_of(const walk *w, const gm_estate *s, uint32_t item)
-{
-    uint64_t h = (uint64_t)(uintptr_t)s * 0x9E3779B97F4A7C15ull ^ (uint64_t)item * 0xC2B2AE3D27D4EB4Full;
-    return (size_t)(h ^ (h >> 29)) & (w->cap - 1);
-}
-
-/* Marks (s, item) seen; false when it already was (or memory ran out). */
-static bool mark(walk *w, const gm_estate *s, uint32_t item)
-{
-    if ((w->n + 1) * 2 > w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 64;
-        visit *t = gm_mem_calloc(w->mem, cap, sizeof *t);
-        if (!t) {
-            w->oom = true;
-            return false;
-        }
-        visit *old = w->seen;
-        size_t oldcap = w->cap;
-        w->seen = t;
-        w->cap = cap;
-        for (size_t i = 0; i < oldcap; i++)
-            if (old[i].set) {
-                size_t k = slot_of(w, old[i].set, old[i].item);
-                while (w->seen[k].set)
-                    k = (k + 1) & (cap - 1);
-                w->seen[k] = old[i];
-            }
-        gm_mem_free(w->mem, old);
-    }
-    size_t k = slot_of(w, s, item);
-    while (w->seen[k].set) {
-        if (w->seen[k].set == s && w->seen[k].item == item)
-            return false;
-        k = (k + 1) & (w->cap - 1);
-    }
-    w->seen[k].set = s;
-    w->seen[k].item = item;
-    w->n++;
-    return true;
-}
-
 static void push(walk *w, const gm_estate *s, uint32_t item)
 {
-    if (!mark(w, s, item))
-        return;
-    if (w->nstack == w->stack_cap) {
-        size_t cap = w->stack_cap ? w->stack_cap * 2 : 32;
-        visit *t = gm_mem_realloc(w->mem, w->stack, cap * sizeof *t);
-        if (!t) {
-            w->oom = true;
-            return;
-        }
-        w->stack = t;
-        w->stack_cap = cap;
+    unsigned char key[sizeof s + sizeof item];
+    memcpy(key, &s, sizeof s);
+    memcpy(key + sizeof s, &item, sizeof item);
+    uint32_t id;
+    int added = 0;
+    if (gm_intern_put(&w->seen, key, sizeof key, &id, &added) ||
+        (added && gm_vec_push(w->mem, &w->stack, ((visit){s, item})))) {
+        w->oom = true;
     }
-    w->stack[w->nstack].set = s;
-    w->stack[w->nstack++].item = item;
 }
 
 gm_status gm_estate_temperature(gm_eengine *e, const gm_estate *s, float *hi, float *lo,
@@ -106,12 +61,13 @@ gm_status gm_estate_temperature(gm_eengine *e, const gm_estate *s, float *hi, fl
     if (!any || !s)
         return GM_OK;
     walk w = {.mem = e->mem};
+    gm_intern_init(&w.seen, e->mem);
     bool first = true;
     for (uint32_t i = 0; i < s->nitems && !w.oom; i++)
         if (g->state_flags[s->items[i].state] & (GM_FS_SCANS | GM_FS_TOKENS))
             push(&w, s, i);
-    while (w.nstack && !w.oom) {
-        visit v = w.stack[--w.nstack];
+    while (w.stack.n && !w.oom) {
+        visit v = w.stack.v[--w.stack.n];
         const gm_eitem *it = &v.set->items[v.item];
         uint32_t r = g->state_rule[it->state];
         float t = g->rules[r].temperature;
@@ -136,8 +92,8 @@ gm_status gm_estate_temperature(gm_eengine *e, const gm_estate *s, float *hi, fl
             *lo = t;
         first = false;
     }
-    gm_mem_free(e->mem, w.seen);
-    gm_mem_free(e->mem, w.stack);
+    gm_intern_free(&w.seen);
+    gm_vec_free(e->mem, &w.stack);
     if (w.oom)
         return gm_mem_fail(e->mem, err, "a temperature walk");
     return GM_OK;

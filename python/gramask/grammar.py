@@ -103,6 +103,12 @@ class Grammar(HandleOwner):
             g = from_xgrammar_lark(text, tokenizer_info, named_grammars)
             if g is not None:
                 return g
+            # Plain Lark on the LALR engine reads as Lark's LALR parser reads by default:
+            # with the contextual lexer (the basic one refuses `/.../ "abc"` on "abcabc",
+            # which Lark and XGrammar both accept).
+            return Grammar(_core.grammar_create(text, None, format=_core.FORMAT_LARK,
+                                                lexer="contextual"),
+                           "lark:<text>", {"from": "lark", "text": text, "xgr": True})
         return Grammar(_core.grammar_create(text, name, format=_core.FORMAT_LARK, start=start,
                                             lark_conflicts=lark_conflicts,
                                             no_file_imports=no_file_imports, lexer=lexer),
@@ -394,7 +400,7 @@ _ENVELOPE_KEYS = {
 }
 _SPEC_KEYS = {
     "lark": {"text", "start", "name", "lark_conflicts", "no_file_imports", "lexer",
-             "lark_reading"},
+             "lark_reading", "xgr"},
     "lark_xgr": {"text", "lark", "parts", "temperature"},
     "bundled": {"name", "start", "lexer"},
     "gbnf": {"text", "root_rule_name"},
@@ -430,6 +436,7 @@ def deserialized_json(text: str, kind: str) -> Dict[str, Any]:
 
 _SPEC_BUILDERS = {
     "lark": lambda d: gramask_lark(d["text"]) if d.get("lark_reading") else (
+        Grammar.from_lark(d["text"]) if d.get("xgr") else
         Grammar.from_lark(d["text"], start=d.get("start"), name=d.get("name"),
                                         lark_conflicts=d.get("lark_conflicts", False),
                                         no_file_imports=d.get("no_file_imports", False),

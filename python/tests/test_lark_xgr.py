@@ -50,6 +50,32 @@ def test_plain_lalr_grammar_keeps_the_lalr_engine():
     assert gm.Grammar.from_lark('start: "a" "b"').engine == "lalr"
 
 
+# Plain Lark that stays on the LALR engine reads as Lark's LALR parser reads by default
+# (the contextual lexer), compared with Lark itself on every short string.
+LALR_CASES = [
+    ('start: /.../ "abc" /.../', "abc", 9),  # `/.../` lexes "abc" where "abc" cannot follow
+    ("start: \"'foo'\" /a+/ | STRING /b+/\nSTRING: /'[^']*'/", "'fob", 7),
+    ('start: A B\nA: /a+/\nB: /a*b/', "ab", 5),
+]
+
+
+@pytest.mark.parametrize("text, alphabet, n", LALR_CASES)
+def test_lalr_reading_is_larks_default(text, alphabet, n):
+    lark = pytest.importorskip("lark")
+    g = gm.Grammar.from_lark(text)
+    assert g.engine == "lalr"
+    again = gm.Grammar.deserialize_json(g.serialize_json())
+    parser = lark.Lark(text, parser="lalr")
+    for s in strings(alphabet, n):
+        try:
+            parser.parse(s)
+            want = True
+        except lark.exceptions.LarkError:
+            want = False
+        assert accepts(g, s) == want, (text, s)
+        assert accepts(again, s) == want, (text, s)
+
+
 def test_named_grammars():
     item = gm.Grammar.from_regex("[0-9]+")
     g = gm.Grammar.from_lark('start: "[" @item ("," @item)* "]"', named_grammars={"item": item})

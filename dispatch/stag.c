@@ -494,13 +494,50 @@ static uint32_t import(stag *c, const gm_ebnf *sub, char kind)
     return node;
 }
 
-/* The JSON Schema json[0..len) as JSON under so, imported as one rule. */
+/*
+ * Whether the text s[0..n) begins with the ASCII character w, holds it nowhere
+ * else, nor a quote, a backslash or a control character: what the free strings
+ * of a JSON value can avoid together (schema/exclude.c note [excluded texts]).
+ */
+static bool json_avoidable(const char *s, size_t n, char w)
+{
+    if (n < 2 || s[0] != w || (unsigned char)w >= 0x80)
+        return false;
+    for (size_t i = 1; i < n; i++)
+        if (s[i] == w || s[i] == '"' || s[i] == '\\' || (unsigned char)s[i] < 0x20)
+            return false;
+    return true;
+}
+
+/*
+ * The JSON Schema json[0..len) as JSON under so, imported as one rule. Its free
+ * strings avoid the closing tag of the XML value around it (c->json_exclude) and
+ * the special tokens' texts (note [special texts in free text]) where they can
+ * all be avoided together: texts that begin with that tag's first character
+ * ('<': every preset's tags and tokens) and hold it nowhere else. A special
+ * token's text that cannot is left out of the strings' exclusion (not of free
+ * text's): the token itself is still refused there when the vocabulary marks it
+ * special (the engine never reads one as text).
+ */
 static uint32_t schema_text(stag *c, const char *json, size_t len, const gm_schema_options *so)
 {
     gm_ebnf sub;
     gm_ebnf_init(&sub, c->mem);
-    gm_status st = gm_schema_compile_excluding(c->mem, c->name, json, len, so, c->json_exclude,
-                                               &sub, c->err);
+    const char *list[MAX_SPECIAL + 1];
+    size_t n = 0;
+    const char *x = c->json_exclude;
+    char w = x ? x[0] : c->nspecial ? c->special[0][0] : 0;
+    if (x)
+        list[n++] = x;
+    if (!x || json_avoidable(x, strlen(x), w))
+        for (size_t k = 0; k < c->nspecial; k++)
+            if (json_avoidable(c->special[k], c->special_len[k], w) &&
+                !memchr(c->special[k], 0, c->special_len[k]))
+                list[n++] = c->special[k];
+    gm_status st = n > 1 ? gm_schema_compile_excluding_all(c->mem, c->name, json, len, so, list,
+                                                           n, &sub, c->err)
+                         : gm_schema_compile_excluding(c->mem, c->name, json, len, so,
+                                                       n ? list[0] : NULL, &sub, c->err);
     uint32_t node = GM_EX_NONE;
     if (st == GM_OK) {
         node = import(c, &sub, 's');

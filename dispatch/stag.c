@@ -523,12 +523,14 @@ static uint32_t schema_text(stag *c, const char *json, size_t len, const gm_sche
 {
     gm_ebnf sub;
     gm_ebnf_init(&sub, c->mem);
-    const char *list[MAX_SPECIAL + 1];
+    const char *list[MAX_SPECIAL + 2];
     size_t n = 0;
     const char *x = c->json_exclude;
     char w = x ? x[0] : c->nspecial ? c->special[0][0] : 0;
     if (x)
         list[n++] = x;
+    if (c->json_exclude2)
+        list[n++] = c->json_exclude2;
     if (!x || json_avoidable(x, strlen(x), w))
         for (size_t k = 0; k < c->nspecial; k++)
             if (json_avoidable(c->special[k], c->special_len[k], w) &&

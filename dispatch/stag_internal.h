@@ -46,6 +46,7 @@ typedef struct stag {
                                  const gm_schema_options *so);
     const char *json_exclude; /* text the free strings of that JSON avoid (an XML value's
                                  closing tag, note [xml styles]), or NULL */
+    const char *json_exclude2; /* and another (Kimi K3's block markers), or NULL */
     /* and those stag_token.c builds on: a format; a tag's content and end after begin */
     uint32_t (*format)(struct stag *c, const gm_jv *v);
     uint32_t (*tag_after)(struct stag *c, const gm_jv *v, uint32_t begin);

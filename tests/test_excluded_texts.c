@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/stag.h"
 #include "schema/schema.h"
 #include "tests/earley_ref.h"
 
@@ -108,11 +109,63 @@ static void refused(void **state)
     }
 }
 
+/*
+ * Kimi K3's closing tag "<|close|>argument<|sep|>" in its JSON values: the
+ * strings hold neither block marker (so never the tag; spelled with an escape
+ * they may), with the brute force above for that pair of texts.
+ */
+static void kimi_k3_json_values(void **state)
+{
+    (void)state;
+    static const char doc[] =
+        "{\"type\": \"json_schema\", \"style\": \"kimi_k3_xml\", \"json_schema\": "
+        "{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"array\", "
+        "\"items\": {\"type\": \"string\"}}}}}";
+    gm_mem mem;
+    gm_mem_init(&mem, NULL, 0);
+    gm_ebnf g;
+    gm_ebnf_init(&g, &mem);
+    gm_stag_options o = {0};
+    gm_schema_options_init_defaults(&o.schema);
+    gm_limits_init_defaults(&o.limits);
+    gm_error err;
+    if (gm_stag_compile(&mem, "t.json", doc, strlen(doc), &o, &g, &err))
+        fail_msg("compile: %s", err.message);
+    gm_eref *r = NULL;
+    if (gm_eref_create(&g, &r, &err))
+        fail_msg("reference: %s", err.message);
+    static const struct {
+        const char *item;
+        bool ok;
+    } items[] = {
+        {"x", true},
+        {"x<|close|", true},
+        {"<|clos", true},
+        {"\\u003c|close|>argument<|sep|>", true},
+        {"x<|close|>argument<|sep|>", false},
+        {"<|close|>", false},
+        {"a<|open|>b", false},
+        {"<|<|close|>", false},
+    };
+    for (size_t i = 0; i < sizeof items / sizeof *items; i++) {
+        char text[256];
+        snprintf(text, sizeof text, "<|open|>argument key=\"a\" type=\"array\"<|sep|>[\"%s\"]"
+                 "<|close|>argument<|sep|>", items[i].item);
+        gm_eref_rollback(r, 0);
+        bool complete = gm_eref_feed(r, text, strlen(text)) && gm_eref_accepting(r);
+        if (complete != items[i].ok)
+            fail_msg("'%s': complete %d, expected %d", text, complete, items[i].ok);
+    }
+    gm_eref_destroy(r);
+    gm_ebnf_free(&g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(brute_force),
         cmocka_unit_test(refused),
+        cmocka_unit_test(kimi_k3_json_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

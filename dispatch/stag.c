@@ -320,10 +320,10 @@ static bool add_special_texts(stag *c, uint32_t *ids, size_t *n, size_t cap)
 
 /* until() for the format modules (stag_internal.h, note [format recursion]), with the
    special texts excluded too (note [special texts in free text]). */
-static uint32_t free_text_of(stag *c, const uint32_t *ids, size_t n)
+static uint32_t free_text_of(stag *c, const uint32_t *ids, size_t n, uint32_t max_chars)
 {
     if (!c->nspecial)
-        return until(c, ids, n, GM_EX_NONE);
+        return until_max(c, ids, n, GM_EX_NONE, max_chars);
     uint32_t *all = gm_mem_reallocarray(c->mem, NULL, n + c->nspecial, sizeof *all);
     if (!all)
         return gm_stag_nomem(c);
@@ -331,7 +331,7 @@ static uint32_t free_text_of(stag *c, const uint32_t *ids, size_t n)
         memcpy(all, ids, n * sizeof *all);
     size_t na = n;
     uint32_t node = add_special_texts(c, all, &na, n + c->nspecial)
-                        ? until(c, all, na, GM_EX_NONE) : GM_EX_NONE;
+                        ? until_max(c, all, na, GM_EX_NONE, max_chars) : GM_EX_NONE;
     gm_mem_free(c->mem, all);
     return node;
 }

@@ -33,7 +33,9 @@
  *                 tag per alternative, each with its own type.
  * A VALUE of type string is raw text: with no pattern, format or length,
  * free text without the closing tag (it may hold any whitespace); with
- * one, text matching it (the pattern matched whole, as XGrammar does). A
+ * one, text matching it (the pattern matched whole, as XGrammar does; with
+ * only maxLength, free text of at most that many characters without the
+ * closing tag). A
  * const or enum string is its raw text, other constants their JSON text.
  * No whitespace goes around a string's raw text (a parser would keep it).
  * Other values are JSON valid under their schema (schema/), whitespace
@@ -341,6 +343,13 @@ static uint32_t raw_string(xg *x, const gm_jv *s)
         if (lo > GM_EBNF_MAX_REPEAT || (hi != GM_EX_INF && hi > GM_EBNF_MAX_REPEAT))
             return gm_stag_fail(x->c, mn ? mn : mx, GM_ERR_LIMIT, "a string length above %u",
                                 (unsigned)GM_EBNF_MAX_REPEAT);
+        /* at most hi characters and never the closing tag (nor a special token's text):
+           the raw free text with a bound, exact (UNTIL counts characters, UTF-8 mode) */
+        if (lo == 0 && !(x->c->until_flags & GM_UNTIL_BYTES)) {
+            uint32_t close = gm_ebnf_add_bytes(x->c->g, x->st->suffix, strlen(x->st->suffix));
+            return close == GM_EX_NONE ? gm_stag_nomem(x->c)
+                                       : gm_stag_free_text_max(x->c, &close, 1, (uint32_t)hi);
+        }
         gm_cpset set = {0};
         if (gm_cpset_add_range(x->c->mem, &set, 0, 0x10ffff))
             return gm_stag_nomem(x->c);

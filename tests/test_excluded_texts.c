@@ -160,12 +160,63 @@ static void kimi_k3_json_values(void **state)
     gm_ebnf_free(&g);
 }
 
+/*
+ * A raw string parameter with maxLength: at most that many characters and
+ * never the closing tag (the old reading, any characters up to the bound,
+ * let a value hold the tag a parser cuts it at).
+ */
+static void raw_string_max_length(void **state)
+{
+    (void)state;
+    static const char doc[] =
+        "{\"type\": \"json_schema\", \"style\": \"qwen_xml\", \"json_schema\": "
+        "{\"type\": \"object\", \"properties\": {\"s\": {\"type\": \"string\", "
+        "\"maxLength\": 16}}, \"required\": [\"s\"]}}";
+    gm_mem mem;
+    gm_mem_init(&mem, NULL, 0);
+    gm_ebnf g;
+    gm_ebnf_init(&g, &mem);
+    gm_stag_options o = {0};
+    gm_schema_options_init_defaults(&o.schema);
+    gm_limits_init_defaults(&o.limits);
+    gm_error err;
+    if (gm_stag_compile(&mem, "t.json", doc, strlen(doc), &o, &g, &err))
+        fail_msg("compile: %s", err.message);
+    gm_eref *r = NULL;
+    if (gm_eref_create(&g, &r, &err))
+        fail_msg("reference: %s", err.message);
+    static const struct {
+        const char *value;
+        bool ok;
+    } values[] = {
+        {"", true},
+        {"ab c\n", true},
+        {"0123456789abcdef", true},  /* 16 */
+        {"0123456789abcdefg", false}, /* 17 */
+        {"a</parameter", true},
+        {"a</parameter>b", false},
+        {"</parameter>", false},
+        {"\xc3\xa9\xc3\xa9", true},   /* two characters */
+    };
+    for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
+        char text[256];
+        snprintf(text, sizeof text, "<parameter=s>%s</parameter>", values[i].value);
+        gm_eref_rollback(r, 0);
+        bool complete = gm_eref_feed(r, text, strlen(text)) && gm_eref_accepting(r);
+        if (complete != values[i].ok)
+            fail_msg("'%s': complete %d, expected %d", text, complete, values[i].ok);
+    }
+    gm_eref_destroy(r);
+    gm_ebnf_free(&g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(brute_force),
         cmocka_unit_test(refused),
         cmocka_unit_test(kimi_k3_json_values),
+        cmocka_unit_test(raw_string_max_length),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

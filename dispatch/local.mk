@@ -80,3 +80,9 @@ GM_TESTS += tests/test_token_budget
 tests_test_token_budget_SOURCES = tests/test_token_budget.c
 tests_test_token_budget_CFLAGS = $(GM_TEST_CFLAGS)
 tests_test_token_budget_LDADD = $(GM_TEST_LDADD)
+
+# Special tokens stay special in the family presets, on the real tokenizers (issue 37 item 4).
+GM_TESTS += tests/test_family_specials
+tests_test_family_specials_SOURCES = tests/test_family_specials.c
+tests_test_family_specials_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_family_specials_LDADD = $(GM_TEST_LDADD)

@@ -81,10 +81,11 @@ static bool known_keys(stag *c, const gm_jv *obj, const char *what, const char *
     /* the document's root also holds the options of the whole structural tag */
     const char *with_root[24];
     size_t k = 0;
-    for (const char *const *a = allowed; *a && k + 3 < sizeof with_root / sizeof *with_root; a++)
+    for (const char *const *a = allowed; *a && k + 4 < sizeof with_root / sizeof *with_root; a++)
         with_root[k++] = *a;
     if (obj == c->doc.root) {
         with_root[k++] = "special_tokens";
+        with_root[k++] = "special_token_candidates";
         with_root[k++] = "free_text";
     }
     with_root[k] = NULL;
@@ -162,6 +163,13 @@ static bool has_special(const stag *c, const char *s, size_t n)
         if (special_at(c, s + i, n - i) != SIZE_MAX)
             return true;
     return false;
+}
+
+/* Whether s[0..n) is one special token's text. */
+static bool is_special(const stag *c, const char *s, size_t n)
+{
+    size_t k = special_at(c, s, n);
+    return k != SIZE_MAX && c->special_len[k] == n;
 }
 
 /* s[0..n) as a sequence of literal bytes and special tokens (EMPTY when n is 0). */
@@ -271,10 +279,61 @@ static uint32_t until(stag *c, const uint32_t *ids, size_t n, uint32_t which)
     return until_max(c, ids, n, which, GM_EX_INF);
 }
 
-/* until() for the format modules (stag_internal.h, note [format recursion]). */
-static uint32_t free_text_of(stag *c, const uint32_t *ids, size_t n)
+/*
+ * note [special texts in free text]
+ * A special token's text is never free text: where a document names special
+ * tokens (its "special_tokens", the options' list, the special_token_candidates
+ * a vocabulary resolved), every free text (any_text, the text of triggered_tags
+ * and dispatch, an XML parameter's raw value) also excludes their texts. The
+ * token itself is never free text anyway (the engine reads free text from the
+ * vocabulary trie, which holds no special token); excluding the text refuses it
+ * spelled by ordinary tokens, and a non-special added token of that text
+ * (Qwen3's <tool_call>, DeepSeek's <｜tool▁calls▁begin｜>), which the trie holds as
+ * ordinary bytes. So a delimiter that is a token of the vocabulary is produced
+ * only as that token, where the format puts it.
+ */
+/* Appends the texts of the special tokens that ids[0..*n) lack (BYTES nodes). */
+static bool add_special_texts(stag *c, uint32_t *ids, size_t *n, size_t cap)
 {
-    return until(c, ids, n, GM_EX_NONE);
+    for (size_t k = 0; k < c->nspecial; k++) {
+        bool have = false;
+        for (size_t i = 0; i < *n && !have; i++) {
+            const gm_ex *x = &c->g->nodes[ids[i]];
+            have = x->kind == GM_EX_BYTES && x->count == c->special_len[k] &&
+                   !memcmp(c->g->bytes + x->first, c->special[k], x->count);
+        }
+        if (have)
+            continue;
+        if (*n == cap) {
+            gm_stag_fail(c, NULL, GM_ERR_LIMIT, "more than %zu excluded strings, triggers and "
+                         "special tokens", cap);
+            return false;
+        }
+        if ((ids[(*n)++] = gm_ebnf_add_bytes(c->g, c->special[k], c->special_len[k])) ==
+            GM_EX_NONE) {
+            gm_stag_nomem(c);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* until() for the format modules (stag_internal.h, note [format recursion]), with the
+   special texts excluded too (note [special texts in free text]). */
+static uint32_t free_text_of(stag *c, const uint32_t *ids, size_t n, uint32_t max_chars)
+{
+    if (!c->nspecial)
+        return until_max(c, ids, n, GM_EX_NONE, max_chars);
+    uint32_t *all = gm_mem_reallocarray(c->mem, NULL, n + c->nspecial, sizeof *all);
+    if (!all)
+        return gm_stag_nomem(c);
+    if (n)
+        memcpy(all, ids, n * sizeof *all);
+    size_t na = n;
+    uint32_t node = add_special_texts(c, all, &na, n + c->nspecial)
+                        ? until_max(c, all, na, GM_EX_NONE, max_chars) : GM_EX_NONE;
+    gm_mem_free(c->mem, all);
+    return node;
 }
 
 /*
@@ -294,16 +353,17 @@ static bool excluded(stag *c, const gm_jv *obj, uint32_t *ids, size_t *n, size_t
     }
     const gm_jv *arr = get_array(c, obj, key, false);
     if (!arr)
-        return c->status == GM_OK;
+        return c->status == GM_OK && add_special_texts(c, ids, n, cap);
     size_t mark = gm_stag_push_key(c, key);
     for (uint32_t i = 0; i < arr->n; i++) {
         const gm_jv *s = arr->u.items[i];
         size_t m2 = gm_stag_push_index(c, i);
         if (s->kind != GM_JV_STRING || s->n == 0)
             gm_stag_fail(c, s, GM_ERR_FORMAT, "expected a non-empty string");
-        else if (has_special(c, s->u.s, s->n))
+        else if (has_special(c, s->u.s, s->n) && !is_special(c, s->u.s, s->n))
             gm_stag_fail(c, s, GM_ERR_UNSUPPORTED, "an excluded string cannot hold a special token "
-                                           "(free text never contains one)");
+                                           "with other text (free text never holds one: note "
+                                           "[special texts in free text])");
         else if (*n == cap)
             gm_stag_fail(c, s, GM_ERR_LIMIT, "more than %zu excluded strings and triggers", cap);
         else if ((ids[(*n)++] = gm_ebnf_add_bytes(c->g, s->u.s, s->n)) == GM_EX_NONE)
@@ -313,7 +373,7 @@ static bool excluded(stag *c, const gm_jv *obj, uint32_t *ids, size_t *n, size_t
             break;
     }
     gm_stag_pop(c, mark);
-    return c->status == GM_OK;
+    return c->status == GM_OK && add_special_texts(c, ids, n, cap);
 }
 
 static const char *const any_text_keys[] = {"type", "excludes", "excluded_str", "max_chars",
@@ -434,13 +494,52 @@ static uint32_t import(stag *c, const gm_ebnf *sub, char kind)
     return node;
 }
 
-/* The JSON Schema json[0..len) as JSON under so, imported as one rule. */
+/*
+ * Whether the text s[0..n) begins with the ASCII character w, holds it nowhere
+ * else, nor a quote, a backslash or a control character: what the free strings
+ * of a JSON value can avoid together (schema/exclude.c note [excluded texts]).
+ */
+static bool json_avoidable(const char *s, size_t n, char w)
+{
+    if (n < 2 || s[0] != w || (unsigned char)w >= 0x80)
+        return false;
+    for (size_t i = 1; i < n; i++)
+        if (s[i] == w || s[i] == '"' || s[i] == '\\' || (unsigned char)s[i] < 0x20)
+            return false;
+    return true;
+}
+
+/*
+ * The JSON Schema json[0..len) as JSON under so, imported as one rule. Its free
+ * strings avoid the closing tag of the XML value around it (c->json_exclude) and
+ * the special tokens' texts (note [special texts in free text]) where they can
+ * all be avoided together: texts that begin with that tag's first character
+ * ('<': every preset's tags and tokens) and hold it nowhere else. A special
+ * token's text that cannot is left out of the strings' exclusion (not of free
+ * text's): the token itself is still refused there when the vocabulary marks it
+ * special (the engine never reads one as text).
+ */
 static uint32_t schema_text(stag *c, const char *json, size_t len, const gm_schema_options *so)
 {
     gm_ebnf sub;
     gm_ebnf_init(&sub, c->mem);
-    gm_status st = gm_schema_compile_excluding(c->mem, c->name, json, len, so, c->json_exclude,
-                                               &sub, c->err);
+    const char *list[MAX_SPECIAL + 2];
+    size_t n = 0;
+    const char *x = c->json_exclude;
+    char w = x ? x[0] : c->nspecial ? c->special[0][0] : 0;
+    if (x)
+        list[n++] = x;
+    if (c->json_exclude2)
+        list[n++] = c->json_exclude2;
+    if (!x || json_avoidable(x, strlen(x), w))
+        for (size_t k = 0; k < c->nspecial; k++)
+            if (json_avoidable(c->special[k], c->special_len[k], w) &&
+                !memchr(c->special[k], 0, c->special_len[k]))
+                list[n++] = c->special[k];
+    gm_status st = n > 1 ? gm_schema_compile_excluding_all(c->mem, c->name, json, len, so, list,
+                                                           n, &sub, c->err)
+                         : gm_schema_compile_excluding(c->mem, c->name, json, len, so,
+                                                       n ? list[0] : NULL, &sub, c->err);
     uint32_t node = GM_EX_NONE;
     if (st == GM_OK) {
         node = import(c, &sub, 's');
@@ -1291,6 +1390,19 @@ static uint32_t document(stag *c, const gm_jv *root)
             gm_stag_fail(c, s, GM_ERR_FORMAT, "expected a string");
         else
             add_special(c, s->u.s, s->n, s);
+        gm_stag_pop(c, mark);
+    }
+    /* candidates: text here; the caller resolves them against a vocabulary and
+       compiles again with those it has as special_tokens (note [special token candidates]) */
+    const gm_jv *cands = get_array(c, root, "special_token_candidates", false);
+    for (uint32_t i = 0; cands && i < cands->n && c->status == GM_OK; i++) {
+        const gm_jv *s = cands->u.items[i];
+        size_t mark = gm_stag_push_key(c, "special_token_candidates");
+        gm_stag_push_index(c, i);
+        if (s->kind != GM_JV_STRING || s->n == 0 || memchr(s->u.s, 0, s->n))
+            gm_stag_fail(c, s, GM_ERR_FORMAT, "expected a non-empty string without NUL");
+        else if (c->opts->candidates)
+            gm_strbuf_append(c->opts->candidates, s->u.s, s->n + 1);
         gm_stag_pop(c, mark);
     }
     const gm_jv *ft = get_string(c, root, "free_text", false);

@@ -55,6 +55,13 @@
  *     or constant string, it stands for that special token of the tokenizer
  *     (GM_EX_TOKEN), which only the token's id produces — Harmony's
  *     `<|channel|>`; a special token cannot be spelled as text;
+ *   "special_token_candidates": [...] at the top level: texts that are a
+ *     special token where the vocabulary has a token of exactly that text (an
+ *     added token: a model family's delimiters), and text where it has none
+ *     (note [special token candidates] in runtime/stag_source.c: the grammar
+ *     is compiled again for a vocabulary that has some);
+ *   free text never holds a special token's text (note [special texts in
+ *     free text] in stag.c);
  *   "free_text": "utf8" (the default) or "bytes", at the top level;
  *   "excluded_str": the older name of "excludes";
  *   triggered_tags "text_before_first": with at_least_one, free text may
@@ -81,6 +88,7 @@
 
 #include "gramask.h"
 #include "base/mem.h"
+#include "base/strbuf.h"
 #include "ir/ebnf.h"
 
 #define GM_STAG_MAX_FENCE 64 /* bytes of the begin and end of a tag with lalr content */
@@ -92,6 +100,9 @@ typedef struct gm_stag_options {
     gm_limits limits;
     bool free_text_bytes;              /* free text any bytes, not only valid UTF-8 (the
                                           document's "free_text" overrides it) */
+    gm_strbuf *candidates;             /* out (may be NULL): the document's
+                                          special_token_candidates appended, each
+                                          followed by a NUL */
 } gm_stag_options;
 
 /*

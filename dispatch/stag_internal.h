@@ -41,11 +41,12 @@ typedef struct stag {
        on (stag_xml.c's values are JSON, its strings free text), set by stag.c; a
        module calls them through here, so stag.c -> stag_xml.c -> stag_base.c one way */
     uint32_t (*text)(struct stag *c, const char *s, size_t n);
-    uint32_t (*free_text)(struct stag *c, const uint32_t *ids, size_t n);
+    uint32_t (*free_text)(struct stag *c, const uint32_t *ids, size_t n, uint32_t max_chars);
     uint32_t (*json_schema_text)(struct stag *c, const char *json, size_t len,
                                  const gm_schema_options *so);
     const char *json_exclude; /* text the free strings of that JSON avoid (an XML value's
                                  closing tag, note [xml styles]), or NULL */
+    const char *json_exclude2; /* and another (Kimi K3's block markers), or NULL */
     /* and those stag_token.c builds on: a format; a tag's content and end after begin */
     uint32_t (*format)(struct stag *c, const gm_jv *v);
     uint32_t (*tag_after)(struct stag *c, const gm_jv *v, uint32_t begin);
@@ -69,7 +70,13 @@ static inline uint32_t gm_stag_text(stag *c, const char *s, size_t n)
 /* Free text containing none of the BYTES nodes ids[0..n) (note [until]). */
 static inline uint32_t gm_stag_free_text(stag *c, const uint32_t *ids, size_t n)
 {
-    return c->free_text(c, ids, n);
+    return c->free_text(c, ids, n, GM_EX_INF);
+}
+/* The same, at most max_chars characters (free text in UTF-8 mode only: c->until_flags). */
+static inline uint32_t gm_stag_free_text_max(stag *c, const uint32_t *ids, size_t n,
+                                             uint32_t max_chars)
+{
+    return c->free_text(c, ids, n, max_chars);
 }
 /* The JSON Schema json[0..len) as JSON text under the format's options. */
 static inline uint32_t gm_stag_json_schema_text(stag *c, const char *json, size_t len,

@@ -172,12 +172,13 @@ static const gm_jv *nonempty_array(stag *c, const gm_jv *v, const char *key, con
 static bool known(stag *c, const gm_jv *v, const char *what, const char *const *keys)
 {
     /* the document's root also holds the options of the whole structural tag */
-    const char *with_root[8];
+    const char *with_root[12];
     size_t k = 0;
     for (; keys[k]; k++)
         with_root[k] = keys[k];
     if (v == c->doc.root) {
         with_root[k++] = "special_tokens";
+        with_root[k++] = "special_token_candidates";
         with_root[k++] = "free_text";
     }
     with_root[k] = NULL;

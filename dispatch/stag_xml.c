@@ -33,13 +33,15 @@
  *                 tag per alternative, each with its own type.
  * A VALUE of type string is raw text: with no pattern, format or length,
  * free text without the closing tag (it may hold any whitespace); with
- * one, text matching it (the pattern matched whole, as XGrammar does). A
+ * one, text matching it (the pattern matched whole, as XGrammar does; with
+ * only maxLength, free text of at most that many characters without the
+ * closing tag). A
  * const or enum string is its raw text, other constants their JSON text.
  * No whitespace goes around a string's raw text (a parser would keep it).
  * Other values are JSON valid under their schema (schema/), whitespace
  * [ \n\t]* around them and between parameters; their free strings (any
  * string, free-form keys) never hold the closing tag, which would end the
- * value for a parser (schema/exclude.c; not yet for Kimi K3's tag). The
+ * value for a parser (schema/exclude.c; Kimi K3's: neither block marker). The
  * parameters follow the declared order, required ones present, optional
  * ones skippable, then any additional, pattern or propertyNames-keyed ones (keys
  * [a-zA-Z_][a-zA-Z0-9_]* or the pattern); an absent additionalProperties
@@ -341,6 +343,13 @@ static uint32_t raw_string(xg *x, const gm_jv *s)
         if (lo > GM_EBNF_MAX_REPEAT || (hi != GM_EX_INF && hi > GM_EBNF_MAX_REPEAT))
             return gm_stag_fail(x->c, mn ? mn : mx, GM_ERR_LIMIT, "a string length above %u",
                                 (unsigned)GM_EBNF_MAX_REPEAT);
+        /* at most hi characters and never the closing tag (nor a special token's text):
+           the raw free text with a bound, exact (UNTIL counts characters, UTF-8 mode) */
+        if (lo == 0 && !(x->c->until_flags & GM_UNTIL_BYTES)) {
+            uint32_t close = gm_ebnf_add_bytes(x->c->g, x->st->suffix, strlen(x->st->suffix));
+            return close == GM_EX_NONE ? gm_stag_nomem(x->c)
+                                       : gm_stag_free_text_max(x->c, &close, 1, (uint32_t)hi);
+        }
         gm_cpset set = {0};
         if (gm_cpset_add_range(x->c->mem, &set, 0, 0x10ffff))
             return gm_stag_nomem(x->c);
@@ -886,9 +895,12 @@ uint32_t gm_stag_xml_schema(stag *c, const gm_jv *v, const gm_jv *schema, const 
     uint32_t nm[2] = {first, rep(&x, cont, 0, GM_EX_INF)};
     x.name = seq(&x, nm, 2);
     /* a parser cuts a JSON value at the closing tag: its strings must not hold it (note
-       [excluded text] in schema/exclude.c; Kimi K3's tag, whose prefix "<|close|>argument<|"
-       ends as it begins, is not of the form that note handles: its values stay as they were) */
-    c->json_exclude = x.st->kind == XS_KIMI ? NULL : x.st->suffix;
+       [excluded text] in schema/exclude.c). Kimi K3's tag, whose prefix "<|close|>argument<|"
+       ends as it begins, is not of the form that note handles: its strings hold neither
+       block marker (note [excluded texts]), as the preset's free text does not
+       (dispatch/tool_family_kimi_k3.c), so never the tag */
+    c->json_exclude = x.st->kind == XS_KIMI ? "<|close|>" : x.st->suffix;
+    c->json_exclude2 = x.st->kind == XS_KIMI ? "<|open|>" : NULL;
     if (x.st->kind == XS_COHERE) {
         static const char any_text[] = "{}";
         x.any_json = gm_stag_json_schema_text(c, any_text, 2, so);
@@ -906,6 +918,7 @@ uint32_t gm_stag_xml_schema(stag *c, const gm_jv *v, const gm_jv *schema, const 
             node = value(&x, s);
     }
     c->json_exclude = NULL;
+    c->json_exclude2 = NULL;
     gm_mem_free(c->mem, x.memo);
     return c->status == GM_OK ? node : GM_EX_NONE;
 }

@@ -11,6 +11,7 @@
 #define NAME "\x01"
 #define INDEX "\x02"
 #define MAX_EXCLUDES 8
+#define MAX_SPECIALS 10
 
 typedef struct family {
     gm_tool_format format;
@@ -27,59 +28,70 @@ typedef struct family {
     const char *think_empty;    /* what the model writes when reasoning is off */
     const char *excludes[MAX_EXCLUDES];           /* free text may not hold these */
     const char *reasoning_excludes[MAX_EXCLUDES]; /* nor the reasoning (empty: any text) */
+    const char *specials[MAX_SPECIALS]; /* delimiters that are one token in the family's
+                                           tokenizer (note [special token candidates] in
+                                           runtime/stag_source.c) */
 } family;
 
 #define THINK "<think>", "</think>"
 #define DS_CALLS {"<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"}
 #define GLM_ARGS "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"
+/* the families' delimiters that their tokenizers hold as added tokens (as
+   python/gramask/builtin_structural_tag.py lists them) */
+#define QWEN_SPECIALS {"<tool_call>", "</tool_call>", THINK}
+#define DS_SPECIALS {"<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", \
+                     "<｜tool▁call▁end｜>", "<｜tool▁sep｜>", THINK}
 
 static const family families[] = {
     {GM_TOOLS_QWEN_3, "qwen_3", "<tool_call>\n{\"name\": \"" NAME "\", \"arguments\": ",
      "}\n</tool_call>", "<tool_call>", {NULL, NULL}, "", "", "json", "</think>", "\n\n", "",
-     {THINK}, {0}},
+     {THINK}, {0}, QWEN_SPECIALS},
     {GM_TOOLS_QWEN_3_5, "qwen_3_5", "<tool_call>\n<function=" NAME ">\n",
      "\n</function>\n</tool_call>", "<tool_call>\n<function=", {NULL, NULL}, "", "", "qwen_xml",
-     "</think>", "\n\n", "", {THINK}, {0}},
+     "</think>", "\n\n", "", {THINK}, {0}, QWEN_SPECIALS},
     {GM_TOOLS_QWEN_3_CODER, "qwen_3_coder", "<tool_call>\n<function=" NAME ">\n",
      "\n</function>\n</tool_call>", "<tool_call>\n<function=", {NULL, NULL}, "", "", "qwen_xml",
-     "</think>", "\n\n", "", {THINK}, {0}},
+     "</think>", "\n\n", "", {THINK}, {0}, QWEN_SPECIALS},
     {GM_TOOLS_KIMI, "kimi",
      "<|tool_call_begin|>functions." NAME ":" INDEX "<|tool_call_argument_begin|>",
      "<|tool_call_end|>", "<|tool_calls_section_begin|>",
      {"<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"}, "", "", "json", "</think>",
-     "", "", {THINK, "<|tool_call_begin|>"}, {0}},
+     "", "", {THINK, "<|tool_call_begin|>"}, {0},
+     {"<|tool_calls_section_begin|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>",
+      "<|tool_call_argument_begin|>", "<|tool_call_end|>", THINK}},
     {GM_TOOLS_DEEPSEEK_R1, "deepseek_r1",
      "<｜tool▁call▁begin｜>function<｜tool▁sep｜>" NAME "\n```json\n", "\n```<｜tool▁call▁end｜>",
-     "<｜tool▁calls▁begin｜>", DS_CALLS, "\n", "", "json", "</think>", "", "", {THINK}, {0}},
+     "<｜tool▁calls▁begin｜>", DS_CALLS, "\n", "", "json", "</think>", "", "", {THINK}, {0},
+     DS_SPECIALS},
     {GM_TOOLS_DEEPSEEK_V3_1, "deepseek_v3_1", "<｜tool▁call▁begin｜>" NAME "<｜tool▁sep｜>",
      "<｜tool▁call▁end｜>", "<｜tool▁calls▁begin｜>", DS_CALLS, "", "", "json", "</think>", "", "",
-     {THINK}, {0}},
+     {THINK}, {0}, DS_SPECIALS},
     {GM_TOOLS_DEEPSEEK_V3_2, "deepseek_v3_2", "<｜DSML｜invoke name=\"" NAME "\">\n",
      "</｜DSML｜invoke>\n", "<｜DSML｜function_calls>",
      {"<｜DSML｜function_calls>\n", "</｜DSML｜function_calls>"}, "", "\n\n", "deepseek_xml",
-     "</think>", "", "", {THINK}, {0}},
+     "</think>", "", "", {THINK}, {0}, {THINK}},
     {GM_TOOLS_DEEPSEEK_V4, "deepseek_v4", "<｜DSML｜invoke name=\"" NAME "\">\n",
      "</｜DSML｜invoke>\n", "<｜DSML｜tool_calls>",
      {"<｜DSML｜tool_calls>\n", "</｜DSML｜tool_calls>"}, "", "\n\n", "deepseek_xml", "</think>",
-     "", "", {THINK}, {0}},
+     "", "", {THINK}, {0}, {THINK}},
     {GM_TOOLS_GLM_4_7, "glm_4_7", "<tool_call>" NAME, "</tool_call>", "<tool_call>",
      {NULL, NULL}, "", "", "glm_xml", "</think>", "", "", {THINK, "</tool_call>", GLM_ARGS},
-     {THINK, "<tool_call>", "</tool_call>", GLM_ARGS}},
+     {THINK, "<tool_call>", "</tool_call>", GLM_ARGS}, {THINK, "<tool_call>", "</tool_call>", GLM_ARGS}},
     {GM_TOOLS_MINIMAX, "minimax", "<invoke name=\"" NAME "\">\n", "</invoke>\n",
      "<minimax:tool_call>", {"<minimax:tool_call>\n", "</minimax:tool_call>"}, "", "\n",
-     "minimax_xml", "</think>", "\n\n", "\n</think>\n\n\n\n", {THINK}, {0}},
+     "minimax_xml", "</think>", "\n\n", "\n</think>\n\n\n\n", {THINK}, {0}, {THINK, "<minimax:tool_call>", "</minimax:tool_call>"}},
     {GM_TOOLS_COHERE, "cohere", "<cofl:tool_call id=\"" INDEX "\" name=\"" NAME "\">",
      "</cofl:tool_call>", "<cofl:tool_calls>", {"<cofl:tool_calls>", "</cofl:tool_calls>"}, "",
      "", "cohere_xml", "<|END_THINKING|>", "", "", {"<|START_THINKING|>", "<|END_THINKING|>"},
-     {0}},
+     {0}, {"<|START_THINKING|>", "<|END_THINKING|>"}},
     {GM_TOOLS_EXAONE, "exaone", "<tool_call>{\"name\": \"" NAME "\", \"arguments\": ",
      "}</tool_call>", "<tool_call>", {NULL, NULL}, "", "", "json", "</think>", "\n\n", "",
-     {THINK}, {0}},
+     {THINK}, {0}, {"<tool_call>", "</tool_call>", THINK}},
     /* Kimi K3's blocks are not one call format in free text: tool_family_kimi_k3.c */
     {GM_TOOLS_KIMI_K3, "kimi_k3", NULL, NULL, NULL, {NULL, NULL}, NULL, NULL, NULL, NULL, NULL,
-     NULL, {0}, {0}},
+     NULL, {0}, {0}, {"<|open|>", "<|close|>", "<|sep|>"}},
     {GM_TOOLS_KIMI_K3_XML, "kimi_k3_xml", NULL, NULL, NULL, {NULL, NULL}, NULL, NULL, NULL, NULL,
-     NULL, NULL, {0}, {0}},
+     NULL, NULL, {0}, {0}, {"<|open|>", "<|close|>", "<|sep|>"}},
 };
 
 static const family *family_of(gm_tool_format f)
@@ -263,6 +275,20 @@ static void put_answer(gm_strbuf *b, const family *fam, const gm_family_turn *tu
         put_const(b, "", fam->section[1]);
         gm_strbuf_puts(b, "]}");
     }
+}
+
+void gm_tool_family_put_candidates(gm_tool_format f, gm_strbuf *b)
+{
+    const family *fam = family_of(f);
+    if (!fam || !fam->specials[0])
+        return;
+    gm_strbuf_puts(b, ", \"special_token_candidates\": [");
+    for (size_t k = 0; k < MAX_SPECIALS && fam->specials[k]; k++) {
+        if (k)
+            gm_strbuf_puts(b, ", ");
+        put_cstr(b, fam->specials[k]);
+    }
+    gm_strbuf_putc(b, ']');
 }
 
 void gm_tool_family_put(gm_tool_format f, const gm_family_turn *turn, gm_strbuf *b)

@@ -61,6 +61,9 @@ gm_tool_format gm_tool_family_named(const char *name);
 
 /* Appends the "format" value of the family's structural tag to out. */
 void gm_tool_family_put(gm_tool_format f, const gm_family_turn *turn, gm_strbuf *out);
+/* `, "special_token_candidates": [...]` of the family's delimiters that its
+   tokenizer has as tokens (note [special token candidates]), or nothing. */
+void gm_tool_family_put_candidates(gm_tool_format f, gm_strbuf *out);
 
 /* Kimi K3's (kimi_k3, kimi_k3_xml) "format" value (dispatch/tool_family_kimi_k3.c). */
 void gm_tool_family_put_kimi_k3(const gm_family_turn *turn, gm_strbuf *out);

@@ -519,6 +519,7 @@ gm_status gm_tools_structural_tag(gm_mem *m, const char *name, const char *tools
         }
         gm_strbuf_puts(out, "]");
     }
+    gm_tool_family_put_candidates(p.format, out);
     gm_strbuf_puts(out, ",\n\"format\": ");
     switch (p.format) {
     case GM_TOOLS_LLAMA:

@@ -5,6 +5,7 @@
 #include "runtime/engine.h"
 #include "runtime/blocks.h"
 #include "runtime/objects.h"
+#include "runtime/stag_source.h"
 #include "base/mapping.h"
 #include "base/error.h"
 #include "parser/ctypedef.h"
@@ -84,9 +85,14 @@ gm_status gm_compiled_create(gm_grammar *g, gm_vocab *v, const gm_compile_option
     memset(c, 0, sizeof *c);
     gm_mem_init(&c->mem, &al, lim.max_memory);
     atomic_init(&c->refs, 1);
-    c->grammar = gm_grammar_retain(g);
     c->vocab = gm_vocab_retain(v);
-    gm_status st;
+    /* the delimiters this vocabulary has as tokens (note [special token candidates]) */
+    gm_status st = gm_stag_source_for_vocab(g, v, &c->grammar, err);
+    if (st != GM_OK) {
+        compiled_free(c);
+        return st;
+    }
+    g = c->grammar;
     if (g->engine == GM_ENGINE_EARLEY) {
         c->ops = &gm_engine_earley;
         gm_eengine_options eo = {0};

@@ -5,6 +5,7 @@
 #include "dispatch/stag.h"
 #include "dispatch/tools.h"
 #include "runtime/objects.h"
+#include "runtime/stag_source.h"
 #include "base/error.h"
 
 void gm_structural_tag_options_init_defaults(gm_structural_tag_options *opts)
@@ -14,28 +15,6 @@ void gm_structural_tag_options_init_defaults(gm_structural_tag_options *opts)
     memset(opts, 0, sizeof *opts);
     gm_schema_options_init_defaults(&opts->schema);
     gm_limits_init_defaults(&opts->limits);
-}
-
-/* A structural tag text -> grammar, with its IR in a scratch gm_mem. */
-static gm_status from_stag(const char *name, const char *json, size_t len,
-                           const gm_stag_options *so, const gm_allocator *al,
-                           gm_grammar_cache *cache, gm_grammar **out, gm_error *err)
-{
-    gm_mem m;
-    gm_mem_init(&m, al, so->limits.max_memory);
-    gm_ebnf ir;
-    gm_ebnf_init(&ir, &m);
-    gm_status st = gm_stag_compile(&m, name, json, len, so, &ir, err);
-    if (st == GM_OK) {
-        gm_grammar_options go;
-        gm_grammar_options_init_defaults(&go);
-        go.allocator = *al;
-        go.limits = so->limits;
-        go.cache = cache;
-        st = gm_grammar_from_ebnf(&ir, &go, out, err);
-    }
-    gm_ebnf_free(&ir);
-    return st;
 }
 
 gm_status gm_grammar_from_structural_tag(const char *json, size_t len,
@@ -51,9 +30,10 @@ gm_status gm_grammar_from_structural_tag(const char *json, size_t len,
     if (!opts)
         opts = &d;
     gm_stag_options so = {opts->special_tokens, opts->n_special_tokens, opts->schema,
-                          opts->limits, opts->free_text_bytes};
+                          opts->limits, opts->free_text_bytes, NULL};
     gm_limits_resolve(&so.limits, &opts->limits);
-    return from_stag("structural tag", json, len, &so, &opts->allocator, opts->cache, out, err);
+    return gm_stag_source_compile("structural tag", json, len, &so, &opts->allocator, opts->cache,
+                                  out, err);
 }
 
 gm_status gm_grammar_from_tools(const char *tools_json, size_t len, const gm_tools_options *opts,
@@ -72,9 +52,10 @@ gm_status gm_grammar_from_tools(const char *tools_json, size_t len, const gm_too
     gm_strbuf_init(&text, &m);
     gm_status st = gm_tools_structural_tag(&m, "tools", tools_json, len, opts, &text, err);
     if (st == GM_OK) {
-        gm_stag_options so = {NULL, 0, opts->schema, opts->limits, false};
+        gm_stag_options so = {NULL, 0, opts->schema, opts->limits, false, NULL};
         gm_limits_resolve(&so.limits, &opts->limits);
-        st = from_stag("tools", text.s, text.n, &so, &opts->allocator, opts->cache, out, err);
+        st = gm_stag_source_compile("tools", text.s, text.n, &so, &opts->allocator, opts->cache,
+                                    out, err);
     }
     gm_strbuf_free(&text);
     return st;

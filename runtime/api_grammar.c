@@ -48,6 +48,7 @@ static void grammar_free(gm_grammar *g)
         gm_mem_free(&g->mem, g->ir);
     }
     gm_blocks_free(g);
+    gm_mem_free(&g->mem, g->stag_src);
     gm_egrammar_destroy(g->eg);
     gm_ctx_lexers_destroy(g->ctx);
     gm_lr_table_destroy(g->lr);

@@ -10,6 +10,7 @@ libgmcore_la_SOURCES += \
 	runtime/diagnose.h \
 	runtime/batch.c \
 	runtime/api_dispatch.c \
+	runtime/stag_source.c runtime/stag_source.h \
 	runtime/api_cache.c \
 	runtime/ctx_spanners.c runtime/ctx_spanners.h \
 	runtime/engine.h runtime/engine_lalr.c runtime/engine_earley.c runtime/engine_budget.c \

@@ -60,6 +60,9 @@ struct gm_grammar {
     struct gm_gblocks *blocks; /* code blocks of eg's tags, or NULL (runtime/blocks.h) */
     gm_ebnf *ir;              /* the IR eg was built from (owned; NULL when loaded from a
                                  compiled file): what gm_grammar_combine joins */
+    struct gm_stag_source *stag_src; /* a structural tag with special_token_candidates:
+                                 its text, compiled again for a vocabulary that has some
+                                 (runtime/stag_source.c); one allocation, or NULL */
 };
 
 struct gm_compiled {

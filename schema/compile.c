@@ -639,11 +639,22 @@ gm_status gm_schema_compile_excluding(gm_mem *m, const char *name, const char *j
                                       const gm_schema_options *opts, const char *exclude,
                                       gm_ebnf *g, gm_error *err)
 {
+    return gm_schema_compile_excluding_all(m, name, json, len, opts, exclude ? &exclude : NULL,
+                                           exclude ? 1 : 0, g, err);
+}
+
+gm_status gm_schema_compile_excluding_all(gm_mem *m, const char *name, const char *json,
+                                          size_t len, const gm_schema_options *opts,
+                                          const char *const *excludes, size_t n, gm_ebnf *g,
+                                          gm_error *err)
+{
     sctx *c = gm_mem_calloc(m, 1, sizeof *c);
     if (!c)
         return gm_mem_fail(m, err, "a schema compiler");
     c->mem = m;
-    c->raw_exclude = exclude;
+    c->raw_exclude = n ? excludes[0] : NULL;
+    c->raw_excludes = excludes;
+    c->n_raw_excludes = n;
     c->g = g;
     c->err = err;
     gm_schema_options_resolve(&c->opts, opts);

@@ -65,6 +65,8 @@ struct sctx {
     gm_status st;
     uint32_t default_draft;
     const char *raw_exclude; /* text no free string may hold (note [excluded text]), or NULL */
+    const char *const *raw_excludes; /* with more than one: all of them (raw_exclude the first) */
+    size_t n_raw_excludes;
 
     /* per DOM value (index: gm_jv.id); synthesized schemas (synth.c) extend them */
     uint32_t nids, ids_cap;

@@ -73,3 +73,9 @@ bench-maskbench: gramask$(EXEEXT)
 	  --json-out '$(srcdir)/bench/results/maskbench.json' > '$(srcdir)/bench/results/maskbench.md'
 bench: bench-maskbench
 .PHONY: bench-maskbench
+
+# JSON strings avoiding several texts (note [excluded texts]) against brute force.
+GM_TESTS += tests/test_excluded_texts
+tests_test_excluded_texts_SOURCES = tests/test_excluded_texts.c
+tests_test_excluded_texts_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_excluded_texts_LDADD = $(GM_TEST_LDADD)

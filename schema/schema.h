@@ -40,5 +40,10 @@ gm_status gm_schema_compile(gm_mem *m, const char *name, const char *json, size_
 gm_status gm_schema_compile_excluding(gm_mem *m, const char *name, const char *json, size_t len,
                                       const gm_schema_options *opts, const char *exclude,
                                       gm_ebnf *g, gm_error *err);
+/* The same avoiding each of excludes[0..n) (note [excluded texts]: several strings). */
+gm_status gm_schema_compile_excluding_all(gm_mem *m, const char *name, const char *json,
+                                          size_t len, const gm_schema_options *opts,
+                                          const char *const *excludes, size_t n, gm_ebnf *g,
+                                          gm_error *err);
 
 #endif

@@ -41,8 +41,9 @@ def fam(tok, call, trigger, style="json", section=None, sep="", think=("</think>
 
 
 # What dispatch/tool_families.c writes (the templates' shapes). Tokenizers: the family's
-# own where ../shared has it (qwen3, deepseek_v3), else another: the presets declare no
-# special tokens, so their markers are text either way.
+# own where ../shared has it (qwen3, deepseek_v3: there its delimiters are drawn as their
+# token ids, note [special token candidates]), else another, where they are text; the
+# decoded turn reads the same either way.
 FAMILIES = {
     "qwen_3": fam("qwen3", ['<tool_call>\n{"name": "', NAME, '", "arguments": ', ARGS,
                             "}\n</tool_call>"], "<tool_call>", think=("</think>", "\n\n")),

@@ -505,40 +505,31 @@ get_builtin_structural_tag = get_model_structural_tag
 
 
 def special_tokens_of(texts: List[str], tokenizer_info: Any) -> List[str]:
-    """Those of the texts that are special tokens of the vocabulary: one id as the
-    tokenizer reads them, several when their text is read as plain text."""
+    """Those of the texts that the tokenizer encodes as one id: the delimiters the C
+    compiler makes special for this vocabulary (it takes those that are an added token,
+    special or not, of exactly that text: note [special token candidates] in
+    runtime/stag_source.c; a text that is one ordinary BPE token counts here only)."""
     out = []
     for text in texts:
         try:
-            if len(tokenizer_info.encode(text)) == 1 and \
-                    len(tokenizer_info.encode(text, special_as_text=True)) > 1:
+            if len(tokenizer_info.encode(text)) == 1:
                 out.append(text)
         except Exception:  # a vocabulary without a tokenizer.json cannot encode: no specials
             return []
     return out
 
 
-def _drop_excluded(node: Any, specials: List[str]) -> Any:
-    """The JSON with the special tokens taken out of every excludes list: a special
-    token's id is never free text anyway (only where the grammar names it)."""
-    if isinstance(node, list):
-        return [_drop_excluded(v, specials) for v in node]
-    if not isinstance(node, dict):
-        return node
-    return {k: [x for x in v if x not in specials] if k == "excludes" and isinstance(v, list)
-            else _drop_excluded(v, specials) for k, v in node.items()}
-
-
 def with_special_tokens(tag: Any, doc: Dict[str, Any], tokenizer_info: Any) -> Dict[str, Any]:
-    """The structural tag's JSON doc for this vocabulary: the tag's
-    ``special_token_candidates`` that are special tokens there become
-    ``special_tokens`` (produced only as their ids; their text refused as text)."""
+    """The structural tag's JSON doc with the tag's ``special_token_candidates`` (the
+    family's delimiters): the C compiler makes those the vocabulary has as a token of
+    exactly that text special (produced only as their ids; their text refused as free
+    text), and leaves the others text (note [special token candidates]). So the Python
+    presets and the C ones (``Grammar.from_tools``) resolve them the same way.
+    tokenizer_info is not needed any more (the compiled grammar's vocabulary decides)."""
+    del tokenizer_info
     candidates = getattr(tag, "special_token_candidates", None)
-    if not candidates or "special_tokens" in doc:
+    if not candidates or "special_tokens" in doc or "special_token_candidates" in doc:
         return doc
-    specials = special_tokens_of(candidates, tokenizer_info)
-    if not specials:
-        return doc
-    doc = _drop_excluded(doc, specials)
-    doc["special_tokens"] = specials
+    doc = dict(doc)
+    doc["special_token_candidates"] = list(candidates)
     return doc

@@ -114,17 +114,20 @@ def test_deepseek_v3_template_turns_decode():
     assert not decode_ok(forced, info, two, eos)  # get_weather is not allowed
 
 
-def test_deepseek_added_tokens_stay_text():
-    """DeepSeek V3's tool markers are added tokens with "special": false in its
-    tokenizer.json: text, so nothing is made special, and the marker's one id is allowed
-    where the marker goes (as is its spelling)."""
+def test_deepseek_added_tokens_are_special():
+    """DeepSeek V3's tool markers are added tokens ("special": false in its
+    tokenizer.json), which the tokenizer reads as one id each: the preset produces each
+    only as that id and refuses its spelling as text (issue 37 item 4)."""
     info = vocab("deepseek_v3")
     stag = get_model_structural_tag("deepseek_r1", tools=TOOLS, tool_choice="required",
                                     reasoning=False)
-    assert special_tokens_of(stag.special_token_candidates, info) == []
+    assert special_tokens_of(stag.special_token_candidates, info) == [
+        "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>",
+        "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"]  # V3 has no <think> token
     compiled = xgr.GrammarCompiler(info).compile_structural_tag(stag)
     assert xgr.GrammarMatcher(compiled).accept_token(info.encode("<｜tool▁calls▁begin｜>")[0])
-    assert xgr.GrammarMatcher(compiled).accept_string("<｜tool▁calls▁begin｜>")
+    assert not xgr.GrammarMatcher(compiled).accept_string("<｜tool▁calls▁begin｜>")
+    assert not xgr.GrammarMatcher(compiled).accept_string("<")
 
 
 # ---- Qwen 3 (Hermes <tool_call> JSON) -----------------------------------------------

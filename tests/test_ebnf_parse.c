@@ -97,7 +97,7 @@ static const form_case forms[] = {
     {G, "root ::= <|channel|> \"x\" <think>", "root ::= <|channel|> \"x\" <think>\n"},
     {X, "root ::= <\"[INST]\"> <\"\\xFF\">", "root ::= <\"[INST]\"> <\"\\xFF\">\n"},
     /* XGrammar additions */
-    {X, "root ::= \"a\" b (= \"c\" | [0-9])\nb ::= \"b\"", "root ::= \"a\" b (= \"c\" | [0-9])\nb ::= \"b\"\n"},
+    {X, "root ::= \"a\" b (= \"c\" [0-9])\nb ::= \"b\"", "root ::= \"a\" b (= \"c\" [0-9])\nb ::= \"b\"\n"},
     {X, "root ::= %\"\\xFF\\x00a\" %[\\x80-\\xBF] %[^\\x00-\\x7F]",
      "root ::= %\"\\xFF\\x00a\" %[\\x80-\\xBF] %[^\\x00-\\x7F]\n"},
     {X, "root ::= Regex(\"[a-c]+x?\") \"!\"", "root ::= [a-c]+ \"x\"? \"!\"\n"},

@@ -5,7 +5,8 @@ libgmcore_la_SOURCES += \
 	ir/ebnf.c ir/ebnf.h ir/ebnf_max_chars.c ir/ebnf_max_chars.h \
 	ir/ebnf_parse.c ir/ebnf_parse.h ir/ebnf_regex.c \
 	ir/ir_merge.c ir/ir_merge.h \
-	ir/token_ids.c
+	ir/token_ids.c \
+	ir/ir_nfa.c ir/ir_nfa.h
 
 GM_TESTS += tests/test_ebnf
 tests_test_ebnf_SOURCES = tests/test_ebnf.c

@@ -13,6 +13,8 @@
  *     alternation of those), reached through rules that are only a
  *     reference, becomes X{lo, max(lo, min(hi, n))} (the engine counts
  *     large bounds without states);
+ *   - any other regular body is built exactly (note [max_chars on regular
+ *     bodies] in ebnf_max_chars_regular.c);
  *   - any other body is GM_ERR_UNSUPPORTED naming the rule, never compiled
  *     without its bound. That covers free text (`TEXT: /(\n|.)*\/`), a
  *     class repeated, and short fixed forms: what XGrammar's examples use.
@@ -132,12 +134,8 @@ gm_status gm_ebnf_limit_chars(gm_ebnf *g, uint32_t r, const char **why)
         node = t->body;
     }
     const gm_ex *x = &g->nodes[node];
-    if (x->kind != GM_EX_REPEAT || !one_char(g, g->kids[x->first], 0)) {
-        *why = "max_chars is supported on a rule whose body is a repetition of single "
-               "characters (free text, a class repeated) or holds no string longer than the "
-               "bound";
-        return GM_ERR_UNSUPPORTED;
-    }
+    if (x->kind != GM_EX_REPEAT || !one_char(g, g->kids[x->first], 0))
+        return gm_ebnf_limit_chars_regular(g, r, why); /* note [max_chars on regular bodies] */
     uint32_t hi = x->max < n ? x->max : n;
     if (hi < x->min)
         hi = x->min;

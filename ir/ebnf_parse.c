@@ -1717,14 +1717,13 @@ static gm_status parse_all(parser *p, const char *root)
     if (undef != GM_EX_NONE)
         return error_at(p, GM_ERR_GRAMMAR, worst, "rule '%s' is not defined", p->g->rules[undef].name);
     set_locations(p);
-    for (uint32_t i = 0; i < p->g->nrules; i++) {
-        if (p->g->rules[i].max_chars == GM_EX_INF || p->g->rules[i].body == GM_EX_NONE)
-            continue;
+    {
         const char *why;
-        if ((st = gm_ebnf_limit_chars(p->g, i, &why)) == GM_ERR_NOMEM)
+        uint32_t bad;
+        if ((st = gm_ebnf_limit_chars_all(p->g, &bad, &why)) == GM_ERR_NOMEM)
             return nomem(p);
         if (st)
-            return error_at(p, st, p->def_off.v[i], "rule '%s': %s", p->g->rules[i].name, why);
+            return error_at(p, st, p->def_off.v[bad], "rule '%s': %s", p->g->rules[bad].name, why);
     }
     uint32_t r = gm_ebnf_rule_find(p->g, root, strlen(root));
     if (r == GM_EX_NONE || p->def_off.v[r] == SIZE_MAX)

@@ -15,10 +15,6 @@
  */
 gm_status gm_ebnf_limit_chars(gm_ebnf *g, uint32_t r, const char **why);
 
-/* The same for a body whose language is regular, of any shape (note [max_chars on regular
-   bodies] in ebnf_max_chars_regular.c): gm_ebnf_limit_chars calls it. */
-gm_status gm_ebnf_limit_chars_regular(gm_ebnf *g, uint32_t r, const char **why);
-
 /*
  * Every rule with a max_chars bound, each after the bounded rules its body uses (so
  * that those count with their own bounds); on failure *bad is the rule and *why says

@@ -612,6 +612,33 @@ static bool tail_call(const builder *b, uint32_t r, bool at_end)
            sr->body < b->src->nnodes;
 }
 
+/*
+ * note [budgets over references]
+ * A rule with a token budget is counted as one Earley item (note [counting
+ * regions] in budget.c), so its automaton must read bytes alone. A
+ * reference in its body to a rule that is not recursive and needs no items
+ * of its own (no capture, lazy, temperature or lookahead) is therefore built
+ * in place there, whatever its size. A budgeted callee is built in place
+ * only where its budget can never bind: it ends the budgeted rule (so the
+ * rule can end wherever the callee can) and its budget is at least the
+ * rule's (a token overlapping the callee's text overlaps the rule's, so the
+ * rule's count reaches its budget first and ends both). XGrammar's nested
+ * budgets `a[max_tokens=3] ::= "x" b` with `b[max_tokens=9]` are that case;
+ * others stay references, and gm_fsm_check_budgets refuses them.
+ */
+static bool in_budget(const builder *b, uint32_t r, bool at_end)
+{
+    uint32_t host = b->rules.v[b->cur].src;
+    if (host == GM_EX_NONE || b->src->rules[host].max_tokens == GM_EX_INF)
+        return false;
+    const gm_ebnf_rule *sr = &b->src->rules[r];
+    if (b->recursive[r] || sr->body == GM_EX_NONE || sr->body >= b->src->nnodes ||
+        sr->lookahead != GM_EX_NONE || sr->capture || sr->lazy || sr->has_temperature)
+        return false;
+    return sr->max_tokens == GM_EX_INF ||
+           (at_end && sr->max_tokens >= b->src->rules[host].max_tokens);
+}
+
 static uint32_t frag_build(builder *b, uint32_t node, uint32_t out, uint32_t depth)
 {
     const gm_ebnf *g = b->src;
@@ -655,7 +682,7 @@ static uint32_t frag_build(builder *b, uint32_t node, uint32_t out, uint32_t dep
     }
     case GM_EX_REF: {
         uint32_t r = e->arg;
-        if (b->inl[r])
+        if (b->inl[r] || in_budget(b, r, out == b->final))
             return frag(b, g->rules[r].body, out, depth + 1);
         if (tail_call(b, r, out == b->final)) {
             b->used_tail = true;
@@ -1117,7 +1144,7 @@ static int key_add(builder *b, uint32_t node, uint32_t depth)
         return 0;
     case GM_EX_REF: {
         uint32_t r = e->arg;
-        if (b->inl[r])
+        if (b->inl[r] || in_budget(b, r, b->ktail))
             return key_push(b, K_INLINE) ? -1 : key_add(b, g->rules[r].body, depth + 1);
         if (tail_call(b, r, b->ktail))
             return key_push(b, K_TAIL) ? -1 : key_local(b, &b->tails, r);

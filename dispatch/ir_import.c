@@ -146,6 +146,10 @@ gm_status gm_ebnf_import(gm_ebnf *dst, const gm_ebnf *src, const char *prefix, u
         dst->rules[im.rule_map[r]].has_temperature = sr->has_temperature;
         dst->rules[im.rule_map[r]].temperature = sr->temperature;
         dst->rules[im.rule_map[r]].max_chars = sr->max_chars;
+        dst->rules[im.rule_map[r]].chars_helper = sr->chars_helper;
+        if (sr->chars_src != GM_EX_NONE &&
+            (dst->rules[im.rule_map[r]].chars_src = copy_node(&im, sr->chars_src)) == GM_EX_NONE)
+            goto nomem;
         if (sr->loc.file)
             dst->rules[im.rule_map[r]].loc.file = gm_ebnf_file(dst, sr->loc.file);
     }

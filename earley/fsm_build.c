@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "earley/fsm.h"
+#include "earley/lookahead.h"
 #include "earley/fsm_cache.h"
 #include "earley/fsm_det.h"
 #include "earley/fsm_minimize.h"
@@ -603,9 +604,39 @@ static uint32_t sym_frag(builder *b, uint32_t sym, uint32_t out)
 static bool tail_call(const builder *b, uint32_t r, bool at_end)
 {
     const gm_ebnf_rule *sr = &b->src->rules[r];
+    /* a rule with a lookahead keeps its own items: each of its ends is a reference
+       edge (note [implied lookaheads] in lookahead.c) */
     return at_end && !b->no_tail && b->recursive[r] && !sr->noinline &&
+           sr->lookahead == GM_EX_NONE &&
            sr->max_tokens == GM_EX_INF && !sr->has_temperature && sr->body != GM_EX_NONE &&
            sr->body < b->src->nnodes;
+}
+
+/*
+ * note [budgets over references]
+ * A rule with a token budget is counted as one Earley item (note [counting
+ * regions] in budget.c), so its automaton must read bytes alone. A
+ * reference in its body to a rule that is not recursive and needs no items
+ * of its own (no capture, lazy, temperature or lookahead) is therefore built
+ * in place there, whatever its size. A budgeted callee is built in place
+ * only where its budget can never bind: it ends the budgeted rule (so the
+ * rule can end wherever the callee can) and its budget is at least the
+ * rule's (a token overlapping the callee's text overlaps the rule's, so the
+ * rule's count reaches its budget first and ends both). XGrammar's nested
+ * budgets `a[max_tokens=3] ::= "x" b` with `b[max_tokens=9]` are that case;
+ * others stay references, and gm_fsm_check_budgets refuses them.
+ */
+static bool in_budget(const builder *b, uint32_t r, bool at_end)
+{
+    uint32_t host = b->rules.v[b->cur].src;
+    if (host == GM_EX_NONE || b->src->rules[host].max_tokens == GM_EX_INF)
+        return false;
+    const gm_ebnf_rule *sr = &b->src->rules[r];
+    if (b->recursive[r] || sr->body == GM_EX_NONE || sr->body >= b->src->nnodes ||
+        sr->lookahead != GM_EX_NONE || sr->capture || sr->lazy || sr->has_temperature)
+        return false;
+    return sr->max_tokens == GM_EX_INF ||
+           (at_end && sr->max_tokens >= b->src->rules[host].max_tokens);
 }
 
 static uint32_t frag_build(builder *b, uint32_t node, uint32_t out, uint32_t depth)
@@ -651,15 +682,7 @@ static uint32_t frag_build(builder *b, uint32_t node, uint32_t out, uint32_t dep
     }
     case GM_EX_REF: {
         uint32_t r = e->arg;
-        if (g->rules[r].lookahead != GM_EX_NONE) {
-            if (b->st == GM_OK)
-                b->st = gm_error_set_at(b->err, GM_ERR_UNSUPPORTED, g->rules[r].loc, NULL, 0,
-                                        "rule %s: lookahead assertions are not supported by "
-                                        "the Earley engine",
-                                        g->rules[r].name);
-            return GM_FSM_NONE;
-        }
-        if (b->inl[r])
+        if (b->inl[r] || in_budget(b, r, out == b->final))
             return frag(b, g->rules[r].body, out, depth + 1);
         if (tail_call(b, r, out == b->final)) {
             b->used_tail = true;
@@ -1121,9 +1144,7 @@ static int key_add(builder *b, uint32_t node, uint32_t depth)
         return 0;
     case GM_EX_REF: {
         uint32_t r = e->arg;
-        if (g->rules[r].lookahead != GM_EX_NONE)
-            return -2;
-        if (b->inl[r])
+        if (b->inl[r] || in_budget(b, r, b->ktail))
             return key_push(b, K_INLINE) ? -1 : key_add(b, g->rules[r].body, depth + 1);
         if (tail_call(b, r, b->ktail))
             return key_push(b, K_TAIL) ? -1 : key_local(b, &b->tails, r);
@@ -1832,12 +1853,6 @@ static gm_status build(gm_mem *m, const gm_ebnf *src, const gm_limits *limits, g
         b.st = gm_error_set(err, GM_ERR_GRAMMAR, "the grammar has no root rule");
         goto done;
     }
-    if (src->rules[src->root].lookahead != GM_EX_NONE) {
-        b.st = gm_error_set_at(err, GM_ERR_UNSUPPORTED, src->rules[src->root].loc, NULL, 0,
-                               "rule %s: lookahead assertions are not supported by the "
-                               "Earley engine", src->rules[src->root].name);
-        goto done;
-    }
     b.cur = 0;
     if (rule_symbol(&b, src->root) == GM_FSM_NONE)
         goto done;
@@ -1851,7 +1866,7 @@ static gm_status build(gm_mem *m, const gm_ebnf *src, const gm_limits *limits, g
     }
     g->mem = m;
     if (assemble(&b, g) || gm_fsm_finish_sparse(g, b.bt_off, b.bt.v, err) ||
-        gm_fsm_check_budgets(g, err)) {
+        gm_fsm_check_budgets(g, err) || gm_lookahead_check(m, src, b.out_rule, g, err)) {
         if (b.st == GM_OK)
             b.st = err ? err->code : GM_ERR_GRAMMAR;
         gm_egrammar_destroy(g);

@@ -17,7 +17,8 @@ libgmcore_la_SOURCES += \
 	earley/fsm_cache.c earley/fsm_cache.h \
 	earley/budget.c \
 	earley/capture.c earley/capture.h \
-	earley/temperature.c
+	earley/temperature.c \
+	earley/lookahead.c earley/lookahead.h
 
 GM_TESTS += tests/test_earley
 tests_test_earley_SOURCES = tests/test_earley.c

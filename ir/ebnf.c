@@ -270,6 +270,7 @@ uint32_t gm_ebnf_rule_get(gm_ebnf *g, const char *name, size_t len)
     r->lookahead = GM_EX_NONE;
     r->max_tokens = GM_EX_INF;
     r->max_chars = GM_EX_INF;
+    r->chars_src = GM_EX_NONE;
     return id;
 }
 
@@ -1189,6 +1190,8 @@ static void print_rule(const printer *p, uint32_t r)
 {
     const gm_ebnf_rule *rule = &p->g->rules[r];
     gm_strbuf *b = p->out;
+    if (rule->chars_helper) /* printed as its rule's body (note [max_chars on regular bodies]) */
+        return;
     if (rule->body == GM_EX_NONE) {
         gm_strbuf_printf(b, "# %s is not defined\n", printed_name(p, r));
         return;
@@ -1196,7 +1199,7 @@ static void print_rule(const printer *p, uint32_t r)
     gm_strbuf_puts(b, printed_name(p, r));
     print_rule_attrs(rule, b);
     gm_strbuf_puts(b, " ::= ");
-    print_node(p, rule->body, 0);
+    print_node(p, rule->chars_src != GM_EX_NONE ? rule->chars_src : rule->body, 0);
     if (rule->lookahead != GM_EX_NONE) {
         gm_strbuf_puts(b, " (= ");
         print_node(p, rule->lookahead, 0);

@@ -130,6 +130,10 @@ typedef struct gm_ebnf_rule {
     uint32_t max_chars;      /* XGrammar's r[max_chars=n], or GM_EX_INF: already applied
                                 to the body (note [rule max_chars] in ebnf_max_chars.c),
                                 kept for printing */
+    uint32_t chars_src;      /* max_chars built on a regular body (note [max_chars on regular
+                                bodies]): the body as written, printed in place of the
+                                built one; else GM_EX_NONE */
+    uint8_t chars_helper;    /* a state rule of such a build: not printed */
     char *capture;      /* XGrammar's capture name (note [captures] in earley/capture.c),
                            owned, or NULL; only on noinline rules */
     uint8_t lazy;       /* XGrammar's `rule[lazy]` (note [lazy rules] in earley/fsm_build.c):

@@ -13,6 +13,8 @@
  *     alternation of those), reached through rules that are only a
  *     reference, becomes X{lo, max(lo, min(hi, n))} (the engine counts
  *     large bounds without states);
+ *   - any other regular body is built exactly (note [max_chars on regular
+ *     bodies] in ebnf_max_chars_regular.c);
  *   - any other body is GM_ERR_UNSUPPORTED naming the rule, never compiled
  *     without its bound. That covers free text (`TEXT: /(\n|.)*\/`), a
  *     class repeated, and short fixed forms: what XGrammar's examples use.
@@ -20,6 +22,7 @@
  * own fixed point, so printed text parses back to the same grammar.
  */
 #include "ir/ebnf_max_chars.h"
+#include "ir/ebnf_max_chars_regular.h"
 
 #include "base/utf8.h"
 
@@ -132,12 +135,8 @@ gm_status gm_ebnf_limit_chars(gm_ebnf *g, uint32_t r, const char **why)
         node = t->body;
     }
     const gm_ex *x = &g->nodes[node];
-    if (x->kind != GM_EX_REPEAT || !one_char(g, g->kids[x->first], 0)) {
-        *why = "max_chars is supported on a rule whose body is a repetition of single "
-               "characters (free text, a class repeated) or holds no string longer than the "
-               "bound";
-        return GM_ERR_UNSUPPORTED;
-    }
+    if (x->kind != GM_EX_REPEAT || !one_char(g, g->kids[x->first], 0))
+        return gm_ebnf_limit_chars_regular(g, r, why); /* note [max_chars on regular bodies] */
     uint32_t hi = x->max < n ? x->max : n;
     if (hi < x->min)
         hi = x->min;
@@ -150,4 +149,99 @@ gm_status gm_ebnf_limit_chars(gm_ebnf *g, uint32_t r, const char **why)
         return GM_ERR_NOMEM;
     g->rules[r].body = id;
     return GM_OK;
+}
+
+/* ---- callees first ------------------------------------------------------- */
+
+/* Marks in reach[] the rules that node's expansion uses (a DAG walk, stamped). */
+static int reach_rules(const gm_ebnf *g, uint32_t node, uint8_t *stamp, uint8_t *reach,
+                       uint32_t *stack, size_t cap)
+{
+    size_t sp = 0;
+    if (node == GM_EX_NONE || node >= g->nnodes)
+        return 0;
+    stack[sp++] = node;
+    stamp[node] = 1;
+    while (sp) {
+        const gm_ex *x = &g->nodes[stack[--sp]];
+        uint32_t kids[1];
+        const uint32_t *k = NULL;
+        uint32_t nk = 0;
+        if (x->kind == GM_EX_REF) {
+            if (reach[x->arg] || g->rules[x->arg].body == GM_EX_NONE)
+                continue;
+            reach[x->arg] = 1;
+            kids[0] = g->rules[x->arg].body;
+            k = kids;
+            nk = 1;
+        } else if (x->kind == GM_EX_SEQ || x->kind == GM_EX_ALT) {
+            k = g->kids + x->first;
+            nk = x->count;
+        } else if (x->kind == GM_EX_REPEAT) {
+            k = g->kids + x->first;
+            nk = 1;
+        }
+        for (uint32_t i = 0; i < nk; i++)
+            if (k[i] < g->nnodes && !stamp[k[i]]) {
+                if (sp >= cap)
+                    return -1;
+                stamp[k[i]] = 1;
+                stack[sp++] = k[i];
+            }
+    }
+    return 0;
+}
+
+typedef struct order_ctx {
+    gm_ebnf *g;
+    uint8_t *done;        /* [ndone] bounded already (or on the way) */
+    uint32_t ndone;
+    uint32_t *bad;
+    const char **why;
+} order_ctx;
+
+static gm_status limit_in_order(order_ctx *c, uint32_t r, uint32_t depth)
+{
+    gm_ebnf *g = c->g;
+    if (r >= c->ndone || c->done[r])
+        return GM_OK;
+    c->done[r] = 1;
+    if (depth > g->nrules)
+        return GM_OK;
+    /* the bounded rules r's body uses, bounded first */
+    uint32_t nn = g->nnodes, nr = g->nrules;
+    uint8_t *stamp = gm_mem_calloc(g->mem, nn ? nn : 1, 1);
+    uint8_t *reach = gm_mem_calloc(g->mem, nr, 1);
+    uint32_t *stack = gm_mem_calloc(g->mem, (size_t)nn + 1, sizeof *stack);
+    gm_status st = GM_OK;
+    if (!stamp || !reach || !stack || reach_rules(g, g->rules[r].body, stamp, reach, stack, nn + 1))
+        st = GM_ERR_NOMEM;
+    for (uint32_t q = 0; q < nr && st == GM_OK; q++)
+        if (reach[q] && q != r && g->rules[q].max_chars != GM_EX_INF)
+            st = limit_in_order(c, q, depth + 1);
+    gm_mem_free(g->mem, stamp);
+    gm_mem_free(g->mem, reach);
+    gm_mem_free(g->mem, stack);
+    if (st)
+        return st;
+    if ((st = gm_ebnf_limit_chars(g, r, c->why)) && st != GM_ERR_NOMEM)
+        *c->bad = r;
+    return st;
+}
+
+gm_status gm_ebnf_limit_chars_all(gm_ebnf *g, uint32_t *bad, const char **why)
+{
+    *bad = GM_EX_NONE;
+    *why = NULL;
+    uint32_t nr = g->nrules; /* the rules bounding adds are bounded already */
+    uint8_t *done = gm_mem_calloc(g->mem, nr ? nr : 1, 1);
+    if (!done)
+        return GM_ERR_NOMEM;
+    order_ctx c = {g, done, nr, bad, why};
+    gm_status st = GM_OK;
+    for (uint32_t r = 0; r < nr && st == GM_OK; r++)
+        if (g->rules[r].max_chars != GM_EX_INF && g->rules[r].body != GM_EX_NONE)
+            st = limit_in_order(&c, r, 0);
+    gm_mem_free(g->mem, done);
+    return st;
 }

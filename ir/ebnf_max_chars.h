@@ -15,4 +15,11 @@
  */
 gm_status gm_ebnf_limit_chars(gm_ebnf *g, uint32_t r, const char **why);
 
+/*
+ * Every rule with a max_chars bound, each after the bounded rules its body uses (so
+ * that those count with their own bounds); on failure *bad is the rule and *why says
+ * what, as gm_ebnf_limit_chars.
+ */
+gm_status gm_ebnf_limit_chars_all(gm_ebnf *g, uint32_t *bad, const char **why);
+
 #endif

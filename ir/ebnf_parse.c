@@ -1468,6 +1468,96 @@ static gm_status parse_rule_attrs(parser *p, size_t name_off, size_t name_n, rul
     return GM_OK;
 }
 
+/*
+ * The end of the bracket that opens at off ('(' or '['), past quoted
+ * strings and classes, or SIZE_MAX; for text the parser already read.
+ */
+static size_t la_skip(const parser *p, size_t off)
+{
+    int depth = 0;
+    for (size_t i = off; i < p->len; i++) {
+        char c = p->text[i];
+        if (c == '"' || c == '\'' || c == '[') {
+            char close = c == '[' ? ']' : c;
+            for (i++; i < p->len && p->text[i] != close; i++)
+                if (p->text[i] == '\\')
+                    i++;
+            if (depth == 0)
+                return i + 1;
+        } else if (c == '(') {
+            depth++;
+        } else if (c == ')' && --depth == 0) {
+            return i + 1;
+        }
+    }
+    return SIZE_MAX;
+}
+
+/*
+ * XGrammar's shape of a lookahead assertion text[from .. to) (its structure
+ * normalizer's rules, with its messages): a sequence, not a choice at the
+ * top level nor the empty string nor a lone macro (note [lookahead
+ * assertions]).
+ */
+static gm_status check_lookahead_shape(parser *p, size_t from, size_t to, uint32_t la)
+{
+    if (p->g->nodes[la].kind == GM_EX_EMPTY)
+        return error_at(p, GM_ERR_UNSUPPORTED, from,
+                        "Empty string should not be in lookahead assertion");
+    while (from < to && strchr(" \t\r\n", p->text[from]))
+        from++;
+    while (to > from && strchr(" \t\r\n", p->text[to - 1]))
+        to--;
+    for (size_t i = from; i < to;) {
+        char c = p->text[i];
+        if (c == '|')
+            return error_at(p, GM_ERR_UNSUPPORTED, i,
+                            "Choices in lookahead assertion are not supported yet");
+        if (c == '#') { /* a comment, to the end of its line */
+            while (i < to && p->text[i] != '\n')
+                i++;
+        } else if (c == '(' || c == '"' || c == '\'' || c == '[') {
+            size_t e = la_skip(p, i);
+            if (e == SIZE_MAX || e > to)
+                return GM_OK;
+            /* a group holding only a choice is a choice: `(= ("a" | "b"))` */
+            if (c == '(' && i == from && e == to) {
+                from = i + 1;
+                to = e - 1;
+                while (from < to && strchr(" \t\r\n", p->text[from]))
+                    from++;
+                while (to > from && strchr(" \t\r\n", p->text[to - 1]))
+                    to--;
+                i = from;
+                continue;
+            }
+            i = e;
+        } else {
+            i++;
+        }
+    }
+    static const char *const macros[] = {"TagDispatch", "TokenTagDispatch", "Regex", "Substring"};
+    size_t n = 0;
+    while (from + n < to && is_name_char((unsigned char)p->text[from + n]))
+        n++;
+    for (size_t k = 0; k < sizeof macros / sizeof *macros; k++) {
+        size_t mlen = strlen(macros[k]);
+        if (n != mlen || memcmp(p->text + from, macros[k], n) != 0)
+            continue;
+        size_t at = from + n;
+        while (at < to && (p->text[at] == ' ' || p->text[at] == '\t'))
+            at++;
+        size_t e = at < to && p->text[at] == '(' ? la_skip(p, at) : SIZE_MAX;
+        while (e < to && (p->text[e] == ' ' || p->text[e] == '\t' || p->text[e] == '\n' ||
+                          p->text[e] == '\r'))
+            e++;
+        if (e == to)
+            return error_at(p, GM_ERR_UNSUPPORTED, from, "%s should not be in lookahead assertion",
+                            k == 1 ? "TagDispatch" : macros[k]);
+    }
+    return GM_OK;
+}
+
 static gm_status parse_rule(parser *p)
 {
     size_t start = p->pos, n = name_len(p, p->pos);
@@ -1529,13 +1619,16 @@ static gm_status parse_rule(parser *p)
         p->depth++;
         p->pos += 2;
         skip_space(p, true);
+        size_t la_from = p->pos;
         if ((st = parse_alternates(p, true)))
             return st;
         if (peek(p) != ')')
             return unexpected(p, "')' to close the lookahead assertion (= ...)");
+        la = p->stack.v[--p->stack.n];
+        if ((st = check_lookahead_shape(p, la_from, p->pos, la)))
+            return st;
         p->pos++;
         p->depth--;
-        la = p->stack.v[--p->stack.n];
         skip_space(p, true);
     }
     p->g->rules[r].body = body;
@@ -1624,14 +1717,13 @@ static gm_status parse_all(parser *p, const char *root)
     if (undef != GM_EX_NONE)
         return error_at(p, GM_ERR_GRAMMAR, worst, "rule '%s' is not defined", p->g->rules[undef].name);
     set_locations(p);
-    for (uint32_t i = 0; i < p->g->nrules; i++) {
-        if (p->g->rules[i].max_chars == GM_EX_INF || p->g->rules[i].body == GM_EX_NONE)
-            continue;
+    {
         const char *why;
-        if ((st = gm_ebnf_limit_chars(p->g, i, &why)) == GM_ERR_NOMEM)
+        uint32_t bad;
+        if ((st = gm_ebnf_limit_chars_all(p->g, &bad, &why)) == GM_ERR_NOMEM)
             return nomem(p);
         if (st)
-            return error_at(p, st, p->def_off.v[i], "rule '%s': %s", p->g->rules[i].name, why);
+            return error_at(p, st, p->def_off.v[bad], "rule '%s': %s", p->g->rules[bad].name, why);
     }
     uint32_t r = gm_ebnf_rule_find(p->g, root, strlen(root));
     if (r == GM_EX_NONE || p->def_off.v[r] == SIZE_MAX)

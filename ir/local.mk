@@ -2,10 +2,11 @@
 # (GBNF, XGrammar's EBNF, a regex as a whole grammar), rule merging and Until:
 # what earley/, schema/ and dispatch/ build on.
 libgmcore_la_SOURCES += \
-	ir/ebnf.c ir/ebnf.h ir/ebnf_max_chars.c ir/ebnf_max_chars.h \
+	ir/ebnf.c ir/ebnf.h ir/ebnf_max_chars.c ir/ebnf_max_chars.h ir/ebnf_max_chars_regular.c ir/ebnf_max_chars_regular.h \
 	ir/ebnf_parse.c ir/ebnf_parse.h ir/ebnf_regex.c \
 	ir/ir_merge.c ir/ir_merge.h \
-	ir/token_ids.c
+	ir/token_ids.c \
+	ir/ir_nfa.c ir/ir_nfa.h
 
 GM_TESTS += tests/test_ebnf
 tests_test_ebnf_SOURCES = tests/test_ebnf.c

@@ -46,6 +46,8 @@ GM_PYTHON_TESTFILES += python/tests/test_serialized_keys.py
 
 GM_PYTHON_TESTFILES += python/tests/test_rule_max_tokens.py python/tests/test_rule_temperature.py \
 	python/tests/test_rule_max_chars.py
+GM_PYTHON_TESTFILES += python/tests/test_lookahead.py python/tests/test_rule_max_chars_regular.py \
+	python/tests/test_rule_max_tokens_nested.py
 EXTRA_DIST += $(GM_PYTHON_FILES) $(GM_PYTHON_TESTFILES) python/tests/pytest.sh python/tests/pip_install.sh \
 	python/tests/xgrammar_suite.sh python/tests/xgrammar_expected_failures.txt python/tests/xgrammar_reasons.py \
 	examples/decode.py

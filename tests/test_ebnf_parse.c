@@ -91,13 +91,16 @@ static const form_case forms[] = {
     /* note [rule max_chars]: the body rewritten, a fixed point */
     {X, "root ::= r \">\"\nr[max_chars=2] ::= t\nt ::= (\"\\n\" | [^\\n])*", "root ::= r \">\"\nr[max_chars=2] ::= (\"\\n\" | [^\\n]){0,2}\nt ::= (\"\\n\" | [^\\n])*\n"},
     {X, "root[max_chars=3] ::= [a-z]{4,9}", "root[max_chars=3] ::= [a-z]{4}\n"},
+    /* note [max_chars on regular bodies]: printed as written (its state rules are not) */
+    {X, "root ::= r \">\"\nr[max_chars=2] ::= \"x\" [a]* \"y\"", "root ::= r \">\"\nr[max_chars=2] ::= \"x\" [a]* \"y\"\n"},
+    {X, "root ::= r\nr[max_chars=3] ::= \"a\" t\nt[max_chars=2] ::= (\"b\" | \"cd\")*", "root ::= r\nr[max_chars=3] ::= \"a\" t\nt[max_chars=2] ::= (\"b\" | \"cd\")*\n"},
     {X, "root[max_chars=0] ::= [a-z]*", "root[max_chars=0] ::= [a-z]{0}\n"},
     {X, "root[max_chars=2, max_tokens=5] ::= \"ab\" | \"c\"", "root[max_tokens=5, max_chars=2] ::= \"ab\" | \"c\"\n"},
     /* special tokens */
     {G, "root ::= <|channel|> \"x\" <think>", "root ::= <|channel|> \"x\" <think>\n"},
     {X, "root ::= <\"[INST]\"> <\"\\xFF\">", "root ::= <\"[INST]\"> <\"\\xFF\">\n"},
     /* XGrammar additions */
-    {X, "root ::= \"a\" b (= \"c\" | [0-9])\nb ::= \"b\"", "root ::= \"a\" b (= \"c\" | [0-9])\nb ::= \"b\"\n"},
+    {X, "root ::= \"a\" b (= \"c\" [0-9])\nb ::= \"b\"", "root ::= \"a\" b (= \"c\" [0-9])\nb ::= \"b\"\n"},
     {X, "root ::= %\"\\xFF\\x00a\" %[\\x80-\\xBF] %[^\\x00-\\x7F]",
      "root ::= %\"\\xFF\\x00a\" %[\\x80-\\xBF] %[^\\x00-\\x7F]\n"},
     {X, "root ::= Regex(\"[a-c]+x?\") \"!\"", "root ::= [a-c]+ \"x\"? \"!\"\n"},
@@ -188,7 +191,7 @@ static const err_case errors[] = {
     {X, "root[capture, stop] ::= \"a\"", GM_ERR_UNSUPPORTED, "rule attribute stop of rule 'root' is not supported", 1, 15},
     {X, "root[lazy, lazy] ::= \"a\"", GM_ERR_SYNTAX, "lazy attribute is specified more than once", 1, 12},
     {X, "root[foo=3] ::= \"a\"", GM_ERR_UNSUPPORTED, "rule attribute foo of rule 'root' is not supported", 1, 6},
-    {X, "root ::= r\nr[max_chars=3] ::= \"x\" [a-z]*", GM_ERR_UNSUPPORTED, "rule 'r': max_chars is supported on a rule whose body is a repetition", 2, 1},
+    {X, "root ::= r\nr[max_chars=3] ::= \"x\" r \"y\" | \"z\"", GM_ERR_UNSUPPORTED, "rule 'r': max_chars is supported on a rule whose body is a regular language", 2, 1},
     {X, "root[max_chars=2000000] ::= [a]*", GM_ERR_LIMIT, "rule 'root': max_chars on a repetition is at most 1000000", 1, 1},
     {X, "root[max_chars=1, max_chars=1] ::= [a]*", GM_ERR_SYNTAX, "max_chars is given twice", 1, 19},
     {X, "root[max_tokens=0] ::= \"a\"", GM_ERR_SYNTAX, "max_tokens must be positive", 1, 17},

@@ -879,6 +879,21 @@ def _dispatch_form(p: Any, d: Any) -> bool:
             and b[1][0][1] in p.defs and p.defs[b[1][0][1]].terminal and b[1][1][0] == "lit")
 
 
+def _hot_lexeme(p: Any, d: Any) -> bool:
+    """Whether rule d has a temperature and its body is one lexeme (a literal, a regex, a
+    range, a terminal, or a choice of those): then %ignore goes after its references, not
+    inside it, so that ignored text after it is read at the temperature around it, as in
+    XGrammar (test_temperature_works_with_ignored_tokens); the language is the same."""
+    def one(e: Any) -> bool:
+        if e[0] in ("lit", "regex", "range"):
+            return True
+        if e[0] == "name":
+            t = p.defs.get(e[1])
+            return t is not None and t.terminal
+        return e[0] == "alt" and all(one(x) for x in e[1])
+    return not d.terminal and "temperature" in d.attrs and one(d.body)
+
+
 def _refs(e: Any) -> List[str]:
     k = e[0]
     if k in ("seq", "alt"):
@@ -1011,7 +1026,8 @@ class _Emitter:
             elif d.body[0] == "common":
                 body = f"{ns}_c_{d.body[1]}"
             else:
-                body = self.expr(p, ns, d.body, "" if d.terminal or lazy else ign, d.terminal)
+                inside = "" if d.terminal or lazy or _hot_lexeme(p, p.defs[n]) else ign
+                body = self.expr(p, ns, d.body, inside, d.terminal)
             if attrs:
                 # one bracket: the budget and temperature of attr_head, then capture and lazy
                 head = head[:-1] + ", " + attrs[1:] if head.endswith("]") else head + attrs
@@ -1077,7 +1093,7 @@ class _Emitter:
             return self.lexeme(f'Regex({_lit(e[1])}, flags="{flags}")', ign)
         if k == "name":
             d = p.defs[e[1]]
-            lexeme = d.terminal or bool(d.attrs.get("lazy"))
+            lexeme = d.terminal or bool(d.attrs.get("lazy")) or _hot_lexeme(p, d)
             return self.lexeme(f"{ns}_{e[1]}", ign) if lexeme else f"{ns}_{e[1]}"
         if k == "substring":
             chunks = [c for c in e[1] if c]

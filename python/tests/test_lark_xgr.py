@@ -111,7 +111,7 @@ def test_errors_are_located(lark, message, where):
 
 def test_unimplemented_attributes_are_refused_not_ignored():
     with pytest.raises(gm.UnsupportedError, match="max_chars"):
-        gm.Grammar.from_lark('start: r\nr[max_chars=3]: "a" "b"+')
+        gm.Grammar.from_lark('start: r\nr[max_chars=3]: "a" r "b" | "c"')  # not regular
 
 
 def test_start_rule_temperature_is_the_grammars():

@@ -110,8 +110,8 @@ def test_printed_form_parses_back_to_itself():
 
 
 @pytest.mark.parametrize("src,cls,msg", [
-    ('root ::= r ">"\nr[max_chars=3] ::= "x" [a-z]*', gm.UnsupportedError,
-     "rule 'r': max_chars is supported on a rule whose body is a repetition"),
+    ('root ::= r ">"\nr[max_chars=3] ::= "x" r "y" | "z"', gm.UnsupportedError,
+     "rule 'r': max_chars is supported on a rule whose body is a regular language"),
     ('root[max_chars=2147483648] ::= "a"', gm.LimitError, "max_chars above 2147483647"),
     ('root[max_chars=1, max_chars=2] ::= "a"', gm.GrammarSyntaxError, "max_chars is given twice"),
     ('root[max_chars=2000000] ::= [a]*', gm.LimitError, "at most 1000000"),

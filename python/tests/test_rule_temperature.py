@@ -123,3 +123,22 @@ def test_printed_serialized_and_compiled_file_forms_carry_it(tmp_path):
 def test_bad_temperatures_are_errors(src, msg):
     with pytest.raises(gm.GrammarSyntaxError, match=msg):
         gm.Grammar.from_ebnf(src)
+
+
+def test_ignored_text_after_a_hot_lexeme_is_outside_it():
+    """A Lark rule with a temperature whose body is one lexeme: %ignore'd text after it is
+    read at the temperature around it (XGrammar's test_temperature_works_with_ignored_tokens),
+    and the language is the same as with the ignore inside the rule."""
+    for body, text in (('"x"', "x"), ('/ab/ | "q"', "ab")):
+        g = gm.Grammar.from_lark(f'%import common.WS\n%ignore WS\nstart: hot "z"\n'
+                                 f'hot[temperature=0.6]: {body}')
+        c = gm.GrammarCompiler(gm.TokenizerInfo([]), cache_enabled=False).compile_grammar(g)
+        m = gm.GrammarMatcher(c, default_temperature=0.1, terminate_without_stop_token=True)
+        assert m.temperature == pytest.approx(0.6)
+        assert m.accept_string(text) and m.temperature == pytest.approx(0.1)
+        assert m.accept_string(" \n ") and m.temperature == pytest.approx(0.1)
+        assert m.accept_string("z") and m.is_terminated()
+        for s, ok in ((text + "z", True), (text + " z ", True), (" " + text + "z", False),
+                      (text + "zz", False)):
+            m = gm.GrammarMatcher(c, terminate_without_stop_token=True)
+            assert (m.accept_string(s) and m.is_terminated()) == ok, s

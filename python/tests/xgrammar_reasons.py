@@ -35,6 +35,8 @@ def reason(name, text):
             return r
     if "lookahead assertions are not supported" in text:
         return "EBNF lookahead assertions (= ...): refused by the Earley engine"
+    if "its lookahead assertion (= ...) is not implied" in text:
+        return "EBNF lookahead assertions (= ...) that the grammar does not imply: refused"
     if re.search(r"in Regex\(|bad escape|incomplete escape|unknown extension|unsupported construct", text):
         return "regex constructs of XGrammar's dialect or beyond regular languages (lookaround, \\u{...}, \\c, (?<name>), anchors inside Regex)"
     if "DID NOT RAISE" in text:

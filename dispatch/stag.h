@@ -92,6 +92,10 @@ typedef struct gm_stag_options {
     gm_limits limits;
     bool free_text_bytes;              /* free text any bytes, not only valid UTF-8 (the
                                           document's "free_text" overrides it) */
+    bool unshared;                     /* for tests: each schema compiled where it is used,
+                                          XML arguments and repeated calls written in place
+                                          (note [schema memo], note [shared alternatives]):
+                                          the grammar before those, its masks the same */
 } gm_stag_options;
 
 /*

@@ -34,7 +34,10 @@
  * sessions), the load average is printed.
  *
  * usage: bench_dispatch [--runs R] [--out FILE] [--only masks|compile|families|one|lazy]
- *                       [--format llama|llama-json|qwen|harmony]
+ *                       [--format llama|llama-json|qwen|harmony|FAMILY] [--tools N]
+ *                       [--tokenizer llama3|qwen3|gptoss|deepseek_v3|gemma3]
+ * (--tools N: the families section measures N tools only; --tokenizer T: every
+ * family with T rather than its own)
  */
 #define _DEFAULT_SOURCE /* getloadavg */
 #include <stdarg.h>
@@ -44,6 +47,7 @@
 #include <string.h>
 
 #include <math.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -52,6 +56,8 @@
 
 static FILE *out_file;
 static const char *only_format; /* --format: one format's rows */
+static size_t only_tools;        /* --tools N: the families section's column of N tools only */
+static const char *any_tokenizer; /* --tokenizer T: the families section's, for every family */
 
 static bool skip_format(const char *name) { return only_format && strcmp(only_format, name); }
 
@@ -81,6 +87,15 @@ static void die(const char *what, const gm_error *err)
 }
 
 static double ms_since(uint64_t t0) { return (gm_clock_ns() - t0) / 1e6; }
+
+/* This thread's CPU time in ms: what a compile costs when other processes take turns on
+   the cores (a shared machine's wall times can be many times longer). */
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 /* ---- BFCL tools ----------------------------------------------------------- */
 
@@ -713,20 +728,28 @@ static void families_section(const char *shared, pool *P, int runs)
         {"deepseek_v3_1", GM_TOOLS_DEEPSEEK_V3_1, "deepseek_v3"},
         {"deepseek_v3_2", GM_TOOLS_DEEPSEEK_V3_2, "deepseek_v3"},
         {"glm_4_7", GM_TOOLS_GLM_4_7, "gemma3"},       {"minimax", GM_TOOLS_MINIMAX, "llama3"},
-        {"cohere", GM_TOOLS_COHERE, "llama3"},         {"exaone", GM_TOOLS_EXAONE, "gemma3"}};
+        {"cohere", GM_TOOLS_COHERE, "llama3"},         {"exaone", GM_TOOLS_EXAONE, "gemma3"},
+        {"qwen_3_5", GM_TOOLS_QWEN_3_5, "qwen3"},      {"deepseek_v4", GM_TOOLS_DEEPSEEK_V4, "deepseek_v3"},
+        {"kimi_k3", GM_TOOLS_KIMI_K3, "llama3"},       {"kimi_k3_xml", GM_TOOLS_KIMI_K3_XML, "llama3"}};
     say("### Compiling a model-family preset\n\n");
     say("Cold (a freshly loaded vocabulary, no grammar cache), median of %d: "
         "`gm_grammar_from_tools` + `gm_compiled_create` + the first mask, ms. Tokenizers: the "
         "family's own where at hand (qwen3, deepseek_v3), else another of ../shared.\n\n", runs);
     say("| family (tokenizer) | 1 tool | 8 tools | 32 tools | 128 tools |\n|---|---|---|---|---|\n");
+    times at32[sizeof fams / sizeof *fams];
+    double cpu32[sizeof fams / sizeof *fams];
+    bool have32[sizeof fams / sizeof *fams] = {false};
     for (size_t fi = 0; fi < sizeof fams / sizeof *fams; fi++) {
-        const fmt *f = &fams[fi];
+        fmt f1 = fams[fi];
+        const fmt *f = &f1;
+        if (any_tokenizer)
+            f1.tokenizer = any_tokenizer;
         if (skip_format(f->name))
             continue;
         say("| %s (%s) |", f->name, f->tokenizer);
         for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
             size_t n = sizes[si];
-            if (n > P->n) {
+            if (n > P->n || (only_tools && n != only_tools)) {
                 say(" - |");
                 continue;
             }
@@ -748,17 +771,37 @@ static void families_section(const char *shared, pool *P, int runs)
             gm_grammar_destroy(g);
             free(json);
             times cold[16];
+            double cpu[16];
             for (int r = 0; r < runs; r++) {
                 gm_vocab *v = load_vocab(shared, f->tokenizer);
-                gm_compiled_destroy(compile(v, NULL, f, set, n, &cold[r]));
+                double c0 = cpu_ms();
+                gm_compiled *c = compile(v, NULL, f, set, n, &cold[r]);
+                cpu[r] = cpu_ms() - c0;
+                gm_compiled_destroy(c);
                 gm_vocab_destroy(v);
             }
             times mc = median(cold, runs);
             say(" %.2f |", mc.grammar + mc.compile + mc.first);
+            if (n == 32) {
+                qsort(cpu, (size_t)runs, sizeof *cpu, cmp_double);
+                cpu32[fi] = cpu[runs / 2];
+                at32[fi] = mc;
+                have32[fi] = true;
+            }
             free(set);
         }
         say("\n");
     }
+    say("\nThe 32 tools' column by part (medians, ms): the grammar (`gm_grammar_from_tools`), "
+        "the compiled grammar (`gm_compiled_create`), the matcher and its first mask; and the "
+        "thread's CPU time of the whole (what it costs when the cores are shared).\n\n"
+        "| family (tokenizer) | grammar | compiled | first mask | CPU ms |\n"
+        "|---|---|---|---|---|\n");
+    for (size_t fi = 0; fi < sizeof fams / sizeof *fams; fi++)
+        if (have32[fi])
+            say("| %s (%s) | %.2f | %.2f | %.2f | %.2f |\n", fams[fi].name,
+                any_tokenizer ? any_tokenizer : fams[fi].tokenizer, at32[fi].grammar,
+                at32[fi].compile, at32[fi].first, cpu32[fi]);
     say("\n");
 }
 
@@ -923,9 +966,14 @@ int main(int argc, char **argv)
             only = argv[++i];
         else if (!strcmp(argv[i], "--format") && i + 1 < argc)
             only_format = argv[++i];
+        else if (!strcmp(argv[i], "--tools") && i + 1 < argc)
+            only_tools = (size_t)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--tokenizer") && i + 1 < argc)
+            any_tokenizer = argv[++i];
         else {
             fprintf(stderr, "usage: bench_dispatch [--runs R] [--out FILE] "
-                            "[--only masks|compile|families|one|lazy] [--format F]\n");
+                            "[--only masks|compile|families|one|lazy] [--format F] [--tools N] "
+                            "[--tokenizer T]\n");
             return 2;
         }
     }

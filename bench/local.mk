@@ -130,3 +130,13 @@ bench-shared-load: gramask python/lib/.built
 	  --out '$(srcdir)/bench/results/shared_load.md'
 .PHONY: bench-shared-load
 EXTRA_DIST += bench/bench_shared_load.py
+
+# Issue 37: instructions (valgrind's callgrind) of one cold compile of each model-family
+# preset with 32 tools, the figure that does not move with a shared machine's load; not
+# part of `make bench` (about a minute a family). GM_FAMILIES_TOOLS, GM_FAMILIES: which.
+GM_FAMILIES_TOOLS = 32
+bench-families-instr: bench/bench_dispatch
+	GM_SHARED_DIR='$(GM_SHARED_DIR)' $(SHELL) $(srcdir)/bench/families_instr.sh \
+	  $(GM_FAMILIES_TOOLS) $(GM_FAMILIES)
+.PHONY: bench-families-instr
+EXTRA_DIST += bench/families_instr.sh

@@ -94,7 +94,7 @@ int gm_cmd_tools(int argc, char **argv)
     } else {
         gm_ebnf g;
         gm_ebnf_init(&g, &m);
-        gm_stag_options so = {NULL, 0, to.schema, to.limits, false, NULL};
+        gm_stag_options so = {NULL, 0, to.schema, to.limits, false, NULL, false};
         if (gm_stag_compile(&m, file, out.s, out.n, &so, &g, &err) != GM_OK) {
             rc = gm_cli_fail("tools", &err);
         } else {

@@ -144,7 +144,7 @@ gm_status gm_cli_triggers(const gm_cli_load_options *lo, gm_cli_words *out, gm_e
         size_t jlen = lo->tools ? strlen(json) : len;
         gm_tools_options to; /* the schema options the session compiled with */
         gm_cli_tools_options(lo, &to);
-        gm_stag_options so = {NULL, 0, to.schema, lo->tools ? to.limits : lim, false, NULL};
+        gm_stag_options so = {NULL, 0, to.schema, lo->tools ? to.limits : lim, false, NULL, false};
         st = gm_stag_compile(&m, path, json, jlen, &so, &g, err);
     }
     if (st == GM_OK && collect_until_ends(&g, out)) {

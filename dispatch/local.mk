@@ -56,6 +56,10 @@ check-families: tests/dispatch_generate
 	  $(PYTHON3) $(srcdir)/tests/family_generate_check.py; \
 	  rc=$$?; test $$rc = 0 || test $$rc = 77
 .PHONY: check-families
+# The same generator, a few turns of six families, each mask compared with the grammar
+# the preset compiled to before its parts were shared (dispatch/stag.c): about 15 s.
+TESTS += tests/family_share_check.sh
+EXTRA_DIST += tests/family_share_check.sh
 
 # Merging equal rules of imported grammars: cases and languages kept (reference recognizer).
 GM_TESTS += tests/test_ir_merge

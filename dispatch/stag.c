@@ -509,6 +509,56 @@ static bool json_avoidable(const char *s, size_t n, char w)
     return true;
 }
 
+static uint32_t schema_compile(stag *c, const char *json, size_t len,
+                               const gm_schema_options *so);
+
+/*
+ * note [schema memo]
+ * Tools share argument shapes: XML argument styles compile a JSON Schema
+ * per typed parameter ({"type": "integer"}, an array of strings, ...), and
+ * a family's tools repeat them. One compile per distinct (options, excluded
+ * text, schema text) in a structural tag: a repeat reuses the rule the
+ * first imported. The language is the same, the grammar has fewer rules
+ * (gm_ebnf_merge_rules would have merged the copies after paying for
+ * them). Options are compared as bytes: a difference that does not matter
+ * only costs a compile. Not with a warning callback: each use reports its
+ * relaxations.
+ */
+static uint32_t schema_text(stag *c, const char *json, size_t len, const gm_schema_options *so)
+{
+    if (so->warn || c->unshared)
+        return schema_compile(c, json, len, so);
+    /* the excluded texts, each with its NUL (the special texts are the document's:
+       the same for every schema of it) */
+    size_t xl = c->json_exclude ? strlen(c->json_exclude) + 1 : 0;
+    size_t xl2 = c->json_exclude2 ? strlen(c->json_exclude2) + 1 : 0;
+    size_t kl = sizeof *so + 2 + xl + xl2 + len;
+    char *key = gm_mem_alloc(c->mem, kl);
+    if (!key)
+        return gm_stag_nomem(c);
+    char *k = key;
+    memcpy(k, so, sizeof *so);
+    k += sizeof *so;
+    *k++ = xl ? 1 : 0;
+    if (xl)
+        memcpy(k, c->json_exclude, xl), k += xl;
+    *k++ = xl2 ? 1 : 0;
+    if (xl2)
+        memcpy(k, c->json_exclude2, xl2), k += xl2;
+    memcpy(k, json, len);
+    uint32_t id = gm_intern_find(&c->schemas, key, kl), node = GM_EX_NONE;
+    if (id != UINT32_MAX) {
+        node = c->schema_nodes.v[id];
+    } else if ((node = schema_compile(c, json, len, so)) != GM_EX_NONE) {
+        int added;
+        if (gm_intern_put(&c->schemas, key, kl, &id, &added) ||
+            gm_vec_push(c->mem, &c->schema_nodes, node))
+            node = gm_stag_nomem(c);
+    }
+    gm_mem_free(c->mem, key);
+    return node;
+}
+
 /*
  * The JSON Schema json[0..len) as JSON under so, imported as one rule. Its free
  * strings avoid the closing tag of the XML value around it (c->json_exclude) and
@@ -519,7 +569,8 @@ static bool json_avoidable(const char *s, size_t n, char w)
  * text's): the token itself is still refused there when the vocabulary marks it
  * special (the engine never reads one as text).
  */
-static uint32_t schema_text(stag *c, const char *json, size_t len, const gm_schema_options *so)
+static uint32_t schema_compile(stag *c, const char *json, size_t len,
+                               const gm_schema_options *so)
 {
     gm_ebnf sub;
     gm_ebnf_init(&sub, c->mem);
@@ -912,6 +963,31 @@ static const gm_jv *tag_list(stag *c, const gm_jv *v, const char *key)
     return tags;
 }
 
+/*
+ * note [shared alternatives]
+ * The calls of a format are read where the first call is and again in the
+ * loop of the next ones (`one (sep one)*`, a dispatch loop after a first
+ * dispatch). Written as one node in two places, the rule automaton builder
+ * expanded it in both (and a loop past its expansion limit became a
+ * repetition rule holding a third copy): with 32 tools, two automata of
+ * 1,100-4,500 states built from the same tags, most of a family's compile
+ * time. Here such a node is a rule of its own, referenced from both places:
+ * built once, and still inlined by the builder when small (note [rule
+ * inlining] in earley/fsm_build.c). The language is the same.
+ */
+static uint32_t shared_rule(stag *c, uint32_t node, const char *hint)
+{
+    if (node == GM_EX_NONE || c->unshared)
+        return node;
+    uint32_t r = gm_ebnf_fresh_rule(c->g, hint);
+    uint32_t ref = r == GM_EX_NONE ? GM_EX_NONE : gm_ebnf_add_ref(c->g, r);
+    if (ref == GM_EX_NONE)
+        return gm_stag_nomem(c);
+    c->g->rules[r].body = node;
+    c->g->rules[r].loc = (gm_srcloc){gm_ebnf_file(c->g, c->name), 1, 1};
+    return ref;
+}
+
 /* Each tag in full, as alternatives. */
 static uint32_t all_tags(stag *c, const gm_jv *tags, const char *key)
 {
@@ -1056,6 +1132,8 @@ static uint32_t triggered(stag *c, const gm_jv *v, const gm_jv *trig_arr, const 
             goto out;
     }
     uint32_t dispatch = gm_ebnf_add_alt(c->g, scratch, nd);
+    if (at_least_one && text_before_first && !stop_after_first)
+        dispatch = shared_rule(c, dispatch, "dispatch"); /* note [shared alternatives] */
     uint32_t rest_text = until(c, list, nlist, GM_EX_NONE);
     if (dispatch == GM_EX_NONE || rest_text == GM_EX_NONE) {
         gm_stag_nomem(c);
@@ -1118,6 +1196,9 @@ static uint32_t tags_with_separator(stag *c, const gm_jv *v)
         return GM_EX_NONE;
     uint32_t node = one;
     if (!saf) {
+        one = node = shared_rule(c, one, "tags"); /* note [shared alternatives] */
+        if (one == GM_EX_NONE)
+            return GM_EX_NONE;
         uint32_t pair[2] = {sep, one};
         uint32_t next = gm_ebnf_add_seq(c->g, pair, 2);
         uint32_t more = next == GM_EX_NONE ? GM_EX_NONE : gm_ebnf_add_repeat(c->g, next, 0, GM_EX_INF);
@@ -1474,6 +1555,8 @@ gm_status gm_stag_compile(gm_mem *m, const char *name, const char *json, size_t 
     c->any_byte = GM_EX_NONE;
     c->any_char = GM_EX_NONE;
     c->until_flags = c->opts->free_text_bytes ? GM_UNTIL_BYTES : 0;
+    c->unshared = c->opts->unshared;
+    gm_intern_init(&c->schemas, m);
     gm_limits_init_defaults(&c->limits);
     if (opts && opts->limits.max_input_bytes)
         c->limits = opts->limits;
@@ -1509,6 +1592,8 @@ gm_status gm_stag_compile(gm_mem *m, const char *name, const char *json, size_t 
         }
     }
     gm_jdoc_free(&c->doc);
+    gm_intern_free(&c->schemas);
+    gm_vec_free(m, &c->schema_nodes);
     gm_mem_free(m, c);
     return st;
 }

@@ -103,6 +103,10 @@ typedef struct gm_stag_options {
     gm_strbuf *candidates;             /* out (may be NULL): the document's
                                           special_token_candidates appended, each
                                           followed by a NUL */
+    bool unshared;                     /* for tests: each schema compiled where it is used,
+                                          XML arguments and repeated calls written in place
+                                          (note [schema memo], note [shared alternatives]):
+                                          the grammar before those, its masks the same */
 } gm_stag_options;
 
 /*

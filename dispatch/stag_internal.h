@@ -12,6 +12,8 @@
 
 #include "gramask.h"
 #include "base/error.h"
+#include "base/hash.h"
+#include "base/vec.h"
 #include "ir/ebnf.h"
 #include "schema/json.h"
 
@@ -47,6 +49,9 @@ typedef struct stag {
     const char *json_exclude; /* text the free strings of that JSON avoid (an XML value's
                                  closing tag, note [xml styles]), or NULL */
     const char *json_exclude2; /* and another (Kimi K3's block markers), or NULL */
+    bool unshared;            /* gm_stag_options.unshared */
+    gm_intern schemas;        /* json_schema_text's keys (options, exclusion, text) ... */
+    GM_VEC(uint32_t) schema_nodes; /* ... and the node each compiled to (stag.c) */
     /* and those stag_token.c builds on: a format; a tag's content and end after begin */
     uint32_t (*format)(struct stag *c, const gm_jv *v);
     uint32_t (*tag_after)(struct stag *c, const gm_jv *v, uint32_t begin);

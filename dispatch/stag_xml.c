@@ -920,5 +920,20 @@ uint32_t gm_stag_xml_schema(stag *c, const gm_jv *v, const gm_jv *schema, const 
     c->json_exclude = NULL;
     c->json_exclude2 = NULL;
     gm_mem_free(c->mem, x.memo);
-    return c->status == GM_OK ? node : GM_EX_NONE;
+    if (c->status != GM_OK || node == GM_EX_NONE)
+        return GM_EX_NONE;
+    if (c->unshared)
+        return node;
+    /* The arguments are a rule of their own, never inlined, as a JSON Schema's root is
+       (json_schema in stag.c): inlined, every tool's parameters went into the dispatch
+       automaton, built twice where the calls repeat (the first call, then the loop), and
+       its subset construction and minimization were most of a family's compile time
+       (qwen_3_coder, glm_4_7, minimax with 32 tools). The language is the same. */
+    uint32_t rule;
+    uint32_t ref = fresh_rule(&x, &rule);
+    if (ref == GM_EX_NONE)
+        return GM_EX_NONE;
+    c->g->rules[rule].body = node;
+    c->g->rules[rule].noinline = 1;
+    return ref;
 }

@@ -30,7 +30,7 @@ gm_status gm_grammar_from_structural_tag(const char *json, size_t len,
     if (!opts)
         opts = &d;
     gm_stag_options so = {opts->special_tokens, opts->n_special_tokens, opts->schema,
-                          opts->limits, opts->free_text_bytes, NULL};
+                          opts->limits, opts->free_text_bytes, NULL, false};
     gm_limits_resolve(&so.limits, &opts->limits);
     return gm_stag_source_compile("structural tag", json, len, &so, &opts->allocator, opts->cache,
                                   out, err);
@@ -52,7 +52,7 @@ gm_status gm_grammar_from_tools(const char *tools_json, size_t len, const gm_too
     gm_strbuf_init(&text, &m);
     gm_status st = gm_tools_structural_tag(&m, "tools", tools_json, len, opts, &text, err);
     if (st == GM_OK) {
-        gm_stag_options so = {NULL, 0, opts->schema, opts->limits, false, NULL};
+        gm_stag_options so = {NULL, 0, opts->schema, opts->limits, false, NULL, false};
         gm_limits_resolve(&so.limits, &opts->limits);
         st = gm_stag_source_compile("tools", text.s, text.n, &so, &opts->allocator, opts->cache,
                                     out, err);

@@ -9,6 +9,12 @@
  *       [--goal TEXT]... [--free-text-bytes]
  *   dispatch_generate --sanitized      prints 1 when built with ASan, else 0
  *
+ * --compare-unshared: the preset is also compiled as it was before the
+ * grammar shared its parts (gm_stag_options.unshared: note [schema memo]
+ * and note [shared alternatives] in dispatch/stag.c), and at every step of
+ * every turn both masks and both accepting flags must be equal (exit 1 and
+ * a "mismatch" count otherwise): the sharing changes the rules, never a mask.
+ *
  * Each turn is drawn token by token from the public matcher's masks only:
  * every token taken is one the mask allows, and accepting it must succeed.
  * Uniform draws over a 128K-200K vocabulary would almost never write a
@@ -41,8 +47,10 @@
 #include "gramask.h"
 #include "base/file.h"
 #include "base/utf8.h"
+#include "dispatch/stag.h"
 #include "dispatch/tools.h"
 #include "runtime/objects.h"
+#include "runtime/stag_source.h"
 
 enum { MAX_GOALS = 256, MAX_CAND = 4096 };
 
@@ -52,6 +60,8 @@ typedef struct gen {
     gm_matcher *m;
     uint32_t *mask;
     size_t words;
+    gm_matcher *m2;           /* --compare-unshared: the unshared grammar's matcher, or NULL */
+    uint32_t *mask2;
     uint64_t rng;
     double eos_prob;
     const char *goals[MAX_GOALS];
@@ -242,8 +252,56 @@ static void print_parts(const gen *g, const uint32_t *toks, size_t n)
 /* ---- turns ---------------------------------------------------------------- */
 
 typedef struct stats {
-    long turns, finished, dead_ends, rejected, tokens;
+    long turns, finished, dead_ends, rejected, tokens, mismatches;
 } stats;
+
+/* Whether the unshared grammar's mask and accepting flag are g->mask's and acc. */
+static bool compare_unshared(gen *g, int turn, size_t step, bool acc)
+{
+    gm_error err;
+    if (gm_matcher_fill_mask(g->m2, g->mask2, g->words, &err))
+        die("fill_mask (unshared)", &err);
+    bool acc2 = gm_matcher_is_accepting(g->m2);
+    for (size_t w = 0; w < g->words; w++)
+        if (g->mask[w] != g->mask2[w]) {
+            uint32_t d = g->mask[w] ^ g->mask2[w], t = (uint32_t)(w * 32) + __builtin_ctz(d);
+            fprintf(stderr, "dispatch_generate: turn %d step %zu: token %u is %s with sharing, "
+                            "%s without\n", turn, step, t, allowed(g, t) ? "allowed" : "masked",
+                    allowed(g, t) ? "masked" : "allowed");
+            return false;
+        }
+    if (acc != acc2)
+        fprintf(stderr, "dispatch_generate: turn %d step %zu: accepting %d with sharing, %d "
+                        "without\n", turn, step, acc, acc2);
+    return acc == acc2;
+}
+
+/* The preset of tools[0..len) compiled with gm_stag_options.unshared, for v. */
+static gm_compiled *compile_unshared(const char *tools, size_t len, const gm_tools_options *o,
+                                     gm_vocab *v)
+{
+    gm_mem m;
+    gm_mem_init(&m, NULL, 0);
+    gm_strbuf st;
+    gm_strbuf_init(&st, &m);
+    gm_error err;
+    if (gm_tools_structural_tag(&m, "tools", tools, len, o, &st, &err))
+        die("structural tag", &err);
+    gm_stag_options so = {NULL, 0, o->schema, o->limits, false, NULL, true};
+    gm_limits_resolve(&so.limits, &o->limits);
+    gm_grammar_options go;
+    gm_grammar_options_init_defaults(&go);
+    gm_grammar *gr;
+    gm_compiled *c;
+    /* through the special-token resolution, as gm_grammar_from_tools (its kept
+       source compiles unshared again for a vocabulary with the candidates) */
+    if (gm_stag_source_compile("tools", st.s, st.n, &so, &go.allocator, NULL, &gr, &err) ||
+        gm_compiled_create(gr, v, NULL, &c, &err))
+        die("unshared grammar", &err);
+    gm_grammar_destroy(gr);
+    gm_strbuf_free(&st);
+    return c;
+}
 
 static void one_turn(gen *g, int turn, int max_tokens, stats *st)
 {
@@ -254,10 +312,17 @@ static void one_turn(gen *g, int turn, int max_tokens, stats *st)
     const char *goal = NULL;
     size_t goal_pos = 0;
     gm_matcher_reset(g->m);
+    if (g->m2)
+        gm_matcher_reset(g->m2);
     while (n < (size_t)max_tokens) {
         if (gm_matcher_fill_mask(g->m, g->mask, g->words, &err))
             die("fill_mask", &err);
         bool acc = gm_matcher_is_accepting(g->m);
+        if (g->m2 && !compare_unshared(g, turn, n, acc)) {
+            st->mismatches++;
+            dead = true;
+            break;
+        }
         uint32_t t = UINT32_MAX;
         if (acc && uniform(g) < g->eos_prob) {
             finished = true;
@@ -288,6 +353,8 @@ static void one_turn(gen *g, int turn, int max_tokens, stats *st)
             }
             break;
         }
+        if (g->m2 && gm_matcher_accept_token(g->m2, t, &err))
+            die("the unshared grammar refuses a token its mask allowed", &err);
         if (gm_matcher_accept_token(g->m, t, &err)) {
             st->rejected++;
             fprintf(stderr, "dispatch_generate: turn %d: the mask allows token %u but accepting "
@@ -315,7 +382,7 @@ int main(int argc, char **argv)
 {
     const char *tools = NULL, *format = NULL, *tokenizer = NULL, *choice = NULL;
     const char *reasoning = NULL;
-    bool no_parallel = false, free_text_bytes = false;
+    bool no_parallel = false, free_text_bytes = false, unshared = false;
     int nturns = 10, max_tokens = 300;
     gen g;
     memset(&g, 0, sizeof g);
@@ -333,6 +400,10 @@ int main(int argc, char **argv)
         }
         if (!strcmp(a, "--no-parallel")) {
             no_parallel = true;
+            continue;
+        }
+        if (!strcmp(a, "--compare-unshared")) {
+            unshared = true;
             continue;
         }
         if (!strcmp(a, "--free-text-bytes")) {
@@ -404,14 +475,18 @@ int main(int argc, char **argv)
     gm_compiled *c;
     if (gm_grammar_from_tools(text, len, &o, &grammar, &err))
         die(tools, &err);
+    gm_compiled *c2 = unshared ? compile_unshared(text, len, &o, g.vocab) : NULL;
     gm_mem_free(&text_mem, text);
     if (gm_compiled_create(grammar, g.vocab, NULL, &c, &err))
         die("compile", &err);
     gm_grammar_destroy(grammar);
     if (gm_matcher_create(c, NULL, &g.m, &err))
         die("matcher", &err);
+    if (c2 && gm_matcher_create(c2, NULL, &g.m2, &err))
+        die("matcher", &err);
     g.words = gm_compiled_mask_words(c);
     g.mask = malloc(g.words * sizeof *g.mask);
+    g.mask2 = malloc(g.words * sizeof *g.mask2);
     g.cand = malloc(MAX_CAND * sizeof *g.cand);
     g.weight = malloc(MAX_CAND * sizeof *g.weight);
     g.onebyte = malloc(g.vd->size * sizeof *g.onebyte);
@@ -426,14 +501,17 @@ int main(int argc, char **argv)
     for (int k = 0; k < nturns; k++)
         one_turn(&g, k, max_tokens, &st);
     printf("{\"summary\": true, \"turns\": %ld, \"finished\": %ld, \"dead_ends\": %ld, "
-           "\"rejected\": %ld, \"tokens\": %ld}\n",
-           st.turns, st.finished, st.dead_ends, st.rejected, st.tokens);
+           "\"rejected\": %ld, \"tokens\": %ld, \"mismatches\": %ld}\n",
+           st.turns, st.finished, st.dead_ends, st.rejected, st.tokens, st.mismatches);
     free(g.mask);
+    free(g.mask2);
+    gm_matcher_destroy(g.m2);
+    gm_compiled_destroy(c2);
     free(g.cand);
     free(g.weight);
     free(g.onebyte);
     gm_matcher_destroy(g.m);
     gm_compiled_destroy(c);
     gm_vocab_destroy(g.vocab);
-    return st.dead_ends || st.rejected ? 1 : 0;
+    return st.dead_ends || st.rejected || st.mismatches ? 1 : 0;
 }

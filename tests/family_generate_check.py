@@ -16,6 +16,13 @@ required must have a call. Each family must have at least 200 finished
 turns so checked. Run by `make check-families` (about a minute per family on
 a loaded 2-core machine, so not in `make check`); skips when the shared data
 is absent.
+
+GM_COMPARE_UNSHARED=1: every run also compiles the preset without the sharing
+of dispatch/stag.c (note [schema memo], note [shared alternatives]) and the
+masks of both must be equal at every step (dispatch_generate
+--compare-unshared); GM_FAMILY_MIN_TURNS lowers the 200 finished turns a
+family must have (tests/family_share_check.sh: a few turns of a few families
+in `make check`). Families to run: the arguments (default: all).
 """
 import json
 import os
@@ -324,6 +331,8 @@ def main():
         return 77
     only = sys.argv[1:]
     nturns = int(os.environ.get("GM_GENERATE_TURNS", "100"))
+    min_turns = int(os.environ.get("GM_FAMILY_MIN_TURNS", "200"))
+    compare = ["--compare-unshared"] if os.environ.get("GM_COMPARE_UNSHARED") == "1" else []
     rng = random.Random(37)
     sets = [s for s in tool_traces.load_sets(bench) if 2 <= len(s[1]) <= 4 and
             len({n for n, _ in s[1]}) == len(s[1])]
@@ -354,7 +363,7 @@ def main():
                     cmd = [gen, "--tools", path, "--format", fmt, "--tokenizer",
                            os.path.join(shared, "tokenizers", TOKENIZER[fmt]), "--seed",
                            str(fi * 10 + r + 1), "-n", str(nturns), "--max-tokens", "400"]
-                    cmd += opts
+                    cmd += opts + compare
                     for g in goals(fmt, list(tools)):
                         cmd += ["--goal", g]
                     p = subprocess.run(cmd, capture_output=True, text=True)
@@ -386,19 +395,20 @@ def main():
                         print("FAIL: %s turn %d: %s\n  %s" % (what, rec["turn"], e,
                                                               json.dumps(rec["parts"])[:600]))
                 checked[fmt] = checked.get(fmt, 0) + finished
-                if r == len(fam_runs) - 1 and r < len(runs) + 2 and checked[fmt] < 200:
+                if r == len(fam_runs) - 1 and r < len(runs) + 2 and checked[fmt] < min_turns:
                     fam_runs.append(["--reasoning", "forbidden"])
                 print("%-60s %4d turns, %4d finished, %4d calls, %d dead ends" %
                       (what[:60], summary["turns"], finished, calls, summary["dead_ends"]))
                 sys.stdout.flush()
     for fmt, n in checked.items():
-        if n < 200:
-            print("FAIL: %s: only %d finished turns checked (200 wanted)" % (fmt, n))
+        if n < min_turns:
+            print("FAIL: %s: only %d finished turns checked (%d wanted)" % (fmt, n, min_turns))
             failures += 1
     for k, v in STATS.items():
         print("note: %s: %d" % (k, v))
-    print("family generate: %d families, %d turns checked, %d failures" %
-          (len(checked), sum(checked.values()), failures))
+    print("family generate: %d families, %d turns checked, %d failures%s" %
+          (len(checked), sum(checked.values()), failures,
+           ", masks compared with the unshared grammars" if compare else ""))
     return 1 if failures else 0
 
 

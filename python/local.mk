@@ -20,6 +20,7 @@ GM_PYTHON_PKG += python/gramask/builtin_structural_tag.py
 GM_PYTHON_PKG += python/gramask/openai_tool_call_schema.py
 GM_PYTHON_PKG += python/gramask/lark_xgr.py
 GM_PYTHON_PKG += python/gramask/lark_dispatch.py
+GM_PYTHON_PKG += python/gramask/lark_sufstop.py
 GM_PYTHON_PKG += python/gramask/stag_tokens.py
 GM_PYTHON_FILES = $(GM_PYTHON_PKG) python/src/core.h python/src/core.c python/src/matcher.c \
 	python/src/arrays.c python/src/bench.c python/src/module.c python/setup.py python/pyproject.toml python/README.md

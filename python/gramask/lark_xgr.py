@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import lark_dispatch
+from . import lark_dispatch, lark_sufstop
 from .errors import GrammarError, GrammarSyntaxError, UnsupportedError
 
 _SYNTAX, _GRAMMAR = 3, 4
@@ -349,9 +349,11 @@ class _Parser:
                          at)
             return v
         if self.peek() == '"':
-            s, _ = self.string()
-            if key in ("suffix", "stop") and s == "":
-                self.err(f"{key} must not be empty", at)
+            s, ci = self.string()
+            if key in ("suffix", "stop"):
+                if s == "":
+                    self.err(f"{key} must not be empty", at)
+                return ("lit", s, ci)  # the marker expression (lark_sufstop.py)
             return s
         if key in ("capture", "stop_capture"):
             self.err(f"expected string literal after {key}=")
@@ -773,6 +775,8 @@ class _Parser:
                     raise LarkDialectError(v[2], f"unknown name '{v[1]}'", _GRAMMAR)
         for e in self.ignores:
             self.check_expr(e, None)
+        # suffix= / stop= rules are lazy rules of their body and marker (lark_sufstop.py)
+        lark_sufstop.desugar(self)
         self.check_lazy()
         for d in self.defs.values():
             if "temperature" in d.attrs and any(
@@ -946,6 +950,8 @@ class _Emitter:
         self.nns = 0
         self.named_done: Dict[str, str] = {}
         self.temperature: Optional[float] = None
+        self.captures = False  # whether an enclosing grammar has captures
+        self.sufstop: Dict[str, Any] = {}  # capture labels of suffix/stop rules -> infos
 
     def grammar(self, p: _Parser, ns: str) -> str:
         """Emits p's rules under ns; returns the name of its start rule (with ignores)."""
@@ -959,7 +965,13 @@ class _Emitter:
                 body = self.expr(p.common, ns + "_c", p.common.defs[n].body, "", True)
                 self.rules.append(f"{ns}_c_{n} ::= {body}")
         consumed = lark_dispatch.heads(p)
+        outer_captures = self.captures
+        # whether a capture can see this grammar's suffix/stop rules (lark_sufstop.py)
+        self.captures = outer_captures or lark_sufstop.needs_capture_events(p)
         for n, by in consumed.items():
+            if getattr(p.defs[n], "sufstop", None):
+                lark_sufstop.refuse_budgets(p.defs[n])
+                lark_sufstop.refuse_dispatch_captures(p.defs[n], self.captures)
             users = [o.name for o in p.defs.values() if n in _refs(o.body)
                      and o.name not in (by, n) and consumed.get(o.name) != by]
             if users:
@@ -978,12 +990,16 @@ class _Emitter:
             if ns == "L" and n == "start" and set(d.attrs) == {"temperature"}:
                 # on the start rule it holds for the whole output: the grammar's temperature
                 self.temperature = d.attrs["temperature"]
+            sufstop = getattr(d, "sufstop", None)
+            if sufstop:
+                lark_sufstop.refuse_budgets(d)
             head = self.attr_head(ns, n, d)
             if head != f"{ns}_{n}":
                 d = Definition(n, d.terminal, d.pos, {a: v for a, v in d.attrs.items()
                                                       if a not in ("max_tokens", "max_chars",
                                                                    "temperature")})
                 d.body = p.defs[n].body
+                d.sufstop = sufstop
             unsupported = [a for a in d.attrs if a not in ("capture", "lazy")]
             if unsupported:
                 raise UnsupportedError(
@@ -996,7 +1012,12 @@ class _Emitter:
                     "text up to its trigger, as a TagDispatch) is not implemented by gramask "
                     "yet", _GRAMMAR + 1)
             attrs = []
-            if "capture" in d.attrs:
+            if sufstop:
+                if "capture" in d.attrs or sufstop[3] or (sufstop[0] == "stop" and self.captures):
+                    label, inf = lark_sufstop.info(self, p, ns, d)
+                    self.sufstop[label] = inf
+                    attrs.append(f'capture="{label}"')
+            elif "capture" in d.attrs:
                 # the label is the Lark rule's name unless given (earley/capture.c)
                 label = n if d.attrs["capture"] is True else d.attrs["capture"]
                 attrs.append(f'capture="{label}"')
@@ -1019,6 +1040,7 @@ class _Emitter:
         start = f"{ns}_start"
         if ign and p.options["allow_initial_skip"]:
             start = f"{ign} {start}"
+        self.captures = outer_captures
         return start
 
     @staticmethod
@@ -1164,15 +1186,18 @@ def parse(text: str) -> _Parser:
 
 
 def to_ebnf(text: str, p: _Parser, named: Dict[str, Any],
-            tokenizer_info: Any) -> Tuple[str, List[Tuple[str, Any]], Optional[float]]:
-    """The EBNF of a parsed grammar, the grammars to link into its placeholders, and
-    the grammar's temperature (``start[temperature=t]``; None if none)."""
+            tokenizer_info: Any) -> Tuple[str, List[Tuple[str, Any]], Optional[float],
+                                          Dict[str, Any]]:
+    """The EBNF of a parsed grammar, the grammars to link into its placeholders, the
+    grammar's temperature (``start[temperature=t]``; None if none) and the capture labels
+    of its suffix/stop rules (lark_sufstop.py)."""
     em = _Emitter(named, tokenizer_info, ())
     try:
         start = em.grammar(p, "L")
     except LarkDialectError as e:
         raise located_error(text, e.pos, e.message, e.code) from None
-    return "\n".join([f"root ::= {start}"] + em.rules) + "\n", em.parts, em.temperature
+    return ("\n".join([f"root ::= {start}"] + em.rules) + "\n", em.parts, em.temperature,
+            em.sufstop)
 
 
 def _check_named(named: Any) -> Dict[str, Any]:
@@ -1209,8 +1234,8 @@ def from_xgrammar_lark(text: str, tokenizer_info: Any, named_grammars: Any,
             return None
         except GramaskError:
             pass  # not LALR(1), or beyond gramask's Lark: XGrammar's reading below
-    ebnf, parts, temperature = to_ebnf(text, p, named, tokenizer_info)
-    return link(ebnf, parts, text, temperature)
+    ebnf, parts, temperature, sufstop = to_ebnf(text, p, named, tokenizer_info)
+    return link(ebnf, parts, text, temperature, sufstop)
 
 
 def as_earley(g: Any) -> Any:
@@ -1224,8 +1249,8 @@ def as_earley(g: Any) -> Any:
     if spec.get("from") != "lark" or own or spec.get("lexer", "basic") != "basic":
         return g
     text = spec["text"]
-    ebnf, parts, temperature = to_ebnf(text, parse(text), {}, None)
-    return link(ebnf, parts, text, temperature)
+    ebnf, parts, temperature, sufstop = to_ebnf(text, parse(text), {}, None)
+    return link(ebnf, parts, text, temperature, sufstop)
 
 
 def _lark_reads_it_so(p: _Parser) -> bool:
@@ -1237,12 +1262,14 @@ def _lark_reads_it_so(p: _Parser) -> bool:
 
 
 def link(ebnf: str, parts: List[Tuple[str, Any]], lark_text: str,
-         temperature: Optional[float] = None) -> Any:
+         temperature: Optional[float] = None, sufstop: Optional[Dict[str, Any]] = None) -> Any:
     """The grammar of ebnf with each placeholder rule's body replaced by a grammar."""
     from . import _core
     from .grammar import Grammar
     spec = {"from": "lark_xgr", "text": ebnf, "lark": lark_text,
             "parts": [[name, g._spec] for name, g in parts], "temperature": temperature}
+    if sufstop:
+        spec["sufstop"] = sufstop
     if not parts:
         handle = _core.grammar_create(ebnf, None, format=_core.FORMAT_EBNF, start="root")
     else:
@@ -1251,10 +1278,13 @@ def link(ebnf: str, parts: List[Tuple[str, Any]], lark_text: str,
         main.close()
     g = Grammar(handle, "lark", spec)
     g._temperature = temperature
+    g._sufstop = lark_sufstop.merged([sufstop or {}] + [getattr(x, "_sufstop", None) or {}
+                                                          for _, x in parts])
     return g
 
 
 def from_spec(spec: Dict[str, Any]) -> Any:
     from .grammar import grammar_from_spec
     parts = [(name, grammar_from_spec(s)) for name, s in spec.get("parts", [])]
-    return link(spec["text"], parts, spec.get("lark", ""), spec.get("temperature"))
+    return link(spec["text"], parts, spec.get("lark", ""), spec.get("temperature"),
+                spec.get("sufstop"))

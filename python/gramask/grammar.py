@@ -332,10 +332,7 @@ class Grammar(HandleOwner):
         spec = {"from": kind, "grammars": specs} if all(specs) else None
         from .lark_xgr import as_earley
         parts = [as_earley(g) for g in grammars]  # kept alive while combined
-        combined = Grammar(_core.grammar_combine([g._handle for g in parts], concat), kind, spec)
-        from .lark_sufstop import merged
-        combined._sufstop = merged([getattr(g, "_sufstop", None) or {} for g in parts])
-        return combined
+        return Grammar(_core.grammar_combine([g._handle for g in parts], concat), kind, spec)
 
     def serialize_json(self) -> str:
         """The grammar as JSON text: how it was built (its source text or schema and
@@ -398,7 +395,7 @@ _ENVELOPE_KEYS = {
 _SPEC_KEYS = {
     "lark": {"text", "start", "name", "lark_conflicts", "no_file_imports", "lexer",
              "lark_reading"},
-    "lark_xgr": {"text", "lark", "parts", "temperature", "sufstop"},
+    "lark_xgr": {"text", "lark", "parts", "temperature"},
     "bundled": {"name", "start", "lexer"},
     "gbnf": {"text", "root_rule_name"},
     "ebnf": {"text", "root_rule_name"},

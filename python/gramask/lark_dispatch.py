@@ -13,6 +13,8 @@ up to and including its first occurrence.
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
+from . import lark_sufstop
+
 _ANY_TEXT = {"(\\n|.)*", "(.|\\n)*", "[\\s\\S]*", "[\\S\\s]*"}
 
 
@@ -127,19 +129,30 @@ def emit(em: Any, p: Any, ns: str, d: Any, ign: str) -> Optional[str]:
         return None
     loop, tags = m
     by_trigger: Dict[str, List[str]] = {}
+    heads_of: Dict[str, List[Any]] = {}
     for t, name, rest in tags:
         if rest:
             body = " ".join(em.expr(p, ns, x, ign, False) for x in rest)
         else:
             body = '""'
         by_trigger.setdefault(t, []).append(body)
+        heads_of.setdefault(t, []).append(p.defs[p.defs[name].body[1][0][1]] if loop
+                                          else p.defs[name])
+    # captures of suffix/stop heads: labels on the dispatch and its tags (lark_sufstop.py)
+    disp_label, tag_labels = lark_sufstop.dispatch_labels(em, ns, d, loop, heads_of)
     parts = []
     for k, (t, bodies) in enumerate(by_trigger.items()):
         rule = f"{ns}_{d.name}_tag{k}"
-        em.rules.append(f"{rule} ::= " + " | ".join(f"({x})" for x in bodies))
+        attrs = f'[capture="{tag_labels[t]}"]' if t in tag_labels else ""
+        em.rules.append(f"{rule}{attrs} ::= " + " | ".join(f"({x})" for x in bodies))
         parts.append(f"({ebnf_literal(t)}, {rule})")
-    opt = "" if loop else ", loop_after_dispatch=false"
-    return "TagDispatch(" + ", ".join(parts) + opt + ")"
+    opt = f", loop_after_dispatch={'true' if loop else 'false'}"
+    text = "TagDispatch(" + ", ".join(parts) + opt + ")"
+    if disp_label is None:
+        return text
+    rule = f"{ns}_{d.name}_dispatch"
+    em.rules.append(f'{rule}[capture="{disp_label}"] ::= {text}')
+    return rule
 
 
 def ebnf_literal(s: str) -> str:

@@ -14,8 +14,10 @@ only in what captures report (XGrammar's tests, test_lark.py):
   rule's capture whose span holds the occurrence); with ``suffix=`` they stay there.
 
 How: the rule is written as a lazy rule over ``BODY M`` whose capture has a label of
-gramask's own (``__gm_ss...``); :func:`captures` rewrites the matcher's spans of that
-label into the rule's capture and its marker's, splitting each span where BODY ends and M
+gramask's own (``__gm_ss`` and the hex of a JSON object saying what the rule is, so that the
+printed EBNF read again by ``Grammar.from_ebnf``, a union or a concat keep it);
+``GrammarMatcher.get_captures`` sees such a label and :func:`captures` rewrites the
+matcher's spans of it into the rule's capture and its marker's, splitting each span where BODY ends and M
 begins (the marker's byte length for a plain string marker; otherwise the first split
 where BODY matches the part before and M the rest, checked on grammars of BODY and M
 alone), and cuts stop markers out of the enclosing spans. What this does not know: which
@@ -26,7 +28,6 @@ differs). Budgets (``max_tokens``, ``max_chars``) on the same rule are refused: 
 closes the rule without its marker when the budget runs out, which the lazy rule cannot.
 """
 
-import hashlib
 import json
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -67,18 +68,24 @@ def refuse_budgets(d: Any) -> None:
                 "when the budget runs out)", _UNSUPPORTED)
 
 
-def refuse_dispatch_captures(d: Any, grammar_captures: bool) -> None:
-    """A suffix/stop head consumed by dynamic dispatch (a TagDispatch trigger) keeps its
-    language; its captures are not built there."""
-    kind, _, _, stop_capture = d.sufstop
-    if "capture" in d.attrs or stop_capture or (kind == "stop" and grammar_captures):
-        raise UnsupportedError(
-            f"captures of rule '{d.name}' with '{kind}' used as a dynamic dispatch trigger are "
-            "not implemented by gramask yet", _UNSUPPORTED)
+def _encode(inf: Dict[str, Any]) -> str:
+    """A capture label that holds what :func:`captures` needs to know (so that the printed
+    EBNF, read again by Grammar.from_ebnf, keeps it)."""
+    return LABEL_PREFIX + json.dumps(inf, sort_keys=True, separators=(",", ":")).encode().hex()
 
 
-def info(em: Any, p: Any, ns: str, d: Any) -> Tuple[str, Dict[str, Any]]:
-    """The capture label of rule d's lazy rule and what :func:`captures` needs to know."""
+def decode(label: str) -> Optional[Dict[str, Any]]:
+    if not label.startswith(LABEL_PREFIX):
+        return None
+    try:
+        inf = json.loads(bytes.fromhex(label[len(LABEL_PREFIX):]).decode())
+    except ValueError:
+        return None
+    return inf if isinstance(inf, dict) and "kind" in inf else None
+
+
+def label(em: Any, p: Any, ns: str, d: Any) -> str:
+    """The capture label of rule d's lazy rule."""
     kind, marker, body, stop_capture = d.sufstop
     inner = None
     if "capture" in d.attrs:
@@ -89,8 +96,7 @@ def info(em: Any, p: Any, ns: str, d: Any) -> Tuple[str, Dict[str, Any]]:
     else:
         out["body"] = _alone(em, p, ns, body)
         out["mark"] = _alone(em, p, ns, marker)
-    digest = hashlib.sha256(json.dumps(out, sort_keys=True).encode()).hexdigest()[:10]
-    return f"{LABEL_PREFIX}{digest}_{ns}_{d.name}", out
+    return _encode(out)
 
 
 def _alone(em: Any, p: Any, ns: str, e: Any) -> str:
@@ -125,11 +131,16 @@ def _alone(em: Any, p: Any, ns: str, e: Any) -> str:
 
 
 class _Splitter:
-    """Where BODY ends in a span of a suffix/stop rule (the infos of one grammar)."""
+    """Where BODY ends in a span of a suffix/stop rule, and the infos of the labels seen."""
 
-    def __init__(self, infos: Dict[str, Dict[str, Any]]) -> None:
-        self.infos = infos
+    def __init__(self) -> None:
+        self.infos: Dict[str, Optional[Dict[str, Any]]] = {}
         self.matchers: Dict[str, Any] = {}
+
+    def info(self, label: str) -> Optional[Dict[str, Any]]:
+        if label not in self.infos:
+            self.infos[label] = decode(label)
+        return self.infos[label]
 
     def matcher(self, ebnf: str) -> Any:
         m = self.matchers.get(ebnf)
@@ -147,6 +158,7 @@ class _Splitter:
 
     def split(self, label: str, text: bytes) -> Optional[int]:
         inf = self.infos[label]
+        assert inf is not None
         if "fixed" in inf:
             return len(text) - inf["fixed"] if inf["fixed"] <= len(text) else None
         body = self.matcher(inf["body"])
@@ -163,48 +175,129 @@ class _Splitter:
         return None
 
 
-def splitter(infos: Dict[str, Dict[str, Any]]) -> _Splitter:
-    return _Splitter(infos)
+def splitter() -> _Splitter:
+    return _Splitter()
 
 
 def captures(spans: List[Tuple[str, int, bytes]], sp: _Splitter) -> List[Tuple[str, bytes]]:
     """XGrammar's captures from the matcher's spans (label, start, text): each span of a
-    suffix/stop rule becomes its marker's capture and its own, and a stop marker's bytes
-    leave every later span of another rule that holds the occurrence."""
-    out: List[Tuple[str, int, bytes, List[Tuple[int, int]]]] = []
-    stops: List[Tuple[int, int, int, int]] = []  # (index in out, start, marker start, end)
+    suffix/stop rule becomes its marker's capture and its own; each tag of a TagDispatch
+    with suffix/stop heads, its trigger's and its head's; a stop marker's bytes leave every
+    later span of another rule that holds the occurrence."""
+    buf: Dict[int, int] = {}  # the output bytes the spans show
+    occ: Dict[str, List[Tuple[int, int]]] = {}  # dispatcher label -> its occurrences
+    owner: Dict[str, str] = {}  # tag label -> dispatcher label
     for label, start, text in spans:
-        if not label.startswith(LABEL_PREFIX) or label not in sp.infos:
-            out.append((label, start, text, []))
-            continue
-        inf = sp.infos[label]
-        i = sp.split(label, text)
-        if i is None:
-            raise AssertionError(f"a span of {label} that its body and marker do not split")
-        if inf["marker"]:
-            out.append((inf["marker"], start + i, text[i:], []))
-        if inf["inner"]:
-            out.append((inf["inner"], start, text[:i], []))
-        if inf["kind"] == "stop":
-            stops.append((len(out), start, start + i, start + len(text)))
-    for first, start, mstart, end in stops:
-        for k in range(first, len(out)):
-            label, s, text, cuts = out[k]
-            cut = (mstart - s, end - s)
-            if s <= start and end <= s + len(text) and mstart < end and cut not in cuts:
-                cuts.append(cut)
+        for j, byte in enumerate(text):
+            buf[start + j] = byte
+        inf = sp.info(label)
+        if inf is not None and inf["kind"] == "dispatch":
+            occ.setdefault(label, []).append((start, start + len(text)))
+            for t in inf["tags"]:
+                owner[t] = label
+    items: List[Tuple[str, int, int, List[Tuple[int, int]]]] = []
+    stops: List[Tuple[int, int, int, int]] = []  # (first later item, occurrence start, cut)
+    last_end: Dict[Tuple[str, int], int] = {}  # dispatcher occurrence -> end of its last tag
+    for label, start, text in spans:
+        end = start + len(text)
+        inf = sp.info(label)
+        if inf is None:
+            items.append((label, start, end, []))
+        elif inf["kind"] in ("suffix", "stop"):
+            i = sp.split(label, text)
+            if i is None:
+                raise AssertionError(f"a span of {label} that its body and marker do not split")
+            if inf["marker"]:
+                items.append((inf["marker"], start + i, end, []))
+            if inf["inner"]:
+                items.append((inf["inner"], start, start + i, []))
+            if inf["kind"] == "stop":
+                stops.append((len(items), start, start + i, end))
+        elif label in owner:
+            dl = owner[label]
+            tag = sp.info(dl)["tags"][label]
+            tstart = start - len(tag["trigger"].encode("utf-8"))
+            holders = [o for o in occ[dl] if o[0] <= tstart and end <= o[1]]
+            if not holders:
+                continue
+            o = max(holders)
+            seg = last_end.get((dl, o[0]), o[0])
+            last_end[(dl, o[0])] = end
+            if tag["marker"]:
+                items.append((tag["marker"], tstart, start, []))
+            if tag["inner"]:
+                items.append((tag["inner"], seg, tstart, []))
+            if tag["of"] == "stop":
+                stops.append((len(items), seg, tstart, start))
+        elif inf["kind"] == "dispatch" and not inf["loop"] and (label, start) not in last_end:
+            # the non-looping form that has not reached its trigger: all of it is the head's,
+            # inside every capture of the same span listed before it (the dispatching rule's)
+            for tag in inf["tags"].values():
+                if tag["inner"]:
+                    at = len(items)
+                    while at and items[at - 1][1:3] == (start, end):
+                        at -= 1
+                    items.insert(at, (tag["inner"], start, end, []))
+                    stops = [(f + (f >= at), o, a, b) for f, o, a, b in stops]
+    for first, ostart, a, b in stops:
+        for k in range(first, len(items)):
+            s, e, cuts = items[k][1], items[k][2], items[k][3]
+            if s <= ostart and b <= e and a < b and (a, b) not in cuts:
+                cuts.append((a, b))
     result = []
-    for label, s, text, cuts in out:
+    for label, s, e, cuts in items:
+        text = bytes(buf[j] for j in range(s, e))
         for a, b in sorted(cuts, reverse=True):
-            text = text[:a] + text[b:]
+            text = text[:a - s] + text[b - s:]
         result.append((label, text))
     return result
 
 
-def merged(infos: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
-    """The suffix/stop infos of a grammar made of parts (labels name their info: equal
-    labels are equal infos); None when there are none."""
-    out: Dict[str, Any] = {}
-    for x in infos:
-        out.update(x)
-    return out or None
+# ---- suffix/stop heads of dynamic dispatch (lark_dispatch.py): TagDispatch triggers
+#
+# `tool: head rest` with `head[stop="<t>"]: TEXT` is the trigger "<t>" of a TagDispatch
+# whose tag rule is `rest`; the head's text is the free text before its trigger. Where
+# captures can see it, the dispatching rule's TagDispatch gets a rule of its own with a
+# label of gramask's own (its occurrence: where the free text starts) and each tag rule
+# one (where the trigger ends): :func:`captures` then finds each head's text (from the end
+# of the previous tag of the same occurrence, or its start, to the trigger) and its
+# trigger; in the non-looping form (`start: head`), an occurrence that never reached its
+# trigger is the head's text alone.
+
+
+def _head_info(d: Any, captures_on: bool) -> Optional[Dict[str, Any]]:
+    sufstop = getattr(d, "sufstop", None)
+    if not sufstop:
+        return None
+    kind, _, _, stop_capture = sufstop
+    inner = None
+    if "capture" in d.attrs:
+        inner = d.name if d.attrs["capture"] is True else d.attrs["capture"]
+    if not (inner or stop_capture or (kind == "stop" and captures_on)):
+        return None
+    return {"kind": "tag", "of": kind, "inner": inner, "marker": stop_capture}
+
+
+def dispatch_labels(em: Any, ns: str, d: Any, loop: bool,
+                    heads: Dict[str, List[Any]]) -> Tuple[Optional[str], Dict[str, str]]:
+    """For the TagDispatch of rule d (heads: trigger -> the head rules it ends): the label
+    of its own rule and of each trigger's tag rule, or (None, {}) when no capture sees
+    its suffix/stop heads."""
+    tags: Dict[str, Dict[str, Any]] = {}
+    for trigger, hs in heads.items():
+        infos = [_head_info(h, em.captures) for h in hs]
+        if all(i is None for i in infos):
+            continue
+        if any(i != infos[0] for i in infos):
+            raise UnsupportedError(
+                f"heads of the dynamic dispatch of '{d.name}' sharing the trigger {trigger!r} "
+                "with different captures are not implemented by gramask yet", _UNSUPPORTED)
+        tags[trigger] = dict(infos[0], trigger=trigger, rule=f"{ns}_{d.name}")
+    if not tags:
+        return None, {}
+    disp: Dict[str, Any] = {"kind": "dispatch", "loop": loop, "tags": {}}
+    labels = {}
+    for trigger, inf in tags.items():
+        labels[trigger] = _encode(inf)
+        disp["tags"][labels[trigger]] = inf
+    return _encode(disp), labels

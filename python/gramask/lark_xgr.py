@@ -951,7 +951,6 @@ class _Emitter:
         self.named_done: Dict[str, str] = {}
         self.temperature: Optional[float] = None
         self.captures = False  # whether an enclosing grammar has captures
-        self.sufstop: Dict[str, Any] = {}  # capture labels of suffix/stop rules -> infos
 
     def grammar(self, p: _Parser, ns: str) -> str:
         """Emits p's rules under ns; returns the name of its start rule (with ignores)."""
@@ -971,7 +970,6 @@ class _Emitter:
         for n, by in consumed.items():
             if getattr(p.defs[n], "sufstop", None):
                 lark_sufstop.refuse_budgets(p.defs[n])
-                lark_sufstop.refuse_dispatch_captures(p.defs[n], self.captures)
             users = [o.name for o in p.defs.values() if n in _refs(o.body)
                      and o.name not in (by, n) and consumed.get(o.name) != by]
             if users:
@@ -1014,8 +1012,7 @@ class _Emitter:
             attrs = []
             if sufstop:
                 if "capture" in d.attrs or sufstop[3] or (sufstop[0] == "stop" and self.captures):
-                    label, inf = lark_sufstop.info(self, p, ns, d)
-                    self.sufstop[label] = inf
+                    label = lark_sufstop.label(self, p, ns, d)
                     attrs.append(f'capture="{label}"')
             elif "capture" in d.attrs:
                 # the label is the Lark rule's name unless given (earley/capture.c)
@@ -1186,18 +1183,15 @@ def parse(text: str) -> _Parser:
 
 
 def to_ebnf(text: str, p: _Parser, named: Dict[str, Any],
-            tokenizer_info: Any) -> Tuple[str, List[Tuple[str, Any]], Optional[float],
-                                          Dict[str, Any]]:
-    """The EBNF of a parsed grammar, the grammars to link into its placeholders, the
-    grammar's temperature (``start[temperature=t]``; None if none) and the capture labels
-    of its suffix/stop rules (lark_sufstop.py)."""
+            tokenizer_info: Any) -> Tuple[str, List[Tuple[str, Any]], Optional[float]]:
+    """The EBNF of a parsed grammar, the grammars to link into its placeholders, and
+    the grammar's temperature (``start[temperature=t]``; None if none)."""
     em = _Emitter(named, tokenizer_info, ())
     try:
         start = em.grammar(p, "L")
     except LarkDialectError as e:
         raise located_error(text, e.pos, e.message, e.code) from None
-    return ("\n".join([f"root ::= {start}"] + em.rules) + "\n", em.parts, em.temperature,
-            em.sufstop)
+    return "\n".join([f"root ::= {start}"] + em.rules) + "\n", em.parts, em.temperature
 
 
 def _check_named(named: Any) -> Dict[str, Any]:
@@ -1234,8 +1228,8 @@ def from_xgrammar_lark(text: str, tokenizer_info: Any, named_grammars: Any,
             return None
         except GramaskError:
             pass  # not LALR(1), or beyond gramask's Lark: XGrammar's reading below
-    ebnf, parts, temperature, sufstop = to_ebnf(text, p, named, tokenizer_info)
-    return link(ebnf, parts, text, temperature, sufstop)
+    ebnf, parts, temperature = to_ebnf(text, p, named, tokenizer_info)
+    return link(ebnf, parts, text, temperature)
 
 
 def as_earley(g: Any) -> Any:
@@ -1249,8 +1243,8 @@ def as_earley(g: Any) -> Any:
     if spec.get("from") != "lark" or own or spec.get("lexer", "basic") != "basic":
         return g
     text = spec["text"]
-    ebnf, parts, temperature, sufstop = to_ebnf(text, parse(text), {}, None)
-    return link(ebnf, parts, text, temperature, sufstop)
+    ebnf, parts, temperature = to_ebnf(text, parse(text), {}, None)
+    return link(ebnf, parts, text, temperature)
 
 
 def _lark_reads_it_so(p: _Parser) -> bool:
@@ -1262,14 +1256,12 @@ def _lark_reads_it_so(p: _Parser) -> bool:
 
 
 def link(ebnf: str, parts: List[Tuple[str, Any]], lark_text: str,
-         temperature: Optional[float] = None, sufstop: Optional[Dict[str, Any]] = None) -> Any:
+         temperature: Optional[float] = None) -> Any:
     """The grammar of ebnf with each placeholder rule's body replaced by a grammar."""
     from . import _core
     from .grammar import Grammar
     spec = {"from": "lark_xgr", "text": ebnf, "lark": lark_text,
             "parts": [[name, g._spec] for name, g in parts], "temperature": temperature}
-    if sufstop:
-        spec["sufstop"] = sufstop
     if not parts:
         handle = _core.grammar_create(ebnf, None, format=_core.FORMAT_EBNF, start="root")
     else:
@@ -1278,13 +1270,10 @@ def link(ebnf: str, parts: List[Tuple[str, Any]], lark_text: str,
         main.close()
     g = Grammar(handle, "lark", spec)
     g._temperature = temperature
-    g._sufstop = lark_sufstop.merged([sufstop or {}] + [getattr(x, "_sufstop", None) or {}
-                                                          for _, x in parts])
     return g
 
 
 def from_spec(spec: Dict[str, Any]) -> Any:
     from .grammar import grammar_from_spec
     parts = [(name, grammar_from_spec(s)) for name, s in spec.get("parts", [])]
-    return link(spec["text"], parts, spec.get("lark", ""), spec.get("temperature"),
-                spec.get("sufstop"))
+    return link(spec["text"], parts, spec.get("lark", ""), spec.get("temperature"))

@@ -64,21 +64,19 @@ class GrammarMatcher(_core.GrammarMatcher):
         grammar_temperature = getattr(grammar, "_temperature", None)
         self._temperature = (grammar_temperature if grammar_temperature is not None
                              else default_temperature)
-        # suffix/stop rules of XGrammar's Lark dialect: their captures (lark_sufstop.py)
-        sufstop = getattr(grammar, "_sufstop", None)
-        self._sufstop = None
-        if sufstop:
-            from .lark_sufstop import splitter
-            self._sufstop = splitter(sufstop)
+        self._sufstop: Any = None  # lark_sufstop's splitter, made on first use
 
     def get_captures(self, deduplicate: bool = True) -> List[Any]:
         """XGrammar's captures: [(label, bytes)] of the rules with ``capture`` that
         completed in the accepted output (deduplicated: each occurrence once, its longest
         completion); with the rules of XGrammar's ``suffix=`` / ``stop=`` attributes, their
         ``stop_capture`` and without a stop marker in the enclosing captures."""
+        got = super().get_captures(deduplicate)
+        from .lark_sufstop import LABEL_PREFIX, captures, splitter
+        if not any(label.startswith(LABEL_PREFIX) for label, _ in got):
+            return got
         if self._sufstop is None:
-            return super().get_captures(deduplicate)
-        from .lark_sufstop import captures
+            self._sufstop = splitter()
         return captures(self._capture_spans(bool(deduplicate)), self._sufstop)
 
     @property

@@ -132,3 +132,64 @@ def test_errors(text, message):
 def test_budget_on_the_same_rule_is_refused():
     with pytest.raises(gm.UnsupportedError, match="max_tokens"):
         gm.Grammar.from_lark('start: r ">"\nr[max_tokens=2, stop="!"]: /[a-z]*/')
+
+
+def _dispatch_reference(w, attribute):
+    """`start[capture="o"]: tool* tail` with `tool: head "x"` and
+    `head[capture="h", X="<t>", stop_capture="m"]: TEXT`: the free text in which each "<t>"
+    is followed by "x"; each tool's head is the text since the previous one's "x"."""
+    parts = w.split("<t>")
+    caps = []
+    for k, seg in enumerate(parts[:-1]):
+        text = seg[1:] if k else seg
+        if k and not seg.startswith("x"):
+            return None
+        caps += [("m", b"<t>"), ("h", text.encode())]
+    if len(parts) > 1 and not parts[-1].startswith("x"):
+        return None
+    outer = w if attribute == "suffix" else w.replace("<t>", "")
+    return caps + [("o", outer.encode())]
+
+
+@pytest.mark.parametrize("attribute", ["suffix", "stop"])
+def test_dispatch_heads_captures(attribute):
+    grammar = gm.Grammar.from_lark(
+        f'start[capture="o"]: tool* tail\ntail: TEXT\n'
+        f'head[capture="h", {attribute}="<t>", stop_capture="m"]: TEXT\ntool: head "x"\n'
+        'TEXT: /(\\n|.)*/')
+    again = [gm.Grammar.from_ebnf(str(grammar)),
+             gm.Grammar.deserialize_json(grammar.serialize_json()),
+             gm.Grammar.concat(gm.Grammar.from_ebnf('root ::= ""'), grammar)]
+    seen = 0
+    for n in range(1, 5):
+        for t in itertools.product(["a", "x", "<t>"], repeat=n):
+            w = "".join(t)
+            want = _dispatch_reference(w, attribute)
+            for g in [grammar] + again:
+                m = _matcher(g)
+                got = m.accept_string(w) and m.is_terminated()
+                assert got == (want is not None), w
+                if got:
+                    assert m.get_captures() == want, w
+            seen += want is not None and "<t>" in w
+    assert seen > 5
+
+
+@pytest.mark.parametrize("attribute", ["suffix", "stop"])
+def test_dispatch_root_head_captures(attribute):
+    # `start: r` with an any-text body: free text without the marker, or up to its first one
+    grammar = gm.Grammar.from_lark(
+        f'start[capture="o"]: r\nr[capture="h", {attribute}="<e>", stop_capture="m"]: TEXT\n'
+        'TEXT: /(\\n|.)*/')
+    for w in ["ab", "a<e", "<e>", "ab<e>"]:
+        m = _matcher(grammar)
+        assert m.accept_string(w) and m.is_terminated(), w
+        if w.endswith("<e>"):
+            outer = w if attribute == "suffix" else w[:-3]
+            want = [("m", b"<e>"), ("h", w[:-3].encode()), ("o", outer.encode())]
+        else:
+            want = [("h", w.encode()), ("o", w.encode())]
+        assert m.get_captures() == want, w
+    for w in ["<e>a", "a<e><e>"]:
+        m = _matcher(grammar)
+        assert not (m.accept_string(w) and m.is_terminated()), w

@@ -165,7 +165,7 @@ def emit(em: Any, p: Any, ns: str, d: Any, ign: str) -> Optional[str]:
         heads_of.setdefault(t, []).append(p.defs[p.defs[name].body[1][0][1]] if loop
                                           else p.defs[name])
     # captures of suffix/stop heads: labels on the dispatch and its tags (lark_sufstop.py)
-    disp_label, tag_labels = lark_sufstop.dispatch_labels(em, ns, d, loop, heads_of)
+    disp_label, tag_labels = lark_sufstop.dispatch_labels(em, p, ns, d, loop, heads_of)
     parts = []
     for k, (t, bodies) in enumerate(by_trigger.items()):
         rule = f"{ns}_{d.name}_tag{k}"

@@ -17,15 +17,16 @@ How: the rule is written as a lazy rule over ``BODY M`` whose capture has a labe
 gramask's own (``__gm_ss`` and the hex of a JSON object saying what the rule is, so that the
 printed EBNF read again by ``Grammar.from_ebnf``, a union or a concat keep it);
 ``GrammarMatcher.get_captures`` sees such a label and :func:`captures` rewrites the
-matcher's spans of it into the rule's capture and its marker's, splitting each span where BODY ends and M
-begins (the marker's byte length for a plain string marker; otherwise the first split
-where BODY matches the part before and M the rest, checked on grammars of BODY and M
-alone), and cuts stop markers out of the enclosing spans. What this does not know: which
-completions are the occurrence's ancestors in the parse, so an enclosing capture is any
-capture of another rule that completed later and whose span holds the occurrence (XGrammar
-tracks it per Earley item: test_lark_stop_capture_scope_ignores_unrelated_earley_branch
-differs). Budgets (``max_tokens``, ``max_chars``) on the same rule are refused: XGrammar
-closes the rule without its marker when the budget runs out, which the lazy rule cannot.
+matcher's spans of it into the rule's capture and its marker's, splitting each span where
+BODY ends and M begins (the marker's byte length for a plain string marker; otherwise the
+first split where BODY matches the part before and M the rest, checked on grammars of BODY
+and M alone), and cuts stop markers out of the enclosing spans. What this does not know:
+which completions are the occurrence's ancestors in the parse, so an enclosing capture is
+one of a rule from which the stop rule can be reached (:func:`scope`; or of an enclosing
+grammar) that completed later and whose span holds the occurrence; XGrammar tracks it per
+Earley item, so a marker of a branch that died is still cut from such a rule's capture.
+Budgets (``max_tokens``, ``max_chars``) on the same rule are refused: XGrammar closes the
+rule without its marker when the budget runs out, which the lazy rule cannot.
 """
 
 import json
@@ -84,6 +85,37 @@ def decode(label: str) -> Optional[Dict[str, Any]]:
     return inf if isinstance(inf, dict) and "kind" in inf else None
 
 
+def _capture_label(d: Any) -> Optional[str]:
+    c = d.attrs.get("capture")
+    return None if c is None else d.name if c is True else c
+
+
+def scope(p: Any, name: str) -> Dict[str, List[str]]:
+    """Which captures of p can hold an occurrence of rule name: the labels of the captured
+    rules from which it can be reached ("within"), and every capture label of p ("local");
+    a capture whose label is not local belongs to an enclosing grammar, which may hold it."""
+    from .lark_xgr import _refs
+    within = set()
+    local = set()
+    for d in p.defs.values():
+        lab = _capture_label(d)
+        if lab is None:
+            continue
+        local.add(lab)
+        seen = set()
+        todo = [d.name]
+        while todo:
+            n = todo.pop()
+            if n in seen or n not in p.defs:
+                continue
+            seen.add(n)
+            if p.defs[n].body[0] != "common":
+                todo.extend(_refs(p.defs[n].body))
+        if name in seen:
+            within.add(lab)
+    return {"within": sorted(within), "local": sorted(local)}
+
+
 def label(em: Any, p: Any, ns: str, d: Any) -> str:
     """The capture label of rule d's lazy rule."""
     kind, marker, body, stop_capture = d.sufstop
@@ -91,6 +123,8 @@ def label(em: Any, p: Any, ns: str, d: Any) -> str:
     if "capture" in d.attrs:
         inner = d.name if d.attrs["capture"] is True else d.attrs["capture"]
     out: Dict[str, Any] = {"kind": kind, "inner": inner, "marker": stop_capture}
+    if kind == "stop":
+        out["scope"] = scope(p, d.name)
     if marker[0] == "lit" and not marker[2]:
         out["fixed"] = len(marker[1].encode("utf-8"))
     else:
@@ -196,7 +230,7 @@ def captures(spans: List[Tuple[str, int, bytes]], sp: _Splitter) -> List[Tuple[s
             for t in inf["tags"]:
                 owner[t] = label
     items: List[Tuple[str, int, int, List[Tuple[int, int]]]] = []
-    stops: List[Tuple[int, int, int, int]] = []  # (first later item, occurrence start, cut)
+    stops: List[Tuple[Any, ...]] = []  # (first later item, occurrence start, cut, scope)
     last_end: Dict[Tuple[str, int], int] = {}  # dispatcher occurrence -> end of its last tag
     for label, start, text in spans:
         end = start + len(text)
@@ -212,7 +246,7 @@ def captures(spans: List[Tuple[str, int, bytes]], sp: _Splitter) -> List[Tuple[s
             if inf["inner"]:
                 items.append((inf["inner"], start, start + i, []))
             if inf["kind"] == "stop":
-                stops.append((len(items), start, start + i, end))
+                stops.append((len(items), start, start + i, end, inf.get("scope")))
         elif label in owner:
             dl = owner[label]
             tag = sp.info(dl)["tags"][label]
@@ -228,7 +262,7 @@ def captures(spans: List[Tuple[str, int, bytes]], sp: _Splitter) -> List[Tuple[s
             if tag["inner"]:
                 items.append((tag["inner"], seg, tstart, []))
             if tag["of"] == "stop":
-                stops.append((len(items), seg, tstart, start))
+                stops.append((len(items), seg, tstart, start, tag.get("scope")))
         elif inf["kind"] == "dispatch" and not inf["loop"] and (label, start) not in last_end:
             # the non-looping form that has not reached its trigger: all of it is the head's,
             # inside every capture of the same span listed before it (the dispatching rule's)
@@ -238,10 +272,12 @@ def captures(spans: List[Tuple[str, int, bytes]], sp: _Splitter) -> List[Tuple[s
                     while at and items[at - 1][1:3] == (start, end):
                         at -= 1
                     items.insert(at, (tag["inner"], start, end, []))
-                    stops = [(f + (f >= at), o, a, b) for f, o, a, b in stops]
-    for first, ostart, a, b in stops:
+                    stops = [(f + (f >= at),) + tuple(rest) for f, *rest in stops]
+    for first, ostart, a, b, where in stops:
         for k in range(first, len(items)):
-            s, e, cuts = items[k][1], items[k][2], items[k][3]
+            lab, s, e, cuts = items[k]
+            if where is not None and lab in where["local"] and lab not in where["within"]:
+                continue  # a capture of this grammar that cannot hold the occurrence
             if s <= ostart and b <= e and a < b and (a, b) not in cuts:
                 cuts.append((a, b))
     result = []
@@ -278,7 +314,7 @@ def _head_info(d: Any, captures_on: bool) -> Optional[Dict[str, Any]]:
     return {"kind": "tag", "of": kind, "inner": inner, "marker": stop_capture}
 
 
-def dispatch_labels(em: Any, ns: str, d: Any, loop: bool,
+def dispatch_labels(em: Any, p: Any, ns: str, d: Any, loop: bool,
                     heads: Dict[str, List[Any]]) -> Tuple[Optional[str], Dict[str, str]]:
     """For the TagDispatch of rule d (heads: trigger -> the head rules it ends): the label
     of its own rule and of each trigger's tag rule, or (None, {}) when no capture sees
@@ -293,6 +329,8 @@ def dispatch_labels(em: Any, ns: str, d: Any, loop: bool,
                 f"heads of the dynamic dispatch of '{d.name}' sharing the trigger {trigger!r} "
                 "with different captures are not implemented by gramask yet", _UNSUPPORTED)
         tags[trigger] = dict(infos[0], trigger=trigger, rule=f"{ns}_{d.name}")
+        if infos[0]["of"] == "stop":
+            tags[trigger]["scope"] = scope(p, d.name)
     if not tags:
         return None, {}
     disp: Dict[str, Any] = {"kind": "dispatch", "loop": loop, "tags": {}}

@@ -193,3 +193,18 @@ def test_dispatch_root_head_captures(attribute):
     for w in ["<e>a", "a<e><e>"]:
         m = _matcher(grammar)
         assert not (m.accept_string(w) and m.is_terminated()), w
+
+
+def test_stop_marker_is_cut_only_from_captures_that_can_hold_it():
+    # b's occurrence over "x!" is in the dead branch a; c cannot reach b: c keeps its "!"
+    grammar = gm.Grammar.from_lark('start: a | c\na[capture="a"]: b "q"\nb[stop="!"]: "x"\n'
+                                   'c[capture="c"]: "x!" "y"')
+    m = _matcher(grammar)
+    assert m.accept_string("x!y") and m.is_terminated()
+    assert m.get_captures() == [("c", b"x!y")]
+    # an enclosing grammar's capture holds a named grammar's stop rule
+    grammar = gm.Grammar.from_lark('start[capture="o"]: @g "y"',
+                                   named_grammars={"g": 'start: b\nb[stop="!"]: "x"'})
+    m = _matcher(grammar)
+    assert m.accept_string("x!y") and m.is_terminated()
+    assert m.get_captures() == [("o", b"xy")]

@@ -38,6 +38,7 @@ GM_PYTHON_TESTFILES += python/tests/test_lazy.py
 GM_PYTHON_TESTFILES += python/tests/test_lark_dispatch.py
 GM_PYTHON_TESTFILES += python/tests/test_sufstop.py
 GM_PYTHON_TESTFILES += python/tests/test_lark_token_dispatch.py
+GM_PYTHON_TESTFILES += python/tests/test_capture_budgets.py
 GM_PYTHON_TESTFILES += python/tests/test_regex_text.py python/tests/test_xgr_testing.py
 GM_PYTHON_TESTFILES += python/tests/test_xgr_drop_in.py
 GM_PYTHON_TESTFILES += python/tests/test_builtin_structural_tag_models.py

@@ -92,9 +92,9 @@ static bool reads_into(const gm_egrammar *g, uint32_t s, const uint8_t *bytes, s
     return s == to;
 }
 
-static gm_status settle(gm_eengine *e, const gm_ebstate *prev, bool counted,
-                        const uint8_t *bytes, size_t len, gm_estate *set, gm_ebstate **out,
-                        gm_error *err)
+gm_status gm_ebstate_settle(gm_eengine *e, const gm_ebstate *prev, bool counted,
+                           const uint8_t *bytes, size_t len, gm_estate *set, gm_ebstate **out,
+                           gm_error *err)
 {
     const gm_egrammar *g = e->g;
     uint32_t n = 0;
@@ -174,7 +174,7 @@ gm_status gm_ebstate_start(gm_eengine *e, gm_ebstate **out, gm_error *err)
     gm_estate *set = gm_estate_start(e, err);
     if (!set)
         return err && err->code != GM_OK ? err->code : GM_ERR_NOMEM;
-    return settle(e, NULL, false, NULL, 0, set, out, err);
+    return gm_ebstate_settle(e, NULL, false, NULL, 0, set, out, err);
 }
 
 gm_status gm_ebstate_accept_token(gm_eengine *e, gm_escratch *w, const gm_ebstate *s,
@@ -189,7 +189,7 @@ gm_status gm_ebstate_accept_token(gm_eengine *e, gm_escratch *w, const gm_ebstat
     size_t len = 0;
     const uint8_t *bytes = e->v->flags[token] & GM_TOK_SPECIAL ? NULL
                                                                 : gm_vocab_data_token(e->v, token, &len);
-    return settle(e, s, true, bytes, len, set, out, err);
+    return gm_ebstate_settle(e, s, true, bytes, len, set, out, err);
 }
 
 gm_status gm_ebstate_accept_bytes(gm_eengine *e, gm_escratch *w, const gm_ebstate *s,
@@ -199,7 +199,7 @@ gm_status gm_ebstate_accept_bytes(gm_eengine *e, gm_escratch *w, const gm_ebstat
     *out = NULL;
     gm_estate *set = NULL;
     gm_status st = gm_estate_accept_bytes(e, w, s->set, bytes, len, &set, err);
-    return st != GM_OK ? st : settle(e, s, false, bytes, len, set, out, err);
+    return st != GM_OK ? st : gm_ebstate_settle(e, s, false, bytes, len, set, out, err);
 }
 
 void gm_ebstate_describe(const gm_eengine *e, const gm_ebstate *s, gm_strbuf *out)

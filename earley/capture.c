@@ -44,6 +44,7 @@
 typedef struct step {
     size_t out_len;     /* output bytes before the step */
     size_t nevents;     /* events before the step */
+    gm_ebstate *b;      /* token budgets after the step (one reference; NULL: none) */
 } step;
 
 typedef struct replay {
@@ -62,6 +63,8 @@ struct gm_ecapture {
     GM_VEC(gm_ecap_event) ev;       /* raw events */
     GM_VEC(step) steps;
     size_t broken_at;               /* steps.n when the replay failed (SIZE_MAX: never) */
+    gm_ebstate *b0;                 /* token budgets at the start (NULL: the grammar has none;
+                                       note [budgets in the replay]) */
     GM_VEC(gm_ecap_event) tmp;
 };
 
@@ -114,8 +117,12 @@ gm_status gm_ecapture_create(gm_eengine *main, gm_ecapture **out, gm_error *err)
     }
     gm_eengine *e = c->e = c->r->e;
     st = gm_escratch_create(e, &c->w, err);
+    if (st == GM_OK && gm_egrammar_has_budgets(e->g))
+        st = gm_ebstate_start(e, &c->b0, err);
     if (st == GM_OK) {
-        gm_estate *s0 = gm_estate_start(e, err);
+        gm_estate *s0 = c->b0 ? gm_ebstate_set(c->b0) : gm_estate_start(e, err);
+        if (s0 && c->b0)
+            gm_estate_retain(s0);
         if (!s0)
             st = err && err->code != GM_OK ? err->code : GM_ERR_NOMEM;
         else if (gm_vec_push(c->mem, &c->at, s0)) {
@@ -131,6 +138,16 @@ gm_status gm_ecapture_create(gm_eengine *main, gm_ecapture **out, gm_error *err)
     return GM_OK;
 }
 
+/* Forgets the steps from step `from` on (their budget states). */
+static void release_steps(gm_ecapture *c, size_t from)
+{
+    for (size_t i = from; i < c->steps.n; i++)
+        if (c->steps.v[i].b)
+            gm_ebstate_release(c->e, c->steps.v[i].b);
+    if (from < c->steps.n)
+        c->steps.n = from;
+}
+
 static void release_sets(gm_ecapture *c, size_t from)
 {
     for (size_t i = from; i < c->at.n; i++)
@@ -144,6 +161,9 @@ void gm_ecapture_destroy(gm_ecapture *c)
     if (!c)
         return;
     release_sets(c, 0);
+    release_steps(c, 0);
+    if (c->b0)
+        gm_ebstate_release(c->e, c->b0);
     if (c->w)
         gm_escratch_destroy(c->e, c->w);
     replay_release(c->mem, c->r);
@@ -188,6 +208,12 @@ gm_status gm_ecapture_clone(const gm_ecapture *c, gm_ecapture **out, gm_error *e
     d->ev.n = c->ev.n;
     memcpy(d->steps.v, c->steps.v, c->steps.n * sizeof *c->steps.v);
     d->steps.n = c->steps.n;
+    for (size_t i = 0; i < d->steps.n; i++)
+        if (d->steps.v[i].b)
+            gm_ebstate_retain(d->steps.v[i].b);
+    d->b0 = c->b0;
+    if (d->b0)
+        gm_ebstate_retain(d->b0);
     *out = d;
     return GM_OK;
 }
@@ -195,9 +221,9 @@ gm_status gm_ecapture_clone(const gm_ecapture *c, gm_ecapture **out, gm_error *e
 void gm_ecapture_reset(gm_ecapture *c)
 {
     release_sets(c, 1);
+    release_steps(c, 0);
     c->out.n = 0;
     c->ev.n = 0;
-    c->steps.n = 0;
     c->broken_at = SIZE_MAX;
 }
 
@@ -211,7 +237,7 @@ void gm_ecapture_rollback(gm_ecapture *c, size_t n)
     release_sets(c, s->out_len + 1);
     c->out.n = s->out_len;
     c->ev.n = s->nevents;
-    c->steps.n -= n;
+    release_steps(c, c->steps.n - n);
     if (c->broken_at != SIZE_MAX && c->broken_at >= c->steps.n)
         c->broken_at = SIZE_MAX;
 }
@@ -275,14 +301,51 @@ static gm_status push_set(gm_ecapture *c, gm_estate *s, gm_error *err)
     return read_events(c, c->at.n - 1, err);
 }
 
+/*
+ * note [budgets in the replay]
+ * Token budgets (note [counting regions] in budget.c) end a region at a token
+ * boundary; replayed byte by byte without them, a budgeted rule of free text
+ * would go on past its end and report completions its occurrence never had
+ * (`r[max_tokens=2, capture]: TEXT` then "<": r's span reaching over the "<").
+ * So at the end of each step the replay settles its set as the matcher does
+ * (gm_ebstate_settle: the same counts, from the same bytes), goes on from
+ * the settled set, and keeps the budget state of each step for rollback. The
+ * events of the step's last position are read before: a region that ends
+ * there has completed there.
+ */
+static gm_status settle_last(gm_ecapture *c, const gm_ebstate *prev, bool counted,
+                             const uint8_t *bytes, size_t len, gm_error *err)
+{
+    if (!c->b0)
+        return GM_OK;
+    gm_estate *last = c->at.v[c->at.n - 1];
+    gm_estate_retain(last);
+    gm_ebstate *nb = NULL;
+    gm_status st = gm_ebstate_settle(c->e, prev, counted, bytes, len, last, &nb, err);
+    if (st != GM_OK)
+        return st;
+    gm_estate *settled = gm_ebstate_set(nb);
+    gm_estate_retain(settled);
+    gm_estate_release(c->e, last);
+    c->at.v[c->at.n - 1] = settled;
+    c->steps.v[c->steps.n - 1].b = nb;
+    return GM_OK;
+}
+
 gm_status gm_ecapture_step(gm_ecapture *c, uint32_t token, const uint8_t *bytes, size_t len,
                            gm_error *err)
 {
-    step sp = {c->out.n, c->ev.n};
+    gm_ebstate *prev = c->steps.n ? c->steps.v[c->steps.n - 1].b : c->b0;
+    step sp = {c->out.n, c->ev.n, NULL};
     if (gm_vec_push(c->mem, &c->steps, sp))
         return gm_mem_fail(c->mem, err, "a capture log");
-    if (c->broken_at != SIZE_MAX || len == 0)
+    if (c->broken_at != SIZE_MAX || len == 0) {
+        if (prev) {
+            gm_ebstate_retain(prev);
+            c->steps.v[c->steps.n - 1].b = prev;
+        }
         return GM_OK;
+    }
     gm_eengine *e = c->e;
     if (gm_vec_reserve(c->mem, &c->out, c->out.n + len) ||
         gm_vec_reserve(c->mem, &c->at, c->at.n + len))
@@ -301,7 +364,7 @@ gm_status gm_ecapture_step(gm_ecapture *c, uint32_t token, const uint8_t *bytes,
             return st;
     }
     if (i == len)
-        return GM_OK;
+        return settle_last(c, prev, token != UINT32_MAX, bytes, len, err);
     if (st != GM_ERR_REJECTED)
         return st;
     /* not as text: the token as one symbol (a special token) */
@@ -315,6 +378,10 @@ gm_status gm_ecapture_step(gm_ecapture *c, uint32_t token, const uint8_t *bytes,
         c->broken_at = c->steps.n - 1;
         if (err)
             gm_error_clear(err);
+        if (prev) {
+            gm_ebstate_retain(prev);
+            c->steps.v[c->steps.n - 1].b = prev;
+        }
         return GM_OK;
     }
     if (err)
@@ -323,7 +390,9 @@ gm_status gm_ecapture_step(gm_ecapture *c, uint32_t token, const uint8_t *bytes,
     c->out.n += len;
     for (size_t k = 1; k < len; k++)
         c->at.v[c->at.n++] = NULL;
-    return push_set(c, next, err);
+    gm_status pst = push_set(c, next, err);
+    /* a special token is a symbol no budgeted (bytes-only) rule reads */
+    return pst != GM_OK ? pst : settle_last(c, prev, true, NULL, 0, err);
 }
 
 const uint8_t *gm_ecapture_output(const gm_ecapture *c, size_t *len)

@@ -213,6 +213,12 @@ gm_status gm_ebstate_accept_token(gm_eengine *e, gm_escratch *w, const gm_ebstat
 gm_status gm_ebstate_accept_bytes(gm_eengine *e, gm_escratch *w, const gm_ebstate *s,
                                   const uint8_t *bytes, size_t len, gm_ebstate **out,
                                   gm_error *err);
+/* The state after a step from prev (NULL: the start) whose recognizer's set is set (one
+   reference, taken): its token counted or not (raw bytes), bytes the step's text (NULL for
+   a special token). For the capture replay (earley/capture.c), which steps byte by byte. */
+gm_status gm_ebstate_settle(gm_eengine *e, const gm_ebstate *prev, bool counted,
+                           const uint8_t *bytes, size_t len, gm_estate *set, gm_ebstate **out,
+                           gm_error *err);
 /* The recognizer's set (borrowed: valid while s is). */
 gm_estate *gm_ebstate_set(const gm_ebstate *s);
 void gm_ebstate_retain(gm_ebstate *s);

@@ -20,6 +20,7 @@ GM_PYTHON_PKG += python/gramask/builtin_structural_tag.py
 GM_PYTHON_PKG += python/gramask/openai_tool_call_schema.py
 GM_PYTHON_PKG += python/gramask/lark_xgr.py
 GM_PYTHON_PKG += python/gramask/lark_dispatch.py
+GM_PYTHON_PKG += python/gramask/lark_sufstop.py
 GM_PYTHON_PKG += python/gramask/stag_tokens.py
 GM_PYTHON_FILES = $(GM_PYTHON_PKG) python/src/core.h python/src/core.c python/src/matcher.c \
 	python/src/arrays.c python/src/bench.c python/src/module.c python/setup.py python/pyproject.toml python/README.md
@@ -35,6 +36,9 @@ GM_PYTHON_TESTFILES += python/tests/test_lark_xgr.py
 GM_PYTHON_TESTFILES += python/tests/test_captures.py
 GM_PYTHON_TESTFILES += python/tests/test_lazy.py
 GM_PYTHON_TESTFILES += python/tests/test_lark_dispatch.py
+GM_PYTHON_TESTFILES += python/tests/test_sufstop.py
+GM_PYTHON_TESTFILES += python/tests/test_lark_token_dispatch.py
+GM_PYTHON_TESTFILES += python/tests/test_capture_budgets.py
 GM_PYTHON_TESTFILES += python/tests/test_regex_text.py python/tests/test_xgr_testing.py
 GM_PYTHON_TESTFILES += python/tests/test_xgr_drop_in.py
 GM_PYTHON_TESTFILES += python/tests/test_builtin_structural_tag_models.py

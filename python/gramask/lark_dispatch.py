@@ -13,6 +13,8 @@ up to and including its first occurrence.
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
+from . import lark_sufstop
+
 _ANY_TEXT = {"(\\n|.)*", "(.|\\n)*", "[\\s\\S]*", "[\\S\\s]*"}
 
 
@@ -50,9 +52,26 @@ def _regex_literal(text: str) -> Optional[str]:
     return "".join(out)
 
 
-def head_trigger(p: Any, d: Any) -> Optional[str]:
-    """The trigger of a [lazy] head (free text, then a string), or None."""
+def _token_trigger(p: Any, items: List[Any], what: str) -> Optional[Any]:
+    """A special-token trigger: items are free text, then a special token (`TEXT <|t|>`);
+    that token item, or None. A negated one (`<[^1]>`) is XGrammar's error."""
+    if len(items) < 2 or items[1][0] not in ("named_token", "tokens") \
+            or not _any_text(p, items[0]):
+        return None
+    if items[1][0] == "tokens" and (items[1][1] or items[1][2] is None):
+        from .lark_xgr import LarkDialectError
+        raise LarkDialectError(items[1][-1], f"{what} special-token trigger cannot be negated")
+    return items[1]
+
+
+def head_trigger(p: Any, d: Any) -> Optional[Any]:
+    """The trigger of a [lazy] head (free text, then a string or a special token), or
+    None."""
     b = d.body
+    if b[0] == "seq" and len(b[1]) == 2:
+        t = _token_trigger(p, b[1], "lazy")
+        if t is not None:
+            return t
     if b[0] == "seq" and len(b[1]) == 2 and b[1][1][0] == "lit" and not b[1][1][2] \
             and _any_text(p, b[1][0]) and b[1][1][1]:
         return b[1][1][1]
@@ -92,6 +111,10 @@ def match(p: Any, d: Any) -> Optional[Tuple[bool, List[Tuple[str, str, List[Any]
         ob = o.body
         if o.terminal or ob[0] != "seq" or not ob[1] or ob[1][0][0] != "name":
             return None
+        t = _token_trigger(p, ob[1], "dynamic")
+        if t is not None:  # `tool: TEXT <|tool|> rest`: the special token is the trigger
+            tags.append((t, o.name, ob[1][2:]))
+            continue
         h = p.defs.get(ob[1][0][1])
         if h is None or not h.attrs.get("lazy"):
             return None
@@ -99,6 +122,9 @@ def match(p: Any, d: Any) -> Optional[Tuple[bool, List[Tuple[str, str, List[Any]
         if t is None:
             return None
         tags.append((t, o.name, ob[1][1:]))
+    if tags and len({isinstance(t, str) for t, _, _ in tags}) > 1:
+        from .lark_xgr import LarkDialectError
+        raise LarkDialectError(d.pos, "dynamic dispatch cannot mix string and token triggers")
     return (True, tags) if tags else None
 
 
@@ -112,9 +138,9 @@ def heads(p: Any) -> Dict[str, str]:
         m = match(p, d)
         if m is None:
             continue
-        for _, name, _ in m[1]:
+        for t, name, _ in m[1]:
             out[name] = d.name
-            if m[0]:  # the rule begins with its head
+            if m[0] and not p.defs[p.defs[name].body[1][0][1]].terminal:  # begins with its head
                 out[p.defs[name].body[1][0][1]] = d.name
     return out
 
@@ -126,20 +152,33 @@ def emit(em: Any, p: Any, ns: str, d: Any, ign: str) -> Optional[str]:
     if m is None:
         return None
     loop, tags = m
+    if not isinstance(tags[0][0], str):
+        return _emit_tokens(em, p, ns, d, ign, loop, tags)
     by_trigger: Dict[str, List[str]] = {}
+    heads_of: Dict[str, List[Any]] = {}
     for t, name, rest in tags:
         if rest:
             body = " ".join(em.expr(p, ns, x, ign, False) for x in rest)
         else:
             body = '""'
         by_trigger.setdefault(t, []).append(body)
+        heads_of.setdefault(t, []).append(p.defs[p.defs[name].body[1][0][1]] if loop
+                                          else p.defs[name])
+    # captures of suffix/stop heads: labels on the dispatch and its tags (lark_sufstop.py)
+    disp_label, tag_labels = lark_sufstop.dispatch_labels(em, p, ns, d, loop, heads_of)
     parts = []
     for k, (t, bodies) in enumerate(by_trigger.items()):
         rule = f"{ns}_{d.name}_tag{k}"
-        em.rules.append(f"{rule} ::= " + " | ".join(f"({x})" for x in bodies))
+        attrs = f'[capture="{tag_labels[t]}"]' if t in tag_labels else ""
+        em.rules.append(f"{rule}{attrs} ::= " + " | ".join(f"({x})" for x in bodies))
         parts.append(f"({ebnf_literal(t)}, {rule})")
-    opt = "" if loop else ", loop_after_dispatch=false"
-    return "TagDispatch(" + ", ".join(parts) + opt + ")"
+    opt = f", loop_after_dispatch={'true' if loop else 'false'}"
+    text = "TagDispatch(" + ", ".join(parts) + opt + ")"
+    if disp_label is None:
+        return text
+    rule = f"{ns}_{d.name}_dispatch"
+    em.rules.append(f'{rule}[capture="{disp_label}"] ::= {text}')
+    return rule
 
 
 def ebnf_literal(s: str) -> str:
@@ -157,3 +196,24 @@ def ebnf_literal(s: str) -> str:
             out.append("\\U%08x" % o)
     out.append('"')
     return "".join(out)
+
+
+def _emit_tokens(em: Any, p: Any, ns: str, d: Any, ign: str, loop: bool,
+                 tags: List[Tuple[Any, str, List[Any]]]) -> str:
+    """A dispatch on special-token triggers: XGrammar's TokenTagDispatch, whose free text is
+    any token but a trigger (ir/ebnf_parse.c note [token macros]): a trigger token is
+    never read as text inside it."""
+    by_id: Dict[int, List[str]] = {}
+    for t, name, rest in tags:
+        token = em.expr(p, ns, t, "", False)  # Token(ids), the ids checked against the vocabulary
+        ids = [int(x) for x in re.findall(r"\d+", token)]
+        body = " ".join(em.expr(p, ns, x, ign, False) for x in rest) if rest else '""'
+        for i in ids:
+            by_id.setdefault(i, []).append(body)
+    parts = []
+    for k, (i, bodies) in enumerate(sorted(by_id.items())):
+        rule = f"{ns}_{d.name}_tok{k}"
+        em.rules.append(f"{rule} ::= " + " | ".join(f"({x})" for x in bodies))
+        parts.append(f"({i}, {rule})")
+    opt = f", loop_after_dispatch={'true' if loop else 'false'}"
+    return "TokenTagDispatch(" + ", ".join(parts) + opt + ")"

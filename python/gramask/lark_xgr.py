@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import lark_dispatch
+from . import lark_dispatch, lark_sufstop
 from .errors import GrammarError, GrammarSyntaxError, UnsupportedError
 
 _SYNTAX, _GRAMMAR = 3, 4
@@ -349,9 +349,11 @@ class _Parser:
                          at)
             return v
         if self.peek() == '"':
-            s, _ = self.string()
-            if key in ("suffix", "stop") and s == "":
-                self.err(f"{key} must not be empty", at)
+            s, ci = self.string()
+            if key in ("suffix", "stop"):
+                if s == "":
+                    self.err(f"{key} must not be empty", at)
+                return ("lit", s, ci)  # the marker expression (lark_sufstop.py)
             return s
         if key in ("capture", "stop_capture"):
             self.err(f"expected string literal after {key}=")
@@ -773,6 +775,8 @@ class _Parser:
                     raise LarkDialectError(v[2], f"unknown name '{v[1]}'", _GRAMMAR)
         for e in self.ignores:
             self.check_expr(e, None)
+        # suffix= / stop= rules are lazy rules of their body and marker (lark_sufstop.py)
+        lark_sufstop.desugar(self)
         self.check_lazy()
         for d in self.defs.values():
             if "temperature" in d.attrs and any(
@@ -961,6 +965,7 @@ class _Emitter:
         self.nns = 0
         self.named_done: Dict[str, str] = {}
         self.temperature: Optional[float] = None
+        self.captures = False  # whether an enclosing grammar has captures
 
     def grammar(self, p: _Parser, ns: str) -> str:
         """Emits p's rules under ns; returns the name of its start rule (with ignores)."""
@@ -974,7 +979,12 @@ class _Emitter:
                 body = self.expr(p.common, ns + "_c", p.common.defs[n].body, "", True)
                 self.rules.append(f"{ns}_c_{n} ::= {body}")
         consumed = lark_dispatch.heads(p)
+        outer_captures = self.captures
+        # whether a capture can see this grammar's suffix/stop rules (lark_sufstop.py)
+        self.captures = outer_captures or lark_sufstop.needs_capture_events(p)
         for n, by in consumed.items():
+            if getattr(p.defs[n], "sufstop", None):
+                lark_sufstop.refuse_budgets(p.defs[n])
             users = [o.name for o in p.defs.values() if n in _refs(o.body)
                      and o.name not in (by, n) and consumed.get(o.name) != by]
             if users:
@@ -993,12 +1003,16 @@ class _Emitter:
             if ns == "L" and n == "start" and set(d.attrs) == {"temperature"}:
                 # on the start rule it holds for the whole output: the grammar's temperature
                 self.temperature = d.attrs["temperature"]
+            sufstop = getattr(d, "sufstop", None)
+            if sufstop:
+                lark_sufstop.refuse_budgets(d)
             head = self.attr_head(ns, n, d)
             if head != f"{ns}_{n}":
                 d = Definition(n, d.terminal, d.pos, {a: v for a, v in d.attrs.items()
                                                       if a not in ("max_tokens", "max_chars",
                                                                    "temperature")})
                 d.body = p.defs[n].body
+                d.sufstop = sufstop
             unsupported = [a for a in d.attrs if a not in ("capture", "lazy")]
             if unsupported:
                 raise UnsupportedError(
@@ -1011,7 +1025,11 @@ class _Emitter:
                     "text up to its trigger, as a TagDispatch) is not implemented by gramask "
                     "yet", _GRAMMAR + 1)
             attrs = []
-            if "capture" in d.attrs:
+            if sufstop:
+                if "capture" in d.attrs or sufstop[3] or (sufstop[0] == "stop" and self.captures):
+                    label = lark_sufstop.label(self, p, ns, d)
+                    attrs.append(f'capture="{label}"')
+            elif "capture" in d.attrs:
                 # the label is the Lark rule's name unless given (earley/capture.c)
                 label = n if d.attrs["capture"] is True else d.attrs["capture"]
                 attrs.append(f'capture="{label}"')
@@ -1035,6 +1053,7 @@ class _Emitter:
         start = f"{ns}_start"
         if ign and p.options["allow_initial_skip"]:
             start = f"{ign} {start}"
+        self.captures = outer_captures
         return start
 
     @staticmethod

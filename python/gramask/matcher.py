@@ -64,6 +64,20 @@ class GrammarMatcher(_core.GrammarMatcher):
         grammar_temperature = getattr(grammar, "_temperature", None)
         self._temperature = (grammar_temperature if grammar_temperature is not None
                              else default_temperature)
+        self._sufstop: Any = None  # lark_sufstop's splitter, made on first use
+
+    def get_captures(self, deduplicate: bool = True) -> List[Any]:
+        """XGrammar's captures: [(label, bytes)] of the rules with ``capture`` that
+        completed in the accepted output (deduplicated: each occurrence once, its longest
+        completion); with the rules of XGrammar's ``suffix=`` / ``stop=`` attributes, their
+        ``stop_capture`` and without a stop marker in the enclosing captures."""
+        got = super().get_captures(deduplicate)
+        from .lark_sufstop import LABEL_PREFIX, captures, splitter
+        if not any(label.startswith(LABEL_PREFIX) for label, _ in got):
+            return got
+        if self._sufstop is None:
+            self._sufstop = splitter()
+        return captures(self._capture_spans(bool(deduplicate)), self._sufstop)
 
     @property
     def temperature(self) -> Optional[float]:
@@ -101,6 +115,7 @@ class GrammarMatcher(_core.GrammarMatcher):
         copy = super().fork()
         copy._terminate_without_stop = self._terminate_without_stop
         copy._temperature = self._temperature
+        copy._sufstop = self._sufstop
         return copy
 
     def __deepcopy__(self, memo: Any) -> "GrammarMatcher":

@@ -516,6 +516,36 @@ static PyObject *matcher_get_captures(gmpy_matcher *self, PyObject *args, PyObje
     return list;
 }
 
+/* get_captures with where each span starts: [(label, start, bytes)], for the suffix and
+   stop rules of XGrammar's Lark dialect (python/gramask/lark_sufstop.py). */
+static PyObject *matcher_capture_spans(gmpy_matcher *self, PyObject *args)
+{
+    int dedup = 1;
+    if (!PyArg_ParseTuple(args, "p:_capture_spans", &dedup))
+        return NULL;
+    gm_matcher *m = gmpy_matcher_handle(self);
+    if (!m)
+        return NULL;
+    gm_error err = {0};
+    const gm_capture *caps;
+    size_t n;
+    if (gm_matcher_captures(m, dedup != 0, &caps, &n, &err) != GM_OK)
+        return gmpy_raise(&err);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    if (!list)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        PyObject *t = Py_BuildValue("(sny#)", caps[i].label, (Py_ssize_t)caps[i].start,
+                                    (const char *)caps[i].text, (Py_ssize_t)caps[i].len);
+        if (!t) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, t);
+    }
+    return list;
+}
+
 static PyObject *matcher_rule_temperature(gmpy_matcher *self, PyObject *unused)
 {
     gm_matcher *m = gmpy_matcher_handle(self);
@@ -655,6 +685,9 @@ static PyMethodDef matcher_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "get_captures(deduplicate=True) -> list[(str, bytes)]: the spans where captured rules "
      "completed in the accepted output."},
+    {"_capture_spans", (PyCFunction)matcher_capture_spans, METH_VARARGS,
+     "_capture_spans(deduplicate) -> list[(str, int, bytes)]: get_captures with each span's "
+     "start."},
     {"rule_temperature", (PyCFunction)matcher_rule_temperature, METH_NOARGS,
      "rule_temperature() -> (float, float) | None: the next token's rule temperature\n"
      "(XGrammar's name[temperature=t]): the largest and smallest where readings of the\n"

@@ -11,4 +11,4 @@ check-ts-generate: gramask$(EXEEXT)
 	GM_SRCDIR='$(abs_top_srcdir)' GM_BUILDDIR='$(abs_top_builddir)' PYTHON3='$(PYTHON3)' \
 	  $(SHELL) $(srcdir)/tests/ts_generate.sh
 .PHONY: check-ts-generate
-EXTRA_DIST += tests/ts_generate.sh tests/ts_generate_oracle.js
+EXTRA_DIST += tests/ts_generate.sh tests/ts_generate_oracle.js grammars/typescript_generic_calls.md

@@ -65,6 +65,59 @@ static void insert_follow(const gm_cfg *g, const gm_lr_table *t, uint64_t *follo
     }
 }
 
+/*
+ * note [keywords are words]
+ * A state that takes a keyword but no name (after `for (x` JavaScript
+ * takes `of` and `in`, not a name) would lex `ofx` as `of` then `x`,
+ * where the language's own scanner, which does not know the parser's
+ * state, reads one name `ofx` and the parser refuses it. So outside Lark
+ * mode a set that holds a literal terminal also lexes the pattern terminal
+ * that matches the literal's whole text (NAME for `of`; the literal still
+ * wins on its own text by the lexer's literal-over-regex rule): maximal
+ * munch then takes `ofx` whole, and a name where none may stand is refused.
+ * words[x] is that pattern terminal of literal x, or GM_LEX_NONE; it is
+ * found by lexing each literal's text with a lexer of the grammar's
+ * non-ignored pattern terminals alone.
+ */
+static gm_status literal_words(gm_mem *m, const gm_cfg *g, const gm_limits *limits, uint32_t *words,
+                               gm_error *err)
+{
+    uint32_t n = g->nterminals;
+    for (uint32_t x = 0; x < n; x++)
+        words[x] = GM_LEX_NONE;
+    gm_terminal_spec *specs = gm_mem_reallocarray(m, NULL, n ? n : 1, sizeof *specs);
+    if (!specs)
+        return gm_mem_fail(m, err, "the contextual lexer");
+    memcpy(specs, g->terminals, n * sizeof *specs);
+    bool any = false;
+    for (uint32_t x = 0; x < n; x++)
+        if (specs[x].is_literal || specs[x].ignored || specs[x].line_end) {
+            specs[x].pattern = NULL;
+            specs[x].pattern_len = 0;
+        } else if (specs[x].pattern) {
+            any = true;
+        }
+    gm_lexer *lx = NULL;
+    gm_status st = any ? gm_lexer_build_grammar(m, specs, n, false, limits, NULL, NULL, &lx, err) : GM_OK;
+    gm_mem_free(m, specs);
+    if (st != GM_OK || !lx)
+        return st;
+    for (uint32_t x = 0; x < n; x++) {
+        const gm_terminal_spec *t = &g->terminals[x];
+        if (!t->is_literal || t->ignored || !t->pattern || t->pattern_len == 0)
+            continue;
+        gm_lexeme lexeme;
+        gm_error ignore;
+        /* a literal no pattern lexes (`=>`) is an error here, and has no word */
+        if (gm_lexer_next(lx, (const uint8_t *)t->pattern, t->pattern_len, 0, &lexeme, NULL,
+                          &ignore) == GM_OK &&
+            lexeme.terminal != GM_LEX_NONE && lexeme.end == t->pattern_len)
+            words[x] = lexeme.terminal;
+    }
+    gm_lexer_destroy(lx);
+    return GM_OK;
+}
+
 gm_status gm_ctx_lexers_create(gm_mem *m, const gm_cfg *g, const gm_lr_table *t, bool lark,
                                const gm_limits *limits, gm_ctx_lexers **out, gm_error *err)
 {
@@ -84,11 +137,24 @@ gm_status gm_ctx_lexers_create(gm_mem *m, const gm_cfg *g, const gm_lr_table *t,
     gm_intern_init(&sets, m);
     uint64_t *row = gm_mem_calloc(m, c->words, sizeof *row);
     uint64_t *follow = gm_mem_calloc(m, c->words, sizeof *follow);
+    uint32_t *words = gm_mem_calloc(m, n ? n : 1, sizeof *words);
     c->nstates_total = t->nstates;
     c->set_of = gm_mem_calloc(m, t->nstates ? t->nstates : 1, sizeof *c->set_of);
-    if (!row || !follow || !c->set_of) {
+    if (!row || !follow || !words || !c->set_of) {
+        gm_mem_free(m, words);
         gm_mem_free(m, follow);
         goto nomem;
+    }
+    if (!lark) {
+        gm_status st = literal_words(m, g, &c->limits, words, err);
+        if (st != GM_OK) {
+            gm_mem_free(m, words);
+            gm_mem_free(m, follow);
+            gm_intern_free(&sets);
+            gm_mem_free(m, row);
+            gm_ctx_lexers_destroy(c);
+            return st;
+        }
     }
     const gm_postlex *pl = &g->postlex;
     if (pl->offending)
@@ -101,13 +167,22 @@ gm_status gm_ctx_lexers_create(gm_mem *m, const gm_cfg *g, const gm_lr_table *t,
         if (pl->offending && GM_LR_KIND(gm_lr_action_of(t, s, pl->insert)) != GM_LR_ERROR)
             for (uint32_t w = 0; w < c->words; w++)
                 row[w] |= follow[w];
+        if (!lark) /* note [keywords are words] */
+            for (uint32_t x = 0; x < n; x++) {
+                uint32_t w = words[x];
+                if (((row[x >> 6] >> (x & 63)) & 1) && w != GM_LEX_NONE &&
+                    g->terminals[x].priority >= g->terminals[w].priority)
+                    row[w >> 6] |= (uint64_t)1 << (w & 63);
+            }
         if (pl->glued)
             unglue(g, row);
         if (gm_intern_put(&sets, row, c->words * sizeof *row, &c->set_of[s], NULL)) {
+            gm_mem_free(m, words);
             gm_mem_free(m, follow);
             goto nomem;
         }
     }
+    gm_mem_free(m, words);
     gm_mem_free(m, follow);
     c->nsets = sets.count;
     c->sets = gm_mem_calloc(m, (size_t)c->nsets * c->words + 1, sizeof *c->sets);

@@ -1,0 +1,4 @@
+class A {
+  #x = 1;
+  m(o: object) { return #x inr; }
+}

@@ -1,0 +1,21 @@
+type A = (a) => void;
+type B = (a: number, b?: string) => void;
+type C = (this: Window, ev: Event) => any;
+type D = ({a, b}: T) => void;
+type E = ([a, b]: [number, number]) => void;
+type F = (...args: any[]) => void;
+type G = (A);
+type H = (A | B)[];
+type I = ({a: string});
+type J = ([A, B]);
+type K = (A.B<C>);
+type L = (typeof x);
+type M = (a?) => void;
+type N = (a = 1) => void;
+type O = ((a: A) => B) | C;
+type P = (keyof T)[];
+type Q = (new () => T);
+type R = (A extends B ? C : D);
+type S = (a, b) => c;
+type U = (this);
+interface V { m(a: string, b): void; new (x: number): V; <T>(y: T): T; }

@@ -45,40 +45,37 @@ void gm_walkshare_destroy(gm_walkshare *w)
     gm_mem_free(w->mem, w);
 }
 
-/* The slot moved to from slot s on class c, or GM_WALK_NONE; s must have a lexeme pending. */
-static uint32_t move_slot(const gm_spanner *sp, uint32_t s, uint32_t c)
+/* DFA states whose moves a description follows: a lexeme pending, not backing up. */
+static bool followed_dfa(const gm_spanner *sp, uint32_t d)
 {
-    uint32_t t = gm_lexer_move(sp->lexer, s >> sp->flag_bits, c);
-    return t == GM_LEX_DEAD ? GM_WALK_NONE : t << sp->flag_bits | (s & (sp->nflags - 1));
-}
-
-/* Slots whose moves a description follows: a lexeme pending, not backing up. */
-static bool followed(const gm_spanner *sp, uint32_t s)
-{
-    uint32_t dfa = s >> sp->flag_bits;
-    return dfa != 0 && dfa < sp->lexer->ndfa;
+    return d != 0 && d < sp->lexer->ndfa;
 }
 
 /*
- * The hub of each slot: where a strongly connected component of the moves
- * holds one heavy state (a name's interior, with the UTF-8 states of its
- * Unicode letters around it), the others are described as states of its
- * description, which is then made once (Tarjan's algorithm, iterative).
+ * The hub of each DFA state: where a strongly connected component of the
+ * moves holds one heavy state (a name's interior, with the UTF-8 states of
+ * its Unicode letters around it), the others are described as states of
+ * its description, which is then made once (Tarjan's algorithm,
+ * iterative). Moves keep a slot's flag, so the components of the slots are
+ * those of the DFA states, one copy per flag (note [per-state attach]).
  */
-static int find_hubs(gm_mem *m, const gm_spanner *sp, gm_walk_slots *ws)
+static int find_hubs(gm_mem *m, const gm_spanner *sp, const uint8_t *heavy, uint32_t *hub)
 {
-    uint32_t n = sp->nplain, nclasses = sp->lexer->nclasses;
+    const gm_lexer *lx = sp->lexer;
+    uint32_t n = lx->nstates, nclasses = lx->nclasses;
     uint32_t *order = gm_mem_alloc(m, (size_t)n * sizeof *order);
     uint32_t *low = gm_mem_alloc(m, (size_t)n * sizeof *low);
     uint32_t *stack = gm_mem_alloc(m, (size_t)n * sizeof *stack);
-    uint32_t *call = gm_mem_alloc(m, 2 * (size_t)n * sizeof *call); /* (slot, next class) */
+    uint32_t *call = gm_mem_alloc(m, 2 * (size_t)n * sizeof *call); /* (state, next class) */
     uint8_t *on = gm_mem_calloc(m, n ? n : 1, 1);
     int rc = !order || !low || !stack || !call || !on ? -1 : 0;
     uint32_t counter = 0, nstack = 0;
-    for (uint32_t i = 0; !rc && i < n; i++)
+    for (uint32_t i = 0; !rc && i < n; i++) {
         order[i] = UINT32_MAX;
+        hub[i] = GM_WALK_NONE;
+    }
     for (uint32_t root = 0; !rc && root < n; root++) {
-        if (order[root] != UINT32_MAX || !followed(sp, root))
+        if (order[root] != UINT32_MAX || !followed_dfa(sp, root))
             continue;
         uint32_t depth = 0;
         call[0] = root;
@@ -89,8 +86,8 @@ static int find_hubs(gm_mem *m, const gm_spanner *sp, gm_walk_slots *ws)
         while (depth != UINT32_MAX) {
             uint32_t s = call[2 * depth];
             if (call[2 * depth + 1] < nclasses) {
-                uint32_t t = move_slot(sp, s, call[2 * depth + 1]++);
-                if (t == GM_WALK_NONE || !followed(sp, t))
+                uint32_t t = gm_lexer_move(lx, s, call[2 * depth + 1]++);
+                if (t == GM_LEX_DEAD || !followed_dfa(sp, t))
                     continue;
                 if (order[t] == UINT32_MAX) {
                     depth++;
@@ -106,18 +103,18 @@ static int find_hubs(gm_mem *m, const gm_spanner *sp, gm_walk_slots *ws)
             }
             if (low[s] == order[s]) {
                 /* s roots a component: the stack down to s. */
-                uint32_t from = nstack, heavy = 0, hub = GM_WALK_NONE;
+                uint32_t from = nstack, nheavy = 0, one = GM_WALK_NONE;
                 do
                     from--;
                 while (stack[from] != s);
                 for (uint32_t i = from; i < nstack; i++)
-                    if (ws->heavy[stack[i]]) {
-                        heavy++;
-                        hub = stack[i];
+                    if (heavy[stack[i]]) {
+                        nheavy++;
+                        one = stack[i];
                     }
                 for (uint32_t i = from; i < nstack; i++) {
                     on[stack[i]] = 0;
-                    ws->hub[stack[i]] = heavy == 1 ? hub : GM_WALK_NONE;
+                    hub[stack[i]] = nheavy == 1 ? one : GM_WALK_NONE;
                 }
                 nstack = from;
             }
@@ -134,14 +131,25 @@ static int find_hubs(gm_mem *m, const gm_spanner *sp, gm_walk_slots *ws)
     return rc;
 }
 
+/*
+ * note [per-state attach]
+ * Whether a slot is heavy and which hub it has depend only on its DFA
+ * state: a slot's moves keep its flag, and the weight of its walk is that of
+ * the classes its DFA state continues on. So both are computed once per DFA
+ * state and copied to the nflags slots of each (JavaScript's contextual
+ * lexers have four flags and about a thousand states each: per slot, this
+ * was most of the first mask's time).
+ */
 gm_status gm_walkshare_attach(gm_walkshare *w, gm_spanner *sp, gm_error *err)
 {
     gm_mem *m = sp->mem;
     const gm_lexer *lx = sp->lexer;
     const gm_trie *tr = sp->trie;
-    size_t n = sp->nplain ? sp->nplain : 1;
+    size_t n = sp->nplain ? sp->nplain : 1, nd = lx->nstates ? lx->nstates : 1;
     gm_walk_slots *ws = gm_mem_calloc(m, 1, sizeof *ws);
     uint32_t *class_weight = gm_mem_calloc(m, lx->nclasses ? lx->nclasses : 1, sizeof *class_weight);
+    uint8_t *heavy_dfa = gm_mem_calloc(m, nd, 1);
+    uint32_t *hub_dfa = gm_mem_alloc(m, nd * sizeof *hub_dfa);
     if (ws) {
         ws->desc = gm_mem_alloc(m, n * sizeof *ws->desc);
         ws->index = gm_mem_alloc(m, n * sizeof *ws->index);
@@ -149,28 +157,37 @@ gm_status gm_walkshare_attach(gm_walkshare *w, gm_spanner *sp, gm_error *err)
         ws->hub = gm_mem_alloc(m, n * sizeof *ws->hub);
     }
     sp->walk_slots = ws;
-    if (!ws || !class_weight || !ws->desc || !ws->index || !ws->heavy || !ws->hub)
+    if (!ws || !class_weight || !heavy_dfa || !hub_dfa || !ws->desc || !ws->index || !ws->heavy ||
+        !ws->hub)
         goto nomem;
     /* A walk visits at most the trie below the first bytes that continue its lexeme. */
     for (uint32_t j = 1; j < tr->nnodes; j = tr->nodes[j].skip)
         class_weight[lx->byte_class[tr->nodes[j].byte]] += tr->nodes[j].skip - j;
+    for (uint32_t d = 0; d < lx->nstates; d++) {
+        uint32_t weight = 0;
+        for (uint32_t c = 0; followed_dfa(sp, d) && c < lx->nclasses; c++)
+            if (gm_lexer_move(lx, d, c) != GM_LEX_DEAD)
+                weight += class_weight[c];
+        heavy_dfa[d] = weight >= GM_WALK_HEAVY;
+    }
+    if (find_hubs(m, sp, heavy_dfa, hub_dfa))
+        goto nomem;
     for (uint32_t s = 0; s < sp->nplain; s++) {
+        uint32_t d = s >> sp->flag_bits, h = hub_dfa[d];
         atomic_init(&ws->desc[s], 0);
         atomic_init(&ws->index[s], 0);
-        ws->hub[s] = GM_WALK_NONE;
-        uint32_t weight = 0;
-        for (uint32_t c = 0; followed(sp, s) && c < lx->nclasses; c++)
-            if (move_slot(sp, s, c) != GM_WALK_NONE)
-                weight += class_weight[c];
-        ws->heavy[s] = weight >= GM_WALK_HEAVY;
+        ws->heavy[s] = heavy_dfa[d];
+        ws->hub[s] = h == GM_WALK_NONE ? GM_WALK_NONE : h << sp->flag_bits | (s & (sp->nflags - 1));
     }
-    if (find_hubs(m, sp, ws))
-        goto nomem;
     gm_mem_free(m, class_weight);
+    gm_mem_free(m, heavy_dfa);
+    gm_mem_free(m, hub_dfa);
     sp->walks = w;
     return GM_OK;
 nomem:
     gm_mem_free(m, class_weight);
+    gm_mem_free(m, heavy_dfa);
+    gm_mem_free(m, hub_dfa);
     return gm_mem_fail(m, err, "the shared profile walks");
 }
 

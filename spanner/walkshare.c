@@ -53,13 +53,14 @@ static bool followed_dfa(const gm_spanner *sp, uint32_t d)
 
 /*
  * The hub of each DFA state: where a strongly connected component of the
- * moves holds one heavy state (a name's interior, with the UTF-8 states of
- * its Unicode letters around it), the others are described as states of
- * its description, which is then made once (Tarjan's algorithm,
- * iterative). Moves keep a slot's flag, so the components of the slots are
- * those of the DFA states, one copy per flag (note [per-state attach]).
+ * moves holds heavy states (a name's interior, with the UTF-8 states of its
+ * Unicode letters around it), the others are described as states of the
+ * description of its heaviest one, which is then made once (Tarjan's
+ * algorithm, iterative; note [hubs of several heavy states]). Moves keep a
+ * slot's flag, so the components of the slots are those of the DFA states,
+ * one copy per flag (note [per-state attach]).
  */
-static int find_hubs(gm_mem *m, const gm_spanner *sp, const uint8_t *heavy, uint32_t *hub)
+static int find_hubs(gm_mem *m, const gm_spanner *sp, const uint32_t *weight, uint32_t *hub)
 {
     const gm_lexer *lx = sp->lexer;
     uint32_t n = lx->nstates, nclasses = lx->nclasses;
@@ -103,18 +104,17 @@ static int find_hubs(gm_mem *m, const gm_spanner *sp, const uint8_t *heavy, uint
             }
             if (low[s] == order[s]) {
                 /* s roots a component: the stack down to s. */
-                uint32_t from = nstack, nheavy = 0, one = GM_WALK_NONE;
+                uint32_t from = nstack, top = GM_WALK_NONE;
                 do
                     from--;
                 while (stack[from] != s);
                 for (uint32_t i = from; i < nstack; i++)
-                    if (heavy[stack[i]]) {
-                        nheavy++;
-                        one = stack[i];
-                    }
+                    if (weight[stack[i]] >= GM_WALK_HEAVY &&
+                        (top == GM_WALK_NONE || weight[stack[i]] > weight[top]))
+                        top = stack[i];
                 for (uint32_t i = from; i < nstack; i++) {
                     on[stack[i]] = 0;
-                    hub[stack[i]] = nheavy == 1 ? one : GM_WALK_NONE;
+                    hub[stack[i]] = top;
                 }
                 nstack = from;
             }
@@ -148,7 +148,7 @@ gm_status gm_walkshare_attach(gm_walkshare *w, gm_spanner *sp, gm_error *err)
     size_t n = sp->nplain ? sp->nplain : 1, nd = lx->nstates ? lx->nstates : 1;
     gm_walk_slots *ws = gm_mem_calloc(m, 1, sizeof *ws);
     uint32_t *class_weight = gm_mem_calloc(m, lx->nclasses ? lx->nclasses : 1, sizeof *class_weight);
-    uint8_t *heavy_dfa = gm_mem_calloc(m, nd, 1);
+    uint32_t *weight_dfa = gm_mem_calloc(m, nd, sizeof *weight_dfa);
     uint32_t *hub_dfa = gm_mem_alloc(m, nd * sizeof *hub_dfa);
     if (ws) {
         ws->desc = gm_mem_alloc(m, n * sizeof *ws->desc);
@@ -157,7 +157,7 @@ gm_status gm_walkshare_attach(gm_walkshare *w, gm_spanner *sp, gm_error *err)
         ws->hub = gm_mem_alloc(m, n * sizeof *ws->hub);
     }
     sp->walk_slots = ws;
-    if (!ws || !class_weight || !heavy_dfa || !hub_dfa || !ws->desc || !ws->index || !ws->heavy ||
+    if (!ws || !class_weight || !weight_dfa || !hub_dfa || !ws->desc || !ws->index || !ws->heavy ||
         !ws->hub)
         goto nomem;
     /* A walk visits at most the trie below the first bytes that continue its lexeme. */
@@ -168,25 +168,25 @@ gm_status gm_walkshare_attach(gm_walkshare *w, gm_spanner *sp, gm_error *err)
         for (uint32_t c = 0; followed_dfa(sp, d) && c < lx->nclasses; c++)
             if (gm_lexer_move(lx, d, c) != GM_LEX_DEAD)
                 weight += class_weight[c];
-        heavy_dfa[d] = weight >= GM_WALK_HEAVY;
+        weight_dfa[d] = weight;
     }
-    if (find_hubs(m, sp, heavy_dfa, hub_dfa))
+    if (find_hubs(m, sp, weight_dfa, hub_dfa))
         goto nomem;
     for (uint32_t s = 0; s < sp->nplain; s++) {
         uint32_t d = s >> sp->flag_bits, h = hub_dfa[d];
         atomic_init(&ws->desc[s], 0);
         atomic_init(&ws->index[s], 0);
-        ws->heavy[s] = heavy_dfa[d];
+        ws->heavy[s] = weight_dfa[d] >= GM_WALK_HEAVY;
         ws->hub[s] = h == GM_WALK_NONE ? GM_WALK_NONE : h << sp->flag_bits | (s & (sp->nflags - 1));
     }
     gm_mem_free(m, class_weight);
-    gm_mem_free(m, heavy_dfa);
+    gm_mem_free(m, weight_dfa);
     gm_mem_free(m, hub_dfa);
     sp->walks = w;
     return GM_OK;
 nomem:
     gm_mem_free(m, class_weight);
-    gm_mem_free(m, heavy_dfa);
+    gm_mem_free(m, weight_dfa);
     gm_mem_free(m, hub_dfa);
     return gm_mem_fail(m, err, "the shared profile walks");
 }
@@ -323,8 +323,8 @@ static int number_states(const gm_spanner *sp, uint32_t q, const describing *d, 
                 numbering_find(nested, t) != UINT32_MAX)
                 continue;
             /* Heavy states and those of another hub's component are described apart. */
-            if (t != q && !being_described(d, t) &&
-                (ws->heavy[t] || (ws->hub[t] != GM_WALK_NONE && ws->hub[t] != q))) {
+            if (t != q && !being_described(d, t) && ws->hub[t] != q &&
+                (ws->heavy[t] || ws->hub[t] != GM_WALK_NONE)) {
                 if (numbering_put(m, nested, t, 0))
                     return -1;
                 continue;

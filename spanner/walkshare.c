@@ -131,16 +131,31 @@ static int find_hubs(gm_mem *m, const gm_spanner *sp, const uint32_t *weight, ui
     return rc;
 }
 
+static void slots_free(gm_mem *m, gm_walk_slots *ws)
+{
+    if (!ws)
+        return;
+    gm_mem_free(m, (void *)ws->desc);
+    gm_mem_free(m, (void *)ws->index);
+    gm_mem_free(m, ws->heavy);
+    gm_mem_free(m, ws->hub);
+    gm_mem_free(m, ws);
+}
+
 /*
  * note [per-state attach]
  * Whether a slot is heavy and which hub it has depend only on its DFA
  * state: a slot's moves keep its flag, and the weight of its walk is that of
  * the classes its DFA state continues on. So both are computed once per DFA
  * state and copied to the nflags slots of each (JavaScript's contextual
- * lexers have four flags and about a thousand states each: per slot, this
- * was most of the first mask's time).
+ * lexers have four flags and about a thousand states each). And they are
+ * computed on the spanner's first description, not when it is attached: the
+ * first mask builds the spanners of 17 of JavaScript's 142 lexers (the
+ * suffixes of the start state's always-accepted entries) but describes no
+ * state of theirs (only profiles of states with a lexeme pending are
+ * described), and computing them at attach was half of its time.
  */
-gm_status gm_walkshare_attach(gm_walkshare *w, gm_spanner *sp, gm_error *err)
+static gm_walk_slots *slots_build(const gm_spanner *sp)
 {
     gm_mem *m = sp->mem;
     const gm_lexer *lx = sp->lexer;
@@ -156,7 +171,6 @@ gm_status gm_walkshare_attach(gm_walkshare *w, gm_spanner *sp, gm_error *err)
         ws->heavy = gm_mem_alloc(m, n * sizeof *ws->heavy);
         ws->hub = gm_mem_alloc(m, n * sizeof *ws->hub);
     }
-    sp->walk_slots = ws;
     if (!ws || !class_weight || !weight_dfa || !hub_dfa || !ws->desc || !ws->index || !ws->heavy ||
         !ws->hub)
         goto nomem;
@@ -182,29 +196,53 @@ gm_status gm_walkshare_attach(gm_walkshare *w, gm_spanner *sp, gm_error *err)
     gm_mem_free(m, class_weight);
     gm_mem_free(m, weight_dfa);
     gm_mem_free(m, hub_dfa);
-    sp->walks = w;
-    return GM_OK;
+    return ws;
 nomem:
     gm_mem_free(m, class_weight);
     gm_mem_free(m, weight_dfa);
     gm_mem_free(m, hub_dfa);
-    return gm_mem_fail(m, err, "the shared profile walks");
+    slots_free(m, ws);
+    return NULL;
+}
+
+/* sp's slots, built on first use and published with a compare-and-swap (NULL: no memory). */
+static gm_walk_slots *slots_of(const gm_spanner *sp)
+{
+    gm_spanner *msp = (gm_spanner *)sp; /* a lazy cache (STYLE.md 4) */
+    gm_walk_slots *ws = atomic_load_explicit(&msp->walk_slots, memory_order_acquire);
+    if (ws)
+        return ws;
+    if (!(ws = slots_build(sp)))
+        return NULL;
+    gm_walk_slots *none = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&msp->walk_slots, &none, ws,
+                                                 memory_order_acq_rel, memory_order_acquire)) {
+        slots_free(sp->mem, ws);
+        ws = none;
+    }
+    return ws;
+}
+
+gm_status gm_walkshare_attach(gm_walkshare *w, gm_spanner *sp, gm_error *err)
+{
+    (void)err; /* the slots are built on first use (note [per-state attach]) */
+    atomic_store_explicit(&sp->walk_slots, NULL, memory_order_relaxed);
+    sp->walks = w;
+    return GM_OK;
 }
 
 void gm_walkshare_detach(gm_spanner *sp)
 {
-    gm_walk_slots *ws = sp->walk_slots;
-    if (!ws)
-        return;
-    gm_mem_free(sp->mem, (void *)ws->desc);
-    gm_mem_free(sp->mem, (void *)ws->index);
-    gm_mem_free(sp->mem, ws->heavy);
-    gm_mem_free(sp->mem, ws->hub);
-    gm_mem_free(sp->mem, ws);
-    sp->walk_slots = NULL;
+    slots_free(sp->mem, atomic_exchange(&sp->walk_slots, NULL));
 }
 
 /* ---- descriptions ---- */
+
+/* sp's slots, built (slots_of) before any description starts. */
+static gm_walk_slots *slots(const gm_spanner *sp)
+{
+    return atomic_load_explicit(&((gm_spanner *)sp)->walk_slots, memory_order_acquire);
+}
 
 /* Slot -> number, an open table that grows. */
 typedef struct numbering {
@@ -304,7 +342,7 @@ static int number_states(const gm_spanner *sp, uint32_t q, const describing *d, 
 {
     const gm_lexer *lx = sp->lexer;
     gm_mem *m = sp->mem;
-    const gm_walk_slots *ws = sp->walk_slots;
+    const gm_walk_slots *ws = slots(sp);
     uint32_t cap = ws->heavy[q] ? GM_WALK_MAX_STATES_HEAVY : GM_WALK_MAX_STATES;
     if (numbering_put(m, nb, q, 0) || gm_vec_push(m, states, q))
         return -1;
@@ -420,7 +458,7 @@ static int describe_new(const gm_spanner *sp, uint32_t q, describing *d, uint32_
 {
     gm_mem *m = sp->mem;
     gm_walkshare *w = sp->walks;
-    gm_walk_slots *ws = sp->walk_slots;
+    gm_walk_slots *ws = slots(sp);
     u32vec states = {0}, key = {0};
     numbering nb = {0}, nested = {0};
     int rc = -1;
@@ -475,7 +513,7 @@ intern:
  * too deep (not memoized: another nesting may describe it), -1 on no memory. */
 static int describe(const gm_spanner *sp, uint32_t q, describing *d, uint32_t *id)
 {
-    uint32_t v = atomic_load_explicit(&sp->walk_slots->desc[q], memory_order_acquire);
+    uint32_t v = atomic_load_explicit(&slots(sp)->desc[q], memory_order_acquire);
     if (v) {
         *id = v == 1 ? GM_WALK_NONE : v - 2;
         return 1;
@@ -484,7 +522,7 @@ static int describe(const gm_spanner *sp, uint32_t q, describing *d, uint32_t *i
         return 0;
     int rc = describe_new(sp, q, d, id);
     if (rc > 0)
-        atomic_store_explicit(&sp->walk_slots->desc[q], *id == GM_WALK_NONE ? 1 : *id + 2,
+        atomic_store_explicit(&slots(sp)->desc[q], *id == GM_WALK_NONE ? 1 : *id + 2,
                               memory_order_release);
     return rc;
 }
@@ -495,6 +533,8 @@ int gm_walkshare_describe(const gm_spanner *sp, uint32_t q, uint32_t *id)
     /* Only lexer states with a lexeme pending and no width: q is then its own slot. */
     if (q >= sp->nplain || (q >> sp->flag_bits) == 0)
         return 0;
+    if (!slots_of(sp))
+        return -1;
     describing d = {.depth = 0};
     return describe(sp, q, &d, id) < 0 ? -1 : 0;
 }

@@ -369,11 +369,19 @@ gm_status gm_spanner_build_all(gm_spanner *sp, gm_error *err)
 gm_status gm_spanner_build_all_progress(gm_spanner *sp, gm_progress_fn progress, void *ud,
                                         gm_error *err)
 {
+    return gm_spanner_build_flags(sp, UINT32_MAX, progress, ud, err);
+}
+
+gm_status gm_spanner_build_flags(gm_spanner *sp, uint32_t flags, gm_progress_fn progress, void *ud,
+                                 gm_error *err)
+{
     gm_error local;
     if (!err)
         err = &local;
     uint64_t total = (uint64_t)sp->nslots + sp->nsplit0;
     for (uint32_t i = 0; i < sp->nslots; i++) {
+        if (i < sp->nplain && !((flags >> (i & (sp->nflags - 1))) & 1))
+            continue;
         if (!gm_spanner_profile(sp, gm_spanner_slot_state(sp, i), err))
             return err->code;
         if (progress)

@@ -10,3 +10,9 @@ check-js-generate: gramask$(EXEEXT)
 	  $(SHELL) $(srcdir)/tests/js_generate.sh
 .PHONY: check-js-generate
 EXTRA_DIST += tests/js_generate.sh tests/finished_programs.py
+
+# Eager and lazy compilation of javascript and typescript give the same masks (issue 38).
+tests_test_eager_lazy_SOURCES = tests/test_eager_lazy.c
+tests_test_eager_lazy_CFLAGS = $(GM_TEST_CFLAGS)
+tests_test_eager_lazy_LDADD = $(GM_TEST_LDADD)
+GM_TESTS += tests/test_eager_lazy

@@ -59,15 +59,16 @@ static gm_status intern_prods(gm_spanner *sp, gm_error *err)
         const uint64_t *row = lx->prod + (size_t)dfa * lx->prod_words;
         uint32_t n = 1;
         key[0] = 0;
-        for (uint32_t t = 0; t < lx->nterminals; t++) {
-            if (!((row[t >> 6] >> (t & 63)) & 1))
-                continue;
-            uint32_t f = flag, e = gm_spanner_map(sp, t, &f, 0);
-            if (e == GM_LEX_NONE)
-                key[0] = 1;
-            else
-                key[n++] = e & GM_SEQ_LINE ? GM_SEQ_PENDING_LINE : e;
-        }
+        /* The terminals of the row in increasing order, word by word (most rows hold few). */
+        for (uint32_t w = 0; w < lx->prod_words; w++)
+            for (uint64_t x = row[w]; x; x &= x - 1) {
+                uint32_t t = w * 64 + (uint32_t)__builtin_ctzll(x);
+                uint32_t f = flag, e = gm_spanner_map(sp, t, &f, 0);
+                if (e == GM_LEX_NONE)
+                    key[0] = 1;
+                else
+                    key[n++] = e & GM_SEQ_LINE ? GM_SEQ_PENDING_LINE : e;
+            }
         uint32_t emit, resume;
         if (q < sp->nlex && dfa >= lx->ndfa && gm_spanner_break(sp, q, GM_LEX_STOP, &emit, &resume)) {
             /* note [fallback pairs]: the window's state comes first (relex < the state) */
@@ -186,6 +187,8 @@ static gm_status intern_split0(gm_spanner *sp, gm_error *err)
     sp->state_split0 = gm_mem_calloc(sp->mem, sp->nslots, sizeof(uint32_t));
     if (!sp->state_split0)
         goto nomem;
+    /* The filter depends on the DFA state only: the slots of its flags are consecutive
+     * (note [spanner states]), so the one of flag 0 serves the others. */
     for (uint32_t slot = 0; slot < sp->nslots; slot++) {
         uint32_t q = gm_spanner_slot_state(sp, slot);
         sp->state_split0[slot] = GM_SPANNER_NONE;
@@ -194,18 +197,23 @@ static gm_status intern_split0(gm_spanner *sp, gm_error *err)
         uint32_t dfa = gm_spanner_dfa(sp, q);
         if (lx->accept[dfa] == GM_LEX_NONE)
             continue;
-        uint8_t bytes[32] = {0};
+        if (slot < sp->nplain && (slot & (sp->nflags - 1)) != 0) {
+            sp->state_split0[slot] = sp->state_split0[slot & ~(sp->nflags - 1)];
+            continue;
+        }
+        /* A class after which the lexeme is no terminal (lexer.h, cond) stops no token;
+         * under the contextual lexer the next lexeme's lexer may be another one. */
+        uint8_t stops[256] = {0}, bytes[32] = {0};
         int any = 0;
-        for (unsigned b = 0; b < 256; b++) {
-            /* A byte after which the lexeme is no terminal (lexer.h, cond) stops no token;
-             * under the contextual lexer the next lexeme's lexer may be another one. */
-            if (gm_lexer_move(lx, dfa, lx->byte_class[b]) == GM_LEX_DEAD &&
-                (sp->contextual || gm_lexer_move(lx, 0, lx->byte_class[b]) != GM_LEX_DEAD) &&
-                gm_lexer_accept(lx, dfa, lx->byte_class[b]) != GM_LEX_NONE) {
+        for (uint32_t c = 0; c < lx->nclasses; c++)
+            stops[c] = gm_lexer_move(lx, dfa, c) == GM_LEX_DEAD &&
+                       (sp->contextual || gm_lexer_move(lx, 0, c) != GM_LEX_DEAD) &&
+                       gm_lexer_accept(lx, dfa, c) != GM_LEX_NONE;
+        for (unsigned b = 0; b < 256; b++)
+            if (stops[lx->byte_class[b]]) {
                 bytes[b >> 3] |= (uint8_t)(1u << (b & 7));
                 any = 1;
             }
-        }
         if (!any)
             continue;
         uint32_t id;
@@ -361,11 +369,19 @@ gm_status gm_spanner_build_all(gm_spanner *sp, gm_error *err)
 gm_status gm_spanner_build_all_progress(gm_spanner *sp, gm_progress_fn progress, void *ud,
                                         gm_error *err)
 {
+    return gm_spanner_build_flags(sp, UINT32_MAX, progress, ud, err);
+}
+
+gm_status gm_spanner_build_flags(gm_spanner *sp, uint32_t flags, gm_progress_fn progress, void *ud,
+                                 gm_error *err)
+{
     gm_error local;
     if (!err)
         err = &local;
     uint64_t total = (uint64_t)sp->nslots + sp->nsplit0;
     for (uint32_t i = 0; i < sp->nslots; i++) {
+        if (i < sp->nplain && !((flags >> (i & (sp->nflags - 1))) & 1))
+            continue;
         if (!gm_spanner_profile(sp, gm_spanner_slot_state(sp, i), err))
             return err->code;
         if (progress)

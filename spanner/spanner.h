@@ -46,6 +46,12 @@ gm_status gm_spanner_build_all(gm_spanner *sp, gm_error *err);
 gm_status gm_spanner_build_all_progress(gm_spanner *sp, gm_progress_fn progress, void *ud,
                                         gm_error *err);
 
+/* The same for the slots whose semicolon flag f has bit f set in flags (note [spanner
+ * states]), the virtual start states and every filter: the others are built on first use,
+ * as in a lazy compile (note [eager flags] in runtime/ctx_spanners.c). */
+gm_status gm_spanner_build_flags(gm_spanner *sp, uint32_t flags, gm_progress_fn progress, void *ud,
+                                 gm_error *err);
+
 /* Totals over the profiles built so far. */
 typedef struct gm_spanner_stats {
     uint32_t profiles;

@@ -189,7 +189,8 @@ typedef struct gm_spanner {
     void *suffixes_ud;
     struct gm_walkshare *walks; /* contextual: walks shared with the other spanners, or NULL
                                    (spanner/walkshare.h, note [shared walks]) */
-    struct gm_walk_slots *walk_slots; /* with walks: what they know of each slot */
+    /* with walks: what they know of each slot, built on first use (note [per-state attach]) */
+    _Atomic(struct gm_walk_slots *) walk_slots;
     const gm_lexer *lexer;   /* borrowed: must outlive the spanner */
     const gm_lr_table *lr;
     const gm_vocab_data *vocab;

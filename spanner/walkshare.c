@@ -45,40 +45,38 @@ void gm_walkshare_destroy(gm_walkshare *w)
     gm_mem_free(w->mem, w);
 }
 
-/* The slot moved to from slot s on class c, or GM_WALK_NONE; s must have a lexeme pending. */
-static uint32_t move_slot(const gm_spanner *sp, uint32_t s, uint32_t c)
+/* DFA states whose moves a description follows: a lexeme pending, not backing up. */
+static bool followed_dfa(const gm_spanner *sp, uint32_t d)
 {
-    uint32_t t = gm_lexer_move(sp->lexer, s >> sp->flag_bits, c);
-    return t == GM_LEX_DEAD ? GM_WALK_NONE : t << sp->flag_bits | (s & (sp->nflags - 1));
-}
-
-/* Slots whose moves a description follows: a lexeme pending, not backing up. */
-static bool followed(const gm_spanner *sp, uint32_t s)
-{
-    uint32_t dfa = s >> sp->flag_bits;
-    return dfa != 0 && dfa < sp->lexer->ndfa;
+    return d != 0 && d < sp->lexer->ndfa;
 }
 
 /*
- * The hub of each slot: where a strongly connected component of the moves
- * holds one heavy state (a name's interior, with the UTF-8 states of its
- * Unicode letters around it), the others are described as states of its
- * description, which is then made once (Tarjan's algorithm, iterative).
+ * The hub of each DFA state: where a strongly connected component of the
+ * moves holds heavy states (a name's interior, with the UTF-8 states of its
+ * Unicode letters around it), the others are described as states of the
+ * description of its heaviest one, which is then made once (Tarjan's
+ * algorithm, iterative; note [hubs of several heavy states]). Moves keep a
+ * slot's flag, so the components of the slots are those of the DFA states,
+ * one copy per flag (note [per-state attach]).
  */
-static int find_hubs(gm_mem *m, const gm_spanner *sp, gm_walk_slots *ws)
+static int find_hubs(gm_mem *m, const gm_spanner *sp, const uint32_t *weight, uint32_t *hub)
 {
-    uint32_t n = sp->nplain, nclasses = sp->lexer->nclasses;
+    const gm_lexer *lx = sp->lexer;
+    uint32_t n = lx->nstates, nclasses = lx->nclasses;
     uint32_t *order = gm_mem_alloc(m, (size_t)n * sizeof *order);
     uint32_t *low = gm_mem_alloc(m, (size_t)n * sizeof *low);
     uint32_t *stack = gm_mem_alloc(m, (size_t)n * sizeof *stack);
-    uint32_t *call = gm_mem_alloc(m, 2 * (size_t)n * sizeof *call); /* (slot, next class) */
+    uint32_t *call = gm_mem_alloc(m, 2 * (size_t)n * sizeof *call); /* (state, next class) */
     uint8_t *on = gm_mem_calloc(m, n ? n : 1, 1);
     int rc = !order || !low || !stack || !call || !on ? -1 : 0;
     uint32_t counter = 0, nstack = 0;
-    for (uint32_t i = 0; !rc && i < n; i++)
+    for (uint32_t i = 0; !rc && i < n; i++) {
         order[i] = UINT32_MAX;
+        hub[i] = GM_WALK_NONE;
+    }
     for (uint32_t root = 0; !rc && root < n; root++) {
-        if (order[root] != UINT32_MAX || !followed(sp, root))
+        if (order[root] != UINT32_MAX || !followed_dfa(sp, root))
             continue;
         uint32_t depth = 0;
         call[0] = root;
@@ -89,8 +87,8 @@ static int find_hubs(gm_mem *m, const gm_spanner *sp, gm_walk_slots *ws)
         while (depth != UINT32_MAX) {
             uint32_t s = call[2 * depth];
             if (call[2 * depth + 1] < nclasses) {
-                uint32_t t = move_slot(sp, s, call[2 * depth + 1]++);
-                if (t == GM_WALK_NONE || !followed(sp, t))
+                uint32_t t = gm_lexer_move(lx, s, call[2 * depth + 1]++);
+                if (t == GM_LEX_DEAD || !followed_dfa(sp, t))
                     continue;
                 if (order[t] == UINT32_MAX) {
                     depth++;
@@ -106,18 +104,17 @@ static int find_hubs(gm_mem *m, const gm_spanner *sp, gm_walk_slots *ws)
             }
             if (low[s] == order[s]) {
                 /* s roots a component: the stack down to s. */
-                uint32_t from = nstack, heavy = 0, hub = GM_WALK_NONE;
+                uint32_t from = nstack, top = GM_WALK_NONE;
                 do
                     from--;
                 while (stack[from] != s);
                 for (uint32_t i = from; i < nstack; i++)
-                    if (ws->heavy[stack[i]]) {
-                        heavy++;
-                        hub = stack[i];
-                    }
+                    if (weight[stack[i]] >= GM_WALK_HEAVY &&
+                        (top == GM_WALK_NONE || weight[stack[i]] > weight[top]))
+                        top = stack[i];
                 for (uint32_t i = from; i < nstack; i++) {
                     on[stack[i]] = 0;
-                    ws->hub[stack[i]] = heavy == 1 ? hub : GM_WALK_NONE;
+                    hub[stack[i]] = top;
                 }
                 nstack = from;
             }
@@ -134,60 +131,118 @@ static int find_hubs(gm_mem *m, const gm_spanner *sp, gm_walk_slots *ws)
     return rc;
 }
 
-gm_status gm_walkshare_attach(gm_walkshare *w, gm_spanner *sp, gm_error *err)
+static void slots_free(gm_mem *m, gm_walk_slots *ws)
+{
+    if (!ws)
+        return;
+    gm_mem_free(m, (void *)ws->desc);
+    gm_mem_free(m, (void *)ws->index);
+    gm_mem_free(m, ws->heavy);
+    gm_mem_free(m, ws->hub);
+    gm_mem_free(m, ws);
+}
+
+/*
+ * note [per-state attach]
+ * Whether a slot is heavy and which hub it has depend only on its DFA
+ * state: a slot's moves keep its flag, and the weight of its walk is that of
+ * the classes its DFA state continues on. So both are computed once per DFA
+ * state and copied to the nflags slots of each (JavaScript's contextual
+ * lexers have four flags and about a thousand states each). And they are
+ * computed on the spanner's first description, not when it is attached: the
+ * first mask builds the spanners of 17 of JavaScript's 142 lexers (the
+ * suffixes of the start state's always-accepted entries) but describes no
+ * state of theirs (only profiles of states with a lexeme pending are
+ * described), and computing them at attach was half of its time.
+ */
+static gm_walk_slots *slots_build(const gm_spanner *sp)
 {
     gm_mem *m = sp->mem;
     const gm_lexer *lx = sp->lexer;
     const gm_trie *tr = sp->trie;
-    size_t n = sp->nplain ? sp->nplain : 1;
+    size_t n = sp->nplain ? sp->nplain : 1, nd = lx->nstates ? lx->nstates : 1;
     gm_walk_slots *ws = gm_mem_calloc(m, 1, sizeof *ws);
     uint32_t *class_weight = gm_mem_calloc(m, lx->nclasses ? lx->nclasses : 1, sizeof *class_weight);
+    uint32_t *weight_dfa = gm_mem_calloc(m, nd, sizeof *weight_dfa);
+    uint32_t *hub_dfa = gm_mem_alloc(m, nd * sizeof *hub_dfa);
     if (ws) {
         ws->desc = gm_mem_alloc(m, n * sizeof *ws->desc);
         ws->index = gm_mem_alloc(m, n * sizeof *ws->index);
         ws->heavy = gm_mem_alloc(m, n * sizeof *ws->heavy);
         ws->hub = gm_mem_alloc(m, n * sizeof *ws->hub);
     }
-    sp->walk_slots = ws;
-    if (!ws || !class_weight || !ws->desc || !ws->index || !ws->heavy || !ws->hub)
+    if (!ws || !class_weight || !weight_dfa || !hub_dfa || !ws->desc || !ws->index || !ws->heavy ||
+        !ws->hub)
         goto nomem;
     /* A walk visits at most the trie below the first bytes that continue its lexeme. */
     for (uint32_t j = 1; j < tr->nnodes; j = tr->nodes[j].skip)
         class_weight[lx->byte_class[tr->nodes[j].byte]] += tr->nodes[j].skip - j;
+    for (uint32_t d = 0; d < lx->nstates; d++) {
+        uint32_t weight = 0;
+        for (uint32_t c = 0; followed_dfa(sp, d) && c < lx->nclasses; c++)
+            if (gm_lexer_move(lx, d, c) != GM_LEX_DEAD)
+                weight += class_weight[c];
+        weight_dfa[d] = weight;
+    }
+    if (find_hubs(m, sp, weight_dfa, hub_dfa))
+        goto nomem;
     for (uint32_t s = 0; s < sp->nplain; s++) {
+        uint32_t d = s >> sp->flag_bits, h = hub_dfa[d];
         atomic_init(&ws->desc[s], 0);
         atomic_init(&ws->index[s], 0);
-        ws->hub[s] = GM_WALK_NONE;
-        uint32_t weight = 0;
-        for (uint32_t c = 0; followed(sp, s) && c < lx->nclasses; c++)
-            if (move_slot(sp, s, c) != GM_WALK_NONE)
-                weight += class_weight[c];
-        ws->heavy[s] = weight >= GM_WALK_HEAVY;
+        ws->heavy[s] = weight_dfa[d] >= GM_WALK_HEAVY;
+        ws->hub[s] = h == GM_WALK_NONE ? GM_WALK_NONE : h << sp->flag_bits | (s & (sp->nflags - 1));
     }
-    if (find_hubs(m, sp, ws))
-        goto nomem;
     gm_mem_free(m, class_weight);
-    sp->walks = w;
-    return GM_OK;
+    gm_mem_free(m, weight_dfa);
+    gm_mem_free(m, hub_dfa);
+    return ws;
 nomem:
     gm_mem_free(m, class_weight);
-    return gm_mem_fail(m, err, "the shared profile walks");
+    gm_mem_free(m, weight_dfa);
+    gm_mem_free(m, hub_dfa);
+    slots_free(m, ws);
+    return NULL;
+}
+
+/* sp's slots, built on first use and published with a compare-and-swap (NULL: no memory). */
+static gm_walk_slots *slots_of(const gm_spanner *sp)
+{
+    gm_spanner *msp = (gm_spanner *)sp; /* a lazy cache (STYLE.md 4) */
+    gm_walk_slots *ws = atomic_load_explicit(&msp->walk_slots, memory_order_acquire);
+    if (ws)
+        return ws;
+    if (!(ws = slots_build(sp)))
+        return NULL;
+    gm_walk_slots *none = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&msp->walk_slots, &none, ws,
+                                                 memory_order_acq_rel, memory_order_acquire)) {
+        slots_free(sp->mem, ws);
+        ws = none;
+    }
+    return ws;
+}
+
+gm_status gm_walkshare_attach(gm_walkshare *w, gm_spanner *sp, gm_error *err)
+{
+    (void)err; /* the slots are built on first use (note [per-state attach]) */
+    atomic_store_explicit(&sp->walk_slots, NULL, memory_order_relaxed);
+    sp->walks = w;
+    return GM_OK;
 }
 
 void gm_walkshare_detach(gm_spanner *sp)
 {
-    gm_walk_slots *ws = sp->walk_slots;
-    if (!ws)
-        return;
-    gm_mem_free(sp->mem, (void *)ws->desc);
-    gm_mem_free(sp->mem, (void *)ws->index);
-    gm_mem_free(sp->mem, ws->heavy);
-    gm_mem_free(sp->mem, ws->hub);
-    gm_mem_free(sp->mem, ws);
-    sp->walk_slots = NULL;
+    slots_free(sp->mem, atomic_exchange(&sp->walk_slots, NULL));
 }
 
 /* ---- descriptions ---- */
+
+/* sp's slots, built (slots_of) before any description starts. */
+static gm_walk_slots *slots(const gm_spanner *sp)
+{
+    return atomic_load_explicit(&((gm_spanner *)sp)->walk_slots, memory_order_acquire);
+}
 
 /* Slot -> number, an open table that grows. */
 typedef struct numbering {
@@ -287,7 +342,7 @@ static int number_states(const gm_spanner *sp, uint32_t q, const describing *d, 
 {
     const gm_lexer *lx = sp->lexer;
     gm_mem *m = sp->mem;
-    const gm_walk_slots *ws = sp->walk_slots;
+    const gm_walk_slots *ws = slots(sp);
     uint32_t cap = ws->heavy[q] ? GM_WALK_MAX_STATES_HEAVY : GM_WALK_MAX_STATES;
     if (numbering_put(m, nb, q, 0) || gm_vec_push(m, states, q))
         return -1;
@@ -306,8 +361,8 @@ static int number_states(const gm_spanner *sp, uint32_t q, const describing *d, 
                 numbering_find(nested, t) != UINT32_MAX)
                 continue;
             /* Heavy states and those of another hub's component are described apart. */
-            if (t != q && !being_described(d, t) &&
-                (ws->heavy[t] || (ws->hub[t] != GM_WALK_NONE && ws->hub[t] != q))) {
+            if (t != q && !being_described(d, t) && ws->hub[t] != q &&
+                (ws->heavy[t] || ws->hub[t] != GM_WALK_NONE)) {
                 if (numbering_put(m, nested, t, 0))
                     return -1;
                 continue;
@@ -403,7 +458,7 @@ static int describe_new(const gm_spanner *sp, uint32_t q, describing *d, uint32_
 {
     gm_mem *m = sp->mem;
     gm_walkshare *w = sp->walks;
-    gm_walk_slots *ws = sp->walk_slots;
+    gm_walk_slots *ws = slots(sp);
     u32vec states = {0}, key = {0};
     numbering nb = {0}, nested = {0};
     int rc = -1;
@@ -458,7 +513,7 @@ intern:
  * too deep (not memoized: another nesting may describe it), -1 on no memory. */
 static int describe(const gm_spanner *sp, uint32_t q, describing *d, uint32_t *id)
 {
-    uint32_t v = atomic_load_explicit(&sp->walk_slots->desc[q], memory_order_acquire);
+    uint32_t v = atomic_load_explicit(&slots(sp)->desc[q], memory_order_acquire);
     if (v) {
         *id = v == 1 ? GM_WALK_NONE : v - 2;
         return 1;
@@ -467,7 +522,7 @@ static int describe(const gm_spanner *sp, uint32_t q, describing *d, uint32_t *i
         return 0;
     int rc = describe_new(sp, q, d, id);
     if (rc > 0)
-        atomic_store_explicit(&sp->walk_slots->desc[q], *id == GM_WALK_NONE ? 1 : *id + 2,
+        atomic_store_explicit(&slots(sp)->desc[q], *id == GM_WALK_NONE ? 1 : *id + 2,
                               memory_order_release);
     return rc;
 }
@@ -478,6 +533,8 @@ int gm_walkshare_describe(const gm_spanner *sp, uint32_t q, uint32_t *id)
     /* Only lexer states with a lexeme pending and no width: q is then its own slot. */
     if (q >= sp->nplain || (q >> sp->flag_bits) == 0)
         return 0;
+    if (!slots_of(sp))
+        return -1;
     describing d = {.depth = 0};
     return describe(sp, q, &d, id) < 0 ? -1 : 0;
 }

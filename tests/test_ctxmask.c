@@ -982,6 +982,10 @@ static void shared_walks(void **state)
     shared_walks_match(&python, 23);
     combo java = {"grammars/java.lark", SP32K, false, NULL};
     shared_walks_match(&java, 37);
+    /* Four flags (offending-token insertion), components with several heavy states
+     * (note [hubs of several heavy states]) under llama3. */
+    combo javascript = {"grammars/javascript.lark", LLAMA3, false, NULL};
+    shared_walks_match(&javascript, 61);
     const char *path = gm_test_lark_python_grammar();
     if (path) {
         combo lark_python = {path, SP32K, true, "file_input"};

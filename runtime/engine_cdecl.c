@@ -27,68 +27,117 @@ typedef struct ctext {
     bool ident;              /* every byte so far is an identifier byte */
 } ctext;
 
-static void vs_init(gm_vstack *vs, const gm_lr_node *stack, uint32_t *buf)
+/*
+ * note [typedef-layer overlays]
+ * The layer's viability checks feed terminals on a virtual stack
+ * (runtime/vstack.h) whose overlay starts in a REGION-state buffer on the C
+ * stack. When it fills up the answer is unknown, never "viable" nor "not
+ * viable": the feeds are redone on heap overlays of twice the states until
+ * they fit, as runtime/mask.c does (rare: nesting deeper than REGION).
+ * c->cdecl_overlay, when set below REGION, starts smaller: tests use it to
+ * run every check through the retries.
+ */
+#define BIG_OVERLAY (1u << 20)
+
+static void vs_init(gm_vstack *vs, const gm_lr_node *stack, uint32_t *buf, uint32_t cap)
 {
     memset(vs, 0, sizeof *vs);
     vs->base = stack;
     vs->ov = buf;
-    vs->cap = REGION;
+    vs->cap = cap;
 }
 
-/* Whether terminal term can come next on stack (1), not (0), unknown (-1: overlay full). */
-static int term_viable(const gm_lr_table *lr, const gm_lr_node *stack, uint32_t term)
+/*
+ * Feeds terms[0..n) on stack, stopping after the first that is not
+ * shifted: *last is the result of the last feed made, *fed how many were
+ * made. GM_ERR_NOMEM or GM_ERR_LIMIT (err set) when no overlay holds them.
+ */
+static gm_status vfeed_terms(const gm_compiled *c, const gm_lr_node *stack, const uint32_t *terms,
+                             uint32_t n, gm_vfeed *last, uint32_t *fed, gm_error *err)
 {
+    const gm_lr_table *lr = c->spanner->lr;
     uint32_t buf[REGION];
-    gm_vstack vs;
-    vs_init(&vs, stack, buf);
-    gm_vfeed r = gm_vstack_feed(lr, &vs, term);
-    return r == GM_VFEED_OVERFLOW ? -1 : r == GM_VFEED_SHIFTED;
+    uint32_t cap = c->cdecl_overlay && c->cdecl_overlay < REGION ? c->cdecl_overlay : REGION;
+    for (; cap <= BIG_OVERLAY; cap *= 2) {
+        uint32_t *ov = cap <= REGION ? buf : gm_mem_alloc(cmem(c), (size_t)cap * sizeof *ov);
+        if (!ov)
+            return gm_mem_fail(cmem(c), err, "a parser overlay");
+        gm_vstack vs;
+        vs_init(&vs, stack, ov, cap);
+        gm_vfeed r = GM_VFEED_SHIFTED;
+        uint32_t k = 0;
+        while (k < n && r == GM_VFEED_SHIFTED)
+            r = gm_vstack_feed(lr, &vs, terms[k++]);
+        if (ov != buf)
+            gm_mem_free(cmem(c), ov);
+        if (r != GM_VFEED_OVERFLOW) {
+            *last = r;
+            *fed = k;
+            return GM_OK;
+        }
+    }
+    return gm_error_set(err, GM_ERR_LIMIT, "a terminal needs more than %u parser states of reductions",
+                        BIG_OVERLAY);
+}
+
+/* Whether terminal term can come next on stack: 1 yes, 0 no, -1 error (err set). */
+static int term_viable(const gm_compiled *c, const gm_lr_node *stack, uint32_t term, gm_error *err)
+{
+    gm_vfeed r;
+    uint32_t fed;
+    if (vfeed_terms(c, stack, &term, 1, &r, &fed, err) != GM_OK)
+        return -1;
+    return r == GM_VFEED_SHIFTED;
 }
 
 /* Whether the pending lexeme of q (with text t, NULL when not identifier bytes) can still
-   become something the stack takes (note [typedef-name masks]). */
-static bool pending_viable(const gm_compiled *c, uint32_t q, const gm_lr_node *stack,
-                           const gm_cscope *scope, const uint8_t *text, size_t len, bool ident)
+   become something the stack takes (note [typedef-name masks]): 1 yes, 0 no, -1 error. */
+static int pending_viable(const gm_compiled *c, uint32_t q, const gm_lr_node *stack,
+                          const gm_cscope *scope, const uint8_t *text, size_t len, bool ident,
+                          gm_error *err)
 {
     const gm_spanner *sp = c->spanner;
     const gm_ctypedef *td = c->ctd;
     uint32_t prod = gm_spanner_prod(sp, q);
     if (sp->prod_ignored[prod])
-        return true;
+        return 1;
     for (uint32_t k = sp->prod_off[prod]; k < sp->prod_off[prod + 1]; k++) {
         uint32_t e = sp->prod_terms[k];
-        if (term_viable(sp->lr, stack, e) != 0) /* unknown counts as viable: the step decides */
-            return true;
+        int r = term_viable(c, stack, e, err);
+        if (r != 0)
+            return r;
         if (e == td->identifier && ident && gm_cscope_type_prefix(scope, text, len) &&
-            term_viable(sp->lr, stack, td->typedef_name) != 0)
-            return true;
+            (r = term_viable(c, stack, td->typedef_name, err)) != 0)
+            return r;
     }
-    return false;
+    return 0;
 }
 
-static bool can_end(const gm_compiled *c, uint32_t q, const gm_lr_node *stack, const gm_cstate *cs)
+/* Whether the output can end in (q, stack, cs): 1 yes, 0 no, -1 error (err set). */
+static int can_end(const gm_compiled *c, uint32_t q, const gm_lr_node *stack, const gm_cstate *cs,
+                   gm_error *err)
 {
     const gm_spanner *sp = c->spanner;
-    uint32_t emit[GM_SPANNER_MAX_EMIT], nemit, after, buf[REGION];
-    if (!gm_spanner_finish(sp, q, emit, &nemit, &after))
-        return false;
-    gm_vstack vs;
-    vs_init(&vs, stack, buf);
+    uint32_t terms[GM_SPANNER_MAX_EMIT + 1], nemit, after;
+    if (!gm_spanner_finish(sp, q, terms, &nemit, &after))
+        return 0;
     const uint8_t *text = cs->text ? cs->text->text : NULL;
     size_t len = cs->text ? cs->text->len : 0;
-    for (uint32_t k = 0; k < nemit; k++) {
-        uint32_t term = emit[k];
-        if (term == c->ctd->identifier && cs->text)
-            term = gm_cscope_classify(c->ctd, cs->scope, term, text, len);
-        if (gm_vstack_feed(sp->lr, &vs, term) != GM_VFEED_SHIFTED)
-            return false;
-    }
-    return gm_vstack_feed(sp->lr, &vs, sp->lr->eof) == GM_VFEED_ACCEPTED;
+    for (uint32_t k = 0; k < nemit; k++)
+        if (terms[k] == c->ctd->identifier && cs->text)
+            terms[k] = gm_cscope_classify(c->ctd, cs->scope, terms[k], text, len);
+    terms[nemit] = sp->lr->eof;
+    gm_vfeed r;
+    uint32_t fed;
+    if (vfeed_terms(c, stack, terms, nemit + 1, &r, &fed, err) != GM_OK)
+        return -1;
+    return fed == nemit + 1 && r == GM_VFEED_ACCEPTED;
 }
 
 bool gm_cdecl_can_end(const gm_compiled *c, const gm_mstate *s)
 {
-    return can_end(c, s->lalr.q, s->lalr.stack, &s->lalr.layer.c);
+    gm_error err; /* an overlay the check cannot get (no memory, past BIG_OVERLAY): not seen */
+    return can_end(c, s->lalr.q, s->lalr.stack, &s->lalr.layer.c, &err) > 0;
 }
 
 /* Feeds one element with the lexeme text t on the real stack and scopes. */
@@ -164,9 +213,10 @@ gm_status gm_cdecl_advance(const gm_compiled *c, const gm_mstate *from, const ui
     }
     if (st == GM_OK) {
         bool ident = ls.c.text != NULL || !gm_spanner_pending(sp, q);
-        if (!pending_viable(c, q, stack, ls.c.scope, t.buf, ident ? t.len : 0, ident) &&
-            !can_end(c, q, stack, &ls.c))
-            st = GM_ERR_REJECTED;
+        int r = pending_viable(c, q, stack, ls.c.scope, t.buf, ident ? t.len : 0, ident, err);
+        if (r == 0)
+            r = can_end(c, q, stack, &ls.c, err);
+        st = r > 0 ? GM_OK : r == 0 ? GM_ERR_REJECTED : err->code;
     }
     if (st != GM_OK) {
         gm_lr_node_release(mem, stack);

@@ -443,6 +443,23 @@ static void enumerators(void **state)
     program(C, "typedef int E; void f(void) { enum { E }; E x; }", false, 0, 0, 0);
 }
 
+/*
+ * The layer's viability checks start on overlays of one state (note
+ * [typedef-layer overlays]): nearly every check overflows it and is redone
+ * on larger ones; the masks must not change (an overflow counted as viable,
+ * or as not viable, would let a token through or mask it).
+ */
+static void small_overlays(void **state)
+{
+    (void)state;
+    C->cdecl_overlay = 1;
+    program(C, "typedef int T; void f(void) { { int T = 1; T * 2; } T * y; (void)y; }", true, 2,
+            12, 5);
+    program(C, "typedef struct s { int v; } S, *SP; SP p; int g(S s) { return s.v * (p->v); }",
+            true, 0, 0, 0);
+    C->cdecl_overlay = 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,6 +467,7 @@ int main(void)
         cmocka_unit_test(shadowing),
         cmocka_unit_test(same_declaration),
         cmocka_unit_test(enumerators),
+        cmocka_unit_test(small_overlays),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

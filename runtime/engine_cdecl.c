@@ -482,6 +482,73 @@ static gm_status split_typedef(const gm_compiled *c, const gm_mstate *s, uint32_
     return st;
 }
 
+/*
+ * note [quiet exceptions]
+ * Most exceptions are tokens that only an open occurrence relates and that
+ * the walk masked (" s" while "size_t" is a typedef name in scope, after an
+ * identifier). Such a token reads as the walk read it up to its last lexeme,
+ * which the layer may take for the prefix of a typedef name: that can only
+ * make it viable where TYPEDEF_NAME can be shifted. When the token's bytes
+ * emit terminals at its first byte only (the pending lexeme it ends, E,
+ * classified as the step classifies it) and TYPEDEF_NAME cannot follow E on
+ * the stack, the layer's step masks it too (can_end ends with TYPEDEF_NAME
+ * or with what the walk read), so it is not stepped. The answer depends on
+ * the first byte alone (quiet_first, once per byte value and mask).
+ */
+typedef struct quiet_memo {
+    int8_t first[256];       /* per first byte: 1 TYPEDEF_NAME cannot follow E, 0 it can, -1 unknown */
+    uint32_t pterm;          /* the pending identifier classified (UINT32_MAX: not yet) */
+} quiet_memo;
+
+/* Whether TYPEDEF_NAME cannot follow what first byte b emits from s (1), can (0), error (-1). */
+static int quiet_first(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm, uint8_t b,
+                       gm_error *err)
+{
+    const gm_spanner *sp = c->spanner;
+    uint32_t next, terms[GM_SPANNER_MAX_EMIT + 1], n = 0;
+    if (!gm_spanner_step(sp, s->lalr.q, b, &next, terms, &n))
+        return 1; /* a lexing error: the token is rejected */
+    const gm_cscope *p = s->lalr.layer.c.text;
+    for (uint32_t k = 0; k < n; k++) {
+        if (terms[k] != c->ctd->identifier)
+            continue;
+        if (!p)
+            return 0; /* an identifier whose text was not kept: step the token */
+        if (qm->pterm == UINT32_MAX)
+            qm->pterm = gm_cscope_classify(c->ctd, s->lalr.layer.c.scope, terms[k], p->text, p->len);
+        terms[k] = qm->pterm;
+    }
+    terms[n] = c->ctd->typedef_name;
+    gm_vfeed r;
+    uint32_t fed;
+    if (vfeed_terms(c, s->lalr.stack, terms, n + 1, &r, &fed, err) != GM_OK)
+        return -1;
+    return !(fed == n + 1 && r == GM_VFEED_SHIFTED);
+}
+
+/* Whether token bytes b[0..len) need no step by note [quiet exceptions]: 1 yes, 0 no, -1 error. */
+static int quiet(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm, const uint8_t *b,
+                 size_t len, gm_error *err)
+{
+    const gm_spanner *sp = c->spanner;
+    uint32_t q, emitted[GM_SPANNER_MAX_EMIT], n;
+    if (!gm_spanner_step(sp, s->lalr.q, b[0], &q, emitted, &n))
+        return 1;
+    for (size_t i = 1; i < len; i++) {
+        if (!gm_spanner_step(sp, q, b[i], &q, emitted, &n))
+            return 1;
+        if (n)
+            return 0;
+    }
+    if (qm->first[b[0]] < 0) {
+        int r = quiet_first(c, s, qm, b[0], err);
+        if (r < 0)
+            return -1;
+        qm->first[b[0]] = (int8_t)r;
+    }
+    return qm->first[b[0]];
+}
+
 gm_status gm_cdecl_fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask, gm_error *err)
 {
     return fill(c, s, mask, NULL, err);
@@ -519,12 +586,23 @@ static gm_status fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask, 
         return fill_all(c, s, mask, err);
     }
     const gm_vocab_data *v = c->vocab->data;
+    quiet_memo qm;
+    memset(qm.first, -1, sizeof qm.first);
+    qm.pterm = UINT32_MAX;
     for (uint32_t i = 0; i < x->n && st == GM_OK; i++) {
         uint32_t id = x->ids[i], bit = 1u << (id % 32);
-        if ((!(x->must[id / 32] & bit) && (mask[id / 32] & bit)) || (only && !(only[id / 32] & bit)))
+        bool must = x->must[id / 32] & bit;
+        if ((!must && (mask[id / 32] & bit)) || (only && !(only[id / 32] & bit)))
             continue;
         size_t len;
         const uint8_t *bytes = gm_vocab_data_token(v, id, &len);
+        if (!must && len) {
+            int r = quiet(c, s, &qm, bytes, len, err);
+            if (r < 0)
+                st = err->code;
+            if (r != 0)
+                continue; /* masked by the walk, and by the layer (note [quiet exceptions]) */
+        }
         mask[id / 32] &= ~bit;
         if (!len || (v->flags[id] & (GM_TOK_SPECIAL | GM_TOK_PADDING)))
             continue;

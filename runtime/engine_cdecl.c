@@ -392,6 +392,57 @@ static bool number_pending(const gm_compiled *c, uint32_t q)
     return false;
 }
 
+/*
+ * note [exceptions of a scope]
+ * collect's work for the scope list alone (the tokens of every typedef
+ * name on it, kinds GM_CIDX_ANY: no number pending) depends on the list
+ * only, which changes at typedef declarations, shadowing declarations and
+ * block ends, not at each token. So it is done once per list head and kept
+ * in the head (gm_cscope.memo: [count, entries...], an entry a token id
+ * with MEMO_MUST when not only an open occurrence relates it; count
+ * MEMO_FULL when the exceptions overflowed). Published by compare-and-swap:
+ * a list shared by matchers on two threads is summarized twice at worst.
+ * A summary that cannot be allocated is not kept (it only saves time).
+ */
+#define MEMO_MUST 0x80000000u
+#define MEMO_FULL UINT32_MAX
+
+static void scope_part(const gm_compiled *c, const gm_cscope *scope, exceptions *x, uint32_t kinds,
+                       const suf_ctx *sc)
+{
+    for (const gm_cscope *n = scope; n && !x->full; n = n->parent)
+        if (n->is_type)
+            exc_text(c->cidx, x, n->text, n->len, kinds, sc);
+}
+
+/* The scope's part of x (x empty), from the head's summary, made here when missing. */
+static void scope_memo(const gm_compiled *c, gm_cscope *scope, exceptions *x, const suf_ctx *sc)
+{
+    uint32_t *memo = atomic_load_explicit(&scope->memo, memory_order_acquire);
+    if (memo) {
+        if (memo[0] == MEMO_FULL) {
+            x->full = true;
+            return;
+        }
+        for (uint32_t i = 1; i <= memo[0]; i++)
+            exc_add(x, memo[i] & ~MEMO_MUST, memo[i] & MEMO_MUST);
+        return;
+    }
+    scope_part(c, scope, x, GM_CIDX_ANY, sc);
+    memo = gm_mem_alloc(cmem(c), ((size_t)(x->full ? 0 : x->n) + 1) * sizeof *memo);
+    if (!memo)
+        return;
+    memo[0] = x->full ? MEMO_FULL : x->n;
+    for (uint32_t i = 0; !x->full && i < x->n; i++) {
+        uint32_t id = x->ids[i];
+        memo[i + 1] = id | ((x->must[id / 32] >> (id % 32)) & 1 ? MEMO_MUST : 0);
+    }
+    uint32_t *none = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&scope->memo, &none, memo, memory_order_acq_rel,
+                                                 memory_order_acquire))
+        gm_mem_free(cmem(c), memo);
+}
+
 static void collect(const gm_compiled *c, const gm_mstate *s, exceptions *x)
 {
     const gm_cindex *ix = c->cidx;
@@ -403,6 +454,11 @@ static void collect(const gm_compiled *c, const gm_mstate *s, exceptions *x)
                   c->vocab->data};
     x->n = 0;
     x->full = false;
+    /* The scope's names first, while x is empty (note [exceptions of a scope]). */
+    if (other)
+        scope_part(c, cs->scope, x, kinds, &sc);
+    else if (cs->scope)
+        scope_memo(c, cs->scope, x, &sc);
     /* A name bound as a typedef name inside the token needs a typedef declaration: one
        under way on the stack, or the keyword in the token (or completing p). */
     bool td = p && p->len <= 7 && !memcmp(p->text, "typedef", p->len);
@@ -416,14 +472,10 @@ static void collect(const gm_compiled *c, const gm_mstate *s, exceptions *x)
             exc_add(x, ix->leadlater[i], true);
     if (p)
         exc_text(ix, x, p->text, p->len, kinds, &sc);
-    for (const gm_cscope *n = cs->scope; n && !x->full; n = n->parent) {
-        if (!n->is_type)
-            continue;
-        exc_text(ix, x, n->text, n->len, kinds, &sc);
-        /* the pending identifier's leading run continuing it into this name */
-        if (p && n->len > p->len && !memcmp(n->text, p->text, p->len))
+    /* the pending identifier's leading run continuing it into a typedef name */
+    for (const gm_cscope *n = p ? cs->scope : NULL; n && !x->full; n = n->parent)
+        if (n->is_type && n->len > p->len && !memcmp(n->text, p->text, p->len))
             exc_text(ix, x, n->text + p->len, n->len - p->len, GM_CIDX_LEAD, &sc);
-    }
 }
 
 static gm_status fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask, const uint32_t *only,

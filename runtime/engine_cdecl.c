@@ -1,6 +1,7 @@
 /* The LALR engine's steps with C's typedef-name layer (runtime/cdecl.h, note [typedef-name masks]). */
 #include "runtime/cdecl.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/cdecl_index.h"
@@ -407,6 +408,41 @@ static bool number_pending(const gm_compiled *c, uint32_t q)
 #define MEMO_MUST 0x80000000u
 #define MEMO_FULL UINT32_MAX
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * note [typed tokens]
+ * The memo's second list: every token with an open occurrence (GM_CIDX_ANY
+ * and GM_CIDX_OPEN) whose text is a prefix of (or equal to) a name bound as
+ * a typedef name in the list, its first binding (not shadowed). A token
+ * whose last lexeme is that occurrence and nothing else can be an open
+ * occurrence (letters, `_` and `$` only from where the lexeme starts) reads
+ * TYPEDEF_NAME-viable exactly when it is on the list (note [quiet
+ * exceptions]).
+ */
+static bool memo_typed(const uint32_t *memo, uint32_t id, bool *known)
+{
+    *known = memo && memo[0] != MEMO_FULL && memo[memo[0] + 1] != MEMO_FULL;
+    if (!*known)
+        return false;
+    const uint32_t *t = memo + memo[0] + 2;
+    uint32_t lo = 0, hi = memo[memo[0] + 1];
+    if (!*known)
+        return false;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (t[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < memo[memo[0] + 1] && t[lo] == id;
+}
+
 static void scope_part(const gm_compiled *c, const gm_cscope *scope, exceptions *x, uint32_t kinds,
                        const suf_ctx *sc)
 {
@@ -429,14 +465,54 @@ static void scope_memo(const gm_compiled *c, gm_cscope *scope, exceptions *x, co
         return;
     }
     scope_part(c, scope, x, GM_CIDX_ANY, sc);
-    memo = gm_mem_alloc(cmem(c), ((size_t)(x->full ? 0 : x->n) + 1) * sizeof *memo);
-    if (!memo)
+    uint32_t n = x->full ? 0 : x->n, ntyped = 0;
+    /* typed: the tokens with an open identifier occurrence that is a prefix of a name the
+       list binds as a typedef name (its first binding): note [typed tokens] */
+    size_t words = ((size_t)c->spanner->nbits + 31) / 32;
+    uint32_t *typed = NULL, *had = x->full ? NULL : gm_mem_calloc(cmem(c), words, sizeof *had);
+    if (had && !(typed = gm_mem_alloc(cmem(c), ((size_t)n + 1) * sizeof *typed)))
+        gm_mem_free(cmem(c), had);
+    if (typed)
+        for (const gm_cscope *a = scope; a; a = a->parent) {
+            if (!a->is_type)
+                continue;
+            const gm_cscope *b = scope;
+            while (b != a && !(b->len == a->len && !memcmp(b->text, a->text, a->len)))
+                b = b->parent;
+            if (b != a)
+                continue; /* shadowed */
+            for (uint32_t k = 1; k <= a->len; k++) {
+                uint32_t ne;
+                const uint32_t *e = gm_cindex_find(c->cidx, a->text, k, &ne);
+                for (uint32_t i = 0; i < ne; i++) {
+                    uint32_t id = e[i] & GM_CIDX_TOKEN;
+                    if (!(e[i] & GM_CIDX_ANY) || !(e[i] & GM_CIDX_OPEN) || (had[id / 32] >> (id % 32)) & 1)
+                        continue;
+                    had[id / 32] |= 1u << (id % 32);
+                    if (ntyped < n) /* a subset of x's tokens: always */
+                        typed[ntyped++] = id;
+                }
+            }
+        }
+    if (typed)
+        gm_mem_free(cmem(c), had);
+    memo = gm_mem_alloc(cmem(c), ((size_t)n + ntyped + 2) * sizeof *memo);
+    if (!memo) {
+        gm_mem_free(cmem(c), typed);
         return;
-    memo[0] = x->full ? MEMO_FULL : x->n;
-    for (uint32_t i = 0; !x->full && i < x->n; i++) {
+    }
+    memo[0] = x->full ? MEMO_FULL : n;
+    for (uint32_t i = 0; i < n; i++) {
         uint32_t id = x->ids[i];
         memo[i + 1] = id | ((x->must[id / 32] >> (id % 32)) & 1 ? MEMO_MUST : 0);
     }
+    /* typed, sorted; MEMO_FULL when it could not be made */
+    if (typed)
+        qsort(typed, ntyped, sizeof *typed, cmp_u32);
+    if (ntyped)
+        memcpy(memo + n + 2, typed, (size_t)ntyped * sizeof *typed);
+    memo[n + 1] = typed ? ntyped : MEMO_FULL;
+    gm_mem_free(cmem(c), typed);
     uint32_t *none = NULL;
     if (!atomic_compare_exchange_strong_explicit(&scope->memo, &none, memo, memory_order_acq_rel,
                                                  memory_order_acquire))
@@ -548,57 +624,156 @@ static gm_status split_typedef(const gm_compiled *c, const gm_mstate *s, uint32_
  * the first byte alone (quiet_first, once per byte value and mask).
  */
 typedef struct quiet_memo {
-    int8_t first[256];       /* per first byte: 1 TYPEDEF_NAME cannot follow E, 0 it can, -1 unknown */
+    int8_t first[256];       /* per first byte: QUIET_* or -1 unknown */
     uint32_t pterm;          /* the pending identifier classified (UINT32_MAX: not yet) */
+    const uint32_t *memo;    /* the scope head's summary (note [exceptions of a scope]) or NULL */
 } quiet_memo;
 
-/* Whether TYPEDEF_NAME cannot follow what first byte b emits from s (1), can (0), error (-1). */
+enum {
+    QUIET_STEP = 0,          /* TYPEDEF_NAME can follow E: step the token */
+    QUIET_MASKED = 1,        /* it cannot (or the byte is refused): the token stays masked */
+    QUIET_TYPED = 2          /* it can, E changes no scope and cannot end the output after a
+                                TYPEDEF_NAME: note [typed tokens] decides */
+};
+
+static bool scope_term(const gm_ctypedef *td, uint32_t t)
+{
+    return t == td->identifier || t == td->typedef_name || t == td->lbrace || t == td->rbrace ||
+           t == td->semi;
+}
+
+/* What first byte b allows (QUIET_*), -1 on error. */
 static int quiet_first(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm, uint8_t b,
                        gm_error *err)
 {
     const gm_spanner *sp = c->spanner;
-    uint32_t next, terms[GM_SPANNER_MAX_EMIT + 1], n = 0;
+    uint32_t next, terms[GM_SPANNER_MAX_EMIT + 2], n = 0;
     if (!gm_spanner_step(sp, s->lalr.q, b, &next, terms, &n))
-        return 1; /* a lexing error: the token is rejected */
+        return QUIET_MASKED; /* a lexing error: the token is rejected */
     const gm_cscope *p = s->lalr.layer.c.text;
+    bool neutral = true;
     for (uint32_t k = 0; k < n; k++) {
+        neutral &= !scope_term(c->ctd, terms[k]);
         if (terms[k] != c->ctd->identifier)
             continue;
         if (!p)
-            return 0; /* an identifier whose text was not kept: step the token */
+            return QUIET_STEP; /* an identifier whose text was not kept */
         if (qm->pterm == UINT32_MAX)
             qm->pterm = gm_cscope_classify(c->ctd, s->lalr.layer.c.scope, terms[k], p->text, p->len);
         terms[k] = qm->pterm;
     }
     terms[n] = c->ctd->typedef_name;
+    terms[n + 1] = sp->lr->eof;
     gm_vfeed r;
     uint32_t fed;
     if (vfeed_terms(c, s->lalr.stack, terms, n + 1, &r, &fed, err) != GM_OK)
         return -1;
-    return !(fed == n + 1 && r == GM_VFEED_SHIFTED);
+    if (!(fed == n + 1 && r == GM_VFEED_SHIFTED))
+        return QUIET_MASKED;
+    if (!neutral)
+        return QUIET_STEP;
+    if (vfeed_terms(c, s->lalr.stack, terms, n + 2, &r, &fed, err) != GM_OK)
+        return -1;
+    return fed == n + 2 && r == GM_VFEED_ACCEPTED ? QUIET_STEP : QUIET_TYPED;
 }
 
-/* Whether token bytes b[0..len) need no step by note [quiet exceptions]: 1 yes, 0 no, -1 error. */
-static int quiet(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm, const uint8_t *b,
-                 size_t len, gm_error *err)
+static bool letter(uint8_t b)
+{
+    return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || b == '_' || b == '$';
+}
+
+/* Most terminals quiet() follows through one token. */
+#define QUIET_TERMS 16
+
+/*
+ * What TYPEDEF_NAME after the terminals E' a token emits before its last
+ * lexeme allows (QUIET_*), -1 on error; E' = the first byte's terminals
+ * (classified as the step classifies them), then later ones: `later` of
+ * them in terms[0..n), no identifier among them.
+ */
+static int quiet_terms(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm, uint8_t b0,
+                       uint32_t *terms, uint32_t n, uint32_t later, gm_error *err)
+{
+    if (later == 0) {
+        if (qm->first[b0] < 0) {
+            int r = quiet_first(c, s, qm, b0, err);
+            if (r < 0)
+                return -1;
+            qm->first[b0] = (int8_t)r;
+        }
+        return qm->first[b0];
+    }
+    bool neutral = true;
+    const gm_cscope *p = s->lalr.layer.c.text;
+    for (uint32_t k = 0; k < n; k++) {
+        neutral &= !scope_term(c->ctd, terms[k]);
+        if (terms[k] != c->ctd->identifier)
+            continue;
+        if (k >= n - later || !p)
+            return QUIET_STEP;
+        if (qm->pterm == UINT32_MAX)
+            qm->pterm = gm_cscope_classify(c->ctd, s->lalr.layer.c.scope, terms[k], p->text, p->len);
+        terms[k] = qm->pterm;
+    }
+    terms[n] = c->ctd->typedef_name;
+    terms[n + 1] = c->spanner->lr->eof;
+    gm_vfeed r;
+    uint32_t fed;
+    if (vfeed_terms(c, s->lalr.stack, terms, n + 1, &r, &fed, err) != GM_OK)
+        return -1;
+    if (!(fed == n + 1 && r == GM_VFEED_SHIFTED))
+        return QUIET_MASKED;
+    if (!neutral)
+        return QUIET_STEP;
+    if (vfeed_terms(c, s->lalr.stack, terms, n + 2, &r, &fed, err) != GM_OK)
+        return -1;
+    return fed == n + 2 && r == GM_VFEED_ACCEPTED ? QUIET_STEP : QUIET_TYPED;
+}
+
+/*
+ * Token id (bytes b[0..len), masked by the walk, only an open occurrence
+ * relating it): whether it needs no step by note [quiet exceptions]: 1 it
+ * stays masked, 2 it is allowed, 0 step it, -1 error.
+ */
+static int quiet(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm, uint32_t id,
+                 const uint8_t *b, size_t len, gm_error *err)
 {
     const gm_spanner *sp = c->spanner;
-    uint32_t q, emitted[GM_SPANNER_MAX_EMIT], n;
-    if (!gm_spanner_step(sp, s->lalr.q, b[0], &q, emitted, &n))
-        return 1;
-    for (size_t i = 1; i < len; i++) {
-        if (!gm_spanner_step(sp, q, b[i], &q, emitted, &n))
+    uint32_t q = s->lalr.q, next, emitted[GM_SPANNER_MAX_EMIT], n;
+    uint32_t terms[QUIET_TERMS + 2], nterms = 0, later = 0;
+    size_t start = 0; /* where the last lexeme starts */
+    for (size_t i = 0; i < len; i++) {
+        bool fresh = !gm_spanner_pending(sp, q) ||
+                     gm_lexer_move(sp->lexer, gm_spanner_dfa(sp, q), sp->lexer->byte_class[b[i]]) ==
+                         GM_LEX_DEAD;
+        if (!gm_spanner_step(sp, q, b[i], &next, emitted, &n))
             return 1;
-        if (n)
+        if (nterms + n > QUIET_TERMS)
             return 0;
+        for (uint32_t k = 0; k < n; k++)
+            terms[nterms++] = emitted[k];
+        if (i > 0)
+            later += n;
+        if (n || fresh)
+            start = i;
+        q = next;
     }
-    if (qm->first[b[0]] < 0) {
-        int r = quiet_first(c, s, qm, b[0], err);
-        if (r < 0)
-            return -1;
-        qm->first[b[0]] = (int8_t)r;
-    }
-    return qm->first[b[0]];
+    int r = quiet_terms(c, s, qm, b[0], terms, nterms, later, err);
+    if (r != QUIET_TYPED)
+        return r < 0 ? -1 : r == QUIET_MASKED;
+    /* the last lexeme: letters, `_` and `$` only, pending (its text the open occurrence) */
+    if (!gm_spanner_pending(sp, q) || (start == 0 && gm_spanner_pending(sp, s->lalr.q) &&
+                                       gm_lexer_move(sp->lexer, gm_spanner_dfa(sp, s->lalr.q),
+                                                     sp->lexer->byte_class[b[0]]) != GM_LEX_DEAD))
+        return 0;
+    if (start > 0 && ident_byte(b[start - 1]))
+        return 0; /* an occurrence may start before the lexeme */
+    for (size_t i = start; i < len; i++)
+        if (!letter(b[i]))
+            return 0;
+    bool known;
+    bool typed = memo_typed(qm->memo, id, &known);
+    return !known ? 0 : typed ? 2 : 1;
 }
 
 gm_status gm_cdecl_fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask, gm_error *err)
@@ -641,6 +816,9 @@ static gm_status fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask, 
     quiet_memo qm;
     memset(qm.first, -1, sizeof qm.first);
     qm.pterm = UINT32_MAX;
+    qm.memo = NULL;
+    if (s->lalr.layer.c.scope && !number_pending(c, s->lalr.q))
+        qm.memo = atomic_load_explicit(&s->lalr.layer.c.scope->memo, memory_order_acquire);
     for (uint32_t i = 0; i < x->n && st == GM_OK; i++) {
         uint32_t id = x->ids[i], bit = 1u << (id % 32);
         bool must = x->must[id / 32] & bit;
@@ -648,12 +826,14 @@ static gm_status fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask, 
             continue;
         size_t len;
         const uint8_t *bytes = gm_vocab_data_token(v, id, &len);
-        if (!must && len) {
-            int r = quiet(c, s, &qm, bytes, len, err);
+        if (!must && len && !(v->flags[id] & (GM_TOK_SPECIAL | GM_TOK_PADDING))) {
+            int r = quiet(c, s, &qm, id, bytes, len, err);
             if (r < 0)
                 st = err->code;
+            if (r == 2)
+                mask[id / 32] |= bit;
             if (r != 0)
-                continue; /* masked by the walk, and by the layer (note [quiet exceptions]) */
+                continue; /* decided without a step (note [quiet exceptions]) */
         }
         mask[id / 32] &= ~bit;
         if (!len || (v->flags[id] & (GM_TOK_SPECIAL | GM_TOK_PADDING)))

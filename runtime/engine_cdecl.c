@@ -268,6 +268,8 @@ typedef struct exceptions {
     bool full;
     uint32_t *seen;          /* a bit per token: already in ids */
     uint32_t *must;          /* a bit per token: not only an open occurrence relates it */
+    uint32_t *tailq;         /* a bit per token: its bytes after the first emit nothing when
+                                the first starts a lexeme (from the scope's memo) */
 } exceptions;
 
 /*
@@ -406,7 +408,30 @@ static bool number_pending(const gm_compiled *c, uint32_t q)
  * A summary that cannot be allocated is not kept (it only saves time).
  */
 #define MEMO_MUST 0x80000000u
+#define MEMO_TAILQ 0x40000000u /* the token's bytes after the first emit nothing when the first
+                                  starts a lexeme */
 #define MEMO_FULL UINT32_MAX
+
+static uint8_t first_byte(const gm_compiled *c, uint32_t id)
+{
+    size_t len;
+    const uint8_t *b = gm_vocab_data_token(c->vocab->data, id, &len);
+    return len ? b[0] : 0;
+}
+
+/* Whether token id's bytes after the first emit nothing when the first starts a lexeme. */
+static bool tail_quiet(const gm_compiled *c, uint32_t id)
+{
+    const gm_spanner *sp = c->spanner;
+    size_t len;
+    const uint8_t *b = gm_vocab_data_token(c->vocab->data, id, &len);
+    uint32_t q = gm_spanner_id(sp, 0, 0, 0), emitted[GM_SPANNER_MAX_EMIT], n;
+    for (size_t i = 0; i < len; i++) {
+        if (!gm_spanner_step(sp, q, b[i], &q, emitted, &n) || (i > 0 && n))
+            return false;
+    }
+    return len > 0;
+}
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -451,17 +476,50 @@ static void scope_part(const gm_compiled *c, const gm_cscope *scope, exceptions 
             exc_text(c->cidx, x, n->text, n->len, kinds, sc);
 }
 
-/* The scope's part of x (x empty), from the head's summary, made here when missing. */
-static void scope_memo(const gm_compiled *c, gm_cscope *scope, exceptions *x, const suf_ctx *sc)
+typedef struct quiet_memo quiet_memo;
+static int first_verdict(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm, uint8_t b);
+
+/*
+ * The scope's part of x (x empty), from the head's summary, made here when
+ * missing. A group of tokens whose first byte b ends the pending lexeme and
+ * whose first terminals TYPEDEF_NAME cannot follow (note [quiet
+ * exceptions]) leaves out its tail-quiet tokens that only an open
+ * occurrence relates: fill would take them out of the loop unstepped, as
+ * they are, without reading their bytes (most of a mask's time was those
+ * reads).
+ */
+static void scope_memo(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm, gm_cscope *scope,
+                       exceptions *x, const suf_ctx *sc)
 {
+    const gm_spanner *sp = c->spanner;
     uint32_t *memo = atomic_load_explicit(&scope->memo, memory_order_acquire);
     if (memo) {
         if (memo[0] == MEMO_FULL) {
             x->full = true;
             return;
         }
-        for (uint32_t i = 1; i <= memo[0]; i++)
-            exc_add(x, memo[i] & ~MEMO_MUST, memo[i] & MEMO_MUST);
+        uint32_t n = memo[0];
+        const uint32_t *off = memo + n + memo[n + 1] + 2;
+        if (memo[n + 1] == MEMO_FULL)
+            off = NULL; /* no typed list, no groups: a summary that had no memory for them */
+        uint32_t q = s->lalr.q;
+        bool pending = gm_spanner_pending(sp, q);
+        for (uint32_t b = 0; b < 256; b++) {
+            uint32_t from = off ? off[b] : b ? n : 0, to = off ? off[b + 1] : n;
+            if (from == to)
+                continue;
+            bool skip = (!pending || gm_lexer_move(sp->lexer, gm_spanner_dfa(sp, q),
+                                                   sp->lexer->byte_class[b]) == GM_LEX_DEAD) &&
+                        first_verdict(c, s, qm, (uint8_t)b) == 1;
+            for (uint32_t i = from + 1; i <= to; i++) {
+                if (skip && (memo[i] & MEMO_TAILQ) && !(memo[i] & MEMO_MUST))
+                    continue;
+                uint32_t id = memo[i] & GM_CIDX_TOKEN;
+                exc_add(x, id, memo[i] & MEMO_MUST);
+                if (memo[i] & MEMO_TAILQ)
+                    x->tailq[id / 32] |= 1u << (id % 32);
+            }
+        }
         return;
     }
     scope_part(c, scope, x, GM_CIDX_ANY, sc);
@@ -496,15 +554,27 @@ static void scope_memo(const gm_compiled *c, gm_cscope *scope, exceptions *x, co
         }
     if (typed)
         gm_mem_free(cmem(c), had);
-    memo = gm_mem_alloc(cmem(c), ((size_t)n + ntyped + 2) * sizeof *memo);
+    memo = gm_mem_alloc(cmem(c), ((size_t)n + ntyped + 2 + 257) * sizeof *memo);
     if (!memo) {
         gm_mem_free(cmem(c), typed);
         return;
     }
     memo[0] = x->full ? MEMO_FULL : n;
+    /* the entries grouped by their token's first byte: group b at memo[1 + off[b] ..
+       1 + off[b + 1]) with off the 257 words after the typed list */
+    uint32_t *off = memo + n + ntyped + 2, fill_at[256];
+    memset(off, 0, 257 * sizeof *off);
+    for (uint32_t i = 0; i < n; i++)
+        off[first_byte(c, x->ids[i]) + 1]++;
+    for (uint32_t b = 0; b < 256; b++) {
+        off[b + 1] += off[b];
+        fill_at[b] = off[b];
+    }
     for (uint32_t i = 0; i < n; i++) {
         uint32_t id = x->ids[i];
-        memo[i + 1] = id | ((x->must[id / 32] >> (id % 32)) & 1 ? MEMO_MUST : 0);
+        memo[1 + fill_at[first_byte(c, id)]++] =
+            id | ((x->must[id / 32] >> (id % 32)) & 1 ? MEMO_MUST : 0) |
+            (tail_quiet(c, id) ? MEMO_TAILQ : 0);
     }
     /* typed, sorted; MEMO_FULL when it could not be made */
     if (typed)
@@ -519,7 +589,7 @@ static void scope_memo(const gm_compiled *c, gm_cscope *scope, exceptions *x, co
         gm_mem_free(cmem(c), memo);
 }
 
-static void collect(const gm_compiled *c, const gm_mstate *s, exceptions *x)
+static void collect(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm, exceptions *x)
 {
     const gm_cindex *ix = c->cidx;
     const gm_cstate *cs = &s->lalr.layer.c;
@@ -534,7 +604,7 @@ static void collect(const gm_compiled *c, const gm_mstate *s, exceptions *x)
     if (other)
         scope_part(c, cs->scope, x, kinds, &sc);
     else if (cs->scope)
-        scope_memo(c, cs->scope, x, &sc);
+        scope_memo(c, s, qm, cs->scope, x, &sc);
     /* A name bound as a typedef name inside the token needs a typedef declaration: one
        under way on the stack, or the keyword in the token (or completing p). */
     bool td = p && p->len <= 7 && !memcmp(p->text, "typedef", p->len);
@@ -623,11 +693,11 @@ static gm_status split_typedef(const gm_compiled *c, const gm_mstate *s, uint32_
  * or with what the walk read), so it is not stepped. The answer depends on
  * the first byte alone (quiet_first, once per byte value and mask).
  */
-typedef struct quiet_memo {
+struct quiet_memo {
     int8_t first[256];       /* per first byte: QUIET_* or -1 unknown */
     uint32_t pterm;          /* the pending identifier classified (UINT32_MAX: not yet) */
     const uint32_t *memo;    /* the scope head's summary (note [exceptions of a scope]) or NULL */
-} quiet_memo;
+};
 
 enum {
     QUIET_STEP = 0,          /* TYPEDEF_NAME can follow E: step the token */
@@ -675,6 +745,19 @@ static int quiet_first(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm,
     if (vfeed_terms(c, s->lalr.stack, terms, n + 2, &r, &fed, err) != GM_OK)
         return -1;
     return fed == n + 2 && r == GM_VFEED_ACCEPTED ? QUIET_STEP : QUIET_TYPED;
+}
+
+/* quiet_first for b, once per mask; -1 on error (not kept: the loop meets it again). */
+static int first_verdict(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm, uint8_t b)
+{
+    if (qm->first[b] < 0) {
+        gm_error err;
+        int r = quiet_first(c, s, qm, b, &err);
+        if (r < 0)
+            return -1;
+        qm->first[b] = (int8_t)r;
+    }
+    return qm->first[b];
 }
 
 static bool letter(uint8_t b)
@@ -736,11 +819,15 @@ static int quiet_terms(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm,
  * stays masked, 2 it is allowed, 0 step it, -1 error.
  */
 static int quiet(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm, uint32_t id,
-                 const uint8_t *b, size_t len, gm_error *err)
+                 bool tailq, const uint8_t *b, size_t len, gm_error *err)
 {
     const gm_spanner *sp = c->spanner;
     uint32_t q = s->lalr.q, next, emitted[GM_SPANNER_MAX_EMIT], n;
     uint32_t terms[QUIET_TERMS + 2], nterms = 0, later = 0;
+    if (tailq && qm->first[b[0]] == QUIET_MASKED &&
+        (!gm_spanner_pending(sp, q) ||
+         gm_lexer_move(sp->lexer, gm_spanner_dfa(sp, q), sp->lexer->byte_class[b[0]]) == GM_LEX_DEAD))
+        return 1; /* what the first byte emits is all the token emits */
     size_t start = 0; /* where the last lexeme starts */
     for (size_t i = 0; i < len; i++) {
         bool fresh = !gm_spanner_pending(sp, q) ||
@@ -798,25 +885,27 @@ static gm_status fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask, 
         return st;
     exceptions *x = gm_mem_alloc(cmem(c), sizeof *x);
     size_t words = ((size_t)c->spanner->nbits + 31) / 32;
-    if (x && !(x->seen = gm_mem_calloc(cmem(c), 2 * words, sizeof *x->seen))) {
+    if (x && !(x->seen = gm_mem_calloc(cmem(c), 3 * words, sizeof *x->seen))) {
         gm_mem_free(cmem(c), x);
         x = NULL;
     }
-    if (x)
+    if (x) {
         x->must = x->seen + words;
+        x->tailq = x->seen + 2 * words;
+    }
     if (!x)
         return gm_mem_fail(cmem(c), err, "a mask");
-    collect(c, s, x);
+    quiet_memo qm;
+    memset(qm.first, -1, sizeof qm.first);
+    qm.pterm = UINT32_MAX;
+    qm.memo = NULL;
+    collect(c, s, &qm, x);
     if (x->full) {
         gm_mem_free(cmem(c), x->seen);
         gm_mem_free(cmem(c), x);
         return fill_all(c, s, mask, err);
     }
     const gm_vocab_data *v = c->vocab->data;
-    quiet_memo qm;
-    memset(qm.first, -1, sizeof qm.first);
-    qm.pterm = UINT32_MAX;
-    qm.memo = NULL;
     if (s->lalr.layer.c.scope && !number_pending(c, s->lalr.q))
         qm.memo = atomic_load_explicit(&s->lalr.layer.c.scope->memo, memory_order_acquire);
     for (uint32_t i = 0; i < x->n && st == GM_OK; i++) {
@@ -827,7 +916,7 @@ static gm_status fill(const gm_compiled *c, const gm_mstate *s, uint32_t *mask, 
         size_t len;
         const uint8_t *bytes = gm_vocab_data_token(v, id, &len);
         if (!must && len && !(v->flags[id] & (GM_TOK_SPECIAL | GM_TOK_PADDING))) {
-            int r = quiet(c, s, &qm, id, bytes, len, err);
+            int r = quiet(c, s, &qm, id, (x->tailq[id / 32] >> (id % 32)) & 1, bytes, len, err);
             if (r < 0)
                 st = err->code;
             if (r == 2)

@@ -408,9 +408,18 @@ static bool number_pending(const gm_compiled *c, uint32_t q)
  * A summary that cannot be allocated is not kept (it only saves time).
  */
 #define MEMO_MUST 0x80000000u
-#define MEMO_TAILQ 0x40000000u /* the token's bytes after the first emit nothing when the first
-                                  starts a lexeme */
 #define MEMO_FULL UINT32_MAX
+/* An entry's token id, the terminal its second byte emits (kind MEMO_QUIET1) and its kind. */
+#define MEMO_ID(e) ((e) & 0x3ffffu)
+#define MEMO_T1(e) (((e) >> 18) & 0xffu)
+#define MEMO_KIND(e) (((e) >> 26) & 3u)
+#define MEMO_MAX_IDS (1u << 18)  /* larger vocabularies keep kind 0 (and ids in full) */
+enum {
+    MEMO_OTHER = 0,          /* none of these */
+    MEMO_QUIET0 = 1,         /* when its first byte starts a lexeme, it emits at that byte only */
+    MEMO_QUIET1 = 2,         /* ... at that byte and, T1 (no identifier), at the second only */
+    MEMO_DEAD = 3            /* ... it cannot be lexed */
+};
 
 static uint8_t first_byte(const gm_compiled *c, uint32_t id)
 {
@@ -419,18 +428,53 @@ static uint8_t first_byte(const gm_compiled *c, uint32_t id)
     return len ? b[0] : 0;
 }
 
-/* Whether token id's bytes after the first emit nothing when the first starts a lexeme. */
-static bool tail_quiet(const gm_compiled *c, uint32_t id)
+/* The kind of token id (MEMO_*) and its T1, lexed from where no lexeme is pending. */
+static uint32_t tail_kind(const gm_compiled *c, uint32_t id, uint32_t *t1)
 {
     const gm_spanner *sp = c->spanner;
     size_t len;
     const uint8_t *b = gm_vocab_data_token(c->vocab->data, id, &len);
-    uint32_t q = gm_spanner_id(sp, 0, 0, 0), emitted[GM_SPANNER_MAX_EMIT], n;
+    uint32_t q = sp->lex_start, emitted[GM_SPANNER_MAX_EMIT], n, kind = MEMO_QUIET0;
+    *t1 = 0;
+    if (!len)
+        return MEMO_OTHER;
     for (size_t i = 0; i < len; i++) {
-        if (!gm_spanner_step(sp, q, b[i], &q, emitted, &n) || (i > 0 && n))
-            return false;
+        if (!gm_spanner_step(sp, q, b[i], &q, emitted, &n))
+            return MEMO_DEAD;
+        if (i == 0 || !n)
+            continue;
+        if (i > 1 || n > 1 || emitted[0] >= 0xff || emitted[0] == c->ctd->identifier ||
+            emitted[0] == c->ctd->typedef_name)
+            return MEMO_OTHER;
+        kind = MEMO_QUIET1;
+        *t1 = emitted[0];
     }
-    return len > 0;
+    return kind;
+}
+
+/* The memo entry of token id (flags: MEMO_MUST or 0). */
+static uint32_t memo_entry(const gm_compiled *c, uint32_t id, uint32_t flags)
+{
+    if (c->spanner->nbits > MEMO_MAX_IDS)
+        return id | flags;
+    uint32_t t1, kind = tail_kind(c, id, &t1);
+    return id | t1 << 18 | kind << 26 | flags;
+}
+
+static uint32_t entry_id(const gm_compiled *c, uint32_t e)
+{
+    return c->spanner->nbits > MEMO_MAX_IDS ? e & GM_CIDX_TOKEN : MEMO_ID(e);
+}
+
+static uint32_t entry_kind(const gm_compiled *c, uint32_t e)
+{
+    return c->spanner->nbits > MEMO_MAX_IDS ? MEMO_OTHER : MEMO_KIND(e);
+}
+
+static int cmp_t1(const void *a, const void *b)
+{
+    uint32_t x = MEMO_T1(*(const uint32_t *)a), y = MEMO_T1(*(const uint32_t *)b);
+    return x < y ? -1 : x > y;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -478,6 +522,8 @@ static void scope_part(const gm_compiled *c, const gm_cscope *scope, exceptions 
 
 typedef struct quiet_memo quiet_memo;
 static int first_verdict(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm, uint8_t b);
+static int second_verdict(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm, uint8_t b,
+                          uint32_t t1);
 
 /*
  * The scope's part of x (x empty), from the head's summary, made here when
@@ -508,15 +554,28 @@ static void scope_memo(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm,
             uint32_t from = off ? off[b] : b ? n : 0, to = off ? off[b + 1] : n;
             if (from == to)
                 continue;
-            bool skip = (!pending || gm_lexer_move(sp->lexer, gm_spanner_dfa(sp, q),
-                                                   sp->lexer->byte_class[b]) == GM_LEX_DEAD) &&
-                        first_verdict(c, s, qm, (uint8_t)b) == 1;
+            bool ends = !pending || gm_lexer_move(sp->lexer, gm_spanner_dfa(sp, q),
+                                                  sp->lexer->byte_class[b]) == GM_LEX_DEAD;
+            uint32_t t1 = UINT32_MAX;
+            int v1 = 0;
             for (uint32_t i = from + 1; i <= to; i++) {
-                if (skip && (memo[i] & MEMO_TAILQ) && !(memo[i] & MEMO_MUST))
-                    continue;
-                uint32_t id = memo[i] & GM_CIDX_TOKEN;
-                exc_add(x, id, memo[i] & MEMO_MUST);
-                if (memo[i] & MEMO_TAILQ)
+                uint32_t e = memo[i], id = entry_id(c, e), kind = entry_kind(c, e);
+                if (ends && !(e & MEMO_MUST) && kind != MEMO_OTHER) {
+                    bool skip = kind == MEMO_DEAD; /* a lexing error: rejected */
+                    if (kind == MEMO_QUIET0)
+                        skip = first_verdict(c, s, qm, (uint8_t)b) == 1;
+                    if (kind == MEMO_QUIET1) {
+                        if (MEMO_T1(e) != t1) {
+                            t1 = MEMO_T1(e);
+                            v1 = second_verdict(c, s, qm, (uint8_t)b, t1);
+                        }
+                        skip = v1 == 1;
+                    }
+                    if (skip)
+                        continue; /* the loop would leave it as the walk has it */
+                }
+                exc_add(x, id, e & MEMO_MUST);
+                if (kind == MEMO_QUIET0)
                     x->tailq[id / 32] |= 1u << (id % 32);
             }
         }
@@ -573,9 +632,11 @@ static void scope_memo(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm,
     for (uint32_t i = 0; i < n; i++) {
         uint32_t id = x->ids[i];
         memo[1 + fill_at[first_byte(c, id)]++] =
-            id | ((x->must[id / 32] >> (id % 32)) & 1 ? MEMO_MUST : 0) |
-            (tail_quiet(c, id) ? MEMO_TAILQ : 0);
+            memo_entry(c, id, (x->must[id / 32] >> (id % 32)) & 1 ? MEMO_MUST : 0);
     }
+    if (c->spanner->nbits <= MEMO_MAX_IDS) /* each group in runs of one T1 */
+        for (uint32_t b = 0; b < 256; b++)
+            qsort(memo + 1 + off[b], off[b + 1] - off[b], sizeof *memo, cmp_t1);
     /* typed, sorted; MEMO_FULL when it could not be made */
     if (typed)
         qsort(typed, ntyped, sizeof *typed, cmp_u32);
@@ -758,6 +819,38 @@ static int first_verdict(const gm_compiled *c, const gm_mstate *s, quiet_memo *q
         qm->first[b] = (int8_t)r;
     }
     return qm->first[b];
+}
+
+/*
+ * Whether TYPEDEF_NAME cannot follow what first byte b emits from s and
+ * then terminal t1 (1: a token of kind MEMO_QUIET1 reads as the walk read
+ * it), can (0), or unknown (-1, an error).
+ */
+static int second_verdict(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm, uint8_t b,
+                          uint32_t t1)
+{
+    const gm_spanner *sp = c->spanner;
+    uint32_t next, terms[GM_SPANNER_MAX_EMIT + 2], n = 0;
+    if (!gm_spanner_step(sp, s->lalr.q, b, &next, terms, &n))
+        return 1; /* a lexing error: rejected */
+    const gm_cscope *p = s->lalr.layer.c.text;
+    for (uint32_t k = 0; k < n; k++) {
+        if (terms[k] != c->ctd->identifier)
+            continue;
+        if (!p)
+            return 0;
+        if (qm->pterm == UINT32_MAX)
+            qm->pterm = gm_cscope_classify(c->ctd, s->lalr.layer.c.scope, terms[k], p->text, p->len);
+        terms[k] = qm->pterm;
+    }
+    terms[n] = t1;
+    terms[n + 1] = c->ctd->typedef_name;
+    gm_vfeed r;
+    uint32_t fed;
+    gm_error err;
+    if (vfeed_terms(c, s->lalr.stack, terms, n + 2, &r, &fed, &err) != GM_OK)
+        return -1;
+    return !(fed == n + 2 && r == GM_VFEED_SHIFTED);
 }
 
 static bool letter(uint8_t b)

@@ -33,11 +33,12 @@ GM_BENCH_GRAMMARS =
 GM_BENCH_LANGS = javascript=,contextual,files=$(abs_top_srcdir)/bench/data/javascript.files \
 	rust=,files=$(abs_top_srcdir)/bench/data/rust.files
 # C (issue 38): four preprocessed binutils files of the C corpus of make check-corpus,
-# which exists only once preprocessed: bench/c_files.py prepares it in bench/c-corpus
-# (kept between runs) and lists the files in bench/c.files.
+# which exists only once preprocessed: bench/c_files.py prepares it in _corpus (make
+# check-corpus's work directory, kept between runs; not under bench/, a stage that
+# tests/include_graph.py reads) and lists the files in bench/c.files.
 GM_BENCH_LANGS += c=,files=$(abs_top_builddir)/bench/c.files
 bench/c.files: $(srcdir)/bench/c_files.py
-	$(PYTHON3) $(srcdir)/bench/c_files.py '$(abs_top_srcdir)' '$(abs_top_builddir)/bench/c-corpus' $@
+	$(PYTHON3) $(srcdir)/bench/c_files.py '$(abs_top_srcdir)' '$(abs_top_builddir)/_corpus' $@
 GM_BENCH_COMMIT = `git -C $(srcdir) describe --always --dirty 2>/dev/null || echo unknown`
 
 bench: $(GM_BENCH) bench/bench_masks bench/c.files

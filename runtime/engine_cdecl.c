@@ -747,12 +747,16 @@ static gm_status split_typedef(const gm_compiled *c, const gm_mstate *s, uint32_
  * the walk masked (" s" while "size_t" is a typedef name in scope, after an
  * identifier). Such a token reads as the walk read it up to its last lexeme,
  * which the layer may take for the prefix of a typedef name: that can only
- * make it viable where TYPEDEF_NAME can be shifted. When the token's bytes
- * emit terminals at its first byte only (the pending lexeme it ends, E,
- * classified as the step classifies it) and TYPEDEF_NAME cannot follow E on
- * the stack, the layer's step masks it too (can_end ends with TYPEDEF_NAME
- * or with what the walk read), so it is not stepped. The answer depends on
- * the first byte alone (quiet_first, once per byte value and mask).
+ * make it viable where TYPEDEF_NAME can be shifted. When TYPEDEF_NAME
+ * cannot follow the terminals E the token emits before its last lexeme (the
+ * pending lexeme its first byte ends, classified as the step classifies it,
+ * then the token's own, no identifier among them), the layer's step masks
+ * it too (can_end ends with TYPEDEF_NAME or with what the walk read), so it
+ * is not stepped. When E emits at the first byte only, the answer depends
+ * on that byte alone (quiet_first, once per byte value and mask), and the
+ * scope memo leaves such tokens out in groups (note [exceptions of a
+ * scope]). Where TYPEDEF_NAME can follow E and E changes no scope, note
+ * [typed tokens] decides a token whose last lexeme is letters.
  */
 struct quiet_memo {
     int8_t first[256];       /* per first byte: QUIET_* or -1 unknown */

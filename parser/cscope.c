@@ -15,6 +15,7 @@ void gm_cscope_release(gm_mem *m, gm_cscope *n)
         gm_cscope *parent = n->parent;
         /* saved points into a scope list, whose nodes have no saved: one level deep */
         gm_cscope_release(m, n->saved);
+        gm_mem_free(m, atomic_load_explicit(&n->memo, memory_order_relaxed));
         gm_mem_free(m, n);
         n = parent;
     }
@@ -46,6 +47,7 @@ static gm_cscope *push(gm_mem *m, gm_cscope *parent, const uint8_t *text, size_t
     n->parent = parent;
     gm_cscope_retain(parent);
     n->saved = NULL;
+    atomic_init(&n->memo, NULL);
     atomic_init(&n->refs, 1);
     n->is_type = 0;
     n->block = 0;

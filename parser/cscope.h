@@ -42,6 +42,9 @@ typedef struct gm_cscope {
     struct gm_cscope *parent; /* retained */
     struct gm_cscope *saved;  /* blocks: the scope the `}` goes back to (retained), or NULL */
     atomic_uint refs;
+    _Atomic(uint32_t *) memo; /* scope: the runtime's lazily built summary of the list from
+                                 here down (runtime/engine_cdecl.c, note [exceptions of a
+                                 scope]), gm_mem memory freed with the node, or NULL */
     uint8_t is_type;          /* scope: 1 typedef name, 0 ordinary identifier */
     uint8_t block;            /* blocks: 1 when the `{` opened a block */
     uint32_t len;             /* text bytes (scope, pending, text nodes) */

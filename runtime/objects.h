@@ -79,6 +79,8 @@ struct gm_compiled {
     struct gm_ctypedef *ctd;  /* C's typedef-name layer's tables (runtime/engine_cdecl.c), or
                                  NULL; only read (its own stream state is unused) */
     struct gm_cindex *cidx;   /* with ctd: its exception index (runtime/cdecl_index.h) */
+    uint32_t cdecl_overlay;   /* tests only: the layer's first overlay capacity when below
+                                 its default (note [typedef-layer overlays]); 0: default */
 };
 
 /*

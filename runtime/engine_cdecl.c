@@ -777,28 +777,30 @@ static bool scope_term(const gm_ctypedef *td, uint32_t t)
            t == td->semi;
 }
 
-/* What first byte b allows (QUIET_*), -1 on error. */
-static int quiet_first(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm, uint8_t b,
-                       gm_error *err)
+/*
+ * What TYPEDEF_NAME after the terminals terms[0..n) allows (QUIET_*), -1 on
+ * error: the identifiers among them classified as the step classifies them,
+ * the last `later` of them emitted after the token's first byte (an
+ * identifier there is not known yet: the token is stepped). terms has room
+ * for n + 2.
+ */
+static int quiet_verdict(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm,
+                         uint32_t *terms, uint32_t n, uint32_t later, gm_error *err)
 {
-    const gm_spanner *sp = c->spanner;
-    uint32_t next, terms[GM_SPANNER_MAX_EMIT + 2], n = 0;
-    if (!gm_spanner_step(sp, s->lalr.q, b, &next, terms, &n))
-        return QUIET_MASKED; /* a lexing error: the token is rejected */
     const gm_cscope *p = s->lalr.layer.c.text;
     bool neutral = true;
     for (uint32_t k = 0; k < n; k++) {
         neutral &= !scope_term(c->ctd, terms[k]);
         if (terms[k] != c->ctd->identifier)
             continue;
-        if (!p)
-            return QUIET_STEP; /* an identifier whose text was not kept */
+        if (k >= n - later || !p)
+            return QUIET_STEP; /* an identifier whose text is not known here */
         if (qm->pterm == UINT32_MAX)
             qm->pterm = gm_cscope_classify(c->ctd, s->lalr.layer.c.scope, terms[k], p->text, p->len);
         terms[k] = qm->pterm;
     }
     terms[n] = c->ctd->typedef_name;
-    terms[n + 1] = sp->lr->eof;
+    terms[n + 1] = c->spanner->lr->eof;
     gm_vfeed r;
     uint32_t fed;
     if (vfeed_terms(c, s->lalr.stack, terms, n + 1, &r, &fed, err) != GM_OK)
@@ -810,6 +812,17 @@ static int quiet_first(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm,
     if (vfeed_terms(c, s->lalr.stack, terms, n + 2, &r, &fed, err) != GM_OK)
         return -1;
     return fed == n + 2 && r == GM_VFEED_ACCEPTED ? QUIET_STEP : QUIET_TYPED;
+}
+
+/* What first byte b allows (QUIET_*), -1 on error. */
+static int quiet_first(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm, uint8_t b,
+                       gm_error *err)
+{
+    const gm_spanner *sp = c->spanner;
+    uint32_t next, terms[GM_SPANNER_MAX_EMIT + 2], n = 0;
+    if (!gm_spanner_step(sp, s->lalr.q, b, &next, terms, &n))
+        return QUIET_MASKED; /* a lexing error: the token is rejected */
+    return quiet_verdict(c, s, qm, terms, n, 0, err);
 }
 
 /* quiet_first for b, once per mask; -1 on error (not kept: the loop meets it again). */
@@ -883,31 +896,7 @@ static int quiet_terms(const gm_compiled *c, const gm_mstate *s, quiet_memo *qm,
         }
         return qm->first[b0];
     }
-    bool neutral = true;
-    const gm_cscope *p = s->lalr.layer.c.text;
-    for (uint32_t k = 0; k < n; k++) {
-        neutral &= !scope_term(c->ctd, terms[k]);
-        if (terms[k] != c->ctd->identifier)
-            continue;
-        if (k >= n - later || !p)
-            return QUIET_STEP;
-        if (qm->pterm == UINT32_MAX)
-            qm->pterm = gm_cscope_classify(c->ctd, s->lalr.layer.c.scope, terms[k], p->text, p->len);
-        terms[k] = qm->pterm;
-    }
-    terms[n] = c->ctd->typedef_name;
-    terms[n + 1] = c->spanner->lr->eof;
-    gm_vfeed r;
-    uint32_t fed;
-    if (vfeed_terms(c, s->lalr.stack, terms, n + 1, &r, &fed, err) != GM_OK)
-        return -1;
-    if (!(fed == n + 1 && r == GM_VFEED_SHIFTED))
-        return QUIET_MASKED;
-    if (!neutral)
-        return QUIET_STEP;
-    if (vfeed_terms(c, s->lalr.stack, terms, n + 2, &r, &fed, err) != GM_OK)
-        return -1;
-    return fed == n + 2 && r == GM_VFEED_ACCEPTED ? QUIET_STEP : QUIET_TYPED;
+    return quiet_verdict(c, s, qm, terms, n, later, err);
 }
 
 /*

@@ -485,14 +485,10 @@ static PyObject *matcher_is_terminated(gmpy_matcher *self, PyObject *unused)
     return m ? PyBool_FromLong(gm_matcher_is_terminated(m)) : NULL;
 }
 
-/* XGrammar's get_captures(deduplicate=True): [(label, bytes)] (note [captures] in
-   earley/capture.c). */
-static PyObject *matcher_get_captures(gmpy_matcher *self, PyObject *args, PyObject *kw)
+/* The matcher's captures as a list of (label, bytes), or of (label, start, bytes) with
+   with_start (note [captures] in earley/capture.c). */
+static PyObject *captures_list(gmpy_matcher *self, int dedup, bool with_start)
 {
-    static char *kwlist[] = {"deduplicate", NULL};
-    int dedup = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:get_captures", kwlist, &dedup))
-        return NULL;
     gm_matcher *m = gmpy_matcher_handle(self);
     if (!m)
         return NULL;
@@ -505,8 +501,11 @@ static PyObject *matcher_get_captures(gmpy_matcher *self, PyObject *args, PyObje
     if (!list)
         return NULL;
     for (size_t i = 0; i < n; i++) {
-        PyObject *t = Py_BuildValue("(sy#)", caps[i].label, (const char *)caps[i].text,
-                                    (Py_ssize_t)caps[i].len);
+        PyObject *t = with_start
+            ? Py_BuildValue("(sny#)", caps[i].label, (Py_ssize_t)caps[i].start,
+                            (const char *)caps[i].text, (Py_ssize_t)caps[i].len)
+            : Py_BuildValue("(sy#)", caps[i].label, (const char *)caps[i].text,
+                            (Py_ssize_t)caps[i].len);
         if (!t) {
             Py_DECREF(list);
             return NULL;
@@ -516,6 +515,16 @@ static PyObject *matcher_get_captures(gmpy_matcher *self, PyObject *args, PyObje
     return list;
 }
 
+/* XGrammar's get_captures(deduplicate=True): [(label, bytes)]. */
+static PyObject *matcher_get_captures(gmpy_matcher *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"deduplicate", NULL};
+    int dedup = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:get_captures", kwlist, &dedup))
+        return NULL;
+    return captures_list(self, dedup, false);
+}
+
 /* get_captures with where each span starts: [(label, start, bytes)], for the suffix and
    stop rules of XGrammar's Lark dialect (python/gramask/lark_sufstop.py). */
 static PyObject *matcher_capture_spans(gmpy_matcher *self, PyObject *args)
@@ -523,27 +532,7 @@ static PyObject *matcher_capture_spans(gmpy_matcher *self, PyObject *args)
     int dedup = 1;
     if (!PyArg_ParseTuple(args, "p:_capture_spans", &dedup))
         return NULL;
-    gm_matcher *m = gmpy_matcher_handle(self);
-    if (!m)
-        return NULL;
-    gm_error err = {0};
-    const gm_capture *caps;
-    size_t n;
-    if (gm_matcher_captures(m, dedup != 0, &caps, &n, &err) != GM_OK)
-        return gmpy_raise(&err);
-    PyObject *list = PyList_New((Py_ssize_t)n);
-    if (!list)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        PyObject *t = Py_BuildValue("(sny#)", caps[i].label, (Py_ssize_t)caps[i].start,
-                                    (const char *)caps[i].text, (Py_ssize_t)caps[i].len);
-        if (!t) {
-            Py_DECREF(list);
-            return NULL;
-        }
-        PyList_SET_ITEM(list, (Py_ssize_t)i, t);
-    }
-    return list;
+    return captures_list(self, dedup, true);
 }
 
 static PyObject *matcher_rule_temperature(gmpy_matcher *self, PyObject *unused)

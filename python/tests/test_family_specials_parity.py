@@ -9,8 +9,10 @@ drawn from its mask, a delimiter's id preferred when one is allowed, so the walk
 through calls) compare the two masks at every step and the end of the turn.
 """
 
+import json
 import os
 import random
+import re
 
 import numpy as np
 import pytest
@@ -88,3 +90,15 @@ def test_c_and_python_masks_agree(model, tokenizer):
             tok = rng.choice(special) if special and rng.random() < 0.6 else \
                 int(ids[rng.randrange(len(ids))])
             assert mc.accept_token(tok) and mp.accept_token(tok)
+
+
+@pytest.mark.parametrize("value, where", [
+    (5, "/special_token_candidates: expected an array"),
+    ([1], "/special_token_candidates/0: expected a non-empty string"),
+    ([""], "/special_token_candidates/0: expected a non-empty string"),
+])
+def test_bad_candidates_are_located_errors(value, where):
+    doc = {"type": "structural_tag", "format": {"type": "const_string", "value": "a"},
+           "special_token_candidates": value}
+    with pytest.raises(xgr.FormatError, match=re.escape(where)):
+        xgr.Grammar.from_structural_tag(json.dumps(doc))
